@@ -1,0 +1,38 @@
+//! The command line: one clap definition, one module per subcommand.
+
+use clap::{Parser, Subcommand};
+
+use crate::exit::Exit;
+
+/// iomark: measure storage, memory and networks; store and compare results.
+#[derive(Debug, Parser)]
+#[command(name = "iomark", version, about, long_about = None)]
+#[command(propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {}
+
+/// Parse the process arguments; clap exits with code 2 on bad syntax.
+pub fn parse() -> Cli {
+    Cli::parse()
+}
+
+/// Run the chosen subcommand.
+pub fn run(cli: Cli) -> anyhow::Result<Exit> {
+    match cli.command {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

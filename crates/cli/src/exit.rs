@@ -1,0 +1,35 @@
+//! The process exit codes, in one place.
+
+use std::process::ExitCode;
+
+/// How a command ended, as the shell sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Everything went as asked.
+    Success,
+    /// A comparison found a regression past its threshold.
+    Regression,
+    /// Bad input, refused, or failed.
+    Error,
+    /// Stopped by Ctrl-C.
+    Interrupted,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> ExitCode {
+        ExitCode::from(match e {
+            Exit::Success => 0,
+            Exit::Regression => 1,
+            Exit::Error => 2,
+            Exit::Interrupted => 130,
+        })
+    }
+}
+
+/// Whether the error chain ends in a broken pipe.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,29 @@
+//! The `iomark` binary: parse, run, map the outcome to an exit code.
+//!
+//! Exit codes:
+//!
+//! | code | meaning |
+//! |------|---------|
+//! | 0    | success |
+//! | 1    | a comparison found a regression past its threshold |
+//! | 2    | error: bad input, refused, or failed |
+//! | 130  | interrupted (Ctrl-C); what was measured so far is printed and kept |
+
+mod app;
+mod exit;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match app::run(app::parse()) {
+        Ok(code) => code.into(),
+        Err(err) => {
+            // A closed pipe (`iomark ... | head`) is not an error.
+            if exit::is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("iomark: {err:#}");
+            exit::Exit::Error.into()
+        }
+    }
+}

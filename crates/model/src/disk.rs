@@ -1,0 +1,477 @@
+//! Storage job specs and results, with fio's vocabulary and meaning.
+//!
+//! A [`DiskJobSpec`] is what one job does (fio's job section); a
+//! [`DiskJobResult`] is what it measured, with every thread of the job merged
+//! (fio's `group_reporting`). Every figure is kept in base units: bytes,
+//! nanoseconds and operation counts; rates are derived from them.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::{Bytes, BytesPerSec, Iops, Nanos};
+use crate::warning::Warning;
+
+/// fio's `rw`: the access pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RwMode {
+    /// Sequential reads.
+    Read,
+    /// Sequential writes.
+    Write,
+    /// Random reads.
+    RandRead,
+    /// Random writes.
+    RandWrite,
+    /// Sequential mixed reads and writes.
+    ReadWrite,
+    /// Random mixed reads and writes.
+    RandRw,
+}
+
+impl RwMode {
+    /// Every mode, in fio's order.
+    pub const ALL: [RwMode; 6] = [
+        RwMode::Read,
+        RwMode::Write,
+        RwMode::RandRead,
+        RwMode::RandWrite,
+        RwMode::ReadWrite,
+        RwMode::RandRw,
+    ];
+
+    /// fio's name for the mode.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::RandRead => "randread",
+            RwMode::RandWrite => "randwrite",
+            RwMode::ReadWrite => "readwrite",
+            RwMode::RandRw => "randrw",
+        }
+    }
+
+    /// Whether offsets are random rather than sequential.
+    pub fn is_random(self) -> bool {
+        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw)
+    }
+
+    /// Whether the job issues reads.
+    pub fn reads(self) -> bool {
+        !matches!(self, RwMode::Write | RwMode::RandWrite)
+    }
+
+    /// Whether the job issues writes.
+    pub fn writes(self) -> bool {
+        !matches!(self, RwMode::Read | RwMode::RandRead)
+    }
+
+    /// The share of reads in percent given fio's `rwmixread`.
+    pub fn read_percent(self, rwmix_read: u8) -> u8 {
+        match (self.reads(), self.writes()) {
+            (true, false) => 100,
+            (false, true) => 0,
+            _ => rwmix_read.min(100),
+        }
+    }
+}
+
+impl FromStr for RwMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "rw" => return Ok(RwMode::ReadWrite),
+            "randreadwrite" => return Ok(RwMode::RandRw),
+            _ => {}
+        }
+        RwMode::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown --rw '{s}': use read, write, randread, randwrite, readwrite or randrw"
+                )
+            })
+    }
+}
+
+impl fmt::Display for RwMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which I/O engine moves the bytes (fio's `ioengine`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum EngineKind {
+    /// pread/pwrite, one I/O at a time per thread.
+    #[serde(rename = "psync")]
+    Psync,
+    /// io_uring with a real queue depth.
+    #[serde(rename = "io_uring")]
+    IoUring,
+    /// A shared file mapping, memcpy in or out, msync(MS_SYNC) per write.
+    #[serde(rename = "mmap-sync")]
+    MmapSync,
+    /// A shared file mapping, memcpy in or out, msync(MS_ASYNC) per write.
+    #[serde(rename = "mmap-async")]
+    MmapAsync,
+    /// No I/O at all: completes instantly. For testing iomark itself.
+    #[serde(rename = "null")]
+    Null,
+}
+
+impl EngineKind {
+    /// Every engine, in the order `iomark engines` lists them.
+    pub const ALL: [EngineKind; 5] = [
+        EngineKind::Psync,
+        EngineKind::IoUring,
+        EngineKind::MmapSync,
+        EngineKind::MmapAsync,
+        EngineKind::Null,
+    ];
+
+    /// The engine's name on the command line and in results.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EngineKind::Psync => "psync",
+            EngineKind::IoUring => "io_uring",
+            EngineKind::MmapSync => "mmap-sync",
+            EngineKind::MmapAsync => "mmap-async",
+            EngineKind::Null => "null",
+        }
+    }
+
+    /// Whether the engine keeps only one I/O in flight per thread.
+    pub fn is_synchronous(self) -> bool {
+        !matches!(self, EngineKind::IoUring | EngineKind::Null)
+    }
+}
+
+impl FromStr for EngineKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = if s == "io-uring" || s == "iouring" {
+            "io_uring"
+        } else {
+            s
+        };
+        EngineKind::ALL
+            .into_iter()
+            .find(|e| e.as_str() == s)
+            .ok_or_else(|| {
+                format!("unknown engine '{s}': use psync, io_uring, mmap-sync, mmap-async or null")
+            })
+    }
+}
+
+impl fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the written (and pre-filled) data looks like. Compression and dedupe
+/// can lie, so the pattern is always stated with the result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DataPattern {
+    /// Incompressible pseudo-random bytes (the default, as in fio and CDM).
+    Random,
+    /// All zero bytes (CrystalDiskMark's 0Fill).
+    Zeros,
+    /// Roughly this percentage of each block compresses away (fio's
+    /// `buffer_compress_percentage`): random data followed by zeros.
+    Compressible(u8),
+}
+
+impl FromStr for DataPattern {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "random" | "rand" => Ok(DataPattern::Random),
+            "zeros" | "zero" | "0fill" => Ok(DataPattern::Zeros),
+            _ => {
+                let pct = s
+                    .strip_prefix("compressible:")
+                    .and_then(|p| p.trim_end_matches('%').parse::<u8>().ok())
+                    .filter(|p| *p <= 100);
+                pct.map(DataPattern::Compressible).ok_or_else(|| {
+                    format!("unknown --data '{s}': use random, zeros or compressible:N with N from 0 to 100")
+                })
+            }
+        }
+    }
+}
+
+impl fmt::Display for DataPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DataPattern::Random => f.write_str("random"),
+            DataPattern::Zeros => f.write_str("zeros"),
+            DataPattern::Compressible(p) => write!(f, "compressible:{p}"),
+        }
+    }
+}
+
+impl Serialize for DataPattern {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for DataPattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// One storage job: what to do, on what region, for how long.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiskJobSpec {
+    /// A name for the job, such as `SEQ1M Q8T1 read` or `custom`.
+    pub name: String,
+    /// Access pattern.
+    pub rw: RwMode,
+    /// Bytes per I/O.
+    pub bs: Bytes,
+    /// I/Os each thread keeps in flight.
+    pub iodepth: u32,
+    /// Threads, each with its own queue (fio's `numjobs`, reported merged).
+    pub numjobs: u32,
+    /// The region of the target the job works on, from offset 0.
+    pub size: Bytes,
+    /// Measured time; the job loops over the region until it ends. `None`
+    /// means one pass of `size` bytes per thread, as fio without `runtime`.
+    pub runtime: Option<Nanos>,
+    /// Time run before measuring starts; not counted.
+    pub ramp: Nanos,
+    /// The engine.
+    pub engine: EngineKind,
+    /// O_DIRECT: bypass the page cache.
+    pub direct: bool,
+    /// Content of written blocks.
+    pub data: DataPattern,
+    /// Percentage of reads in mixed modes.
+    pub rwmix_read: u8,
+    /// Seed for offsets and data, so runs repeat.
+    pub seed: u64,
+}
+
+/// Latency statistics of completed I/Os, in nanoseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    /// Number of I/Os measured.
+    pub count: u64,
+    /// Fastest.
+    pub min_ns: u64,
+    /// Slowest.
+    pub max_ns: u64,
+    /// Arithmetic mean.
+    pub mean_ns: f64,
+    /// Standard deviation.
+    pub stddev_ns: f64,
+    /// Percentiles (fio's default list), each `(percent, ns)`.
+    pub percentiles: Vec<Percentile>,
+}
+
+impl LatencySummary {
+    /// The value at percentile `p` when it was computed.
+    pub fn percentile(&self, p: f64) -> Option<u64> {
+        self.percentiles
+            .iter()
+            .find(|q| (q.percent - p).abs() < 1e-9)
+            .map(|q| q.ns)
+    }
+}
+
+/// One percentile of a latency distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Percentile {
+    /// The percentile, 0 to 100.
+    pub percent: f64,
+    /// The latency at it, in nanoseconds.
+    pub ns: u64,
+}
+
+/// What one direction (reads or writes) of a job measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirectionResult {
+    /// Bytes moved during the measured time.
+    pub io_bytes: Bytes,
+    /// I/Os completed during the measured time.
+    pub ios: u64,
+    /// The measured time.
+    pub runtime: Nanos,
+    /// `io_bytes / runtime`.
+    pub bw: BytesPerSec,
+    /// `ios / runtime`.
+    pub iops: Iops,
+    /// Completion latency: from handing the I/O to the kernel to its end.
+    pub clat: LatencySummary,
+}
+
+/// One interval of a job (normally one second), not cumulative.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalSample {
+    /// Start of the interval, from the start of measurement.
+    pub start: Nanos,
+    /// Length of the interval.
+    pub length: Nanos,
+    /// Bytes read in the interval.
+    pub read_bytes: u64,
+    /// Reads completed in the interval.
+    pub read_ios: u64,
+    /// Bytes written in the interval.
+    pub write_bytes: u64,
+    /// Writes completed in the interval.
+    pub write_ios: u64,
+    /// Mean completion latency of the interval's I/Os, in nanoseconds.
+    pub mean_lat_ns: f64,
+}
+
+impl IntervalSample {
+    /// Bytes per second over the interval, both directions.
+    pub fn bw(&self) -> BytesPerSec {
+        BytesPerSec::over(Bytes(self.read_bytes + self.write_bytes), self.length)
+    }
+
+    /// I/Os per second over the interval, both directions.
+    pub fn iops(&self) -> Iops {
+        Iops::over(self.read_ios + self.write_ios, self.length)
+    }
+}
+
+/// CPU time the job's process spent, as percent of one CPU over the
+/// measured time (fio's `usr_cpu` / `sys_cpu`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuUsage {
+    /// User time, percent of one CPU.
+    pub user_pct: f64,
+    /// System time, percent of one CPU.
+    pub system_pct: f64,
+}
+
+/// Everything one job measured, every thread merged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiskJobResult {
+    /// What was asked for.
+    pub spec: DiskJobSpec,
+    /// Reads, when the job read.
+    pub read: Option<DirectionResult>,
+    /// Writes, when the job wrote.
+    pub write: Option<DirectionResult>,
+    /// Per-interval figures, in order.
+    pub samples: Vec<IntervalSample>,
+    /// CPU use of the whole process over the measured time.
+    pub cpu: CpuUsage,
+    /// fio's `iodepth_level`: percent of I/Os issued while this many were
+    /// in flight (keys `1`, `2`, `4`, `8`, `16`, `32`, `>=64`).
+    pub iodepth_level: BTreeMap<String, f64>,
+    /// Mean number of I/Os in flight per thread when one was issued.
+    pub mean_depth: f64,
+    /// Whether the page cache was bypassed (O_DIRECT took effect).
+    pub page_cache_bypassed: bool,
+    /// Whether the job ended early (Ctrl-C) and figures cover only part of it.
+    pub interrupted: bool,
+    /// Doubts about these figures.
+    pub warnings: Vec<Warning>,
+}
+
+impl DiskJobResult {
+    /// Total bandwidth over both directions.
+    pub fn total_bw(&self) -> BytesPerSec {
+        let r = self.read.as_ref().map_or(0.0, |d| d.bw.0);
+        let w = self.write.as_ref().map_or(0.0, |d| d.bw.0);
+        BytesPerSec(r + w)
+    }
+}
+
+/// What kind of thing the benchmark ran on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// A test file iomark created in a directory and removed afterwards.
+    TestFile,
+    /// An existing regular file.
+    File,
+    /// A block device.
+    BlockDevice,
+}
+
+/// The target of a disk run, as resolved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiskTarget {
+    /// What the user named.
+    pub given: String,
+    /// The file actually opened (symlinks resolved; the test file's path).
+    pub path: String,
+    /// What kind of target it is.
+    pub kind: TargetKind,
+    /// Its size in bytes.
+    pub size: Bytes,
+    /// The logical block size of the device underneath: the O_DIRECT alignment.
+    pub logical_block_size: u32,
+}
+
+/// A whole disk run: the target and each job's result, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiskRun {
+    /// `custom` for a hand-made workload, or the profile's name.
+    pub profile: String,
+    /// Where it ran.
+    pub target: DiskTarget,
+    /// Each job, in the order run.
+    pub jobs: Vec<DiskJobResult>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rw_modes_parse_fio_names() {
+        for m in RwMode::ALL {
+            assert_eq!(m.as_str().parse::<RwMode>().unwrap(), m);
+        }
+        assert_eq!("rw".parse::<RwMode>().unwrap(), RwMode::ReadWrite);
+        assert!("sideways".parse::<RwMode>().is_err());
+    }
+
+    #[test]
+    fn read_share_follows_the_mode() {
+        assert_eq!(RwMode::Read.read_percent(70), 100);
+        assert_eq!(RwMode::RandWrite.read_percent(70), 0);
+        assert_eq!(RwMode::RandRw.read_percent(70), 70);
+    }
+
+    #[test]
+    fn data_patterns_round_trip_as_strings() {
+        for s in ["random", "zeros", "compressible:50"] {
+            let p: DataPattern = s.parse().unwrap();
+            assert_eq!(p.to_string(), s);
+            let json = serde_json::to_string(&p).unwrap();
+            assert_eq!(serde_json::from_str::<DataPattern>(&json).unwrap(), p);
+        }
+        assert!("compressible:101".parse::<DataPattern>().is_err());
+        assert!("ones".parse::<DataPattern>().is_err());
+    }
+
+    #[test]
+    fn engines_parse_and_say_if_synchronous() {
+        assert_eq!(
+            "io_uring".parse::<EngineKind>().unwrap(),
+            EngineKind::IoUring
+        );
+        assert!(EngineKind::Psync.is_synchronous());
+        assert!(!EngineKind::IoUring.is_synchronous());
+        assert!("libaio".parse::<EngineKind>().is_err());
+    }
+}

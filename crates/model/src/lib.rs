@@ -1,0 +1,23 @@
+//! Plain data shared by every iomark crate: unit newtypes, job specs,
+//! results, warnings and the versioned result document.
+//!
+//! This crate does no I/O. Measurement crates (`disk`, `mem`, `net`) fill
+//! these types; the store persists them; the report renders them. Keeping
+//! them here is what lets those crates stay ignorant of each other.
+//!
+//! ```
+//! use iomark_model::units::{Bytes, BytesPerSec, Nanos};
+//! let bs: Bytes = "4k".parse().unwrap();
+//! let rate = BytesPerSec::over(Bytes(bs.get() * 250), Nanos::from_secs(1));
+//! assert_eq!(format!("{:.3}", rate.mb_per_sec()), "1.024");
+//! ```
+#![deny(missing_docs)]
+
+pub mod disk;
+pub mod run;
+pub mod units;
+pub mod warning;
+
+pub use run::{RunBody, RunDocument, RunStatus, SCHEMA_VERSION};
+pub use units::{Bytes, BytesPerSec, Iops, Nanos, ParseUnitError};
+pub use warning::{Warning, WarningKind};

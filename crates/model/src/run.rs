@@ -1,0 +1,75 @@
+//! The result document: one run of iomark, whatever it measured.
+//!
+//! This is what `--json` prints and what the store keeps. Its layout is
+//! documented in `docs/result-schema.md`; any change to it that a reader
+//! could notice bumps [`SCHEMA_VERSION`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::disk::DiskRun;
+use crate::warning::Warning;
+
+/// The version of the result document's layout.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every job ran to its end.
+    Complete,
+    /// Stopped early (Ctrl-C or killed): the figures cover what finished.
+    Interrupted,
+    /// An error stopped it.
+    Failed,
+}
+
+impl RunStatus {
+    /// The name used in output and in the store.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Complete => "complete",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
+/// What the run measured, by domain.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RunBody {
+    /// A storage run.
+    Disk(DiskRun),
+}
+
+/// One run: who ran what, when, on what, and what came out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunDocument {
+    /// Layout version of this document.
+    pub schema_version: u32,
+    /// `iomark`.
+    pub tool: String,
+    /// The version of the tool that measured.
+    pub tool_version: String,
+    /// The full command line.
+    pub command_line: Vec<String>,
+    /// Start, milliseconds since the Unix epoch.
+    pub started_at_ms: u64,
+    /// End, milliseconds since the Unix epoch.
+    pub finished_at_ms: u64,
+    /// How it ended.
+    pub status: RunStatus,
+    /// User labels (`--label usb3`).
+    #[serde(default)]
+    pub labels: Vec<String>,
+    /// A free note.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// Doubts about the run as a whole (each job carries its own too).
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
+    /// The measurements.
+    pub body: RunBody,
+}

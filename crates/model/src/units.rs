@@ -1,0 +1,397 @@
+//! Unit newtypes so that MB/s can never be added to MiB/s by accident.
+//!
+//! One rule for size input, the one fio and ripgrep use: a bare `k`/`m`/`g`/`t`
+//! suffix, or `KiB`/`MiB`/`GiB`/`TiB`, is 1024-based; an explicit
+//! `kB`/`MB`/`GB`/`TB` is 1000-based. Sizes print in IEC units. Throughput is
+//! stored as bytes per second and printed as MB/s (10^6 bytes/s) or MiB/s,
+//! always with the unit written out.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Why a size, duration or rate could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParseUnitError {
+    /// Nothing was given.
+    #[error("empty value: give a number such as {example}")]
+    Empty {
+        /// An example of the expected format.
+        example: &'static str,
+    },
+    /// The number part could not be read.
+    #[error("'{input}' is not a number with a unit: write it like {example}")]
+    BadNumber {
+        /// What the user wrote.
+        input: String,
+        /// An example of the expected format.
+        example: &'static str,
+    },
+    /// The unit is not one this quantity takes.
+    #[error("'{input}' has an unknown unit '{unit}': use one of {allowed}")]
+    UnknownUnit {
+        /// What the user wrote.
+        input: String,
+        /// The unit part that was not recognised.
+        unit: String,
+        /// The units that are accepted.
+        allowed: &'static str,
+    },
+    /// The value does not fit.
+    #[error("'{input}' is too large")]
+    Overflow {
+        /// What the user wrote.
+        input: String,
+    },
+}
+
+fn split_number(s: &str) -> (&str, &str) {
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    (&s[..end], s[end..].trim())
+}
+
+/// A number of bytes.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Bytes(pub u64);
+
+impl Bytes {
+    /// One kibibyte (1024 bytes).
+    pub const KIB: u64 = 1 << 10;
+    /// One mebibyte.
+    pub const MIB: u64 = 1 << 20;
+    /// One gibibyte.
+    pub const GIB: u64 = 1 << 30;
+
+    /// The raw count.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+
+    /// A short label as CrystalDiskMark writes block sizes: `4K`, `1M`, `512K`.
+    pub fn short_label(self) -> String {
+        let b = self.0;
+        if b >= Self::MIB && b % Self::MIB == 0 {
+            format!("{}M", b / Self::MIB)
+        } else if b >= Self::KIB && b % Self::KIB == 0 {
+            format!("{}K", b / Self::KIB)
+        } else {
+            format!("{b}B")
+        }
+    }
+}
+
+impl FromStr for Bytes {
+    type Err = ParseUnitError;
+
+    fn from_str(input: &str) -> Result<Self, Self::Err> {
+        const EXAMPLE: &str = "4k, 1MiB, 500MB or 1GiB";
+        const ALLOWED: &str = "k/KiB, m/MiB, g/GiB, t/TiB (1024-based) or kB/MB/GB/TB (1000-based)";
+        let s = input.trim();
+        if s.is_empty() {
+            return Err(ParseUnitError::Empty { example: EXAMPLE });
+        }
+        let (num, unit) = split_number(s);
+        let mult: u64 = match unit {
+            "" | "b" | "B" => 1,
+            "k" | "K" | "KiB" | "kiB" | "Ki" => 1 << 10,
+            "m" | "M" | "MiB" | "Mi" => 1 << 20,
+            "g" | "G" | "GiB" | "Gi" => 1 << 30,
+            "t" | "T" | "TiB" | "Ti" => 1 << 40,
+            "kB" | "KB" => 1_000,
+            "MB" => 1_000_000,
+            "GB" => 1_000_000_000,
+            "TB" => 1_000_000_000_000,
+            other => {
+                return Err(ParseUnitError::UnknownUnit {
+                    input: input.to_string(),
+                    unit: other.to_string(),
+                    allowed: ALLOWED,
+                })
+            }
+        };
+        let bad = || ParseUnitError::BadNumber {
+            input: input.to_string(),
+            example: EXAMPLE,
+        };
+        if num.is_empty() {
+            return Err(bad());
+        }
+        if num.contains('.') {
+            let v: f64 = num.parse().map_err(|_| bad())?;
+            let bytes = v * mult as f64;
+            if !bytes.is_finite() || bytes > u64::MAX as f64 {
+                return Err(ParseUnitError::Overflow {
+                    input: input.to_string(),
+                });
+            }
+            return Ok(Bytes(bytes.round() as u64));
+        }
+        let v: u64 = num.parse().map_err(|_| bad())?;
+        v.checked_mul(mult)
+            .map(Bytes)
+            .ok_or_else(|| ParseUnitError::Overflow {
+                input: input.to_string(),
+            })
+    }
+}
+
+impl fmt::Display for Bytes {
+    /// IEC units with up to two decimals: `4 KiB`, `1 GiB`, `1.50 MiB`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+        let mut v = self.0 as f64;
+        let mut i = 0;
+        while v >= 1024.0 && i + 1 < UNITS.len() {
+            v /= 1024.0;
+            i += 1;
+        }
+        if i == 0 || v.fract() == 0.0 {
+            write!(f, "{} {}", v as u64, UNITS[i])
+        } else {
+            write!(f, "{:.2} {}", v, UNITS[i])
+        }
+    }
+}
+
+/// A duration in nanoseconds, the base unit for every stored time.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Nanos(pub u64);
+
+impl Nanos {
+    /// The raw count.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+
+    /// As a std duration.
+    pub fn as_duration(self) -> Duration {
+        Duration::from_nanos(self.0)
+    }
+
+    /// As seconds, for arithmetic that ends in a rate.
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+
+    /// From a std duration, saturating at about 584 years.
+    pub fn from_duration(d: Duration) -> Self {
+        Nanos(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    }
+
+    /// From whole seconds.
+    pub const fn from_secs(s: u64) -> Self {
+        Nanos(s * 1_000_000_000)
+    }
+}
+
+impl FromStr for Nanos {
+    type Err = ParseUnitError;
+
+    /// `10s`, `500ms`, `2m`, `1h`, `250us`; a bare number is seconds, as in fio.
+    fn from_str(input: &str) -> Result<Self, Self::Err> {
+        const EXAMPLE: &str = "10s, 500ms or 2m";
+        let s = input.trim();
+        if s.is_empty() {
+            return Err(ParseUnitError::Empty { example: EXAMPLE });
+        }
+        let (num, unit) = split_number(s);
+        let scale: f64 = match unit {
+            "" | "s" | "sec" | "secs" => 1e9,
+            "ms" | "msec" => 1e6,
+            "us" | "usec" | "µs" => 1e3,
+            "ns" => 1.0,
+            "m" | "min" | "mins" => 60e9,
+            "h" | "hour" | "hours" => 3600e9,
+            other => {
+                return Err(ParseUnitError::UnknownUnit {
+                    input: input.to_string(),
+                    unit: other.to_string(),
+                    allowed: "ns, us, ms, s, m (minutes), h",
+                })
+            }
+        };
+        let v: f64 = num.parse().map_err(|_| ParseUnitError::BadNumber {
+            input: input.to_string(),
+            example: EXAMPLE,
+        })?;
+        let ns = v * scale;
+        if !ns.is_finite() || ns > u64::MAX as f64 {
+            return Err(ParseUnitError::Overflow {
+                input: input.to_string(),
+            });
+        }
+        Ok(Nanos(ns.round() as u64))
+    }
+}
+
+impl fmt::Display for Nanos {
+    /// The largest unit that keeps at least one whole digit: `812 ns`,
+    /// `123.4 µs`, `7.83 ms`, `10 s`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ns = self.0 as f64;
+        if ns < 1e3 {
+            write!(f, "{} ns", self.0)
+        } else if ns < 1e6 {
+            write!(f, "{:.1} µs", ns / 1e3)
+        } else if ns < 1e9 {
+            write!(f, "{:.2} ms", ns / 1e6)
+        } else if self.0 % 1_000_000_000 == 0 {
+            write!(f, "{} s", self.0 / 1_000_000_000)
+        } else {
+            write!(f, "{:.2} s", ns / 1e9)
+        }
+    }
+}
+
+/// A throughput in bytes per second.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct BytesPerSec(pub f64);
+
+impl BytesPerSec {
+    /// Bytes moved over a time span; zero when no time passed.
+    pub fn over(bytes: Bytes, elapsed: Nanos) -> Self {
+        if elapsed.0 == 0 {
+            BytesPerSec(0.0)
+        } else {
+            BytesPerSec(bytes.0 as f64 / elapsed.as_secs_f64())
+        }
+    }
+
+    /// In MB/s, 10^6 bytes per second (CrystalDiskMark's and GNOME Disks' unit).
+    pub fn mb_per_sec(self) -> f64 {
+        self.0 / 1e6
+    }
+
+    /// In MiB/s, 2^20 bytes per second (fio's and the SSD papers' unit).
+    pub fn mib_per_sec(self) -> f64 {
+        self.0 / (1u64 << 20) as f64
+    }
+
+    /// In KB/s, 10^3 bytes per second (MacBench's unit).
+    pub fn kb_per_sec(self) -> f64 {
+        self.0 / 1e3
+    }
+}
+
+impl fmt::Display for BytesPerSec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.2} MB/s", self.mb_per_sec())
+    }
+}
+
+/// I/O operations per second.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Iops(pub f64);
+
+impl Iops {
+    /// Operations over a time span; zero when no time passed.
+    pub fn over(ops: u64, elapsed: Nanos) -> Self {
+        if elapsed.0 == 0 {
+            Iops(0.0)
+        } else {
+            Iops(ops as f64 / elapsed.as_secs_f64())
+        }
+    }
+}
+
+impl fmt::Display for Iops {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 >= 100.0 {
+            write!(f, "{:.0} IOPS", self.0)
+        } else {
+            write!(f, "{:.2} IOPS", self.0)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_and_iec_suffixes_are_1024_based() {
+        assert_eq!("4k".parse::<Bytes>().unwrap(), Bytes(4096));
+        assert_eq!("4K".parse::<Bytes>().unwrap(), Bytes(4096));
+        assert_eq!("4KiB".parse::<Bytes>().unwrap(), Bytes(4096));
+        assert_eq!("1M".parse::<Bytes>().unwrap(), Bytes(1 << 20));
+        assert_eq!("1GiB".parse::<Bytes>().unwrap(), Bytes(1 << 30));
+        assert_eq!("2t".parse::<Bytes>().unwrap(), Bytes(2 << 40));
+        assert_eq!("1.5M".parse::<Bytes>().unwrap(), Bytes(3 << 19));
+        assert_eq!("512".parse::<Bytes>().unwrap(), Bytes(512));
+    }
+
+    #[test]
+    fn si_suffixes_are_1000_based() {
+        assert_eq!("1kB".parse::<Bytes>().unwrap(), Bytes(1000));
+        assert_eq!("500MB".parse::<Bytes>().unwrap(), Bytes(500_000_000));
+        assert_eq!("1GB".parse::<Bytes>().unwrap(), Bytes(1_000_000_000));
+    }
+
+    #[test]
+    fn bad_sizes_say_what_to_write() {
+        let e = "4q".parse::<Bytes>().unwrap_err();
+        assert!(matches!(e, ParseUnitError::UnknownUnit { .. }));
+        assert!(e.to_string().contains("KiB"), "{e}");
+        assert!(matches!(
+            "".parse::<Bytes>(),
+            Err(ParseUnitError::Empty { .. })
+        ));
+        assert!(matches!(
+            "k".parse::<Bytes>(),
+            Err(ParseUnitError::BadNumber { .. })
+        ));
+        assert!(matches!(
+            "99999999999T".parse::<Bytes>(),
+            Err(ParseUnitError::Overflow { .. })
+        ));
+    }
+
+    #[test]
+    fn durations_default_to_seconds() {
+        assert_eq!("10".parse::<Nanos>().unwrap(), Nanos::from_secs(10));
+        assert_eq!("10s".parse::<Nanos>().unwrap(), Nanos::from_secs(10));
+        assert_eq!("500ms".parse::<Nanos>().unwrap(), Nanos(500_000_000));
+        assert_eq!("2m".parse::<Nanos>().unwrap(), Nanos::from_secs(120));
+        assert_eq!("1.5s".parse::<Nanos>().unwrap(), Nanos(1_500_000_000));
+        assert!("10x".parse::<Nanos>().is_err());
+    }
+
+    #[test]
+    fn sizes_print_in_iec_units() {
+        assert_eq!(Bytes(4096).to_string(), "4 KiB");
+        assert_eq!(Bytes(1 << 30).to_string(), "1 GiB");
+        assert_eq!(Bytes(3 << 19).to_string(), "1.50 MiB");
+        assert_eq!(Bytes(1 << 20).short_label(), "1M");
+        assert_eq!(Bytes(4096).short_label(), "4K");
+        assert_eq!(Bytes(128 << 10).short_label(), "128K");
+    }
+
+    #[test]
+    fn rates_keep_si_and_iec_apart() {
+        let r = BytesPerSec::over(Bytes(31_457_280), Nanos::from_secs(1));
+        assert!((r.mib_per_sec() - 30.0).abs() < 1e-9);
+        assert!((r.mb_per_sec() - 31.45728).abs() < 1e-9);
+        assert_eq!(BytesPerSec::over(Bytes(1), Nanos(0)).0, 0.0);
+    }
+
+    #[test]
+    fn durations_print_in_a_readable_unit() {
+        assert_eq!(Nanos(812).to_string(), "812 ns");
+        assert_eq!(Nanos(123_400).to_string(), "123.4 µs");
+        assert_eq!(Nanos(7_830_000).to_string(), "7.83 ms");
+        assert_eq!(Nanos::from_secs(10).to_string(), "10 s");
+    }
+}

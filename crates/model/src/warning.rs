@@ -1,0 +1,56 @@
+//! Warnings are data: they are stored with the run, printed after the
+//! results and shown again by every later view of the run.
+
+use serde::{Deserialize, Serialize};
+
+/// What kind of doubt a warning raises about a figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum WarningKind {
+    /// Buffered I/O: the page cache may be measured instead of the device.
+    BufferedIo,
+    /// A synchronous engine was asked for a queue depth above 1.
+    SyncEngineDepth,
+    /// The achieved queue depth fell short of the requested one.
+    DepthNotReached,
+    /// A figure exceeds the ceiling of the slowest link on the path.
+    AboveLinkCeiling,
+    /// Too few samples or passes for the figure to mean much.
+    FewSamples,
+    /// The passes of one test disagree by more than the noise threshold.
+    HighSpread,
+    /// The run was shortened (`--quick`) or interrupted.
+    Shortened,
+    /// The data pattern is compressible, so compressing devices look faster.
+    CompressibleData,
+    /// STREAM-style arrays are too small compared with the last-level cache.
+    ArrayFitsInCache,
+    /// Anything else worth keeping with the run.
+    Other,
+}
+
+/// A doubt about a result, with the remedy in its message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Warning {
+    /// What kind of doubt.
+    pub kind: WarningKind,
+    /// One sentence for a person, naming what to do about it.
+    pub message: String,
+}
+
+impl Warning {
+    /// A warning of `kind` with a message.
+    pub fn new(kind: WarningKind, message: impl Into<String>) -> Self {
+        Warning {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}

@@ -1,0 +1,2 @@
+//! Pure math for iomark.
+#![deny(missing_docs)]

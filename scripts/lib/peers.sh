@@ -1,0 +1,26 @@
+# Shared by scripts/test and bench/*: install the peer tools iomark is
+# measured against, from Debian's packages, when they are missing.
+
+apt_install() {
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "note: not root, cannot install $*; tests that need them will skip" >&2
+    return 0
+  fi
+  if [ -z "${IOMARK_APT_UPDATED:-}" ]; then
+    apt-get update -qq >/dev/null
+    export IOMARK_APT_UPDATED=1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+# ensure_peers: fio, iperf3 and likwid-bench.
+ensure_peers() {
+  local need=()
+  command -v fio >/dev/null 2>&1 || need+=(fio)
+  command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
+  command -v likwid-bench >/dev/null 2>&1 || need+=(likwid)
+  if [ ${#need[@]} -gt 0 ]; then
+    echo "installing test peers: ${need[*]}" >&2
+    apt_install "${need[@]}"
+  fi
+}
