@@ -1,2 +1,17 @@
-//! Pure math for iomark.
+//! Pure math for iomark: latency histograms, percentiles and comparisons.
+//!
+//! Nothing here knows about runs, storage or output; callers hand numbers in
+//! and get numbers out, so every view of a result computes it the same way.
+//!
+//! ```
+//! use iomark_stats::histogram::LatencyHistogram;
+//! let mut h = LatencyHistogram::new();
+//! for ns in 1..=1000u64 {
+//!     h.record(ns * 1000);
+//! }
+//! let p50 = h.value_at_percentile(50.0);
+//! assert!((p50 as f64 - 500_000.0).abs() / 500_000.0 < 0.01);
+//! ```
 #![deny(missing_docs)]
+
+pub mod histogram;
