@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod disk;
+pub mod net;
 pub mod run;
 pub mod units;
 pub mod warning;

@@ -42,6 +42,8 @@ impl RunStatus {
 pub enum RunBody {
     /// A storage run.
     Disk(DiskRun),
+    /// A network run (iperf3-compatible client).
+    Net(crate::net::NetRun),
 }
 
 /// One run: who ran what, when, on what, and what came out.
