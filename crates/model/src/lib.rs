@@ -13,6 +13,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod device;
 pub mod disk;
 pub mod net;
 pub mod run;

@@ -72,6 +72,12 @@ pub struct RunDocument {
     /// Doubts about the run as a whole (each job carries its own too).
     #[serde(default)]
     pub warnings: Vec<Warning>,
+    /// The machine the run was measured on.
+    #[serde(default)]
+    pub host: Option<crate::device::HostInfo>,
+    /// The device and link chain behind the measured path.
+    #[serde(default)]
+    pub device: Option<crate::device::DeviceReport>,
     /// The measurements.
     pub body: RunBody,
 }

@@ -1,0 +1,62 @@
+//! Facts about the machine and about the storage behind a path.
+//!
+//! This crate owns the walk from a path to its file system, block device,
+//! disk and links (`/proc/self/mountinfo` and `/sys`), the table of link
+//! ceilings, the check that flags figures above them, and the "is it mounted
+//! or held" questions the disk engine asks before it writes to a device. It
+//! knows nothing about benchmarks, the store or output: it returns
+//! [`iomark_model::device`] data and [`Warning`]s.
+//!
+//! Devices are identified by device number and sysfs hops, never by name:
+//! `/sys/dev/block/MAJ:MIN` is canonicalised and its parents are walked up
+//! (block → scsi → usb interface → usb device → pci, or block → nvme → pci).
+//! The ceiling of the chain is the minimum over every hop; a chain with no
+//! known ceiling (virtio, loop over a RAM file, zram, tmpfs) stays
+//! *unknown* and is never flagged.
+//!
+//! ```no_run
+//! use iomark_host::{check_ceiling, DeviceChain, HostInfoExt};
+//! use iomark_model::{device::HostInfo, BytesPerSec};
+//!
+//! let host = HostInfo::collect();
+//! let chain = DeviceChain::for_path("/").unwrap();
+//! println!("{} on {:?}", host.kernel_release, chain.report().device.as_ref().map(|d| &d.name));
+//! if let Some(w) = check_ceiling(&chain, BytesPerSec(612e6), "read") {
+//!     eprintln!("{w}");
+//! }
+//! ```
+#![deny(missing_docs)]
+
+mod ceiling;
+mod chain;
+mod hostinfo;
+mod mounts;
+mod read;
+mod sysfs;
+
+use std::path::PathBuf;
+
+pub use ceiling::{
+    check_against, check_ceiling, pcie_ceiling, sata_ceiling, usb_ceiling, SUSPICIOUS_FACTOR,
+};
+pub use chain::{holders_of_device, logical_block_size_for, mount_points_of_device, DeviceChain};
+pub use hostinfo::HostInfoExt;
+pub use sysfs::Sysfs;
+
+/// Why the chain behind a path could not be found.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HostError {
+    /// The path does not exist or cannot be read.
+    #[error("cannot read '{path}': {source}; give an existing file, directory or block device")]
+    Path {
+        /// The path as given.
+        path: PathBuf,
+        /// What the kernel said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `/proc/self/mountinfo` could not be read.
+    #[error("cannot read /proc/self/mountinfo: {0}; is /proc mounted?")]
+    MountInfo(#[source] std::io::Error),
+}

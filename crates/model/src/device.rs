@@ -1,0 +1,384 @@
+//! The machine and the device chain behind a measured path, as stored data.
+//!
+//! `iomark-host` fills these from `/proc` and `/sys`; the store keeps them
+//! with every run so that a comparison can say "USB 2.0, usb-storage (BOT)"
+//! next to each figure. Ceilings are payload rates in bytes per second
+//! (10^6 bytes = 1 MB); an absent ceiling means *unknown*, never *unlimited*.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::{Bytes, BytesPerSec};
+
+/// Facts about the machine a run was measured on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostInfo {
+    /// The host name (`uname -n`).
+    pub hostname: String,
+    /// The kernel release (`uname -r`), e.g. `6.1.0-18-amd64`.
+    pub kernel_release: String,
+    /// The distribution's `PRETTY_NAME` from `/etc/os-release`, when present.
+    #[serde(default)]
+    pub os: Option<String>,
+    /// The machine architecture (`uname -m`), e.g. `x86_64`.
+    pub arch: String,
+    /// The CPU model name from `/proc/cpuinfo`.
+    pub cpu_model: String,
+    /// Online logical CPUs.
+    pub cpu_count: u32,
+    /// `MemTotal` from `/proc/meminfo`.
+    pub memory_total: Bytes,
+    /// `SwapTotal` from `/proc/meminfo`.
+    pub swap_total: Bytes,
+}
+
+/// A block device number, `major:minor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct DevNo {
+    /// The driver's major number (0 for anonymous devices: tmpfs, btrfs, NFS).
+    pub major: u32,
+    /// The minor number.
+    pub minor: u32,
+}
+
+impl fmt::Display for DevNo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.major, self.minor)
+    }
+}
+
+/// What the measured path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TargetKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Directory,
+    /// A block device node.
+    BlockDevice,
+    /// Anything else (character device, socket, fifo).
+    Other,
+}
+
+/// One line of `/proc/self/mountinfo`: the file system holding a path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MountEntry {
+    /// Field 1, the mount ID (`statx` `stx_mnt_id`).
+    pub mount_id: u64,
+    /// The device of the file system (major 0 for tmpfs, btrfs, overlay, NFS).
+    pub devno: DevNo,
+    /// Where it is mounted.
+    pub mount_point: String,
+    /// The file system type, e.g. `ext4`, `tmpfs`.
+    pub fs_type: String,
+    /// The mount source, e.g. `/dev/vda`.
+    pub source: String,
+    /// Per-mount options, e.g. `rw,relatime`.
+    pub mount_options: String,
+    /// Superblock options, e.g. `rw,discard`.
+    pub super_options: String,
+}
+
+/// How a block device is attached, from the hops of its sysfs chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Transport {
+    /// NVMe (PCIe, or fabrics).
+    Nvme,
+    /// SATA or PATA through libata.
+    Sata,
+    /// USB mass storage (BOT or UASP).
+    Usb,
+    /// Other SCSI (SAS, FC, iSCSI, parallel SCSI, virtio-scsi).
+    Scsi,
+    /// virtio-blk, a paravirtual disk.
+    Virtio,
+    /// A loop device over a file.
+    Loop,
+    /// A compressed RAM disk.
+    Zram,
+    /// SD card or eMMC.
+    Mmc,
+    /// A device-mapper device (LVM, dm-crypt, multipath).
+    DeviceMapper,
+    /// A software RAID (md) device.
+    Md,
+    /// Nothing on the chain said.
+    Unknown,
+}
+
+impl Transport {
+    /// The name used in output and in the store.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Nvme => "nvme",
+            Transport::Sata => "sata",
+            Transport::Usb => "usb",
+            Transport::Scsi => "scsi",
+            Transport::Virtio => "virtio",
+            Transport::Loop => "loop",
+            Transport::Zram => "zram",
+            Transport::Mmc => "mmc",
+            Transport::DeviceMapper => "dm",
+            Transport::Md => "md",
+            Transport::Unknown => "unknown",
+        }
+    }
+}
+
+impl fmt::Display for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Who made the disk, as far as sysfs tells.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiskIdentity {
+    /// Vendor (`ATA` behind libata; the bridge's name behind USB).
+    #[serde(default)]
+    pub vendor: Option<String>,
+    /// Model (cut to 16 characters by SCSI INQUIRY).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Serial number.
+    #[serde(default)]
+    pub serial: Option<String>,
+    /// Firmware revision.
+    #[serde(default)]
+    pub firmware: Option<String>,
+    /// World wide name or other unique id.
+    #[serde(default)]
+    pub wwn: Option<String>,
+}
+
+/// The block layer's view of the disk (`/sys/block/<disk>/queue`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueInfo {
+    /// Spinning media, by the driver's (advisory) word.
+    #[serde(default)]
+    pub rotational: Option<bool>,
+    /// The smallest addressable unit: the `O_DIRECT` alignment.
+    #[serde(default)]
+    pub logical_block_size: Option<u32>,
+    /// The smallest unit written atomically.
+    #[serde(default)]
+    pub physical_block_size: Option<u32>,
+    /// The active I/O scheduler; none for bio-based drivers such as zram.
+    #[serde(default)]
+    pub scheduler: Option<String>,
+    /// The depth of the block layer's request pool.
+    #[serde(default)]
+    pub nr_requests: Option<u32>,
+    /// Largest request the block layer sends, KiB.
+    #[serde(default)]
+    pub max_sectors_kb: Option<u32>,
+    /// `write back` or `write through`.
+    #[serde(default)]
+    pub write_cache: Option<String>,
+}
+
+/// What a loop device reads and writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoopBacking {
+    /// The backing file's path, as the kernel recorded it.
+    pub backing_file: String,
+    /// Offset into the file.
+    pub offset: Bytes,
+    /// Size limit (0 = the whole file).
+    pub size_limit: Bytes,
+    /// Direct I/O to the backing file; off means the host page cache is in
+    /// the way even for `O_DIRECT` opens of the loop device.
+    pub direct_io: bool,
+}
+
+/// One directory on the sysfs path from the disk up to the root, e.g.
+/// `vda` (block), `virtio1` (virtio, driver virtio_blk), `0000:00:02.0` (pci).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hop {
+    /// The sysfs directory name.
+    pub name: String,
+    /// Its subsystem (`block`, `scsi`, `usb`, `pci`, `nvme`, `virtio`, ...).
+    #[serde(default)]
+    pub subsystem: Option<String>,
+    /// The bound driver, when one is.
+    #[serde(default)]
+    pub driver: Option<String>,
+}
+
+/// The USB link of a USB-attached disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UsbLink {
+    /// The usb_device's sysfs name, e.g. `2-1`.
+    pub device: String,
+    /// The negotiated speed of this device's link, Mb/s (1.5, 12, 480, 5000,
+    /// 10000, 20000).
+    #[serde(default)]
+    pub speed_mbps: Option<f64>,
+    /// The USB version the device claims (bcdUSB), e.g. `3.20`.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// Lanes in use (2 for USB 3.2 x2 modes).
+    #[serde(default)]
+    pub lanes: Option<u32>,
+    /// The driver bound to the mass-storage interface: `uas` or `usb-storage`.
+    #[serde(default)]
+    pub driver: Option<String>,
+    /// `idVendor:idProduct`.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// The device's manufacturer string.
+    #[serde(default)]
+    pub manufacturer: Option<String>,
+    /// The device's product string.
+    #[serde(default)]
+    pub product: Option<String>,
+}
+
+impl UsbLink {
+    /// The transfer protocol named by the bound driver: `UASP` or `BOT`.
+    pub fn protocol(&self) -> Option<&'static str> {
+        match self.driver.as_deref() {
+            Some("uas") => Some("UASP"),
+            Some("usb-storage") => Some("BOT"),
+            _ => None,
+        }
+    }
+}
+
+/// The SATA (or PATA) link of a libata disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SataLink {
+    /// The ATA port, e.g. `ata3`.
+    pub port: String,
+    /// The negotiated link speed, Gb/s (1.5, 3.0, 6.0); none for PATA or
+    /// when the kernel says `<unknown>`.
+    #[serde(default)]
+    pub speed_gbps: Option<f64>,
+}
+
+/// The PCIe link of one PCI function on the chain (endpoint or bridge).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PcieLink {
+    /// The PCI address, e.g. `0000:01:00.0`.
+    pub address: String,
+    /// The bound driver (`nvme`, `ahci`, `xhci_hcd`, `pcieport`).
+    #[serde(default)]
+    pub driver: Option<String>,
+    /// Current link speed, GT/s per lane.
+    pub speed_gts: f64,
+    /// Current link width (lanes).
+    pub width: u32,
+    /// The fastest speed both ends support, GT/s.
+    #[serde(default)]
+    pub max_speed_gts: Option<f64>,
+    /// The widest link the function supports.
+    #[serde(default)]
+    pub max_width: Option<u32>,
+}
+
+/// The payload ceiling of one link: the rate no transfer over it can beat
+/// (`hard`) and what that protocol really achieves (`typical`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkCeiling {
+    /// The link's short name, e.g. `USB 2.0`, `SATA III`, `PCIe 3.0 x4`.
+    pub name: String,
+    /// Signalling minus line coding: above it is impossible.
+    pub hard: BytesPerSec,
+    /// What real sequential transfers reach: above it is suspicious.
+    #[serde(default)]
+    pub typical: Option<BytesPerSec>,
+}
+
+/// One block device on the path, with what it sits on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlockLayer {
+    /// The kernel name, e.g. `sda1`, `loop3`, `vda`.
+    pub name: String,
+    /// Its device number.
+    pub devno: DevNo,
+    /// The whole disk when this is a partition.
+    #[serde(default)]
+    pub partition_of: Option<String>,
+    /// The partition number when this is a partition.
+    #[serde(default)]
+    pub partition: Option<u32>,
+    /// Size in bytes (sysfs counts 512-byte sectors whatever the block size).
+    pub size: Bytes,
+    /// Read-only.
+    #[serde(default)]
+    pub read_only: bool,
+    /// Removable media.
+    #[serde(default)]
+    pub removable: bool,
+    /// How it is attached.
+    pub transport: Transport,
+    /// Model, vendor, serial, firmware, WWN.
+    #[serde(default)]
+    pub identity: DiskIdentity,
+    /// Queue and geometry (of the whole disk for a partition).
+    #[serde(default)]
+    pub queue: QueueInfo,
+    /// The canonical sysfs directory.
+    pub sysfs_path: String,
+    /// The sysfs chain from the disk up, nearest first.
+    #[serde(default)]
+    pub hops: Vec<Hop>,
+    /// The USB link, for USB disks.
+    #[serde(default)]
+    pub usb: Option<UsbLink>,
+    /// The SATA link, for libata disks.
+    #[serde(default)]
+    pub sata: Option<SataLink>,
+    /// Every PCIe link on the chain, nearest first.
+    #[serde(default)]
+    pub pcie: Vec<PcieLink>,
+    /// The ceilings of this layer's own links, nearest first.
+    #[serde(default)]
+    pub ceilings: Vec<LinkCeiling>,
+    /// For a loop device: its backing file.
+    #[serde(default)]
+    pub loop_backing: Option<LoopBacking>,
+    /// For a device-mapper device: its name (`dm/name`).
+    #[serde(default)]
+    pub dm_name: Option<String>,
+    /// Devices stacked on top of this one (`holders/`).
+    #[serde(default)]
+    pub holders: Vec<String>,
+    /// What this device sits on: a loop device's backing disk, the slaves of
+    /// a dm or md device.
+    #[serde(default)]
+    pub lower: Vec<BlockLayer>,
+    /// A plain-words remark, e.g. why the ceiling is unknown.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// Everything known about the storage behind one path.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceReport {
+    /// The path as given.
+    pub path: String,
+    /// What the path is.
+    pub target: TargetKind,
+    /// The file system holding the path (for files and directories).
+    #[serde(default)]
+    pub filesystem: Option<MountEntry>,
+    /// Where the device is mounted (for a block device node; `[SWAP]` for
+    /// active swap).
+    #[serde(default)]
+    pub mounted_at: Vec<String>,
+    /// The block device behind the path; none for tmpfs, NFS and the like.
+    #[serde(default)]
+    pub device: Option<BlockLayer>,
+    /// The slowest link on the whole chain; none when no ceiling is known.
+    #[serde(default)]
+    pub slowest: Option<LinkCeiling>,
+    /// Plain-words remarks about the chain as a whole.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
