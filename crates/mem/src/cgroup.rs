@@ -1,0 +1,213 @@
+//! A memory cgroup for one run: created with a limit, joined by the child
+//! process before it allocates, read for its record, removed when dropped.
+//!
+//! cgroup v1 (`/sys/fs/cgroup/memory`, `memory.limit_in_bytes`) is preferred
+//! where mounted, as on the research VM whose v2 mount has no memory
+//! controller; v2 (`memory.max`) is used where it offers memory. Swap is not
+//! limited (`memsw` / `memory.swap.max` untouched), so a heap run can swap if
+//! the machine has swap.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use iomark_model::mem::CgroupUsage;
+use iomark_model::units::Bytes;
+
+use crate::MemError;
+
+const V1_ROOT: &str = "/sys/fs/cgroup/memory";
+const V2_ROOT: &str = "/sys/fs/cgroup";
+const PREFIX: &str = "iomark-mem-";
+
+/// Which cgroup interface is in use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    /// Per-controller hierarchies.
+    V1,
+    /// The unified hierarchy.
+    V2,
+}
+
+impl Version {
+    /// `v1` or `v2`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Version::V1 => "v1",
+            Version::V2 => "v2",
+        }
+    }
+}
+
+/// The memory cgroup interface this machine offers, if any.
+pub fn detect() -> Option<Version> {
+    if Path::new(V1_ROOT).join("memory.limit_in_bytes").exists() {
+        return Some(Version::V1);
+    }
+    let controllers = fs::read_to_string(Path::new(V2_ROOT).join("cgroup.controllers")).ok()?;
+    controllers
+        .split_whitespace()
+        .any(|c| c == "memory")
+        .then_some(Version::V2)
+}
+
+/// One memory cgroup, removed on drop.
+#[derive(Debug)]
+pub struct MemCgroup {
+    dir: PathBuf,
+    version: Version,
+    limit: Bytes,
+    oom_before: u64,
+}
+
+impl MemCgroup {
+    /// Create a group limited to `limit` bytes. Needs root and a memory
+    /// controller.
+    pub fn create(limit: Bytes) -> Result<MemCgroup, MemError> {
+        if !rustix::process::geteuid().is_root() {
+            return Err(MemError::NeedsRoot);
+        }
+        let version = detect().ok_or(MemError::NoMemoryCgroup {
+            v1: V1_ROOT,
+            v2: "/sys/fs/cgroup/cgroup.controllers",
+        })?;
+        let root = match version {
+            Version::V1 => Path::new(V1_ROOT),
+            Version::V2 => {
+                enable_v2_memory();
+                Path::new(V2_ROOT)
+            }
+        };
+        remove_stale(root);
+        static SEQ: AtomicU32 = AtomicU32::new(0);
+        let name = format!(
+            "{PREFIX}{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        );
+        let dir = root.join(name);
+        fs::create_dir(&dir).map_err(|source| MemError::Cgroup {
+            path: dir.clone(),
+            what: "create",
+            source,
+        })?;
+        // From here on Drop removes the directory.
+        let mut group = MemCgroup {
+            dir,
+            version,
+            limit,
+            oom_before: 0,
+        };
+        let file = match version {
+            Version::V1 => "memory.limit_in_bytes",
+            Version::V2 => "memory.max",
+        };
+        group.write(file, &limit.get().to_string(), "set the limit")?;
+        group.oom_before = group.oom_kills();
+        Ok(group)
+    }
+
+    /// The file a process writes `0` to, to move itself into the group.
+    pub fn procs_path(&self) -> PathBuf {
+        self.dir.join("cgroup.procs")
+    }
+
+    /// The interface in use.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// OOM kills recorded by the group since it was created.
+    pub fn oom_kills(&self) -> u64 {
+        let (file, key) = match self.version {
+            Version::V1 => ("memory.oom_control", "oom_kill"),
+            Version::V2 => ("memory.events", "oom_kill"),
+        };
+        self.keyed(file, key).unwrap_or(0).saturating_sub(self.oom_before)
+    }
+
+    /// What the group recorded about the run.
+    pub fn usage(&self) -> CgroupUsage {
+        let (peak, hits) = match self.version {
+            Version::V1 => (
+                self.single("memory.max_usage_in_bytes"),
+                self.single("memory.failcnt"),
+            ),
+            Version::V2 => (self.single("memory.peak"), self.keyed("memory.events", "max")),
+        };
+        CgroupUsage {
+            version: self.version.as_str().to_string(),
+            limit: self.limit,
+            peak: peak.map(Bytes),
+            oom_kills: self.oom_kills(),
+            limit_hits: hits,
+            major_faults: self.keyed("memory.stat", "pgmajfault"),
+        }
+    }
+
+    fn write(&self, file: &str, value: &str, what: &'static str) -> Result<(), MemError> {
+        let path = self.dir.join(file);
+        fs::write(&path, value).map_err(|source| MemError::Cgroup { path, what, source })
+    }
+
+    fn single(&self, file: &str) -> Option<u64> {
+        fs::read_to_string(self.dir.join(file)).ok()?.trim().parse().ok()
+    }
+
+    fn keyed(&self, file: &str, key: &str) -> Option<u64> {
+        let text = fs::read_to_string(self.dir.join(file)).ok()?;
+        text.lines().find_map(|l| {
+            let mut it = l.split_whitespace();
+            (it.next()? == key).then(|| it.next()?.parse().ok())?
+        })
+    }
+}
+
+impl Drop for MemCgroup {
+    fn drop(&mut self) {
+        // A killed child may take a moment to leave the group.
+        for _ in 0..50 {
+            match fs::remove_dir(&self.dir) {
+                Ok(()) => return,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return,
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+    }
+}
+
+/// Move the calling process into the group whose `cgroup.procs` is `procs`.
+pub fn join(procs: &Path) -> Result<(), MemError> {
+    fs::write(procs, "0").map_err(|source| MemError::Cgroup {
+        path: procs.to_path_buf(),
+        what: "join",
+        source,
+    })
+}
+
+/// Offer the memory controller to the root's children (v2); harmless when it
+/// already is, and the limit write reports the failure otherwise.
+fn enable_v2_memory() {
+    let _ = fs::write(Path::new(V2_ROOT).join("cgroup.subtree_control"), "+memory");
+}
+
+/// Remove groups left by runs whose process is gone (killed parent).
+fn remove_stale(root: &Path) {
+    let Ok(entries) = fs::read_dir(root) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next() else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid).exists() {
+            let _ = fs::remove_dir(e.path());
+        }
+    }
+}

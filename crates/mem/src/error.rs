@@ -1,0 +1,88 @@
+use std::io;
+use std::path::PathBuf;
+
+/// What can go wrong setting up or running a memory job. Each message names
+/// the fix.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MemError {
+    /// The arrays could not be allocated.
+    #[error("cannot allocate {bytes} bytes of memory for the arrays: {source} (use a smaller size or --backing mmap:DIR)")]
+    Allocate {
+        /// Bytes asked for.
+        bytes: u64,
+        /// The system's answer.
+        source: io::Error,
+    },
+    /// A backing file operation failed.
+    #[error("backing file {path}: {what}: {source}")]
+    BackingFile {
+        /// The file.
+        path: PathBuf,
+        /// What was being done.
+        what: &'static str,
+        /// The system's answer.
+        source: io::Error,
+    },
+    /// The backing path is not usable.
+    #[error("--backing mmap:{path}: {reason}")]
+    BadBackingPath {
+        /// The path given.
+        path: PathBuf,
+        /// Why, with the fix.
+        reason: String,
+    },
+    /// Not enough space for the backing file.
+    #[error("not enough space for the {need}-byte backing file on {path}: {free} bytes free (choose another directory or a smaller size)")]
+    NoSpace {
+        /// The directory.
+        path: PathBuf,
+        /// Bytes needed.
+        need: u64,
+        /// Bytes free.
+        free: u64,
+    },
+    /// Memory limits need root.
+    #[error("--mem-limit needs root to create a memory cgroup (run as root or drop --mem-limit)")]
+    NeedsRoot,
+    /// No usable memory cgroup controller.
+    #[error("--mem-limit needs the memory cgroup controller, found neither {v1} nor memory in {v2} (mount the memory controller or drop --mem-limit)")]
+    NoMemoryCgroup {
+        /// Where v1 was looked for.
+        v1: &'static str,
+        /// Where v2 was looked for.
+        v2: &'static str,
+    },
+    /// A cgroup file operation failed.
+    #[error("memory cgroup {path}: {what}: {source}")]
+    Cgroup {
+        /// The file or directory.
+        path: PathBuf,
+        /// What was being done.
+        what: &'static str,
+        /// The system's answer.
+        source: io::Error,
+    },
+    /// The child process could not be started or talked to.
+    #[error("limited child process: {what}: {source}")]
+    Child {
+        /// What was being done.
+        what: &'static str,
+        /// The system's answer.
+        source: io::Error,
+    },
+    /// The child process ended without a result.
+    #[error("limited child process failed ({status}){stderr}")]
+    ChildFailed {
+        /// How it ended.
+        status: String,
+        /// The last lines it wrote to stderr, prefixed with ": ".
+        stderr: String,
+    },
+    /// The child reported an error.
+    #[error("{0}")]
+    InChild(String),
+    /// A job parameter is out of range.
+    #[error("{0}")]
+    BadSpec(String),
+}

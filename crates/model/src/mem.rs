@@ -1,0 +1,488 @@
+//! Memory and out-of-core job specs and results: STREAM, the 2D stencil and
+//! Himeno, on the heap or in a file mapping, optionally under a memory limit.
+//!
+//! Every figure is kept in base units (bytes, nanoseconds, element counts);
+//! rates and MFLOPS are stored as the kernels' own conventions define them and
+//! each convention is documented on its field.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::{Bytes, BytesPerSec, Nanos};
+use crate::warning::Warning;
+
+/// Where the kernel's arrays live.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Backing {
+    /// Anonymous private memory, as `malloc` returns for large blocks.
+    Heap,
+    /// One file mapped `MAP_SHARED`, created for the run and removed after it.
+    Mmap {
+        /// The backing file's path (a file inside the directory the user named).
+        path: String,
+    },
+}
+
+impl fmt::Display for Backing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Backing::Heap => f.write_str("heap"),
+            Backing::Mmap { path } => write!(f, "mmap:{path}"),
+        }
+    }
+}
+
+/// The `madvise` policy applied to a file mapping (readahead decides the
+/// speed of out-of-core runs, so it is recorded with each result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Advice {
+    /// No advice: the kernel's default readahead.
+    #[default]
+    Normal,
+    /// `MADV_SEQUENTIAL`: aggressive readahead, early reclaim.
+    Sequential,
+    /// `MADV_RANDOM`: no readahead.
+    Random,
+}
+
+impl Advice {
+    /// The name used on the command line and in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Advice::Normal => "normal",
+            Advice::Sequential => "sequential",
+            Advice::Random => "random",
+        }
+    }
+}
+
+/// STREAM's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamSpec {
+    /// Elements (f64) per array; STREAM's `STREAM_ARRAY_SIZE`.
+    pub array_len: u64,
+    /// Passes over the four kernels; the first is not counted (minimum 2).
+    pub ntimes: u32,
+}
+
+/// The 2D stencil's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StencilSpec {
+    /// Rows and columns of the square f64 grid.
+    pub n: u64,
+    /// Mask width k (3 or 15): a k x k weighted average.
+    pub mask: u32,
+    /// Sweeps, `src` and `dst` swapped after each.
+    pub sweeps: u32,
+}
+
+/// A Himeno grid: array extents including the boundary layers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HimenoGrid {
+    /// The class name (`xs`, `s`, `m`, `l`, `xl`, `xxl`), or `None` for IxJxK.
+    pub name: Option<String>,
+    /// Extent in i (outermost).
+    pub i: u64,
+    /// Extent in j.
+    pub j: u64,
+    /// Extent in k (innermost, contiguous).
+    pub k: u64,
+}
+
+impl HimenoGrid {
+    /// Grid points, boundary included.
+    pub fn points(&self) -> u64 {
+        self.i * self.j * self.k
+    }
+}
+
+impl fmt::Display for HimenoGrid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.name {
+            Some(n) => write!(f, "{} ({}x{}x{})", n.to_uppercase(), self.i, self.j, self.k),
+            None => write!(f, "{}x{}x{}", self.i, self.j, self.k),
+        }
+    }
+}
+
+/// How long Himeno runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum HimenoLength {
+    /// Exactly this many sweeps from a fresh grid (gosa is then checkable).
+    Iterations(u32),
+    /// The original's scheme: 3 rehearsal sweeps, then as many as fill this time.
+    Target(Nanos),
+}
+
+/// Himeno's parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HimenoSpec {
+    /// The grid.
+    pub grid: HimenoGrid,
+    /// Fixed sweeps or a time target.
+    pub length: HimenoLength,
+}
+
+/// Which kernel, with its parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kernel", rename_all = "snake_case")]
+pub enum MemKernelSpec {
+    /// STREAM Copy, Scale, Add, Triad.
+    Stream(StreamSpec),
+    /// The k x k 2D stencil.
+    Stencil(StencilSpec),
+    /// The Himeno Jacobi benchmark.
+    Himeno(HimenoSpec),
+}
+
+impl MemKernelSpec {
+    /// The kernel's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            MemKernelSpec::Stream(_) => "stream",
+            MemKernelSpec::Stencil(_) => "stencil",
+            MemKernelSpec::Himeno(_) => "himeno",
+        }
+    }
+}
+
+/// One memory job: a kernel, its threads and where its data lives.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemJobSpec {
+    /// The kernel.
+    pub kernel: MemKernelSpec,
+    /// Worker threads; each owns one contiguous block of every array.
+    pub threads: u32,
+    /// Heap or file mapping.
+    pub backing: Backing,
+    /// `madvise` policy for a file mapping (ignored on the heap).
+    pub advice: Advice,
+    /// The memory cgroup limit the kernel ran under, if any.
+    pub mem_limit: Option<Bytes>,
+}
+
+/// How a kernel's own correctness check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckOutcome {
+    /// The results match what they must be.
+    Passed,
+    /// They do not: the figures describe a wrong computation.
+    Failed,
+    /// Nothing to check against (for example Himeno with a time target).
+    Unchecked,
+}
+
+/// A kernel's own correctness check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Validation {
+    /// How it came out.
+    pub outcome: CheckOutcome,
+    /// What was checked and, on failure, by how much it missed.
+    pub detail: String,
+}
+
+impl Validation {
+    /// A check that passed.
+    pub fn passed(detail: impl Into<String>) -> Self {
+        Validation {
+            outcome: CheckOutcome::Passed,
+            detail: detail.into(),
+        }
+    }
+
+    /// A check that failed.
+    pub fn failed(detail: impl Into<String>) -> Self {
+        Validation {
+            outcome: CheckOutcome::Failed,
+            detail: detail.into(),
+        }
+    }
+
+    /// No check was possible.
+    pub fn unchecked(detail: impl Into<String>) -> Self {
+        Validation {
+            outcome: CheckOutcome::Unchecked,
+            detail: detail.into(),
+        }
+    }
+
+    /// Whether the check failed.
+    pub fn is_failed(&self) -> bool {
+        self.outcome == CheckOutcome::Failed
+    }
+}
+
+/// The four STREAM kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamOp {
+    /// c = a (2 words per element).
+    Copy,
+    /// b = q*c (2 words).
+    Scale,
+    /// c = a + b (3 words).
+    Add,
+    /// a = b + q*c (3 words).
+    Triad,
+}
+
+impl StreamOp {
+    /// The kernels in STREAM's order within a pass.
+    pub const ALL: [StreamOp; 4] = [StreamOp::Copy, StreamOp::Scale, StreamOp::Add, StreamOp::Triad];
+
+    /// STREAM's label.
+    pub fn label(self) -> &'static str {
+        match self {
+            StreamOp::Copy => "Copy",
+            StreamOp::Scale => "Scale",
+            StreamOp::Add => "Add",
+            StreamOp::Triad => "Triad",
+        }
+    }
+
+    /// Array reads plus writes STREAM counts per element (write-allocate is
+    /// not counted).
+    pub fn words(self) -> u64 {
+        match self {
+            StreamOp::Copy | StreamOp::Scale => 2,
+            StreamOp::Add | StreamOp::Triad => 3,
+        }
+    }
+}
+
+/// One STREAM kernel's figures over the counted passes (all but the first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamKernelResult {
+    /// Which kernel.
+    pub op: StreamOp,
+    /// Bytes STREAM counts for one pass: words x 8 x array length.
+    pub bytes_per_pass: Bytes,
+    /// Bytes per pass over the minimum time (STREAM's "Best Rate").
+    pub best_rate: BytesPerSec,
+    /// Mean time of the counted passes.
+    pub avg: Nanos,
+    /// Minimum time.
+    pub min: Nanos,
+    /// Maximum time.
+    pub max: Nanos,
+}
+
+/// STREAM's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamResult {
+    /// Bytes of one array.
+    pub array_bytes: Bytes,
+    /// The first-touch initialisation (a=1, b=2, c=0), not counted.
+    pub init: Nanos,
+    /// How Copy is done: `memcpy` (slice `copy_from_slice`), as gcc's STREAM does.
+    pub copy_method: String,
+    /// Copy, Scale, Add, Triad.
+    pub kernels: Vec<StreamKernelResult>,
+    /// STREAM's `checkSTREAMresults`.
+    pub validation: Validation,
+}
+
+/// The stencil's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StencilResult {
+    /// Bytes of both arrays.
+    pub data_bytes: Bytes,
+    /// The first-touch initialisation, not counted.
+    pub init: Nanos,
+    /// The first sweep (warm-up), reported on its own.
+    pub first_sweep: Nanos,
+    /// The fastest sweep after the first (the first when there is only one).
+    pub best_sweep: Nanos,
+    /// The mean sweep after the first (the first when there is only one).
+    pub mean_sweep: Nanos,
+    /// Flops per interior point: 2k²-1 (k² multiplies, k²-1 adds).
+    pub flops_per_point: u64,
+    /// Interior points updated per sweep.
+    pub interior_points: u64,
+    /// Flops per sweep over the best sweep time, in 10^6 per second.
+    pub mflops: f64,
+    /// 16 B per interior point (one read of src, one write of dst) over the
+    /// best sweep; halo re-reads and write-allocate not counted.
+    pub effective_rate: BytesPerSec,
+    /// Sum of the final interior values in row order: equal across thread
+    /// counts and backings for the same configuration.
+    pub checksum: f64,
+    /// The affine field came through every sweep unchanged, bit for bit.
+    pub validation: Validation,
+}
+
+/// Himeno's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HimenoResult {
+    /// Bytes of the 14 float arrays.
+    pub data_bytes: Bytes,
+    /// The first-touch initialisation, not counted.
+    pub init: Nanos,
+    /// Rehearsal sweeps before the timed run (3 with a time target, else 0).
+    pub rehearsal_iterations: u32,
+    /// Timed sweeps (Himeno's `nn`).
+    pub iterations: u32,
+    /// Time of the timed sweeps.
+    pub elapsed: Nanos,
+    /// Himeno's formula: 34 x (I-3)(J-3)(K-3) x nn / seconds / 10^6.
+    pub mflops: f64,
+    /// Sum of squared residuals of the last sweep, summed in f64.
+    pub gosa: f64,
+    /// The published value for this grid and fixed iteration count, if known.
+    pub gosa_reference: Option<f64>,
+    /// gosa against the reference (relative tolerance 1e-3), or why unchecked.
+    pub validation: Validation,
+}
+
+/// A kernel's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kernel", rename_all = "snake_case")]
+pub enum KernelResult {
+    /// STREAM.
+    Stream(StreamResult),
+    /// The 2D stencil.
+    Stencil(StencilResult),
+    /// Himeno.
+    Himeno(HimenoResult),
+}
+
+impl KernelResult {
+    /// Whether the kernel's own check passed.
+    pub fn validation(&self) -> &Validation {
+        match self {
+            KernelResult::Stream(r) => &r.validation,
+            KernelResult::Stencil(r) => &r.validation,
+            KernelResult::Himeno(r) => &r.validation,
+        }
+    }
+}
+
+/// How the measured part of a job ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MemOutcome {
+    /// The kernel ran to its end.
+    Completed {
+        /// Its figures.
+        result: KernelResult,
+        /// Wall time of the kernel phase (initialisation and msync excluded):
+        /// what `--relative` compares.
+        execution: Nanos,
+        /// Time of the final `msync` of a file mapping (not part of `execution`).
+        msync: Option<Nanos>,
+    },
+    /// The memory cgroup's OOM killer ended it (SIGKILL, `oom_kill` counter up).
+    OomKilled {
+        /// The explanation shown to the user.
+        message: String,
+    },
+}
+
+/// Swap as the kernel reports it (`/proc/swaps`, `/proc/meminfo`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SwapInfo {
+    /// `SwapTotal`.
+    pub total: Bytes,
+    /// `SwapTotal - SwapFree`.
+    pub used: Bytes,
+    /// Active swap areas, as `/proc/swaps` names them.
+    pub devices: Vec<String>,
+}
+
+/// The memory-related facts of the machine at the time of the run.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct MemHost {
+    /// The last-level cache of cpu0 (sysfs), if known.
+    pub llc: Option<Bytes>,
+    /// `MemTotal`.
+    pub mem_total: Bytes,
+    /// Swap in use.
+    pub swap: SwapInfo,
+}
+
+/// What the memory cgroup recorded about the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CgroupUsage {
+    /// `v1` or `v2`.
+    pub version: String,
+    /// The limit set.
+    pub limit: Bytes,
+    /// Peak usage (`memory.max_usage_in_bytes` or `memory.peak`), if offered.
+    pub peak: Option<Bytes>,
+    /// OOM kills inside the group during the run.
+    pub oom_kills: u64,
+    /// Times the limit was hit (`memory.failcnt`, or `memory.events` max).
+    pub limit_hits: Option<u64>,
+    /// Major faults of the group (`memory.stat` pgmajfault), if offered.
+    pub major_faults: Option<u64>,
+}
+
+/// One memory run: the job, the machine, the outcome and, with `--relative`,
+/// the all-in-memory baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemRun {
+    /// What ran.
+    pub spec: MemJobSpec,
+    /// The machine's memory facts.
+    pub host: MemHost,
+    /// How it ended.
+    pub outcome: MemOutcome,
+    /// The memory cgroup's record, when a limit was set.
+    pub cgroup: Option<CgroupUsage>,
+    /// With `--relative`: the same kernel on the heap without a limit.
+    pub baseline: Option<MemBaseline>,
+    /// Doubts about the figures.
+    pub warnings: Vec<Warning>,
+}
+
+/// The all-in-memory run `--relative` compares against.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemBaseline {
+    /// Its figures.
+    pub result: KernelResult,
+    /// Its kernel-phase wall time.
+    pub execution: Nanos,
+    /// The constrained run's execution time over this one (the paper's
+    /// "relative execution time"); `None` when the constrained run did not
+    /// complete.
+    pub relative_time: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_counts_two_or_three_words() {
+        let words: Vec<u64> = StreamOp::ALL.iter().map(|o| o.words()).collect();
+        assert_eq!(words, [2, 2, 3, 3]);
+    }
+
+    #[test]
+    fn specs_round_trip_through_json() {
+        let spec = MemJobSpec {
+            kernel: MemKernelSpec::Himeno(HimenoSpec {
+                grid: HimenoGrid {
+                    name: Some("s".into()),
+                    i: 64,
+                    j: 64,
+                    k: 128,
+                },
+                length: HimenoLength::Target(Nanos::from_secs(60)),
+            }),
+            threads: 2,
+            backing: Backing::Mmap {
+                path: "/tmp/x".into(),
+            },
+            advice: Advice::Sequential,
+            mem_limit: Some(Bytes(256 << 20)),
+        };
+        let json = serde_json::to_string(&spec).unwrap();
+        assert_eq!(serde_json::from_str::<MemJobSpec>(&json).unwrap(), spec);
+    }
+}
