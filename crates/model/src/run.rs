@@ -42,6 +42,8 @@ impl RunStatus {
 pub enum RunBody {
     /// A storage run.
     Disk(DiskRun),
+    /// A memory or out-of-core run (STREAM, stencil, Himeno).
+    Mem(crate::mem::MemRun),
     /// A network run (iperf3-compatible client).
     Net(crate::net::NetRun),
 }
