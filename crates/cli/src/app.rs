@@ -14,7 +14,10 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {}
+enum Command {
+    /// Show the file system, devices, links and ceilings behind a path.
+    Info(crate::info::InfoArgs),
+}
 
 /// Parse the process arguments; clap exits with code 2 on bad syntax.
 pub fn parse() -> Cli {
@@ -23,7 +26,9 @@ pub fn parse() -> Cli {
 
 /// Run the chosen subcommand.
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
-    match cli.command {}
+    match cli.command {
+        Command::Info(args) => crate::info::run(args),
+    }
 }
 
 #[cfg(test)]

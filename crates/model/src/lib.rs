@@ -15,6 +15,7 @@
 
 pub mod device;
 pub mod disk;
+pub mod figure;
 pub mod mem;
 pub mod net;
 pub mod run;

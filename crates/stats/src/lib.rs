@@ -14,4 +14,5 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod compare;
 pub mod histogram;
