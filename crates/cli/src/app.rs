@@ -17,6 +17,8 @@ pub struct Cli {
 enum Command {
     /// Show the file system, devices, links and ceilings behind a path.
     Info(crate::info::InfoArgs),
+    /// Memory and out-of-core kernels: STREAM, 2D stencil, Himeno (heap or mmap, memory limits).
+    Mem(crate::mem::MemArgs),
 }
 
 /// Parse the process arguments; clap exits with code 2 on bad syntax.
@@ -28,6 +30,7 @@ pub fn parse() -> Cli {
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Info(args) => crate::info::run(args),
+        Command::Mem(args) => crate::mem::run(args),
     }
 }
 

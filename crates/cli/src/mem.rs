@@ -1,0 +1,614 @@
+//! `iomark mem stream|stencil|himeno`: memory and out-of-core kernels on the
+//! heap or a file mapping, optionally under a memory cgroup limit.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand, ValueEnum};
+use iomark_mem::{himeno, job, sys};
+use iomark_model::mem::{
+    Advice, Backing, CheckOutcome, HimenoLength, HimenoResult, HimenoSpec, KernelResult,
+    MemJobSpec, MemKernelSpec, MemOutcome, MemRun, StencilResult, StencilSpec, StreamResult,
+    StreamSpec,
+};
+use iomark_model::units::{Bytes, Nanos};
+use iomark_model::{RunBody, RunDocument, RunStatus, SCHEMA_VERSION};
+
+use crate::exit::Exit;
+
+/// The raw arguments of `iomark mem`.
+#[derive(Debug, Args)]
+pub struct MemArgs {
+    #[command(subcommand)]
+    command: MemCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum MemCommand {
+    /// STREAM Copy, Scale, Add, Triad: best rate (MB/s) and avg/min/max time.
+    Stream(StreamArgs),
+    /// A k x k weighted-average 2D stencil (3x3 or 15x15) on two f64 arrays.
+    Stencil(StencilArgs),
+    /// The Himeno benchmark: Jacobi sweeps of a 19-point stencil, MFLOPS.
+    Himeno(HimenoArgs),
+    /// Internal: the limited child process of --mem-limit.
+    #[command(name = "__child", hide = true)]
+    Child,
+}
+
+/// Flags every kernel takes.
+#[derive(Debug, Args)]
+struct CommonArgs {
+    /// Worker threads (default: the CPUs this process may use).
+    #[arg(long, value_name = "N", help_heading = "Workload")]
+    threads: Option<u32>,
+
+    /// Where the arrays live: heap, or mmap:PATH for a file created in
+    /// directory PATH (or as new file PATH), mapped shared, removed after.
+    #[arg(long, value_name = "heap|mmap:PATH", default_value = "heap", help_heading = "Memory")]
+    backing: String,
+
+    /// madvise policy of a file mapping: normal, sequential or random.
+    #[arg(long, value_enum, value_name = "POLICY", default_value_t = AdviceArg::Normal, help_heading = "Memory")]
+    advice: AdviceArg,
+
+    /// Run the kernel in a memory cgroup of this size, e.g. 256MiB (root).
+    #[arg(long, value_name = "SIZE", help_heading = "Memory")]
+    mem_limit: Option<Bytes>,
+
+    /// Run the all-in-memory case (heap, no limit) first and report this run
+    /// as relative execution time.
+    #[arg(long, help_heading = "Memory")]
+    relative: bool,
+
+    /// Print one JSON document (the result schema in docs/) instead of text.
+    #[arg(long, help_heading = "Output")]
+    json: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum AdviceArg {
+    Normal,
+    Sequential,
+    Random,
+}
+
+/// `iomark mem stream`.
+#[derive(Debug, Args)]
+struct StreamArgs {
+    /// Elements (f64) per array, STREAM_ARRAY_SIZE; k/M/G are powers of 10
+    /// (default: 4 x the last-level cache per array, at least 10M).
+    #[arg(long, value_name = "N", value_parser = parse_count, help_heading = "Workload")]
+    size: Option<u64>,
+
+    /// Passes over the four kernels; the first is not counted.
+    #[arg(long, value_name = "N", default_value_t = 10, help_heading = "Workload")]
+    ntimes: u32,
+
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// `iomark mem stencil`.
+#[derive(Debug, Args)]
+struct StencilArgs {
+    /// Mask width: 3 (bandwidth-bound) or 15 (compute-bound).
+    #[arg(long, value_name = "K", default_value_t = 3, help_heading = "Workload")]
+    mask: u32,
+
+    /// Rows and columns of the square grid (16 x N² bytes in all).
+    #[arg(long, value_name = "N", default_value_t = 8192, help_heading = "Workload")]
+    n: u64,
+
+    /// Sweeps; the first is reported apart as warm-up.
+    #[arg(long, value_name = "N", default_value_t = 10, help_heading = "Workload")]
+    sweeps: u32,
+
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// `iomark mem himeno`.
+#[derive(Debug, Args)]
+struct HimenoArgs {
+    /// Grid: xs, s, m, l, xl, xxl (1025x1025x2049) or IxJxK.
+    #[arg(long, value_name = "SIZE", default_value = "m", help_heading = "Workload")]
+    grid: String,
+
+    /// Exactly N sweeps from a fresh grid; gosa is checked where a
+    /// reference exists (xs/s/m/l/xl at 3, s and m at 64).
+    #[arg(long, value_name = "N", conflicts_with = "seconds", help_heading = "Workload")]
+    iterations: Option<u32>,
+
+    /// Himeno's own scheme: 3 rehearsal sweeps, then as many as fill this
+    /// many seconds.
+    #[arg(long, value_name = "S", help_heading = "Workload")]
+    seconds: Option<f64>,
+
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// `80M` = 80,000,000 elements, as STREAM sizes are usually written.
+fn parse_count(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1_000),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1_000_000),
+        Some('g' | 'G') => (&t[..t.len() - 1], 1_000_000_000),
+        _ => (t, 1),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("expected a positive element count such as 10000000 or 80M, got {s:?}"))
+}
+
+/// A validated job and how to present it.
+#[derive(Debug)]
+struct MemOptions {
+    spec: MemJobSpec,
+    relative: bool,
+    json: bool,
+    /// The directory named by mmap:PATH, for the device report.
+    backing_dir: Option<PathBuf>,
+}
+
+fn invalid(msg: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::anyhow!("{msg}")
+}
+
+/// The kernel-independent half of the validation.
+fn common_options(c: CommonArgs, kernel: MemKernelSpec) -> anyhow::Result<MemOptions> {
+    let threads = match c.threads {
+        Some(0) => bail!("--threads must be at least 1"),
+        Some(t) if t > 4096 => bail!("--threads {t} is more than 4096; use at most the CPU count"),
+        Some(t) => t,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+    };
+    let (backing, backing_dir) = if c.backing == "heap" {
+        (Backing::Heap, None)
+    } else if let Some(path) = c.backing.strip_prefix("mmap:") {
+        let user = PathBuf::from(path);
+        let file = iomark_mem::region::resolve_mmap_path(&user)?;
+        let dir = file.parent().map(Path::to_path_buf);
+        (
+            Backing::Mmap {
+                path: file.display().to_string(),
+            },
+            dir,
+        )
+    } else {
+        bail!(
+            "--backing {:?} is not heap or mmap:PATH (e.g. --backing mmap:/mnt/ssd)",
+            c.backing
+        );
+    };
+    if let Some(limit) = c.mem_limit {
+        if limit.get() < 4 * Bytes::MIB {
+            bail!("--mem-limit {limit} is too small for the process itself; use at least 4MiB");
+        }
+    }
+    if c.relative && c.mem_limit.is_none() && backing == Backing::Heap {
+        bail!("--relative compares a constrained run with the all-in-memory one; add --mem-limit SIZE or --backing mmap:PATH");
+    }
+    let advice = match c.advice {
+        AdviceArg::Normal => Advice::Normal,
+        AdviceArg::Sequential => Advice::Sequential,
+        AdviceArg::Random => Advice::Random,
+    };
+    Ok(MemOptions {
+        spec: MemJobSpec {
+            kernel,
+            threads,
+            backing,
+            advice,
+            mem_limit: c.mem_limit,
+        },
+        relative: c.relative,
+        json: c.json,
+        backing_dir,
+    })
+}
+
+/// STREAM's size rule by default: each array 4 x the last-level cache, at
+/// least STREAM's 10M, and no more than half the available memory in all.
+fn default_stream_len() -> u64 {
+    let host = sys::host();
+    let rule = host.llc.map_or(0, |l| (4 * l.get()).div_ceil(8));
+    let len = rule.max(10_000_000);
+    match sys::mem_available() {
+        Some(avail) => len.min(avail.get() / 2 / 24).max(1_000_000),
+        None => len,
+    }
+}
+
+impl TryFrom<StreamArgs> for MemOptions {
+    type Error = anyhow::Error;
+
+    fn try_from(a: StreamArgs) -> anyhow::Result<Self> {
+        if a.ntimes < 2 {
+            return Err(invalid(format!(
+                "--ntimes {} is too small: the first pass is not counted, so use at least 2",
+                a.ntimes
+            )));
+        }
+        let array_len = a.size.unwrap_or_else(default_stream_len);
+        common_options(a.common, MemKernelSpec::Stream(StreamSpec { array_len, ntimes: a.ntimes }))
+    }
+}
+
+impl TryFrom<StencilArgs> for MemOptions {
+    type Error = anyhow::Error;
+
+    fn try_from(a: StencilArgs) -> anyhow::Result<Self> {
+        if a.mask != 3 && a.mask != 15 {
+            return Err(invalid(format!(
+                "--mask {} is not supported: use 3 or 15 (their weights are exact, which the check needs)",
+                a.mask
+            )));
+        }
+        if a.n <= a.mask as u64 {
+            return Err(invalid(format!(
+                "--n {} leaves no interior for a {}x{} mask; use --n {} or more",
+                a.n,
+                a.mask,
+                a.mask,
+                a.mask + 1
+            )));
+        }
+        if a.sweeps == 0 {
+            return Err(invalid("--sweeps must be at least 1"));
+        }
+        let spec = StencilSpec {
+            n: a.n,
+            mask: a.mask,
+            sweeps: a.sweeps,
+        };
+        common_options(a.common, MemKernelSpec::Stencil(spec))
+    }
+}
+
+impl TryFrom<HimenoArgs> for MemOptions {
+    type Error = anyhow::Error;
+
+    fn try_from(a: HimenoArgs) -> anyhow::Result<Self> {
+        let grid = himeno::parse_grid(&a.grid).map_err(|e| invalid(format!("--grid: {e}")))?;
+        let length = match (a.iterations, a.seconds) {
+            (Some(0), _) => return Err(invalid("--iterations must be at least 1")),
+            (Some(n), _) => HimenoLength::Iterations(n),
+            (None, Some(s)) if !(s > 0.0 && s.is_finite()) => {
+                return Err(invalid(format!("--seconds {s} must be a positive number, e.g. 60")))
+            }
+            (None, Some(s)) => HimenoLength::Target(Nanos((s * 1e9) as u64)),
+            (None, None) => HimenoLength::Target(Nanos::from_secs(60)),
+        };
+        common_options(a.common, MemKernelSpec::Himeno(HimenoSpec { grid, length }))
+    }
+}
+
+/// Run `iomark mem ...`.
+pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
+    let options = match args.command {
+        MemCommand::Stream(a) => MemOptions::try_from(a)?,
+        MemCommand::Stencil(a) => MemOptions::try_from(a)?,
+        MemCommand::Himeno(a) => MemOptions::try_from(a)?,
+        MemCommand::Child => {
+            job::serve_child()?;
+            return Ok(Exit::Success);
+        }
+    };
+    let started_at_ms = now_ms();
+    let exe = std::env::current_exe().context("cannot find the iomark binary to run the limited child")?;
+    let run = job::run(&options.spec, options.relative, || {
+        let mut c = Command::new(exe);
+        c.args(["mem", "__child"]);
+        c
+    })?;
+    let doc = run_document(run, std::env::args().collect(), started_at_ms, options.backing_dir.as_deref());
+    let RunBody::Mem(run) = &doc.body else {
+        unreachable!("run_document makes a mem body")
+    };
+    if options.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", render(run));
+    }
+    match &run.outcome {
+        MemOutcome::OomKilled { message } => bail!("{message}"),
+        MemOutcome::Completed { result, .. } if result.validation().is_failed() => {
+            bail!("validation failed: {}", result.validation().detail)
+        }
+        MemOutcome::Completed { .. } => Ok(Exit::Success),
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The iomark result document for a finished mem run, for `--json` and the
+/// store. `backing_dir` is the directory of an mmap backing file, whose
+/// device chain is recorded.
+pub fn run_document(
+    run: MemRun,
+    command_line: Vec<String>,
+    started_at_ms: u64,
+    backing_dir: Option<&Path>,
+) -> RunDocument {
+    let status = match &run.outcome {
+        MemOutcome::Completed { result, .. } if !result.validation().is_failed() => {
+            RunStatus::Complete
+        }
+        _ => RunStatus::Failed,
+    };
+    let device = backing_dir
+        .and_then(|d| iomark_host::DeviceChain::for_path(d).ok())
+        .map(iomark_host::DeviceChain::into_report);
+    RunDocument {
+        schema_version: SCHEMA_VERSION,
+        tool: "iomark".into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        command_line,
+        started_at_ms,
+        finished_at_ms: now_ms(),
+        status,
+        labels: Vec::new(),
+        note: None,
+        warnings: Vec::new(),
+        host: Some(<iomark_model::device::HostInfo as iomark_host::HostInfoExt>::collect()),
+        device,
+        body: RunBody::Mem(run),
+    }
+}
+
+fn secs(n: Nanos) -> f64 {
+    n.as_secs_f64()
+}
+
+/// The text report: the kernel's own table or summary, then the memory
+/// set-up, the baseline and the warnings.
+fn render(run: &MemRun) -> String {
+    let mut out = String::new();
+    let spec = &run.spec;
+    match &run.outcome {
+        MemOutcome::Completed {
+            result,
+            execution,
+            msync,
+        } => {
+            match result {
+                KernelResult::Stream(r) => render_stream(&mut out, spec, r),
+                KernelResult::Stencil(r) => render_stencil(&mut out, spec, r),
+                KernelResult::Himeno(r) => render_himeno(&mut out, spec, r),
+            }
+            out.push_str(&format!("Kernel execution time: {:.6} s\n", secs(*execution)));
+            if let Some(m) = msync {
+                out.push_str(&format!("msync of the backing file: {:.6} s (not counted)\n", secs(*m)));
+            }
+        }
+        MemOutcome::OomKilled { .. } => {
+            out.push_str(&format!(
+                "iomark mem {}: {} of data on {}, no result\n",
+                spec.kernel.name(),
+                job::data_bytes(&spec.kernel),
+                spec.backing
+            ));
+        }
+    }
+    if let Backing::Mmap { .. } = spec.backing {
+        out.push_str(&format!("madvise: {}\n", spec.advice.as_str()));
+    }
+    if let Some(cg) = &run.cgroup {
+        let opt = |v: Option<u64>| v.map_or("n/a".to_string(), |v| v.to_string());
+        out.push_str(&format!(
+            "Memory limit: {} (cgroup {}), data {}; peak {}, limit hit {} times, {} major faults, {} OOM kills\n",
+            cg.limit,
+            cg.version,
+            job::data_bytes(&spec.kernel),
+            cg.peak.map_or("n/a".to_string(), |b| b.to_string()),
+            opt(cg.limit_hits),
+            opt(cg.major_faults),
+            cg.oom_kills
+        ));
+    }
+    let swap = &run.host.swap;
+    if swap.devices.is_empty() {
+        out.push_str("Swap: none\n");
+    } else {
+        out.push_str(&format!(
+            "Swap: {} on {}, {} in use\n",
+            swap.total,
+            swap.devices.join(", "),
+            swap.used
+        ));
+    }
+    if let Some(b) = &run.baseline {
+        match b.relative_time {
+            Some(rel) => out.push_str(&format!(
+                "All-in-memory baseline (heap, no limit): {:.6} s; relative execution time: {rel:.3}\n",
+                secs(b.execution)
+            )),
+            None => out.push_str(&format!(
+                "All-in-memory baseline (heap, no limit): {:.6} s; no relative time (this run did not complete)\n",
+                secs(b.execution)
+            )),
+        }
+    }
+    for w in &run.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    out
+}
+
+const RULE: &str = "-------------------------------------------------------------\n";
+
+fn render_stream(out: &mut String, spec: &MemJobSpec, r: &StreamResult) {
+    let MemKernelSpec::Stream(s) = &spec.kernel else {
+        return;
+    };
+    out.push_str(RULE);
+    out.push_str("iomark mem stream: based on a variant of the STREAM benchmark (v5.10)\n");
+    out.push_str(RULE);
+    out.push_str("This system uses 8 bytes per array element.\n");
+    out.push_str(&format!(
+        "Array size = {} (elements), Offset = 0 (elements)\n",
+        s.array_len
+    ));
+    let mib = r.array_bytes.get() as f64 / (1u64 << 20) as f64;
+    out.push_str(&format!(
+        "Memory per array = {mib:.1} MiB (= {:.1} GiB).\n",
+        mib / 1024.0
+    ));
+    out.push_str(&format!(
+        "Total memory required = {:.1} MiB (= {:.1} GiB).\n",
+        3.0 * mib,
+        3.0 * mib / 1024.0
+    ));
+    out.push_str(&format!(
+        "Each kernel will be executed {} times; the best time of the last {} is used.\n",
+        s.ntimes,
+        s.ntimes - 1
+    ));
+    out.push_str(&format!(
+        "Threads: {} · Backing: {} · Copy: {}\n",
+        spec.threads, spec.backing, r.copy_method
+    ));
+    out.push_str(&format!("Initialisation (first touch, not counted): {:.6} s\n", secs(r.init)));
+    out.push_str(RULE);
+    out.push_str("Function    Best Rate MB/s  Avg time     Min time     Max time\n");
+    for k in &r.kernels {
+        out.push_str(&format!(
+            "{:<11}{:12.1}  {:11.6}  {:11.6}  {:11.6}\n",
+            format!("{}:", k.op.label()),
+            k.best_rate.mb_per_sec(),
+            secs(k.avg),
+            secs(k.min),
+            secs(k.max)
+        ));
+    }
+    out.push_str(RULE);
+    out.push_str(&format!("{}\n", r.validation.detail));
+    out.push_str(RULE);
+}
+
+fn render_stencil(out: &mut String, spec: &MemJobSpec, r: &StencilResult) {
+    let MemKernelSpec::Stencil(s) = &spec.kernel else {
+        return;
+    };
+    out.push_str(&format!(
+        "iomark mem stencil: {k}x{k} mask on {n} x {n} f64 ({} in 2 arrays), {} sweeps, {} threads, {}\n",
+        r.data_bytes,
+        s.sweeps,
+        spec.threads,
+        spec.backing,
+        k = s.mask,
+        n = s.n
+    ));
+    out.push_str(&format!("Initialisation (not counted): {:.6} s\n", secs(r.init)));
+    out.push_str(&format!("First sweep (warm-up):        {:.6} s\n", secs(r.first_sweep)));
+    out.push_str(&format!("Best sweep:                   {:.6} s\n", secs(r.best_sweep)));
+    out.push_str(&format!("Mean sweep:                   {:.6} s\n", secs(r.mean_sweep)));
+    out.push_str(&format!(
+        "MFLOPS (best sweep, {} flop per point): {:.1}\n",
+        r.flops_per_point, r.mflops
+    ));
+    out.push_str(&format!(
+        "Effective rate (16 B per point): {:.1} MB/s\n",
+        r.effective_rate.mb_per_sec()
+    ));
+    out.push_str(&format!("Checksum: {:.17e}\n", r.checksum));
+    out.push_str(&format!("Validation: {}\n", r.validation.detail));
+}
+
+fn render_himeno(out: &mut String, spec: &MemJobSpec, r: &HimenoResult) {
+    let MemKernelSpec::Himeno(s) = &spec.kernel else {
+        return;
+    };
+    out.push_str(&format!(
+        "Grid-size = {} ({} in 14 float arrays), {} threads, {}\n",
+        s.grid, r.data_bytes, spec.threads, spec.backing
+    ));
+    out.push_str(&format!("Initialisation (not counted): {:.6} s\n", secs(r.init)));
+    if r.rehearsal_iterations > 0 {
+        out.push_str(&format!("Rehearsal: {} sweeps\n", r.rehearsal_iterations));
+    }
+    out.push_str(&format!("Loop executed for {} times\n", r.iterations));
+    out.push_str(&format!("Gosa : {:.6e} (summed in f64)\n", r.gosa));
+    out.push_str(&format!(
+        "MFLOPS measured : {:.1}\tcpu : {:.6}\n",
+        r.mflops,
+        secs(r.elapsed)
+    ));
+    out.push_str(&format!(
+        "Score based on Pentium III 600MHz using Fortran 77: {:.1}\n",
+        r.mflops / 82.84
+    ));
+    let tag = match r.validation.outcome {
+        CheckOutcome::Passed => "ok",
+        CheckOutcome::Failed => "FAILED",
+        CheckOutcome::Unchecked => "not checked",
+    };
+    out.push_str(&format!("Validation ({tag}): {}\n", r.validation.detail));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(subcommand)]
+        mem: MemCommand,
+    }
+
+    fn parse(args: &[&str]) -> anyhow::Result<MemOptions> {
+        let mut v = vec!["t"];
+        v.extend_from_slice(args);
+        match T::try_parse_from(v)?.mem {
+            MemCommand::Stream(a) => MemOptions::try_from(a),
+            MemCommand::Stencil(a) => MemOptions::try_from(a),
+            MemCommand::Himeno(a) => MemOptions::try_from(a),
+            MemCommand::Child => unreachable!("not parsed here"),
+        }
+    }
+
+    #[test]
+    fn flags_become_a_spec() {
+        let o = parse(&["stream", "--size", "80M", "--threads", "2", "--ntimes", "5"]).unwrap();
+        assert_eq!(
+            o.spec.kernel,
+            MemKernelSpec::Stream(StreamSpec {
+                array_len: 80_000_000,
+                ntimes: 5
+            })
+        );
+        assert_eq!(o.spec.threads, 2);
+        let o = parse(&["himeno", "--grid", "S", "--iterations", "64", "--mem-limit", "256MiB"])
+            .unwrap();
+        assert_eq!(o.spec.mem_limit, Some(Bytes(256 << 20)));
+        let MemKernelSpec::Himeno(h) = o.spec.kernel else {
+            panic!("himeno")
+        };
+        assert_eq!(h.length, HimenoLength::Iterations(64));
+        assert_eq!((h.grid.i, h.grid.j, h.grid.k), (64, 64, 128));
+    }
+
+    #[test]
+    fn bad_values_name_the_fix() {
+        let msg = |a: &[&str]| format!("{:#}", parse(a).unwrap_err());
+        assert!(msg(&["stencil", "--mask", "5"]).contains("use 3 or 15"));
+        assert!(msg(&["stencil", "--n", "10", "--mask", "15"]).contains("--n 16"));
+        assert!(msg(&["stream", "--ntimes", "1"]).contains("at least 2"));
+        assert!(msg(&["stream", "--backing", "disk"]).contains("mmap:PATH"));
+        assert!(msg(&["stream", "--relative"]).contains("--mem-limit"));
+        assert!(msg(&["himeno", "--grid", "huge"]).contains("IxJxK"));
+        assert!(msg(&["stream", "--threads", "0"]).contains("at least 1"));
+    }
+}
