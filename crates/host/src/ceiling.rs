@@ -29,7 +29,11 @@ fn ceiling(name: impl Into<String>, hard_mbs: f64, typical_mbs: Option<f64>) -> 
 /// The ceiling of a USB link from sysfs `speed` (Mb/s), the lane count and
 /// the bound interface driver (`uas` or `usb-storage`); none for low speed
 /// (no bulk endpoints) and unknown speeds.
-pub fn usb_ceiling(speed_mbps: f64, lanes: Option<u32>, driver: Option<&str>) -> Option<LinkCeiling> {
+pub fn usb_ceiling(
+    speed_mbps: f64,
+    lanes: Option<u32>,
+    driver: Option<&str>,
+) -> Option<LinkCeiling> {
     let uas = driver == Some("uas");
     let two_lanes = lanes == Some(2);
     let c = match speed_mbps as u64 {
@@ -41,8 +45,16 @@ pub fn usb_ceiling(speed_mbps: f64, lanes: Option<u32>, driver: Option<&str>) ->
             Some(if uas { 450.0 } else { 400.0 }),
         ),
         10000 if two_lanes => ceiling("USB 3.2 Gen 1x2 (10 Gb/s)", 1000.0, None),
-        10000 => ceiling("USB 3.2 Gen 2 (10 Gb/s)", 10_000.0 * 128.0 / 132.0 / 8.0, Some(1050.0)),
-        20000 => ceiling("USB 3.2 Gen 2x2 (20 Gb/s)", 20_000.0 * 128.0 / 132.0 / 8.0, Some(2000.0)),
+        10000 => ceiling(
+            "USB 3.2 Gen 2 (10 Gb/s)",
+            10_000.0 * 128.0 / 132.0 / 8.0,
+            Some(1050.0),
+        ),
+        20000 => ceiling(
+            "USB 3.2 Gen 2x2 (20 Gb/s)",
+            20_000.0 * 128.0 / 132.0 / 8.0,
+            Some(2000.0),
+        ),
         _ => return None,
     };
     Some(c)
@@ -142,7 +154,13 @@ mod tests {
 
     #[test]
     fn usb_gen1x2_is_told_apart_from_gen2_by_lanes() {
-        assert_eq!(usb_ceiling(10000.0, Some(2), None).unwrap().hard.mb_per_sec(), 1000.0);
+        assert_eq!(
+            usb_ceiling(10000.0, Some(2), None)
+                .unwrap()
+                .hard
+                .mb_per_sec(),
+            1000.0
+        );
         let g2 = usb_ceiling(10000.0, Some(1), Some("uas")).unwrap();
         assert!((g2.hard.mb_per_sec() - 1212.12).abs() < 0.01);
         assert!(usb_ceiling(1.5, None, None).is_none());
@@ -183,7 +201,12 @@ mod tests {
     fn between_typical_and_hard_is_suspicious_and_below_is_quiet() {
         let c = usb_ceiling(480.0, None, Some("uas")).unwrap();
         let w = check_against(&c, BytesPerSec(48e6), "write").unwrap();
-        assert!(w.message.contains("usually delivers (about 40 MB/s, at most 53 MB/s)"), "{}", w.message);
+        assert!(
+            w.message
+                .contains("usually delivers (about 40 MB/s, at most 53 MB/s)"),
+            "{}",
+            w.message
+        );
         assert!(check_against(&c, BytesPerSec(43e6), "write").is_none());
         assert!(check_against(&c, BytesPerSec(35e6), "write").is_none());
     }
@@ -193,6 +216,10 @@ mod tests {
         let c = usb_ceiling(10000.0, Some(2), None).unwrap();
         assert!(check_against(&c, BytesPerSec(990e6), "read").is_none());
         let w = check_against(&c, BytesPerSec(1500e6), "read").unwrap();
-        assert!(w.message.contains("ceiling of about 1000 MB/s"), "{}", w.message);
+        assert!(
+            w.message.contains("ceiling of about 1000 MB/s"),
+            "{}",
+            w.message
+        );
     }
 }

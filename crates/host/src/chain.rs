@@ -29,9 +29,9 @@ impl DeviceChain {
     /// As [`DeviceChain::for_path`], reading block devices from `sysfs`.
     pub fn for_path_in(path: impl AsRef<Path>, sysfs: &Sysfs) -> Result<DeviceChain, HostError> {
         let given = path.as_ref();
-        let path_err = |source| HostError::Path {
+        let path_err = |cause| HostError::Path {
             path: given.to_path_buf(),
-            source,
+            cause,
         };
         let real = given.canonicalize().map_err(path_err)?;
         let meta = std::fs::metadata(&real).map_err(path_err)?;
@@ -82,9 +82,6 @@ impl DeviceChain {
             Vec::new()
         };
         let slowest = device.as_ref().and_then(effective_ceiling);
-        if device.is_some() && slowest.is_none() {
-            notes.push("no link on this chain has a known ceiling, so no figure is flagged".into());
-        }
         Ok(DeviceChain {
             report: DeviceReport {
                 path: given.to_string_lossy().into_owned(),
@@ -130,10 +127,14 @@ fn no_block_device_note(fs: Option<&MountEntry>) -> String {
         Some("tmpfs") | Some("ramfs") => {
             "tmpfs: RAM, no storage link; the ceiling is memory bandwidth".into()
         }
-        Some(t @ ("nfs" | "nfs4" | "cifs" | "smb3" | "9p" | "virtiofs" | "fuse" | "fuse.sshfs")) => {
+        Some(
+            t @ ("nfs" | "nfs4" | "cifs" | "smb3" | "9p" | "virtiofs" | "fuse" | "fuse.sshfs"),
+        ) => {
             format!("{t}: a network or virtual file system; the link ceiling is unknown")
         }
-        Some("overlay") => "overlay: the upper directory decides; its device is not followed".into(),
+        Some("overlay") => {
+            "overlay: the upper directory decides; its device is not followed".into()
+        }
         Some(t) => format!("{t}: no block device behind this file system"),
         None => "no mount entry for this path".into(),
     }
@@ -146,9 +147,7 @@ fn block_source(fs: &MountEntry) -> Option<DevNo> {
         return None;
     }
     let m = std::fs::metadata(&fs.source).ok()?;
-    m.file_type()
-        .is_block_device()
-        .then(|| devno_of(m.rdev()))
+    m.file_type().is_block_device().then(|| devno_of(m.rdev()))
 }
 
 /// The ceiling of a layer together with everything under it: the minimum
@@ -168,7 +167,11 @@ pub(crate) fn effective_ceiling(layer: &BlockLayer) -> Option<LinkCeiling> {
             cs.map(|cs| {
                 let typical: Option<f64> = cs.iter().map(|c| c.typical.map(|t| t.0)).sum();
                 LinkCeiling {
-                    name: cs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(" + "),
+                    name: cs
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" + "),
                     hard: BytesPerSec(cs.iter().map(|c| c.hard.0).sum()),
                     typical: typical.map(BytesPerSec),
                 }

@@ -48,15 +48,14 @@ pub use sysfs::Sysfs;
 #[non_exhaustive]
 pub enum HostError {
     /// The path does not exist or cannot be read.
-    #[error("cannot read '{path}': {source}; give an existing file, directory or block device")]
+    #[error("cannot read '{path}': {cause}; give an existing file, directory or block device")]
     Path {
         /// The path as given.
         path: PathBuf,
-        /// What the kernel said.
-        #[source]
-        source: std::io::Error,
+        /// What the kernel said (part of the message, so not a `source`).
+        cause: std::io::Error,
     },
     /// `/proc/self/mountinfo` could not be read.
     #[error("cannot read /proc/self/mountinfo: {0}; is /proc mounted?")]
-    MountInfo(#[source] std::io::Error),
+    MountInfo(std::io::Error),
 }

@@ -42,8 +42,13 @@ pub(crate) fn unescape(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
-            let v = (b[i + 1] - b'0') as u32 * 64 + (b[i + 2] - b'0') as u32 * 8 + (b[i + 3] - b'0') as u32;
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = (b[i + 1] - b'0') as u32 * 64
+                + (b[i + 2] - b'0') as u32 * 8
+                + (b[i + 3] - b'0') as u32;
             out.push(v as u8);
             i += 4;
         } else {
@@ -109,7 +114,13 @@ mod tests {
                  garbage line\n";
         let m = parse_mountinfo(t);
         assert_eq!(m.len(), 2);
-        assert_eq!(m[0].devno, DevNo { major: 254, minor: 0 });
+        assert_eq!(
+            m[0].devno,
+            DevNo {
+                major: 254,
+                minor: 0
+            }
+        );
         assert_eq!(m[0].fs_type, "ext4");
         assert_eq!(m[0].super_options, "rw,discard");
         assert_eq!(m[1].mount_point, "/mnt/my disk");
@@ -125,8 +136,15 @@ mod tests {
     #[test]
     fn root_is_found_in_the_real_table() {
         let table = read_mountinfo().unwrap();
-        let e = mount_of(Path::new("/"), DevNo { major: u32::MAX, minor: 0 }, &table)
-            .expect("statx gives the mount id of / on kernels since 5.8");
+        let e = mount_of(
+            Path::new("/"),
+            DevNo {
+                major: u32::MAX,
+                minor: 0,
+            },
+            &table,
+        )
+        .expect("statx gives the mount id of / on kernels since 5.8");
         assert_eq!(e.mount_point, "/");
     }
 }

@@ -121,7 +121,8 @@ impl Sysfs {
                 }
             }
             for slave in entries(&disk.join("slaves")) {
-                let d = text(&disk.join("slaves").join(&slave).join("dev")).and_then(|s| parse_devno(&s));
+                let d = text(&disk.join("slaves").join(&slave).join("dev"))
+                    .and_then(|s| parse_devno(&s));
                 if let Some(d) = d {
                     lower.extend(self.layer_at_depth(d, depth + 1));
                 }
@@ -159,7 +160,11 @@ impl Sysfs {
             name,
             devno,
             partition_of: is_part.then(|| disk_name.clone()),
-            partition: if is_part { num(&dir.join("partition")) } else { None },
+            partition: if is_part {
+                num(&dir.join("partition"))
+            } else {
+                None
+            },
             size: Bytes(size),
             read_only: flag(&dir.join("ro")).unwrap_or(false),
             removable: flag(&disk.join("removable")).unwrap_or(false),
@@ -243,8 +248,13 @@ impl Sysfs {
                 Some("scsi") => {
                     seen_scsi = true;
                     if hop.name.starts_with("host") {
-                        let proc_name =
-                            text(&self.root.join("class/scsi_host").join(&hop.name).join("proc_name"));
+                        let proc_name = text(
+                            &self
+                                .root
+                                .join("class/scsi_host")
+                                .join(&hop.name)
+                                .join("proc_name"),
+                        );
                         if let Some(p) = proc_name {
                             if p.starts_with("ahci") || p.starts_with("sata") {
                                 f.transport = f.transport.or(Transport::Sata);
@@ -258,7 +268,9 @@ impl Sysfs {
                 if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && f.sata.is_none() {
                     f.sata = Some(SataLink {
                         port: hop.name.clone(),
-                        speed_gbps: sata_speed(&self.root.join("class/ata_link").join(format!("link{n}"))),
+                        speed_gbps: sata_speed(
+                            &self.root.join("class/ata_link").join(format!("link{n}")),
+                        ),
                     });
                 }
             }
@@ -291,7 +303,8 @@ impl Sysfs {
         // Ceilings, nearest link first: USB or SATA, then every PCIe hop.
         if let Some(u) = &f.usb {
             if let Some(s) = u.speed_mbps {
-                f.ceilings.extend(usb_ceiling(s, u.lanes, u.driver.as_deref()));
+                f.ceilings
+                    .extend(usb_ceiling(s, u.lanes, u.driver.as_deref()));
             }
         }
         if let Some(s) = f.sata.as_ref().and_then(|s| s.speed_gbps) {

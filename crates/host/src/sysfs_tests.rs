@@ -59,17 +59,27 @@ impl FakeSys {
         self.file(&format!("{rel}/size"), &format!("{sectors}\n"));
         let link_dir = self.root().join("dev/block");
         fs::create_dir_all(&link_dir).unwrap();
-        symlink(rel_to(&link_dir.join("x"), &self.root().join(rel)), link_dir.join(devno)).unwrap();
+        symlink(
+            rel_to(&link_dir.join("x"), &self.root().join(rel)),
+            link_dir.join(devno),
+        )
+        .unwrap();
         self
     }
 
     fn queue(&self, disk: &str, lbs: u32, pbs: u32, sched: &str, rot: u8) -> &Self {
-        self.file(&format!("{disk}/queue/logical_block_size"), &format!("{lbs}\n"))
-            .file(&format!("{disk}/queue/physical_block_size"), &format!("{pbs}\n"))
-            .file(&format!("{disk}/queue/scheduler"), sched)
-            .file(&format!("{disk}/queue/rotational"), &format!("{rot}\n"))
-            .file(&format!("{disk}/queue/nr_requests"), "64\n")
-            .file(&format!("{disk}/queue/max_sectors_kb"), "240\n")
+        self.file(
+            &format!("{disk}/queue/logical_block_size"),
+            &format!("{lbs}\n"),
+        )
+        .file(
+            &format!("{disk}/queue/physical_block_size"),
+            &format!("{pbs}\n"),
+        )
+        .file(&format!("{disk}/queue/scheduler"), sched)
+        .file(&format!("{disk}/queue/rotational"), &format!("{rot}\n"))
+        .file(&format!("{disk}/queue/nr_requests"), "64\n")
+        .file(&format!("{disk}/queue/max_sectors_kb"), "240\n")
     }
 
     fn layer(&self, devno: &str) -> BlockLayer {
@@ -102,33 +112,37 @@ fn usb_disk(fake: &FakeSys, speed: &str, version: &str, driver: &str, protocol: 
     let intf = format!("{dev}/1-1:1.0");
     let sdev = format!("{intf}/host6/target6:0:0/6:0:0:0");
     let disk = format!("{sdev}/block/sdb");
-    fake.dev("devices/pci0000:00/0000:00:14.0", "bus/pci", Some("xhci_hcd"))
-        .dev(&format!("{XHCI}/usb1"), "bus/usb", Some("usb"))
-        .file(&format!("{XHCI}/usb1/speed"), "480\n")
-        .file(&format!("{XHCI}/usb1/version"), " 2.00\n")
-        .dev(&dev, "bus/usb", Some("usb"))
-        .file(&format!("{dev}/speed"), speed)
-        .file(&format!("{dev}/version"), version)
-        .file(&format!("{dev}/rx_lanes"), "1\n")
-        .file(&format!("{dev}/idVendor"), "152d\n")
-        .file(&format!("{dev}/idProduct"), "0578\n")
-        .file(&format!("{dev}/manufacturer"), "JMicron\n")
-        .file(&format!("{dev}/product"), "USB to ATA/ATAPI Bridge\n")
-        .dev(&intf, "bus/usb", Some(driver))
-        .file(&format!("{intf}/bInterfaceClass"), "08\n")
-        .file(&format!("{intf}/bInterfaceProtocol"), protocol)
-        .dev(&format!("{intf}/host6"), "bus/scsi", None)
-        .file("class/scsi_host/host6/proc_name", driver)
-        .dev(&format!("{intf}/host6/target6:0:0"), "bus/scsi", None)
-        .dev(&sdev, "bus/scsi", Some("sd"))
-        .file(&format!("{sdev}/vendor"), "JMicron \n")
-        .file(&format!("{sdev}/model"), "Generic         \n")
-        .file(&format!("{sdev}/rev"), "0508\n")
-        .block(&disk, "8:16", 1_953_525_168)
-        .queue(&disk, 512, 4096, "none [mq-deadline]", 1)
-        .file(&format!("{disk}/removable"), "0\n")
-        .block(&format!("{disk}/sdb1"), "8:17", 1_953_523_120)
-        .file(&format!("{disk}/sdb1/partition"), "1\n");
+    fake.dev(
+        "devices/pci0000:00/0000:00:14.0",
+        "bus/pci",
+        Some("xhci_hcd"),
+    )
+    .dev(&format!("{XHCI}/usb1"), "bus/usb", Some("usb"))
+    .file(&format!("{XHCI}/usb1/speed"), "480\n")
+    .file(&format!("{XHCI}/usb1/version"), " 2.00\n")
+    .dev(&dev, "bus/usb", Some("usb"))
+    .file(&format!("{dev}/speed"), speed)
+    .file(&format!("{dev}/version"), version)
+    .file(&format!("{dev}/rx_lanes"), "1\n")
+    .file(&format!("{dev}/idVendor"), "152d\n")
+    .file(&format!("{dev}/idProduct"), "0578\n")
+    .file(&format!("{dev}/manufacturer"), "JMicron\n")
+    .file(&format!("{dev}/product"), "USB to ATA/ATAPI Bridge\n")
+    .dev(&intf, "bus/usb", Some(driver))
+    .file(&format!("{intf}/bInterfaceClass"), "08\n")
+    .file(&format!("{intf}/bInterfaceProtocol"), protocol)
+    .dev(&format!("{intf}/host6"), "bus/scsi", None)
+    .file("class/scsi_host/host6/proc_name", driver)
+    .dev(&format!("{intf}/host6/target6:0:0"), "bus/scsi", None)
+    .dev(&sdev, "bus/scsi", Some("sd"))
+    .file(&format!("{sdev}/vendor"), "JMicron \n")
+    .file(&format!("{sdev}/model"), "Generic         \n")
+    .file(&format!("{sdev}/rev"), "0508\n")
+    .block(&disk, "8:16", 1_953_525_168)
+    .queue(&disk, 512, 4096, "none [mq-deadline]", 1)
+    .file(&format!("{disk}/removable"), "0\n")
+    .block(&format!("{disk}/sdb1"), "8:17", 1_953_523_120)
+    .file(&format!("{disk}/sdb1/partition"), "1\n");
     // The kernel links a SCSI disk's `device` to its SCSI device.
     symlink("../../../6:0:0:0", fake.root().join(&disk).join("device")).unwrap();
 }
@@ -158,8 +172,15 @@ fn usb2_bot_disk_partition_resolves_to_the_usb_link() {
     assert_eq!(l.queue.physical_block_size, Some(4096));
     assert_eq!(l.queue.scheduler.as_deref(), Some("mq-deadline"));
     assert_eq!(l.queue.rotational, Some(true));
-    let subsystems: Vec<_> = l.hops.iter().filter_map(|h| h.subsystem.as_deref()).collect();
-    assert_eq!(subsystems, ["block", "scsi", "scsi", "scsi", "usb", "usb", "usb", "pci"]);
+    let subsystems: Vec<_> = l
+        .hops
+        .iter()
+        .filter_map(|h| h.subsystem.as_deref())
+        .collect();
+    assert_eq!(
+        subsystems,
+        ["block", "scsi", "scsi", "scsi", "usb", "usb", "usb", "pci"]
+    );
     let c = effective_ceiling(&l).unwrap();
     assert_eq!(c.name, "USB 2.0");
     assert!((c.hard.mb_per_sec() - 53.248).abs() < 1e-9);
@@ -177,7 +198,10 @@ fn usb3_uasp_disk_in_a_usb2_port_is_held_to_usb2() {
     assert_eq!(u.protocol(), Some("UASP"));
     assert_eq!(effective_ceiling(&l).unwrap().name, "USB 2.0");
     let note = l.note.unwrap();
-    assert!(note.contains("a USB 3.20 device on a 480 Mb/s link"), "{note}");
+    assert!(
+        note.contains("a USB 3.20 device on a 480 Mb/s link"),
+        "{note}"
+    );
 }
 
 #[test]
@@ -221,7 +245,11 @@ fn sata_disk_behind_ahci_on_a_pcie2_x1_card_is_held_to_the_pcie_link() {
         .queue(&disk, 512, 512, "[mq-deadline] none", 0);
     symlink("../../../2:0:0:0", fake.root().join(&disk).join("device")).unwrap();
     // VPD page 0x80: a 4-byte header ending in the length, then the serial.
-    fs::write(fake.root().join(&sdev).join("vpd_pg80"), b"\x00\x80\x00\x08S5Y1NX0R").unwrap();
+    fs::write(
+        fake.root().join(&sdev).join("vpd_pg80"),
+        b"\x00\x80\x00\x08S5Y1NX0R",
+    )
+    .unwrap();
     let l = fake.layer("8:0");
     assert_eq!(l.transport, Transport::Sata);
     let s = l.sata.as_ref().unwrap();
@@ -257,12 +285,18 @@ fn nvme_disk_on_pcie3_x4() {
         .file(&format!("{ep}/current_link_speed"), "8.0 GT/s PCIe\n")
         .file(&format!("{ep}/current_link_width"), "4\n")
         .dev(&ctrl, "class/nvme", None)
-        .file(&format!("{ctrl}/model"), "WDC WDS500G2B0C-00PXH0                  \n")
+        .file(
+            &format!("{ctrl}/model"),
+            "WDC WDS500G2B0C-00PXH0                  \n",
+        )
         .file(&format!("{ctrl}/serial"), "20263M800123        \n")
         .file(&format!("{ctrl}/firmware_rev"), "211070WD\n")
         .block(&disk, "259:0", 976_773_168)
         .queue(&disk, 512, 512, "[none] mq-deadline", 0)
-        .file(&format!("{disk}/wwid"), "eui.e8238fa6bf530001001b448b4a1b2c3d\n");
+        .file(
+            &format!("{disk}/wwid"),
+            "eui.e8238fa6bf530001001b448b4a1b2c3d\n",
+        );
     // The kernel links `device` to the controller.
     symlink("../../nvme0", fake.root().join(&disk).join("device")).unwrap();
     let l = fake.layer("259:0");
@@ -286,9 +320,18 @@ fn virtio_and_zram_have_unknown_ceilings() {
         .dev(&vdev, "bus/virtio", Some("virtio_blk"))
         .block(&format!("{vdev}/block/vda"), "254:0", 536_870_912)
         .file(&format!("{vdev}/block/vda/serial"), "overlayblk")
-        .queue(&format!("{vdev}/block/vda"), 512, 4096, "none [mq-deadline] kyber bfq", 1)
+        .queue(
+            &format!("{vdev}/block/vda"),
+            512,
+            4096,
+            "none [mq-deadline] kyber bfq",
+            1,
+        )
         .block("devices/virtual/block/zram0", "253:0", 524_288)
-        .file("devices/virtual/block/zram0/queue/logical_block_size", "4096\n");
+        .file(
+            "devices/virtual/block/zram0/queue/logical_block_size",
+            "4096\n",
+        );
     let vda = fake.layer("254:0");
     assert_eq!(vda.transport, Transport::Virtio);
     assert_eq!(vda.identity.serial.as_deref(), Some("overlayblk"));
@@ -319,10 +362,18 @@ fn loop_device_follows_its_backing_file_to_the_disk_under_it() {
     usb_disk(&fake, "480\n", " 2.00\n", "usb-storage", "50\n");
     let link = fake.root().join("dev/block").join(d.to_string());
     let _ = fs::remove_file(&link);
-    symlink(fake.root().join(format!("{XHCI}/usb1/1-1/1-1:1.0/host6/target6:0:0/6:0:0:0/block/sdb")), &link)
-        .unwrap();
+    symlink(
+        fake.root().join(format!(
+            "{XHCI}/usb1/1-1/1-1:1.0/host6/target6:0:0/6:0:0:0/block/sdb"
+        )),
+        &link,
+    )
+    .unwrap();
     fake.block("devices/virtual/block/loop3", "7:3", 2048)
-        .file("devices/virtual/block/loop3/loop/backing_file", &format!("{}\n", backing.display()))
+        .file(
+            "devices/virtual/block/loop3/loop/backing_file",
+            &format!("{}\n", backing.display()),
+        )
         .file("devices/virtual/block/loop3/loop/offset", "0\n")
         .file("devices/virtual/block/loop3/loop/dio", "0\n");
     let l = fake.layer("7:3");
@@ -351,9 +402,15 @@ fn dm_over_two_disks_adds_their_ceilings() {
         .file("devices/virtual/block/dm-0/dm/name", "vg-data\n");
     let slaves = fake.root().join("devices/virtual/block/dm-0/slaves");
     fs::create_dir_all(&slaves).unwrap();
-    symlink(fake.root().join(format!("{sdev}/block/sda")), slaves.join("sda")).unwrap();
     symlink(
-        fake.root().join(format!("{XHCI}/usb1/1-1/1-1:1.0/host6/target6:0:0/6:0:0:0/block/sdb")),
+        fake.root().join(format!("{sdev}/block/sda")),
+        slaves.join("sda"),
+    )
+    .unwrap();
+    symlink(
+        fake.root().join(format!(
+            "{XHCI}/usb1/1-1/1-1:1.0/host6/target6:0:0/6:0:0:0/block/sdb"
+        )),
         slaves.join("sdb"),
     )
     .unwrap();
@@ -371,12 +428,18 @@ fn with_partitions_lists_the_disk_and_its_partitions() {
     let fake = FakeSys::new();
     usb_disk(&fake, "480\n", " 2.00\n", "usb-storage", "50\n");
     let all = fake.sysfs().with_partitions(parse_devno("8:16").unwrap());
-    assert_eq!(all, [parse_devno("8:16").unwrap(), parse_devno("8:17").unwrap()]);
+    assert_eq!(
+        all,
+        [parse_devno("8:16").unwrap(), parse_devno("8:17").unwrap()]
+    );
 }
 
 #[test]
 fn scheduler_takes_the_bracketed_name() {
-    assert_eq!(active_scheduler("none [mq-deadline] kyber bfq").as_deref(), Some("mq-deadline"));
+    assert_eq!(
+        active_scheduler("none [mq-deadline] kyber bfq").as_deref(),
+        Some("mq-deadline")
+    );
     assert_eq!(active_scheduler("none").as_deref(), Some("none"));
     assert_eq!(active_scheduler("a b"), None);
 }

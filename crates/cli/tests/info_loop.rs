@@ -1,0 +1,122 @@
+//! `iomark info` on a real loop device: transport, backing file, block size
+//! and the disk under it. Needs root and losetup; skips without them.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+/// A loop device with 4 KiB sectors over a temp image; detached on drop.
+struct LoopDev {
+    _dir: tempfile::TempDir,
+    image: PathBuf,
+    dev: PathBuf,
+}
+
+impl LoopDev {
+    fn new() -> Option<LoopDev> {
+        if !is_root() {
+            eprintln!("skipped: needs root for losetup");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let image = dir.path().join("info-rig.img");
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(32 << 20)
+            .unwrap();
+        let out = match Command::new("losetup")
+            .args(["-f", "--show", "--sector-size", "4096"])
+            .arg(&image)
+            .output()
+        {
+            Ok(o) if o.status.success() => o,
+            Ok(o) => {
+                eprintln!(
+                    "skipped: losetup failed: {}",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                );
+                return None;
+            }
+            Err(e) => {
+                eprintln!("skipped: losetup is not available: {e}");
+                return None;
+            }
+        };
+        let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        Some(LoopDev {
+            _dir: dir,
+            image,
+            dev,
+        })
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+fn info(args: &[&Path]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_iomark"))
+        .arg("info")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn info_json_on_a_loop_device() {
+    let Some(lo) = LoopDev::new() else { return };
+    let (ok, stdout, stderr) = info(&[&lo.dev, Path::new("--json")]);
+    assert!(ok, "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let d = &v["device"]["device"];
+    assert_eq!(v["device"]["target"], "block_device");
+    assert_eq!(Path::new("/dev").join(d["name"].as_str().unwrap()), lo.dev);
+    assert_eq!(d["transport"], "loop");
+    assert_eq!(d["size"], 32u64 << 20);
+    assert_eq!(d["queue"]["logical_block_size"], 4096);
+    assert_eq!(
+        Path::new(d["loop_backing"]["backing_file"].as_str().unwrap()),
+        lo.image.canonicalize().unwrap()
+    );
+    assert_eq!(d["loop_backing"]["direct_io"], false);
+    let st_dev = std::fs::metadata(&lo.image).unwrap().dev();
+    let major = (st_dev >> 8) & 0xfff;
+    if major != 0 {
+        assert_eq!(d["lower"][0]["devno"]["major"], major);
+    }
+    assert!(v["host"]["kernel_release"]
+        .as_str()
+        .is_some_and(|s| !s.is_empty()));
+}
+
+#[test]
+fn info_text_on_a_loop_device_names_the_backing_file() {
+    let Some(lo) = LoopDev::new() else { return };
+    let (ok, stdout, stderr) = info(&[&lo.dev]);
+    assert!(ok, "{stderr}");
+    let image = lo.image.canonicalize().unwrap();
+    assert!(
+        stdout.contains(&format!("backing file {}", image.display())),
+        "{stdout}"
+    );
+    assert!(stdout.contains("logical 4096 B"), "{stdout}");
+    assert!(stdout.contains("not mounted"), "{stdout}");
+}

@@ -1,0 +1,42 @@
+//! `iomark info /dev/zram0`: a RAM-backed, compressing, bio-based device
+//! whose ceiling is unknown. Skips when the zram module is not loaded.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn json(args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_iomark"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn info_on_zram0() {
+    if !std::path::Path::new("/dev/zram0").exists() {
+        eprintln!("skipped: /dev/zram0 is absent (modprobe zram)");
+        return;
+    }
+    let v = json(&["info", "/dev/zram0", "--json"]);
+    let d = &v["device"]["device"];
+    assert_eq!(d["name"], "zram0");
+    assert_eq!(d["transport"], "zram");
+    // zram is bio-based: no scheduler, no request pool.
+    assert!(d["queue"]["scheduler"].is_null());
+    assert!(d["queue"]["nr_requests"].is_null());
+    let lbs: u64 = std::fs::read_to_string("/sys/block/zram0/queue/logical_block_size")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(d["queue"]["logical_block_size"], lbs);
+    assert!(v["device"]["slowest"].is_null(), "RAM has no link ceiling");
+    assert!(d["note"].as_str().unwrap().contains("RAM (compressed)"));
+}

@@ -1,0 +1,175 @@
+//! The device helpers and the chain on a real loop device with a 4 KiB
+//! sector size and a mounted ext4 on it. Needs root, losetup and mkfs.ext4;
+//! skips with a printed reason without them.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use iomark_host::{holders_of_device, logical_block_size_for, mount_points_of_device, DeviceChain};
+use iomark_model::device::{TargetKind, Transport};
+
+fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+fn have(tool: &str) -> bool {
+    Command::new(tool).arg("--version").output().is_ok()
+}
+
+/// A loop device over an image in a temp dir, optionally with ext4 mounted
+/// on it; unmounted, detached and deleted on drop, also when a test fails.
+struct LoopRig {
+    dir: tempfile::TempDir,
+    image: PathBuf,
+    dev: PathBuf,
+    mount: Option<PathBuf>,
+}
+
+impl LoopRig {
+    fn new(sector_size: u32) -> Option<LoopRig> {
+        let dir = tempfile::tempdir().ok()?;
+        let image = dir.path().join("rig.img");
+        std::fs::File::create(&image).ok()?.set_len(64 << 20).ok()?;
+        let out = Command::new("losetup")
+            .args(["-f", "--show", "--sector-size", &sector_size.to_string()])
+            .arg(&image)
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            eprintln!(
+                "skipped: losetup failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            return None;
+        }
+        let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        Some(LoopRig {
+            dir,
+            image,
+            dev,
+            mount: None,
+        })
+    }
+
+    fn mount_ext4(&mut self) -> Option<PathBuf> {
+        let mkfs = Command::new("mkfs.ext4")
+            .args(["-q", "-F", "-b", "4096"])
+            .arg(&self.dev)
+            .output()
+            .ok()?;
+        if !mkfs.status.success() {
+            eprintln!(
+                "skipped: mkfs.ext4 failed: {}",
+                String::from_utf8_lossy(&mkfs.stderr).trim()
+            );
+            return None;
+        }
+        let mp = self.dir.path().join("mnt");
+        std::fs::create_dir(&mp).ok()?;
+        let m = Command::new("mount")
+            .arg(&self.dev)
+            .arg(&mp)
+            .output()
+            .ok()?;
+        if !m.status.success() {
+            eprintln!(
+                "skipped: mount failed: {}",
+                String::from_utf8_lossy(&m.stderr).trim()
+            );
+            return None;
+        }
+        self.mount = Some(mp.clone());
+        Some(mp)
+    }
+}
+
+impl Drop for LoopRig {
+    fn drop(&mut self) {
+        if let Some(mp) = &self.mount {
+            let _ = Command::new("umount").arg(mp).status();
+        }
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+fn rig(sector_size: u32) -> Option<LoopRig> {
+    if !is_root() {
+        eprintln!("skipped: needs root for losetup");
+        return None;
+    }
+    if !have("losetup") {
+        eprintln!("skipped: losetup is not installed");
+        return None;
+    }
+    LoopRig::new(sector_size)
+}
+
+#[test]
+fn loop_device_node_reports_its_sector_size_and_backing_file() {
+    let Some(rig) = rig(4096) else { return };
+    assert_eq!(logical_block_size_for(&rig.dev), Some(4096));
+    assert!(mount_points_of_device(&rig.dev).is_empty());
+    assert!(holders_of_device(&rig.dev).is_empty());
+
+    let chain = DeviceChain::for_path(&rig.dev).unwrap();
+    let r = chain.report();
+    assert_eq!(r.target, TargetKind::BlockDevice);
+    assert!(r.mounted_at.is_empty());
+    let d = r.device.as_ref().unwrap();
+    assert_eq!(Path::new("/dev").join(&d.name), rig.dev);
+    assert_eq!(d.transport, Transport::Loop);
+    assert_eq!(d.size.get(), 64 << 20);
+    assert_eq!(d.queue.logical_block_size, Some(4096));
+    let lb = d.loop_backing.as_ref().unwrap();
+    assert_eq!(
+        Path::new(&lb.backing_file),
+        rig.image.canonicalize().unwrap()
+    );
+    // The layer under the loop device is the disk holding the image file.
+    let st_dev = std::fs::metadata(&rig.image).unwrap().dev();
+    if rustix::fs::major(st_dev) != 0 {
+        let lower = &d.lower[0];
+        assert_eq!(lower.devno.major, rustix::fs::major(st_dev));
+        // The loop device is only as fast as what its file sits on.
+        let dir_chain = DeviceChain::for_path(rig.dir.path()).unwrap();
+        assert_eq!(chain.ceiling(), dir_chain.ceiling());
+    }
+}
+
+#[test]
+fn mounted_loop_device_is_found_by_devno_also_through_a_symlink() {
+    let Some(mut rig) = rig(4096) else { return };
+    if !have("mkfs.ext4") {
+        eprintln!("skipped: mkfs.ext4 is not installed");
+        return;
+    }
+    let Some(mp) = rig.mount_ext4() else { return };
+    let file = mp.join("data.bin");
+    std::fs::write(&file, vec![0x5a; 8192]).unwrap();
+
+    assert_eq!(logical_block_size_for(&file), Some(4096));
+    assert_eq!(mount_points_of_device(&rig.dev), vec![mp.clone()]);
+    let link = rig.dir.path().join("alias");
+    std::os::unix::fs::symlink(&rig.dev, &link).unwrap();
+    assert_eq!(mount_points_of_device(&link), vec![mp.clone()]);
+    // A regular file is not a device: nothing is "mounted" on it.
+    assert!(mount_points_of_device(&file).is_empty());
+
+    let chain = DeviceChain::for_path(&file).unwrap();
+    let r = chain.report();
+    assert_eq!(r.target, TargetKind::File);
+    let fs = r.filesystem.as_ref().unwrap();
+    assert_eq!(fs.fs_type, "ext4");
+    assert_eq!(Path::new(&fs.mount_point), mp);
+    assert_eq!(Path::new(&fs.source), rig.dev);
+    let d = r.device.as_ref().unwrap();
+    assert_eq!(d.transport, Transport::Loop);
+    assert_eq!(Path::new("/dev").join(&d.name), rig.dev);
+
+    let node = DeviceChain::for_path(&link).unwrap();
+    assert_eq!(
+        node.report().mounted_at,
+        vec![mp.to_string_lossy().into_owned()]
+    );
+}
