@@ -19,6 +19,8 @@ enum Command {
     Info(crate::info::InfoArgs),
     /// Memory and out-of-core kernels: STREAM, 2D stencil, Himeno (heap or mmap, memory limits).
     Mem(crate::mem::MemArgs),
+    /// Stored results: list, show, compare, export, import, delete.
+    Results(crate::results::ResultsArgs),
 }
 
 /// Parse the process arguments; clap exits with code 2 on bad syntax.
@@ -31,6 +33,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Info(args) => crate::info::run(args),
         Command::Mem(args) => crate::mem::run(args),
+        Command::Results(args) => crate::results::run(args),
     }
 }
 

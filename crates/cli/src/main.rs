@@ -10,6 +10,8 @@
 //! | 130  | interrupted (Ctrl-C); what was measured so far is printed and kept |
 
 mod app;
+mod record;
+mod results;
 mod mem;
 mod info;
 mod exit;

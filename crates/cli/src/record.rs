@@ -1,0 +1,210 @@
+//! Storing a live run: the `--db`, `--no-store`, `--label` and `--note`
+//! flags every benchmark command shares, and the [`Recorder`] that writes
+//! the run as it goes.
+//!
+//! A benchmark flattens [`StoreArgs`] into its own arguments, then:
+//!
+//! ```ignore
+//! let mut recorder = Recorder::begin(&args.store, &mut doc); // labels, note into doc
+//! for job in jobs {
+//!     /* run it, push its result into doc */
+//!     recorder.update(&doc);                                  // one transaction
+//! }
+//! doc.status = RunStatus::Complete; // or Interrupted on Ctrl-C, Failed on error
+//! recorder.finish(&doc);
+//! ```
+//!
+//! The store never costs a result: every store error becomes a warning on
+//! stderr and the run goes on unrecorded. A run whose recorder is dropped
+//! without `finish` (an error returned early) is stored as failed; a
+//! process killed outright leaves it stored as interrupted, with every job
+//! finished before the kill.
+
+// The benchmark commands wire this in one by one; until each has, parts of
+// it are unused in the binary.
+#![allow(dead_code)]
+
+use clap::Args;
+use iomark_model::{RunDocument, RunStatus};
+use iomark_store::{RunId, Store};
+
+/// Where and whether to store the run, with its labels and note.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Storage")]
+pub struct StoreArgs {
+    /// Results database: a SQLite file or postgres://user@host/db.
+    ///
+    /// Default: $XDG_DATA_HOME/iomark/results.db (~/.local/share/iomark/results.db).
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<String>,
+    /// Do not store this run.
+    #[arg(long, conflicts_with = "db")]
+    pub no_store: bool,
+    /// Label the stored run; repeat for more (--label usb3 --label uasp).
+    #[arg(long = "label", value_name = "LABEL", value_parser = parse_label)]
+    pub labels: Vec<String>,
+    /// A free note stored with the run.
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
+}
+
+/// A label is one non-empty word-ish string without commas (lists show
+/// labels joined by commas).
+pub fn parse_label(s: &str) -> Result<String, String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err("a label cannot be empty: use --label usb3".into());
+    }
+    if t.contains(',') {
+        return Err(format!(
+            "label '{t}' contains a comma: give each label its own --label"
+        ));
+    }
+    Ok(t.to_string())
+}
+
+impl StoreArgs {
+    /// Copy the labels and note into the document, so what is printed and
+    /// what is stored agree.
+    pub fn apply(&self, doc: &mut RunDocument) {
+        for l in &self.labels {
+            if !doc.labels.contains(l) {
+                doc.labels.push(l.clone());
+            }
+        }
+        if self.note.is_some() {
+            doc.note.clone_from(&self.note);
+        }
+    }
+}
+
+/// Writes one live run to the store, warning instead of failing.
+pub struct Recorder {
+    store: Option<Box<dyn Store>>,
+    id: Option<RunId>,
+    location: String,
+    last: Option<RunDocument>,
+    finished: bool,
+}
+
+impl Recorder {
+    /// Apply `args` to `doc`, open the store and record the run as started
+    /// (it reads back as interrupted until [`finish`](Recorder::finish)).
+    pub fn begin(args: &StoreArgs, doc: &mut RunDocument) -> Recorder {
+        args.apply(doc);
+        let mut rec = Recorder {
+            store: None,
+            id: None,
+            location: String::new(),
+            last: None,
+            finished: false,
+        };
+        if args.no_store {
+            return rec;
+        }
+        let mut store = match iomark_store::open(args.db.as_deref()) {
+            Ok(s) => s,
+            Err(e) => {
+                warn(&format!("{e}"));
+                return rec;
+            }
+        };
+        rec.location = store.location();
+        match store.begin_run(doc) {
+            Ok(id) => {
+                rec.id = Some(id);
+                rec.store = Some(store);
+                rec.last = Some(doc.clone());
+            }
+            Err(e) => warn(&format!("{e}")),
+        }
+        rec
+    }
+
+    /// The stored run's id, once it has one.
+    pub fn id(&self) -> Option<RunId> {
+        self.id
+    }
+
+    /// Store the document as it is now (call after each finished job).
+    pub fn update(&mut self, doc: &RunDocument) {
+        let (Some(store), Some(id)) = (self.store.as_mut(), self.id) else {
+            return;
+        };
+        match store.update_run(id, doc) {
+            Ok(()) => self.last = Some(doc.clone()),
+            Err(e) => self.give_up(e),
+        }
+    }
+
+    /// Store the final document with its status, and say where it went.
+    /// Returns the run's id when it was stored.
+    pub fn finish(mut self, doc: &RunDocument) -> Option<RunId> {
+        self.finished = true;
+        let (Some(store), Some(id)) = (self.store.as_mut(), self.id) else {
+            return None;
+        };
+        match store.finish_run(id, doc) {
+            Ok(()) => {
+                eprintln!(
+                    "stored as run {id} in {} (iomark results show {id})",
+                    self.location
+                );
+                Some(id)
+            }
+            Err(e) => {
+                self.give_up(e);
+                None
+            }
+        }
+    }
+
+    fn give_up(&mut self, e: iomark_store::StoreError) {
+        warn(&format!("{e}; the run is not stored further"));
+        self.store = None;
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        // Dropped without finish: the command returned an error midway.
+        if let (Some(store), Some(id), Some(mut doc)) =
+            (self.store.as_mut(), self.id, self.last.take())
+        {
+            doc.status = RunStatus::Failed;
+            if let Err(e) = store.finish_run(id, &doc) {
+                warn(&format!("{e}"));
+            }
+        }
+    }
+}
+
+fn warn(msg: &str) {
+    eprintln!("iomark: warning: results not stored: {msg}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct T {
+        #[command(flatten)]
+        store: StoreArgs,
+    }
+
+    #[test]
+    fn flags_parse_and_labels_are_checked() {
+        let t = T::try_parse_from(["t", "--label", "usb3", "--label", "uasp", "--note", "hi"])
+            .unwrap();
+        assert_eq!(t.store.labels, ["usb3", "uasp"]);
+        assert_eq!(t.store.note.as_deref(), Some("hi"));
+        assert!(T::try_parse_from(["t", "--label", ""]).is_err());
+        assert!(T::try_parse_from(["t", "--label", "a,b"]).is_err());
+        assert!(T::try_parse_from(["t", "--no-store", "--db", "x.db"]).is_err());
+    }
+}
