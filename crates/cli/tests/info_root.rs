@@ -27,8 +27,7 @@ fn root_mount() -> (String, String) {
     let t = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     let line = t
         .lines()
-        .filter(|l| l.split(' ').nth(4) == Some("/"))
-        .last()
+        .rfind(|l| l.split(' ').nth(4) == Some("/"))
         .unwrap()
         .to_string();
     let devno = line.split(' ').nth(2).unwrap().to_string();

@@ -5,7 +5,7 @@
 //! ceilings, the check that flags figures above them, and the "is it mounted
 //! or held" questions the disk engine asks before it writes to a device. It
 //! knows nothing about benchmarks, the store or output: it returns
-//! [`iomark_model::device`] data and [`Warning`]s.
+//! [`iomark_model::device`] data and [`Warning`](iomark_model::Warning)s.
 //!
 //! Devices are identified by device number and sysfs hops, never by name:
 //! `/sys/dev/block/MAJ:MIN` is canonicalised and its parents are walked up

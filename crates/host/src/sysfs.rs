@@ -229,9 +229,7 @@ impl Sysfs {
             let subsystem = hop.subsystem.as_deref();
             match subsystem {
                 Some("usb") if dir.join("bInterfaceClass").exists() => {
-                    if usb_driver.is_none() {
-                        usb_driver = hop.driver.clone();
-                    }
+                    usb_driver = usb_driver.or_else(|| hop.driver.clone());
                 }
                 Some("usb") if f.usb.is_none() && dir.join("speed").exists() => {
                     f.usb = Some(usb_link(dir, &hop.name, usb_driver.clone()));
