@@ -21,6 +21,8 @@ enum Command {
     Mem(crate::mem::MemArgs),
     /// Stored results: list, show, compare, export, import, delete.
     Results(crate::results::ResultsArgs),
+    /// Measure network throughput with iperf3's protocol (server or client).
+    Net(crate::net::NetArgs),
 }
 
 /// Parse the process arguments; clap exits with code 2 on bad syntax.
@@ -34,6 +36,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Info(args) => crate::info::run(args),
         Command::Mem(args) => crate::mem::run(args),
         Command::Results(args) => crate::results::run(args),
+        Command::Net(args) => crate::net::run(args),
     }
 }
 

@@ -1,0 +1,322 @@
+//! `iomark net server|client`: an iperf3-compatible network tester.
+//!
+//! The flags mean what iperf3's mean, so `iomark net client HOST -P 4 -R`
+//! runs the same test as `iperf3 -c HOST -P 4 -R`, against either server.
+
+use std::io::Write;
+use std::net::IpAddr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand};
+use iomark_model::units::{Bytes, Nanos};
+use iomark_model::{RunBody, RunDocument, RunStatus, SCHEMA_VERSION};
+use iomark_net::proto::{params, Protocol};
+use iomark_net::{ClientConfig, ServerConfig, TestReport};
+
+use crate::exit::Exit;
+
+/// `iomark net`: the subcommands.
+#[derive(Debug, Args)]
+pub struct NetArgs {
+    #[command(subcommand)]
+    command: NetCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum NetCommand {
+    /// Serve tests to iomark or iperf3 clients (like `iperf3 -s`).
+    Server(ServerArgs),
+    /// Run a test against an iomark or iperf3 server (like `iperf3 -c HOST`).
+    Client(ClientArgs),
+}
+
+/// `iomark net server`.
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    /// Port for control and data connections.
+    #[arg(short = 'p', long, default_value_t = 5201)]
+    port: u16,
+    /// Listen only on this local address (default: every address, IPv4 and IPv6).
+    #[arg(short = 'B', long = "bind", value_name = "ADDR")]
+    bind: Option<String>,
+    /// Serve one test, then exit.
+    #[arg(short = '1', long = "one-off")]
+    one_off: bool,
+    /// Seconds between interval reports; 0 turns them off.
+    #[arg(short = 'i', long, default_value = "1", value_name = "SECS")]
+    interval: f64,
+    /// Print each test's report as iperf3-layout JSON.
+    #[arg(short = 'J', long = "json")]
+    json: bool,
+    /// Longest wait for the first byte of a set-up message (iperf3: 10s).
+    #[arg(long, hide = true, default_value = "10s")]
+    first_byte_timeout: Nanos,
+    /// Longest wait for a test's whole set-up (iperf3: 30s).
+    #[arg(long, hide = true, default_value = "30s")]
+    setup_timeout: Nanos,
+    /// Slack after duration + omit before a running test is dropped (iperf3: 40s).
+    #[arg(long, hide = true, default_value = "40s")]
+    grace: Nanos,
+}
+
+/// `iomark net client`.
+#[derive(Debug, Args)]
+pub struct ClientArgs {
+    /// The server: a host name or an IPv4/IPv6 address.
+    host: String,
+    /// The server's port.
+    #[arg(short = 'p', long, default_value_t = 5201)]
+    port: u16,
+    /// Seconds to transmit.
+    #[arg(short = 't', long = "time", default_value_t = 10, value_name = "SECS")]
+    time: u32,
+    /// Seconds between interval reports; 0 turns them off.
+    #[arg(short = 'i', long, default_value = "1", value_name = "SECS")]
+    interval: f64,
+    /// Parallel streams (1 to 128); each runs on its own thread.
+    #[arg(short = 'P', long, default_value_t = 1, value_name = "N")]
+    parallel: u32,
+    /// Reverse: the server sends, the client receives.
+    #[arg(short = 'R', long, conflicts_with = "bidir")]
+    reverse: bool,
+    /// Send and receive at the same time.
+    #[arg(long)]
+    bidir: bool,
+    /// Bytes per write (TCP, default 128K) or datagram size (UDP, default the MSS).
+    #[arg(short = 'l', long = "length", value_name = "LEN")]
+    length: Option<Bytes>,
+    /// Socket buffer size on both ends (sets the TCP window), e.g. 4M.
+    #[arg(short = 'w', long = "window", value_name = "SIZE")]
+    window: Option<Bytes>,
+    /// Set TCP_NODELAY on the data streams.
+    #[arg(short = 'N', long = "no-delay")]
+    no_delay: bool,
+    /// Leave out the first SECS seconds (TCP slow start) from the totals.
+    #[arg(short = 'O', long = "omit", default_value_t = 0, value_name = "SECS")]
+    omit: u32,
+    /// Use UDP instead of TCP.
+    #[arg(short = 'u', long)]
+    udp: bool,
+    /// Target bits per second per stream, e.g. 100M or 1G (UDP default 1M; TCP unlimited).
+    #[arg(short = 'b', long = "bitrate", value_name = "RATE")]
+    bitrate: Option<String>,
+    /// Print the results as JSON in iperf3's -J layout.
+    #[arg(short = 'J', long = "json")]
+    json: bool,
+}
+
+/// Run `iomark net ...`.
+pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
+    match args.command {
+        NetCommand::Server(a) => {
+            let cfg = server_config(a)?;
+            iomark_net::server::run(cfg).context("net server")?;
+            Ok(Exit::Success)
+        }
+        NetCommand::Client(a) => {
+            let json = a.json;
+            let cfg = client_config(a)?;
+            let stdout = std::io::stdout();
+            let report = iomark_net::client::run(&cfg, &mut stdout.lock())
+                .with_context(|| format!("net client to {}:{}", cfg.host, cfg.port))?;
+            if json {
+                writeln!(stdout.lock(), "{}", report.to_iperf3_json())?;
+            }
+            Ok(Exit::Success)
+        }
+    }
+}
+
+fn interval(secs: f64) -> anyhow::Result<Option<Duration>> {
+    if secs == 0.0 {
+        return Ok(None);
+    }
+    if !(0.1..=60.0).contains(&secs) {
+        bail!("-i {secs} is out of range: give 0 (no interval reports) or 0.1 to 60 seconds");
+    }
+    Ok(Some(Duration::from_secs_f64(secs)))
+}
+
+fn server_config(a: ServerArgs) -> anyhow::Result<ServerConfig> {
+    let bind = match a.bind {
+        Some(b) => Some(b.parse::<IpAddr>().with_context(|| {
+            format!("-B {b} is not an IP address: give a local address such as 127.0.0.1 or ::1")
+        })?),
+        None => None,
+    };
+    Ok(ServerConfig {
+        port: a.port,
+        bind,
+        one_off: a.one_off,
+        first_byte_timeout: a.first_byte_timeout.as_duration(),
+        setup_timeout: a.setup_timeout.as_duration(),
+        grace: a.grace.as_duration(),
+        interval: interval(a.interval)?,
+        text: !a.json,
+        json: a.json,
+    })
+}
+
+/// Read a bit rate as iperf3 does: 1000-based `k`, `m`, `g`, `t` suffixes.
+fn parse_rate(s: &str) -> anyhow::Result<u64> {
+    let t = s.trim();
+    if t.contains('/') {
+        bail!("-b {s}: bursts (RATE/N) are not supported; give a plain rate such as 100M");
+    }
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_lowercase() {
+                'k' => 1e3,
+                'm' => 1e6,
+                'g' => 1e9,
+                't' => 1e12,
+                _ => bail!("-b {s}: unknown unit '{c}'; use k, M, G or T (bits per second)"),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1.0),
+    };
+    let v: f64 = num
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+        .with_context(|| format!("-b {s} is not a rate: write it like 100M or 1G"))?;
+    Ok((v * mult).round() as u64)
+}
+
+fn client_config(a: ClientArgs) -> anyhow::Result<ClientConfig> {
+    let protocol = if a.udp { Protocol::Udp } else { Protocol::Tcp };
+    if !(1..=params::MAX_PARALLEL).contains(&a.parallel) {
+        bail!("-P {} is out of range: give 1 to 128 streams", a.parallel);
+    }
+    if a.time == 0 || a.time as u64 > params::MAX_TIME {
+        bail!("-t {} is out of range: give 1 to 86400 seconds", a.time);
+    }
+    if a.omit as u64 > params::MAX_OMIT {
+        bail!("-O {} is out of range: give 0 to 600 seconds", a.omit);
+    }
+    let len = match a.length {
+        None => None,
+        Some(l) => {
+            let l = l.get();
+            match protocol {
+                Protocol::Tcp if !(1..=params::MAX_TCP_LEN as u64).contains(&l) => {
+                    bail!("-l {l} is out of range: TCP takes 1 byte to 1M")
+                }
+                Protocol::Udp
+                    if !(*params::UDP_LEN_RANGE.start() as u64
+                        ..=*params::UDP_LEN_RANGE.end() as u64)
+                        .contains(&l) =>
+                {
+                    bail!("-l {l} is out of range: UDP datagrams take 16 to 65507 bytes")
+                }
+                _ => Some(l as u32),
+            }
+        }
+    };
+    let window = match a.window {
+        None => None,
+        Some(w) if w.get() > params::MAX_WINDOW => {
+            bail!("-w {w} is too large: give at most 512M")
+        }
+        Some(w) => Some(w.get() as u32),
+    };
+    let bandwidth = a.bitrate.as_deref().map(parse_rate).transpose()?;
+    Ok(ClientConfig {
+        host: a.host,
+        port: a.port,
+        protocol,
+        time: a.time,
+        omit: a.omit,
+        interval: interval(a.interval)?,
+        parallel: a.parallel,
+        reverse: a.reverse,
+        bidirectional: a.bidir,
+        len,
+        window,
+        nodelay: a.no_delay,
+        bandwidth,
+        text: !a.json,
+        connect_timeout: Duration::from_secs(10),
+    })
+}
+
+fn epoch_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The iomark result document for a finished client run, for the store.
+#[cfg_attr(not(test), allow(dead_code))] // The results store will call this.
+pub fn run_document(report: &TestReport, command_line: Vec<String>) -> RunDocument {
+    let interface = iomark_net::iface::describe(report.control_local.ip());
+    RunDocument {
+        schema_version: SCHEMA_VERSION,
+        tool: "iomark".into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        command_line,
+        started_at_ms: epoch_ms(report.started),
+        finished_at_ms: epoch_ms(report.finished),
+        status: RunStatus::Complete,
+        labels: Vec::new(),
+        note: None,
+        warnings: Vec::new(),
+        host: None,
+        device: None,
+        body: RunBody::Net(report.to_net_run(interface)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(subcommand)]
+        net: NetCommand,
+    }
+
+    fn client(args: &[&str]) -> anyhow::Result<ClientConfig> {
+        let mut v = vec!["t", "client"];
+        v.extend_from_slice(args);
+        match T::try_parse_from(v)?.net {
+            NetCommand::Client(a) => client_config(a),
+            NetCommand::Server(_) => unreachable!("parsed a client"),
+        }
+    }
+
+    #[test]
+    fn iperf3_flags_parse() {
+        let c = client(&["h", "-P", "4", "-R", "-t", "3", "-l", "64K", "-w", "4M", "-N"]).unwrap();
+        assert_eq!((c.parallel, c.reverse, c.time), (4, true, 3));
+        assert_eq!(c.len, Some(65536));
+        assert_eq!(c.window, Some(4 << 20));
+        assert!(c.nodelay);
+        let u = client(&["h", "-u", "-b", "50M"]).unwrap();
+        assert_eq!(u.protocol, Protocol::Udp);
+        assert_eq!(u.bandwidth, Some(50_000_000));
+    }
+
+    #[test]
+    fn bad_values_name_the_fix() {
+        let e = client(&["h", "-P", "0"]).unwrap_err().to_string();
+        assert!(e.contains("1 to 128"), "{e}");
+        let e = client(&["h", "-u", "-l", "8"]).unwrap_err().to_string();
+        assert!(e.contains("16 to 65507"), "{e}");
+        let e = client(&["h", "-b", "5Q"]).unwrap_err().to_string();
+        assert!(e.contains("k, M, G"), "{e}");
+        assert!(client(&["h", "-R", "--bidir"]).is_err());
+        let e = client(&["h", "-i", "100"]).unwrap_err().to_string();
+        assert!(e.contains("0.1 to 60"), "{e}");
+    }
+
+    #[test]
+    fn rates_are_1000_based() {
+        assert_eq!(parse_rate("1G").unwrap(), 1_000_000_000);
+        assert_eq!(parse_rate("2.5k").unwrap(), 2500);
+        assert_eq!(parse_rate("100").unwrap(), 100);
+        assert!(parse_rate("1M/10").is_err());
+    }
+}

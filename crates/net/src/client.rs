@@ -1,0 +1,362 @@
+//! The client: connects, describes the test, opens the data streams, decides
+//! when the test ends, and exchanges results (message sequence of section
+//! 1.5 of the protocol notes; `-R` and `--bidir` in 1.6; UDP set-up in 1.12).
+
+use std::io::{ErrorKind, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
+use std::time::{Duration, Instant, SystemTime};
+
+use iomark_model::net::NetDirection;
+use socket2::{Domain, SockRef, Socket, Type};
+
+use crate::control::{Control, Wait};
+use crate::proto::{code, params, Cookie, Params, Protocol, Results, State};
+use crate::proto::{UDP_HELLO, UDP_REPLY, UDP_REPLY_LEGACY};
+use crate::report::{Role, StreamInfo, TestReport};
+use crate::session::Session;
+use crate::stream::{stream_id, DataSock, Stream, StreamPlan};
+use crate::NetError;
+
+/// The largest results message accepted from a server.
+const MAX_RESULTS_LEN: usize = 64 << 20;
+/// How long the client waits for each step of the set-up.
+const SETUP_WAIT: Duration = Duration::from_secs(30);
+
+/// What the client runs, in iperf3's terms.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Server host name or address.
+    pub host: String,
+    /// Server port.
+    pub port: u16,
+    /// TCP or UDP.
+    pub protocol: Protocol,
+    /// Measured seconds (`-t`).
+    pub time: u32,
+    /// Seconds left out at the start (`-O`).
+    pub omit: u32,
+    /// Report interval; `None` disables interval reports.
+    pub interval: Option<Duration>,
+    /// Streams per direction (`-P`).
+    pub parallel: u32,
+    /// The server sends (`-R`).
+    pub reverse: bool,
+    /// Both directions (`--bidir`).
+    pub bidirectional: bool,
+    /// Block or datagram length; `None` picks iperf3's default.
+    pub len: Option<u32>,
+    /// Socket buffer size (`-w`).
+    pub window: Option<u32>,
+    /// `TCP_NODELAY` on data streams (`-N`).
+    pub nodelay: bool,
+    /// Target bits per second per stream; `None` is iperf3's default
+    /// (unlimited for TCP, 1 Mbit/s for UDP).
+    pub bandwidth: Option<u64>,
+    /// Print the text report while running (off for `-J`).
+    pub text: bool,
+    /// Limit for connecting the control connection.
+    pub connect_timeout: Duration,
+}
+
+impl ClientConfig {
+    /// iperf3's defaults against `host`.
+    pub fn new(host: impl Into<String>) -> ClientConfig {
+        ClientConfig {
+            host: host.into(),
+            port: 5201,
+            protocol: Protocol::Tcp,
+            time: 10,
+            omit: 0,
+            interval: Some(Duration::from_secs(1)),
+            parallel: 1,
+            reverse: false,
+            bidirectional: false,
+            len: None,
+            window: None,
+            nodelay: false,
+            bandwidth: None,
+            text: true,
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Run one test against a server; text output (if enabled) goes to `out`.
+pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetError> {
+    let addrs: Vec<SocketAddr> = (cfg.host.as_str(), cfg.port)
+        .to_socket_addrs()
+        .map_err(|source| NetError::Resolve {
+            host: cfg.host.clone(),
+            source,
+        })?
+        .collect();
+    let sock = connect_any(&addrs, cfg.connect_timeout)?;
+    let started = SystemTime::now();
+    if cfg.text {
+        let _ = writeln!(out, "Connecting to host {}, port {}", cfg.host, cfg.port);
+    }
+    let server = sock.peer_addr().map_err(NetError::io("read the peer address"))?;
+    let control_local = sock.local_addr().map_err(NetError::io("read the local address"))?;
+    let mut ctrl = Control::new(sock)?;
+    let cookie = Cookie::random();
+    ctrl.write_raw(cookie.wire())?;
+    expect(&mut ctrl, State::ParamExchange, "PARAM_EXCHANGE")?;
+
+    let mss = SockRef::from(ctrl.socket()).mss().ok();
+    let len = cfg.len.unwrap_or(match cfg.protocol {
+        Protocol::Tcp => params::DEFAULT_TCP_LEN,
+        Protocol::Udp => mss.filter(|&m| m > 0).unwrap_or(1460),
+    });
+    let bandwidth = cfg.bandwidth.unwrap_or(match cfg.protocol {
+        Protocol::Tcp => 0,
+        Protocol::Udp => 1 << 20,
+    });
+    let params = Params {
+        protocol: cfg.protocol,
+        omit: cfg.omit,
+        time: cfg.time,
+        parallel: cfg.parallel,
+        reverse: cfg.reverse,
+        bidirectional: cfg.bidirectional,
+        window: cfg.window,
+        len,
+        bandwidth,
+        nodelay: cfg.nodelay,
+        client_version: Some(format!("iomark {}", env!("CARGO_PKG_VERSION"))),
+        ..Params::default()
+    };
+    ctrl.write_frame(&params.to_json())?;
+    expect(&mut ctrl, State::CreateStreams, "CREATE_STREAMS")?;
+
+    let p = cfg.parallel as usize;
+    let total = if cfg.bidirectional { 2 * p } else { p };
+    let mut streams = Vec::with_capacity(total);
+    for i in 0..total {
+        let sending = if cfg.bidirectional {
+            i < p
+        } else {
+            !cfg.reverse
+        };
+        let sock = match cfg.protocol {
+            Protocol::Tcp => DataSock::Tcp(tcp_stream(server, cfg, &cookie)?),
+            Protocol::Udp => DataSock::Udp(udp_stream(server, cfg, len, !sending)?),
+        };
+        let s = Stream::new(stream_id(i), sending, sock)
+            .map_err(NetError::io("set up a data stream"))?;
+        streams.push(s);
+    }
+    expect(&mut ctrl, State::TestStart, "TEST_START")?;
+    expect(&mut ctrl, State::TestRunning, "TEST_RUNNING")?;
+
+    let plan = StreamPlan {
+        protocol: cfg.protocol,
+        len: len as usize,
+        rate: bandwidth,
+        udp_counters_64bit: false,
+    };
+    let (sndbuf, rcvbuf) = streams.first().map_or((0, 0), |s| s.buffers());
+    let congestion = streams.first().and_then(|s| s.congestion());
+    let mut report = TestReport {
+        role: Role::Client,
+        params,
+        cookie: cookie.as_text(),
+        peer_host: cfg.host.clone(),
+        peer_port: cfg.port,
+        control_local,
+        started,
+        finished: started,
+        tcp_mss: mss,
+        sock_bufsize: cfg.window.unwrap_or(0) as u64,
+        sndbuf_actual: sndbuf,
+        rcvbuf_actual: rcvbuf,
+        congestion,
+        streams: streams
+            .iter()
+            .map(|s| StreamInfo {
+                id: s.id,
+                fd: s.fd,
+                local: s.local,
+                remote: s.remote,
+                sending: s.sending,
+                direction: if s.sending {
+                    NetDirection::Upload
+                } else {
+                    NetDirection::Download
+                },
+            })
+            .collect(),
+        intervals: Vec::new(),
+        totals: Vec::new(),
+        cpu_local: Default::default(),
+        remote: None,
+        interval_secs: cfg.interval.map_or(0.0, |i| i.as_secs_f64()),
+    };
+    if cfg.text {
+        let _ = write!(out, "{}", report.header_text());
+    }
+
+    let mut session = Session::start(
+        streams,
+        plan,
+        Duration::from_secs(cfg.omit as u64),
+        cfg.interval,
+    )?;
+    let end_at = Instant::now() + Duration::from_secs(cfg.omit as u64 + cfg.time as u64);
+    let mut printed = 0usize;
+    loop {
+        let now = Instant::now();
+        if now >= end_at {
+            break;
+        }
+        let wake = session.next_wake().map_or(end_at, |w| w.min(end_at));
+        if let Some(s) = ctrl.poll_state(wake.saturating_duration_since(now))? {
+            return Err(peer_state(&mut ctrl, s, "the test"));
+        }
+        for rec in session.tick(Instant::now()) {
+            if cfg.text {
+                let _ = write!(out, "{}", report.interval_text(&rec, printed == 0));
+                let _ = out.flush();
+            }
+            printed += 1;
+        }
+    }
+    let (totals, last) = session.finish(false);
+    for rec in &last {
+        if cfg.text {
+            let _ = write!(out, "{}", report.interval_text(rec, printed == 0));
+        }
+        printed += 1;
+    }
+    ctrl.write_state(State::TestEnd)?;
+    expect(&mut ctrl, State::ExchangeResults, "EXCHANGE_RESULTS")?;
+    let mine = session.results(&totals);
+    ctrl.write_frame(&mine.to_json())?;
+    let body = ctrl.read_frame(MAX_RESULTS_LEN, Wait::within(SETUP_WAIT), "the server's results")?;
+    let theirs = Results::from_json(&body)?;
+    expect(&mut ctrl, State::DisplayResults, "DISPLAY_RESULTS")?;
+    ctrl.write_state(State::IperfDone)?;
+    ctrl.close();
+
+    report.intervals = std::mem::take(&mut session.intervals);
+    report.totals = totals;
+    report.cpu_local = mine.cpu();
+    report.remote = Some(theirs);
+    report.finished = SystemTime::now();
+    drop(session);
+    if cfg.text {
+        let _ = write!(out, "{}", report.summary_text());
+        let _ = writeln!(out, "\niperf Done.");
+    }
+    Ok(report)
+}
+
+fn connect_any(addrs: &[SocketAddr], timeout: Duration) -> Result<TcpStream, NetError> {
+    let mut last = None;
+    for a in addrs {
+        match TcpStream::connect_timeout(a, timeout) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = Some((*a, e)),
+        }
+    }
+    match last {
+        Some((a, e)) if e.kind() == ErrorKind::ConnectionRefused => {
+            Err(NetError::Refused { addr: a.to_string() })
+        }
+        Some((a, e)) => Err(NetError::io(format!("connect to {a}"))(e)),
+        None => Err(NetError::Resolve {
+            host: "?".into(),
+            source: std::io::Error::new(ErrorKind::NotFound, "no address"),
+        }),
+    }
+}
+
+/// Wait for `want`; a busy or failing server becomes its error.
+fn expect(ctrl: &mut Control, want: State, name: &'static str) -> Result<(), NetError> {
+    let got = ctrl.read_state(Wait::within(SETUP_WAIT), name)?;
+    if got == want {
+        Ok(())
+    } else {
+        Err(peer_state(ctrl, got, name))
+    }
+}
+
+/// The error a state byte from the server means when it was not expected.
+fn peer_state(ctrl: &mut Control, got: State, expected: &'static str) -> NetError {
+    match got {
+        State::AccessDenied => NetError::Busy,
+        State::ServerError => {
+            let (c, _errno) = ctrl.read_error_detail();
+            if c == code::ACCESS_DENIED {
+                return NetError::Busy;
+            }
+            NetError::ServerError {
+                code: c,
+                message: code::describe(c),
+            }
+        }
+        State::ServerTerminate => NetError::ServerError {
+            code: code::SERVER_TERM,
+            message: code::describe(code::SERVER_TERM),
+        },
+        got => NetError::Unexpected { got, expected },
+    }
+}
+
+fn tcp_stream(server: SocketAddr, cfg: &ClientConfig, cookie: &Cookie) -> Result<TcpStream, NetError> {
+    let sock = Socket::new(Domain::for_address(server), Type::STREAM, None)
+        .map_err(NetError::io("create a data socket"))?;
+    if let Some(w) = cfg.window {
+        // Before connect, so the window scale in the SYN fits the buffer.
+        let _ = sock.set_send_buffer_size(w as usize);
+        let _ = sock.set_recv_buffer_size(w as usize);
+    }
+    if cfg.nodelay {
+        let _ = sock.set_nodelay(true);
+    }
+    sock.connect_timeout(&server.into(), cfg.connect_timeout)
+        .map_err(NetError::io(format!("open a data stream to {server}")))?;
+    let mut s: TcpStream = sock.into();
+    s.write_all(cookie.wire())
+        .map_err(NetError::io("send the cookie on a data stream"))?;
+    Ok(s)
+}
+
+fn udp_stream(server: SocketAddr, cfg: &ClientConfig, len: u32, receives: bool) -> Result<UdpSocket, NetError> {
+    let sock = Socket::new(Domain::for_address(server), Type::DGRAM, None)
+        .map_err(NetError::io("create a UDP socket"))?;
+    match cfg.window {
+        Some(w) => {
+            let _ = sock.set_send_buffer_size(w as usize);
+            let _ = sock.set_recv_buffer_size(w as usize);
+        }
+        // Most UDP "loss" is receive-buffer overflow (notes 4.b); ask for room.
+        None if receives => {
+            let _ = sock.set_recv_buffer_size((len as usize * 64).max(4 << 20));
+        }
+        None => {}
+    }
+    let any: SocketAddr = if server.is_ipv4() {
+        "0.0.0.0:0".parse().expect("literal")
+    } else {
+        "[::]:0".parse().expect("literal")
+    };
+    sock.bind(&any.into()).map_err(NetError::io("bind a UDP socket"))?;
+    sock.connect(&server.into())
+        .map_err(NetError::io(format!("connect a UDP socket to {server}")))?;
+    let s: UdpSocket = sock.into();
+    s.send(&UDP_HELLO).map_err(NetError::io("send the UDP hello"))?;
+    s.set_read_timeout(Some(SETUP_WAIT))
+        .map_err(NetError::io("set a UDP timeout"))?;
+    let mut buf = vec![0u8; 65536];
+    // With -R up to two data datagrams may overtake the reply.
+    for _ in 0..3 {
+        match s.recv(&mut buf) {
+            Ok(4) if buf[..4] == UDP_REPLY || buf[..4] == UDP_REPLY_LEGACY => return Ok(s),
+            Ok(_) => continue,
+            Err(e) => return Err(NetError::io("wait for the server's UDP reply")(e)),
+        }
+    }
+    Err(NetError::Timeout {
+        what: "the server's UDP reply",
+    })
+}

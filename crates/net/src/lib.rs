@@ -1,0 +1,100 @@
+//! iomark's network tester: an iperf3-compatible client and server.
+//!
+//! This crate owns the iperf3 wire protocol ([`proto`], pure and fuzzed),
+//! the TCP and UDP data streams (one thread per stream), the client and
+//! server state machines, CPU accounting, and iperf3-style text and `-J`
+//! output. It knows nothing about the results store or the CLI: the client
+//! returns a [`TestReport`] that the CLI turns into an
+//! [`iomark_model::net::NetRun`].
+//!
+//! ```no_run
+//! use iomark_net::{client, ClientConfig};
+//! let cfg = ClientConfig::new("127.0.0.1");
+//! let report = client::run(&cfg, &mut std::io::sink()).unwrap();
+//! println!("{}", report.to_iperf3_json());
+//! ```
+#![deny(missing_docs)]
+
+pub mod client;
+mod control;
+mod cpu;
+pub mod iface;
+pub mod proto;
+mod report;
+mod session;
+pub mod server;
+mod stream;
+mod sys;
+
+pub use client::ClientConfig;
+pub use report::TestReport;
+pub use server::ServerConfig;
+
+/// Why a network test could not run or finish.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NetError {
+    /// The host name did not resolve.
+    #[error("cannot resolve host '{host}': {source}; check the name or give an IP address")]
+    Resolve {
+        /// The name given.
+        host: String,
+        /// The resolver's error.
+        source: std::io::Error,
+    },
+    /// Nothing listens at the address.
+    #[error("connection to {addr} refused: is a server running there (`iomark net server` or `iperf3 -s`)?")]
+    Refused {
+        /// The address tried.
+        addr: String,
+    },
+    /// The server runs another test.
+    #[error("the server is busy running a test; try again later")]
+    Busy,
+    /// The server answered with SERVER_ERROR.
+    #[error("the server refused the test: {message} (iperf3 error {code})")]
+    ServerError {
+        /// iperf3 error code.
+        code: i32,
+        /// Its meaning.
+        message: &'static str,
+    },
+    /// The peer broke the protocol.
+    #[error("protocol error: {0}")]
+    Proto(#[from] proto::ProtoError),
+    /// The peer sent a state byte that does not fit the current step.
+    #[error("unexpected state {got:?} from the peer while waiting for {expected}")]
+    Unexpected {
+        /// What came.
+        got: proto::State,
+        /// What the step needed.
+        expected: &'static str,
+    },
+    /// The control connection closed early.
+    #[error("the control connection closed unexpectedly ({during})")]
+    Closed {
+        /// What was going on.
+        during: &'static str,
+    },
+    /// The peer sent nothing in time.
+    #[error("timed out waiting for {what}")]
+    Timeout {
+        /// What was awaited.
+        what: &'static str,
+    },
+    /// A socket operation failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+impl NetError {
+    pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> NetError {
+        let what = what.into();
+        move |source| NetError::Io { what, source }
+    }
+}

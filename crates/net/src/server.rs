@@ -1,0 +1,542 @@
+//! The server: one test at a time on one listening port (section 1.1).
+//!
+//! An acceptor thread owns the listener and decides what each new TCP
+//! connection is from the server's phase: the control connection of a new
+//! test when idle, a data stream while streams are being created, and
+//! otherwise a second client, answered with ACCESS_DENIED at once so the
+//! running test never waits on it (section 1.10). Every read during set-up
+//! has a first-byte and a total timeout, and a running test has a grace
+//! timer, so a silent or vanished client never leaves the server busy.
+
+use std::io::{Read, Write};
+use std::net::{IpAddr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use iomark_model::net::NetDirection;
+use socket2::{Domain, SockRef, Socket, Type};
+
+use crate::control::{Control, Wait};
+use crate::proto::{code, Cookie, Params, Protocol, Results, State, MAX_PARAMS_LEN};
+use crate::proto::{UDP_REPLY};
+use crate::report::{Role, StreamInfo, TestReport};
+use crate::session::Session;
+use crate::stream::{stream_id, DataSock, Stream, StreamPlan};
+use crate::NetError;
+
+/// The largest results message accepted from a client.
+const MAX_RESULTS_LEN: usize = 64 << 20;
+
+/// How the server listens and how patient it is.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Port for control and data (`-p`).
+    pub port: u16,
+    /// Address to bind (`-B`); `None` is dual-stack `[::]`.
+    pub bind: Option<IpAddr>,
+    /// Serve one test, then return (`-1`).
+    pub one_off: bool,
+    /// Longest wait for the first byte of a set-up message (iperf3: 10 s).
+    pub first_byte_timeout: Duration,
+    /// Longest wait for the whole set-up (iperf3: 30 s).
+    pub setup_timeout: Duration,
+    /// Slack after duration + omit before a running test is dropped (40 s).
+    pub grace: Duration,
+    /// Report interval; `None` disables interval reports.
+    pub interval: Option<Duration>,
+    /// Print the text report.
+    pub text: bool,
+    /// Print each test's report in iperf3's `-J` layout.
+    pub json: bool,
+}
+
+impl ServerConfig {
+    /// iperf3's defaults.
+    pub fn new() -> ServerConfig {
+        ServerConfig {
+            port: 5201,
+            bind: None,
+            one_off: false,
+            first_byte_timeout: Duration::from_secs(10),
+            setup_timeout: Duration::from_secs(30),
+            grace: Duration::from_secs(40),
+            interval: Some(Duration::from_secs(1)),
+            text: true,
+            json: false,
+        }
+    }
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig::new()
+    }
+}
+
+/// What the acceptor does with the next connection.
+enum Phase {
+    Idle,
+    Streams(Sender<TcpStream>),
+    Busy,
+}
+
+type Shared = Arc<Mutex<Phase>>;
+
+/// A bound server, ready to [`Server::serve`].
+pub struct Server {
+    cfg: ServerConfig,
+    local: SocketAddr,
+    phase: Shared,
+    tests: Receiver<TcpStream>,
+}
+
+impl Server {
+    /// Bind the listener and start accepting.
+    pub fn bind(cfg: ServerConfig) -> Result<Server, NetError> {
+        let listener = listen(&cfg)?;
+        let local = listener
+            .local_addr()
+            .map_err(NetError::io("read the listening address"))?;
+        let phase: Shared = Arc::new(Mutex::new(Phase::Idle));
+        let (tx, tests) = mpsc::channel();
+        let p = Arc::clone(&phase);
+        std::thread::Builder::new()
+            .name("net-accept".into())
+            .spawn(move || accept_loop(listener, p, tx))
+            .map_err(NetError::io("start the acceptor thread"))?;
+        Ok(Server {
+            cfg,
+            local,
+            phase,
+            tests,
+        })
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// Serve tests until `-1` says stop; text output goes to `out`. A test
+    /// that fails is reported to `err` and the server goes on.
+    pub fn serve(&self, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), NetError> {
+        let mut n = 0;
+        loop {
+            if self.cfg.text {
+                let _ = writeln!(
+                    out,
+                    "-----------------------------------------------------------\n\
+                     Server listening on {} (test #{})\n\
+                     -----------------------------------------------------------",
+                    self.local.port(),
+                    n + 1
+                );
+                let _ = out.flush();
+            }
+            let Ok(conn) = self.tests.recv() else {
+                return Err(NetError::Closed {
+                    during: "accepting connections",
+                });
+            };
+            n += 1;
+            let result = self.serve_test(conn, out);
+            self.set_phase(Phase::Idle);
+            match result {
+                Ok(report) => {
+                    if self.cfg.json {
+                        let _ = writeln!(out, "{}", report.to_iperf3_json());
+                    }
+                }
+                Err(e) => {
+                    let _ = writeln!(err, "iomark: test #{n} ended: {e}");
+                }
+            }
+            let _ = out.flush();
+            if self.cfg.one_off {
+                return Ok(());
+            }
+        }
+    }
+
+    fn set_phase(&self, p: Phase) {
+        *self.phase.lock().unwrap_or_else(|e| e.into_inner()) = p;
+    }
+
+    fn serve_test(&self, conn: TcpStream, out: &mut dyn Write) -> Result<TestReport, NetError> {
+        let cfg = &self.cfg;
+        let peer = conn.peer_addr().map_err(NetError::io("read the peer address"))?;
+        let control_local = conn.local_addr().map_err(NetError::io("read the local address"))?;
+        let mut ctrl = Control::new(conn)?;
+        let setup_end = Instant::now() + cfg.setup_timeout;
+        let wait = Wait {
+            first: Some(cfg.first_byte_timeout),
+            deadline: Some(setup_end),
+        };
+        let cookie = match ctrl.read_bytes(Cookie::LEN, wait, "the cookie") {
+            Ok(b) => Cookie::from_wire(b.try_into().expect("read_bytes returns LEN bytes")),
+            Err(e) => {
+                ctrl.write_server_error(code::RECV_COOKIE, 0);
+                return Err(e);
+            }
+        };
+        if cfg.text {
+            let _ = writeln!(out, "Accepted connection from {}, port {}", peer.ip(), peer.port());
+        }
+        ctrl.write_state(State::ParamExchange)?;
+        let params = match ctrl
+            .read_frame(MAX_PARAMS_LEN, wait, "the parameters")
+            .and_then(|b| Params::from_json(&b).map_err(NetError::from))
+        {
+            Ok(p) => p,
+            Err(e) => {
+                let c = match &e {
+                    NetError::Proto(p) => p.iperf_code(),
+                    _ => code::RECV_PARAMS,
+                };
+                ctrl.write_server_error(c, 0);
+                return Err(e);
+            }
+        };
+
+        let p = params.parallel as usize;
+        let total = if params.bidirectional { 2 * p } else { p };
+        let udp = match params.protocol {
+            Protocol::Udp => Some(udp_listener(self.local, None)?),
+            Protocol::Tcp => None,
+        };
+        let (tx, rx) = mpsc::channel();
+        if udp.is_none() {
+            self.set_phase(Phase::Streams(tx));
+        }
+        ctrl.write_state(State::CreateStreams)?;
+        let socks = match udp {
+            None => self.accept_tcp_streams(&rx, &cookie, total, setup_end),
+            Some(first) => accept_udp_streams(first, self.local, &params, total, setup_end),
+        };
+        self.set_phase(Phase::Busy);
+        let socks = socks?;
+        let mut streams = Vec::with_capacity(total);
+        for (i, sock) in socks.into_iter().enumerate() {
+            let sending = if params.bidirectional {
+                i >= p
+            } else {
+                params.reverse
+            };
+            if let DataSock::Tcp(s) = &sock {
+                let r = SockRef::from(s);
+                if let Some(w) = params.window {
+                    let _ = r.set_send_buffer_size(w as usize);
+                    let _ = r.set_recv_buffer_size(w as usize);
+                }
+                if params.nodelay {
+                    let _ = r.set_nodelay(true);
+                }
+            }
+            streams.push(
+                Stream::new(stream_id(i), sending, sock)
+                    .map_err(NetError::io("set up a data stream"))?,
+            );
+        }
+        ctrl.write_state(State::TestStart)?;
+        ctrl.write_state(State::TestRunning)?;
+
+        let plan = StreamPlan {
+            protocol: params.protocol,
+            len: params.len as usize,
+            rate: params.bandwidth,
+            udp_counters_64bit: params.udp_counters_64bit,
+        };
+        let (sndbuf, rcvbuf) = streams.first().map_or((0, 0), |s| s.buffers());
+        let congestion = streams.first().and_then(|s| s.congestion());
+        let mss = SockRef::from(ctrl.socket()).mss().ok();
+        let mut report = TestReport {
+            role: Role::Server,
+            cookie: cookie.as_text(),
+            peer_host: peer.ip().to_string(),
+            peer_port: peer.port(),
+            control_local,
+            started: SystemTime::now(),
+            finished: SystemTime::now(),
+            tcp_mss: mss,
+            sock_bufsize: params.window.unwrap_or(0) as u64,
+            sndbuf_actual: sndbuf,
+            rcvbuf_actual: rcvbuf,
+            congestion,
+            streams: streams
+                .iter()
+                .map(|s| StreamInfo {
+                    id: s.id,
+                    fd: s.fd,
+                    local: s.local,
+                    remote: s.remote,
+                    sending: s.sending,
+                    direction: if s.sending {
+                        NetDirection::Download
+                    } else {
+                        NetDirection::Upload
+                    },
+                })
+                .collect(),
+            intervals: Vec::new(),
+            totals: Vec::new(),
+            cpu_local: Default::default(),
+            remote: None,
+            interval_secs: cfg.interval.map_or(0.0, |i| i.as_secs_f64()),
+            params,
+        };
+        if cfg.text {
+            let _ = write!(out, "{}", report.header_text());
+        }
+        let omit = Duration::from_secs(report.params.omit as u64);
+        let mut session = Session::start(streams, plan, omit, cfg.interval)?;
+        // The client decides the end; this only catches a client that vanished
+        // without closing (iperf3 keeps the same duration + omit + 40 s timer).
+        let give_up = (report.params.time > 0).then(|| {
+            Instant::now() + omit + Duration::from_secs(report.params.time as u64) + cfg.grace
+        });
+        let mut printed = 0usize;
+        let outcome = loop {
+            let now = Instant::now();
+            if give_up.is_some_and(|g| now >= g) {
+                ctrl.write_server_error(code::SERVER_DURATION, 0);
+                break Err(NetError::Timeout {
+                    what: "the client's TEST_END (test duration expired)",
+                });
+            }
+            let wake = [session.next_wake(), give_up]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(now + Duration::from_secs(1));
+            match ctrl.poll_state(wake.saturating_duration_since(now)) {
+                Ok(None) => {}
+                Ok(Some(State::TestEnd)) => break Ok(()),
+                Ok(Some(State::ClientTerminate)) => {
+                    break Err(NetError::ServerError {
+                        code: code::CLIENT_TERM,
+                        message: code::describe(code::CLIENT_TERM),
+                    })
+                }
+                Ok(Some(s)) => {
+                    break Err(NetError::Unexpected {
+                        got: s,
+                        expected: "TEST_END",
+                    })
+                }
+                Err(e) => break Err(e),
+            }
+            for rec in session.tick(Instant::now()) {
+                if cfg.text {
+                    let _ = write!(out, "{}", report.interval_text(&rec, printed == 0));
+                    let _ = out.flush();
+                }
+                printed += 1;
+            }
+        };
+        // The server closes the data sockets first (section 1.5).
+        let (totals, last) = session.finish(true);
+        outcome?;
+        for rec in &last {
+            if cfg.text {
+                let _ = write!(out, "{}", report.interval_text(rec, printed == 0));
+            }
+            printed += 1;
+        }
+        ctrl.write_state(State::ExchangeResults)?;
+        let body = ctrl.read_frame(
+            MAX_RESULTS_LEN,
+            Wait::within(cfg.setup_timeout),
+            "the client's results",
+        )?;
+        let theirs = Results::from_json(&body)?;
+        let mine = session.results(&totals);
+        ctrl.write_frame(&mine.to_json())?;
+        ctrl.write_state(State::DisplayResults)?;
+        // IPERF_DONE or a close; either ends the test.
+        let _ = ctrl.read_state(Wait::within(cfg.first_byte_timeout), "IPERF_DONE");
+        ctrl.close();
+
+        report.intervals = std::mem::take(&mut session.intervals);
+        report.totals = totals;
+        report.cpu_local = mine.cpu();
+        report.remote = Some(theirs);
+        report.finished = SystemTime::now();
+        if cfg.text {
+            let _ = write!(out, "{}", report.summary_text());
+        }
+        Ok(report)
+    }
+
+    fn accept_tcp_streams(
+        &self,
+        rx: &Receiver<TcpStream>,
+        cookie: &Cookie,
+        n: usize,
+        until: Instant,
+    ) -> Result<Vec<DataSock>, NetError> {
+        let mut socks = Vec::with_capacity(n);
+        while socks.len() < n {
+            let left = until.saturating_duration_since(Instant::now());
+            let mut s = match rx.recv_timeout(left) {
+                Ok(s) => s,
+                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
+                    return Err(NetError::Timeout {
+                        what: "the data streams",
+                    })
+                }
+            };
+            let wait = left.min(self.cfg.first_byte_timeout).max(Duration::from_millis(1));
+            let _ = s.set_read_timeout(Some(wait));
+            let mut b = [0u8; Cookie::LEN];
+            let ok = s.read_exact(&mut b).is_ok() && Cookie::from_wire(b).matches(cookie);
+            if ok {
+                let _ = s.set_read_timeout(None);
+                socks.push(DataSock::Tcp(s));
+            } else {
+                deny(s);
+            }
+        }
+        Ok(socks)
+    }
+}
+
+/// Bind, listen and serve forever (or one test with `-1`) on stdout/stderr.
+pub fn run(cfg: ServerConfig) -> Result<(), NetError> {
+    let server = Server::bind(cfg)?;
+    server.serve(&mut std::io::stdout(), &mut std::io::stderr())
+}
+
+fn listen(cfg: &ServerConfig) -> Result<TcpListener, NetError> {
+    let bind = |addr: SocketAddr| -> std::io::Result<TcpListener> {
+        let s = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+        if addr.is_ipv6() && cfg.bind.is_none() {
+            s.set_only_v6(false)?;
+        }
+        s.set_reuse_address(true)?;
+        s.bind(&addr.into())?;
+        s.listen(128)?;
+        Ok(s.into())
+    };
+    let what = |a: SocketAddr| format!("listen on {a} (is another server using port {}?)", a.port());
+    match cfg.bind {
+        Some(ip) => {
+            let a = SocketAddr::new(ip, cfg.port);
+            bind(a).map_err(NetError::io(what(a)))
+        }
+        None => {
+            let v6 = SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), cfg.port);
+            bind(v6).or_else(|e| {
+                if e.kind() == std::io::ErrorKind::AddrInUse {
+                    return Err(NetError::io(what(v6))(e));
+                }
+                // No IPv6 on this host: IPv4 only.
+                let v4 = SocketAddr::from(([0, 0, 0, 0], cfg.port));
+                bind(v4).map_err(NetError::io(what(v4)))
+            })
+        }
+    }
+}
+
+fn accept_loop(listener: TcpListener, phase: Shared, tests: Sender<TcpStream>) {
+    for conn in listener.incoming() {
+        let Ok(conn) = conn else { continue };
+        let mut p = phase.lock().unwrap_or_else(|e| e.into_inner());
+        match &*p {
+            Phase::Idle => {
+                *p = Phase::Busy;
+                if tests.send(conn).is_err() {
+                    return;
+                }
+            }
+            Phase::Streams(tx) => {
+                if let Err(e) = tx.send(conn) {
+                    deny(e.0);
+                }
+            }
+            Phase::Busy => deny(conn),
+        }
+    }
+}
+
+/// ACCESS_DENIED, then a graceful close on a side thread: closing with unread
+/// bytes (the intruder's cookie) would send a reset that can destroy the
+/// 0xFF before the peer reads it.
+fn deny(mut s: TcpStream) {
+    let _ = s.write_all(&[State::AccessDenied.byte()]);
+    let _ = s.shutdown(Shutdown::Write);
+    let _ = std::thread::Builder::new()
+        .name("net-deny".into())
+        .spawn(move || {
+            let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+            let mut buf = [0u8; 512];
+            let end = Instant::now() + Duration::from_secs(2);
+            while Instant::now() < end {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+            }
+        });
+}
+
+fn udp_listener(local: SocketAddr, rcvbuf: Option<usize>) -> Result<UdpSocket, NetError> {
+    let s = Socket::new(Domain::for_address(local), Type::DGRAM, None)
+        .map_err(NetError::io("create a UDP socket"))?;
+    if local.is_ipv6() && local.ip().is_unspecified() {
+        let _ = s.set_only_v6(false);
+    }
+    s.set_reuse_address(true)
+        .map_err(NetError::io("set SO_REUSEADDR on the UDP socket"))?;
+    // Most UDP "loss" is receive-buffer overflow (notes 4.b); ask for room.
+    let _ = s.set_recv_buffer_size(rcvbuf.unwrap_or(4 << 20));
+    s.bind(&local.into())
+        .map_err(NetError::io(format!("bind UDP port {}", local.port())))?;
+    Ok(s.into())
+}
+
+fn accept_udp_streams(
+    mut sock: UdpSocket,
+    local: SocketAddr,
+    params: &Params,
+    n: usize,
+    until: Instant,
+) -> Result<Vec<DataSock>, NetError> {
+    let mut socks = Vec::with_capacity(n);
+    let mut buf = [0u8; 64];
+    let rcvbuf = params.window.map(|w| w as usize);
+    if let Some(w) = params.window {
+        let _ = SockRef::from(&sock).set_send_buffer_size(w as usize);
+    }
+    while socks.len() < n {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(NetError::Timeout {
+                what: "the UDP hello datagrams",
+            });
+        }
+        let _ = sock.set_read_timeout(Some(left));
+        let (_, from) = sock.recv_from(&mut buf).map_err(|e| {
+            if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) {
+                NetError::Timeout {
+                    what: "the UDP hello datagrams",
+                }
+            } else {
+                NetError::io("receive a UDP hello")(e)
+            }
+        })?;
+        sock.connect(from)
+            .map_err(NetError::io(format!("connect the UDP stream to {from}")))?;
+        // Bind the next stream's socket before replying: the client sends its
+        // next hello as soon as the reply arrives.
+        let next = if socks.len() + 1 < n {
+            udp_listener(local, rcvbuf)?
+        } else {
+            sock.try_clone().map_err(NetError::io("clone a UDP socket"))?
+        };
+        sock.send(&UDP_REPLY)
+            .map_err(NetError::io("send the UDP reply"))?;
+        socks.push(DataSock::Udp(std::mem::replace(&mut sock, next)));
+    }
+    Ok(socks)
+}

@@ -1,0 +1,212 @@
+//! The measured part of a test, shared by client and server: start the
+//! stream threads, sample every interval, handle the `-O` omit period, stop,
+//! and sum up what this host saw.
+
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::cpu::CpuMeter;
+use crate::proto::{Protocol, Results, StreamResults};
+use crate::report::{IntervalRecord, IntervalStream, StreamTotals};
+use crate::stream::{Snapshot, Stream, StreamPlan};
+use crate::NetError;
+
+pub(crate) struct Session {
+    pub streams: Vec<Stream>,
+    plan: StreamPlan,
+    stop: Arc<AtomicBool>,
+    interval: Option<Duration>,
+    omit_until: Option<Instant>,
+    cpu: CpuMeter,
+    /// Origin of the current phase: the start, then the omit period's end.
+    origin: Instant,
+    base: Vec<Snapshot>,
+    last: Vec<Snapshot>,
+    last_t: Instant,
+    next_tick: Option<Instant>,
+    pub intervals: Vec<IntervalRecord>,
+}
+
+impl Session {
+    /// Start every stream's thread now.
+    pub fn start(
+        mut streams: Vec<Stream>,
+        plan: StreamPlan,
+        omit: Duration,
+        interval: Option<Duration>,
+    ) -> Result<Session, NetError> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let cpu = CpuMeter::start();
+        for s in &mut streams {
+            s.start(plan, Arc::clone(&stop))
+                .map_err(NetError::io("start a stream thread"))?;
+        }
+        let now = Instant::now();
+        let n = streams.len();
+        Ok(Session {
+            streams,
+            plan,
+            stop,
+            interval,
+            omit_until: (!omit.is_zero()).then(|| now + omit),
+            cpu,
+            origin: now,
+            base: vec![Snapshot::default(); n],
+            last: vec![Snapshot::default(); n],
+            last_t: now,
+            next_tick: interval.map(|i| now + i),
+            intervals: Vec::new(),
+        })
+    }
+
+    /// When the control loop must wake next: an interval or the omit end.
+    pub fn next_wake(&self) -> Option<Instant> {
+        match (self.next_tick, self.omit_until) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The moment the measured (non-omitted) period began.
+    pub fn measure_start(&self) -> Instant {
+        self.omit_until.unwrap_or(self.origin)
+    }
+
+    /// Record every interval that is due; returns the new ones.
+    pub fn tick(&mut self, now: Instant) -> Vec<IntervalRecord> {
+        let mut out = Vec::new();
+        loop {
+            let omit_due = self.omit_until.filter(|&t| t <= now);
+            let tick_due = self.next_tick.filter(|&t| t <= now);
+            match (omit_due, tick_due) {
+                (Some(o), t) if t.map_or(true, |t| o <= t) => {
+                    // End of the omit period: close the omitted interval and
+                    // restart counting from zero, as iperf3 does.
+                    if o > self.last_t {
+                        out.push(self.record(o, true));
+                    }
+                    self.base = self.last.clone();
+                    self.origin = o;
+                    self.last_t = o;
+                    self.omit_until = None;
+                    self.next_tick = self.interval.map(|i| o + i);
+                }
+                (_, Some(t)) => {
+                    out.push(self.record(t, self.omit_until.is_some()));
+                    self.next_tick = self.interval.map(|i| t + i);
+                }
+                _ => break,
+            }
+        }
+        self.intervals.extend(out.iter().cloned());
+        out
+    }
+
+    fn record(&mut self, at: Instant, omitted: bool) -> IntervalRecord {
+        let start = self.last_t.saturating_duration_since(self.origin).as_secs_f64();
+        let end = at.saturating_duration_since(self.origin).as_secs_f64();
+        let mut streams = Vec::with_capacity(self.streams.len());
+        for (i, s) in self.streams.iter_mut().enumerate() {
+            let snap = s.snapshot();
+            let info = s.tcp_info();
+            streams.push(IntervalStream {
+                index: i,
+                delta: snap.since(&self.last[i]),
+                tcp: info,
+            });
+            self.last[i] = snap;
+        }
+        self.last_t = at;
+        IntervalRecord {
+            start,
+            end,
+            omitted,
+            streams,
+        }
+    }
+
+    /// Stop the streams (closing the sockets first when `close`), record the
+    /// last partial interval and return each stream's totals.
+    pub fn finish(&mut self, close: bool) -> (Vec<StreamTotals>, Vec<IntervalRecord>) {
+        let end = Instant::now();
+        self.stop.store(true, Relaxed);
+        let mut last = Vec::new();
+        let min_tail = self.interval.map(|i| i / 10).unwrap_or(Duration::MAX);
+        if self.omit_until.is_none() && end.saturating_duration_since(self.last_t) > min_tail {
+            let rec = self.record(end, false);
+            self.intervals.push(rec.clone());
+            last.push(rec);
+        }
+        for s in &mut self.streams {
+            s.stop_and_join(close);
+        }
+        let seconds = end.saturating_duration_since(self.measure_start());
+        let totals = self
+            .streams
+            .iter_mut()
+            .zip(&self.base)
+            .map(|(s, base)| {
+                let fin = s.snapshot();
+                let d = fin.since(base);
+                let rtts: Vec<u64> = s.rtts.iter().copied().filter(|&r| r > 0).collect();
+                StreamTotals {
+                    bytes: d.bytes,
+                    seconds: seconds.as_secs_f64(),
+                    retransmits: (s.sending && s.is_tcp()).then_some(d.retransmits),
+                    packets: d.packets,
+                    lost: d.lost,
+                    out_of_order: d.out_of_order,
+                    jitter: d.jitter,
+                    omitted_packets: base.packets,
+                    omitted_lost: base.lost,
+                    max_cwnd: s.max_cwnd,
+                    min_rtt: rtts.iter().copied().min(),
+                    max_rtt: rtts.iter().copied().max(),
+                    mean_rtt: (!rtts.is_empty())
+                        .then(|| rtts.iter().sum::<u64>() / rtts.len() as u64),
+                }
+            })
+            .collect();
+        (totals, last)
+    }
+
+    /// This host's results message for the exchange.
+    pub fn results(&self, totals: &[StreamTotals]) -> Results {
+        let cpu = self.cpu.read();
+        let sends = self.streams.iter().any(|s| s.sending);
+        let sender_has_retransmits = match (sends, self.plan.protocol) {
+            (false, _) => -1,
+            (true, Protocol::Tcp) => 1,
+            (true, Protocol::Udp) => 0,
+        };
+        let streams = self
+            .streams
+            .iter()
+            .zip(totals)
+            .map(|(s, t)| {
+                let udp = self.plan.protocol == Protocol::Udp;
+                StreamResults {
+                    id: s.id as i64,
+                    bytes: t.bytes,
+                    retransmits: t.retransmits.map(|r| r as i64).unwrap_or(-1),
+                    jitter: if udp && !s.sending { t.jitter } else { 0.0 },
+                    errors: if udp && !s.sending { t.lost } else { 0 },
+                    packets: if udp { t.packets as i64 } else { 0 },
+                    omitted_errors: Some(if udp && !s.sending { t.omitted_lost } else { 0 }),
+                    omitted_packets: Some(if udp { t.omitted_packets as i64 } else { 0 }),
+                    start_time: Some(0.0),
+                    end_time: Some(t.seconds),
+                }
+            })
+            .collect();
+        Results {
+            cpu_util_total: cpu.total_percent,
+            cpu_util_user: cpu.user_percent,
+            cpu_util_system: cpu.system_percent,
+            sender_has_retransmits,
+            congestion_used: None,
+            streams,
+        }
+    }
+}

@@ -1,0 +1,441 @@
+//! Data streams: one thread per stream, moving bytes as fast as the socket
+//! (or the `-b` pacing) allows and counting them in atomics that the control
+//! thread samples every interval.
+//!
+//! TCP payload is raw bytes in `len`-sized writes (section 1.9). UDP
+//! datagrams start with a header of send time (`CLOCK_MONOTONIC` seconds and
+//! microseconds) and a sequence number from 1, 32 or 64 bits (section 1.12).
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rand::RngCore;
+
+use crate::proto::Protocol;
+use crate::sys;
+
+/// How often a blocked stream thread wakes to look at the stop flag.
+const WAKE: Duration = Duration::from_millis(200);
+
+/// Counters a stream thread updates and the control thread reads.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    /// Payload bytes sent or received.
+    pub bytes: AtomicU64,
+    /// UDP: datagrams sent, or the highest sequence number received.
+    pub packets: AtomicU64,
+    /// UDP receiver: datagrams missing from the sequence.
+    pub lost: AtomicI64,
+    /// UDP receiver: datagrams that came late.
+    pub out_of_order: AtomicU64,
+    /// UDP receiver: RFC 1889 jitter in seconds, as f64 bits.
+    pub jitter_bits: AtomicU64,
+}
+
+/// A point-in-time reading of a stream's counters.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Snapshot {
+    pub bytes: u64,
+    pub packets: u64,
+    pub lost: i64,
+    pub out_of_order: u64,
+    pub jitter: f64,
+    pub retransmits: u64,
+}
+
+impl Snapshot {
+    /// What happened between `base` and `self`.
+    pub fn since(&self, base: &Snapshot) -> Snapshot {
+        Snapshot {
+            bytes: self.bytes.saturating_sub(base.bytes),
+            packets: self.packets.saturating_sub(base.packets),
+            lost: self.lost - base.lost,
+            out_of_order: self.out_of_order.saturating_sub(base.out_of_order),
+            jitter: self.jitter,
+            retransmits: self.retransmits.saturating_sub(base.retransmits),
+        }
+    }
+}
+
+/// What every stream of a test does.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StreamPlan {
+    pub protocol: Protocol,
+    pub len: usize,
+    /// Bits per second for this stream; 0 is unlimited.
+    pub rate: u64,
+    pub udp_counters_64bit: bool,
+}
+
+pub(crate) enum DataSock {
+    Tcp(TcpStream),
+    Udp(UdpSocket),
+}
+
+impl DataSock {
+    fn fd(&self) -> i32 {
+        match self {
+            DataSock::Tcp(s) => s.as_raw_fd(),
+            DataSock::Udp(s) => s.as_raw_fd(),
+        }
+    }
+}
+
+/// One data stream.
+pub(crate) struct Stream {
+    /// Protocol stream id: 1, 3, 4, ...
+    pub id: u32,
+    /// This host writes on it.
+    pub sending: bool,
+    /// The local descriptor, iperf3's `[  5]` label.
+    pub fd: i32,
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+    pub counters: Arc<Counters>,
+    sock: DataSock,
+    handle: Option<JoinHandle<()>>,
+    /// Largest congestion window seen, and RTT samples, for TCP senders.
+    pub max_cwnd: u64,
+    pub rtts: Vec<u64>,
+}
+
+/// The stream id for the `index`-th stream created (0-based): 1, 3, 4, 5...
+pub(crate) fn stream_id(index: usize) -> u32 {
+    if index == 0 {
+        1
+    } else {
+        index as u32 + 2
+    }
+}
+
+impl Stream {
+    pub fn new(id: u32, sending: bool, sock: DataSock) -> std::io::Result<Stream> {
+        let (local, remote) = match &sock {
+            DataSock::Tcp(s) => (s.local_addr()?, s.peer_addr()?),
+            DataSock::Udp(s) => (s.local_addr()?, s.peer_addr()?),
+        };
+        let timeouts = match &sock {
+            DataSock::Tcp(s) => s
+                .set_read_timeout(Some(WAKE))
+                .and(s.set_write_timeout(Some(WAKE))),
+            DataSock::Udp(s) => s
+                .set_read_timeout(Some(WAKE))
+                .and(s.set_write_timeout(Some(WAKE))),
+        };
+        timeouts?;
+        Ok(Stream {
+            id,
+            sending,
+            fd: sock.fd(),
+            local,
+            remote,
+            counters: Arc::default(),
+            sock,
+            handle: None,
+            max_cwnd: 0,
+            rtts: Vec::new(),
+        })
+    }
+
+    pub fn is_tcp(&self) -> bool {
+        matches!(self.sock, DataSock::Tcp(_))
+    }
+
+    /// Start the stream's thread.
+    pub fn start(&mut self, plan: StreamPlan, stop: Arc<AtomicBool>) -> std::io::Result<()> {
+        let counters = Arc::clone(&self.counters);
+        let sending = self.sending;
+        let name = format!("net-stream-{}", self.id);
+        let handle = match &self.sock {
+            DataSock::Tcp(s) => {
+                let s = s.try_clone()?;
+                std::thread::Builder::new().name(name).spawn(move || {
+                    if sending {
+                        tcp_send(s, plan, &counters, &stop)
+                    } else {
+                        tcp_recv(s, plan, &counters, &stop)
+                    }
+                })?
+            }
+            DataSock::Udp(s) => {
+                let s = s.try_clone()?;
+                std::thread::Builder::new().name(name).spawn(move || {
+                    if sending {
+                        udp_send(s, plan, &counters, &stop)
+                    } else {
+                        udp_recv(s, plan, &counters, &stop)
+                    }
+                })?
+            }
+        };
+        self.handle = Some(handle);
+        Ok(())
+    }
+
+    /// Read the counters, and for a TCP sender `TCP_INFO`.
+    pub fn snapshot(&mut self) -> Snapshot {
+        let c = &self.counters;
+        let mut snap = Snapshot {
+            bytes: c.bytes.load(Relaxed),
+            packets: c.packets.load(Relaxed),
+            lost: c.lost.load(Relaxed),
+            out_of_order: c.out_of_order.load(Relaxed),
+            jitter: f64::from_bits(c.jitter_bits.load(Relaxed)),
+            retransmits: 0,
+        };
+        if self.sending && self.is_tcp() {
+            if let Some(info) = sys::tcp_info(self.fd) {
+                snap.retransmits = info.total_retrans;
+                self.max_cwnd = self.max_cwnd.max(info.snd_cwnd_bytes);
+                self.rtts.push(info.rtt_us);
+            }
+        }
+        snap
+    }
+
+    /// Actual `SO_SNDBUF` and `SO_RCVBUF`.
+    pub fn buffers(&self) -> (u64, u64) {
+        let r = match &self.sock {
+            DataSock::Tcp(s) => socket2::SockRef::from(s),
+            DataSock::Udp(s) => socket2::SockRef::from(s),
+        };
+        (
+            r.send_buffer_size().map_or(0, |v| v as u64),
+            r.recv_buffer_size().map_or(0, |v| v as u64),
+        )
+    }
+
+    /// The TCP congestion control algorithm in use.
+    pub fn congestion(&self) -> Option<String> {
+        let DataSock::Tcp(s) = &self.sock else {
+            return None;
+        };
+        let v = socket2::SockRef::from(s).tcp_congestion().ok()?;
+        Some(String::from_utf8_lossy(&v).trim_end_matches('\0').to_string())
+    }
+
+    /// `TCP_INFO` now, for a TCP sender.
+    pub fn tcp_info(&self) -> Option<sys::TcpInfo> {
+        (self.sending && self.is_tcp())
+            .then(|| sys::tcp_info(self.fd))
+            .flatten()
+    }
+
+    /// Wake a thread blocked on the socket and wait for it to end.
+    pub fn stop_and_join(&mut self, close: bool) {
+        if close {
+            if let DataSock::Tcp(s) = &self.sock {
+                let _ = s.shutdown(Shutdown::Both);
+            }
+        }
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn transient(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+    )
+}
+
+/// Sleep until the stream's average rate since `start` is back under
+/// `rate`; returns false if the stop flag was raised meanwhile.
+fn pace(start: Instant, sent_bytes: u64, rate: u64, stop: &AtomicBool) -> bool {
+    if rate == 0 {
+        return true;
+    }
+    let due = start + Duration::from_secs_f64(sent_bytes as f64 * 8.0 / rate as f64);
+    loop {
+        if stop.load(Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= due {
+            return true;
+        }
+        let left = due - now;
+        if left > Duration::from_micros(200) {
+            std::thread::sleep((left - Duration::from_micros(100)).min(WAKE));
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+fn payload(len: usize) -> Vec<u8> {
+    let mut buf = vec![0u8; len];
+    rand::rng().fill_bytes(&mut buf);
+    buf
+}
+
+fn tcp_send(mut s: TcpStream, plan: StreamPlan, c: &Counters, stop: &AtomicBool) {
+    let buf = payload(plan.len);
+    let start = Instant::now();
+    let mut sent = 0u64;
+    while !stop.load(Relaxed) {
+        if !pace(start, sent, plan.rate, stop) {
+            break;
+        }
+        match s.write(&buf) {
+            Ok(n) => {
+                sent += n as u64;
+                c.bytes.fetch_add(n as u64, Relaxed);
+            }
+            Err(e) if transient(&e) => {}
+            Err(_) => break,
+        }
+    }
+}
+
+fn tcp_recv(mut s: TcpStream, plan: StreamPlan, c: &Counters, stop: &AtomicBool) {
+    let mut buf = vec![0u8; plan.len.max(1)];
+    while !stop.load(Relaxed) {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                // Bytes that arrive after TEST_END are not counted (iperf3 FAQ).
+                if !stop.load(Relaxed) {
+                    c.bytes.fetch_add(n as u64, Relaxed);
+                }
+            }
+            Err(e) if transient(&e) => {}
+            Err(_) => break,
+        }
+    }
+}
+
+fn udp_send(s: UdpSocket, plan: StreamPlan, c: &Counters, stop: &AtomicBool) {
+    let header = if plan.udp_counters_64bit { 16 } else { 12 };
+    let mut buf = payload(plan.len.max(header));
+    let start = Instant::now();
+    let mut sent = 0u64;
+    let mut seq: u64 = 1;
+    while !stop.load(Relaxed) {
+        if !pace(start, sent, plan.rate, stop) {
+            break;
+        }
+        let (sec, usec) = sys::monotonic_now();
+        buf[0..4].copy_from_slice(&sec.to_be_bytes());
+        buf[4..8].copy_from_slice(&usec.to_be_bytes());
+        if plan.udp_counters_64bit {
+            buf[8..16].copy_from_slice(&seq.to_be_bytes());
+        } else {
+            buf[8..12].copy_from_slice(&(seq as u32).to_be_bytes());
+        }
+        match s.send(&buf) {
+            Ok(n) => {
+                seq += 1;
+                sent += n as u64;
+                c.bytes.fetch_add(n as u64, Relaxed);
+                c.packets.fetch_add(1, Relaxed);
+            }
+            Err(e) if transient(&e) => {}
+            // ENOBUFS or an ICMP-refused port: back off briefly and go on.
+            Err(_) => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+}
+
+/// The receiver's view of one UDP stream's sequence and timing.
+#[derive(Debug, Default)]
+pub(crate) struct UdpTrack {
+    next_seq: u64,
+    pub highest: u64,
+    pub lost: i64,
+    pub out_of_order: u64,
+    pub jitter: f64,
+    prev_transit: Option<f64>,
+}
+
+impl UdpTrack {
+    /// Account one datagram with sequence `seq`, sent at `sent` and
+    /// received at `now` (seconds on the sender's and our monotonic clocks).
+    pub fn datagram(&mut self, seq: u64, sent: f64, now: f64) {
+        if self.next_seq == 0 {
+            self.next_seq = 1;
+        }
+        if seq >= self.next_seq {
+            self.lost += (seq - self.next_seq) as i64;
+            self.next_seq = seq + 1;
+            self.highest = seq;
+        } else {
+            self.out_of_order += 1;
+            if self.lost > 0 {
+                self.lost -= 1;
+            }
+        }
+        // RFC 1889: J += (|D| - J) / 16, D the change in transit time.
+        let transit = now - sent;
+        if let Some(prev) = self.prev_transit {
+            let d = (transit - prev).abs();
+            self.jitter += (d - self.jitter) / 16.0;
+        }
+        self.prev_transit = Some(transit);
+    }
+}
+
+fn udp_recv(s: UdpSocket, plan: StreamPlan, c: &Counters, stop: &AtomicBool) {
+    let header = if plan.udp_counters_64bit { 16 } else { 12 };
+    let mut buf = vec![0u8; plan.len.max(65536)];
+    let mut track = UdpTrack::default();
+    while !stop.load(Relaxed) {
+        match s.recv(&mut buf) {
+            Ok(n) if n >= header => {
+                let sec = u32::from_be_bytes(buf[0..4].try_into().expect("4 bytes"));
+                let usec = u32::from_be_bytes(buf[4..8].try_into().expect("4 bytes"));
+                let seq = if plan.udp_counters_64bit {
+                    u64::from_be_bytes(buf[8..16].try_into().expect("8 bytes"))
+                } else {
+                    u32::from_be_bytes(buf[8..12].try_into().expect("4 bytes")) as u64
+                };
+                let (nsec, nusec) = sys::monotonic_now();
+                track.datagram(
+                    seq,
+                    sec as f64 + usec as f64 / 1e6,
+                    nsec as f64 + nusec as f64 / 1e6,
+                );
+                c.bytes.fetch_add(n as u64, Relaxed);
+                c.packets.store(track.highest, Relaxed);
+                c.lost.store(track.lost, Relaxed);
+                c.out_of_order.store(track.out_of_order, Relaxed);
+                c.jitter_bits.store(track.jitter.to_bits(), Relaxed);
+            }
+            Ok(_) => {}
+            Err(e) if transient(&e) => {}
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
+            Err(_) => break,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_ids_skip_two() {
+        let ids: Vec<u32> = (0..4).map(stream_id).collect();
+        assert_eq!(ids, [1, 3, 4, 5]);
+    }
+
+    #[test]
+    fn udp_loss_and_reordering() {
+        let mut t = UdpTrack::default();
+        for (i, seq) in [1u64, 2, 5, 3, 6].into_iter().enumerate() {
+            t.datagram(seq, i as f64 * 0.001, i as f64 * 0.001 + 0.0005);
+        }
+        // 3 and 4 missing after 5, then 3 arrives late: one loss undone.
+        assert_eq!(t.lost, 1);
+        assert_eq!(t.out_of_order, 1);
+        assert_eq!(t.highest, 6);
+        assert!(t.jitter.abs() < 1e-9, "constant transit time gives no jitter");
+    }
+}

@@ -1,0 +1,127 @@
+//! The few system calls std and socket2 do not wrap: `getsockopt(TCP_INFO)`,
+//! `getrusage`, `clock_gettime(CLOCK_MONOTONIC)` and `getifaddrs`. All of
+//! this crate's `unsafe` lives here.
+
+use std::mem::MaybeUninit;
+use std::net::IpAddr;
+use std::os::fd::RawFd;
+use std::time::Duration;
+
+/// What `TCP_INFO` tells a sender.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct TcpInfo {
+    /// Retransmitted segments since the connection started.
+    pub total_retrans: u64,
+    /// Congestion window in bytes.
+    pub snd_cwnd_bytes: u64,
+    /// Smoothed RTT, microseconds.
+    pub rtt_us: u64,
+    /// RTT variance, microseconds.
+    pub rttvar_us: u64,
+    /// Path MTU.
+    pub pmtu: u64,
+}
+
+/// `TCP_INFO` of a connected TCP socket, or `None` when the kernel refuses.
+pub(crate) fn tcp_info(fd: RawFd) -> Option<TcpInfo> {
+    let mut info = MaybeUninit::<libc::tcp_info>::zeroed();
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: `info` is a zeroed buffer of `len` bytes that outlives the call;
+    // the kernel writes at most `len` bytes and updates `len`. An invalid fd
+    // only makes the call fail.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            info.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: the buffer was zero-initialised, and every bit pattern is a
+    // valid `tcp_info` (plain integers); the kernel filled a prefix of it.
+    let info = unsafe { info.assume_init() };
+    Some(TcpInfo {
+        total_retrans: info.tcpi_total_retrans as u64,
+        snd_cwnd_bytes: info.tcpi_snd_cwnd as u64 * info.tcpi_snd_mss as u64,
+        rtt_us: info.tcpi_rtt as u64,
+        rttvar_us: info.tcpi_rttvar as u64,
+        pmtu: info.tcpi_pmtu as u64,
+    })
+}
+
+/// User and system CPU time of this process (all threads).
+pub(crate) fn process_cpu() -> (Duration, Duration) {
+    let mut ru = MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `ru` is a valid, writable `rusage`; RUSAGE_SELF cannot fail
+    // on Linux with a valid pointer.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
+    if rc != 0 {
+        return (Duration::ZERO, Duration::ZERO);
+    }
+    // SAFETY: zero-initialised and filled by the kernel; plain integers.
+    let ru = unsafe { ru.assume_init() };
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+/// `CLOCK_MONOTONIC` as (seconds, microseconds), the clock iperf3 stamps
+/// UDP datagrams with.
+pub(crate) fn monotonic_now() -> (u32, u32) {
+    let mut ts = MaybeUninit::<libc::timespec>::zeroed();
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, ts.as_mut_ptr()) };
+    // SAFETY: zero-initialised, filled by the kernel; plain integers.
+    let ts = unsafe { ts.assume_init() };
+    (ts.tv_sec as u32, (ts.tv_nsec / 1000) as u32)
+}
+
+/// The name of the interface that holds `addr`, from `getifaddrs`.
+pub(crate) fn interface_of(addr: IpAddr) -> Option<String> {
+    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: `head` receives a list the C library allocates; freed below.
+    if unsafe { libc::getifaddrs(&mut head) } != 0 {
+        return None;
+    }
+    let mut found = None;
+    let mut cur = head;
+    while !cur.is_null() {
+        // SAFETY: `cur` is a non-null node of the list getifaddrs returned,
+        // which stays valid until freeifaddrs.
+        let ifa = unsafe { &*cur };
+        cur = ifa.ifa_next;
+        if ifa.ifa_addr.is_null() {
+            continue;
+        }
+        // SAFETY: `ifa_addr` is non-null and points to a sockaddr whose
+        // family tells which larger struct it is.
+        let family = unsafe { (*ifa.ifa_addr).sa_family } as i32;
+        let this = match family {
+            libc::AF_INET => {
+                // SAFETY: family AF_INET means the storage is a sockaddr_in.
+                let sin = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in) };
+                IpAddr::from(u32::from_be(sin.sin_addr.s_addr).to_be_bytes())
+            }
+            libc::AF_INET6 => {
+                // SAFETY: family AF_INET6 means the storage is a sockaddr_in6.
+                let sin6 = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in6) };
+                IpAddr::from(sin6.sin6_addr.s6_addr)
+            }
+            _ => continue,
+        };
+        if this == addr {
+            // SAFETY: ifa_name is a NUL-terminated string owned by the list.
+            let name = unsafe { std::ffi::CStr::from_ptr(ifa.ifa_name) };
+            found = Some(name.to_string_lossy().into_owned());
+            break;
+        }
+    }
+    // SAFETY: `head` came from a successful getifaddrs and is freed once.
+    unsafe { libc::freeifaddrs(head) };
+    found
+}
