@@ -222,4 +222,19 @@ mod tests {
             w.message
         );
     }
+
+    #[test]
+    fn an_unknown_ceiling_never_flags() {
+        use iomark_model::device::{DeviceReport, TargetKind};
+        let chain = DeviceChain::from(DeviceReport {
+            path: "/dev/zram0".into(),
+            target: TargetKind::BlockDevice,
+            filesystem: None,
+            mounted_at: Vec::new(),
+            device: None,
+            slowest: None,
+            notes: Vec::new(),
+        });
+        assert!(check_ceiling(&chain, BytesPerSec(1e12), "read").is_none());
+    }
 }

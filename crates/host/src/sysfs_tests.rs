@@ -443,3 +443,42 @@ fn scheduler_takes_the_bracketed_name() {
     assert_eq!(active_scheduler("none").as_deref(), Some("none"));
     assert_eq!(active_scheduler("a b"), None);
 }
+
+#[test]
+fn a_file_on_a_fake_usb2_partition_gets_the_usb2_check() {
+    use crate::{check_ceiling, DeviceChain};
+    use iomark_model::device::TargetKind;
+    use iomark_model::BytesPerSec;
+    use std::os::unix::fs::MetadataExt;
+    let fake = FakeSys::new();
+    let file = fake.root().join("data.bin");
+    fs::write(&file, b"x").unwrap();
+    let d = devno_of(fs::metadata(&file).unwrap().dev());
+    if d.major == 0 {
+        eprintln!("skipped: the temp dir is on a file system without a block device");
+        return;
+    }
+    usb_disk(&fake, "480\n", " 2.00\n", "usb-storage", "50\n");
+    // Make the real file's device number lead to the fake USB partition.
+    let link = fake.root().join("dev/block").join(d.to_string());
+    let _ = fs::remove_file(&link);
+    symlink(
+        fake.root().join(format!(
+            "{XHCI}/usb1/1-1/1-1:1.0/host6/target6:0:0/6:0:0:0/block/sdb/sdb1"
+        )),
+        &link,
+    )
+    .unwrap();
+    let chain = DeviceChain::for_path_in(&file, &fake.sysfs()).unwrap();
+    let r = chain.report();
+    assert_eq!(r.target, TargetKind::File);
+    assert!(r.filesystem.is_some());
+    assert_eq!(r.device.as_ref().unwrap().name, "sdb1");
+    assert_eq!(chain.ceiling().unwrap().name, "USB 2.0");
+    let w = check_ceiling(&chain, BytesPerSec(612e6), "read").unwrap();
+    assert_eq!(
+        w.message,
+        "read 612 MB/s is above the USB 2.0 ceiling of about 40 MB/s: the page cache or compression is being measured"
+    );
+    assert!(check_ceiling(&chain, BytesPerSec(33e6), "read").is_none());
+}
