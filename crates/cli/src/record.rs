@@ -199,8 +199,8 @@ mod tests {
 
     #[test]
     fn flags_parse_and_labels_are_checked() {
-        let t = T::try_parse_from(["t", "--label", "usb3", "--label", "uasp", "--note", "hi"])
-            .unwrap();
+        let t =
+            T::try_parse_from(["t", "--label", "usb3", "--label", "uasp", "--note", "hi"]).unwrap();
         assert_eq!(t.store.labels, ["usb3", "uasp"]);
         assert_eq!(t.store.note.as_deref(), Some("hi"));
         assert!(T::try_parse_from(["t", "--label", ""]).is_err());

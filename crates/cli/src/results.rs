@@ -38,11 +38,13 @@ enum ResultsCommand {
         id: RunId,
     },
     /// Compare runs side by side: tests as rows, runs as columns, ratios to a baseline.
-    #[command(long_about = "Compare runs side by side: tests as rows, runs as columns.\n\n\
+    #[command(
+        long_about = "Compare runs side by side: tests as rows, runs as columns.\n\n\
         Each figure shows its ratio to the baseline run (the first ID, or --baseline), \
         e.g. 1.68x. A ~ after the ratio marks a difference inside the spread of the \
         passes or per-second samples of both runs: not a real difference.\n\n\
-        Example: iomark results compare 12 15 --baseline 9")]
+        Example: iomark results compare 12 15 --baseline 9"
+    )]
     Compare {
         /// Runs to compare.
         #[arg(required = true, value_name = "ID")]
@@ -184,7 +186,10 @@ fn parse_since(s: &str) -> anyhow::Result<u64> {
 /// A time for people, in the local zone: `2026-11-21 21:40`.
 fn when(ms: u64, tz: &jiff::tz::TimeZone) -> String {
     match jiff::Timestamp::from_millisecond(ms as i64) {
-        Ok(t) => t.to_zoned(tz.clone()).strftime("%Y-%m-%d %H:%M").to_string(),
+        Ok(t) => t
+            .to_zoned(tz.clone())
+            .strftime("%Y-%m-%d %H:%M")
+            .to_string(),
         Err(_) => "?".into(),
     }
 }
@@ -200,8 +205,7 @@ fn list(store: &mut dyn Store, q: &RunQuery, out: &mut impl Write) -> anyhow::Re
     t.load_preset(comfy_table::presets::NOTHING)
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header([
-            "ID", "STARTED", "STATUS", "KIND", "TOOL", "LABELS", "TARGET", "DEVICE", "WARN",
-            "NOTE",
+            "ID", "STARTED", "STATUS", "KIND", "TOOL", "LABELS", "TARGET", "DEVICE", "WARN", "NOTE",
         ]);
     for r in &runs {
         t.add_row([
@@ -242,7 +246,11 @@ fn show(run: &StoredRun, out: &mut impl Write) -> anyhow::Result<()> {
     writeln!(
         out,
         "run {}  {}  {} run by {} {}",
-        s.id, s.status.as_str(), s.kind, s.tool, s.tool_version
+        s.id,
+        s.status.as_str(),
+        s.kind,
+        s.tool,
+        s.tool_version
     )?;
     writeln!(
         out,
@@ -278,8 +286,12 @@ fn show(run: &StoredRun, out: &mut impl Write) -> anyhow::Result<()> {
         writeln!(out, "no figures were stored with this run")?;
     } else {
         let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED)
-            .set_header(["test", "metric", "value", "spread (min – max)"]);
+        t.load_preset(UTF8_FULL_CONDENSED).set_header([
+            "test",
+            "metric",
+            "value",
+            "spread (min – max)",
+        ]);
         for f in &run.figures {
             t.add_row([
                 Cell::new(&f.test),

@@ -292,8 +292,8 @@ pub fn mem_figures(run: &MemRun) -> Vec<Figure> {
             for k in &r.kernels {
                 let bytes = k.bytes_per_pass.get() as f64;
                 let rate = |t: crate::units::Nanos| bytes / t.as_secs_f64();
-                let spread = (k.min.get() > 0 && k.max.get() > 0)
-                    .then(|| (rate(k.max), rate(k.min)));
+                let spread =
+                    (k.min.get() > 0 && k.max.get() > 0).then(|| (rate(k.max), rate(k.min)));
                 push(
                     format!("{} rate", k.op.label()),
                     FigureUnit::BytesPerSec,

@@ -99,7 +99,10 @@ mod tests {
 
     #[test]
     fn separate_spreads_or_a_missing_one_are_a_real_difference() {
-        let c = compare(m(100.0, Some((95.0, 105.0))), m(120.0, Some((110.0, 130.0))));
+        let c = compare(
+            m(100.0, Some((95.0, 105.0))),
+            m(120.0, Some((110.0, 130.0))),
+        );
         assert!(!c.within_noise);
         assert!((c.ratio.unwrap() - 1.2).abs() < 1e-12);
         let c = compare(m(100.0, Some((95.0, 105.0))), m(101.0, None));

@@ -152,25 +152,26 @@ impl StoredRun {
 #[non_exhaustive]
 pub enum StoreError {
     /// SQLite failed.
-    #[error("results database {path}: {source}")]
+    #[error("results database {path}: {cause}")]
     Sqlite {
         /// The database file.
         path: String,
-        /// What SQLite said.
-        #[source]
-        source: rusqlite::Error,
+        /// What SQLite said (kept in the message, not as a source, so
+        /// `{:#}` does not print it twice).
+        cause: rusqlite::Error,
     },
     /// The database directory could not be created.
-    #[error("cannot create {path} for the results database: {source}; pass --db PATH to use another place")]
+    #[error("cannot create {path} for the results database: {cause}; pass --db PATH to use another place")]
     CreateDir {
         /// The directory.
         path: String,
         /// Why.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// No data directory is known.
-    #[error("no place for the results database: neither XDG_DATA_HOME nor HOME is set; pass --db PATH")]
+    #[error(
+        "no place for the results database: neither XDG_DATA_HOME nor HOME is set; pass --db PATH"
+    )]
     NoDataDir,
     /// PostgreSQL failed.
     #[error("PostgreSQL {url}: {reason}")]
@@ -189,7 +190,9 @@ pub enum StoreError {
         secs: u64,
     },
     /// A database URL that cannot be used.
-    #[error("bad database URL '{url}': {reason}; use a file path or postgres://user@host:port/dbname")]
+    #[error(
+        "bad database URL '{url}': {reason}; use a file path or postgres://user@host:port/dbname"
+    )]
     BadUrl {
         /// The URL, password removed.
         url: String,
@@ -345,7 +348,10 @@ mod tests {
 
     #[test]
     fn warning_kinds_read_back_by_name() {
-        assert_eq!(warning_kind_from_str("buffered_io"), WarningKind::BufferedIo);
+        assert_eq!(
+            warning_kind_from_str("buffered_io"),
+            WarningKind::BufferedIo
+        );
         assert_eq!(warning_kind_from_str("from_the_future"), WarningKind::Other);
     }
 }

@@ -36,9 +36,9 @@ impl SqliteStore {
     /// database at `path`.
     pub fn open(path: PathBuf) -> Result<SqliteStore, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+            std::fs::create_dir_all(dir).map_err(|cause| StoreError::CreateDir {
                 path: dir.display().to_string(),
-                source,
+                cause,
             })?;
         }
         let err = sqlite_err(&path);
@@ -225,9 +225,9 @@ impl SqliteStore {
 
 fn sqlite_err(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError {
     let path = path.display().to_string();
-    move |source| StoreError::Sqlite {
+    move |cause| StoreError::Sqlite {
         path: path.clone(),
-        source,
+        cause,
     }
 }
 
@@ -382,9 +382,7 @@ impl Store for SqliteStore {
         if let Some(d) = &q.device {
             args.push(like_pattern(d).into());
             let n = args.len();
-            sql += &format!(
-                " AND (device LIKE ?{n} ESCAPE '\\' OR target LIKE ?{n} ESCAPE '\\')"
-            );
+            sql += &format!(" AND (device LIKE ?{n} ESCAPE '\\' OR target LIKE ?{n} ESCAPE '\\')");
         }
         if let Some(s) = q.since_ms {
             args.push(i64::try_from(s).unwrap_or(i64::MAX).into());
@@ -428,43 +426,43 @@ impl Store for SqliteStore {
         };
         let summary = raw.check(&location)?;
         let (rows, warnings) = {
-        let mut st = tx
-            .prepare_cached(
-                "SELECT test, metric, unit, value, spread_lo, spread_hi FROM figures
+            let mut st = tx
+                .prepare_cached(
+                    "SELECT test, metric, unit, value, spread_lo, spread_hi FROM figures
                  WHERE run_id = ?1 ORDER BY ord",
-            )
-            .map_err(&err)?;
-        let rows = st
-            .query_map([id.0], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, f64>(3)?,
-                    r.get::<_, Option<f64>>(4)?,
-                    r.get::<_, Option<f64>>(5)?,
-                ))
-            })
-            .map_err(&err)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(&err)?;
-        let mut st = tx
-            .prepare_cached(
-                "SELECT scope, kind, message FROM warnings WHERE run_id = ?1 ORDER BY ord",
-            )
-            .map_err(&err)?;
-        let warnings = st
-            .query_map([id.0], |r| {
-                Ok(warning_from_parts(
-                    r.get(0)?,
-                    &r.get::<_, String>(1)?,
-                    r.get(2)?,
-                ))
-            })
-            .map_err(&err)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(&err)?;
-        (rows, warnings)
+                )
+                .map_err(&err)?;
+            let rows = st
+                .query_map([id.0], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, f64>(3)?,
+                        r.get::<_, Option<f64>>(4)?,
+                        r.get::<_, Option<f64>>(5)?,
+                    ))
+                })
+                .map_err(&err)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(&err)?;
+            let mut st = tx
+                .prepare_cached(
+                    "SELECT scope, kind, message FROM warnings WHERE run_id = ?1 ORDER BY ord",
+                )
+                .map_err(&err)?;
+            let warnings = st
+                .query_map([id.0], |r| {
+                    Ok(warning_from_parts(
+                        r.get(0)?,
+                        &r.get::<_, String>(1)?,
+                        r.get(2)?,
+                    ))
+                })
+                .map_err(&err)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(&err)?;
+            (rows, warnings)
         };
         tx.commit().map_err(&err)?;
         let figures = rows

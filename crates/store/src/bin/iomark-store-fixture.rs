@@ -42,7 +42,9 @@ fn run(args: &[String]) -> Result<(), String> {
     match cmd {
         "fill" => {
             let count = number(args.get(2), "COUNT")?;
-            let first = args.get(3).map_or(Ok(0), |_| number(args.get(3), "FIRST_SEED"))?;
+            let first = args
+                .get(3)
+                .map_or(Ok(0), |_| number(args.get(3), "FIRST_SEED"))?;
             for seed in first..first + count {
                 store
                     .insert_complete(&synthetic::full_run(seed))

@@ -44,7 +44,10 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
         let name = job["jobname"].as_str().unwrap_or("fio job").to_string();
         // Without group_reporting fio lists every clone on its own, each one
         // thread; with it, one entry stands for all `numjobs` threads.
-        let clones = jobs.iter().filter(|j| j["jobname"] == job["jobname"]).count();
+        let clones = jobs
+            .iter()
+            .filter(|j| j["jobname"] == job["jobname"])
+            .count();
         let (result, error) = convert_job(job, i, &name, global, clones > 1)?;
         if error != 0 {
             failed = true;
@@ -114,7 +117,8 @@ fn convert_job(
         .and_then(|s| s.split(',').next())
         .and_then(|s| s.parse::<Bytes>().ok())
         .unwrap_or(Bytes(4096));
-    let num = |k: &'static str, default: u64| o(k).and_then(|s| s.parse::<u64>().ok()).unwrap_or(default);
+    let num =
+        |k: &'static str, default: u64| o(k).and_then(|s| s.parse::<u64>().ok()).unwrap_or(default);
     let engine_name = o("ioengine").unwrap_or("psync");
     let mut warnings = Vec::new();
     let engine = match engine_name {

@@ -63,10 +63,7 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
         reverse,
         bidirectional: bidir,
         block_len: Bytes(ts["blksize"].as_u64().unwrap_or(0)),
-        window: start["sock_bufsize"]
-            .as_u64()
-            .filter(|b| *b > 0)
-            .map(Bytes),
+        window: start["sock_bufsize"].as_u64().filter(|b| *b > 0).map(Bytes),
         target_bits_per_sec: ts["target_bitrate"].as_u64().unwrap_or(0),
         no_delay: false,
     };
@@ -78,12 +75,13 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
             NetDirection::Download
         }
     };
-    let streams_json = need(end, TOOL, &["streams"])?
-        .as_array()
-        .ok_or_else(|| ImportError::Missing {
-            tool: TOOL,
-            field: "end.streams (a list)".into(),
-        })?;
+    let streams_json =
+        need(end, TOOL, &["streams"])?
+            .as_array()
+            .ok_or_else(|| ImportError::Missing {
+                tool: TOOL,
+                field: "end.streams (a list)".into(),
+            })?;
     let mut streams = Vec::new();
     for (i, s) in streams_json.iter().enumerate() {
         let at = format!("end.streams[{i}]");
@@ -127,7 +125,11 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
                 sent: Bytes(snd["bytes"].as_u64().unwrap_or(0)),
                 received: Bytes(rcv["bytes"].as_u64().unwrap_or(0)),
                 sender_time: secs(snd["seconds"].as_f64().unwrap_or(0.0)),
-                receiver_time: secs(rcv["seconds"].as_f64().unwrap_or(0.0)),
+                // iperf3's receiver `seconds` repeats the sender's; its own
+                // span is end - start, which `sum_received` divides by.
+                receiver_time: secs(
+                    rcv["end"].as_f64().unwrap_or(0.0) - rcv["start"].as_f64().unwrap_or(0.0),
+                ),
                 retransmits: snd["retransmits"].as_u64(),
                 packets: None,
                 lost_packets: None,

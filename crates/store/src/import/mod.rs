@@ -18,16 +18,17 @@ mod iperf3;
 #[non_exhaustive]
 pub enum ImportError {
     /// The file could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {cause}")]
     Read {
         /// The file.
         path: String,
         /// Why.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// No JSON object in it at all.
-    #[error("no JSON object found: import the output of `fio --output-format=json` or `iperf3 -J`")]
+    #[error(
+        "no JSON object found: import the output of `fio --output-format=json` or `iperf3 -J`"
+    )]
     NoJson,
     /// JSON that does not parse (cut short, or not JSON).
     #[error("not valid JSON ({reason}): the file looks truncated or garbled; rerun the tool with `--output-format=json` (fio) or `-J` (iperf3)")]
@@ -53,9 +54,9 @@ pub enum ImportError {
 
 /// Read `path` and convert it.
 pub fn import_file(path: &Path) -> Result<RunDocument, ImportError> {
-    let bytes = std::fs::read(path).map_err(|source| ImportError::Read {
+    let bytes = std::fs::read(path).map_err(|cause| ImportError::Read {
         path: path.display().to_string(),
-        source,
+        cause,
     })?;
     import_str(&String::from_utf8_lossy(&bytes))
 }
@@ -119,7 +120,8 @@ mod tests {
 
     #[test]
     fn leading_noise_is_skipped() {
-        let v = parse_json("note: both iodepth >= 1 and synchronous I/O engine\n{\"a\": 1}\n").unwrap();
+        let v =
+            parse_json("note: both iodepth >= 1 and synchronous I/O engine\n{\"a\": 1}\n").unwrap();
         assert_eq!(v["a"], 1);
     }
 

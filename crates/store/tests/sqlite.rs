@@ -1,0 +1,220 @@
+//! The SQLite store: round trips, migrations, queries, concurrent writers.
+
+mod common;
+
+use common::synthetic;
+use iomark_model::RunStatus;
+use iomark_store::{RunId, RunQuery, SqliteStore, Store, StoreError};
+
+fn fresh() -> (tempfile::TempDir, SqliteStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("sub/dir/results.db")).unwrap();
+    (dir, store)
+}
+
+#[test]
+fn migrations_build_an_empty_database_and_reopen_cleanly() {
+    let (dir, mut store) = fresh();
+    assert_eq!(store.schema_version().unwrap(), 1);
+    assert!(store.list(&RunQuery::default()).unwrap().is_empty());
+    drop(store);
+    let mut again = SqliteStore::open(dir.path().join("sub/dir/results.db")).unwrap();
+    assert_eq!(again.schema_version().unwrap(), 1);
+    let conn = rusqlite::Connection::open(dir.path().join("sub/dir/results.db")).unwrap();
+    let n: i64 = conn
+        .query_row("SELECT COUNT(*) FROM schema_migrations", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 1, "a migration ran twice");
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[test]
+fn a_database_from_a_newer_iomark_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    drop(SqliteStore::open(path.clone()).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("INSERT INTO schema_migrations VALUES (99, 'future', 0)", [])
+        .unwrap();
+    drop(conn);
+    let err = SqliteStore::open(path).err().expect("refused");
+    assert!(matches!(err, StoreError::NewerSchema { found: 99, .. }));
+    assert!(err.to_string().contains("upgrade iomark"));
+}
+
+#[test]
+fn a_complete_run_round_trips_with_figures_and_warnings() {
+    let (_dir, mut store) = fresh();
+    let doc = synthetic::full_run(3);
+    let id = store.insert_complete(&doc).unwrap();
+    let stored = store.load(id).unwrap();
+    common::assert_same_document(&stored, &doc);
+    assert_eq!(stored.summary.status, RunStatus::Complete);
+    assert_eq!(stored.summary.labels, ["batch3", "usb2"]);
+    assert_eq!(stored.summary.target.as_deref(), Some("/media/usb2stick"));
+    assert_eq!(stored.figures.len(), 32);
+    assert_eq!(stored.warnings.len(), 1);
+    assert_eq!(stored.warnings[0].scope, "SEQ1M Q8T1 read");
+    assert_eq!(stored.summary.warning_count, 1);
+    // Base units: bytes per second, raw.
+    let bw = &stored.figures[0];
+    assert_eq!(bw.metric, "read bw");
+    assert_eq!(bw.unit.as_str(), "B/s");
+    assert!(bw.value > 30e6 && bw.value < 45e6, "{}", bw.value);
+}
+
+#[test]
+fn a_live_run_reads_as_interrupted_until_finished() {
+    let (_dir, mut store) = fresh();
+    let mut doc = synthetic::run(1, 0);
+    let id = store.begin_run(&doc).unwrap();
+    assert_eq!(
+        store.load(id).unwrap().summary.status,
+        RunStatus::Interrupted
+    );
+    for t in 0..3 {
+        if let iomark_model::RunBody::Disk(d) = &mut doc.body {
+            d.jobs.push(synthetic::job(t, 420e6, 1));
+        }
+        store.update_run(id, &doc).unwrap();
+        let s = store.load(id).unwrap();
+        assert_eq!(s.summary.status, RunStatus::Interrupted);
+        assert_eq!(s.figures.len(), 4 * (t + 1));
+        assert_eq!(s.document().unwrap().status, RunStatus::Interrupted);
+    }
+    doc.status = RunStatus::Complete;
+    store.finish_run(id, &doc).unwrap();
+    let s = store.load(id).unwrap();
+    assert_eq!(s.summary.status, RunStatus::Complete);
+    common::assert_same_document(&s, &doc);
+}
+
+#[test]
+fn list_filters_by_label_device_time_and_limit() {
+    let (_dir, mut store) = fresh();
+    for seed in 0..12 {
+        store.insert_complete(&synthetic::full_run(seed)).unwrap();
+    }
+    let all = store.list(&RunQuery::default()).unwrap();
+    assert_eq!(all.len(), 12);
+    assert!(all.windows(2).all(|w| w[0].id < w[1].id), "oldest first");
+    let usb3 = store
+        .list(&RunQuery {
+            labels: vec!["usb3".into()],
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(usb3.len(), 4);
+    assert!(usb3.iter().all(|r| r.labels.contains(&"usb3".to_string())));
+    let both = store
+        .list(&RunQuery {
+            labels: vec!["usb3".into(), "batch4".into()],
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(both.len(), 1);
+    let dev = store
+        .list(&RunQuery {
+            device: Some("NVME".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(dev.len(), 4, "device text matches case-insensitively");
+    // Runs are a minute apart from a fixed start.
+    let since = store
+        .list(&RunQuery {
+            since_ms: Some(1_790_000_000_000 + 10 * 60_000),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(since.len(), 2);
+    let newest = store
+        .list(&RunQuery {
+            limit: Some(3),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(
+        newest.iter().map(|r| r.id).collect::<Vec<_>>(),
+        [RunId(10), RunId(11), RunId(12)]
+    );
+    // Wildcards in the filter are literal.
+    let none = store
+        .list(&RunQuery {
+            device: Some("%".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(none.is_empty());
+}
+
+#[test]
+fn delete_removes_the_run_and_its_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    let mut store = SqliteStore::open(path.clone()).unwrap();
+    let a = store.insert_complete(&synthetic::full_run(1)).unwrap();
+    let b = store.insert_complete(&synthetic::full_run(2)).unwrap();
+    store.delete(a).unwrap();
+    assert!(matches!(store.load(a), Err(StoreError::NotFound { .. })));
+    assert!(matches!(store.delete(a), Err(StoreError::NotFound { .. })));
+    assert_eq!(store.load(b).unwrap().figures.len(), 32);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    for table in ["figures", "run_labels", "warnings"] {
+        let n: i64 = conn
+            .query_row(
+                &format!("SELECT COUNT(*) FROM {table} WHERE run_id = ?1"),
+                [a.0],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(n, 0, "{table} rows left behind");
+    }
+    // Ids are never reused.
+    let c = store.insert_complete(&synthetic::full_run(3)).unwrap();
+    assert!(c > b);
+}
+
+#[test]
+fn update_of_a_missing_run_is_an_error() {
+    let (_dir, mut store) = fresh();
+    let err = store
+        .update_run(RunId(42), &synthetic::full_run(1))
+        .unwrap_err();
+    assert!(err.to_string().contains("no run 42"), "{err}");
+}
+
+#[test]
+fn threads_writing_one_database_at_once_all_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                // Each opens its own connection, as separate processes do,
+                // including the race to migrate a fresh file.
+                let mut store = SqliteStore::open(path).unwrap();
+                for i in 0..25 {
+                    let mut doc = synthetic::run(t * 100 + i, 0);
+                    let id = store.begin_run(&doc).unwrap();
+                    if let iomark_model::RunBody::Disk(d) = &mut doc.body {
+                        d.jobs.push(synthetic::job(0, 1e8, i));
+                    }
+                    store.update_run(id, &doc).unwrap();
+                    store.finish_run(id, &doc).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("a writer failed");
+    }
+    let mut store = SqliteStore::open(path).unwrap();
+    let runs = store.list(&RunQuery::default()).unwrap();
+    assert_eq!(runs.len(), 100);
+    assert!(runs.iter().all(|r| r.status == RunStatus::Complete));
+}
