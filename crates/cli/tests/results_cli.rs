@@ -1,0 +1,413 @@
+//! `iomark results ...` end to end: the real binary on real databases.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use iomark_model::disk::{
+    CpuUsage, DataPattern, DirectionResult, DiskJobResult, DiskJobSpec, DiskRun, DiskTarget,
+    EngineKind, IntervalSample, LatencySummary, RwMode, TargetKind,
+};
+use iomark_model::{
+    Bytes, BytesPerSec, Iops, Nanos, RunBody, RunDocument, RunStatus, Warning, WarningKind,
+    SCHEMA_VERSION,
+};
+
+const IOMARK: &str = env!("CARGO_BIN_EXE_iomark");
+
+fn iomark(db: &str, args: &[&str]) -> Output {
+    Command::new(IOMARK)
+        .args(["results", "--db", db])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "failed ({:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn fails(out: &Output) -> String {
+    assert_eq!(out.status.code(), Some(2), "expected exit 2: {out:?}");
+    let err = String::from_utf8(out.stderr.clone()).unwrap();
+    assert!(
+        err.starts_with("iomark: ") || err.starts_with("error: "),
+        "{err}"
+    );
+    err
+}
+
+fn have(tool: &str) -> bool {
+    let ok = Command::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: {tool} is not installed (scripts/test installs it)");
+    }
+    ok
+}
+
+/// Real fio JSON for a short sequential read.
+fn fio_json(dir: &Path, bs: &str) -> PathBuf {
+    let out = Command::new("fio")
+        .args([
+            "--name=seq",
+            "--rw=read",
+            &format!("--bs={bs}"),
+            "--size=4M",
+            "--ioengine=psync",
+            "--output-format=json",
+        ])
+        .arg(format!("--filename={}", dir.join("fio.dat").display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let path = dir.join(format!("fio-{bs}.json"));
+    std::fs::write(&path, out.stdout).unwrap();
+    path
+}
+
+/// A one-job disk run reading at `mb` MB/s with per-second samples of
+/// `mb * (1 ± wobble)`.
+fn disk_doc(label: &str, mb: f64, wobble: f64) -> RunDocument {
+    let bw = mb * 1e6;
+    let secs = 4u64;
+    let samples: Vec<IntervalSample> = (0..secs)
+        .map(|s| {
+            let f = if s % 2 == 0 {
+                1.0 - wobble
+            } else {
+                1.0 + wobble
+            };
+            let bytes = (bw * f) as u64;
+            IntervalSample {
+                start: Nanos::from_secs(s),
+                length: Nanos::from_secs(1),
+                read_bytes: bytes,
+                read_ios: bytes >> 20,
+                write_bytes: 0,
+                write_ios: 0,
+                mean_lat_ns: 1e6,
+            }
+        })
+        .collect();
+    let total = (bw * secs as f64) as u64;
+    RunDocument {
+        schema_version: SCHEMA_VERSION,
+        tool: "iomark".into(),
+        tool_version: "0.1.0".into(),
+        command_line: vec!["iomark".into(), "disk".into()],
+        started_at_ms: 1_790_000_000_000,
+        finished_at_ms: 1_790_000_004_000,
+        status: RunStatus::Complete,
+        labels: vec![label.into()],
+        note: None,
+        warnings: vec![Warning::new(
+            WarningKind::AboveLinkCeiling,
+            format!("{label}: read is above the USB 2.0 ceiling"),
+        )],
+        host: None,
+        device: None,
+        body: RunBody::Disk(DiskRun {
+            profile: "custom".into(),
+            target: DiskTarget {
+                given: format!("/mnt/{label}"),
+                path: format!("/mnt/{label}/t"),
+                kind: TargetKind::TestFile,
+                size: Bytes(1 << 30),
+                logical_block_size: 512,
+            },
+            jobs: vec![DiskJobResult {
+                spec: DiskJobSpec {
+                    name: "SEQ1M Q8T1".into(),
+                    rw: RwMode::Read,
+                    bs: Bytes(1 << 20),
+                    iodepth: 8,
+                    numjobs: 1,
+                    size: Bytes(1 << 30),
+                    runtime: Some(Nanos::from_secs(secs)),
+                    ramp: Nanos(0),
+                    engine: EngineKind::IoUring,
+                    direct: true,
+                    data: DataPattern::Random,
+                    rwmix_read: 100,
+                    seed: 1,
+                },
+                read: Some(DirectionResult {
+                    io_bytes: Bytes(total),
+                    ios: total >> 20,
+                    runtime: Nanos::from_secs(secs),
+                    bw: BytesPerSec(bw),
+                    iops: Iops(bw / 1048576.0),
+                    clat: LatencySummary::default(),
+                }),
+                write: None,
+                samples,
+                cpu: CpuUsage::default(),
+                iodepth_level: Default::default(),
+                mean_depth: 8.0,
+                page_cache_bypassed: true,
+                interrupted: false,
+                warnings: vec![],
+            }],
+        }),
+    }
+}
+
+#[test]
+fn compare_shows_ratios_to_the_baseline_and_marks_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let db = db.to_str().unwrap();
+    let mut store = iomark_store::open(Some(db)).unwrap();
+    let base = store
+        .insert_complete(&disk_doc("usb2", 40.0, 0.05))
+        .unwrap();
+    let fast = store
+        .insert_complete(&disk_doc("usb3", 67.2, 0.05))
+        .unwrap();
+    let same = store
+        .insert_complete(&disk_doc("again", 41.0, 0.05))
+        .unwrap();
+    drop(store);
+    let out = ok(&iomark(
+        db,
+        &[
+            "compare",
+            &fast.to_string(),
+            &same.to_string(),
+            "--baseline",
+            &base.to_string(),
+        ],
+    ));
+    let row = out.lines().find(|l| l.contains("read bw")).expect(&out);
+    assert!(row.contains("40.00 MB/s"), "{row}");
+    // 67.2 / 40: spreads 63.8..70.6 and 38..42 do not overlap.
+    assert!(row.contains("67.20 MB/s 1.68x "), "{row}");
+    assert!(!row.contains("1.68x~"), "{row}");
+    // 41 / 40: spreads overlap, so it is noise.
+    assert!(row.contains("41.00 MB/s 1.02x~"), "{row}");
+    let header: String = out.lines().take(5).collect();
+    assert!(
+        header.contains(&format!("#{base}")) && header.contains("(baseline)"),
+        "{out}"
+    );
+    assert!(out.contains("~ marks a difference inside the spread"));
+    // Warnings stored with the runs come along.
+    assert!(
+        out.contains(&format!(
+            "warning: #{fast} usb3: read is above the USB 2.0 ceiling"
+        )),
+        "{out}"
+    );
+
+    let show = ok(&iomark(db, &["show", &fast.to_string()]));
+    assert!(
+        show.contains("read 1M Q8T1") && show.contains("67.20 MB/s"),
+        "{show}"
+    );
+    assert!(show.contains("63.84 MB/s – 70.56 MB/s"), "{show}");
+    assert!(show.contains("warning: usb3: read is above"), "{show}");
+
+    let md = ok(&iomark(
+        db,
+        &[
+            "export",
+            &base.to_string(),
+            &fast.to_string(),
+            "--format",
+            "markdown",
+        ],
+    ));
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with("| read 1M Q8T1") && l.contains("1.68x")),
+        "{md}"
+    );
+    let csv = ok(&iomark(
+        db,
+        &["export", &fast.to_string(), "--format", "csv"],
+    ));
+    let mut lines = csv.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("run_id,started_at_ms,status"));
+    assert!(csv.contains(&format!("{fast},1790000000000,complete,iomark,usb3,/mnt/usb3,,read 1M Q8T1,read bw,B/s,67200000,63840000,70560000")), "{csv}");
+}
+
+#[test]
+fn compare_needs_two_runs_and_existing_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let db = db.to_str().unwrap();
+    let id = iomark_store::open(Some(db))
+        .unwrap()
+        .insert_complete(&disk_doc("a", 1.0, 0.0))
+        .unwrap();
+    let err = fails(&iomark(db, &["compare", &id.to_string()]));
+    assert!(err.contains("compare needs two runs"), "{err}");
+    let err = fails(&iomark(db, &["compare", &id.to_string(), "77"]));
+    assert!(err.contains("no run 77"), "{err}");
+    let err = fails(&iomark(db, &["show", "x1"]));
+    assert!(err.contains("not a run id"), "{err}");
+}
+
+#[test]
+fn fio_output_imports_lists_exports_and_deletes() {
+    if !have("fio") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let db = db.to_str().unwrap();
+    let a = fio_json(dir.path(), "64k");
+    let b = fio_json(dir.path(), "1M");
+    let out = ok(&iomark(
+        db,
+        &[
+            "import",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--label",
+            "fio",
+            "--note",
+            "baseline box",
+        ],
+    ));
+    assert!(
+        out.contains("as run 1 (fio 3.") && out.contains("as run 2"),
+        "{out}"
+    );
+    let list = ok(&iomark(db, &["list", "--label", "fio"]));
+    assert_eq!(list.lines().count(), 3, "{list}");
+    assert!(
+        list.contains("fio") && list.contains("baseline box"),
+        "{list}"
+    );
+    let json = ok(&iomark(db, &["export", "1", "2", "--format", "json"]));
+    let docs: Vec<RunDocument> = serde_json::from_str(&json).unwrap();
+    assert_eq!(docs.len(), 2);
+    assert_eq!(docs[0].labels, ["fio"]);
+    assert!(docs[0].command_line.iter().any(|a| a == "import"));
+    let cmp = ok(&iomark(db, &["compare", "1", "2"]));
+    assert!(
+        cmp.contains("read 64K Q1T1") && cmp.contains("read 1M Q1T1"),
+        "{cmp}"
+    );
+    ok(&iomark(db, &["delete", "1"]));
+    let list = ok(&iomark(db, &["list"]));
+    assert_eq!(list.lines().count(), 2, "{list}");
+    fails(&iomark(db, &["delete", "1"]));
+}
+
+#[test]
+fn bad_import_files_store_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let db = db.to_str().unwrap();
+    let garbage = dir.path().join("garbage.json");
+    std::fs::write(&garbage, b"\x7fELF\x02\x01 not json at all").unwrap();
+    let truncated = dir.path().join("cut.json");
+    std::fs::write(
+        &truncated,
+        "{\"fio version\" : \"fio-3.33\", \"jobs\" : [ {\"jobname\": ",
+    )
+    .unwrap();
+    let foreign = dir.path().join("other.json");
+    std::fs::write(&foreign, "{\"benchmark\": \"something else\"}").unwrap();
+    for (f, expect) in [
+        (&garbage, "no JSON object found"),
+        (&truncated, "truncated"),
+        (&foreign, "neither fio's nor iperf3's"),
+    ] {
+        let err = fails(&iomark(db, &["import", f.to_str().unwrap()]));
+        assert!(err.contains(expect), "{err}");
+        assert!(err.contains(&f.display().to_string()), "{err}");
+    }
+    let err = fails(&iomark(
+        db,
+        &["import", dir.path().join("missing.json").to_str().unwrap()],
+    ));
+    assert!(err.contains("cannot read"), "{err}");
+    if have("fio") {
+        // A good file next to a bad one: neither is stored.
+        let good = fio_json(dir.path(), "64k");
+        fails(&iomark(
+            db,
+            &["import", good.to_str().unwrap(), garbage.to_str().unwrap()],
+        ));
+    }
+    let err = String::from_utf8(iomark(db, &["list"]).stderr).unwrap();
+    assert!(err.contains("no stored runs"), "{err}");
+}
+
+#[test]
+fn the_default_database_lives_under_xdg_data_home() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(IOMARK)
+        .args(["results", "list"])
+        .env("XDG_DATA_HOME", dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(dir.path().join("iomark/results.db").is_file());
+}
+
+#[test]
+fn list_rejects_a_since_it_cannot_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let err = fails(&iomark(
+        db.to_str().unwrap(),
+        &["list", "--since", "last tuesday"],
+    ));
+    assert!(err.contains("use 2026-11-01"), "{err}");
+    let out = ok(&iomark(db.to_str().unwrap(), &["list", "--since", "7d"]));
+    assert!(out.is_empty());
+}
+
+#[test]
+fn postgres_urls_store_and_read_the_same_data() {
+    let Ok(admin) = std::env::var("IOMARK_TEST_PG_URL") else {
+        eprintln!("skipped: IOMARK_TEST_PG_URL is not set (scripts/test starts a PostgreSQL server and sets it)");
+        return;
+    };
+    let name = format!("iomark_cli_test_{}", std::process::id());
+    let mut admin_client = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
+    admin_client
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .unwrap();
+    struct DropDb(postgres::Client, String);
+    impl Drop for DropDb {
+        fn drop(&mut self) {
+            let _ = self
+                .0
+                .batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.1));
+        }
+    }
+    let _guard = DropDb(admin_client, name.clone());
+    let base = admin.split('?').next().unwrap();
+    let url = format!("{}/{name}", base.rsplit_once('/').unwrap().0);
+    let mut store = iomark_store::open(Some(&url)).unwrap();
+    let a = store
+        .insert_complete(&disk_doc("usb2", 40.0, 0.05))
+        .unwrap();
+    let b = store
+        .insert_complete(&disk_doc("usb3", 80.0, 0.05))
+        .unwrap();
+    drop(store);
+    let list = ok(&iomark(&url, &["list", "--device", "USB3"]));
+    assert_eq!(list.lines().count(), 2, "{list}");
+    let cmp = ok(&iomark(&url, &["compare", &a.to_string(), &b.to_string()]));
+    assert!(cmp.contains("80.00 MB/s 2.00x"), "{cmp}");
+}
