@@ -40,7 +40,8 @@ pub fn run(args: InfoArgs) -> anyhow::Result<Exit> {
             host: &host,
             device: chain.report(),
         };
-        serde_json::to_writer_pretty(&mut out, &doc)?;
+        // As an io::Error, a closed pipe is recognised and not reported.
+        serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from)?;
         writeln!(out)?;
     } else {
         out.write_all(render(&host, chain.report()).as_bytes())?;
