@@ -173,3 +173,44 @@ fn mounted_loop_device_is_found_by_devno_also_through_a_symlink() {
         vec![mp.to_string_lossy().into_owned()]
     );
 }
+
+/// Turns swap off again on drop, before the rig detaches the loop device.
+struct SwapOn<'a>(&'a Path);
+
+impl Drop for SwapOn<'_> {
+    fn drop(&mut self) {
+        let _ = Command::new("swapoff").arg(self.0).status();
+    }
+}
+
+#[test]
+fn active_swap_on_a_loop_device_counts_as_mounted() {
+    let Some(rig) = rig(4096) else { return };
+    if !have("mkswap") || !have("swapon") {
+        eprintln!("skipped: mkswap/swapon are not installed");
+        return;
+    }
+    let mk = Command::new("mkswap").arg(&rig.dev).output().unwrap();
+    if !mk.status.success() {
+        eprintln!(
+            "skipped: mkswap failed: {}",
+            String::from_utf8_lossy(&mk.stderr).trim()
+        );
+        return;
+    }
+    let on = Command::new("swapon").arg(&rig.dev).output().unwrap();
+    if !on.status.success() {
+        eprintln!(
+            "skipped: swapon failed: {}",
+            String::from_utf8_lossy(&on.stderr).trim()
+        );
+        return;
+    }
+    let _swap = SwapOn(&rig.dev);
+    assert_eq!(
+        mount_points_of_device(&rig.dev),
+        vec![PathBuf::from("[SWAP]")]
+    );
+    let chain = DeviceChain::for_path(&rig.dev).unwrap();
+    assert_eq!(chain.report().mounted_at, vec!["[SWAP]".to_string()]);
+}
