@@ -17,12 +17,18 @@ pub struct Cli {
 enum Command {
     /// Show the file system, devices, links and ceilings behind a path.
     Info(crate::info::InfoArgs),
+    /// Benchmark storage: a test file in a directory, a file or a block device.
+    Disk(crate::disk::DiskArgs),
+    /// Remove test files left in PATH by killed iomark runs.
+    Clean(crate::clean::CleanArgs),
+    /// List the disk I/O engines.
+    Engines,
+    /// Measure network throughput with iperf3's protocol (server or client).
+    Net(crate::net::NetArgs),
     /// Memory and out-of-core kernels: STREAM, 2D stencil, Himeno (heap or mmap, memory limits).
     Mem(crate::mem::MemArgs),
     /// Stored results: list, show, compare, export, import, delete.
     Results(crate::results::ResultsArgs),
-    /// Measure network throughput with iperf3's protocol (server or client).
-    Net(crate::net::NetArgs),
 }
 
 /// Parse the process arguments; clap exits with code 2 on bad syntax.
@@ -34,9 +40,12 @@ pub fn parse() -> Cli {
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Info(args) => crate::info::run(args),
+        Command::Disk(args) => crate::disk::run(args),
+        Command::Clean(args) => crate::clean::run(args),
+        Command::Engines => crate::clean::engines(),
+        Command::Net(args) => crate::net::run(args),
         Command::Mem(args) => crate::mem::run(args),
         Command::Results(args) => crate::results::run(args),
-        Command::Net(args) => crate::net::run(args),
     }
 }
 

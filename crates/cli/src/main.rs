@@ -10,11 +10,16 @@
 //! | 130  | interrupted (Ctrl-C); what was measured so far is printed and kept |
 
 mod app;
-mod net;
 mod record;
 mod results;
 mod mem;
+mod net;
 mod info;
+mod clean;
+mod disk;
+mod progress;
+mod signals;
+mod text;
 mod exit;
 
 use std::process::ExitCode;

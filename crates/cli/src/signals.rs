@@ -1,0 +1,27 @@
+//! Ctrl-C: the first SIGINT (or SIGTERM, SIGHUP) raises a flag that the
+//! runner polls, so a job stops, its figures so far are printed and kept,
+//! and the test file is removed on the normal way out.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, OnceLock};
+
+use anyhow::Context;
+
+static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// The process-wide stop flag, with the signal handlers installed.
+pub fn stop_flag() -> anyhow::Result<&'static AtomicBool> {
+    if let Some(flag) = STOP.get() {
+        return Ok(flag);
+    }
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(sig, Arc::clone(&flag))
+            .context("cannot install the Ctrl-C handler")?;
+    }
+    Ok(STOP.get_or_init(|| flag))
+}

@@ -1,0 +1,144 @@
+//! Human-readable output of results, fio-like: one block per job.
+
+use std::fmt::Write;
+
+use iomark_model::disk::{DirectionResult, DiskJobResult, TargetKind};
+use iomark_model::units::Nanos;
+use iomark_model::{RunBody, RunDocument};
+
+/// The text summary of a disk run.
+pub fn disk_run(doc: &RunDocument) -> String {
+    let mut out = String::new();
+    let RunBody::Disk(run) = &doc.body else {
+        return out;
+    };
+    let t = &run.target;
+    let kind = match t.kind {
+        TargetKind::TestFile => "test file, removed",
+        TargetKind::File => "file",
+        TargetKind::BlockDevice => "block device",
+    };
+    let _ = writeln!(
+        out,
+        "target: {} ({kind}, {}, logical block {} B)",
+        t.path, t.size, t.logical_block_size
+    );
+    for job in &run.jobs {
+        job_block(&mut out, job);
+    }
+    let warnings: Vec<_> = doc
+        .warnings
+        .iter()
+        .chain(run.jobs.iter().flat_map(|j| &j.warnings))
+        .collect();
+    if !warnings.is_empty() {
+        let _ = writeln!(out, "warnings:");
+        for w in warnings {
+            let _ = writeln!(out, "  - {w}");
+        }
+    }
+    if doc.status != iomark_model::RunStatus::Complete {
+        let _ = writeln!(
+            out,
+            "status: {} (figures cover what ran)",
+            doc.status.as_str()
+        );
+    }
+    out
+}
+
+fn job_block(out: &mut String, job: &DiskJobResult) {
+    let s = &job.spec;
+    let _ = writeln!(
+        out,
+        "{}: rw={} bs={} iodepth={} numjobs={} engine={} {} data={} runtime={}",
+        s.name,
+        s.rw,
+        s.bs,
+        s.iodepth,
+        s.numjobs,
+        s.engine,
+        if job.page_cache_bypassed {
+            "direct"
+        } else {
+            "buffered"
+        },
+        s.data,
+        s.runtime.map_or("one pass".into(), |r| r.to_string()),
+    );
+    if let Some(r) = &job.read {
+        direction(out, "read", r);
+    }
+    if let Some(w) = &job.write {
+        direction(out, "write", w);
+    }
+    let _ = writeln!(
+        out,
+        "  cpu: usr={:.1}%, sys={:.1}% (of one CPU)",
+        job.cpu.user_pct, job.cpu.system_pct
+    );
+    let mut levels: Vec<(&String, &f64)> = job
+        .iodepth_level
+        .iter()
+        .filter(|(_, pct)| **pct > 0.0)
+        .collect();
+    levels.sort_by_key(|(k, _)| k.trim_start_matches(">=").parse::<u32>().unwrap_or(0));
+    let levels: Vec<String> = levels
+        .iter()
+        .map(|(k, pct)| format!("{k}={pct:.1}%"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "  depth: mean {:.1} in flight per thread; levels {}",
+        job.mean_depth,
+        levels.join(" ")
+    );
+    let _ = writeln!(
+        out,
+        "  page cache: {}",
+        if job.page_cache_bypassed {
+            "bypassed (O_DIRECT)"
+        } else {
+            "used (buffered I/O)"
+        }
+    );
+    if !job.samples.is_empty() {
+        let mbs: Vec<f64> = job.samples.iter().map(|s| s.bw().mb_per_sec()).collect();
+        let min = mbs.iter().cloned().fold(f64::INFINITY, f64::min);
+        let max = mbs.iter().cloned().fold(0.0, f64::max);
+        let _ = writeln!(
+            out,
+            "  per second: {} samples, {:.1} to {:.1} MB/s",
+            mbs.len(),
+            min,
+            max
+        );
+    }
+}
+
+fn direction(out: &mut String, name: &str, d: &DirectionResult) {
+    let _ = writeln!(
+        out,
+        "  {name}: {:.2} MB/s ({:.2} MiB/s), {:.0} IOPS, {} in {}",
+        d.bw.mb_per_sec(),
+        d.bw.mib_per_sec(),
+        d.iops.0,
+        d.io_bytes,
+        d.runtime
+    );
+    let c = &d.clat;
+    let _ = writeln!(
+        out,
+        "    clat: min={} mean={} max={} stddev={}",
+        Nanos(c.min_ns),
+        Nanos(c.mean_ns as u64),
+        Nanos(c.max_ns),
+        Nanos(c.stddev_ns as u64)
+    );
+    let pick = [50.0, 90.0, 99.0, 99.9, 99.99];
+    let ps: Vec<String> = pick
+        .iter()
+        .filter_map(|&p| c.percentile(p).map(|ns| format!("p{p}={}", Nanos(ns))))
+        .collect();
+    let _ = writeln!(out, "    clat percentiles: {}", ps.join(", "));
+}

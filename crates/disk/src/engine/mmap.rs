@@ -1,0 +1,126 @@
+//! mmap engines: the region is mapped shared; reads copy out of the
+//! mapping, writes copy into it and then msync the written pages, with
+//! MS_SYNC (wait for the device: the paper's "M_SYNC-IO") or MS_ASYNC (only
+//! schedule write-back: "M_ASYNC-IO").
+//!
+//! The mapping is the one place outside io_uring and the buffer allocator
+//! that needs `unsafe`: a mapped file can change under us (another process
+//! may write it), which Rust's references cannot express, so the mapping is
+//! only touched through raw copies.
+
+use std::ptr::NonNull;
+
+use rustix::mm::{MapFlags, MsyncFlags, ProtFlags};
+
+use super::{Dir, Done, Engine, EngineSetup, IoUnit, Queued};
+use crate::DiskError;
+
+/// How writes are flushed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flush {
+    /// msync(MS_SYNC) after each write.
+    Sync,
+    /// msync(MS_ASYNC) after each write.
+    Async,
+}
+
+/// A shared mapping of the job's region.
+#[derive(Debug)]
+pub struct Mmap {
+    base: NonNull<u8>,
+    len: usize,
+    flush: Flush,
+    page: usize,
+}
+
+// SAFETY: the mapping is owned by this engine and only accessed through it;
+// the kernel keeps the mapping valid whatever thread uses it.
+unsafe impl Send for Mmap {}
+
+impl Mmap {
+    /// Map `setup.region` bytes of the target, read-write when it was
+    /// opened for writing.
+    pub fn new(setup: &EngineSetup, flush: Flush) -> Result<Self, DiskError> {
+        let len = usize::try_from(setup.region).map_err(|_| DiskError::Engine {
+            engine: "mmap",
+            message: "region does not fit the address space".into(),
+        })?;
+        let prot = if setup.writable {
+            ProtFlags::READ | ProtFlags::WRITE
+        } else {
+            ProtFlags::READ
+        };
+        // SAFETY: a fresh shared mapping at an address the kernel chooses;
+        // it overlaps nothing Rust owns. It is unmapped in Drop.
+        let ptr = unsafe {
+            rustix::mm::mmap(
+                std::ptr::null_mut(),
+                len,
+                prot,
+                MapFlags::SHARED,
+                &*setup.file,
+                0,
+            )
+        }
+        .map_err(|e| DiskError::Engine {
+            engine: "mmap",
+            message: format!("mmap of {len} bytes failed: {e}"),
+        })?;
+        let base = NonNull::new(ptr.cast::<u8>()).ok_or(DiskError::Engine {
+            engine: "mmap",
+            message: "mmap returned a null mapping".into(),
+        })?;
+        Ok(Mmap {
+            base,
+            len,
+            flush,
+            page: rustix::param::page_size(),
+        })
+    }
+}
+
+impl Engine for Mmap {
+    fn queue(&mut self, mut unit: IoUnit) -> Result<Queued, DiskError> {
+        let off = unit.offset as usize;
+        let n = unit.len as usize;
+        if off.checked_add(n).is_none_or(|end| end > self.len) {
+            return Ok(Queued::Completed(Done {
+                unit,
+                result: Err(libc::EINVAL),
+            }));
+        }
+        // SAFETY: off..off+n lies inside the mapping (checked above), the
+        // buffer holds at least n bytes, and the two never overlap (the
+        // buffer is heap memory, the mapping is a file mapping).
+        let result = unsafe {
+            let at = self.base.as_ptr().add(off);
+            match unit.dir {
+                Dir::Read => {
+                    std::ptr::copy_nonoverlapping(at, unit.buf.as_mut_ptr(), n);
+                    Ok(unit.len)
+                }
+                Dir::Write => {
+                    std::ptr::copy_nonoverlapping(unit.buf.as_slice().as_ptr(), at, n);
+                    let start = off / self.page * self.page;
+                    let flags = match self.flush {
+                        Flush::Sync => MsyncFlags::SYNC,
+                        Flush::Async => MsyncFlags::ASYNC,
+                    };
+                    rustix::mm::msync(self.base.as_ptr().add(start).cast(), off + n - start, flags)
+                        .map(|()| unit.len)
+                        .map_err(|e| e.raw_os_error())
+                }
+            }
+        };
+        Ok(Queued::Completed(Done { unit, result }))
+    }
+}
+
+impl Drop for Mmap {
+    fn drop(&mut self) {
+        // SAFETY: base/len is exactly the mapping made in new, unmapped once.
+        unsafe {
+            let _ = rustix::mm::munmap(self.base.as_ptr().cast(), self.len);
+        }
+    }
+}

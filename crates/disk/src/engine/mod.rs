@@ -1,0 +1,135 @@
+//! The engine seam: fio's `ioengine_ops`, in Rust.
+//!
+//! An engine only moves bytes. The runner owns time, counts and depth: it
+//! stamps each [`IoUnit`] before handing it over and takes the completion
+//! time when [`Done`] comes back, so every engine is measured the same way.
+//!
+//! * A synchronous engine implements [`Engine::queue`] only, and always
+//!   answers [`Queued::Completed`].
+//! * An asynchronous engine answers [`Queued::InFlight`], keeps the unit
+//!   (and so its buffer) until the kernel is done with it, and hands it back
+//!   from [`Engine::reap`], which must also submit anything queued. Dropping
+//!   an asynchronous engine waits for every unit in flight.
+//!
+//! Units own their buffers and move by value: an engine can never hold a
+//! buffer the runner is about to reuse (tokio-uring's owned-buffer rule).
+
+mod mmap;
+mod null;
+mod psync;
+mod uring;
+
+use std::fs::File;
+use std::sync::Arc;
+use std::time::Instant;
+
+use iomark_model::disk::EngineKind;
+
+use crate::buffer::AlignedBuf;
+use crate::DiskError;
+
+pub use uring::io_uring_available;
+
+/// Which way an I/O moves data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dir {
+    /// From the target into the buffer.
+    Read,
+    /// From the buffer to the target.
+    Write,
+}
+
+/// One I/O: a buffer, where it goes, and when it was issued.
+#[derive(Debug)]
+pub struct IoUnit {
+    /// The data; `len` bytes of it are used.
+    pub buf: AlignedBuf,
+    /// Byte offset in the target.
+    pub offset: u64,
+    /// Bytes to move.
+    pub len: u32,
+    /// Read or write.
+    pub dir: Dir,
+    /// Index of the unit in its thread's pool, `0..depth`; engines may use
+    /// it as a key (io_uring's user_data and registered buffer index).
+    pub slot: u32,
+    /// Set by the runner just before the unit is queued.
+    pub issued: Instant,
+}
+
+/// A finished I/O: the unit back, and how many bytes moved or the errno.
+#[derive(Debug)]
+pub struct Done {
+    /// The unit, to be reused.
+    pub unit: IoUnit,
+    /// Bytes moved, or the OS error.
+    pub result: Result<u32, i32>,
+}
+
+/// What `queue` did with a unit.
+#[derive(Debug)]
+pub enum Queued {
+    /// The I/O is finished (synchronous engines).
+    Completed(Done),
+    /// The I/O is in flight; it comes back from `reap`.
+    InFlight,
+}
+
+/// An I/O engine bound to one open target, used by one thread.
+pub trait Engine: Send {
+    /// Hand one I/O to the engine.
+    fn queue(&mut self, unit: IoUnit) -> Result<Queued, DiskError>;
+
+    /// Submit what was queued and wait until at least `min` I/Os are done,
+    /// appending them to `out`. Returns how many were appended.
+    fn reap(&mut self, _min: usize, _out: &mut Vec<Done>) -> Result<usize, DiskError> {
+        Ok(0)
+    }
+
+    /// Called once before the first I/O with every unit of the pool, so an
+    /// engine can register buffers with the kernel.
+    fn register_buffers(&mut self, _units: &mut [IoUnit]) -> Result<(), DiskError> {
+        Ok(())
+    }
+}
+
+/// What an engine needs to be built.
+#[derive(Debug, Clone)]
+pub struct EngineSetup {
+    /// The open target, shared by the job's threads.
+    pub file: Arc<File>,
+    /// Size of the region the job works on (for mapping engines).
+    pub region: u64,
+    /// I/Os kept in flight per thread.
+    pub depth: u32,
+    /// Whether the target was opened for writing.
+    pub writable: bool,
+}
+
+/// Build the engine `kind` for one thread.
+pub fn build(kind: EngineKind, setup: &EngineSetup) -> Result<Box<dyn Engine>, DiskError> {
+    Ok(match kind {
+        EngineKind::Psync => Box::new(psync::Psync::new(setup)),
+        EngineKind::IoUring => Box::new(uring::Uring::new(setup)?),
+        EngineKind::MmapSync => Box::new(mmap::Mmap::new(setup, mmap::Flush::Sync)?),
+        EngineKind::MmapAsync => Box::new(mmap::Mmap::new(setup, mmap::Flush::Async)?),
+        EngineKind::Null => Box::new(null::Null::default()),
+    })
+}
+
+/// What `iomark engines` says about each engine.
+pub fn describe(kind: EngineKind) -> &'static str {
+    match kind {
+        EngineKind::Psync => "pread/pwrite, one I/O at a time per thread (fio's psync)",
+        EngineKind::IoUring => {
+            "io_uring with a real queue depth, batched submission, registered file and buffers"
+        }
+        EngineKind::MmapSync => {
+            "shared file mapping, memcpy in or out, msync(MS_SYNC) after each write"
+        }
+        EngineKind::MmapAsync => {
+            "shared file mapping, memcpy in or out, msync(MS_ASYNC) after each write"
+        }
+        EngineKind::Null => "moves no data and completes at once: measures iomark's own overhead",
+    }
+}

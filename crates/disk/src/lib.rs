@@ -1,0 +1,204 @@
+//! The storage benchmark: engines, targets, workloads and the runner.
+//!
+//! * [`engine`]: the `Engine` seam and its implementations (psync,
+//!   io_uring, mmap-sync, mmap-async, null). Engines move bytes and nothing
+//!   else.
+//! * [`target`]: test files, existing files and block devices, with the
+//!   safety rules (no writes to a device or file not named for writing, no
+//!   writes to a mounted or held device, no test file left behind).
+//! * [`runner`]: runs a [`DiskJobSpec`] on an open target: threads, queue
+//!   depth, timing, ramp, accounting and per-second samples.
+//!
+//! This crate knows nothing of the store, the report or the command line.
+//!
+//! ```no_run
+//! use std::sync::atomic::AtomicBool;
+//! use iomark_disk::{runner, target::{DirectMode, OpenTarget, TargetRequest}};
+//! use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
+//! use iomark_model::units::{Bytes, Nanos};
+//!
+//! let stop = AtomicBool::new(false);
+//! let target = OpenTarget::open(&TargetRequest {
+//!     path: ".".into(), size: Some(Bytes(64 << 20)), default_size: Bytes(1 << 30),
+//!     write: false, allow_write: vec![], direct: DirectMode::Auto,
+//!     data: DataPattern::Random, seed: 1,
+//! }, &stop)?;
+//! let spec = DiskJobSpec {
+//!     name: "custom".into(), rw: RwMode::RandRead, bs: Bytes(4096), iodepth: 32,
+//!     numjobs: 1, size: Bytes(64 << 20), runtime: Some(Nanos::from_secs(5)),
+//!     ramp: Nanos(0), engine: EngineKind::IoUring, direct: true,
+//!     data: DataPattern::Random, rwmix_read: 70, seed: 1,
+//! };
+//! let result = runner::run_job(&spec, &target, &stop, &mut runner::Quiet)?;
+//! println!("{:.1} MB/s", result.total_bw().mb_per_sec());
+//! # Ok::<(), iomark_disk::DiskError>(())
+//! ```
+#![deny(missing_docs)]
+
+pub mod buffer;
+pub mod engine;
+mod pattern;
+pub mod runner;
+pub mod target;
+
+use std::path::{Path, PathBuf};
+
+use iomark_model::disk::DiskJobSpec;
+use iomark_model::units::Bytes;
+
+use engine::Dir;
+pub use iomark_model::disk::DiskJobSpec as JobSpec;
+
+/// Why a disk job could not run; each message says what to do about it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DiskError {
+    /// The job or its options do not make sense.
+    #[error("{0}")]
+    Invalid(String),
+    /// The target cannot be used as asked.
+    #[error("{}: {message}", path.display())]
+    Target {
+        /// What was named.
+        path: PathBuf,
+        /// What is wrong, and what to do.
+        message: String,
+    },
+    /// Refused to protect data.
+    #[error("refused: {0}")]
+    Refused(String),
+    /// Not enough free space for the test file.
+    #[error(
+        "{}: a {needed} test file does not fit in the {available} free: \
+         lower --size or free some space",
+        path.display()
+    )]
+    NoSpace {
+        /// The directory.
+        path: PathBuf,
+        /// Bytes the test file needs.
+        needed: Bytes,
+        /// Bytes free for this user.
+        available: Bytes,
+    },
+    /// O_DIRECT was asked for and the file system cannot do it.
+    #[error(
+        "{}: the file system does not support direct I/O (O_DIRECT): \
+         use --buffered, and read the result as a page-cache figure",
+        .0.display()
+    )]
+    NoDirectIo(PathBuf),
+    /// An I/O failed.
+    #[error("{message}")]
+    Io {
+        /// The OS error number.
+        errno: i32,
+        /// What failed, where, and a hint.
+        message: String,
+    },
+    /// An engine could not be set up or failed.
+    #[error("{engine} engine: {message}")]
+    Engine {
+        /// The engine's name.
+        engine: &'static str,
+        /// What went wrong.
+        message: String,
+    },
+    /// Ctrl-C before the job could start (the test file was removed).
+    #[error("interrupted")]
+    Interrupted,
+    /// A worker thread panicked; this is a bug in iomark.
+    #[error("a worker thread panicked (a bug in iomark: please report it)")]
+    WorkerPanicked,
+}
+
+impl DiskError {
+    fn target(path: &Path, message: impl Into<String>) -> Self {
+        DiskError::Target {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
+    }
+
+    fn io(errno: i32, dir: Dir, offset: u64, spec: &DiskJobSpec) -> Self {
+        let err = std::io::Error::from_raw_os_error(errno);
+        let what = match dir {
+            Dir::Read => "read",
+            Dir::Write => "write",
+        };
+        let hint = match errno {
+            // fio's hint on the first failed direct I/O.
+            libc::EINVAL if spec.direct => {
+                ": direct I/O needs the block size and offsets aligned to the \
+                 device's logical block size; use a --bs that is a multiple of it, or --buffered"
+            }
+            libc::ENOSPC => ": the device is full; lower --size",
+            libc::EIO => ": the device reported an error; check dmesg",
+            _ => "",
+        };
+        DiskError::Io {
+            errno,
+            message: format!(
+                "{what} of {} at offset {offset} failed: {err}{hint}",
+                spec.bs
+            ),
+        }
+    }
+
+    fn short_io(dir: Dir, offset: u64, spec: &DiskJobSpec) -> Self {
+        DiskError::Io {
+            errno: 0,
+            message: format!(
+                "{} of {} at offset {offset} moved no data: the target ended early; lower --size",
+                if dir == Dir::Read { "read" } else { "write" },
+                spec.bs
+            ),
+        }
+    }
+}
+
+/// Check a job against its target before running it: sizes, depths and
+/// direct-I/O alignment.
+pub fn validate_job(spec: &DiskJobSpec, target: &target::OpenTarget) -> Result<(), DiskError> {
+    if spec.bs.get() == 0 {
+        return Err(DiskError::Invalid(
+            "--bs must be larger than 0: try --bs 4k".into(),
+        ));
+    }
+    if spec.bs.get() > u64::from(u32::MAX) {
+        return Err(DiskError::Invalid(format!(
+            "--bs {} is too large: use at most 4GiB",
+            spec.bs
+        )));
+    }
+    if spec.iodepth == 0 {
+        return Err(DiskError::Invalid("--iodepth must be at least 1".into()));
+    }
+    if spec.iodepth > 65_536 {
+        return Err(DiskError::Invalid("--iodepth must be at most 65536".into()));
+    }
+    if spec.numjobs == 0 {
+        return Err(DiskError::Invalid("--numjobs must be at least 1".into()));
+    }
+    let lbs = u64::from(target.info.logical_block_size);
+    if target.direct && spec.bs.get() % lbs != 0 {
+        return Err(DiskError::Invalid(format!(
+            "--bs {} is not a multiple of the logical block size {lbs} B of {}: \
+             direct I/O needs that; use a multiple of {lbs}, or --buffered",
+            spec.bs, target.info.path
+        )));
+    }
+    if spec.size.get().min(target.info.size.get()) < spec.bs.get() {
+        return Err(DiskError::Invalid(format!(
+            "the region ({}) is smaller than one block ({}): raise --size or lower --bs",
+            Bytes(spec.size.get().min(target.info.size.get())),
+            spec.bs
+        )));
+    }
+    if spec.rwmix_read > 100 {
+        return Err(DiskError::Invalid(
+            "--rwmix-read is a percentage: 0 to 100".into(),
+        ));
+    }
+    Ok(())
+}

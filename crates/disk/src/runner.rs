@@ -1,0 +1,668 @@
+//! The runner: fio's `td_io_*` role. It owns time, counts and depth.
+//!
+//! Each of the job's `numjobs` threads builds its own engine and a pool of
+//! `iodepth` units, waits at a barrier so all start together, then keeps the
+//! pool busy: issue every free unit, let the engine submit the batch and
+//! wait for at least one completion, account each completion, reissue.
+//!
+//! Time: a unit is stamped when issued (for io_uring, just before it is
+//! pushed, so the batch's preparation is inside its latency, as in fio),
+//! and completions reaped in one batch share the time they were observed.
+//! Completions before the end of the ramp are not counted; in time-based
+//! jobs neither are completions after the deadline. Every figure is merged
+//! over threads at the end (fio's `group_reporting`), and per-interval
+//! samples are kept separately from the totals.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use iomark_model::disk::{CpuUsage, DirectionResult, DiskJobResult, DiskJobSpec, IntervalSample};
+use iomark_model::units::{Bytes, BytesPerSec, Iops, Nanos};
+use iomark_model::{Warning, WarningKind};
+use iomark_stats::histogram::LatencyHistogram;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use crate::buffer::AlignedBuf;
+use crate::engine::{self, Dir, Done, Engine, EngineSetup, IoUnit, Queued};
+use crate::pattern;
+use crate::target::OpenTarget;
+use crate::DiskError;
+
+/// Length of one per-interval sample.
+pub const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// fio's `iodepth_level` buckets: depth 1, 2-3, 4-7, ..., 32-63, 64 and up.
+const DEPTH_LABELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
+
+/// What a running job tells whoever watches it (the progress bar).
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Time since the job started, ramp included.
+    pub elapsed: Duration,
+    /// How long the job will take in all, when it is time-based.
+    pub total: Option<Duration>,
+    /// Whether the ramp is still running.
+    pub ramping: bool,
+    /// Bytes completed and counted so far.
+    pub bytes: u64,
+    /// Bytes the job will move in all, when it is size-based.
+    pub bytes_total: Option<u64>,
+}
+
+/// Receives progress from a running job, a few times a second.
+pub trait Observer {
+    /// Called from the thread that started the job.
+    fn progress(&mut self, p: &Progress);
+}
+
+/// An observer that ignores everything.
+#[derive(Debug, Default)]
+pub struct Quiet;
+
+impl Observer for Quiet {
+    fn progress(&mut self, _p: &Progress) {}
+}
+
+/// Run one job on an open target until its runtime or size is done, or
+/// `stop` is raised (then the result is marked interrupted).
+pub fn run_job(
+    spec: &DiskJobSpec,
+    target: &OpenTarget,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<DiskJobResult, DiskError> {
+    let mut warnings = Vec::new();
+    let depth = effective_depth(spec, &mut warnings);
+    if !target.direct {
+        warnings.push(Warning::new(
+            WarningKind::BufferedIo,
+            "buffered I/O: the page cache may be measured instead of the device \
+             (drop --buffered to bypass it)",
+        ));
+    }
+    let region = spec.size.get().min(target.info.size.get());
+    let blocks = region / spec.bs.get();
+    if blocks == 0 {
+        return Err(DiskError::Invalid(format!(
+            "the job's region ({}) is smaller than one block ({}): raise --size or lower --bs",
+            Bytes(region),
+            spec.bs
+        )));
+    }
+    let setup = EngineSetup {
+        file: Arc::clone(&target.file),
+        region,
+        depth,
+        writable: target.writable,
+    };
+    let plan = Plan {
+        spec: spec.clone(),
+        depth,
+        blocks,
+        align: target.info.logical_block_size as usize,
+        ramp: spec.ramp.as_duration(),
+        runtime: spec.runtime.map(Nanos::as_duration),
+        bytes_per_thread: spec.runtime.is_none().then_some(region),
+    };
+    let threads = spec.numjobs.max(1) as usize;
+    let counters: Vec<PaddedCounter> = (0..threads).map(|_| PaddedCounter::default()).collect();
+    let barrier = Barrier::new(threads + 1);
+    let thread_stop = AtomicBool::new(false);
+
+    let outcome = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|idx| {
+                let (plan, setup) = (&plan, &setup);
+                let (barrier, counter) = (&barrier, &counters[idx]);
+                let thread_stop = &thread_stop;
+                s.spawn(move || worker(idx, plan, setup, barrier, counter, stop, thread_stop))
+            })
+            .collect();
+        barrier.wait();
+        let start = Instant::now();
+        let total = plan.runtime.map(|r| r + plan.ramp);
+        let bytes_total = plan.bytes_per_thread.map(|b| b * threads as u64);
+        // CPU time counts from the end of the ramp.
+        let mut cpu_start = plan.ramp.is_zero().then(CpuClock::now);
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(100));
+            let elapsed = start.elapsed();
+            let ramping = elapsed < plan.ramp;
+            if !ramping && cpu_start.is_none() {
+                cpu_start = Some(CpuClock::now());
+            }
+            let bytes = counters.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
+            observer.progress(&Progress {
+                elapsed,
+                total,
+                ramping,
+                bytes,
+                bytes_total,
+            });
+        }
+        let cpu_end = CpuClock::now();
+        let cpu_start = cpu_start.unwrap_or(cpu_end);
+        let results: Vec<Result<ThreadStats, DiskError>> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(DiskError::WorkerPanicked)))
+            .collect();
+        (results, cpu_end.since(&cpu_start))
+    });
+
+    let (results, cpu) = outcome;
+    let mut merged = ThreadStats::new(&plan);
+    for r in results {
+        merged.merge(r?);
+    }
+    Ok(merged.into_result(spec, &plan, target.direct, cpu, stop, warnings))
+}
+
+/// A synchronous engine keeps one I/O in flight whatever was asked; say so.
+fn effective_depth(spec: &DiskJobSpec, warnings: &mut Vec<Warning>) -> u32 {
+    if spec.engine.is_synchronous() && spec.iodepth > 1 {
+        warnings.push(Warning::new(
+            WarningKind::SyncEngineDepth,
+            format!(
+                "{} is synchronous: it runs at queue depth 1 per thread, not {} \
+                 (use --engine io_uring for a real queue depth)",
+                spec.engine, spec.iodepth
+            ),
+        ));
+        1
+    } else {
+        spec.iodepth.max(1)
+    }
+}
+
+/// Everything a worker needs to know, computed once.
+#[derive(Debug)]
+struct Plan {
+    spec: DiskJobSpec,
+    depth: u32,
+    blocks: u64,
+    align: usize,
+    ramp: Duration,
+    runtime: Option<Duration>,
+    bytes_per_thread: Option<u64>,
+}
+
+/// A progress counter on its own cache line, so threads do not share one.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct PaddedCounter(AtomicU64);
+
+/// Picks where and which way each I/O goes.
+struct Workload {
+    rng: SmallRng,
+    random: bool,
+    bs: u64,
+    blocks: u64,
+    next_block: u64,
+    read_percent: u8,
+}
+
+impl Workload {
+    fn new(plan: &Plan, thread: usize) -> Self {
+        let spec = &plan.spec;
+        let threads = u64::from(spec.numjobs.max(1));
+        Workload {
+            rng: SmallRng::seed_from_u64(
+                spec.seed ^ (thread as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            ),
+            random: spec.rw.is_random(),
+            bs: spec.bs.get(),
+            blocks: plan.blocks,
+            // Sequential threads start evenly spread over the region.
+            next_block: plan.blocks * thread as u64 / threads,
+            read_percent: spec.rw.read_percent(spec.rwmix_read),
+        }
+    }
+
+    #[inline]
+    fn next(&mut self) -> (u64, Dir) {
+        let block = if self.random {
+            self.rng.random_range(0..self.blocks)
+        } else {
+            let b = self.next_block;
+            self.next_block = if b + 1 >= self.blocks { 0 } else { b + 1 };
+            b
+        };
+        let dir = match self.read_percent {
+            100 => Dir::Read,
+            0 => Dir::Write,
+            p => {
+                if self.rng.random_range(0..100u8) < p {
+                    Dir::Read
+                } else {
+                    Dir::Write
+                }
+            }
+        };
+        (block * self.bs, dir)
+    }
+}
+
+/// Counts for one direction of one thread.
+#[derive(Debug, Clone)]
+struct DirStats {
+    bytes: u64,
+    ios: u64,
+    clat: LatencyHistogram,
+}
+
+impl DirStats {
+    fn new() -> Self {
+        DirStats {
+            bytes: 0,
+            ios: 0,
+            clat: LatencyHistogram::new(),
+        }
+    }
+
+    fn merge(&mut self, o: &DirStats) {
+        self.bytes += o.bytes;
+        self.ios += o.ios;
+        self.clat.merge(&o.clat);
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct IntervalStats {
+    read_bytes: u64,
+    read_ios: u64,
+    write_bytes: u64,
+    write_ios: u64,
+    lat_sum_ns: u64,
+}
+
+/// What one thread measured.
+#[derive(Debug)]
+struct ThreadStats {
+    read: DirStats,
+    write: DirStats,
+    intervals: Vec<IntervalStats>,
+    depth_levels: [u64; 7],
+    depth_sum: u64,
+    issued_measured: u64,
+    measured: Duration,
+}
+
+impl ThreadStats {
+    fn new(plan: &Plan) -> Self {
+        let expected = plan.runtime.map_or(16, |r| {
+            (r.as_secs_f64() / SAMPLE_INTERVAL.as_secs_f64()).ceil() as usize
+        });
+        ThreadStats {
+            read: DirStats::new(),
+            write: DirStats::new(),
+            intervals: Vec::with_capacity(expected + 1),
+            depth_levels: [0; 7],
+            depth_sum: 0,
+            issued_measured: 0,
+            measured: Duration::ZERO,
+        }
+    }
+
+    /// Count `n` I/Os issued while `depth` were in flight. Like fio, the
+    /// depth of a batch is taken after the whole batch is queued.
+    #[inline]
+    fn record_depth(&mut self, depth: u32, n: u64) {
+        let bucket = match depth {
+            0 | 1 => 0,
+            2..=3 => 1,
+            4..=7 => 2,
+            8..=15 => 3,
+            16..=31 => 4,
+            32..=63 => 5,
+            _ => 6,
+        };
+        self.depth_levels[bucket] += n;
+        self.depth_sum += u64::from(depth) * n;
+        self.issued_measured += n;
+    }
+
+    #[inline]
+    fn record(&mut self, dir: Dir, bytes: u64, lat_ns: u64, since_start: Duration) {
+        let d = match dir {
+            Dir::Read => &mut self.read,
+            Dir::Write => &mut self.write,
+        };
+        d.bytes += bytes;
+        d.ios += 1;
+        d.clat.record(lat_ns);
+        let idx = (since_start.as_nanos() / SAMPLE_INTERVAL.as_nanos()) as usize;
+        if idx >= self.intervals.len() {
+            self.intervals.resize(idx + 1, IntervalStats::default());
+        }
+        let iv = &mut self.intervals[idx];
+        match dir {
+            Dir::Read => {
+                iv.read_bytes += bytes;
+                iv.read_ios += 1;
+            }
+            Dir::Write => {
+                iv.write_bytes += bytes;
+                iv.write_ios += 1;
+            }
+        }
+        iv.lat_sum_ns += lat_ns;
+    }
+
+    fn merge(&mut self, o: ThreadStats) {
+        self.read.merge(&o.read);
+        self.write.merge(&o.write);
+        if o.intervals.len() > self.intervals.len() {
+            self.intervals
+                .resize(o.intervals.len(), IntervalStats::default());
+        }
+        for (a, b) in self.intervals.iter_mut().zip(&o.intervals) {
+            a.read_bytes += b.read_bytes;
+            a.read_ios += b.read_ios;
+            a.write_bytes += b.write_bytes;
+            a.write_ios += b.write_ios;
+            a.lat_sum_ns += b.lat_sum_ns;
+        }
+        for (a, b) in self.depth_levels.iter_mut().zip(o.depth_levels) {
+            *a += b;
+        }
+        self.depth_sum += o.depth_sum;
+        self.issued_measured += o.issued_measured;
+        self.measured = self.measured.max(o.measured);
+    }
+
+    fn into_result(
+        self,
+        spec: &DiskJobSpec,
+        plan: &Plan,
+        direct: bool,
+        cpu: CpuUsageRaw,
+        stop: &AtomicBool,
+        mut warnings: Vec<Warning>,
+    ) -> DiskJobResult {
+        let runtime = Nanos::from_duration(self.measured);
+        let direction = |d: &DirStats| DirectionResult {
+            io_bytes: Bytes(d.bytes),
+            ios: d.ios,
+            runtime,
+            bw: BytesPerSec::over(Bytes(d.bytes), runtime),
+            iops: Iops::over(d.ios, runtime),
+            clat: d.clat.summary(),
+        };
+        let read = spec.rw.reads().then(|| direction(&self.read));
+        let write = spec.rw.writes().then(|| direction(&self.write));
+        let samples = self
+            .intervals
+            .iter()
+            .enumerate()
+            .map(|(i, iv)| {
+                let start = SAMPLE_INTERVAL * i as u32;
+                let length = self.measured.saturating_sub(start).min(SAMPLE_INTERVAL);
+                let ios = iv.read_ios + iv.write_ios;
+                IntervalSample {
+                    start: Nanos::from_duration(start),
+                    length: Nanos::from_duration(length),
+                    read_bytes: iv.read_bytes,
+                    read_ios: iv.read_ios,
+                    write_bytes: iv.write_bytes,
+                    write_ios: iv.write_ios,
+                    mean_lat_ns: if ios == 0 {
+                        0.0
+                    } else {
+                        iv.lat_sum_ns as f64 / ios as f64
+                    },
+                }
+            })
+            .filter(|s| s.length > Nanos(0))
+            .collect();
+        let issued = self.issued_measured.max(1) as f64;
+        let iodepth_level = DEPTH_LABELS
+            .iter()
+            .zip(self.depth_levels)
+            .map(|(label, n)| (label.to_string(), 100.0 * n as f64 / issued))
+            .collect();
+        let mean_depth = self.depth_sum as f64 / issued;
+        if !spec.engine.is_synchronous()
+            && plan.depth > 1
+            && self.issued_measured > 0
+            && mean_depth < 0.9 * f64::from(plan.depth)
+        {
+            warnings.push(Warning::new(
+                WarningKind::DepthNotReached,
+                format!(
+                    "asked for queue depth {} but reached {:.1} on average: \
+                     the engine or the device could not keep that many I/Os in flight",
+                    plan.depth, mean_depth
+                ),
+            ));
+        }
+        let measured_s = self.measured.as_secs_f64();
+        let cpu = if measured_s > 0.0 {
+            CpuUsage {
+                user_pct: 100.0 * cpu.user.as_secs_f64() / measured_s,
+                system_pct: 100.0 * cpu.system.as_secs_f64() / measured_s,
+            }
+        } else {
+            CpuUsage::default()
+        };
+        DiskJobResult {
+            spec: spec.clone(),
+            read,
+            write,
+            samples,
+            cpu,
+            iodepth_level,
+            mean_depth,
+            page_cache_bypassed: direct,
+            interrupted: stop.load(Ordering::Relaxed),
+            warnings,
+        }
+    }
+}
+
+/// One thread of a job.
+fn worker(
+    thread: usize,
+    plan: &Plan,
+    setup: &EngineSetup,
+    barrier: &Barrier,
+    counter: &PaddedCounter,
+    stop: &AtomicBool,
+    thread_stop: &AtomicBool,
+) -> Result<ThreadStats, DiskError> {
+    let prepared = prepare(thread, plan, setup);
+    // Every thread reaches the barrier, even one that failed to prepare,
+    // so the others are not left waiting for it.
+    barrier.wait();
+    let (mut engine, units) = prepared?;
+    let result = drive(
+        thread,
+        plan,
+        engine.as_mut(),
+        units,
+        counter,
+        stop,
+        thread_stop,
+    );
+    if result.is_err() {
+        // One thread's I/O error ends the job for every thread.
+        thread_stop.store(true, Ordering::Relaxed);
+    }
+    result
+}
+
+fn prepare(
+    thread: usize,
+    plan: &Plan,
+    setup: &EngineSetup,
+) -> Result<(Box<dyn Engine>, Vec<IoUnit>), DiskError> {
+    let bs = plan.spec.bs.get() as usize;
+    let mut rng = SmallRng::seed_from_u64(plan.spec.seed.wrapping_add(thread as u64 + 1));
+    let now = Instant::now();
+    let mut units: Vec<IoUnit> = (0..plan.depth)
+        .map(|slot| {
+            let mut buf = AlignedBuf::new(bs, plan.align);
+            pattern::fill(buf.as_mut_slice(), plan.spec.data, &mut rng);
+            IoUnit {
+                buf,
+                offset: 0,
+                len: bs as u32,
+                dir: Dir::Read,
+                slot,
+                issued: now,
+            }
+        })
+        .collect();
+    let mut engine = engine::build(plan.spec.engine, setup)?;
+    engine.register_buffers(&mut units)?;
+    Ok((engine, units))
+}
+
+fn drive(
+    thread: usize,
+    plan: &Plan,
+    engine: &mut dyn Engine,
+    mut free: Vec<IoUnit>,
+    counter: &PaddedCounter,
+    stop: &AtomicBool,
+    thread_stop: &AtomicBool,
+) -> Result<ThreadStats, DiskError> {
+    let mut stats = ThreadStats::new(plan);
+    let mut work = Workload::new(plan, thread);
+    let start = Instant::now();
+    let measure_start = start + plan.ramp;
+    let deadline = plan.runtime.map(|r| measure_start + r);
+    let mut budget = plan.bytes_per_thread;
+    let mut done: Vec<Done> = Vec::with_capacity(free.len());
+    let mut in_flight: u32 = 0;
+    let mut issuing = true;
+    let mut last_counted = measure_start;
+    let mut first_error: Option<DiskError> = None;
+
+    // Account one completion observed at `at`; false on an I/O error.
+    let mut complete = |d: &Done, at: Instant, stats: &mut ThreadStats| -> Result<(), DiskError> {
+        let bytes = match d.result {
+            Ok(n) if n > 0 => u64::from(n),
+            Ok(_) => return Err(DiskError::short_io(d.unit.dir, d.unit.offset, &plan.spec)),
+            Err(errno) => return Err(DiskError::io(errno, d.unit.dir, d.unit.offset, &plan.spec)),
+        };
+        if at < measure_start || deadline.is_some_and(|dl| at > dl) {
+            return Ok(());
+        }
+        let lat = at.saturating_duration_since(d.unit.issued).as_nanos() as u64;
+        stats.record(d.unit.dir, bytes, lat, at - measure_start);
+        counter.0.fetch_add(bytes, Ordering::Relaxed);
+        last_counted = at;
+        Ok(())
+    };
+
+    loop {
+        let mut now = Instant::now();
+        if issuing
+            && (stop.load(Ordering::Relaxed)
+                || thread_stop.load(Ordering::Relaxed)
+                || deadline.is_some_and(|dl| now >= dl)
+                || budget == Some(0))
+        {
+            issuing = false;
+        }
+        if issuing {
+            // Issue every free unit once, then go round to look at the clock.
+            let mut batch = 0u64;
+            for _ in 0..free.len() {
+                let Some(mut unit) = free.pop() else { break };
+                if let Some(b) = budget.as_mut() {
+                    if *b == 0 {
+                        free.push(unit);
+                        break;
+                    }
+                    *b = b.saturating_sub(unit.len as u64);
+                }
+                let (offset, dir) = work.next();
+                unit.offset = offset;
+                unit.dir = dir;
+                unit.issued = now;
+                in_flight += 1;
+                match engine.queue(unit)? {
+                    Queued::InFlight => batch += 1,
+                    Queued::Completed(d) => {
+                        if now >= measure_start {
+                            stats.record_depth(in_flight, 1);
+                        }
+                        in_flight -= 1;
+                        now = Instant::now();
+                        if let Err(e) = complete(&d, now, &mut stats) {
+                            first_error.get_or_insert(e);
+                            issuing = false;
+                        }
+                        free.push(d.unit);
+                    }
+                }
+            }
+            if batch > 0 && now >= measure_start {
+                stats.record_depth(in_flight, batch);
+            }
+        }
+        if in_flight == 0 {
+            if issuing {
+                continue;
+            }
+            break;
+        }
+        engine.reap(1, &mut done)?;
+        let at = Instant::now();
+        for d in done.drain(..) {
+            in_flight -= 1;
+            if let Err(e) = complete(&d, at, &mut stats) {
+                first_error.get_or_insert(e);
+                issuing = false;
+            }
+            free.push(d.unit);
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    stats.measured = match deadline {
+        Some(dl) if !stop.load(Ordering::Relaxed) => dl - measure_start,
+        _ => last_counted.saturating_duration_since(measure_start),
+    };
+    Ok(stats)
+}
+
+/// User and system CPU time of the whole process.
+#[derive(Debug, Clone, Copy)]
+struct CpuClock {
+    user: Duration,
+    system: Duration,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct CpuUsageRaw {
+    user: Duration,
+    system: Duration,
+}
+
+impl CpuClock {
+    fn now() -> Self {
+        // SAFETY: getrusage only writes the struct we hand it.
+        let usage = unsafe {
+            let mut u: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_SELF, &mut u);
+            u
+        };
+        let d = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+        CpuClock {
+            user: d(usage.ru_utime),
+            system: d(usage.ru_stime),
+        }
+    }
+
+    fn since(&self, earlier: &CpuClock) -> CpuUsageRaw {
+        CpuUsageRaw {
+            user: self.user.saturating_sub(earlier.user),
+            system: self.system.saturating_sub(earlier.system),
+        }
+    }
+}
