@@ -1,0 +1,240 @@
+//! Test rigs whose true speed is known, for iomark's own tests.
+//!
+//! * [`LoopDevice`]: a loop device over a filled image file (a sparse one
+//!   would read holes at memory speed).
+//! * [`Throttle`]: a block-I/O cgroup that limits one device to known
+//!   bytes and I/Os per second; commands are started inside it.
+//! * [`MountedFs`]: a small ext4 file system on a loop device, mounted.
+//!
+//! Everything a rig creates is removed by its `Drop`, also when a test
+//! fails. Rigs need root; [`require_root`] says why a test skips.
+#![deny(missing_docs)]
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// `Err(reason)` when the rigs cannot run here (not root, no losetup).
+pub fn require_root() -> Result<(), String> {
+    let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let uid_line = status.lines().find(|l| l.starts_with("Uid:")).unwrap_or("");
+    let euid = uid_line.split_whitespace().nth(2).unwrap_or("1");
+    if euid != "0" {
+        return Err("needs root (loop devices and cgroups)".into());
+    }
+    if Command::new("losetup").arg("--version").output().is_err() {
+        return Err("needs losetup (util-linux)".into());
+    }
+    Ok(())
+}
+
+/// Skip the current test with a printed reason when `$cond` is an `Err`.
+#[macro_export]
+macro_rules! require {
+    ($cond:expr) => {
+        if let Err(reason) = $cond {
+            eprintln!("skipped: {reason}");
+            return;
+        }
+    };
+}
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+/// A name unique to this process and call, for cgroups and images.
+pub fn unique_name(what: &str) -> String {
+    format!(
+        "iomark-{what}-{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn run(cmd: &mut Command) -> Result<String, String> {
+    let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A loop device over an image file filled with random data.
+#[derive(Debug)]
+pub struct LoopDevice {
+    /// `/dev/loopN`.
+    pub dev: PathBuf,
+    image: PathBuf,
+}
+
+impl LoopDevice {
+    /// An image of `size` bytes in a scratch directory, filled, attached
+    /// with direct I/O on the backing file so the page cache under the loop
+    /// device does not hide the throttle.
+    pub fn new(size: u64) -> Result<Self, String> {
+        let image = std::env::temp_dir().join(format!("{}.img", unique_name("loop")));
+        fill_random(&image, size).map_err(|e| format!("{}: {e}", image.display()))?;
+        let dev = match run(Command::new("losetup")
+            .args(["-f", "--show", "--direct-io=on"])
+            .arg(&image))
+        {
+            Ok(d) => d,
+            Err(e) => {
+                let _ = fs::remove_file(&image);
+                return Err(e);
+            }
+        };
+        Ok(LoopDevice {
+            dev: PathBuf::from(dev),
+            image,
+        })
+    }
+
+    /// `MAJ:MIN` of the device, as cgroups want it.
+    pub fn majmin(&self) -> Result<String, String> {
+        let name = self.dev.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        fs::read_to_string(format!("/sys/block/{name}/dev"))
+            .map(|s| s.trim().to_string())
+            .map_err(|e| format!("{name}: {e}"))
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+        let _ = fs::remove_file(&self.image);
+    }
+}
+
+fn fill_random(path: &Path, size: u64) -> std::io::Result<()> {
+    use rand::RngCore;
+    let mut f = fs::File::create(path)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut rng = rand::rng();
+    let mut left = size;
+    while left > 0 {
+        let n = left.min(buf.len() as u64) as usize;
+        rng.fill_bytes(&mut buf[..n]);
+        f.write_all(&buf[..n])?;
+        left -= n as u64;
+    }
+    f.sync_all()
+}
+
+/// Limits for one device; `None` leaves that one unlimited.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Limits {
+    /// Read bytes per second.
+    pub read_bps: Option<u64>,
+    /// Write bytes per second.
+    pub write_bps: Option<u64>,
+    /// Read I/Os per second.
+    pub read_iops: Option<u64>,
+    /// Write I/Os per second.
+    pub write_iops: Option<u64>,
+}
+
+/// A block-I/O cgroup (v1 blkio, or v2 io.max) throttling one device.
+#[derive(Debug)]
+pub struct Throttle {
+    dir: PathBuf,
+}
+
+impl Throttle {
+    /// Throttle the device `majmin` to `limits`.
+    pub fn new(majmin: &str, limits: Limits) -> Result<Self, String> {
+        let v1 = Path::new("/sys/fs/cgroup/blkio");
+        if v1.join("blkio.throttle.read_bps_device").exists() {
+            let dir = v1.join(unique_name("rig"));
+            fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            let rig = Throttle { dir };
+            for (file, value) in [
+                ("blkio.throttle.read_bps_device", limits.read_bps),
+                ("blkio.throttle.write_bps_device", limits.write_bps),
+                ("blkio.throttle.read_iops_device", limits.read_iops),
+                ("blkio.throttle.write_iops_device", limits.write_iops),
+            ] {
+                if let Some(v) = value {
+                    fs::write(rig.dir.join(file), format!("{majmin} {v}"))
+                        .map_err(|e| format!("{file}: {e}"))?;
+                }
+            }
+            return Ok(rig);
+        }
+        let v2 = Path::new("/sys/fs/cgroup");
+        if v2.join("cgroup.controllers").exists() {
+            let _ = fs::write(v2.join("cgroup.subtree_control"), "+io");
+            let dir = v2.join(unique_name("rig"));
+            fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            let rig = Throttle { dir };
+            let mut line = majmin.to_string();
+            for (key, value) in [
+                ("rbps", limits.read_bps),
+                ("wbps", limits.write_bps),
+                ("riops", limits.read_iops),
+                ("wiops", limits.write_iops),
+            ] {
+                if let Some(v) = value {
+                    line.push_str(&format!(" {key}={v}"));
+                }
+            }
+            fs::write(rig.dir.join("io.max"), line).map_err(|e| format!("io.max: {e}"))?;
+            return Ok(rig);
+        }
+        Err("no block-I/O cgroup controller (blkio or io) on this machine".into())
+    }
+
+    /// A command that runs `program` with `args` inside the throttled group.
+    pub fn command(&self, program: impl AsRef<Path>, args: &[&str]) -> Command {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(r#"echo $$ > "$0/cgroup.procs" && exec "$@""#)
+            .arg(&self.dir)
+            .arg(program.as_ref())
+            .args(args);
+        cmd
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        // The group's processes have exited by now; a group is removed
+        // with rmdir, never with rm -r.
+        let _ = fs::remove_dir(&self.dir);
+    }
+}
+
+/// A small ext4 file system on its own loop device, mounted.
+#[derive(Debug)]
+pub struct MountedFs {
+    /// Where it is mounted.
+    pub mountpoint: PathBuf,
+    /// The loop device under it.
+    pub device: LoopDevice,
+}
+
+impl MountedFs {
+    /// `size` bytes of ext4, mounted on a fresh directory.
+    pub fn ext4(size: u64) -> Result<Self, String> {
+        let device = LoopDevice::new(size)?;
+        run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&device.dev))?;
+        let mountpoint = std::env::temp_dir().join(unique_name("mnt"));
+        fs::create_dir(&mountpoint).map_err(|e| e.to_string())?;
+        if let Err(e) = run(Command::new("mount").arg(&device.dev).arg(&mountpoint)) {
+            let _ = fs::remove_dir(&mountpoint);
+            return Err(e);
+        }
+        Ok(MountedFs { mountpoint, device })
+    }
+}
+
+impl Drop for MountedFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.mountpoint).status();
+        let _ = fs::remove_dir(&self.mountpoint);
+    }
+}
