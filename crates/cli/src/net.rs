@@ -243,7 +243,8 @@ fn client_config(a: ClientArgs) -> anyhow::Result<ClientConfig> {
 }
 
 fn epoch_ms(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// The iomark result document for a finished client run, for the store.
@@ -289,7 +290,10 @@ mod tests {
 
     #[test]
     fn iperf3_flags_parse() {
-        let c = client(&["h", "-P", "4", "-R", "-t", "3", "-l", "64K", "-w", "4M", "-N"]).unwrap();
+        let c = client(&[
+            "h", "-P", "4", "-R", "-t", "3", "-l", "64K", "-w", "4M", "-N",
+        ])
+        .unwrap();
         assert_eq!((c.parallel, c.reverse, c.time), (4, true, 3));
         assert_eq!(c.len, Some(65536));
         assert_eq!(c.window, Some(4 << 20));

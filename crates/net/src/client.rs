@@ -95,8 +95,12 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
     if cfg.text {
         let _ = writeln!(out, "Connecting to host {}, port {}", cfg.host, cfg.port);
     }
-    let server = sock.peer_addr().map_err(NetError::io("read the peer address"))?;
-    let control_local = sock.local_addr().map_err(NetError::io("read the local address"))?;
+    let server = sock
+        .peer_addr()
+        .map_err(NetError::io("read the peer address"))?;
+    let control_local = sock
+        .local_addr()
+        .map_err(NetError::io("read the local address"))?;
     let mut ctrl = Control::new(sock)?;
     let cookie = Cookie::random();
     ctrl.write_raw(cookie.wire())?;
@@ -231,7 +235,11 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
     expect(&mut ctrl, State::ExchangeResults, "EXCHANGE_RESULTS")?;
     let mine = session.results(&totals);
     ctrl.write_frame(&mine.to_json())?;
-    let body = ctrl.read_frame(MAX_RESULTS_LEN, Wait::within(SETUP_WAIT), "the server's results")?;
+    let body = ctrl.read_frame(
+        MAX_RESULTS_LEN,
+        Wait::within(SETUP_WAIT),
+        "the server's results",
+    )?;
     let theirs = Results::from_json(&body)?;
     expect(&mut ctrl, State::DisplayResults, "DISPLAY_RESULTS")?;
     ctrl.write_state(State::IperfDone)?;
@@ -259,9 +267,9 @@ fn connect_any(addrs: &[SocketAddr], timeout: Duration) -> Result<TcpStream, Net
         }
     }
     match last {
-        Some((a, e)) if e.kind() == ErrorKind::ConnectionRefused => {
-            Err(NetError::Refused { addr: a.to_string() })
-        }
+        Some((a, e)) if e.kind() == ErrorKind::ConnectionRefused => Err(NetError::Refused {
+            addr: a.to_string(),
+        }),
         Some((a, e)) => Err(NetError::io(format!("connect to {a}"))(e)),
         None => Err(NetError::Resolve {
             host: "?".into(),
@@ -302,7 +310,11 @@ fn peer_state(ctrl: &mut Control, got: State, expected: &'static str) -> NetErro
     }
 }
 
-fn tcp_stream(server: SocketAddr, cfg: &ClientConfig, cookie: &Cookie) -> Result<TcpStream, NetError> {
+fn tcp_stream(
+    server: SocketAddr,
+    cfg: &ClientConfig,
+    cookie: &Cookie,
+) -> Result<TcpStream, NetError> {
     let sock = Socket::new(Domain::for_address(server), Type::STREAM, None)
         .map_err(NetError::io("create a data socket"))?;
     if let Some(w) = cfg.window {
@@ -321,7 +333,12 @@ fn tcp_stream(server: SocketAddr, cfg: &ClientConfig, cookie: &Cookie) -> Result
     Ok(s)
 }
 
-fn udp_stream(server: SocketAddr, cfg: &ClientConfig, len: u32, receives: bool) -> Result<UdpSocket, NetError> {
+fn udp_stream(
+    server: SocketAddr,
+    cfg: &ClientConfig,
+    len: u32,
+    receives: bool,
+) -> Result<UdpSocket, NetError> {
     let sock = Socket::new(Domain::for_address(server), Type::DGRAM, None)
         .map_err(NetError::io("create a UDP socket"))?;
     match cfg.window {
@@ -340,11 +357,13 @@ fn udp_stream(server: SocketAddr, cfg: &ClientConfig, len: u32, receives: bool) 
     } else {
         "[::]:0".parse().expect("literal")
     };
-    sock.bind(&any.into()).map_err(NetError::io("bind a UDP socket"))?;
+    sock.bind(&any.into())
+        .map_err(NetError::io("bind a UDP socket"))?;
     sock.connect(&server.into())
         .map_err(NetError::io(format!("connect a UDP socket to {server}")))?;
     let s: UdpSocket = sock.into();
-    s.send(&UDP_HELLO).map_err(NetError::io("send the UDP hello"))?;
+    s.send(&UDP_HELLO)
+        .map_err(NetError::io("send the UDP hello"))?;
     s.set_read_timeout(Some(SETUP_WAIT))
         .map_err(NetError::io("set a UDP timeout"))?;
     let mut buf = vec![0u8; 65536];

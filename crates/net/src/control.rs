@@ -98,7 +98,12 @@ impl Control {
     }
 
     /// Exactly `n` raw bytes (the cookie).
-    pub fn read_bytes(&mut self, n: usize, wait: Wait, what: &'static str) -> Result<Vec<u8>, NetError> {
+    pub fn read_bytes(
+        &mut self,
+        n: usize,
+        wait: Wait,
+        what: &'static str,
+    ) -> Result<Vec<u8>, NetError> {
         let mut started = false;
         loop {
             if let Some(b) = self.dec.next_bytes(n) {
@@ -118,9 +123,7 @@ impl Control {
         }
         match self.fill(Some(timeout.max(Duration::from_millis(1))), "a state") {
             Ok(true) => Ok(self.dec.next_state().transpose()?),
-            Ok(false) => Err(NetError::Closed {
-                during: "the test",
-            }),
+            Ok(false) => Err(NetError::Closed { during: "the test" }),
             Err(NetError::Timeout { .. }) => Ok(None),
             Err(e) => Err(e),
         }

@@ -21,8 +21,8 @@ mod cpu;
 pub mod iface;
 pub mod proto;
 mod report;
-mod session;
 pub mod server;
+mod session;
 mod stream;
 mod sys;
 

@@ -282,11 +282,7 @@ impl TestReport {
                     retransmits: retr,
                     out_of_order: 0,
                 };
-                let tag = if self.bidir() {
-                    self.tag(idx[0])
-                } else {
-                    ""
-                };
+                let tag = if self.bidir() { self.tag(idx[0]) } else { "" };
                 let extra = self.interval_extra(sending, &sum, None);
                 let _ = writeln!(
                     o,
@@ -385,7 +381,15 @@ impl TestReport {
         o
     }
 
-    fn summary_lines(&self, o: &mut String, label: &str, snd: &Side, rcv: &Side, jit: f64, lost: i64) {
+    fn summary_lines(
+        &self,
+        o: &mut String,
+        label: &str,
+        snd: &Side,
+        rcv: &Side,
+        jit: f64,
+        lost: i64,
+    ) {
         if self.udp() {
             let pk = snd.packets.unwrap_or(0) as i64;
             let _ = writeln!(

@@ -18,8 +18,8 @@ use iomark_model::net::NetDirection;
 use socket2::{Domain, SockRef, Socket, Type};
 
 use crate::control::{Control, Wait};
+use crate::proto::UDP_REPLY;
 use crate::proto::{code, Cookie, Params, Protocol, Results, State, MAX_PARAMS_LEN};
-use crate::proto::{UDP_REPLY};
 use crate::report::{Role, StreamInfo, TestReport};
 use crate::session::Session;
 use crate::stream::{stream_id, DataSock, Stream, StreamPlan};
@@ -83,6 +83,29 @@ enum Phase {
 
 type Shared = Arc<Mutex<Phase>>;
 
+/// Makes the server idle again as soon as a test is decided, so the next
+/// client is not told "busy" while this one's sockets are still closing;
+/// dropping it does the same on every early return.
+struct Release<'a> {
+    phase: &'a Shared,
+    done: bool,
+}
+
+impl Release<'_> {
+    fn now(&mut self) {
+        if !self.done {
+            *self.phase.lock().unwrap_or_else(|e| e.into_inner()) = Phase::Idle;
+            self.done = true;
+        }
+    }
+}
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        self.now();
+    }
+}
+
 /// A bound server, ready to [`Server::serve`].
 pub struct Server {
     cfg: ServerConfig,
@@ -141,7 +164,6 @@ impl Server {
             };
             n += 1;
             let result = self.serve_test(conn, out);
-            self.set_phase(Phase::Idle);
             match result {
                 Ok(report) => {
                     if self.cfg.json {
@@ -165,8 +187,16 @@ impl Server {
 
     fn serve_test(&self, conn: TcpStream, out: &mut dyn Write) -> Result<TestReport, NetError> {
         let cfg = &self.cfg;
-        let peer = conn.peer_addr().map_err(NetError::io("read the peer address"))?;
-        let control_local = conn.local_addr().map_err(NetError::io("read the local address"))?;
+        let mut release = Release {
+            phase: &self.phase,
+            done: false,
+        };
+        let peer = conn
+            .peer_addr()
+            .map_err(NetError::io("read the peer address"))?;
+        let control_local = conn
+            .local_addr()
+            .map_err(NetError::io("read the local address"))?;
         let mut ctrl = Control::new(conn)?;
         let setup_end = Instant::now() + cfg.setup_timeout;
         let wait = Wait {
@@ -176,12 +206,18 @@ impl Server {
         let cookie = match ctrl.read_bytes(Cookie::LEN, wait, "the cookie") {
             Ok(b) => Cookie::from_wire(b.try_into().expect("read_bytes returns LEN bytes")),
             Err(e) => {
+                release.now();
                 ctrl.write_server_error(code::RECV_COOKIE, 0);
                 return Err(e);
             }
         };
         if cfg.text {
-            let _ = writeln!(out, "Accepted connection from {}, port {}", peer.ip(), peer.port());
+            let _ = writeln!(
+                out,
+                "Accepted connection from {}, port {}",
+                peer.ip(),
+                peer.port()
+            );
         }
         ctrl.write_state(State::ParamExchange)?;
         let params = match ctrl
@@ -194,6 +230,7 @@ impl Server {
                     NetError::Proto(p) => p.iperf_code(),
                     _ => code::RECV_PARAMS,
                 };
+                release.now();
                 ctrl.write_server_error(c, 0);
                 return Err(e);
             }
@@ -334,6 +371,9 @@ impl Server {
                 printed += 1;
             }
         };
+        if outcome.is_err() {
+            release.now();
+        }
         // The server closes the data sockets first (section 1.5).
         let (totals, last) = session.finish(true);
         outcome?;
@@ -353,6 +393,7 @@ impl Server {
         let mine = session.results(&totals);
         ctrl.write_frame(&mine.to_json())?;
         ctrl.write_state(State::DisplayResults)?;
+        release.now();
         // IPERF_DONE or a close; either ends the test.
         let _ = ctrl.read_state(Wait::within(cfg.first_byte_timeout), "IPERF_DONE");
         ctrl.close();
@@ -386,7 +427,9 @@ impl Server {
                     })
                 }
             };
-            let wait = left.min(self.cfg.first_byte_timeout).max(Duration::from_millis(1));
+            let wait = left
+                .min(self.cfg.first_byte_timeout)
+                .max(Duration::from_millis(1));
             let _ = s.set_read_timeout(Some(wait));
             let mut b = [0u8; Cookie::LEN];
             let ok = s.read_exact(&mut b).is_ok() && Cookie::from_wire(b).matches(cookie);
@@ -418,7 +461,8 @@ fn listen(cfg: &ServerConfig) -> Result<TcpListener, NetError> {
         s.listen(128)?;
         Ok(s.into())
     };
-    let what = |a: SocketAddr| format!("listen on {a} (is another server using port {}?)", a.port());
+    let what =
+        |a: SocketAddr| format!("listen on {a} (is another server using port {}?)", a.port());
     match cfg.bind {
         Some(ip) => {
             let a = SocketAddr::new(ip, cfg.port);
@@ -517,7 +561,10 @@ fn accept_udp_streams(
         }
         let _ = sock.set_read_timeout(Some(left));
         let (_, from) = sock.recv_from(&mut buf).map_err(|e| {
-            if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) {
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) {
                 NetError::Timeout {
                     what: "the UDP hello datagrams",
                 }
@@ -532,7 +579,8 @@ fn accept_udp_streams(
         let next = if socks.len() + 1 < n {
             udp_listener(local, rcvbuf)?
         } else {
-            sock.try_clone().map_err(NetError::io("clone a UDP socket"))?
+            sock.try_clone()
+                .map_err(NetError::io("clone a UDP socket"))?
         };
         sock.send(&UDP_REPLY)
             .map_err(NetError::io("send the UDP reply"))?;

@@ -80,7 +80,7 @@ impl Session {
             let omit_due = self.omit_until.filter(|&t| t <= now);
             let tick_due = self.next_tick.filter(|&t| t <= now);
             match (omit_due, tick_due) {
-                (Some(o), t) if t.map_or(true, |t| o <= t) => {
+                (Some(o), t) if !matches!(t, Some(t) if t < o) => {
                     // End of the omit period: close the omitted interval and
                     // restart counting from zero, as iperf3 does.
                     if o > self.last_t {
@@ -104,7 +104,10 @@ impl Session {
     }
 
     fn record(&mut self, at: Instant, omitted: bool) -> IntervalRecord {
-        let start = self.last_t.saturating_duration_since(self.origin).as_secs_f64();
+        let start = self
+            .last_t
+            .saturating_duration_since(self.origin)
+            .as_secs_f64();
         let end = at.saturating_duration_since(self.origin).as_secs_f64();
         let mut streams = Vec::with_capacity(self.streams.len());
         for (i, s) in self.streams.iter_mut().enumerate() {

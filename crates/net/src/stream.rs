@@ -216,7 +216,11 @@ impl Stream {
             return None;
         };
         let v = socket2::SockRef::from(s).tcp_congestion().ok()?;
-        Some(String::from_utf8_lossy(&v).trim_end_matches('\0').to_string())
+        Some(
+            String::from_utf8_lossy(&v)
+                .trim_end_matches('\0')
+                .to_string(),
+        )
     }
 
     /// `TCP_INFO` now, for a TCP sender.
@@ -436,6 +440,9 @@ mod tests {
         assert_eq!(t.lost, 1);
         assert_eq!(t.out_of_order, 1);
         assert_eq!(t.highest, 6);
-        assert!(t.jitter.abs() < 1e-9, "constant transit time gives no jitter");
+        assert!(
+            t.jitter.abs() < 1e-9,
+            "constant transit time gives no jitter"
+        );
     }
 }

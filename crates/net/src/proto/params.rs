@@ -169,7 +169,9 @@ impl Params {
         let value: Value =
             serde_json::from_slice(body).map_err(|e| ProtoError::BadJson(e.to_string()))?;
         let Value::Object(m) = value else {
-            return Err(ProtoError::BadJson("the parameters are not a JSON object".into()));
+            return Err(ProtoError::BadJson(
+                "the parameters are not a JSON object".into(),
+            ));
         };
         let mut p = Params {
             time: 0,
@@ -184,9 +186,7 @@ impl Params {
         p.protocol = match (tcp, udp) {
             (_, false) => Protocol::Tcp,
             (false, true) => Protocol::Udp,
-            (true, true) => {
-                return Err(bad("udp", "both tcp and udp are set", code::RECV_PARAMS))
-            }
+            (true, true) => return Err(bad("udp", "both tcp and udp are set", code::RECV_PARAMS)),
         };
         p.omit = ranged(&m, "omit", 0, MAX_OMIT, code::OMIT)?.unwrap_or(0) as u32;
         p.time = ranged(&m, "time", 0, MAX_TIME, code::DURATION)?.unwrap_or(0) as u32;
@@ -284,7 +284,11 @@ fn ranged(
         return Err(bad(key, format!("{n} is out of range {lo}..={hi}"), code));
     };
     if value < lo || value > hi {
-        return Err(bad(key, format!("{value} is out of range {lo}..={hi}"), code));
+        return Err(bad(
+            key,
+            format!("{value} is out of range {lo}..={hi}"),
+            code,
+        ));
     }
     Ok(Some(value))
 }

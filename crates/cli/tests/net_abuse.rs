@@ -1,0 +1,305 @@
+//! The server under abuse: a second client, silent and slow connections,
+//! bad parameter JSON, clients that vanish. After each, it must still serve
+//! the next valid test. And the client's own errors: refused, busy, unknown
+//! host. The server's 10 s / 30 s / 40 s timeouts are shortened through its
+//! hidden flags so the suite stays fast.
+
+mod net_common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use net_common::*;
+
+const COOKIE: &[u8; 37] = b"abcdefghijklmnopqrstuvwxyz234567abcd\0";
+
+fn server(port: u16) -> Proc {
+    iomark_server(
+        port,
+        &[
+            "--first-byte-timeout",
+            "1s",
+            "--setup-timeout",
+            "2s",
+            "--grace",
+            "2s",
+        ],
+    )
+}
+
+fn connect(port: u16) -> TcpStream {
+    let s = TcpStream::connect(("127.0.0.1", port)).expect("connect to the test server");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s
+}
+
+fn read_byte(s: &mut TcpStream) -> Option<u8> {
+    let mut b = [0u8; 1];
+    match s.read(&mut b) {
+        Ok(1) => Some(b[0]),
+        _ => None,
+    }
+}
+
+/// Start a test by hand up to the parameters step.
+fn handshake(port: u16) -> TcpStream {
+    let mut s = connect(port);
+    s.write_all(COOKIE).unwrap();
+    assert_eq!(read_byte(&mut s), Some(9), "PARAM_EXCHANGE expected");
+    s
+}
+
+fn send_frame(s: &mut TcpStream, body: &[u8]) {
+    let mut m = (body.len() as u32).to_be_bytes().to_vec();
+    m.extend_from_slice(body);
+    s.write_all(&m).unwrap();
+}
+
+/// SERVER_ERROR and its iperf3 code, or what came instead.
+fn server_error(s: &mut TcpStream) -> Result<i32, String> {
+    match read_byte(s) {
+        Some(0xfe) => {
+            let mut code = [0u8; 4];
+            s.read_exact(&mut code).map_err(|e| e.to_string())?;
+            Ok(i32::from_be_bytes(code))
+        }
+        other => Err(format!("expected SERVER_ERROR, got {other:?}")),
+    }
+}
+
+/// A short valid test must pass: the server is still serving.
+/// A client that vanished is noticed within milliseconds, not at once, so
+/// a "busy" answer is retried briefly; any other failure fails at once.
+fn still_serves(port: u16, after: &str) {
+    let mut out = iomark_client(port, &["-t", "1", "-J"]);
+    for _ in 0..5 {
+        if !String::from_utf8_lossy(&out.stderr).contains("busy") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        out = iomark_client(port, &["-t", "1", "-J"]);
+    }
+    assert_ok(&out, &format!("a test after {after}"));
+    assert!(end_bytes(&json(&out), "sum_received") > 0, "after {after}");
+}
+
+#[test]
+fn second_client_is_denied_and_first_test_is_unharmed() {
+    let port = free_port();
+    let _srv = server(port);
+    let first = Proc::spawn(std::process::Command::new(BIN).args([
+        "net",
+        "client",
+        "127.0.0.1",
+        "-p",
+        &port.to_string(),
+        "-t",
+        "3",
+        "-J",
+    ]));
+    std::thread::sleep(Duration::from_millis(1000));
+    // A raw intruder gets 0xFF at once, without sending anything.
+    let mut intruder = connect(port);
+    let t = Instant::now();
+    assert_eq!(read_byte(&mut intruder), Some(0xff));
+    assert!(
+        t.elapsed() < Duration::from_secs(1),
+        "ACCESS_DENIED took {:?}",
+        t.elapsed()
+    );
+    // A real client says the server is busy, with exit code 2.
+    let busy = iomark_client(port, &["-t", "1"]);
+    assert_eq!(busy.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&busy.stderr);
+    assert!(err.contains("busy"), "{err}");
+    let out = first.finish(Duration::from_secs(30));
+    assert_ok(&out, "the first test");
+    let doc = json(&out);
+    let secs = doc["end"]["sum_received"]["seconds"].as_f64().unwrap();
+    assert!((2.9..3.5).contains(&secs), "first test ran {secs} s");
+    assert!(end_bytes(&doc, "sum_received") > 0);
+    still_serves(port, "a denied second client");
+}
+
+#[test]
+fn silent_and_slow_connections_are_dropped() {
+    let port = free_port();
+    let _srv = server(port);
+    // Sends nothing: dropped after the first-byte timeout (1 s here, 10 s default).
+    let mut silent = connect(port);
+    let t = Instant::now();
+    let mut buf = [0u8; 16];
+    let _ = silent.read(&mut buf);
+    let waited = t.elapsed();
+    assert!(
+        waited >= Duration::from_millis(900) && waited < Duration::from_secs(4),
+        "{waited:?}"
+    );
+    still_serves(port, "a silent connection");
+    // Sends the parameters one byte at a time, slower than the set-up limit.
+    let mut slow = handshake(port);
+    let t = Instant::now();
+    let body = br#"{"tcp":true,"time":1,"parallel":1,"len":131072}"#;
+    let mut frame = (body.len() as u32).to_be_bytes().to_vec();
+    frame.extend_from_slice(body);
+    let mut closed = false;
+    for b in frame {
+        if slow.write_all(&[b]).is_err() {
+            closed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(400));
+        if t.elapsed() > Duration::from_secs(6) {
+            break;
+        }
+    }
+    let _ = slow.set_read_timeout(Some(Duration::from_secs(3)));
+    let answer = server_error(&mut slow);
+    assert!(
+        closed || answer.is_ok() || t.elapsed() < Duration::from_secs(6),
+        "slow sender was not dropped: {answer:?}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(10));
+    still_serves(port, "a slow connection");
+}
+
+#[test]
+fn bad_parameters_get_server_error_with_iperf3_codes() {
+    let port = free_port();
+    let _srv = server(port);
+    let cases: &[(&str, Vec<u8>, i32)] = &[
+        ("malformed", b"{\"tcp\":tru".to_vec(), 114),
+        ("not an object", b"[1,2,3]".to_vec(), 114),
+        (
+            "parallel 0",
+            br#"{"tcp":true,"time":1,"parallel":0}"#.to_vec(),
+            6,
+        ),
+        (
+            "parallel 500",
+            br#"{"tcp":true,"time":1,"parallel":500}"#.to_vec(),
+            6,
+        ),
+        (
+            "time 1e6",
+            br#"{"tcp":true,"time":1000000,"parallel":1}"#.to_vec(),
+            5,
+        ),
+        (
+            "len 2M",
+            br#"{"tcp":true,"time":1,"parallel":1,"len":2097152}"#.to_vec(),
+            7,
+        ),
+        (
+            "udp len 8",
+            br#"{"udp":true,"time":1,"parallel":1,"len":8}"#.to_vec(),
+            20,
+        ),
+        (
+            "window 1G",
+            br#"{"tcp":true,"time":1,"window":1073741824}"#.to_vec(),
+            8,
+        ),
+        (
+            "reverse as string",
+            br#"{"tcp":true,"reverse":"yes"}"#.to_vec(),
+            114,
+        ),
+    ];
+    for (name, body, code) in cases {
+        let mut s = handshake(port);
+        send_frame(&mut s, body);
+        assert_eq!(server_error(&mut s), Ok(*code), "{name}");
+    }
+    // Oversized: the 9000-byte length is refused from the header alone.
+    let mut s = handshake(port);
+    s.write_all(&9000u32.to_be_bytes()).unwrap();
+    assert_eq!(server_error(&mut s), Ok(114), "oversized");
+    // Zero length.
+    let mut s = handshake(port);
+    s.write_all(&0u32.to_be_bytes()).unwrap();
+    assert_eq!(server_error(&mut s), Ok(114), "empty");
+    still_serves(port, "bad parameters");
+}
+
+#[test]
+fn vanishing_clients_end_the_test_cleanly() {
+    let port = free_port();
+    let _srv = server(port);
+    // Vanishes after CREATE_STREAMS without opening any stream.
+    {
+        let mut s = handshake(port);
+        send_frame(
+            &mut s,
+            br#"{"tcp":true,"time":5,"parallel":2,"len":131072}"#,
+        );
+        assert_eq!(read_byte(&mut s), Some(10), "CREATE_STREAMS expected");
+    }
+    std::thread::sleep(Duration::from_millis(2500));
+    still_serves(port, "a client that vanished before its streams");
+    // Vanishes mid-test: control and data streams just close.
+    {
+        let mut s = handshake(port);
+        send_frame(
+            &mut s,
+            br#"{"tcp":true,"time":30,"parallel":1,"len":131072}"#,
+        );
+        assert_eq!(read_byte(&mut s), Some(10));
+        let mut data = connect(port);
+        data.write_all(COOKIE).unwrap();
+        assert_eq!(read_byte(&mut s), Some(1), "TEST_START");
+        assert_eq!(read_byte(&mut s), Some(2), "TEST_RUNNING");
+        for _ in 0..50 {
+            data.write_all(&[0u8; 65536]).unwrap();
+        }
+    }
+    let t = Instant::now();
+    still_serves(port, "a client that vanished mid-test");
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "the server stayed busy"
+    );
+    // A real client killed mid-test.
+    let victim = Proc::spawn(std::process::Command::new(BIN).args([
+        "net",
+        "client",
+        "127.0.0.1",
+        "-p",
+        &port.to_string(),
+        "-t",
+        "30",
+    ]));
+    std::thread::sleep(Duration::from_millis(800));
+    drop(victim);
+    still_serves(port, "a killed client");
+}
+
+#[test]
+fn client_errors_are_clear() {
+    // Refused: nothing listens.
+    let port = free_port();
+    let out = iomark_client(port, &["-t", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refused"), "{err}");
+    // Unknown host.
+    let out = Proc::spawn(std::process::Command::new(BIN).args([
+        "net",
+        "client",
+        "no-such-host.invalid",
+        "-t",
+        "1",
+    ]))
+    .finish(Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot resolve host 'no-such-host.invalid'"),
+        "{err}"
+    );
+    // Bad flags.
+    let out = iomark_client(port, &["-P", "200"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("1 to 128"));
+}

@@ -1,0 +1,135 @@
+//! Wire compatibility with the real iperf3 on loopback, both ways: the byte
+//! counts one side measured must be exactly what the other side reports
+//! after the results exchange.
+
+mod net_common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use net_common::*;
+
+const CASES: &[(&str, &[&str])] = &[
+    ("tcp 1 stream", &[]),
+    ("tcp 4 streams", &["-P", "4"]),
+    ("tcp reverse", &["-R"]),
+    ("tcp bidir", &["--bidir"]),
+    ("udp 20M", &["-u", "-b", "20M"]),
+    (
+        "udp 10M reverse 2 streams",
+        &["-u", "-b", "10M", "-R", "-P", "2"],
+    ),
+];
+
+/// Which sum holds the bytes the *server* measured itself.
+fn server_local_key(args: &[&str]) -> &'static str {
+    if args.contains(&"-R") {
+        "sum_sent"
+    } else {
+        "sum_received"
+    }
+}
+
+#[test]
+fn iomark_client_against_iperf3_server() {
+    if !have_iperf3() {
+        return;
+    }
+    for (name, args) in CASES {
+        let port = free_port();
+        let server = iperf3_server(port, &["-1", "-J"]);
+        let mut a = vec!["-t", "1", "-J"];
+        a.extend_from_slice(args);
+        let out = iomark_client(port, &a);
+        assert_ok(&out, name);
+        let srv = server.finish(Duration::from_secs(20));
+        assert_ok(&srv, &format!("iperf3 server, {name}"));
+        let ours = json(&out);
+        let theirs = json(&srv);
+        let key = server_local_key(args);
+        let b = end_bytes(&theirs, key);
+        assert!(b > 0, "{name}: iperf3 moved no data");
+        if !args.contains(&"-u") {
+            // The server's own count reached our client in the results exchange.
+            assert_eq!(end_bytes(&ours, key), b, "{name}: {key} differs");
+        } else {
+            assert!(end_bytes(&ours, "sum_received") > 0, "{name}: no UDP data");
+            let lost = ours["end"]["sum_received"]["lost_percent"]
+                .as_f64()
+                .unwrap();
+            assert!(lost < 5.0, "{name}: {lost}% lost at a low rate on loopback");
+        }
+        if args.contains(&"--bidir") {
+            assert!(end_bytes(&ours, "sum_received_bidir_reverse") > 0, "{name}");
+        }
+        let intervals = ours["intervals"].as_array().unwrap();
+        assert!(!intervals.is_empty(), "{name}: no interval reports");
+        assert!(
+            ours["end"]["cpu_utilization_percent"]["remote_total"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
+    }
+}
+
+#[test]
+fn iperf3_client_against_iomark_server() {
+    if !have_iperf3() {
+        return;
+    }
+    for (name, args) in CASES {
+        let port = free_port();
+        let server = iomark_server(port, &["-1", "-J"]);
+        let out = Proc::spawn(
+            Command::new("iperf3")
+                .args(["-c", "127.0.0.1", "-p", &port.to_string(), "-t", "1", "-J"])
+                .args(*args),
+        )
+        .finish(Duration::from_secs(30));
+        assert_ok(&out, &format!("iperf3 client, {name}"));
+        let srv = server.finish(Duration::from_secs(20));
+        assert_ok(&srv, &format!("iomark server, {name}"));
+        let theirs = json(&out);
+        let ours = json(&srv);
+        assert!(theirs.get("error").is_none(), "{name}: {}", theirs["error"]);
+        let key = server_local_key(args);
+        let b = end_bytes(&ours, key);
+        assert!(b > 0, "{name}: iomark moved no data");
+        if !args.contains(&"-u") {
+            assert_eq!(end_bytes(&theirs, key), b, "{name}: {key} differs");
+        } else {
+            let got = end_bytes(&theirs, "sum_received");
+            assert!(got > 0, "{name}: iperf3 saw no UDP data");
+        }
+        if args.contains(&"--bidir") {
+            assert_eq!(
+                end_bytes(&theirs, "sum_sent_bidir_reverse"),
+                end_bytes(&ours, "sum_sent_bidir_reverse"),
+                "{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn text_output_has_intervals_totals_and_cpu() {
+    if !have_iperf3() {
+        return;
+    }
+    let port = free_port();
+    let server = iperf3_server(port, &["-1"]);
+    let out = iomark_client(port, &["-t", "2", "-P", "2"]);
+    assert_ok(&out, "text client");
+    drop(server);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Connecting to host 127.0.0.1"), "{text}");
+    assert!(text.contains(" 1.00-2.00 "), "{text}");
+    assert!(text.contains("[SUM]"), "{text}");
+    assert!(
+        text.contains("sender") && text.contains("receiver"),
+        "{text}"
+    );
+    assert!(text.contains("CPU Utilization: local/sender"), "{text}");
+    assert!(text.contains("iperf Done."), "{text}");
+}

@@ -1,0 +1,220 @@
+//! Accuracy on the shaped-link rig (TEST-RIGS.md): two network namespaces
+//! joined by a veth pair, tbf-shaped to 2461 Mbit/s in both directions (the
+//! goodput of a real 2.5GbE link). iomark's client and server must measure
+//! a goodput within 1% of what iperf3 measures on the same rig in the same
+//! test. Needs root and `ip netns`; skips with a reason otherwise.
+
+mod net_common;
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use net_common::*;
+
+/// Deletes the namespaces (and with them the veth pair) on drop, also when
+/// the test fails.
+struct Rig {
+    client_ns: String,
+    server_ns: String,
+}
+
+impl Rig {
+    fn up(rate: &str) -> Result<Rig, String> {
+        let pid = std::process::id();
+        let rig = Rig {
+            client_ns: format!("iomk-c-{pid}"),
+            server_ns: format!("iomk-s-{pid}"),
+        };
+        let (c, s) = (&rig.client_ns, &rig.server_ns);
+        let (ci, si) = (format!("imc{pid}"), format!("ims{pid}"));
+        let steps: Vec<Vec<&str>> = vec![
+            vec!["netns", "add", c],
+            vec!["netns", "add", s],
+            vec![
+                "link", "add", &ci, "netns", c, "type", "veth", "peer", "name", &si, "netns", s,
+            ],
+            vec!["-n", c, "addr", "add", "10.201.0.1/24", "dev", &ci],
+            vec!["-n", s, "addr", "add", "10.201.0.2/24", "dev", &si],
+            vec!["-n", c, "link", "set", &ci, "up"],
+            vec!["-n", s, "link", "set", &si, "up"],
+            vec!["-n", c, "link", "set", "lo", "up"],
+            vec!["-n", s, "link", "set", "lo", "up"],
+        ];
+        for args in steps {
+            run("ip", &args)?;
+        }
+        for (ns, dev) in [(c, &ci), (s, &si)] {
+            run(
+                "tc",
+                &[
+                    "-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate", rate, "burst",
+                    "256kb", "latency", "50ms",
+                ],
+            )?;
+        }
+        Ok(rig)
+    }
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        for ns in [&self.client_ns, &self.server_ns] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+    }
+}
+
+fn run(cmd: &str, args: &[&str]) -> Result<(), String> {
+    let out = Command::new(cmd)
+        .args(args)
+        .stdout(Stdio::null())
+        .output()
+        .map_err(|e| format!("{cmd}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{cmd} {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+fn can_build_rig() -> bool {
+    // Root is effective uid 0 in /proc/self/status.
+    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find(|l| l.starts_with("Uid:"))
+            .is_some_and(|l| l.split_whitespace().nth(2) == Some("0"))
+    });
+    if !root {
+        eprintln!("skipped: the shaped-link rig needs root");
+        return false;
+    }
+    let tools = ["ip", "tc"].iter().all(|t| {
+        Command::new(t)
+            .arg("-V")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok()
+    });
+    if !tools {
+        eprintln!("skipped: the shaped-link rig needs `ip` and `tc` (iproute2)");
+    }
+    tools
+}
+
+/// One test in the rig: server in the server namespace, client in the
+/// client namespace; returns the client's goodput in bit/s.
+fn goodput(rig: &Rig, iomark: bool, secs: &str) -> f64 {
+    let port = free_port().to_string();
+    let (srv_cmd, cli_cmd): (Vec<&str>, Vec<&str>) = if iomark {
+        (
+            vec![BIN, "net", "server", "-1", "-p", &port],
+            vec![
+                BIN,
+                "net",
+                "client",
+                "10.201.0.2",
+                "-p",
+                &port,
+                "-t",
+                secs,
+                "-J",
+            ],
+        )
+    } else {
+        (
+            vec!["iperf3", "-s", "-1", "-p", &port],
+            vec!["iperf3", "-c", "10.201.0.2", "-p", &port, "-t", secs, "-J"],
+        )
+    };
+    let server = Proc::spawn(
+        Command::new("ip")
+            .args(["netns", "exec", &rig.server_ns])
+            .args(&srv_cmd),
+    );
+    // The listener is in another namespace; poll with a connect-free check there.
+    let mut ready = false;
+    for _ in 0..200 {
+        let out = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &rig.server_ns,
+                "ss",
+                "-Hltn",
+                &format!("sport = :{port}"),
+            ])
+            .output()
+            .expect("run ss");
+        if !String::from_utf8_lossy(&out.stdout).trim().is_empty() {
+            ready = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    assert!(ready, "server did not start in the rig");
+    let out = Proc::spawn(
+        Command::new("ip")
+            .args(["netns", "exec", &rig.client_ns])
+            .args(&cli_cmd),
+    )
+    .finish(Duration::from_secs(60));
+    assert_ok(
+        &out,
+        if iomark {
+            "iomark in the rig"
+        } else {
+            "iperf3 in the rig"
+        },
+    );
+    let _ = server.finish(Duration::from_secs(20));
+    json(&out)["end"]["sum_received"]["bits_per_second"]
+        .as_f64()
+        .expect("sum_received.bits_per_second")
+}
+
+#[test]
+fn goodput_matches_iperf3_on_a_shaped_2_5gbe_link() {
+    if !can_build_rig() || !have_iperf3() {
+        return;
+    }
+    let rig = match Rig::up("2461mbit") {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("skipped: cannot build the network-namespace rig: {e}");
+            return;
+        }
+    };
+    // Alternate the tools so drift in the host affects both alike.
+    let mut ours = Vec::new();
+    let mut theirs = Vec::new();
+    for _ in 0..2 {
+        theirs.push(goodput(&rig, false, "4"));
+        ours.push(goodput(&rig, true, "4"));
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (o, t) = (mean(&ours), mean(&theirs));
+    let ratio = o / t;
+    eprintln!(
+        "shaped 2461mbit: iomark {:.4} Gbit/s {:?}, iperf3 {:.4} Gbit/s {:?}, ratio {ratio:.4}",
+        o / 1e9,
+        ours.iter()
+            .map(|v| (v / 1e7).round() / 100.0)
+            .collect::<Vec<_>>(),
+        t / 1e9,
+        theirs
+            .iter()
+            .map(|v| (v / 1e7).round() / 100.0)
+            .collect::<Vec<_>>(),
+    );
+    assert!(
+        (ratio - 1.0).abs() <= 0.01,
+        "iomark/iperf3 goodput ratio {ratio:.4} is off by more than 1%"
+    );
+    // And both are where a real 2.5GbE link's goodput is (about 2.35 Gbit/s).
+    assert!((2.2e9..2.45e9).contains(&o), "iomark goodput {o}");
+}
