@@ -1,6 +1,7 @@
 //! `iomark mem stream|stencil|himeno`: memory and out-of-core kernels on the
 //! heap or a file mapping, optionally under a memory cgroup limit.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -312,11 +313,13 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
     let RunBody::Mem(run) = &doc.body else {
         unreachable!("run_document makes a mem body")
     };
-    if options.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+    let text = if options.json {
+        format!("{}\n", serde_json::to_string_pretty(&doc)?)
     } else {
-        print!("{}", render(run));
-    }
+        render(run)
+    };
+    // A closed pipe surfaces as an error that main treats as success.
+    std::io::stdout().lock().write_all(text.as_bytes())?;
     match &run.outcome {
         MemOutcome::OomKilled { message } => bail!("{message}"),
         MemOutcome::Completed { result, .. } if result.validation().is_failed() => {

@@ -1,0 +1,150 @@
+//! `iomark mem`: every kernel validates on small sizes, on the heap and in a
+//! file mapping; bad input exits 2 with a message naming the fix.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn iomark(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iomark"))
+        .args(args)
+        .output()
+        .expect("run iomark")
+}
+
+/// Run with `--json`, insist on success, return the mem body.
+fn mem_json(args: &[&str]) -> Value {
+    let mut v = vec!["mem"];
+    v.extend_from_slice(args);
+    v.push("--json");
+    let out = iomark(&v);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["status"], "complete");
+    assert_eq!(doc["body"]["kind"], "mem");
+    doc["body"].clone()
+}
+
+fn result(body: &Value) -> &Value {
+    assert_eq!(body["outcome"]["kind"], "completed", "{body}");
+    &body["outcome"]["result"]
+}
+
+#[test]
+fn stream_validates_and_reports_four_kernels() {
+    let body = mem_json(&["stream", "--size", "200k", "--ntimes", "3", "--threads", "2"]);
+    let r = result(&body);
+    assert_eq!(r["validation"]["outcome"], "passed", "{r}");
+    let kernels = r["kernels"].as_array().unwrap();
+    let ops: Vec<&str> = kernels.iter().map(|k| k["op"].as_str().unwrap()).collect();
+    assert_eq!(ops, ["copy", "scale", "add", "triad"]);
+    for k in kernels {
+        assert!(k["best_rate"].as_f64().unwrap() > 0.0);
+        assert!(k["min"].as_u64().unwrap() <= k["max"].as_u64().unwrap());
+    }
+    // 1.6 MB arrays are far below 4 x any last-level cache worth the name.
+    let warned = body["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "array_fits_in_cache");
+    let has_llc = !body["host"]["llc"].is_null();
+    assert_eq!(warned, has_llc);
+}
+
+#[test]
+fn stream_prints_streams_table() {
+    let out = iomark(&["mem", "stream", "--size", "100k", "--ntimes", "2", "--threads", "1"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Function    Best Rate MB/s  Avg time     Min time     Max time"));
+    for label in ["Copy:", "Scale:", "Add:", "Triad:"] {
+        assert!(text.lines().any(|l| l.starts_with(label)), "{text}");
+    }
+    assert!(text.contains("Solution Validates"));
+}
+
+#[test]
+fn stream_on_a_file_mapping_validates_and_removes_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let backing = format!("mmap:{}", dir.path().display());
+    let body = mem_json(&["stream", "--size", "100k", "--ntimes", "2", "--backing", &backing]);
+    assert_eq!(result(&body)["validation"]["outcome"], "passed");
+    assert_eq!(body["spec"]["backing"]["kind"], "mmap");
+    assert!(!body["outcome"]["msync"].is_null());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "backing file left behind");
+}
+
+#[test]
+fn stencil_masks_validate_and_agree_across_threads_and_backings() {
+    let dir = tempfile::tempdir().unwrap();
+    let backing = format!("mmap:{}", dir.path().display());
+    for mask in ["3", "15"] {
+        let base = ["stencil", "--mask", mask, "--n", "300", "--sweeps", "3"];
+        let mut sums = Vec::new();
+        for extra in [
+            &["--threads", "1"][..],
+            &["--threads", "2"][..],
+            &["--threads", "2", "--backing", &backing][..],
+        ] {
+            let mut args = base.to_vec();
+            args.extend_from_slice(extra);
+            let body = mem_json(&args);
+            let r = result(&body);
+            assert_eq!(r["validation"]["outcome"], "passed", "{r}");
+            let flops = if mask == "3" { 17 } else { 449 };
+            assert_eq!(r["flops_per_point"], flops);
+            sums.push(r["checksum"].as_f64().unwrap().to_bits());
+        }
+        assert!(sums.windows(2).all(|w| w[0] == w[1]), "mask {mask}: {sums:?}");
+    }
+}
+
+#[test]
+fn himeno_gosa_matches_the_reference_at_fixed_iterations() {
+    // S at 64 sweeps is LLVM's test-suite reference (f64 sum 2.394869e-3);
+    // XS at 3 sweeps with three threads exercises an uneven plane split.
+    for (grid, nn, threads, want) in [("s", "64", "2", 2.394869e-3), ("xs", "3", "3", 6.229796e-3)] {
+        let body = mem_json(&["himeno", "--grid", grid, "--iterations", nn, "--threads", threads]);
+        let r = result(&body);
+        assert_eq!(r["validation"]["outcome"], "passed", "{r}");
+        let gosa = r["gosa"].as_f64().unwrap();
+        assert!((gosa - want).abs() / want <= 1e-3, "{grid}: gosa {gosa}");
+        assert_eq!(r["iterations"], nn.parse::<u64>().unwrap());
+        assert!(r["mflops"].as_f64().unwrap() > 0.0);
+    }
+}
+
+#[test]
+fn himeno_with_a_time_target_runs_and_says_gosa_is_unchecked() {
+    let body = mem_json(&["himeno", "--grid", "xs", "--seconds", "0.2", "--threads", "1"]);
+    let r = result(&body);
+    assert_eq!(r["rehearsal_iterations"], 3);
+    assert!(r["iterations"].as_u64().unwrap() >= 1);
+    assert_eq!(r["validation"]["outcome"], "unchecked");
+}
+
+#[test]
+fn bad_input_exits_2_with_a_message_naming_the_fix() {
+    let cases: [(&[&str], &str); 8] = [
+        (&["mem", "stencil", "--mask", "5"], "use 3 or 15"),
+        (&["mem", "stencil", "--n", "10", "--mask", "15"], "--n 16"),
+        (&["mem", "stream", "--ntimes", "1"], "at least 2"),
+        (&["mem", "stream", "--backing", "ssd"], "mmap:PATH"),
+        (&["mem", "stream", "--backing", "mmap:/nonexistent/dir/x"], "does not exist"),
+        (&["mem", "himeno", "--grid", "huge"], "IxJxK"),
+        (&["mem", "stream", "--relative"], "--mem-limit"),
+        (&["mem", "stream", "--mem-limit", "12 parsecs"], "mem-limit"),
+    ];
+    for (args, want) in cases {
+        let out = iomark(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?} printed a result");
+    }
+}

@@ -1,0 +1,134 @@
+//! `iomark mem --mem-limit`: file-backed data larger than the limit runs to
+//! the end; heap data larger than the limit without swap is reported as an
+//! OOM kill, not a crash. Both need root and a memory cgroup; they skip with
+//! the reason otherwise.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn iomark(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iomark"))
+        .args(args)
+        .output()
+        .expect("run iomark")
+}
+
+/// Why the limit tests cannot run here, if they cannot.
+fn missing() -> Option<&'static str> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let uid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|l| l.split_whitespace().next().map(str::to_string));
+    if uid.as_deref() != Some("0") {
+        return Some("needs root");
+    }
+    let v1 = Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists();
+    let v2 = std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
+        .is_ok_and(|c| c.split_whitespace().any(|c| c == "memory"));
+    if !v1 && !v2 {
+        return Some("needs a memory cgroup controller");
+    }
+    None
+}
+
+fn swap_on() -> bool {
+    std::fs::read_to_string("/proc/swaps").is_ok_and(|s| s.lines().count() > 1)
+}
+
+/// No iomark cgroup of this test's runs is left behind.
+fn assert_no_groups_left() {
+    for root in ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"] {
+        let Ok(entries) = std::fs::read_dir(root) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if let Some(rest) = name.strip_prefix("iomark-mem-") {
+                // Another test's run may be live; a dead owner means a leak.
+                let pid = rest.split('-').next().unwrap_or("");
+                assert!(Path::new("/proc").join(pid).exists(), "leaked cgroup {name}");
+            }
+        }
+    }
+}
+
+#[test]
+fn mmap_data_twice_the_limit_completes() {
+    if let Some(why) = missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let backing = format!("mmap:{}", dir.path().display());
+    // 16 x 5793² bytes = 512 MiB of data in a 256 MiB group.
+    let out = iomark(&[
+        "mem", "stencil", "--n", "5793", "--sweeps", "1", "--backing", &backing,
+        "--mem-limit", "256MiB", "--json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let body = &doc["body"];
+    assert_eq!(body["outcome"]["kind"], "completed");
+    assert_eq!(body["outcome"]["result"]["validation"]["outcome"], "passed");
+    let cg = &body["cgroup"];
+    assert_eq!(cg["limit"], 256u64 << 20);
+    assert_eq!(cg["oom_kills"], 0);
+    if let Some(peak) = cg["peak"].as_u64() {
+        assert!(peak <= 256 << 20, "peak {peak} above the limit");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "backing file left behind");
+    assert_no_groups_left();
+}
+
+#[test]
+fn heap_data_over_the_limit_without_swap_is_an_oom_kill_with_a_clear_message() {
+    if let Some(why) = missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    if swap_on() {
+        eprintln!("skipped: swap is on, so the heap run would swap instead of being killed");
+        return;
+    }
+    let out = iomark(&[
+        "mem", "stencil", "--n", "5793", "--sweeps", "1", "--mem-limit", "256MiB", "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("killed by the out-of-memory killer: data larger than the memory limit and no swap"),
+        "{err}"
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["status"], "failed");
+    assert_eq!(doc["body"]["outcome"]["kind"], "oom_killed");
+    assert!(doc["body"]["cgroup"]["oom_kills"].as_u64().unwrap() >= 1);
+    assert_no_groups_left();
+}
+
+#[test]
+fn relative_reports_the_constrained_run_against_the_all_in_memory_one() {
+    if let Some(why) = missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let backing = format!("mmap:{}", dir.path().display());
+    // 64 MiB of data in a 32 MiB group.
+    let out = iomark(&[
+        "mem", "stencil", "--n", "2048", "--sweeps", "2", "--backing", &backing,
+        "--mem-limit", "32MiB", "--relative",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rel = text
+        .lines()
+        .find_map(|l| l.split("relative execution time: ").nth(1))
+        .unwrap_or_else(|| panic!("no relative time in:\n{text}"));
+    assert!(rel.trim().parse::<f64>().unwrap() > 0.0);
+    assert!(text.contains("Memory limit: 32 MiB"));
+    assert_no_groups_left();
+}
