@@ -159,6 +159,7 @@ fn disk_doc(label: &str, mb: f64, wobble: f64) -> RunDocument {
                 interrupted: false,
                 warnings: vec![],
             }],
+            profile_result: None,
         }),
     }
 }

@@ -38,6 +38,7 @@
 pub mod buffer;
 pub mod engine;
 mod pattern;
+pub mod profiles;
 pub mod runner;
 pub mod target;
 

@@ -430,6 +430,9 @@ pub struct DiskRun {
     pub target: DiskTarget,
     /// Each job, in the order run.
     pub jobs: Vec<DiskJobResult>,
+    /// What a classic profile reports (its statistic, series), when one ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_result: Option<crate::profile::ProfileResult>,
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ pub mod disk;
 pub mod figure;
 pub mod mem;
 pub mod net;
+pub mod profile;
 pub mod run;
 pub mod units;
 pub mod warning;

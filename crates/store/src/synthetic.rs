@@ -165,6 +165,7 @@ pub fn run(seed: u64, jobs: usize) -> RunDocument {
                 logical_block_size: 512,
             },
             jobs: (0..jobs).map(|t| job(t, speed, seed)).collect(),
+            profile_result: None,
         }),
     }
 }

@@ -85,6 +85,7 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
             profile: TOOL.into(),
             target,
             jobs: results,
+            profile_result: None,
         }),
     })
 }

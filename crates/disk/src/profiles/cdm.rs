@@ -1,0 +1,523 @@
+//! CrystalDiskMark 8 (`cdm`, `cdm-nvme`, `cdm-peak`, `cdm-real`) and 3.0
+//! (`cdm3`).
+//!
+//! Per row: the read test, then the write test, then the mix test when
+//! asked. Each test runs one discarded preparation pass and then N measured
+//! passes; CrystalDiskMark reports the maximum bandwidth over the passes and
+//! the minimum mean latency, IOPS derived from the bandwidth. Tests are
+//! separated by a pause (`--interval`).
+
+use std::sync::atomic::AtomicBool;
+
+use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
+use iomark_model::profile::{CdmResult, CdmTest, ProfileResult, TestDir};
+use iomark_model::units::{Bytes, BytesPerSec, Iops, Nanos};
+use iomark_model::{Warning, WarningKind};
+
+use super::{measure, pause, ProfileName, ProfileObserver, ProfileOutcome};
+use crate::target::OpenTarget;
+use crate::DiskError;
+
+/// Passes over which the spread counts as high, as a fraction of the maximum.
+const HIGH_SPREAD: f64 = 0.10;
+
+/// One row of the grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CdmRow {
+    /// Sequential (`SEQ`) or random (`RND`) offsets.
+    pub seq: bool,
+    /// Bytes per I/O.
+    pub bs: u64,
+    /// Queue depth per thread.
+    pub queues: u32,
+    /// Threads.
+    pub threads: u32,
+    /// CrystalDiskMark 3.0's own row name (`Seq`, `512K`, `4K`, `4K QD32`).
+    pub name: Option<&'static str>,
+}
+
+impl CdmRow {
+    const fn new(seq: bool, bs: u64, queues: u32, threads: u32) -> Self {
+        CdmRow {
+            seq,
+            bs,
+            queues,
+            threads,
+            name: None,
+        }
+    }
+
+    /// The row's label: `SEQ1M Q8T1`, `RND4K Q32T16`, or CDM 3.0's name.
+    pub fn label(&self) -> String {
+        if let Some(n) = self.name {
+            return n.to_string();
+        }
+        format!(
+            "{}{} Q{}T{}",
+            if self.seq { "SEQ" } else { "RND" },
+            Bytes(self.bs).short_label(),
+            self.queues,
+            self.threads
+        )
+    }
+
+    /// The access pattern of the row's read, write or mix test.
+    pub fn rw(&self, dir: TestDir) -> RwMode {
+        match (self.seq, dir) {
+            (true, TestDir::Read) => RwMode::Read,
+            (true, TestDir::Write) => RwMode::Write,
+            (true, TestDir::Mix) => RwMode::ReadWrite,
+            (false, TestDir::Read) => RwMode::RandRead,
+            (false, TestDir::Write) => RwMode::RandWrite,
+            (false, TestDir::Mix) => RwMode::RandRw,
+        }
+    }
+}
+
+/// A CrystalDiskMark profile as data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CdmDef {
+    /// The profile.
+    pub name: ProfileName,
+    /// What the header calls it.
+    pub title: &'static str,
+    /// The rows, in order.
+    pub rows: Vec<CdmRow>,
+    /// Whether IOPS and latency (µs) are shown next to MB/s.
+    pub shows_iops: bool,
+    /// Measured passes per test.
+    pub passes: u32,
+    /// Length of each pass (and of the preparation pass).
+    pub pass_time: Nanos,
+    /// Pause between tests.
+    pub interval: Nanos,
+    /// Test file size.
+    pub size: Bytes,
+    /// Whether queue-depth-1 rows use synchronous I/O (CDM 3.0 did).
+    pub sync_qd1: bool,
+}
+
+const K: u64 = 1024;
+const M: u64 = 1024 * 1024;
+
+/// The definition of a CrystalDiskMark profile; `None` for other profiles.
+pub fn definition(name: ProfileName) -> Option<CdmDef> {
+    let cdm8 = |title, rows: Vec<CdmRow>, shows_iops| CdmDef {
+        name,
+        title,
+        rows,
+        shows_iops,
+        passes: 5,
+        pass_time: Nanos::from_secs(5),
+        interval: Nanos::from_secs(5),
+        size: Bytes(Bytes::GIB),
+        sync_qd1: false,
+    };
+    let def = match name {
+        ProfileName::Cdm => cdm8(
+            "CrystalDiskMark 8, Default",
+            vec![
+                CdmRow::new(true, M, 8, 1),
+                CdmRow::new(true, M, 1, 1),
+                CdmRow::new(false, 4 * K, 32, 1),
+                CdmRow::new(false, 4 * K, 1, 1),
+            ],
+            false,
+        ),
+        ProfileName::CdmNvme => cdm8(
+            "CrystalDiskMark 8, NVMe SSD",
+            vec![
+                CdmRow::new(true, M, 8, 1),
+                CdmRow::new(true, 128 * K, 32, 1),
+                CdmRow::new(false, 4 * K, 32, 16),
+                CdmRow::new(false, 4 * K, 1, 1),
+            ],
+            false,
+        ),
+        ProfileName::CdmPeak => cdm8(
+            "CrystalDiskMark 8, Peak Performance",
+            vec![CdmRow::new(true, M, 8, 1), CdmRow::new(false, 4 * K, 32, 1)],
+            true,
+        ),
+        ProfileName::CdmReal => cdm8(
+            "CrystalDiskMark 8, Real World Performance",
+            vec![CdmRow::new(true, M, 1, 1), CdmRow::new(false, 4 * K, 1, 1)],
+            true,
+        ),
+        ProfileName::Cdm3 => CdmDef {
+            name,
+            title: "CrystalDiskMark 3.0",
+            rows: vec![
+                CdmRow {
+                    name: Some("Seq"),
+                    ..CdmRow::new(true, M, 1, 1)
+                },
+                CdmRow {
+                    name: Some("512K"),
+                    ..CdmRow::new(false, 512 * K, 1, 1)
+                },
+                CdmRow {
+                    name: Some("4K"),
+                    ..CdmRow::new(false, 4 * K, 1, 1)
+                },
+                CdmRow {
+                    name: Some("4K QD32"),
+                    ..CdmRow::new(false, 4 * K, 32, 1)
+                },
+            ],
+            shows_iops: true,
+            passes: 5,
+            pass_time: Nanos::from_secs(6),
+            interval: Nanos::from_secs(5),
+            size: Bytes(1_000_000_000),
+            sync_qd1: true,
+        },
+        _ => return None,
+    };
+    Some(def)
+}
+
+/// `--quick`: passes, pass time and interval for a first look.
+pub const QUICK_PASSES: u32 = 2;
+/// `--quick` pass time (also the preparation pass).
+pub const QUICK_PASS_TIME: Nanos = Nanos::from_secs(1);
+/// `--quick` interval.
+pub const QUICK_INTERVAL: Nanos = Nanos(0);
+
+/// How to run a CrystalDiskMark profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CdmOptions {
+    /// Measured passes per test.
+    pub passes: u32,
+    /// Length of each pass, and of the discarded preparation pass.
+    pub pass_time: Nanos,
+    /// Pause between tests.
+    pub interval: Nanos,
+    /// Run the mix test with this read share in percent.
+    pub mix: Option<u8>,
+    /// Engine for every row instead of the profile's.
+    pub engine: Option<EngineKind>,
+    /// Data written.
+    pub data: DataPattern,
+    /// Whether `--quick` chose the shortened settings.
+    pub quick: bool,
+    /// Seed of the first pass; later passes add their index.
+    pub seed: u64,
+}
+
+impl CdmOptions {
+    /// The profile's defaults, or the `--quick` ones.
+    pub fn defaults(def: &CdmDef, quick: bool) -> Self {
+        CdmOptions {
+            passes: if quick { QUICK_PASSES } else { def.passes },
+            pass_time: if quick { QUICK_PASS_TIME } else { def.pass_time },
+            interval: if quick { QUICK_INTERVAL } else { def.interval },
+            mix: None,
+            engine: None,
+            data: DataPattern::Random,
+            quick,
+            seed: 1,
+        }
+    }
+}
+
+/// The job of one pass of one test.
+pub fn pass_spec(
+    def: &CdmDef,
+    row: &CdmRow,
+    dir: TestDir,
+    opts: &CdmOptions,
+    target: &OpenTarget,
+    pass: u32,
+) -> DiskJobSpec {
+    let engine = opts.engine.unwrap_or(if def.sync_qd1 && row.queues == 1 {
+        EngineKind::Psync
+    } else {
+        EngineKind::IoUring
+    });
+    DiskJobSpec {
+        name: format!("{} {}", row.label(), dir.as_str()),
+        rw: row.rw(dir),
+        bs: Bytes(row.bs),
+        iodepth: row.queues,
+        numjobs: row.threads,
+        size: target.info.size,
+        runtime: Some(opts.pass_time),
+        ramp: Nanos(0),
+        engine,
+        direct: target.direct,
+        data: opts.data,
+        rwmix_read: opts.mix.unwrap_or(70),
+        seed: opts.seed.wrapping_add(u64::from(pass)),
+    }
+}
+
+/// Run the profile on `target`.
+pub fn run(
+    def: &CdmDef,
+    opts: &CdmOptions,
+    target: &OpenTarget,
+    stop: &AtomicBool,
+    obs: &mut dyn ProfileObserver,
+) -> Result<ProfileOutcome, DiskError> {
+    if opts.passes == 0 {
+        return Err(DiskError::Invalid("--passes must be at least 1".into()));
+    }
+    let mut result = CdmResult {
+        profile: def.name.as_str().into(),
+        rows: def.rows.iter().map(CdmRow::label).collect(),
+        shows_iops: def.shows_iops,
+        size: target.info.size,
+        data: opts.data,
+        passes: opts.passes,
+        pass_time: opts.pass_time,
+        interval: opts.interval,
+        mix_read: opts.mix,
+        quick: opts.quick,
+        tests: Vec::new(),
+    };
+    let mut jobs = Vec::new();
+    let mut warnings = Vec::new();
+    let mut dirs = vec![TestDir::Read, TestDir::Write];
+    if opts.mix.is_some() {
+        dirs.push(TestDir::Mix);
+    }
+    let mut interrupted = false;
+    'rows: for row in &def.rows {
+        for &dir in &dirs {
+            let first_test = jobs.is_empty() && result.tests.is_empty();
+            if !first_test && !pause(opts.interval.as_duration(), stop, obs) {
+                interrupted = true;
+                break 'rows;
+            }
+            let label = format!("{} {}", row.label(), dir.as_str());
+            let prep = pass_spec(def, row, dir, opts, target, 0);
+            if measure(&prep, target, stop, obs, &format!("{label} prep"))?.is_none() {
+                interrupted = true;
+                break 'rows;
+            }
+            let first_job = jobs.len();
+            let mut passes = Vec::new();
+            for pass in 1..=opts.passes {
+                let spec = pass_spec(def, row, dir, opts, target, pass);
+                let tag = format!("{label} {pass}/{}", opts.passes);
+                match measure(&spec, target, stop, obs, &tag)? {
+                    Some(job) => passes.push(job),
+                    None => {
+                        interrupted = true;
+                        break 'rows;
+                    }
+                }
+            }
+            let test = summarise(row, dir, &passes, first_job);
+            if let Some((lo, hi)) = test.bw_spread() {
+                if opts.passes > 1 && hi.0 > 0.0 && (hi.0 - lo.0) / hi.0 > HIGH_SPREAD {
+                    warnings.push(Warning::new(
+                        WarningKind::HighSpread,
+                        format!(
+                            "{label}: passes ranged {:.2} to {:.2} MB/s; the maximum is \
+                             reported, but the device is not steady (raise --pass-time or \
+                             --interval, or check for background load)",
+                            lo.mb_per_sec(),
+                            hi.mb_per_sec()
+                        ),
+                    ));
+                }
+            }
+            jobs.extend(passes);
+            result.tests.push(test);
+        }
+    }
+    if opts.quick {
+        warnings.push(Warning::new(
+            WarningKind::Shortened,
+            format!(
+                "--quick: {} passes of {} with {} intervals instead of {} passes of {} with {}; \
+                 a first look, not a figure to compare with CrystalDiskMark",
+                opts.passes, opts.pass_time, opts.interval, def.passes, def.pass_time, def.interval
+            ),
+        ));
+    }
+    Ok(ProfileOutcome {
+        jobs,
+        result: ProfileResult::Cdm(result),
+        warnings,
+        interrupted,
+    })
+}
+
+/// CrystalDiskMark's statistic: the maximum bandwidth over the passes, the
+/// minimum mean latency, IOPS from the bandwidth and the block size.
+pub fn summarise(
+    row: &CdmRow,
+    dir: TestDir,
+    passes: &[iomark_model::disk::DiskJobResult],
+    first_job: usize,
+) -> CdmTest {
+    let pass_bw: Vec<BytesPerSec> = passes.iter().map(|j| j.total_bw()).collect();
+    let pass_lat_mean_ns: Vec<f64> = passes.iter().map(mean_latency).collect();
+    let bw = BytesPerSec(pass_bw.iter().map(|b| b.0).fold(0.0, f64::max));
+    let lat_mean_ns = pass_lat_mean_ns
+        .iter()
+        .cloned()
+        .filter(|l| *l > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    CdmTest {
+        row: row.label(),
+        dir,
+        bs: Bytes(row.bs),
+        queues: row.queues,
+        threads: row.threads,
+        pass_bw,
+        pass_lat_mean_ns,
+        bw,
+        iops: Iops(bw.0 / row.bs as f64),
+        lat_mean_ns: if lat_mean_ns.is_finite() {
+            lat_mean_ns
+        } else {
+            0.0
+        },
+        first_job,
+    }
+}
+
+/// Mean completion latency over both directions of a job.
+fn mean_latency(job: &iomark_model::disk::DiskJobResult) -> f64 {
+    let dirs = [job.read.as_ref(), job.write.as_ref()];
+    let (sum, n) = dirs
+        .iter()
+        .flatten()
+        .fold((0.0, 0u64), |(s, n), d| {
+            (s + d.clat.mean_ns * d.clat.count as f64, n + d.clat.count)
+        });
+    if n == 0 {
+        0.0
+    } else {
+        sum / n as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(p: ProfileName) -> Vec<String> {
+        definition(p).unwrap().rows.iter().map(CdmRow::label).collect()
+    }
+
+    #[test]
+    fn rows_match_profiles_md() {
+        assert_eq!(
+            labels(ProfileName::Cdm),
+            ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"]
+        );
+        assert_eq!(
+            labels(ProfileName::CdmNvme),
+            ["SEQ1M Q8T1", "SEQ128K Q32T1", "RND4K Q32T16", "RND4K Q1T1"]
+        );
+        assert_eq!(labels(ProfileName::CdmPeak), ["SEQ1M Q8T1", "RND4K Q32T1"]);
+        assert_eq!(labels(ProfileName::CdmReal), ["SEQ1M Q1T1", "RND4K Q1T1"]);
+        assert_eq!(labels(ProfileName::Cdm3), ["Seq", "512K", "4K", "4K QD32"]);
+        assert!(definition(ProfileName::Gnome).is_none());
+    }
+
+    #[test]
+    fn shapes_match_profiles_md() {
+        let nvme = definition(ProfileName::CdmNvme).unwrap();
+        let r = nvme.rows[2];
+        assert_eq!((r.seq, r.bs, r.queues, r.threads), (false, 4096, 32, 16));
+        let v3 = definition(ProfileName::Cdm3).unwrap();
+        let shapes: Vec<_> = v3.rows.iter().map(|r| (r.seq, r.bs, r.queues)).collect();
+        assert_eq!(
+            shapes,
+            [
+                (true, 1 << 20, 1),
+                (false, 512 << 10, 1),
+                (false, 4096, 1),
+                (false, 4096, 32)
+            ]
+        );
+        assert_eq!(v3.rows[0].rw(TestDir::Read), RwMode::Read);
+        assert_eq!(v3.rows[1].rw(TestDir::Write), RwMode::RandWrite);
+        assert_eq!(v3.rows[3].rw(TestDir::Mix), RwMode::RandRw);
+    }
+
+    #[test]
+    fn defaults_match_profiles_md() {
+        for p in [
+            ProfileName::Cdm,
+            ProfileName::CdmNvme,
+            ProfileName::CdmPeak,
+            ProfileName::CdmReal,
+        ] {
+            let d = definition(p).unwrap();
+            assert_eq!(d.passes, 5);
+            assert_eq!(d.pass_time, Nanos::from_secs(5));
+            assert_eq!(d.interval, Nanos::from_secs(5));
+            assert_eq!(d.size, Bytes(1 << 30));
+            assert!(!d.sync_qd1);
+            assert_eq!(d.shows_iops, matches!(p, ProfileName::CdmPeak | ProfileName::CdmReal));
+        }
+        let v3 = definition(ProfileName::Cdm3).unwrap();
+        assert_eq!(v3.pass_time, Nanos::from_secs(6));
+        assert_eq!(v3.size, Bytes(1_000_000_000));
+        let quick = CdmOptions::defaults(&v3, true);
+        assert!(quick.quick && quick.pass_time < v3.pass_time && quick.passes < v3.passes);
+    }
+
+    fn job_with(bw_mb: f64, lat_us: f64) -> iomark_model::disk::DiskJobResult {
+        use iomark_model::disk::*;
+        let runtime = Nanos::from_secs(1);
+        let bytes = (bw_mb * 1e6) as u64;
+        DiskJobResult {
+            spec: DiskJobSpec {
+                name: "t".into(),
+                rw: RwMode::Read,
+                bs: Bytes(1 << 20),
+                iodepth: 1,
+                numjobs: 1,
+                size: Bytes(1 << 30),
+                runtime: Some(runtime),
+                ramp: Nanos(0),
+                engine: EngineKind::IoUring,
+                direct: true,
+                data: DataPattern::Random,
+                rwmix_read: 70,
+                seed: 1,
+            },
+            read: Some(DirectionResult {
+                io_bytes: Bytes(bytes),
+                ios: 10,
+                runtime,
+                bw: BytesPerSec::over(Bytes(bytes), runtime),
+                iops: Iops(10.0),
+                clat: LatencySummary {
+                    count: 10,
+                    mean_ns: lat_us * 1e3,
+                    ..Default::default()
+                },
+            }),
+            write: None,
+            samples: vec![],
+            cpu: CpuUsage::default(),
+            iodepth_level: Default::default(),
+            mean_depth: 1.0,
+            page_cache_bypassed: true,
+            interrupted: false,
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn the_statistic_is_the_maximum_and_the_minimum_latency() {
+        let row = definition(ProfileName::Cdm).unwrap().rows[1];
+        let passes = [job_with(100.0, 900.0), job_with(120.0, 950.0), job_with(110.0, 800.0)];
+        let t = summarise(&row, TestDir::Read, &passes, 3);
+        assert!((t.bw.mb_per_sec() - 120.0).abs() < 1e-6);
+        assert!((t.lat_mean_ns - 800_000.0).abs() < 1e-6);
+        assert!((t.iops.0 - 120e6 / 1048576.0).abs() < 1e-6);
+        let (lo, hi) = t.bw_spread().unwrap();
+        assert!((lo.mb_per_sec() - 100.0).abs() < 1e-6 && (hi.mb_per_sec() - 120.0).abs() < 1e-6);
+        assert_eq!((t.first_job, t.pass_bw.len()), (3, 3));
+    }
+}

@@ -1,0 +1,221 @@
+//! IOmeter's "cycle the number of outstanding I/Os": the two access
+//! patterns of a published USB 3.0 driver comparison (2 MiB sequential,
+//! 4 KiB random; read and write), one point per queue depth.
+
+use std::sync::atomic::AtomicBool;
+
+use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
+use iomark_model::profile::{IometerPoint, IometerResult, ProfileResult};
+use iomark_model::units::{Bytes, Nanos};
+use iomark_model::{Warning, WarningKind};
+
+use super::{measure, powers_of_two, ProfileObserver, ProfileOutcome};
+use crate::target::OpenTarget;
+use crate::DiskError;
+
+/// The patterns, in the order run: name, access pattern, block size.
+pub const PATTERNS: [(&str, RwMode, u64); 4] = [
+    ("2 MiB sequential read", RwMode::Read, 2 << 20),
+    ("2 MiB sequential write", RwMode::Write, 2 << 20),
+    ("4 KiB random read", RwMode::RandRead, 4096),
+    ("4 KiB random write", RwMode::RandWrite, 4096),
+];
+
+/// Default depths.
+pub const DEFAULT_DEPTHS: [u32; 4] = [1, 2, 4, 8];
+/// Default ramp per point.
+pub const DEFAULT_RAMP: Nanos = Nanos::from_secs(2);
+/// Default measured time per point.
+pub const DEFAULT_RUNTIME: Nanos = Nanos::from_secs(10);
+/// `--quick` ramp.
+pub const QUICK_RAMP: Nanos = Nanos(500_000_000);
+/// `--quick` measured time.
+pub const QUICK_RUNTIME: Nanos = Nanos::from_secs(2);
+
+/// How to run the sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IometerOptions {
+    /// Queue depths, in order.
+    pub depths: Vec<u32>,
+    /// Not counted, before each point.
+    pub ramp: Nanos,
+    /// Measured time of each point.
+    pub runtime: Nanos,
+    /// The engine (io_uring unless asked).
+    pub engine: EngineKind,
+    /// Data written.
+    pub data: DataPattern,
+    /// Whether `--quick` shortened the points.
+    pub quick: bool,
+    /// Seed for offsets and data.
+    pub seed: u64,
+}
+
+impl IometerOptions {
+    /// PROFILES.md's defaults, or the `--quick` ones.
+    pub fn defaults(quick: bool) -> Self {
+        IometerOptions {
+            depths: DEFAULT_DEPTHS.to_vec(),
+            ramp: if quick { QUICK_RAMP } else { DEFAULT_RAMP },
+            runtime: if quick {
+                QUICK_RUNTIME
+            } else {
+                DEFAULT_RUNTIME
+            },
+            engine: EngineKind::IoUring,
+            data: DataPattern::Random,
+            quick,
+            seed: 1,
+        }
+    }
+}
+
+/// Parse `--qd`: a list `1,2,4,8` or a range `1..32` (powers of two, as
+/// IOmeter's exponential cycling).
+pub fn parse_depths(s: &str) -> Result<Vec<u32>, String> {
+    let bad = || format!("--qd '{s}': give a list such as 1,2,4,8 or a range such as 1..32");
+    let depths: Vec<u32> = if let Some((a, b)) = s.split_once("..") {
+        let a: u32 = a.trim().parse().map_err(|_| bad())?;
+        let b: u32 = b.trim().trim_start_matches('=').parse().map_err(|_| bad())?;
+        if a == 0 || b < a {
+            return Err(bad());
+        }
+        powers_of_two(u64::from(a), u64::from(b))
+            .into_iter()
+            .map(|d| d as u32)
+            .collect()
+    } else {
+        s.split(',')
+            .map(|d| d.trim().parse::<u32>().map_err(|_| bad()))
+            .collect::<Result<_, _>>()?
+    };
+    if depths.is_empty() || depths.contains(&0) {
+        return Err(bad());
+    }
+    if depths.iter().any(|d| *d > 65_536) {
+        return Err(format!("--qd '{s}': depths go up to 65536"));
+    }
+    Ok(depths)
+}
+
+/// The job of one point.
+pub fn point_spec(
+    pattern: &(&str, RwMode, u64),
+    depth: u32,
+    opts: &IometerOptions,
+    target: &OpenTarget,
+) -> DiskJobSpec {
+    DiskJobSpec {
+        name: format!("{} QD{depth}", pattern.0),
+        rw: pattern.1,
+        bs: Bytes(pattern.2),
+        iodepth: depth,
+        numjobs: 1,
+        size: target.info.size,
+        runtime: Some(opts.runtime),
+        ramp: opts.ramp,
+        engine: opts.engine,
+        direct: target.direct,
+        data: opts.data,
+        rwmix_read: 70,
+        seed: opts.seed,
+    }
+}
+
+/// Run the sweep on `target`.
+pub fn run(
+    opts: &IometerOptions,
+    target: &OpenTarget,
+    stop: &AtomicBool,
+    obs: &mut dyn ProfileObserver,
+) -> Result<ProfileOutcome, DiskError> {
+    let mut result = IometerResult {
+        depths: opts.depths.clone(),
+        ramp: opts.ramp,
+        runtime: opts.runtime,
+        points: Vec::new(),
+    };
+    let mut jobs = Vec::new();
+    let mut interrupted = false;
+    'all: for pattern in &PATTERNS {
+        for &depth in &opts.depths {
+            let spec = point_spec(pattern, depth, opts, target);
+            let Some(job) = measure(&spec, target, stop, obs, &spec.name)? else {
+                interrupted = true;
+                break 'all;
+            };
+            let d = job.read.as_ref().or(job.write.as_ref());
+            let (bw, iops, mean, p99) = d.map_or(Default::default(), |d| {
+                (
+                    d.bw,
+                    d.iops,
+                    d.clat.mean_ns,
+                    d.clat.percentile(99.0).unwrap_or(0),
+                )
+            });
+            result.points.push(IometerPoint {
+                pattern: pattern.0.into(),
+                rw: pattern.1,
+                bs: Bytes(pattern.2),
+                depth,
+                achieved_depth: job.mean_depth,
+                bw,
+                iops,
+                lat_mean_ns: mean,
+                lat_p99_ns: p99,
+                cpu_pct: job.cpu.user_pct + job.cpu.system_pct,
+                job: jobs.len(),
+            });
+            jobs.push(job);
+        }
+    }
+    let mut warnings = Vec::new();
+    if opts.quick {
+        warnings.push(Warning::new(
+            WarningKind::Shortened,
+            format!(
+                "--quick: {} ramp and {} per point instead of {} and {}",
+                opts.ramp, opts.runtime, DEFAULT_RAMP, DEFAULT_RUNTIME
+            ),
+        ));
+    }
+    Ok(ProfileOutcome {
+        jobs,
+        result: ProfileResult::Iometer(result),
+        warnings,
+        interrupted,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_and_defaults_match_profiles_md() {
+        let names: Vec<_> = PATTERNS.iter().map(|p| (p.1, p.2)).collect();
+        assert_eq!(
+            names,
+            [
+                (RwMode::Read, 2 << 20),
+                (RwMode::Write, 2 << 20),
+                (RwMode::RandRead, 4096),
+                (RwMode::RandWrite, 4096)
+            ]
+        );
+        let d = IometerOptions::defaults(false);
+        assert_eq!(d.depths, [1, 2, 4, 8]);
+        assert_eq!((d.ramp, d.runtime), (Nanos::from_secs(2), Nanos::from_secs(10)));
+        assert_eq!(d.engine, EngineKind::IoUring);
+    }
+
+    #[test]
+    fn depths_parse_as_lists_and_ranges() {
+        assert_eq!(parse_depths("1,2,4,8").unwrap(), [1, 2, 4, 8]);
+        assert_eq!(parse_depths("1..32").unwrap(), [1, 2, 4, 8, 16, 32]);
+        assert_eq!(parse_depths("3").unwrap(), [3]);
+        for bad in ["", "0", "1,,2", "8..1", "a..b", "1..x"] {
+            assert!(parse_depths(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! MacBench 5.0's disk test: sequential and random reads and writes of
+//! 1024 KiB at queue depth 1, reported in KB/s (10^3 bytes/s), the mean
+//! over the run.
+
+use std::sync::atomic::AtomicBool;
+
+use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
+use iomark_model::profile::{MacbenchResult, MacbenchTest, ProfileResult};
+use iomark_model::units::{Bytes, Nanos};
+use iomark_model::{Warning, WarningKind};
+
+use super::{measure, ProfileObserver, ProfileOutcome};
+use crate::target::OpenTarget;
+use crate::DiskError;
+
+/// The tests, in the order run.
+pub const TESTS: [(&str, RwMode); 4] = [
+    ("Sequential read", RwMode::Read),
+    ("Random read", RwMode::RandRead),
+    ("Sequential write", RwMode::Write),
+    ("Random write", RwMode::RandWrite),
+];
+
+/// Bytes per transfer.
+pub const TRANSFER: u64 = 1024 * 1024;
+/// Default measured time per test.
+pub const DEFAULT_RUNTIME: Nanos = Nanos::from_secs(10);
+/// `--quick` measured time per test.
+pub const QUICK_RUNTIME: Nanos = Nanos::from_secs(2);
+
+/// How to run the test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MacbenchOptions {
+    /// Measured time per test.
+    pub runtime: Nanos,
+    /// The engine (synchronous psync unless asked).
+    pub engine: EngineKind,
+    /// Data written.
+    pub data: DataPattern,
+    /// Whether `--quick` shortened the tests.
+    pub quick: bool,
+    /// Seed for offsets and data.
+    pub seed: u64,
+}
+
+impl MacbenchOptions {
+    /// The defaults, or the `--quick` ones.
+    pub fn defaults(quick: bool) -> Self {
+        MacbenchOptions {
+            runtime: if quick {
+                QUICK_RUNTIME
+            } else {
+                DEFAULT_RUNTIME
+            },
+            engine: EngineKind::Psync,
+            data: DataPattern::Random,
+            quick,
+            seed: 1,
+        }
+    }
+}
+
+/// The job of one test.
+pub fn test_spec(
+    name: &str,
+    rw: RwMode,
+    opts: &MacbenchOptions,
+    target: &OpenTarget,
+) -> DiskJobSpec {
+    DiskJobSpec {
+        name: name.into(),
+        rw,
+        bs: Bytes(TRANSFER),
+        iodepth: 1,
+        numjobs: 1,
+        size: target.info.size,
+        runtime: Some(opts.runtime),
+        ramp: Nanos(0),
+        engine: opts.engine,
+        direct: target.direct,
+        data: opts.data,
+        rwmix_read: 70,
+        seed: opts.seed,
+    }
+}
+
+/// Run the test on `target`.
+pub fn run(
+    opts: &MacbenchOptions,
+    target: &OpenTarget,
+    stop: &AtomicBool,
+    obs: &mut dyn ProfileObserver,
+) -> Result<ProfileOutcome, DiskError> {
+    let mut result = MacbenchResult {
+        runtime: opts.runtime,
+        tests: Vec::new(),
+    };
+    let mut jobs = Vec::new();
+    let mut interrupted = false;
+    for (name, rw) in TESTS {
+        let spec = test_spec(name, rw, opts, target);
+        let Some(job) = measure(&spec, target, stop, obs, name)? else {
+            interrupted = true;
+            break;
+        };
+        result.tests.push(MacbenchTest {
+            name: name.into(),
+            bw: job.total_bw(),
+            job: jobs.len(),
+        });
+        jobs.push(job);
+    }
+    let mut warnings = Vec::new();
+    if opts.quick {
+        warnings.push(Warning::new(
+            WarningKind::Shortened,
+            format!(
+                "--quick: {} per test instead of {}",
+                opts.runtime, DEFAULT_RUNTIME
+            ),
+        ));
+    }
+    Ok(ProfileOutcome {
+        jobs,
+        result: ProfileResult::Macbench(result),
+        warnings,
+        interrupted,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tests_match_profiles_md() {
+        let modes: Vec<RwMode> = TESTS.iter().map(|t| t.1).collect();
+        assert_eq!(
+            modes,
+            [RwMode::Read, RwMode::RandRead, RwMode::Write, RwMode::RandWrite]
+        );
+        assert_eq!(TRANSFER, 1024 * 1024);
+        let d = MacbenchOptions::defaults(false);
+        assert!(d.engine.is_synchronous());
+    }
+}

@@ -1,0 +1,220 @@
+//! The classic profiles: tests people already know from another tool, run
+//! the way that tool runs them and reported with its statistic
+//! (../shared/PROFILES.md).
+//!
+//! * [`cdm`]: CrystalDiskMark 8 (`cdm`, `cdm-nvme`, `cdm-peak`, `cdm-real`)
+//!   and 3.0 (`cdm3`): a discarded preparation pass, N measured passes, the
+//!   maximum over them.
+//! * [`iometer`]: IOmeter's queue-depth sweep.
+//! * [`gnome`]: GNOME Disks' transfer-rate and access-time benchmark.
+//! * [`macbench`]: MacBench 5.0's disk test.
+//! * [`sweep`]: the block-size sweep of the PCIe SSD paper, per engine.
+//!
+//! Each profile is data (its rows, sizes, depths and defaults) plus a
+//! function that runs it on an [`OpenTarget`]. A raised stop flag (Ctrl-C)
+//! ends a profile after the tests already finished, which are kept.
+
+pub mod cdm;
+pub mod gnome;
+pub mod iometer;
+pub mod macbench;
+pub mod sweep;
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use iomark_model::disk::{DiskJobResult, DiskJobSpec};
+use iomark_model::profile::ProfileResult;
+use iomark_model::Warning;
+
+use crate::runner::{self, Observer, Progress, Quiet};
+use crate::target::OpenTarget;
+use crate::DiskError;
+
+/// The profiles by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProfileName {
+    /// CrystalDiskMark 8, preset "Default".
+    Cdm,
+    /// CrystalDiskMark 8, preset "NVMe SSD".
+    CdmNvme,
+    /// CrystalDiskMark 8, "Peak Performance".
+    CdmPeak,
+    /// CrystalDiskMark 8, "Real World Performance".
+    CdmReal,
+    /// CrystalDiskMark 3.0.
+    Cdm3,
+    /// IOmeter's queue-depth sweep.
+    Iometer,
+    /// GNOME Disks' benchmark.
+    Gnome,
+    /// MacBench 5.0's disk test.
+    Macbench,
+    /// The block-size sweep.
+    Sweep,
+}
+
+impl ProfileName {
+    /// Every profile, in the order `--help` lists them.
+    pub const ALL: [ProfileName; 9] = [
+        ProfileName::Cdm,
+        ProfileName::CdmNvme,
+        ProfileName::CdmPeak,
+        ProfileName::CdmReal,
+        ProfileName::Cdm3,
+        ProfileName::Iometer,
+        ProfileName::Gnome,
+        ProfileName::Macbench,
+        ProfileName::Sweep,
+    ];
+
+    /// The name on the command line and in results.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProfileName::Cdm => "cdm",
+            ProfileName::CdmNvme => "cdm-nvme",
+            ProfileName::CdmPeak => "cdm-peak",
+            ProfileName::CdmReal => "cdm-real",
+            ProfileName::Cdm3 => "cdm3",
+            ProfileName::Iometer => "iometer",
+            ProfileName::Gnome => "gnome",
+            ProfileName::Macbench => "macbench",
+            ProfileName::Sweep => "sweep",
+        }
+    }
+
+    /// Whether this is one of the CrystalDiskMark profiles.
+    pub fn is_cdm(self) -> bool {
+        cdm::definition(self).is_some()
+    }
+
+    /// Whether the profile writes to its target (GNOME Disks only with `--write`).
+    pub fn writes(self, gnome_write: bool) -> bool {
+        match self {
+            ProfileName::Gnome => gnome_write,
+            _ => true,
+        }
+    }
+}
+
+impl FromStr for ProfileName {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ProfileName::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = ProfileName::ALL.iter().map(|p| p.as_str()).collect();
+                format!("unknown profile '{s}': use {}", names.join(", "))
+            })
+    }
+}
+
+impl fmt::Display for ProfileName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Watches a profile: a label when each job or phase begins, progress
+/// while it runs, and its end.
+pub trait ProfileObserver: Observer {
+    /// A job or phase called `label` starts.
+    fn begin(&mut self, label: &str);
+    /// The current job or phase ended.
+    fn end(&mut self);
+}
+
+impl ProfileObserver for Quiet {
+    fn begin(&mut self, _label: &str) {}
+    fn end(&mut self) {}
+}
+
+/// What a profile produced: every measured job, the profile's own result,
+/// and its doubts.
+#[derive(Debug, Clone)]
+pub struct ProfileOutcome {
+    /// Every measured job, in order (discarded preparation passes excluded).
+    pub jobs: Vec<DiskJobResult>,
+    /// The profile's statistic and series.
+    pub result: ProfileResult,
+    /// Doubts about the figures (shortened runs, spread over passes).
+    pub warnings: Vec<Warning>,
+    /// Whether Ctrl-C ended the profile before all its tests finished.
+    pub interrupted: bool,
+}
+
+/// Run one job under a label; `None` when the stop flag ended it early (its
+/// partial figures are not kept).
+fn measure(
+    spec: &DiskJobSpec,
+    target: &OpenTarget,
+    stop: &AtomicBool,
+    obs: &mut dyn ProfileObserver,
+    label: &str,
+) -> Result<Option<DiskJobResult>, DiskError> {
+    if stop.load(Ordering::Relaxed) {
+        return Ok(None);
+    }
+    crate::validate_job(spec, target)?;
+    obs.begin(label);
+    let result = runner::run_job(spec, target, stop, obs);
+    obs.end();
+    let job = result?;
+    Ok((!job.interrupted).then_some(job))
+}
+
+/// Sleep for `d` unless the stop flag rises; false when it did.
+fn pause(d: Duration, stop: &AtomicBool, obs: &mut dyn ProfileObserver) -> bool {
+    if d.is_zero() {
+        return !stop.load(Ordering::Relaxed);
+    }
+    obs.begin("interval");
+    let start = Instant::now();
+    while start.elapsed() < d {
+        if stop.load(Ordering::Relaxed) {
+            obs.end();
+            return false;
+        }
+        obs.progress(&Progress {
+            elapsed: start.elapsed(),
+            total: Some(d),
+            ramping: true,
+            bytes: 0,
+            bytes_total: None,
+        });
+        std::thread::sleep(Duration::from_millis(50).min(d));
+    }
+    obs.end();
+    !stop.load(Ordering::Relaxed)
+}
+
+/// The block sizes of a power-of-two range, both ends included.
+pub(crate) fn powers_of_two(from: u64, to: u64) -> Vec<u64> {
+    std::iter::successors(Some(from), |b| b.checked_mul(2))
+        .take_while(|b| *b <= to)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_profile_name_round_trips() {
+        for p in ProfileName::ALL {
+            assert_eq!(p.as_str().parse::<ProfileName>().unwrap(), p);
+        }
+        let err = "crystal".parse::<ProfileName>().unwrap_err();
+        assert!(err.contains("cdm, cdm-nvme"), "{err}");
+    }
+
+    #[test]
+    fn powers_of_two_include_both_ends() {
+        assert_eq!(powers_of_two(1, 32), vec![1, 2, 4, 8, 16, 32]);
+        assert_eq!(powers_of_two(4096, 4 << 20).len(), 11);
+    }
+}
