@@ -1,19 +1,27 @@
-//! `iomark disk`: a storage job with fio's vocabulary, on a test file, an
-//! existing file or a block device.
+//! `iomark disk`: a classic profile (CrystalDiskMark 8 by default, see
+//! docs/profiles.md) or a storage job with fio's vocabulary, on a test file,
+//! an existing file or a block device.
 
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use clap::Args;
+use iomark_disk::profiles::cdm::{self, CdmDef, CdmOptions};
+use iomark_disk::profiles::gnome::{self, GnomeOptions};
+use iomark_disk::profiles::iometer::{self, IometerOptions};
+use iomark_disk::profiles::macbench::{self, MacbenchOptions};
+use iomark_disk::profiles::sweep::{self, SweepOptions};
+use iomark_disk::profiles::{ProfileName, ProfileObserver};
 use iomark_disk::target::{DirectMode, OpenTarget, TargetRequest};
 use iomark_disk::{runner, DiskError};
 use iomark_model::disk::{DataPattern, DiskJobResult, DiskJobSpec, DiskRun, EngineKind, RwMode};
+use iomark_model::profile::ProfileResult;
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{RunBody, RunDocument, RunStatus, Warning, SCHEMA_VERSION};
 
 use crate::exit::Exit;
-use crate::{progress, signals, text};
+use crate::{profile_text, progress, signals, text};
 
 /// The raw arguments of `iomark disk`.
 #[derive(Debug, Args)]
@@ -23,68 +31,42 @@ pub struct DiskArgs {
     #[arg(value_name = "PATH", default_value = ".")]
     pub path: PathBuf,
 
-    /// Access pattern: read, write, randread, randwrite, readwrite, randrw.
-    #[arg(
-        long,
-        value_name = "MODE",
-        default_value = "randread",
-        help_heading = "Workload"
-    )]
-    pub rw: String,
+    /// Access pattern: read, write, randread, randwrite, readwrite, randrw
+    /// (default randread). Any workload flag makes a custom workload
+    /// instead of the cdm profile.
+    #[arg(long, value_name = "MODE", help_heading = "Workload")]
+    pub rw: Option<String>,
 
-    /// Bytes per I/O, e.g. 4k, 128k, 1M (k/M/G are 1024-based).
-    #[arg(
-        long,
-        value_name = "SIZE",
-        default_value = "4k",
-        help_heading = "Workload"
-    )]
-    pub bs: String,
+    /// Bytes per I/O, e.g. 4k, 128k, 1M (k/M/G are 1024-based; default 4k).
+    #[arg(long, value_name = "SIZE", help_heading = "Workload")]
+    pub bs: Option<String>,
 
-    /// I/Os each thread keeps in flight (needs an asynchronous engine).
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 32,
-        help_heading = "Workload"
-    )]
-    pub iodepth: u32,
+    /// I/Os each thread keeps in flight (needs an asynchronous engine;
+    /// default 32).
+    #[arg(long, value_name = "N", help_heading = "Workload")]
+    pub iodepth: Option<u32>,
 
-    /// Threads, each with its own queue; results are merged.
-    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Workload")]
-    pub numjobs: u32,
+    /// Threads, each with its own queue; results are merged (default 1).
+    #[arg(long, value_name = "N", help_heading = "Workload")]
+    pub numjobs: Option<u32>,
 
     /// Size of the test file, or of the region of an existing file or
     /// device (default: 1GiB test file, the whole file or device).
     #[arg(long, value_name = "SIZE", help_heading = "Workload")]
     pub size: Option<String>,
 
-    /// Measured time, e.g. 10s, 1m. 0 means one pass over --size per thread.
-    #[arg(
-        long,
-        value_name = "TIME",
-        default_value = "10s",
-        help_heading = "Workload"
-    )]
-    pub runtime: String,
+    /// Measured time, e.g. 10s, 1m (default 10s). 0 means one pass over
+    /// --size per thread. With iometer, macbench and sweep: time per point.
+    #[arg(long, value_name = "TIME", help_heading = "Workload")]
+    pub runtime: Option<String>,
 
-    /// Time run before measuring starts, not counted.
-    #[arg(
-        long,
-        value_name = "TIME",
-        default_value = "0s",
-        help_heading = "Workload"
-    )]
-    pub ramp: String,
+    /// Time run before measuring starts, not counted (default 0s; iometer 2s).
+    #[arg(long, value_name = "TIME", help_heading = "Workload")]
+    pub ramp: Option<String>,
 
-    /// Percentage of reads in readwrite and randrw.
-    #[arg(
-        long,
-        value_name = "PCT",
-        default_value_t = 70,
-        help_heading = "Workload"
-    )]
-    pub rwmix_read: u8,
+    /// Percentage of reads in readwrite and randrw (default 70).
+    #[arg(long, value_name = "PCT", help_heading = "Workload")]
+    pub rwmix_read: Option<u8>,
 
     /// Data written: random, zeros, or compressible:N (N% compressible).
     #[arg(
@@ -99,14 +81,11 @@ pub struct DiskArgs {
     #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Workload")]
     pub seed: u64,
 
-    /// I/O engine: psync, io_uring, mmap-sync, mmap-async, null.
-    #[arg(
-        long,
-        value_name = "ENGINE",
-        default_value = "io_uring",
-        help_heading = "Engine"
-    )]
-    pub engine: String,
+    /// I/O engine: psync, io_uring, mmap-sync, mmap-async, null (default
+    /// io_uring). With a CrystalDiskMark profile, iometer or macbench: the
+    /// engine of every test.
+    #[arg(long, value_name = "ENGINE", help_heading = "Engine")]
+    pub engine: Option<String>,
 
     /// Bypass the page cache (O_DIRECT); an error where the file system
     /// cannot. The default is direct where supported.
@@ -130,6 +109,63 @@ pub struct DiskArgs {
     /// Print one JSON document (the result schema in docs/) instead of text.
     #[arg(long, help_heading = "Output")]
     pub json: bool,
+
+    /// Show the spread over passes and the series behind the averages.
+    #[arg(long, short = 'v', help_heading = "Output")]
+    pub verbose: bool,
+
+    /// A classic test: cdm (the default without workload flags), cdm-nvme,
+    /// cdm-peak, cdm-real, cdm3, iometer, gnome, macbench, sweep.
+    #[arg(long, value_name = "NAME", help_heading = "Profile")]
+    pub profile: Option<String>,
+
+    /// Shorter passes, intervals and sample counts for a first look; the
+    /// result says it was shortened.
+    #[arg(long, help_heading = "Profile")]
+    pub quick: bool,
+
+    /// CrystalDiskMark: measured passes per test (default 5).
+    #[arg(long, value_name = "N", help_heading = "Profile")]
+    pub passes: Option<u32>,
+
+    /// CrystalDiskMark: length of each pass (default 5s; cdm3 6s).
+    #[arg(long, value_name = "TIME", help_heading = "Profile")]
+    pub pass_time: Option<String>,
+
+    /// CrystalDiskMark: pause between tests (default 5s).
+    #[arg(long, value_name = "TIME", help_heading = "Profile")]
+    pub interval: Option<String>,
+
+    /// CrystalDiskMark: add the mix test with this read percentage (70
+    /// when given without a value).
+    #[arg(long, value_name = "PCT", num_args = 0..=1, default_missing_value = "70", help_heading = "Profile")]
+    pub mix: Option<u8>,
+
+    /// iometer: queue depths, a list (1,2,4,8, the default) or a range
+    /// (1..32, powers of two).
+    #[arg(long, value_name = "LIST", help_heading = "Profile")]
+    pub qd: Option<String>,
+
+    /// gnome: transfer-rate samples (default 100).
+    #[arg(long, value_name = "N", help_heading = "Profile")]
+    pub samples: Option<u32>,
+
+    /// gnome: bytes per transfer-rate sample (default 10MiB).
+    #[arg(long, value_name = "SIZE", help_heading = "Profile")]
+    pub sample_size: Option<String>,
+
+    /// gnome: access-time samples (default 1000).
+    #[arg(long, value_name = "N", help_heading = "Profile")]
+    pub access_samples: Option<u32>,
+
+    /// gnome: write each sample back (the data just read, fsynced); only
+    /// on a test file or a target named with --allow-write.
+    #[arg(long, help_heading = "Profile")]
+    pub write: bool,
+
+    /// sweep: engines to compare (default psync), e.g. psync,mmap-sync,mmap-async.
+    #[arg(long, value_name = "LIST", help_heading = "Profile")]
+    pub engines: Option<String>,
 }
 
 /// A validated disk job and where it runs.
@@ -149,8 +185,13 @@ impl TryFrom<DiskArgs> for DiskOptions {
     type Error = anyhow::Error;
 
     fn try_from(a: DiskArgs) -> anyhow::Result<Self> {
-        let rw: RwMode = a.rw.parse().map_err(invalid)?;
-        let bs: Bytes = a.bs.parse().map_err(|e| invalid(format!("--bs: {e}")))?;
+        let rw: RwMode = a.rw.as_deref().unwrap_or("randread").parse().map_err(invalid)?;
+        let bs: Bytes = a
+            .bs
+            .as_deref()
+            .unwrap_or("4k")
+            .parse()
+            .map_err(|e| invalid(format!("--bs: {e}")))?;
         let size = a
             .size
             .as_deref()
@@ -161,24 +202,35 @@ impl TryFrom<DiskArgs> for DiskOptions {
             .transpose()?;
         let runtime: Nanos = a
             .runtime
+            .as_deref()
+            .unwrap_or("10s")
             .parse()
             .map_err(|e| invalid(format!("--runtime: {e}")))?;
         let ramp: Nanos = a
             .ramp
+            .as_deref()
+            .unwrap_or("0s")
             .parse()
             .map_err(|e| invalid(format!("--ramp: {e}")))?;
-        let engine: EngineKind = a.engine.parse().map_err(invalid)?;
+        let engine: EngineKind = a
+            .engine
+            .as_deref()
+            .unwrap_or("io_uring")
+            .parse()
+            .map_err(invalid)?;
+        let (iodepth, numjobs) = (a.iodepth.unwrap_or(32), a.numjobs.unwrap_or(1));
+        let rwmix_read = a.rwmix_read.unwrap_or(70);
         let data: DataPattern = a.data.parse().map_err(invalid)?;
         if bs.get() == 0 {
             return Err(invalid("--bs must be larger than 0: try --bs 4k"));
         }
-        if a.iodepth == 0 {
+        if iodepth == 0 {
             return Err(invalid("--iodepth must be at least 1"));
         }
-        if a.numjobs == 0 {
+        if numjobs == 0 {
             return Err(invalid("--numjobs must be at least 1"));
         }
-        if a.rwmix_read > 100 {
+        if rwmix_read > 100 {
             return Err(invalid("--rwmix-read is a percentage: give 0 to 100"));
         }
         if size == Some(Bytes(0)) {
@@ -199,8 +251,8 @@ impl TryFrom<DiskArgs> for DiskOptions {
             name: "custom".into(),
             rw,
             bs,
-            iodepth: a.iodepth,
-            numjobs: a.numjobs,
+            iodepth,
+            numjobs,
             // Filled in from the target once it is open.
             size: size.unwrap_or(Bytes(0)),
             runtime: (runtime.get() > 0).then_some(runtime),
@@ -208,7 +260,7 @@ impl TryFrom<DiskArgs> for DiskOptions {
             engine,
             direct: direct != DirectMode::Buffered,
             data,
-            rwmix_read: a.rwmix_read,
+            rwmix_read,
             seed: a.seed,
         };
         let request = TargetRequest {
@@ -230,6 +282,339 @@ impl TryFrom<DiskArgs> for DiskOptions {
     }
 }
 
+/// A validated profile run.
+#[derive(Debug)]
+struct ProfileOptions {
+    name: ProfileName,
+    plan: ProfilePlan,
+    request: TargetRequest,
+    keep_cache: bool,
+    json: bool,
+    verbose: bool,
+}
+
+/// Each profile family's own options.
+#[derive(Debug)]
+enum ProfilePlan {
+    Cdm(Box<(CdmDef, CdmOptions)>),
+    Iometer(IometerOptions),
+    Gnome(GnomeOptions),
+    Macbench(MacbenchOptions),
+    Sweep(SweepOptions),
+}
+
+fn parse_time(flag: &str, v: &Option<String>) -> anyhow::Result<Option<Nanos>> {
+    v.as_deref()
+        .map(|s| {
+            s.parse::<Nanos>()
+                .map_err(|e| invalid(format!("{flag}: {e}")))
+        })
+        .transpose()
+}
+
+fn parse_engine(v: &Option<String>) -> anyhow::Result<Option<EngineKind>> {
+    let engine = v
+        .as_deref()
+        .map(|s| s.parse::<EngineKind>().map_err(invalid))
+        .transpose()?;
+    if engine == Some(EngineKind::IoUring) {
+        iomark_disk::engine::io_uring_available()
+            .map_err(|e| invalid(format!("{e}: use --engine psync")))?;
+    }
+    Ok(engine)
+}
+
+impl TryFrom<DiskArgs> for ProfileOptions {
+    type Error = anyhow::Error;
+
+    fn try_from(a: DiskArgs) -> anyhow::Result<Self> {
+        let name: ProfileName = a
+            .profile
+            .as_deref()
+            .unwrap_or("cdm")
+            .parse()
+            .map_err(invalid)?;
+        let n = name.as_str();
+        // Workload flags that only make sense for a custom workload.
+        for (flag, given) in [
+            ("--rw", a.rw.is_some()),
+            ("--bs", a.bs.is_some()),
+            ("--iodepth", a.iodepth.is_some()),
+            ("--numjobs", a.numjobs.is_some()),
+            ("--rwmix-read", a.rwmix_read.is_some()),
+        ] {
+            if given {
+                return Err(invalid(format!(
+                    "{flag} sets a custom workload and cannot be combined with --profile {n}: drop one of them"
+                )));
+            }
+        }
+        let cdm = name.is_cdm();
+        let is = |p: ProfileName| name == p;
+        let allowed = [
+            ("--passes", a.passes.is_some(), cdm),
+            ("--pass-time", a.pass_time.is_some(), cdm),
+            ("--interval", a.interval.is_some(), cdm),
+            ("--mix", a.mix.is_some(), cdm),
+            ("--qd", a.qd.is_some(), is(ProfileName::Iometer)),
+            (
+                "--ramp",
+                a.ramp.is_some(),
+                is(ProfileName::Iometer),
+            ),
+            (
+                "--runtime",
+                a.runtime.is_some(),
+                matches!(name, ProfileName::Iometer | ProfileName::Macbench | ProfileName::Sweep),
+            ),
+            (
+                "--engine",
+                a.engine.is_some(),
+                cdm || matches!(name, ProfileName::Iometer | ProfileName::Macbench),
+            ),
+            ("--samples", a.samples.is_some(), is(ProfileName::Gnome)),
+            ("--sample-size", a.sample_size.is_some(), is(ProfileName::Gnome)),
+            ("--access-samples", a.access_samples.is_some(), is(ProfileName::Gnome)),
+            ("--write", a.write, is(ProfileName::Gnome)),
+            ("--engines", a.engines.is_some(), is(ProfileName::Sweep)),
+        ];
+        for (flag, given, ok) in allowed {
+            if given && !ok {
+                return Err(invalid(format!(
+                    "{flag} does not apply to the {n} profile: see `iomark disk --help` for its options"
+                )));
+            }
+        }
+        let data: DataPattern = a.data.parse().map_err(invalid)?;
+        let size = a
+            .size
+            .as_deref()
+            .map(|s| {
+                s.parse::<Bytes>()
+                    .map_err(|e| invalid(format!("--size: {e}")))
+            })
+            .transpose()?;
+        if size == Some(Bytes(0)) {
+            return Err(invalid("--size must be larger than 0: try --size 1GiB"));
+        }
+        let engine = parse_engine(&a.engine)?;
+        let runtime = parse_time("--runtime", &a.runtime)?;
+        if runtime == Some(Nanos(0)) {
+            return Err(invalid("--runtime must be longer than 0 for a profile: try --runtime 10s"));
+        }
+        let quick = a.quick;
+        let mut default_size = Bytes(Bytes::GIB);
+        let plan = match name {
+            _ if cdm => {
+                let def = cdm::definition(name).expect("a CrystalDiskMark profile");
+                default_size = def.size;
+                let mut o = CdmOptions::defaults(&def, quick);
+                if let Some(p) = a.passes {
+                    if p == 0 {
+                        return Err(invalid("--passes must be at least 1"));
+                    }
+                    o.passes = p;
+                }
+                if let Some(t) = parse_time("--pass-time", &a.pass_time)? {
+                    if t == Nanos(0) {
+                        return Err(invalid("--pass-time must be longer than 0: try --pass-time 5s"));
+                    }
+                    o.pass_time = t;
+                }
+                if let Some(t) = parse_time("--interval", &a.interval)? {
+                    o.interval = t;
+                }
+                if let Some(m) = a.mix {
+                    if m > 100 {
+                        return Err(invalid("--mix is a read percentage: give 0 to 100"));
+                    }
+                }
+                o.mix = a.mix;
+                o.engine = engine;
+                o.data = data;
+                o.seed = a.seed;
+                ProfilePlan::Cdm(Box::new((def, o)))
+            }
+            ProfileName::Iometer => {
+                let mut o = IometerOptions::defaults(quick);
+                if let Some(q) = &a.qd {
+                    o.depths = iometer::parse_depths(q).map_err(invalid)?;
+                }
+                if let Some(r) = parse_time("--ramp", &a.ramp)? {
+                    o.ramp = r;
+                }
+                if let Some(r) = runtime {
+                    o.runtime = r;
+                }
+                if let Some(e) = engine {
+                    o.engine = e;
+                } else {
+                    iomark_disk::engine::io_uring_available()
+                        .map_err(|e| invalid(format!("{e}: use --engine psync")))?;
+                }
+                o.data = data;
+                o.seed = a.seed;
+                ProfilePlan::Iometer(o)
+            }
+            ProfileName::Gnome => {
+                let mut o = GnomeOptions::defaults(quick);
+                if let Some(s) = a.samples {
+                    o.samples = s;
+                }
+                if let Some(s) = &a.sample_size {
+                    o.sample_size = s
+                        .parse()
+                        .map_err(|e| invalid(format!("--sample-size: {e}")))?;
+                }
+                if let Some(s) = a.access_samples {
+                    o.access_samples = s;
+                }
+                if o.sample_size.get() == 0 || o.sample_size.get() % 4096 != 0 {
+                    return Err(invalid(
+                        "--sample-size must be a whole number of 4 KiB pages: try --sample-size 10MiB",
+                    ));
+                }
+                if o.samples == 0 && o.access_samples == 0 {
+                    return Err(invalid(
+                        "--samples and --access-samples are both 0: nothing to measure",
+                    ));
+                }
+                o.write = a.write;
+                ProfilePlan::Gnome(o)
+            }
+            ProfileName::Macbench => {
+                let mut o = MacbenchOptions::defaults(quick);
+                if let Some(r) = runtime {
+                    o.runtime = r;
+                }
+                if let Some(e) = engine {
+                    o.engine = e;
+                }
+                o.data = data;
+                o.seed = a.seed;
+                ProfilePlan::Macbench(o)
+            }
+            _ => {
+                let mut o = SweepOptions::defaults(quick);
+                if let Some(e) = &a.engines {
+                    o.engines = sweep::parse_engines(e).map_err(invalid)?;
+                }
+                if let Some(r) = runtime {
+                    o.runtime = r;
+                }
+                o.data = data;
+                o.seed = a.seed;
+                ProfilePlan::Sweep(o)
+            }
+        };
+        let direct = if a.buffered {
+            DirectMode::Buffered
+        } else if a.direct {
+            DirectMode::Direct
+        } else {
+            DirectMode::Auto
+        };
+        let request = TargetRequest {
+            path: a.path,
+            size,
+            default_size,
+            write: name.writes(a.write),
+            allow_write: a.allow_write,
+            direct,
+            data,
+            seed: a.seed,
+        };
+        Ok(ProfileOptions {
+            name,
+            plan,
+            request,
+            keep_cache: a.keep_cache,
+            json: a.json,
+            verbose: a.verbose,
+        })
+    }
+}
+
+/// One progress bar per job or phase of a profile.
+struct ProfileProgress {
+    json: bool,
+    bar: Option<progress::JobProgress>,
+}
+
+impl runner::Observer for ProfileProgress {
+    fn progress(&mut self, p: &runner::Progress) {
+        if let Some(bar) = &mut self.bar {
+            bar.progress(p);
+        }
+    }
+}
+
+impl ProfileObserver for ProfileProgress {
+    fn begin(&mut self, label: &str) {
+        self.end();
+        self.bar = Some(progress::JobProgress::new(label, self.json));
+    }
+
+    fn end(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish();
+        }
+    }
+}
+
+fn run_profile(opts: ProfileOptions) -> anyhow::Result<Exit> {
+    let stop = signals::stop_flag()?;
+    let started_at_ms = now_ms();
+    let target = match OpenTarget::open(&opts.request, stop) {
+        Ok(t) => t,
+        Err(DiskError::Interrupted) => {
+            eprintln!("iomark: interrupted before measuring; the test file was removed");
+            return Ok(Exit::Interrupted);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    for p in &target.removed_stale {
+        eprintln!("iomark: removed {} left by a killed run", p.display());
+    }
+    if !opts.keep_cache {
+        target.invalidate_cache();
+    }
+    let mut obs = ProfileProgress {
+        json: opts.json,
+        bar: None,
+    };
+    let outcome = match &opts.plan {
+        ProfilePlan::Cdm(b) => cdm::run(&b.0, &b.1, &target, stop, &mut obs),
+        ProfilePlan::Iometer(o) => iometer::run(o, &target, stop, &mut obs),
+        ProfilePlan::Gnome(o) => gnome::run(o, &target, stop, &mut obs),
+        ProfilePlan::Macbench(o) => macbench::run(o, &target, stop, &mut obs),
+        ProfilePlan::Sweep(o) => sweep::run(o, &target, stop, &mut obs),
+    };
+    obs.end();
+    let outcome =
+        outcome.with_context(|| format!("profile {} on {}", opts.name, target.info.path))?;
+    let interrupted = outcome.interrupted;
+    let doc = document(
+        &target,
+        outcome.jobs,
+        started_at_ms,
+        interrupted,
+        (opts.name.as_str(), Some(outcome.result), outcome.warnings),
+    );
+    drop(target);
+
+    if opts.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", profile_text::profile_run(&doc, opts.verbose));
+    }
+    Ok(if interrupted {
+        Exit::Interrupted
+    } else {
+        Exit::Success
+    })
+}
+
 /// Milliseconds since the Unix epoch, for result documents.
 pub fn now_ms() -> u64 {
     SystemTime::now()
@@ -237,9 +622,32 @@ pub fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// Run `iomark disk`.
+/// Run `iomark disk`: a custom workload when a workload flag is given,
+/// otherwise a profile (cdm by default).
 pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
-    let opts = DiskOptions::try_from(args)?;
+    if args.profile.is_none() && !custom_flags(&args).is_empty() {
+        run_custom(DiskOptions::try_from(args)?)
+    } else {
+        run_profile(ProfileOptions::try_from(args)?)
+    }
+}
+
+/// The workload flags given, by name: any of them makes a custom workload.
+fn custom_flags(a: &DiskArgs) -> Vec<&'static str> {
+    let given = [
+        ("--rw", a.rw.is_some()),
+        ("--bs", a.bs.is_some()),
+        ("--iodepth", a.iodepth.is_some()),
+        ("--numjobs", a.numjobs.is_some()),
+        ("--runtime", a.runtime.is_some()),
+        ("--ramp", a.ramp.is_some()),
+        ("--engine", a.engine.is_some()),
+        ("--rwmix-read", a.rwmix_read.is_some()),
+    ];
+    given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect()
+}
+
+fn run_custom(opts: DiskOptions) -> anyhow::Result<Exit> {
     let stop = signals::stop_flag()?;
     let started_at_ms = now_ms();
     let target = match OpenTarget::open(&opts.request, stop) {
@@ -266,7 +674,13 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
         .with_context(|| format!("{} on {}", describe(&spec), target.info.path))?;
     bar.finish();
     let interrupted = job.interrupted;
-    let doc = document(&target, vec![job], started_at_ms, interrupted);
+    let doc = document(
+        &target,
+        vec![job],
+        started_at_ms,
+        interrupted,
+        ("custom", None, Vec::new()),
+    );
     drop(target);
 
     if opts.json {
@@ -288,14 +702,19 @@ fn describe(spec: &DiskJobSpec) -> String {
     )
 }
 
+/// A profile's name, its result and its warnings, for [`document`].
+type ProfilePart = (&'static str, Option<ProfileResult>, Vec<Warning>);
+
 fn document(
     target: &OpenTarget,
     jobs: Vec<DiskJobResult>,
     started_at_ms: u64,
     interrupted: bool,
+    (profile, profile_result, profile_warnings): ProfilePart,
 ) -> RunDocument {
     let chain = iomark_host::DeviceChain::for_path(&target.info.path).ok();
     let mut warnings: Vec<Warning> = target.warnings.clone();
+    warnings.extend(profile_warnings);
     if let Some(chain) = &chain {
         for job in &jobs {
             let dirs = [("read", job.read.as_ref()), ("write", job.write.as_ref())];
@@ -324,9 +743,10 @@ fn document(
         host: Some(<iomark_model::device::HostInfo as iomark_host::HostInfoExt>::collect()),
         device: chain.map(iomark_host::DeviceChain::into_report),
         body: RunBody::Disk(DiskRun {
-            profile: "custom".into(),
+            profile: profile.into(),
             target: target.info.clone(),
             jobs,
+            profile_result,
         }),
     }
 }

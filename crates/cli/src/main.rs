@@ -17,6 +17,7 @@ mod net;
 mod info;
 mod clean;
 mod disk;
+mod profile_text;
 mod progress;
 mod signals;
 mod text;
