@@ -48,7 +48,12 @@ struct CommonArgs {
 
     /// Where the arrays live: heap, or mmap:PATH for a file created in
     /// directory PATH (or as new file PATH), mapped shared, removed after.
-    #[arg(long, value_name = "heap|mmap:PATH", default_value = "heap", help_heading = "Memory")]
+    #[arg(
+        long,
+        value_name = "heap|mmap:PATH",
+        default_value = "heap",
+        help_heading = "Memory"
+    )]
     backing: String,
 
     /// madvise policy of a file mapping: normal, sequential or random.
@@ -85,7 +90,12 @@ struct StreamArgs {
     size: Option<u64>,
 
     /// Passes over the four kernels; the first is not counted.
-    #[arg(long, value_name = "N", default_value_t = 10, help_heading = "Workload")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10,
+        help_heading = "Workload"
+    )]
     ntimes: u32,
 
     #[command(flatten)]
@@ -100,11 +110,21 @@ struct StencilArgs {
     mask: u32,
 
     /// Rows and columns of the square grid (16 x N² bytes in all).
-    #[arg(long, value_name = "N", default_value_t = 8192, help_heading = "Workload")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 8192,
+        help_heading = "Workload"
+    )]
     n: u64,
 
     /// Sweeps; the first is reported apart as warm-up.
-    #[arg(long, value_name = "N", default_value_t = 10, help_heading = "Workload")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10,
+        help_heading = "Workload"
+    )]
     sweeps: u32,
 
     #[command(flatten)]
@@ -115,12 +135,22 @@ struct StencilArgs {
 #[derive(Debug, Args)]
 struct HimenoArgs {
     /// Grid: xs, s, m, l, xl, xxl (1025x1025x2049) or IxJxK.
-    #[arg(long, value_name = "SIZE", default_value = "m", help_heading = "Workload")]
+    #[arg(
+        long,
+        value_name = "SIZE",
+        default_value = "m",
+        help_heading = "Workload"
+    )]
     grid: String,
 
     /// Exactly N sweeps from a fresh grid; gosa is checked where a
     /// reference exists (xs/s/m/l/xl at 3, s and m at 64).
-    #[arg(long, value_name = "N", conflicts_with = "seconds", help_heading = "Workload")]
+    #[arg(
+        long,
+        value_name = "N",
+        conflicts_with = "seconds",
+        help_heading = "Workload"
+    )]
     iterations: Option<u32>,
 
     /// Himeno's own scheme: 3 rehearsal sweeps, then as many as fill this
@@ -145,7 +175,9 @@ fn parse_count(s: &str) -> Result<u64, String> {
         .ok()
         .and_then(|n| n.checked_mul(mult))
         .filter(|&n| n > 0)
-        .ok_or_else(|| format!("expected a positive element count such as 10000000 or 80M, got {s:?}"))
+        .ok_or_else(|| {
+            format!("expected a positive element count such as 10000000 or 80M, got {s:?}")
+        })
 }
 
 /// A validated job and how to present it.
@@ -238,7 +270,13 @@ impl TryFrom<StreamArgs> for MemOptions {
             )));
         }
         let array_len = a.size.unwrap_or_else(default_stream_len);
-        common_options(a.common, MemKernelSpec::Stream(StreamSpec { array_len, ntimes: a.ntimes }))
+        common_options(
+            a.common,
+            MemKernelSpec::Stream(StreamSpec {
+                array_len,
+                ntimes: a.ntimes,
+            }),
+        )
     }
 }
 
@@ -282,7 +320,9 @@ impl TryFrom<HimenoArgs> for MemOptions {
             (Some(0), _) => return Err(invalid("--iterations must be at least 1")),
             (Some(n), _) => HimenoLength::Iterations(n),
             (None, Some(s)) if !(s > 0.0 && s.is_finite()) => {
-                return Err(invalid(format!("--seconds {s} must be a positive number, e.g. 60")))
+                return Err(invalid(format!(
+                    "--seconds {s} must be a positive number, e.g. 60"
+                )))
             }
             (None, Some(s)) => HimenoLength::Target(Nanos((s * 1e9) as u64)),
             (None, None) => HimenoLength::Target(Nanos::from_secs(60)),
@@ -303,13 +343,19 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
         }
     };
     let started_at_ms = now_ms();
-    let exe = std::env::current_exe().context("cannot find the iomark binary to run the limited child")?;
+    let exe = std::env::current_exe()
+        .context("cannot find the iomark binary to run the limited child")?;
     let run = job::run(&options.spec, options.relative, || {
         let mut c = Command::new(exe);
         c.args(["mem", "__child"]);
         c
     })?;
-    let doc = run_document(run, std::env::args().collect(), started_at_ms, options.backing_dir.as_deref());
+    let doc = run_document(
+        run,
+        std::env::args().collect(),
+        started_at_ms,
+        options.backing_dir.as_deref(),
+    );
     let RunBody::Mem(run) = &doc.body else {
         unreachable!("run_document makes a mem body")
     };
@@ -390,9 +436,15 @@ fn render(run: &MemRun) -> String {
                 KernelResult::Stencil(r) => render_stencil(&mut out, spec, r),
                 KernelResult::Himeno(r) => render_himeno(&mut out, spec, r),
             }
-            out.push_str(&format!("Kernel execution time: {:.6} s\n", secs(*execution)));
+            out.push_str(&format!(
+                "Kernel execution time: {:.6} s\n",
+                secs(*execution)
+            ));
             if let Some(m) = msync {
-                out.push_str(&format!("msync of the backing file: {:.6} s (not counted)\n", secs(*m)));
+                out.push_str(&format!(
+                    "msync of the backing file: {:.6} s (not counted)\n",
+                    secs(*m)
+                ));
             }
         }
         MemOutcome::OomKilled { .. } => {
@@ -482,7 +534,10 @@ fn render_stream(out: &mut String, spec: &MemJobSpec, r: &StreamResult) {
         "Threads: {} · Backing: {} · Copy: {}\n",
         spec.threads, spec.backing, r.copy_method
     ));
-    out.push_str(&format!("Initialisation (first touch, not counted): {:.6} s\n", secs(r.init)));
+    out.push_str(&format!(
+        "Initialisation (first touch, not counted): {:.6} s\n",
+        secs(r.init)
+    ));
     out.push_str(RULE);
     out.push_str("Function    Best Rate MB/s  Avg time     Min time     Max time\n");
     for k in &r.kernels {
@@ -513,10 +568,22 @@ fn render_stencil(out: &mut String, spec: &MemJobSpec, r: &StencilResult) {
         k = s.mask,
         n = s.n
     ));
-    out.push_str(&format!("Initialisation (not counted): {:.6} s\n", secs(r.init)));
-    out.push_str(&format!("First sweep (warm-up):        {:.6} s\n", secs(r.first_sweep)));
-    out.push_str(&format!("Best sweep:                   {:.6} s\n", secs(r.best_sweep)));
-    out.push_str(&format!("Mean sweep:                   {:.6} s\n", secs(r.mean_sweep)));
+    out.push_str(&format!(
+        "Initialisation (not counted): {:.6} s\n",
+        secs(r.init)
+    ));
+    out.push_str(&format!(
+        "First sweep (warm-up):        {:.6} s\n",
+        secs(r.first_sweep)
+    ));
+    out.push_str(&format!(
+        "Best sweep:                   {:.6} s\n",
+        secs(r.best_sweep)
+    ));
+    out.push_str(&format!(
+        "Mean sweep:                   {:.6} s\n",
+        secs(r.mean_sweep)
+    ));
     out.push_str(&format!(
         "MFLOPS (best sweep, {} flop per point): {:.1}\n",
         r.flops_per_point, r.mflops
@@ -537,7 +604,10 @@ fn render_himeno(out: &mut String, spec: &MemJobSpec, r: &HimenoResult) {
         "Grid-size = {} ({} in 14 float arrays), {} threads, {}\n",
         s.grid, r.data_bytes, spec.threads, spec.backing
     ));
-    out.push_str(&format!("Initialisation (not counted): {:.6} s\n", secs(r.init)));
+    out.push_str(&format!(
+        "Initialisation (not counted): {:.6} s\n",
+        secs(r.init)
+    ));
     if r.rehearsal_iterations > 0 {
         out.push_str(&format!("Rehearsal: {} sweeps\n", r.rehearsal_iterations));
     }
@@ -593,8 +663,16 @@ mod tests {
             })
         );
         assert_eq!(o.spec.threads, 2);
-        let o = parse(&["himeno", "--grid", "S", "--iterations", "64", "--mem-limit", "256MiB"])
-            .unwrap();
+        let o = parse(&[
+            "himeno",
+            "--grid",
+            "S",
+            "--iterations",
+            "64",
+            "--mem-limit",
+            "256MiB",
+        ])
+        .unwrap();
         assert_eq!(o.spec.mem_limit, Some(Bytes(256 << 20)));
         let MemKernelSpec::Himeno(h) = o.spec.kernel else {
             panic!("himeno")

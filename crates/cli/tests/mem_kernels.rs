@@ -36,7 +36,15 @@ fn result(body: &Value) -> &Value {
 
 #[test]
 fn stream_validates_and_reports_four_kernels() {
-    let body = mem_json(&["stream", "--size", "200k", "--ntimes", "3", "--threads", "2"]);
+    let body = mem_json(&[
+        "stream",
+        "--size",
+        "200k",
+        "--ntimes",
+        "3",
+        "--threads",
+        "2",
+    ]);
     let r = result(&body);
     assert_eq!(r["validation"]["outcome"], "passed", "{r}");
     let kernels = r["kernels"].as_array().unwrap();
@@ -58,7 +66,16 @@ fn stream_validates_and_reports_four_kernels() {
 
 #[test]
 fn stream_prints_streams_table() {
-    let out = iomark(&["mem", "stream", "--size", "100k", "--ntimes", "2", "--threads", "1"]);
+    let out = iomark(&[
+        "mem",
+        "stream",
+        "--size",
+        "100k",
+        "--ntimes",
+        "2",
+        "--threads",
+        "1",
+    ]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Function    Best Rate MB/s  Avg time     Min time     Max time"));
@@ -72,11 +89,23 @@ fn stream_prints_streams_table() {
 fn stream_on_a_file_mapping_validates_and_removes_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let backing = format!("mmap:{}", dir.path().display());
-    let body = mem_json(&["stream", "--size", "100k", "--ntimes", "2", "--backing", &backing]);
+    let body = mem_json(&[
+        "stream",
+        "--size",
+        "100k",
+        "--ntimes",
+        "2",
+        "--backing",
+        &backing,
+    ]);
     assert_eq!(result(&body)["validation"]["outcome"], "passed");
     assert_eq!(body["spec"]["backing"]["kind"], "mmap");
     assert!(!body["outcome"]["msync"].is_null());
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "backing file left behind");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "backing file left behind"
+    );
 }
 
 #[test]
@@ -100,7 +129,10 @@ fn stencil_masks_validate_and_agree_across_threads_and_backings() {
             assert_eq!(r["flops_per_point"], flops);
             sums.push(r["checksum"].as_f64().unwrap().to_bits());
         }
-        assert!(sums.windows(2).all(|w| w[0] == w[1]), "mask {mask}: {sums:?}");
+        assert!(
+            sums.windows(2).all(|w| w[0] == w[1]),
+            "mask {mask}: {sums:?}"
+        );
     }
 }
 
@@ -108,8 +140,17 @@ fn stencil_masks_validate_and_agree_across_threads_and_backings() {
 fn himeno_gosa_matches_the_reference_at_fixed_iterations() {
     // S at 64 sweeps is LLVM's test-suite reference (f64 sum 2.394869e-3);
     // XS at 3 sweeps with three threads exercises an uneven plane split.
-    for (grid, nn, threads, want) in [("s", "64", "2", 2.394869e-3), ("xs", "3", "3", 6.229796e-3)] {
-        let body = mem_json(&["himeno", "--grid", grid, "--iterations", nn, "--threads", threads]);
+    for (grid, nn, threads, want) in [("s", "64", "2", 2.394869e-3), ("xs", "3", "3", 6.229796e-3)]
+    {
+        let body = mem_json(&[
+            "himeno",
+            "--grid",
+            grid,
+            "--iterations",
+            nn,
+            "--threads",
+            threads,
+        ]);
         let r = result(&body);
         assert_eq!(r["validation"]["outcome"], "passed", "{r}");
         let gosa = r["gosa"].as_f64().unwrap();
@@ -121,7 +162,15 @@ fn himeno_gosa_matches_the_reference_at_fixed_iterations() {
 
 #[test]
 fn himeno_with_a_time_target_runs_and_says_gosa_is_unchecked() {
-    let body = mem_json(&["himeno", "--grid", "xs", "--seconds", "0.2", "--threads", "1"]);
+    let body = mem_json(&[
+        "himeno",
+        "--grid",
+        "xs",
+        "--seconds",
+        "0.2",
+        "--threads",
+        "1",
+    ]);
     let r = result(&body);
     assert_eq!(r["rehearsal_iterations"], 3);
     assert!(r["iterations"].as_u64().unwrap() >= 1);
@@ -135,7 +184,10 @@ fn bad_input_exits_2_with_a_message_naming_the_fix() {
         (&["mem", "stencil", "--n", "10", "--mask", "15"], "--n 16"),
         (&["mem", "stream", "--ntimes", "1"], "at least 2"),
         (&["mem", "stream", "--backing", "ssd"], "mmap:PATH"),
-        (&["mem", "stream", "--backing", "mmap:/nonexistent/dir/x"], "does not exist"),
+        (
+            &["mem", "stream", "--backing", "mmap:/nonexistent/dir/x"],
+            "does not exist",
+        ),
         (&["mem", "himeno", "--grid", "huge"], "IxJxK"),
         (&["mem", "stream", "--relative"], "--mem-limit"),
         (&["mem", "stream", "--mem-limit", "12 parsecs"], "mem-limit"),

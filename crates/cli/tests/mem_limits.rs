@@ -49,7 +49,10 @@ fn assert_no_groups_left() {
             if let Some(rest) = name.strip_prefix("iomark-mem-") {
                 // Another test's run may be live; a dead owner means a leak.
                 let pid = rest.split('-').next().unwrap_or("");
-                assert!(Path::new("/proc").join(pid).exists(), "leaked cgroup {name}");
+                assert!(
+                    Path::new("/proc").join(pid).exists(),
+                    "leaked cgroup {name}"
+                );
             }
         }
     }
@@ -65,10 +68,23 @@ fn mmap_data_twice_the_limit_completes() {
     let backing = format!("mmap:{}", dir.path().display());
     // 16 x 5793² bytes = 512 MiB of data in a 256 MiB group.
     let out = iomark(&[
-        "mem", "stencil", "--n", "5793", "--sweeps", "1", "--backing", &backing,
-        "--mem-limit", "256MiB", "--json",
+        "mem",
+        "stencil",
+        "--n",
+        "5793",
+        "--sweeps",
+        "1",
+        "--backing",
+        &backing,
+        "--mem-limit",
+        "256MiB",
+        "--json",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let body = &doc["body"];
     assert_eq!(body["outcome"]["kind"], "completed");
@@ -79,7 +95,11 @@ fn mmap_data_twice_the_limit_completes() {
     if let Some(peak) = cg["peak"].as_u64() {
         assert!(peak <= 256 << 20, "peak {peak} above the limit");
     }
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "backing file left behind");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "backing file left behind"
+    );
     assert_no_groups_left();
 }
 
@@ -94,12 +114,22 @@ fn heap_data_over_the_limit_without_swap_is_an_oom_kill_with_a_clear_message() {
         return;
     }
     let out = iomark(&[
-        "mem", "stencil", "--n", "5793", "--sweeps", "1", "--mem-limit", "256MiB", "--json",
+        "mem",
+        "stencil",
+        "--n",
+        "5793",
+        "--sweeps",
+        "1",
+        "--mem-limit",
+        "256MiB",
+        "--json",
     ]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("killed by the out-of-memory killer: data larger than the memory limit and no swap"),
+        err.contains(
+            "killed by the out-of-memory killer: data larger than the memory limit and no swap"
+        ),
         "{err}"
     );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -119,10 +149,23 @@ fn relative_reports_the_constrained_run_against_the_all_in_memory_one() {
     let backing = format!("mmap:{}", dir.path().display());
     // 64 MiB of data in a 32 MiB group.
     let out = iomark(&[
-        "mem", "stencil", "--n", "2048", "--sweeps", "2", "--backing", &backing,
-        "--mem-limit", "32MiB", "--relative",
+        "mem",
+        "stencil",
+        "--n",
+        "2048",
+        "--sweeps",
+        "2",
+        "--backing",
+        &backing,
+        "--mem-limit",
+        "32MiB",
+        "--relative",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     let rel = text
         .lines()

@@ -125,7 +125,9 @@ impl MemCgroup {
             Version::V1 => ("memory.oom_control", "oom_kill"),
             Version::V2 => ("memory.events", "oom_kill"),
         };
-        self.keyed(file, key).unwrap_or(0).saturating_sub(self.oom_before)
+        self.keyed(file, key)
+            .unwrap_or(0)
+            .saturating_sub(self.oom_before)
     }
 
     /// What the group recorded about the run.
@@ -135,7 +137,10 @@ impl MemCgroup {
                 self.single("memory.max_usage_in_bytes"),
                 self.single("memory.failcnt"),
             ),
-            Version::V2 => (self.single("memory.peak"), self.keyed("memory.events", "max")),
+            Version::V2 => (
+                self.single("memory.peak"),
+                self.keyed("memory.events", "max"),
+            ),
         };
         CgroupUsage {
             version: self.version.as_str().to_string(),
@@ -153,7 +158,11 @@ impl MemCgroup {
     }
 
     fn single(&self, file: &str) -> Option<u64> {
-        fs::read_to_string(self.dir.join(file)).ok()?.trim().parse().ok()
+        fs::read_to_string(self.dir.join(file))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
     }
 
     fn keyed(&self, file: &str, key: &str) -> Option<u64> {

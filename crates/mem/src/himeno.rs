@@ -78,11 +78,20 @@ pub fn parse_grid(s: &str) -> Result<HimenoGrid, String> {
         .split('x')
         .map(|d| d.parse::<u64>())
         .collect::<Result<_, _>>()
-        .map_err(|_| format!("bad grid {s:?}: use xs, s, m, l, xl, xxl or IxJxK such as 65x65x129"))?;
+        .map_err(|_| {
+            format!("bad grid {s:?}: use xs, s, m, l, xl, xxl or IxJxK such as 65x65x129")
+        })?;
     match dims[..] {
-        [i, j, k] if i >= 4 && j >= 4 && k >= 4 => Ok(HimenoGrid { name: None, i, j, k }),
+        [i, j, k] if i >= 4 && j >= 4 && k >= 4 => Ok(HimenoGrid {
+            name: None,
+            i,
+            j,
+            k,
+        }),
         [_, _, _] => Err(format!("bad grid {s:?}: each extent must be at least 4")),
-        _ => Err(format!("bad grid {s:?}: use xs, s, m, l, xl, xxl or IxJxK such as 65x65x129")),
+        _ => Err(format!(
+            "bad grid {s:?}: use xs, s, m, l, xl, xxl or IxJxK such as 65x65x129"
+        )),
     }
 }
 
@@ -210,7 +219,10 @@ fn init(arrays: &mut [&mut [f32]], d: Dims, threads: usize) {
     // Per array, per thread: that thread's planes.
     let mut per_thread: Vec<Vec<&mut [f32]>> = (0..ranges.len()).map(|_| Vec::new()).collect();
     for arr in arrays.iter_mut() {
-        for (t, piece) in split::split_mut(&mut arr[..], &ranges, plane).into_iter().enumerate() {
+        for (t, piece) in split::split_mut(&mut arr[..], &ranges, plane)
+            .into_iter()
+            .enumerate()
+        {
             per_thread[t].push(piece);
         }
     }
@@ -415,7 +427,12 @@ mod tests {
     fn xs_and_s_match_the_reference_gosa() {
         for (grid, nn, threads) in [("xs", 3, 1), ("xs", 3, 2), ("s", 3, 2)] {
             let r = run_fixed(grid, nn, threads);
-            assert_eq!(r.validation.outcome, CheckOutcome::Passed, "{grid}: {}", r.validation.detail);
+            assert_eq!(
+                r.validation.outcome,
+                CheckOutcome::Passed,
+                "{grid}: {}",
+                r.validation.detail
+            );
         }
     }
 

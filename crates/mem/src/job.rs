@@ -83,7 +83,9 @@ pub fn run_in_process(spec: &MemJobSpec) -> Result<MemOutcome, MemError> {
 /// run from a killed one.
 pub fn serve_child() -> Result<(), MemError> {
     let job = std::env::var(CHILD_JOB_ENV).map_err(|_| {
-        MemError::BadSpec(format!("{CHILD_JOB_ENV} is not set: this subcommand is internal to iomark"))
+        MemError::BadSpec(format!(
+            "{CHILD_JOB_ENV} is not set: this subcommand is internal to iomark"
+        ))
     })?;
     let spec: MemJobSpec = serde_json::from_str(&job)
         .map_err(|e| MemError::BadSpec(format!("{CHILD_JOB_ENV}: {e}")))?;
@@ -163,7 +165,10 @@ pub fn run_limited(
         stderr: if tail.is_empty() {
             String::new()
         } else {
-            format!(": {}", tail.into_iter().rev().collect::<Vec<_>>().join(" / "))
+            format!(
+                ": {}",
+                tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+            )
         },
     })
 }
@@ -235,7 +240,7 @@ pub fn run(
     let (outcome, cgroup) = match spec.mem_limit {
         Some(limit) => {
             let (o, u) = run_limited(spec, limit, &host, child())?;
-            (o, Some(u))
+            (o, Some(Box::new(u)))
         }
         None => (run_in_process(spec)?, None),
     };
@@ -246,11 +251,11 @@ pub fn run(
             }
             _ => None,
         };
-        MemBaseline {
+        Box::new(MemBaseline {
             result,
             execution,
             relative_time,
-        }
+        })
     });
     Ok(MemRun {
         spec: spec.clone(),

@@ -47,7 +47,9 @@ pub fn resolve_mmap_path(user: &Path) -> Result<PathBuf, MemError> {
         reason: reason.to_string(),
     };
     if user.as_os_str().is_empty() {
-        return Err(bad("empty path (name a directory on the device to test, e.g. mmap:/mnt/ssd)"));
+        return Err(bad(
+            "empty path (name a directory on the device to test, e.g. mmap:/mnt/ssd)",
+        ));
     }
     if user.is_dir() {
         let nanos = std::time::SystemTime::now()
@@ -61,7 +63,9 @@ pub fn resolve_mmap_path(user: &Path) -> Result<PathBuf, MemError> {
     }
     match user.parent() {
         Some(p) if p.as_os_str().is_empty() || p.is_dir() => Ok(user.to_path_buf()),
-        _ => Err(bad("its directory does not exist (create it or name an existing directory)")),
+        _ => Err(bad(
+            "its directory does not exist (create it or name an existing directory)",
+        )),
     }
 }
 
@@ -76,12 +80,7 @@ impl Drop for FileGuard {
     fn drop(&mut self) {
         // The mapping is gone by now (field order in `Region`); dropping the
         // cached pages first keeps a big run's page cache from lingering.
-        let _ = rustix::fs::fadvise(
-            &self.file,
-            0,
-            None,
-            rustix::fs::Advice::DontNeed,
-        );
+        let _ = rustix::fs::fadvise(&self.file, 0, None, rustix::fs::Advice::DontNeed);
         let _ = fs::remove_file(&self.path);
     }
 }
@@ -103,13 +102,12 @@ impl Region {
         let (offsets, total) = layout(sizes);
         let (map, file) = match backing {
             Backing::Heap => {
-                let map = MmapOptions::new()
-                    .len(total)
-                    .map_anon()
-                    .map_err(|source| MemError::Allocate {
+                let map = MmapOptions::new().len(total).map_anon().map_err(|source| {
+                    MemError::Allocate {
                         bytes: total as u64,
                         source,
-                    })?;
+                    }
+                })?;
                 (map, None)
             }
             Backing::Mmap { path } => {
@@ -199,7 +197,12 @@ fn map_file(path: &Path, len: usize) -> Result<(MmapMut, FileGuard), MemError> {
         path: path.to_path_buf(),
         file,
     };
-    match rustix::fs::fallocate(&guard.file, rustix::fs::FallocateFlags::empty(), 0, len as u64) {
+    match rustix::fs::fallocate(
+        &guard.file,
+        rustix::fs::FallocateFlags::empty(),
+        0,
+        len as u64,
+    ) {
         Ok(()) => {}
         Err(e) if e == rustix::io::Errno::OPNOTSUPP => {
             guard.file.set_len(len as u64).map_err(err("set length"))?

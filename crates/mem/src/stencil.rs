@@ -84,7 +84,11 @@ pub fn run(spec: &StencilSpec, threads: usize, region: &mut Region) -> (StencilR
     let last: &[f64] = if spec.sweeps % 2 == 1 { &y[..] } else { &x[..] };
 
     let interior = (n - 2 * r) as u64 * (n - 2 * r) as u64;
-    let counted = if times.len() > 1 { &times[1..] } else { &times[..] };
+    let counted = if times.len() > 1 {
+        &times[1..]
+    } else {
+        &times[..]
+    };
     let best = counted.iter().copied().min().unwrap_or(0);
     let mean = counted.iter().sum::<u64>() / counted.len().max(1) as u64;
     let flops_per_point = 2 * (k * k) as u64 - 1;
@@ -273,8 +277,14 @@ mod tests {
                     naive(&ny, &mut nx, n, k, &w);
                 }
             }
-            assert!(y.iter().zip(&ny).all(|(a, b)| a.to_bits() == b.to_bits()), "k={k}");
-            assert!(x.iter().zip(&nx).all(|(a, b)| a.to_bits() == b.to_bits()), "k={k}");
+            assert!(
+                y.iter().zip(&ny).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "k={k}"
+            );
+            assert!(
+                x.iter().zip(&nx).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "k={k}"
+            );
         }
     }
 
@@ -289,7 +299,12 @@ mod tests {
         for threads in [1, 2] {
             let mut region = Region::new(&Backing::Heap, Advice::Normal, &sizes(&spec)).unwrap();
             let (r, _) = run(&spec, threads, &mut region);
-            assert_eq!(r.validation.outcome, CheckOutcome::Passed, "{}", r.validation.detail);
+            assert_eq!(
+                r.validation.outcome,
+                CheckOutcome::Passed,
+                "{}",
+                r.validation.detail
+            );
             assert_eq!(r.flops_per_point, 449);
             sums.push(r.checksum);
         }

@@ -232,7 +232,12 @@ mod tests {
         };
         let mut region = Region::new(&Backing::Heap, Advice::Normal, &sizes(&spec)).unwrap();
         let (r, exec) = run(&spec, 3, &mut region);
-        assert_eq!(r.validation.outcome, CheckOutcome::Passed, "{}", r.validation.detail);
+        assert_eq!(
+            r.validation.outcome,
+            CheckOutcome::Passed,
+            "{}",
+            r.validation.detail
+        );
         assert_eq!(r.kernels.len(), 4);
         assert!(r.kernels.iter().all(|k| k.min <= k.avg && k.avg <= k.max));
         assert!(exec.get() > 0);

@@ -43,7 +43,11 @@ fn last_level_cache(dir: &Path) -> Option<Bytes> {
         let Some(size) = parse_cache_size(size.trim()) else {
             continue;
         };
-        if best.map_or(true, |(l, _)| level > l) {
+        let higher = match best {
+            None => true,
+            Some((l, _)) => level > l,
+        };
+        if higher {
             best = Some((level, size));
         }
     }

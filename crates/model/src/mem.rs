@@ -233,7 +233,12 @@ pub enum StreamOp {
 
 impl StreamOp {
     /// The kernels in STREAM's order within a pass.
-    pub const ALL: [StreamOp; 4] = [StreamOp::Copy, StreamOp::Scale, StreamOp::Add, StreamOp::Triad];
+    pub const ALL: [StreamOp; 4] = [
+        StreamOp::Copy,
+        StreamOp::Scale,
+        StreamOp::Add,
+        StreamOp::Triad,
+    ];
 
     /// STREAM's label.
     pub fn label(self) -> &'static str {
@@ -432,10 +437,11 @@ pub struct MemRun {
     pub host: MemHost,
     /// How it ended.
     pub outcome: MemOutcome,
-    /// The memory cgroup's record, when a limit was set.
-    pub cgroup: Option<CgroupUsage>,
+    /// The memory cgroup's record, when a limit was set (boxed, like the
+    /// baseline, to keep `RunBody` variants of similar size).
+    pub cgroup: Option<Box<CgroupUsage>>,
     /// With `--relative`: the same kernel on the heap without a limit.
-    pub baseline: Option<MemBaseline>,
+    pub baseline: Option<Box<MemBaseline>>,
     /// Doubts about the figures.
     pub warnings: Vec<Warning>,
 }
