@@ -11,6 +11,7 @@ use iomark_model::net::{
     NetStreamResult,
 };
 use iomark_model::units::{Bytes, Nanos};
+use iomark_model::warning::{Warning, WarningKind};
 use serde::Serialize;
 
 use crate::proto::{Params, Protocol, Results};
@@ -770,6 +771,7 @@ impl TestReport {
             interface,
             streams,
             intervals,
+            warnings: self.warnings(),
             cpu_local: self.cpu_local,
             cpu_remote: self.remote.as_ref().map_or(CpuUtilization::default(), |r| {
                 CpuUtilization {
@@ -778,9 +780,55 @@ impl TestReport {
                     system_percent: r.cpu_util_system,
                 }
             }),
-            warnings: Vec::new(),
         }
     }
+
+    /// Doubts about the figures, with what to do about them.
+    fn warnings(&self) -> Vec<Warning> {
+        let mut w = Vec::new();
+        let remote = self.remote.as_ref().map(|r| r.cpu_util_total);
+        for (side, cpu) in [
+            ("this host", Some(self.cpu_local.total_percent)),
+            ("the peer", remote),
+        ] {
+            // Percent of one core, summed over threads: each stream thread
+            // can use at most one core, and the host has only so many.
+            let busy = 90.0 * cores().min(self.streams.len().max(1) as f64);
+            if cpu.is_some_and(|c| c >= busy) {
+                w.push(Warning::new(
+                    WarningKind::Other,
+                    format!(
+                        "{side} used {:.0}% CPU: the figure may measure the host, not the link; \
+                         try -P with more streams or a faster host",
+                        cpu.unwrap_or(0.0)
+                    ),
+                ));
+            }
+        }
+        if self.udp() {
+            for i in 0..self.streams.len() {
+                let (snd, _) = self.sides(i);
+                let (_, lost, _) = self.udp_receiver(i);
+                let pk = snd.packets.unwrap_or(0) as i64;
+                if pk > 0 && pct(lost, pk) > 1.0 {
+                    w.push(Warning::new(
+                        WarningKind::Other,
+                        format!(
+                            "stream {} lost {:.1}% of its datagrams; most UDP loss is receive-buffer \
+                             overflow at the receiver: retry with -w 4M or a lower -b",
+                            self.streams[i].id,
+                            pct(lost, pk)
+                        ),
+                    ));
+                }
+            }
+        }
+        w
+    }
+}
+
+fn cores() -> f64 {
+    std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64)
 }
 
 fn rate(bytes: u64, secs: f64) -> f64 {

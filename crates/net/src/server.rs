@@ -248,7 +248,7 @@ impl Server {
         }
         ctrl.write_state(State::CreateStreams)?;
         let socks = match udp {
-            None => self.accept_tcp_streams(&rx, &cookie, total, setup_end),
+            None => self.accept_tcp_streams(&mut ctrl, &rx, &cookie, total, setup_end),
             Some(first) => accept_udp_streams(first, self.local, &params, total, setup_end),
         };
         self.set_phase(Phase::Busy);
@@ -411,6 +411,7 @@ impl Server {
 
     fn accept_tcp_streams(
         &self,
+        ctrl: &mut Control,
         rx: &Receiver<TcpStream>,
         cookie: &Cookie,
         n: usize,
@@ -419,9 +420,23 @@ impl Server {
         let mut socks = Vec::with_capacity(n);
         while socks.len() < n {
             let left = until.saturating_duration_since(Instant::now());
-            let mut s = match rx.recv_timeout(left) {
+            let mut s = match rx.recv_timeout(left.min(Duration::from_millis(200))) {
                 Ok(s) => s,
-                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
+                Err(RecvTimeoutError::Timeout) if !left.is_zero() => {
+                    // A client that gave up (closed its control connection or
+                    // sent CLIENT_TERMINATE) frees the server at once.
+                    match ctrl.poll_state(Duration::from_millis(1)) {
+                        Ok(None) => continue,
+                        Ok(Some(got)) => {
+                            return Err(NetError::Unexpected {
+                                got,
+                                expected: "the data streams",
+                            })
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                Err(_) => {
                     return Err(NetError::Timeout {
                         what: "the data streams",
                     })

@@ -213,3 +213,14 @@ impl Session {
         }
     }
 }
+
+impl Drop for Session {
+    /// On an early return (peer vanished, protocol error) the stream threads
+    /// must not outlive the test.
+    fn drop(&mut self) {
+        self.stop.store(true, Relaxed);
+        for s in &mut self.streams {
+            s.stop_and_join(true);
+        }
+    }
+}
