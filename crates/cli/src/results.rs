@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, CellAlignment, Table};
 use iomark_model::figure::Figure;
 use iomark_stats::compare::{compare, format_ratio, Measured};
 use iomark_store::{RunId, RunQuery, RunSummary, Store, StoredRun};
@@ -201,32 +201,62 @@ fn list(store: &mut dyn Store, q: &RunQuery, out: &mut impl Write) -> anyhow::Re
         return Ok(());
     }
     let tz = jiff::tz::TimeZone::system();
-    let mut t = Table::new();
-    t.load_preset(comfy_table::presets::NOTHING)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header([
-            "ID", "STARTED", "STATUS", "KIND", "TOOL", "LABELS", "TARGET", "DEVICE", "WARN", "NOTE",
-        ]);
-    for r in &runs {
-        t.add_row([
-            Cell::new(r.id).set_alignment(CellAlignment::Right),
-            Cell::new(when(r.started_at_ms, &tz)),
-            Cell::new(r.status.as_str()),
-            Cell::new(&r.kind),
-            Cell::new(&r.tool),
-            Cell::new(r.labels.join(",")),
-            Cell::new(r.target.as_deref().unwrap_or("-")),
-            Cell::new(r.device.as_deref().unwrap_or("-")),
-            Cell::new(if r.warning_count > 0 {
-                r.warning_count.to_string()
-            } else {
-                String::new()
-            })
-            .set_alignment(CellAlignment::Right),
-            Cell::new(r.note.as_deref().map(short_note).unwrap_or_default()),
-        ]);
+    let header = [
+        "ID", "STARTED", "STATUS", "KIND", "TOOL", "LABELS", "TARGET", "DEVICE", "WARN", "NOTE",
+    ];
+    let rows: Vec<[String; 10]> = runs
+        .iter()
+        .map(|r| {
+            [
+                r.id.to_string(),
+                when(r.started_at_ms, &tz),
+                r.status.as_str().to_string(),
+                r.kind.clone(),
+                r.tool.clone(),
+                r.labels.join(","),
+                r.target.clone().unwrap_or_else(|| "-".into()),
+                r.device.clone().unwrap_or_else(|| "-".into()),
+                if r.warning_count > 0 {
+                    r.warning_count.to_string()
+                } else {
+                    String::new()
+                },
+                r.note.as_deref().map(short_note).unwrap_or_default(),
+            ]
+        })
+        .collect();
+    // A plain aligned listing: thousands of rows through a table layout
+    // engine cost more than the query.
+    let mut width = header.map(|h| h.chars().count());
+    for row in &rows {
+        for (w, cell) in width.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
     }
-    writeln!(out, "{}", t.trim_fmt())?;
+    let right = [
+        true, false, false, false, false, false, false, false, true, false,
+    ];
+    let mut line = String::new();
+    let cells = std::iter::once(header.map(str::to_string)).chain(rows);
+    for row in cells {
+        line.clear();
+        for (i, cell) in row.iter().enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            let pad = width[i] - cell.chars().count();
+            if right[i] {
+                line.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                if i + 1 < row.len() {
+                    line.extend(std::iter::repeat_n(' ', pad));
+                }
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
     Ok(())
 }
 

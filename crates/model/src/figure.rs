@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::disk::{DirectionResult, DiskJobResult, DiskRun, IntervalSample};
 use crate::mem::{Backing, KernelResult, MemOutcome, MemRun};
 use crate::net::{NetDirection, NetProtocol, NetRun};
+use crate::profile::{CdmResult, ProfileResult, TestDir};
 use crate::run::RunBody;
 
 /// The unit a figure's value is in. Values are always in base units.
@@ -177,7 +178,14 @@ pub fn disk_test_name(job: &DiskJobResult) -> String {
 /// Figures of a disk run: per job and direction, bandwidth, IOPS, mean and
 /// p99 completion latency. Bandwidth and IOPS carry the spread of the
 /// per-interval samples.
+///
+/// A CrystalDiskMark profile runs every test as several passes (one job
+/// each); its figures are CrystalDiskMark's own (the best pass) with the
+/// spread over the passes, one test per row and direction.
 pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
+    if let Some(ProfileResult::Cdm(cdm)) = &run.profile_result {
+        return cdm_figures(cdm);
+    }
     let mut out = Vec::new();
     let mut seen: HashMap<String, u32> = HashMap::new();
     for job in &run.jobs {
@@ -195,6 +203,53 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
         for (name, dir, is_read) in dirs {
             let Some(d) = dir else { continue };
             direction_figures(&mut out, &test, name, d, &job.samples, is_read, single);
+        }
+    }
+    out
+}
+
+/// Figures of a CrystalDiskMark run: per test the best pass's bandwidth,
+/// IOPS and the lowest mean latency, each with the spread over the passes.
+pub fn cdm_figures(cdm: &CdmResult) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for t in &cdm.tests {
+        let random = t.row.starts_with("RND");
+        let rw = match (t.dir, random) {
+            (TestDir::Read, false) => "read",
+            (TestDir::Read, true) => "randread",
+            (TestDir::Write, false) => "write",
+            (TestDir::Write, true) => "randwrite",
+            (TestDir::Mix, false) => "readwrite",
+            (TestDir::Mix, true) => "randrw",
+        };
+        let test = format!("{rw} {} Q{}T{}", t.bs.short_label(), t.queues, t.threads);
+        let dir = t.dir.as_str();
+        let bws: Vec<f64> = t.pass_bw.iter().map(|b| b.0).collect();
+        let bw_spread = min_max(&bws);
+        let bs = t.bs.get().max(1) as f64;
+        let mut push = |metric: &str, unit, value, spread| {
+            out.push(Figure {
+                test: test.clone(),
+                metric: format!("{dir} {metric}"),
+                unit,
+                value,
+                spread,
+            })
+        };
+        push("bw", FigureUnit::BytesPerSec, t.bw.0, bw_spread);
+        push(
+            "iops",
+            FigureUnit::Iops,
+            t.iops.0,
+            bw_spread.map(|(lo, hi)| (lo / bs, hi / bs)),
+        );
+        if t.lat_mean_ns > 0.0 {
+            push(
+                "lat mean",
+                FigureUnit::Nanos,
+                t.lat_mean_ns,
+                min_max(&t.pass_lat_mean_ns),
+            );
         }
     }
     out
@@ -497,6 +552,7 @@ mod tests {
                 logical_block_size: 512,
             },
             jobs,
+            profile_result: None,
         })
     }
 
@@ -529,6 +585,49 @@ mod tests {
             .filter(|f| f.metric.contains("lat mean"))
             .all(|f| f.spread.is_none()));
         assert_eq!(figs[8].test, "randrw 1M Q8T1 #2");
+    }
+
+    #[test]
+    fn cdm_runs_report_the_best_pass_with_the_pass_spread() {
+        use crate::profile::{CdmResult, CdmTest, ProfileResult, TestDir};
+        let test = CdmTest {
+            row: "RND4K Q32T1".into(),
+            dir: TestDir::Read,
+            bs: Bytes(4096),
+            queues: 32,
+            threads: 1,
+            pass_bw: vec![BytesPerSec(400e6), BytesPerSec(410e6), BytesPerSec(390e6)],
+            pass_lat_mean_ns: vec![320e3, 310e3, 330e3],
+            bw: BytesPerSec(410e6),
+            iops: Iops(410e6 / 4096.0),
+            lat_mean_ns: 310e3,
+            first_job: 0,
+        };
+        let mut body = run(vec![job(RwMode::RandRead, true, false); 3]);
+        if let RunBody::Disk(d) = &mut body {
+            d.profile_result = Some(ProfileResult::Cdm(CdmResult {
+                profile: "cdm".into(),
+                rows: vec!["RND4K Q32T1".into()],
+                shows_iops: true,
+                size: Bytes(1 << 30),
+                data: DataPattern::Random,
+                passes: 3,
+                pass_time: Nanos::from_secs(5),
+                interval: Nanos(0),
+                mix_read: None,
+                quick: false,
+                tests: vec![test],
+            }));
+        }
+        let figs = body.figures();
+        assert_eq!(figs.len(), 3, "one test, not one per pass: {figs:?}");
+        assert_eq!(figs[0].test, "randread 4K Q32T1");
+        assert_eq!(figs[0].metric, "read bw");
+        assert_eq!(figs[0].value, 410e6);
+        assert_eq!(figs[0].spread, Some((390e6, 410e6)));
+        assert_eq!(figs[1].spread, Some((390e6 / 4096.0, 410e6 / 4096.0)));
+        assert_eq!(figs[2].value, 310e3);
+        assert_eq!(figs[2].spread, Some((310e3, 330e3)));
     }
 
     #[test]

@@ -128,8 +128,8 @@ impl PgStore {
                     .execute(
                         "UPDATE runs SET kind=$2, tool=$3, tool_version=$4, command_line=$5,
                          started_at_ms=$6, finished_at_ms=$7, status=$8, labels=$9, note=$10,
-                         target=$11, device=$12, warning_count=$13, schema_version=$14,
-                         document=$15 WHERE id=$1",
+                         target=$11, device=$12, warning_count=$13, schema_version=$14
+                         WHERE id=$1",
                         &[
                             &id.0,
                             &row.kind,
@@ -145,14 +145,13 @@ impl PgStore {
                             &row.device,
                             &warning_count,
                             &row.schema_version,
-                            &row.document,
                         ],
                     )
                     .map_err(&err)?;
                 if n == 0 {
                     return Err(StoreError::NotFound { id, location: url });
                 }
-                for table in ["run_labels", "figures", "warnings"] {
+                for table in ["run_documents", "run_labels", "figures", "warnings"] {
                     tx.execute(&format!("DELETE FROM {table} WHERE run_id = $1"), &[&id.0])
                         .map_err(&err)?;
                 }
@@ -162,8 +161,8 @@ impl PgStore {
                 tx.query_one(
                     "INSERT INTO runs (kind, tool, tool_version, command_line, started_at_ms,
                      finished_at_ms, status, labels, note, target, device, warning_count,
-                     schema_version, document)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                     schema_version)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
                      RETURNING id",
                     &[
                         &row.kind,
@@ -179,13 +178,17 @@ impl PgStore {
                         &row.device,
                         &warning_count,
                         &row.schema_version,
-                        &row.document,
                     ],
                 )
                 .map_err(&err)?
                 .get(0),
             ),
         };
+        tx.execute(
+            "INSERT INTO run_documents (run_id, document) VALUES ($1, $2)",
+            &[&id.0, &row.document],
+        )
+        .map_err(&err)?;
         let st = tx
             .prepare("INSERT INTO run_labels (run_id, label) VALUES ($1, $2)")
             .map_err(&err)?;
@@ -360,7 +363,10 @@ impl Store for PgStore {
             .map_err(&err)?;
         let row = tx
             .query_opt(
-                &format!("SELECT {SUMMARY_COLUMNS}, document FROM runs WHERE id = $1"),
+                &format!(
+                    "SELECT {SUMMARY_COLUMNS}, document FROM runs
+                     JOIN run_documents ON run_documents.run_id = runs.id WHERE id = $1"
+                ),
                 &[&id.0],
             )
             .map_err(&err)?;

@@ -122,8 +122,8 @@ impl SqliteStore {
                     .execute(
                         "UPDATE runs SET kind=?2, tool=?3, tool_version=?4, command_line=?5,
                          started_at_ms=?6, finished_at_ms=?7, status=?8, labels=?9, note=?10,
-                         target=?11, device=?12, warning_count=?13, schema_version=?14,
-                         document=?15 WHERE id=?1",
+                         target=?11, device=?12, warning_count=?13, schema_version=?14
+                         WHERE id=?1",
                         params![
                             id.0,
                             row.kind,
@@ -139,7 +139,6 @@ impl SqliteStore {
                             row.device,
                             row.warnings.len() as i64,
                             row.schema_version,
-                            row.document
                         ],
                     )
                     .map_err(&err)?;
@@ -149,7 +148,7 @@ impl SqliteStore {
                         location: path.display().to_string(),
                     });
                 }
-                for table in ["run_labels", "figures", "warnings"] {
+                for table in ["run_documents", "run_labels", "figures", "warnings"] {
                     tx.execute(&format!("DELETE FROM {table} WHERE run_id = ?1"), [id.0])
                         .map_err(&err)?;
                 }
@@ -159,8 +158,8 @@ impl SqliteStore {
                 tx.execute(
                     "INSERT INTO runs (kind, tool, tool_version, command_line, started_at_ms,
                      finished_at_ms, status, labels, note, target, device, warning_count,
-                     schema_version, document)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                     schema_version)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                     params![
                         row.kind,
                         row.tool,
@@ -175,13 +174,17 @@ impl SqliteStore {
                         row.device,
                         row.warnings.len() as i64,
                         row.schema_version,
-                        row.document
                     ],
                 )
                 .map_err(&err)?;
                 RunId(tx.last_insert_rowid())
             }
         };
+        tx.execute(
+            "INSERT INTO run_documents (run_id, document) VALUES (?1, ?2)",
+            params![id.0, row.document],
+        )
+        .map_err(&err)?;
         {
             let mut st = tx
                 .prepare_cached("INSERT INTO run_labels (run_id, label) VALUES (?1, ?2)")
@@ -415,7 +418,10 @@ impl Store for SqliteStore {
         let tx = self.conn.unchecked_transaction().map_err(&err)?;
         let found = tx
             .query_row(
-                &format!("SELECT {SUMMARY_COLUMNS}, document FROM runs WHERE id = ?1"),
+                &format!(
+                    "SELECT {SUMMARY_COLUMNS}, document FROM runs
+                     JOIN run_documents ON run_documents.run_id = runs.id WHERE id = ?1"
+                ),
                 [id.0],
                 |r| Ok((summary_from_row(r)?, r.get::<_, String>(13)?)),
             )

@@ -163,7 +163,7 @@ fn delete_removes_the_run_and_its_rows() {
     assert!(matches!(store.delete(a), Err(StoreError::NotFound { .. })));
     assert_eq!(store.load(b).unwrap().figures.len(), 32);
     let conn = rusqlite::Connection::open(&path).unwrap();
-    for table in ["figures", "run_labels", "warnings"] {
+    for table in ["run_documents", "figures", "run_labels", "warnings"] {
         let n: i64 = conn
             .query_row(
                 &format!("SELECT COUNT(*) FROM {table} WHERE run_id = ?1"),

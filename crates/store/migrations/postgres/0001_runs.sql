@@ -15,10 +15,14 @@ CREATE TABLE runs (
     target          TEXT,
     device          TEXT,
     warning_count   BIGINT  NOT NULL,
-    schema_version  BIGINT  NOT NULL,
-    document        TEXT    NOT NULL
+    schema_version  BIGINT  NOT NULL
 );
 CREATE INDEX runs_started_at ON runs (started_at_ms);
+
+CREATE TABLE run_documents (
+    run_id    BIGINT  PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    document  TEXT    NOT NULL
+);
 
 CREATE TABLE run_labels (
     run_id  BIGINT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,

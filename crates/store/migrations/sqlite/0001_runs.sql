@@ -7,14 +7,15 @@
 -- schema_migrations  one row per applied migration (created by the code
 --                    before the first migration runs; the highest version is
 --                    the schema version).
--- runs               one row per run. `document` is the full result document
---                    (JSON, as `iomark ... --json` prints it) so nothing is
---                    lost; the other columns are copies for listing and
---                    filtering. `status` is 'interrupted' from the moment a
+-- runs               one row per run: copies of the document's header for
+--                    listing and filtering. `status` is 'interrupted' from the moment a
 --                    run starts until it is finished, so a killed run says so.
 --                    `kind` is the document's body kind (disk, mem, net);
 --                    `target` what it ran on (a path, a host); `device` a
 --                    one-line description of the device behind it.
+-- run_documents      the full result document of each run (JSON, as
+--                    `iomark ... --json` prints it), so nothing is lost. Kept
+--                    apart from `runs` so listing reads small rows only.
 -- run_labels         the run's labels, one row each, for `--label` filters.
 -- figures            the run's comparable numbers (test, metric, unit, value)
 --                    with the spread (lowest, highest) over its passes or
@@ -38,10 +39,14 @@ CREATE TABLE runs (
     target          TEXT,
     device          TEXT,
     warning_count   INTEGER NOT NULL,
-    schema_version  INTEGER NOT NULL,   -- of the document's layout
-    document        TEXT    NOT NULL
+    schema_version  INTEGER NOT NULL    -- of the document's layout
 );
 CREATE INDEX runs_started_at ON runs (started_at_ms);
+
+CREATE TABLE run_documents (
+    run_id    INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    document  TEXT    NOT NULL
+);
 
 CREATE TABLE run_labels (
     run_id  INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
