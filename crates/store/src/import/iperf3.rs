@@ -92,11 +92,10 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
             let lost = u["lost_packets"].as_u64().unwrap_or(0);
             // One record per UDP stream: bytes sent, and the receiver's loss
             // from the results exchange; what arrived is the share not lost.
-            let received = if packets > 0 {
-                bytes.saturating_mul(packets.saturating_sub(lost)) / packets
-            } else {
-                bytes
-            };
+            let received = bytes
+                .saturating_mul(packets.saturating_sub(lost))
+                .checked_div(packets)
+                .unwrap_or(bytes);
             let t = secs(u["seconds"].as_f64().unwrap_or(0.0));
             streams.push(NetStreamResult {
                 id: id(u),
