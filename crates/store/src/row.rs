@@ -69,12 +69,14 @@ fn ms(v: u64) -> i64 {
 /// network run's peer.
 fn target_text(body: &Value) -> Option<String> {
     let candidates = [
+        // disk
         &body["target"]["given"],
         &body["target"]["path"],
-        &body["target"],
-        &body["host"],
-        &body["server"],
-        &body["peer"],
+        // net: the server
+        &body["spec"]["host"],
+        // mem: the mapped file, else the heap
+        &body["spec"]["backing"]["path"],
+        &body["spec"]["backing"]["kind"],
     ];
     candidates
         .into_iter()
@@ -108,6 +110,13 @@ fn device_text(doc: &Value) -> Option<String> {
         layer = &layer["lower"][0];
     }
     push(&report["slowest"]["name"]);
+    // A network run: the local interface it went through.
+    let iface = &doc["body"]["interface"];
+    push(&iface["name"]);
+    push(&iface["driver"]);
+    if let Some(mbit) = iface["speed_mbit"].as_u64() {
+        parts.push(format!("{mbit} Mb/s"));
+    }
     (!parts.is_empty()).then(|| parts.join(" "))
 }
 
@@ -178,5 +187,28 @@ mod tests {
         }});
         assert_eq!(device_text(&doc).unwrap(), "sda Samsung T7 usb uas USB 3.0");
         assert_eq!(device_text(&json!({})), None);
+        let net =
+            json!({"body": {"interface": {"name": "eth0", "driver": "r8152", "speed_mbit": 2500}}});
+        assert_eq!(device_text(&net).unwrap(), "eth0 r8152 2500 Mb/s");
+    }
+
+    #[test]
+    fn target_text_finds_each_kind_of_target() {
+        assert_eq!(
+            target_text(&json!({"target": {"given": "/mnt/x", "path": "/mnt/x/f"}})).unwrap(),
+            "/mnt/x"
+        );
+        assert_eq!(
+            target_text(&json!({"spec": {"host": "10.0.0.2"}})).unwrap(),
+            "10.0.0.2"
+        );
+        assert_eq!(
+            target_text(&json!({"spec": {"backing": {"kind": "mmap", "path": "/ssd/f"}}})).unwrap(),
+            "/ssd/f"
+        );
+        assert_eq!(
+            target_text(&json!({"spec": {"backing": {"kind": "heap"}}})).unwrap(),
+            "heap"
+        );
     }
 }
