@@ -62,7 +62,7 @@ enum ResultsCommand {
         #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
         format: ExportFormat,
     },
-    /// Import fio JSON (--output-format=json or json+) or iperf3 -J output as stored runs.
+    /// Import fio JSON (--output-format=json or json+), iperf3 -J or iomark --json output as stored runs.
     Import {
         /// Files to import; each is checked whole before anything is stored.
         #[arg(required = true, value_name = "FILE")]
@@ -477,13 +477,19 @@ fn export(
         .collect::<anyhow::Result<Vec<_>>>()?;
     match format {
         ExportFormat::Json => {
-            // The stored documents verbatim, so nothing is lost or reshaped.
+            // The stored documents with their stored status (a killed run's
+            // document still says what its writer last set); verbatim when
+            // this version cannot read one, so nothing is lost.
             write!(out, "[")?;
             for (i, r) in runs.iter().enumerate() {
                 if i > 0 {
                     write!(out, ",")?;
                 }
-                write!(out, "\n{}", r.document_json)?;
+                let text = match r.document() {
+                    Ok(doc) => serde_json::to_string(&doc)?,
+                    Err(_) => r.document_json.clone(),
+                };
+                write!(out, "\n{text}")?;
             }
             writeln!(out, "\n]")?;
         }
@@ -557,12 +563,23 @@ fn import(
     // Convert every file first, so one bad file stores nothing at all.
     let mut docs = Vec::new();
     for f in files {
-        let mut doc = iomark_store::import::import_file(f)
+        let converted = iomark_store::import::import_file(f)
             .with_context(|| format!("cannot import {}", f.display()))?;
-        doc.command_line = std::env::args().collect();
-        doc.labels.extend(labels.iter().cloned());
-        doc.note = note.map(str::to_string);
-        docs.push((f, doc));
+        for mut doc in converted {
+            // iomark's own documents keep the command line that measured them.
+            if doc.command_line.is_empty() {
+                doc.command_line = std::env::args().collect();
+            }
+            for l in labels {
+                if !doc.labels.contains(l) {
+                    doc.labels.push(l.clone());
+                }
+            }
+            if let Some(n) = note {
+                doc.note = Some(n.to_string());
+            }
+            docs.push((f, doc));
+        }
     }
     let mut store = iomark_store::open(db)?;
     for (f, doc) in docs {

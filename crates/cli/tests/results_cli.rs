@@ -300,6 +300,16 @@ fn fio_output_imports_lists_exports_and_deletes() {
     assert_eq!(docs.len(), 2);
     assert_eq!(docs[0].labels, ["fio"]);
     assert!(docs[0].command_line.iter().any(|a| a == "import"));
+    // An export imports into another database unchanged.
+    let exported = dir.path().join("export.json");
+    std::fs::write(&exported, &json).unwrap();
+    let other = dir.path().join("other.db");
+    let other = other.to_str().unwrap();
+    let out = ok(&iomark(other, &["import", exported.to_str().unwrap()]));
+    assert_eq!(out.lines().count(), 2, "{out}");
+    let again = ok(&iomark(other, &["export", "1", "2", "--format", "json"]));
+    let back: Vec<RunDocument> = serde_json::from_str(&again).unwrap();
+    assert_eq!(back, docs);
     let cmp = ok(&iomark(db, &["compare", "1", "2"]));
     assert!(
         cmp.contains("read 64K Q1T1") && cmp.contains("read 1M Q1T1"),

@@ -37,7 +37,7 @@ pub enum ImportError {
         reason: String,
     },
     /// JSON, but from neither fio nor iperf3.
-    #[error("JSON that is neither fio's nor iperf3's output (it has no \"fio version\", and no \"start\"/\"end\"): import `fio --output-format=json` or `iperf3 -J` output")]
+    #[error("JSON that is neither fio's nor iperf3's output nor an iomark document (it has no \"fio version\", no \"start\"/\"end\", no \"schema_version\"/\"body\"): import `fio --output-format=json`, `iperf3 -J` or `iomark ... --json` output")]
     UnknownFormat,
     /// A recognised format missing a field it always has.
     #[error("{tool} output is missing {field}: the file looks truncated or edited; rerun {tool} to produce it again")]
@@ -52,26 +52,66 @@ pub enum ImportError {
     Unsupported(String),
 }
 
-/// Read `path` and convert it.
-pub fn import_file(path: &Path) -> Result<RunDocument, ImportError> {
+/// Read `path` and convert it: one run, or several when the file is an
+/// array of iomark documents (`iomark results export --format json`).
+pub fn import_file(path: &Path) -> Result<Vec<RunDocument>, ImportError> {
     let bytes = std::fs::read(path).map_err(|cause| ImportError::Read {
         path: path.display().to_string(),
         cause,
     })?;
-    import_str(&String::from_utf8_lossy(&bytes))
+    import_many(&String::from_utf8_lossy(&bytes))
 }
 
-/// Convert fio JSON (`json` or `json+`) or iperf3 `-J` output. The
-/// document's `command_line` is left empty for the caller to fill.
+/// [`import_str`], or a JSON array of iomark documents.
+pub fn import_many(text: &str) -> Result<Vec<RunDocument>, ImportError> {
+    if !text.trim_start().starts_with('[') {
+        return import_str(text).map(|d| vec![d]);
+    }
+    let values: Vec<Value> =
+        serde_json::from_str(text.trim_end()).map_err(|e| ImportError::BadJson {
+            reason: e.to_string(),
+        })?;
+    if values.is_empty() {
+        return Err(ImportError::NoJson);
+    }
+    values
+        .into_iter()
+        .map(|v| {
+            if is_iomark(&v) {
+                iomark_document(v)
+            } else {
+                Err(ImportError::UnknownFormat)
+            }
+        })
+        .collect()
+}
+
+/// Convert fio JSON (`json` or `json+`), iperf3 `-J` output, or one of
+/// iomark's own documents (`--json`). A converted document's
+/// `command_line` is left empty for the caller to fill.
 pub fn import_str(text: &str) -> Result<RunDocument, ImportError> {
     let value = parse_json(text)?;
     if value.get("fio version").is_some() {
         fio::convert(&value)
+    } else if is_iomark(&value) {
+        iomark_document(value)
     } else if value.get("start").is_some() && value.get("end").is_some() {
         iperf3::convert(&value)
     } else {
         Err(ImportError::UnknownFormat)
     }
+}
+
+fn is_iomark(v: &Value) -> bool {
+    v.get("schema_version").is_some() && v.get("body").is_some()
+}
+
+fn iomark_document(v: Value) -> Result<RunDocument, ImportError> {
+    serde_json::from_value(v).map_err(|e| {
+        ImportError::Unsupported(format!(
+            "an iomark document this version cannot read ({e}): import it with the iomark that wrote it, or a newer one"
+        ))
+    })
 }
 
 /// The one JSON object in `text`, skipping the lines some tools print
@@ -123,6 +163,21 @@ mod tests {
         let v =
             parse_json("note: both iodepth >= 1 and synchronous I/O engine\n{\"a\": 1}\n").unwrap();
         assert_eq!(v["a"], 1);
+    }
+
+    #[test]
+    fn arrays_hold_iomark_documents_only() {
+        assert!(matches!(import_many("[]"), Err(ImportError::NoJson)));
+        assert!(matches!(
+            import_many("[{\"fio version\": \"x\"}]"),
+            Err(ImportError::UnknownFormat)
+        ));
+        assert!(matches!(
+            import_many("[1,"),
+            Err(ImportError::BadJson { .. })
+        ));
+        let bad = import_many("[{\"schema_version\": 1, \"body\": {}}]").unwrap_err();
+        assert!(bad.to_string().contains("cannot read"), "{bad}");
     }
 
     #[test]
