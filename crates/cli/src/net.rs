@@ -12,7 +12,7 @@ use clap::{Args, Subcommand};
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{RunBody, RunDocument, RunStatus, SCHEMA_VERSION};
 use iomark_net::proto::{params, Protocol};
-use iomark_net::{ClientConfig, ServerConfig, TestReport};
+use iomark_net::{ClientConfig, NetError, ServerConfig, TestReport};
 
 use crate::exit::Exit;
 
@@ -116,14 +116,28 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
         }
         NetCommand::Client(a) => {
             let json = a.json;
-            let cfg = client_config(a)?;
+            let mut cfg = client_config(a)?;
+            cfg.interrupt = Some(crate::signals::stop_flag()?);
             let stdout = std::io::stdout();
-            let report = iomark_net::client::run(&cfg, &mut stdout.lock())
-                .with_context(|| format!("net client to {}:{}", cfg.host, cfg.port))?;
+            let report = match iomark_net::client::run(&cfg, &mut stdout.lock()) {
+                Ok(r) => r,
+                Err(NetError::Interrupted) => {
+                    eprintln!("iomark: interrupted before the test started");
+                    return Ok(Exit::Interrupted);
+                }
+                Err(e) => {
+                    return Err(anyhow::Error::new(e))
+                        .with_context(|| format!("net client to {}:{}", cfg.host, cfg.port))
+                }
+            };
             if json {
                 writeln!(stdout.lock(), "{}", report.to_iperf3_json())?;
             }
-            Ok(Exit::Success)
+            Ok(if report.interrupted {
+                Exit::Interrupted
+            } else {
+                Exit::Success
+            })
         }
     }
 }
@@ -239,6 +253,7 @@ fn client_config(a: ClientArgs) -> anyhow::Result<ClientConfig> {
         bandwidth,
         text: !a.json,
         connect_timeout: Duration::from_secs(10),
+        interrupt: None,
     })
 }
 
@@ -258,7 +273,11 @@ pub fn run_document(report: &TestReport, command_line: Vec<String>) -> RunDocume
         command_line,
         started_at_ms: epoch_ms(report.started),
         finished_at_ms: epoch_ms(report.finished),
-        status: RunStatus::Complete,
+        status: if report.interrupted {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Complete
+        },
         labels: Vec::new(),
         note: None,
         warnings: Vec::new(),

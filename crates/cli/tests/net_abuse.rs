@@ -304,3 +304,32 @@ fn client_errors_are_clear() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("1 to 128"));
 }
+
+#[test]
+fn ctrl_c_ends_a_client_test_cleanly() {
+    let port = free_port();
+    let _srv = server(port);
+    let client = Proc::spawn(std::process::Command::new(BIN).args([
+        "net",
+        "client",
+        "127.0.0.1",
+        "-p",
+        &port.to_string(),
+        "-t",
+        "20",
+    ]));
+    std::thread::sleep(Duration::from_millis(1500));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &client.pid().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success());
+    let out = client.finish(Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(130), "Ctrl-C exits with 130");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("sender") && text.contains("Interrupted"),
+        "{text}"
+    );
+    still_serves(port, "a client stopped with Ctrl-C");
+}

@@ -4,6 +4,7 @@
 
 use std::io::{ErrorKind, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime};
 
 use iomark_model::net::NetDirection;
@@ -56,6 +57,9 @@ pub struct ClientConfig {
     pub text: bool,
     /// Limit for connecting the control connection.
     pub connect_timeout: Duration,
+    /// A flag a signal handler raises (Ctrl-C): the client then sends
+    /// CLIENT_TERMINATE and returns what it measured so far.
+    pub interrupt: Option<&'static AtomicBool>,
 }
 
 impl ClientConfig {
@@ -77,6 +81,7 @@ impl ClientConfig {
             bandwidth: None,
             text: true,
             connect_timeout: Duration::from_secs(10),
+            interrupt: None,
         }
     }
 }
@@ -101,7 +106,7 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
     let control_local = sock
         .local_addr()
         .map_err(NetError::io("read the local address"))?;
-    let mut ctrl = Control::new(sock)?;
+    let mut ctrl = Control::new(sock)?.with_interrupt(cfg.interrupt);
     let cookie = Cookie::random();
     ctrl.write_raw(cookie.wire())?;
     expect(&mut ctrl, State::ParamExchange, "PARAM_EXCHANGE")?;
@@ -194,6 +199,7 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         cpu_local: Default::default(),
         remote: None,
         interval_secs: cfg.interval.map_or(0.0, |i| i.as_secs_f64()),
+        interrupted: false,
     };
     if cfg.text {
         let _ = write!(out, "{}", report.header_text());
@@ -207,14 +213,21 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
     )?;
     let end_at = Instant::now() + Duration::from_secs(cfg.omit as u64 + cfg.time as u64);
     let mut printed = 0usize;
+    let mut interrupted = false;
     loop {
         let now = Instant::now();
         if now >= end_at {
             break;
         }
         let wake = session.next_wake().map_or(end_at, |w| w.min(end_at));
-        if let Some(s) = ctrl.poll_state(wake.saturating_duration_since(now))? {
-            return Err(peer_state(&mut ctrl, s, "the test"));
+        match ctrl.poll_state(wake.saturating_duration_since(now)) {
+            Ok(None) => {}
+            Ok(Some(s)) => return Err(peer_state(&mut ctrl, s, "the test")),
+            Err(NetError::Interrupted) => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => return Err(e),
         }
         for rec in session.tick(Instant::now()) {
             if cfg.text {
@@ -230,6 +243,26 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
             let _ = write!(out, "{}", report.interval_text(rec, printed == 0));
         }
         printed += 1;
+    }
+    if interrupted {
+        // Like iperf3: tell the server, keep what was measured, skip the exchange.
+        let _ = ctrl.write_state(State::ClientTerminate);
+        ctrl.close();
+        let mine = session.results(&totals);
+        report.intervals = std::mem::take(&mut session.intervals);
+        report.totals = totals;
+        report.cpu_local = mine.cpu();
+        report.finished = SystemTime::now();
+        report.interrupted = true;
+        drop(session);
+        if cfg.text {
+            let _ = write!(out, "{}", report.summary_text());
+            let _ = writeln!(
+                out,
+                "\nInterrupted: the figures cover the time until Ctrl-C."
+            );
+        }
+        return Ok(report);
     }
     ctrl.write_state(State::TestEnd)?;
     expect(&mut ctrl, State::ExchangeResults, "EXCHANGE_RESULTS")?;
@@ -302,10 +335,7 @@ fn peer_state(ctrl: &mut Control, got: State, expected: &'static str) -> NetErro
                 message: code::describe(c),
             }
         }
-        State::ServerTerminate => NetError::ServerError {
-            code: code::SERVER_TERM,
-            message: code::describe(code::SERVER_TERM),
-        },
+        State::ServerTerminate => NetError::Terminated { who: "server" },
         got => NetError::Unexpected { got, expected },
     }
 }

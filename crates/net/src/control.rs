@@ -3,6 +3,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::proto::{frame, Decoder, State};
@@ -27,8 +28,13 @@ impl Wait {
     }
 }
 
+/// How often a wait looks at the interrupt flag.
+const INTERRUPT_POLL: Duration = Duration::from_millis(100);
+
 pub(crate) struct Control {
     sock: TcpStream,
+    /// Raised by a signal handler: reads give up with `Interrupted`.
+    interrupt: Option<&'static AtomicBool>,
     dec: Decoder,
     buf: Box<[u8; 4096]>,
 }
@@ -40,9 +46,20 @@ impl Control {
             .map_err(NetError::io("set TCP_NODELAY on the control connection"))?;
         Ok(Control {
             sock,
+            interrupt: None,
             dec: Decoder::new(),
             buf: Box::new([0; 4096]),
         })
+    }
+
+    /// Check `flag` while waiting for the peer.
+    pub fn with_interrupt(mut self, flag: Option<&'static AtomicBool>) -> Control {
+        self.interrupt = flag;
+        self
+    }
+
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.is_some_and(|f| f.load(Ordering::Relaxed))
     }
 
     pub fn socket(&self) -> &TcpStream {
@@ -54,10 +71,24 @@ impl Control {
         if timeout.is_some_and(|t| t.is_zero()) {
             return Err(NetError::Timeout { what });
         }
-        self.sock
-            .set_read_timeout(timeout)
-            .map_err(NetError::io("set a read timeout"))?;
+        let until = timeout.map(|t| Instant::now() + t);
         loop {
+            if self.interrupted() {
+                return Err(NetError::Interrupted);
+            }
+            // With a signal flag to watch, wait in short slices.
+            let left = until.map(|u| u.saturating_duration_since(Instant::now()));
+            let slice = match (self.interrupt, left) {
+                (Some(_), Some(l)) => Some(l.min(INTERRUPT_POLL)),
+                (Some(_), None) => Some(INTERRUPT_POLL),
+                (None, l) => l,
+            };
+            if slice.is_some_and(|s| s.is_zero()) {
+                return Err(NetError::Timeout { what });
+            }
+            self.sock
+                .set_read_timeout(slice)
+                .map_err(NetError::io("set a read timeout"))?;
             match self.sock.read(&mut self.buf[..]) {
                 Ok(0) => return Ok(false),
                 Ok(n) => {
@@ -66,7 +97,12 @@ impl Control {
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                    return Err(NetError::Timeout { what })
+                    if until.is_some_and(|u| Instant::now() >= u) {
+                        return Err(NetError::Timeout { what });
+                    }
+                    if until.is_none() && self.interrupt.is_none() {
+                        return Err(NetError::Timeout { what });
+                    }
                 }
                 Err(e) if e.kind() == ErrorKind::ConnectionReset => return Ok(false),
                 Err(e) => return Err(NetError::io(format!("read {what}"))(e)),

@@ -82,6 +82,16 @@ pub enum NetError {
         /// What was awaited.
         what: &'static str,
     },
+    /// The peer was interrupted and ended the test (CLIENT_TERMINATE or
+    /// SERVER_TERMINATE).
+    #[error("the {who} was interrupted and ended the test")]
+    Terminated {
+        /// `client` or `server`.
+        who: &'static str,
+    },
+    /// Ctrl-C (or SIGTERM) arrived before the test ran.
+    #[error("interrupted")]
+    Interrupted,
     /// A socket operation failed.
     #[error("{what}: {source}")]
     Io {

@@ -118,6 +118,8 @@ pub struct TestReport {
     pub remote: Option<Results>,
     /// The interval length, 0 when disabled.
     pub interval_secs: f64,
+    /// Stopped by Ctrl-C: the figures are this host's only, up to then.
+    pub interrupted: bool,
 }
 
 /// One side (sender or receiver) of one stream's totals.

@@ -320,6 +320,7 @@ impl Server {
             cpu_local: Default::default(),
             remote: None,
             interval_secs: cfg.interval.map_or(0.0, |i| i.as_secs_f64()),
+            interrupted: false,
             params,
         };
         if cfg.text {
@@ -350,10 +351,7 @@ impl Server {
                 Ok(None) => {}
                 Ok(Some(State::TestEnd)) => break Ok(()),
                 Ok(Some(State::ClientTerminate)) => {
-                    break Err(NetError::ServerError {
-                        code: code::CLIENT_TERM,
-                        message: code::describe(code::CLIENT_TERM),
-                    })
+                    break Err(NetError::Terminated { who: "client" })
                 }
                 Ok(Some(s)) => {
                     break Err(NetError::Unexpected {
