@@ -1,0 +1,223 @@
+//! Accuracy against a device of known speed (../shared/TEST-RIGS.md): a
+//! loop device throttled by the block-I/O cgroup to a known read and write
+//! bandwidth and a known IOPS. iomark's figures must land within 3% of the
+//! throttle, for psync and io_uring, direct.
+//!
+//! Block sizes avoid the kernel artefact noted in TEST-RIGS.md (io_uring
+//! reads of exactly 1 MiB run at half the limit under the v1 throttle).
+
+use std::process::Output;
+
+use iomark_testrig::{require_root, Limits, LoopDevice, Throttle};
+use serde_json::Value;
+
+const IOMARK: &str = env!("CARGO_BIN_EXE_iomark");
+const READ_BPS: u64 = 30 << 20; // 30 MiB/s
+const WRITE_BPS: u64 = 10 << 20; // 10 MiB/s
+const READ_IOPS: u64 = 500;
+
+struct Rig {
+    dev: LoopDevice,
+    throttle: Throttle,
+}
+
+fn rig(limits: Limits) -> Result<Rig, String> {
+    require_root()?;
+    let dev = LoopDevice::new(128 << 20)?;
+    let throttle = Throttle::new(&dev.majmin()?, limits)?;
+    Ok(Rig { dev, throttle })
+}
+
+fn run(rig: &Rig, args: &[&str]) -> Value {
+    let dev = rig.dev.dev.to_str().unwrap();
+    let mut all = vec!["disk", dev, "--runtime", "4s", "--ramp", "1s", "--json"];
+    all.extend_from_slice(args);
+    let o: Output = rig.throttle.command(IOMARK, &all).output().unwrap();
+    assert!(
+        o.status.success(),
+        "{all:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).expect("one JSON document")
+}
+
+fn job(doc: &Value) -> &Value {
+    &doc["body"]["jobs"][0]
+}
+
+fn assert_within_3pct(what: &str, measured: f64, expected: f64) {
+    let err = (measured - expected) / expected;
+    eprintln!(
+        "{what}: measured {measured:.1}, throttle {expected:.1}, error {:+.2}%",
+        err * 100.0
+    );
+    assert!(
+        err.abs() < 0.03,
+        "{what}: {measured} vs {expected} ({:+.2}%)",
+        err * 100.0
+    );
+}
+
+fn bandwidth_case(engine: &str, rw: &str, bs: &str, depth: &str) {
+    let limits = Limits {
+        read_bps: Some(READ_BPS),
+        write_bps: Some(WRITE_BPS),
+        ..Limits::default()
+    };
+    let r = match rig(limits) {
+        Ok(r) => r,
+        Err(reason) => {
+            eprintln!("skipped: {reason}");
+            return;
+        }
+    };
+    let dev = r.dev.dev.to_str().unwrap().to_string();
+    let mut args = vec![
+        "--engine",
+        engine,
+        "--rw",
+        rw,
+        "--bs",
+        bs,
+        "--iodepth",
+        depth,
+    ];
+    if rw.contains("write") {
+        args.extend(["--allow-write", dev.as_str()]);
+    }
+    let doc = run(&r, &args);
+    let j = job(&doc);
+    assert_eq!(j["page_cache_bypassed"], true);
+    let (dir, limit) = if rw.contains("write") {
+        ("write", WRITE_BPS)
+    } else {
+        ("read", READ_BPS)
+    };
+    let bw = j[dir]["bw"].as_f64().unwrap();
+    assert_within_3pct(&format!("{engine} {rw} {bs} bandwidth"), bw, limit as f64);
+}
+
+#[test]
+fn psync_sequential_read_matches_the_bandwidth_throttle() {
+    bandwidth_case("psync", "read", "256k", "1");
+}
+
+#[test]
+fn io_uring_sequential_read_matches_the_bandwidth_throttle() {
+    bandwidth_case("io_uring", "read", "256k", "4");
+}
+
+#[test]
+fn psync_sequential_write_matches_the_bandwidth_throttle() {
+    bandwidth_case("psync", "write", "256k", "1");
+}
+
+#[test]
+fn io_uring_random_write_matches_the_bandwidth_throttle() {
+    bandwidth_case("io_uring", "randwrite", "128k", "8");
+}
+
+fn iops_case(engine: &str, depth: &str) {
+    let limits = Limits {
+        read_iops: Some(READ_IOPS),
+        ..Limits::default()
+    };
+    let r = match rig(limits) {
+        Ok(r) => r,
+        Err(reason) => {
+            eprintln!("skipped: {reason}");
+            return;
+        }
+    };
+    let doc = run(
+        &r,
+        &[
+            "--engine",
+            engine,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            depth,
+        ],
+    );
+    let j = job(&doc);
+    let iops = j["read"]["iops"].as_f64().unwrap();
+    assert_within_3pct(
+        &format!("{engine} randread 4k IOPS"),
+        iops,
+        READ_IOPS as f64,
+    );
+    // The latency a throttle imposes shows: at QD1 about 1/500 s per I/O.
+    if depth == "1" {
+        let mean_ms = j["read"]["clat"]["mean_ns"].as_f64().unwrap() / 1e6;
+        assert!((mean_ms - 2.0).abs() < 0.2, "mean clat {mean_ms} ms");
+    }
+}
+
+#[test]
+fn psync_random_read_matches_the_iops_throttle() {
+    iops_case("psync", "1");
+}
+
+#[test]
+fn io_uring_random_read_matches_the_iops_throttle() {
+    iops_case("io_uring", "16");
+}
+
+#[test]
+fn io_uring_keeps_the_requested_depth_on_a_slow_device() {
+    let r = match rig(Limits {
+        read_iops: Some(READ_IOPS),
+        ..Limits::default()
+    }) {
+        Ok(r) => r,
+        Err(reason) => {
+            eprintln!("skipped: {reason}");
+            return;
+        }
+    };
+    let doc = run(
+        &r,
+        &[
+            "--engine",
+            "io_uring",
+            "--rw",
+            "randread",
+            "--iodepth",
+            "16",
+        ],
+    );
+    let j = job(&doc);
+    let at16 = j["iodepth_level"]["16"].as_f64().unwrap();
+    assert!(at16 > 99.0, "iodepth_level 16 = {at16}%");
+    assert!((j["mean_depth"].as_f64().unwrap() - 16.0).abs() < 0.5);
+}
+
+#[test]
+fn psync_asked_for_depth_says_it_runs_at_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new(IOMARK)
+        .args(["disk", dir.path().to_str().unwrap(), "--size", "4M"])
+        .args([
+            "--runtime",
+            "200ms",
+            "--engine",
+            "psync",
+            "--iodepth",
+            "8",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let j = job(&doc);
+    assert_eq!(j["iodepth_level"]["1"].as_f64(), Some(100.0));
+    let warnings = j["warnings"].as_array().unwrap();
+    assert!(warnings
+        .iter()
+        .any(|w| w["kind"] == "sync_engine_depth"
+            && w["message"].as_str().unwrap().contains("depth 1")));
+}
