@@ -109,44 +109,41 @@ enum ExportFormat {
 /// Run `iomark results ...`.
 pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
     let db = args.db.as_deref();
-    // Validate what needs no database before opening one.
-    let query = match &args.command {
-        ResultsCommand::List(l) => Some(RunQuery {
-            labels: l.labels.clone(),
-            device: l.device.clone(),
-            since_ms: l.since.as_deref().map(parse_since).transpose()?,
-            limit: l.limit,
-        }),
-        _ => None,
-    };
-    if let ResultsCommand::Import {
-        files,
-        labels,
-        note,
-    } = &args.command
-    {
-        return import(db, files, labels, note.as_deref());
-    }
-    let mut store = iomark_store::open(db)?;
     let out = &mut std::io::stdout().lock();
     match args.command {
-        ResultsCommand::List(_) => list(store.as_mut(), &query.unwrap_or_default(), out)?,
-        ResultsCommand::Show { id } => show(&store.load(id)?, out)?,
+        ResultsCommand::List(l) => {
+            // Validate before opening the database.
+            let query = RunQuery {
+                labels: l.labels,
+                device: l.device,
+                since_ms: l.since.as_deref().map(parse_since).transpose()?,
+                limit: l.limit,
+            };
+            list(iomark_store::open(db)?.as_mut(), &query, out)?;
+        }
+        ResultsCommand::Show { id } => show(&iomark_store::open(db)?.load(id)?, out)?,
         ResultsCommand::Compare { ids, baseline } => {
-            let runs = load_for_compare(store.as_mut(), &ids, baseline)?;
+            let runs = load_for_compare(iomark_store::open(db)?.as_mut(), &ids, baseline)?;
             let mut t = comparison_table(&runs);
             t.load_preset(UTF8_FULL_CONDENSED);
             writeln!(out, "{t}")?;
             legend(&runs, out)?;
         }
-        ResultsCommand::Export { ids, format } => export(store.as_mut(), &ids, format, out)?,
+        ResultsCommand::Export { ids, format } => {
+            export(iomark_store::open(db)?.as_mut(), &ids, format, out)?;
+        }
+        ResultsCommand::Import {
+            files,
+            labels,
+            note,
+        } => import(db, &files, &labels, note.as_deref())?,
         ResultsCommand::Delete { ids } => {
+            let mut store = iomark_store::open(db)?;
             for id in dedup(&ids) {
                 store.delete(id)?;
                 eprintln!("deleted run {id}");
             }
         }
-        ResultsCommand::Import { .. } => unreachable!("handled above"),
     }
     out.flush()?;
     Ok(Exit::Success)
@@ -559,7 +556,7 @@ fn import(
     files: &[PathBuf],
     labels: &[String],
     note: Option<&str>,
-) -> anyhow::Result<Exit> {
+) -> anyhow::Result<()> {
     // Convert every file first, so one bad file stores nothing at all.
     let mut docs = Vec::new();
     for f in files {
@@ -592,5 +589,5 @@ fn import(
             doc.body.figures().len()
         );
     }
-    Ok(Exit::Success)
+    Ok(())
 }
