@@ -18,6 +18,7 @@ use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{RunBody, RunDocument, RunStatus, SCHEMA_VERSION};
 
 use crate::exit::Exit;
+use crate::signals;
 
 /// The raw arguments of `iomark mem`.
 #[derive(Debug, Args)]
@@ -338,14 +339,15 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
         MemCommand::Stencil(a) => MemOptions::try_from(a)?,
         MemCommand::Himeno(a) => MemOptions::try_from(a)?,
         MemCommand::Child => {
-            job::serve_child()?;
+            job::serve_child(signals::stop_flag()?)?;
             return Ok(Exit::Success);
         }
     };
     let started_at_ms = now_ms();
     let exe = std::env::current_exe()
         .context("cannot find the iomark binary to run the limited child")?;
-    let run = job::run(&options.spec, options.relative, || {
+    let stop = signals::stop_flag()?;
+    let run = job::run(&options.spec, options.relative, stop, || {
         let mut c = Command::new(exe);
         c.args(["mem", "__child"]);
         c
@@ -368,6 +370,7 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
     std::io::stdout().lock().write_all(text.as_bytes())?;
     match &run.outcome {
         MemOutcome::OomKilled { message } => bail!("{message}"),
+        MemOutcome::Interrupted => Ok(Exit::Interrupted),
         MemOutcome::Completed { result, .. } if result.validation().is_failed() => {
             bail!("validation failed: {}", result.validation().detail)
         }
@@ -394,6 +397,7 @@ pub fn run_document(
         MemOutcome::Completed { result, .. } if !result.validation().is_failed() => {
             RunStatus::Complete
         }
+        MemOutcome::Interrupted => RunStatus::Interrupted,
         _ => RunStatus::Failed,
     };
     let device = backing_dir
@@ -446,6 +450,12 @@ fn render(run: &MemRun) -> String {
                     secs(*m)
                 ));
             }
+        }
+        MemOutcome::Interrupted => {
+            out.push_str(&format!(
+                "iomark mem {}: interrupted, no result\n",
+                spec.kernel.name()
+            ));
         }
         MemOutcome::OomKilled { .. } => {
             out.push_str(&format!(

@@ -200,3 +200,49 @@ fn bad_input_exits_2_with_a_message_naming_the_fix() {
         assert!(out.stdout.is_empty(), "{args:?} printed a result");
     }
 }
+
+#[test]
+fn ctrl_c_stops_between_sweeps_and_removes_the_backing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let backing = format!("mmap:{}", dir.path().display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iomark"))
+        .args([
+            "mem",
+            "stencil",
+            "--n",
+            "2000",
+            "--sweeps",
+            "100000",
+            "--threads",
+            "1",
+        ])
+        .args(["--backing", &backing, "--json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the backing file exists, i.e. the run is under way.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::fs::read_dir(dir.path()).unwrap().count() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no backing file appeared"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["status"], "interrupted");
+    assert_eq!(doc["body"]["outcome"]["kind"], "interrupted");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "backing file left behind"
+    );
+}

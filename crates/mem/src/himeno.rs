@@ -16,6 +16,7 @@
 //! - With a time target: 3 timed rehearsal sweeps, then nn = target / (t/3)
 //!   sweeps continuing from that state, as the original does.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use iomark_model::mem::{HimenoGrid, HimenoLength, HimenoResult, HimenoSpec, Validation};
@@ -123,8 +124,14 @@ struct Coeffs<'a> {
 }
 
 /// Run Himeno on the region's 14 arrays (made from [`sizes`]). Returns the
-/// figures and the wall time of all sweeps, rehearsal included.
-pub fn run(spec: &HimenoSpec, threads: usize, region: &mut Region) -> (HimenoResult, Nanos) {
+/// figures and the wall time of all sweeps, rehearsal included, or `None`
+/// when `stop` was raised (checked before each sweep).
+pub fn run(
+    spec: &HimenoSpec,
+    threads: usize,
+    region: &mut Region,
+    stop: &AtomicBool,
+) -> Option<(HimenoResult, Nanos)> {
     let g = &spec.grid;
     let d = Dims {
         i: g.i as usize,
@@ -154,14 +161,14 @@ pub fn run(spec: &HimenoSpec, threads: usize, region: &mut Region) -> (HimenoRes
         HimenoLength::Iterations(nn) => (0, nn),
         HimenoLength::Target(target) => {
             let t = Instant::now();
-            jacobi(3, p, wrk2, &co, d, threads);
+            jacobi(3, p, wrk2, &co, d, threads, stop)?;
             let per = t.elapsed().as_secs_f64() / 3.0;
             let nn = (target.as_secs_f64() / per.max(1e-9)) as u32;
             (3, nn.max(1))
         }
     };
     let t = Instant::now();
-    let gosa = jacobi(nn, p, wrk2, &co, d, threads);
+    let gosa = jacobi(nn, p, wrk2, &co, d, threads, stop)?;
     let elapsed = Nanos::from_duration(t.elapsed());
     let execution = Nanos::from_duration(start.elapsed());
 
@@ -182,7 +189,7 @@ pub fn run(spec: &HimenoSpec, threads: usize, region: &mut Region) -> (HimenoRes
         gosa_reference,
         validation,
     };
-    (result, execution)
+    Some((result, execution))
 }
 
 fn validate(gosa: f64, reference: Option<f64>, length: &HimenoLength) -> Validation {
@@ -261,8 +268,16 @@ fn init(arrays: &mut [&mut [f32]], d: Dims, threads: usize) {
     });
 }
 
-/// `nn` sweeps; returns gosa of the last one.
-fn jacobi(nn: u32, p: &mut [f32], wrk2: &mut [f32], co: &Coeffs, d: Dims, threads: usize) -> f64 {
+/// `nn` sweeps; returns gosa of the last one, or `None` when stopped.
+fn jacobi(
+    nn: u32,
+    p: &mut [f32],
+    wrk2: &mut [f32],
+    co: &Coeffs,
+    d: Dims,
+    threads: usize,
+    stop: &AtomicBool,
+) -> Option<f64> {
     let plane = d.j * d.k;
     let ranges: Vec<_> = split::ranges(d.i - 2, threads)
         .into_iter()
@@ -270,6 +285,9 @@ fn jacobi(nn: u32, p: &mut [f32], wrk2: &mut [f32], co: &Coeffs, d: Dims, thread
         .collect();
     let mut gosa = 0.0;
     for _ in 0..nn {
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
         // Sweep: read p everywhere, write this thread's planes of wrk2.
         let blocks = split::split_mut(wrk2, &ranges, plane);
         let p_read: &[f32] = p;
@@ -319,7 +337,7 @@ fn jacobi(nn: u32, p: &mut [f32], wrk2: &mut [f32], co: &Coeffs, d: Dims, thread
             });
         }
     }
-    gosa
+    Some(gosa)
 }
 
 /// The Jacobi update of planes `planes` (global i indices) into `w2`, which
@@ -420,7 +438,9 @@ mod tests {
             length: HimenoLength::Iterations(nn),
         };
         let mut region = Region::new(&Backing::Heap, Advice::Normal, &sizes(&spec)).unwrap();
-        run(&spec, threads, &mut region).0
+        run(&spec, threads, &mut region, &AtomicBool::new(false))
+            .unwrap()
+            .0
     }
 
     #[test]

@@ -15,6 +15,7 @@
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::atomic::AtomicBool;
 
 use iomark_model::mem::{
     Backing, KernelResult, MemBaseline, MemHost, MemJobSpec, MemKernelSpec, MemOutcome, MemRun,
@@ -52,23 +53,22 @@ pub fn data_bytes(kernel: &MemKernelSpec) -> Bytes {
 }
 
 /// Run the kernel here, without a limit. The backing file, if any, is
-/// created and removed inside.
-pub fn run_in_process(spec: &MemJobSpec) -> Result<MemOutcome, MemError> {
+/// created and removed inside. `stop` (raised by a signal handler) ends the
+/// run between passes or sweeps with [`MemOutcome::Interrupted`].
+pub fn run_in_process(spec: &MemJobSpec, stop: &AtomicBool) -> Result<MemOutcome, MemError> {
     let threads = spec.threads.max(1) as usize;
     let mut region = Region::new(&spec.backing, spec.advice, &array_sizes(&spec.kernel))?;
-    let (result, execution) = match &spec.kernel {
-        MemKernelSpec::Stream(s) => {
-            let (r, e) = stream::run(s, threads, &mut region);
-            (KernelResult::Stream(r), e)
-        }
-        MemKernelSpec::Stencil(s) => {
-            let (r, e) = stencil::run(s, threads, &mut region);
-            (KernelResult::Stencil(r), e)
-        }
-        MemKernelSpec::Himeno(s) => {
-            let (r, e) = himeno::run(s, threads, &mut region);
-            (KernelResult::Himeno(r), e)
-        }
+    let done =
+        match &spec.kernel {
+            MemKernelSpec::Stream(s) => stream::run(s, threads, &mut region, stop)
+                .map(|(r, e)| (KernelResult::Stream(r), e)),
+            MemKernelSpec::Stencil(s) => stencil::run(s, threads, &mut region, stop)
+                .map(|(r, e)| (KernelResult::Stencil(r), e)),
+            MemKernelSpec::Himeno(s) => himeno::run(s, threads, &mut region, stop)
+                .map(|(r, e)| (KernelResult::Himeno(r), e)),
+        };
+    let Some((result, execution)) = done else {
+        return Ok(MemOutcome::Interrupted);
     };
     let msync = region.sync()?;
     Ok(MemOutcome::Completed {
@@ -81,7 +81,7 @@ pub fn run_in_process(spec: &MemJobSpec) -> Result<MemOutcome, MemError> {
 /// The child's side: join the cgroup, run, print the outcome as JSON on
 /// stdout. Errors are printed the same way, so the parent can tell a failed
 /// run from a killed one.
-pub fn serve_child() -> Result<(), MemError> {
+pub fn serve_child(stop: &AtomicBool) -> Result<(), MemError> {
     let job = std::env::var(CHILD_JOB_ENV).map_err(|_| {
         MemError::BadSpec(format!(
             "{CHILD_JOB_ENV} is not set: this subcommand is internal to iomark"
@@ -93,7 +93,7 @@ pub fn serve_child() -> Result<(), MemError> {
         if let Some(procs) = std::env::var_os(CHILD_CGROUP_ENV) {
             cgroup::join(&PathBuf::from(procs))?;
         }
-        run_in_process(&spec)
+        run_in_process(&spec, stop)
     })()
     .map_err(|e| e.to_string());
     let text = serde_json::to_string(&outcome).expect("outcomes serialise");
@@ -215,9 +215,11 @@ pub fn warnings(spec: &MemJobSpec, host: &MemHost) -> Vec<Warning> {
 /// then the job itself, in a limited child when it has a limit.
 /// `child` builds the command that re-executes the binary into
 /// [`serve_child`].
+/// `stop` is the Ctrl-C flag (see [`run_in_process`]).
 pub fn run(
     spec: &MemJobSpec,
     relative: bool,
+    stop: &AtomicBool,
     child: impl FnOnce() -> Command,
 ) -> Result<MemRun, MemError> {
     let host = sys::host();
@@ -228,21 +230,22 @@ pub fn run(
             mem_limit: None,
             ..spec.clone()
         };
-        match run_in_process(&all_in_memory)? {
+        match run_in_process(&all_in_memory, stop)? {
             MemOutcome::Completed {
                 result, execution, ..
             } => Some((result, execution)),
-            MemOutcome::OomKilled { .. } => None,
+            MemOutcome::Interrupted | MemOutcome::OomKilled { .. } => None,
         }
     } else {
         None
     };
     let (outcome, cgroup) = match spec.mem_limit {
+        _ if stop.load(std::sync::atomic::Ordering::Relaxed) => (MemOutcome::Interrupted, None),
         Some(limit) => {
             let (o, u) = run_limited(spec, limit, &host, child())?;
             (o, Some(Box::new(u)))
         }
-        None => (run_in_process(spec)?, None),
+        None => (run_in_process(spec, stop)?, None),
     };
     let baseline = baseline.map(|(result, execution)| {
         let relative_time = match &outcome {

@@ -22,7 +22,8 @@
 //!     advice: Advice::Normal,
 //!     mem_limit: None,
 //! };
-//! let outcome = iomark_mem::job::run_in_process(&spec).unwrap();
+//! let stop = std::sync::atomic::AtomicBool::new(false);
+//! let outcome = iomark_mem::job::run_in_process(&spec, &stop).unwrap();
 //! println!("{:?}", outcome);
 //! ```
 #![deny(missing_docs)]

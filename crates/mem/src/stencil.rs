@@ -16,6 +16,7 @@
 //! Flops are counted as 2k²-1 per interior point (k² multiplies, k²-1 adds);
 //! the Parallel Research Kernels count 2·points+1 instead.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use iomark_model::mem::{StencilResult, StencilSpec, Validation};
@@ -54,8 +55,14 @@ fn affine(i: usize, j: usize) -> f64 {
 }
 
 /// Run the stencil on the region's two arrays (made from [`sizes`]).
-/// Returns the figures and the wall time of all sweeps.
-pub fn run(spec: &StencilSpec, threads: usize, region: &mut Region) -> (StencilResult, Nanos) {
+/// Returns the figures and the wall time of all sweeps, or `None` when
+/// `stop` was raised (checked before each sweep).
+pub fn run(
+    spec: &StencilSpec,
+    threads: usize,
+    region: &mut Region,
+    stop: &AtomicBool,
+) -> Option<(StencilResult, Nanos)> {
     let n = spec.n as usize;
     let k = spec.mask as usize;
     let r = (k - 1) / 2;
@@ -72,6 +79,9 @@ pub fn run(spec: &StencilSpec, threads: usize, region: &mut Region) -> (StencilR
     let mut times = Vec::with_capacity(spec.sweeps as usize);
     let start = Instant::now();
     for s in 0..spec.sweeps {
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
         let t = Instant::now();
         if s % 2 == 0 {
             sweep(&x[..], &mut y[..], n, k, &w, threads);
@@ -110,7 +120,7 @@ pub fn run(spec: &StencilSpec, threads: usize, region: &mut Region) -> (StencilR
         checksum: checksum(last, n, r),
         validation: check_affine(last, n, spec.sweeps),
     };
-    (result, execution)
+    Some((result, execution))
 }
 
 /// Fill both arrays with `f`, each thread writing the rows it will own.
@@ -298,7 +308,7 @@ mod tests {
         let mut sums = Vec::new();
         for threads in [1, 2] {
             let mut region = Region::new(&Backing::Heap, Advice::Normal, &sizes(&spec)).unwrap();
-            let (r, _) = run(&spec, threads, &mut region);
+            let (r, _) = run(&spec, threads, &mut region, &AtomicBool::new(false)).unwrap();
             assert_eq!(
                 r.validation.outcome,
                 CheckOutcome::Passed,

@@ -14,6 +14,7 @@
 //! Copy uses `copy_from_slice`, i.e. `memcpy`, as gcc -O3 makes of STREAM's
 //! Copy loop; the other three are plain zipped slice loops that vectorise.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::Instant;
 
@@ -35,8 +36,14 @@ pub fn sizes(spec: &StreamSpec) -> Vec<usize> {
 }
 
 /// Run STREAM on the region's three arrays (made from [`sizes`]). Returns
-/// the figures and the wall time of all timed passes.
-pub fn run(spec: &StreamSpec, threads: usize, region: &mut Region) -> (StreamResult, Nanos) {
+/// the figures and the wall time of all timed passes, or `None` when `stop`
+/// was raised (checked before each pass).
+pub fn run(
+    spec: &StreamSpec,
+    threads: usize,
+    region: &mut Region,
+    stop: &AtomicBool,
+) -> Option<(StreamResult, Nanos)> {
     let n = spec.array_len as usize;
     let ntimes = spec.ntimes.max(2) as usize;
     let mut arrays = region.arrays::<f64>();
@@ -50,16 +57,20 @@ pub fn run(spec: &StreamSpec, threads: usize, region: &mut Region) -> (StreamRes
         split::split_mut(c, &ranges, 1),
     );
     let barrier = Barrier::new(threads);
+    let sync = Sync {
+        barrier: &barrier,
+        stop,
+        quit: &AtomicBool::new(false),
+    };
     let timing = std::thread::scope(|s| {
         let mut parts = a.into_iter().zip(b).zip(c).map(|((a, b), c)| (a, b, c));
         let first = parts.next().expect("at least one thread");
         for (a, b, c) in parts {
-            let barrier = &barrier;
-            s.spawn(move || worker(a, b, c, barrier, ntimes));
+            s.spawn(move || worker(a, b, c, sync, ntimes, false));
         }
         let (a, b, c) = first;
-        worker(a, b, c, &barrier, ntimes)
-    });
+        worker(a, b, c, sync, ntimes, true)
+    })?;
 
     let kernels = StreamOp::ALL
         .iter()
@@ -88,7 +99,17 @@ pub fn run(spec: &StreamSpec, threads: usize, region: &mut Region) -> (StreamRes
         kernels,
         validation,
     };
-    (result, timing.execution)
+    Some((result, timing.execution))
+}
+
+/// What the threads share to stay in step.
+#[derive(Clone, Copy)]
+struct Sync<'a> {
+    barrier: &'a Barrier,
+    /// Raised by the signal handler.
+    stop: &'a AtomicBool,
+    /// The leader's reading of `stop`, so every thread leaves at the same pass.
+    quit: &'a AtomicBool,
 }
 
 struct Timing {
@@ -102,7 +123,15 @@ struct Timing {
 /// thread runs the same barrier sequence; the first thread's clock readings
 /// between barriers are the timings (as STREAM times around each parallel
 /// region from the master thread).
-fn worker(a: &mut [f64], b: &mut [f64], c: &mut [f64], barrier: &Barrier, ntimes: usize) -> Timing {
+fn worker(
+    a: &mut [f64],
+    b: &mut [f64],
+    c: &mut [f64],
+    sync: Sync,
+    ntimes: usize,
+    leader: bool,
+) -> Option<Timing> {
+    let barrier = sync.barrier;
     barrier.wait();
     let t = Instant::now();
     a.fill(1.0);
@@ -118,6 +147,14 @@ fn worker(a: &mut [f64], b: &mut [f64], c: &mut [f64], barrier: &Barrier, ntimes
     barrier.wait();
     let start = Instant::now();
     for _ in 0..ntimes {
+        if leader {
+            sync.quit
+                .store(sync.stop.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+        barrier.wait();
+        if sync.quit.load(Ordering::Relaxed) {
+            return None;
+        }
         let mut times = [0u64; 4];
         for (k, op) in StreamOp::ALL.into_iter().enumerate() {
             barrier.wait();
@@ -133,11 +170,11 @@ fn worker(a: &mut [f64], b: &mut [f64], c: &mut [f64], barrier: &Barrier, ntimes
         }
         passes.push(times);
     }
-    Timing {
+    Some(Timing {
         init,
         execution: Nanos::from_duration(start.elapsed()),
         passes,
-    }
+    })
 }
 
 /// c = a
@@ -231,7 +268,7 @@ mod tests {
             ntimes: 3,
         };
         let mut region = Region::new(&Backing::Heap, Advice::Normal, &sizes(&spec)).unwrap();
-        let (r, exec) = run(&spec, 3, &mut region);
+        let (r, exec) = run(&spec, 3, &mut region, &AtomicBool::new(false)).unwrap();
         assert_eq!(
             r.validation.outcome,
             CheckOutcome::Passed,

@@ -381,6 +381,9 @@ pub enum MemOutcome {
         /// Time of the final `msync` of a file mapping (not part of `execution`).
         msync: Option<Nanos>,
     },
+    /// Ctrl-C (SIGINT, SIGTERM, SIGHUP) stopped it between passes or sweeps;
+    /// partial figures are not kept.
+    Interrupted,
     /// The memory cgroup's OOM killer ended it (SIGKILL, `oom_kill` counter up).
     OomKilled {
         /// The explanation shown to the user.
