@@ -205,7 +205,7 @@ fn bad_input_exits_2_with_a_message_naming_the_fix() {
 fn ctrl_c_stops_between_sweeps_and_removes_the_backing_file() {
     let dir = tempfile::tempdir().unwrap();
     let backing = format!("mmap:{}", dir.path().display());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_iomark"))
+    let child = Command::new(env!("CARGO_BIN_EXE_iomark"))
         .args([
             "mem",
             "stencil",
