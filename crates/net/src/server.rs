@@ -10,6 +10,7 @@
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -239,7 +240,14 @@ impl Server {
         let p = params.parallel as usize;
         let total = if params.bidirectional { 2 * p } else { p };
         let udp = match params.protocol {
-            Protocol::Udp => Some(udp_listener(self.local, None)?),
+            Protocol::Udp => match udp_listener(self.local, None) {
+                Ok(u) => Some(u),
+                Err(e) => {
+                    release.now();
+                    ctrl.write_server_error(code::LISTEN, 0);
+                    return Err(e);
+                }
+            },
             Protocol::Tcp => None,
         };
         let (tx, rx) = mpsc::channel();
@@ -520,9 +528,15 @@ fn accept_loop(listener: TcpListener, phase: Shared, tests: Sender<TcpStream>) {
 /// bytes (the intruder's cookie) would send a reset that can destroy the
 /// 0xFF before the peer reads it.
 fn deny(mut s: TcpStream) {
+    // Bounds the drain threads a flood of connections can start.
+    static DRAINING: AtomicUsize = AtomicUsize::new(0);
     let _ = s.write_all(&[State::AccessDenied.byte()]);
     let _ = s.shutdown(Shutdown::Write);
-    let _ = std::thread::Builder::new()
+    if DRAINING.fetch_add(1, Ordering::Relaxed) >= 64 {
+        DRAINING.fetch_sub(1, Ordering::Relaxed);
+        return;
+    }
+    let spawned = std::thread::Builder::new()
         .name("net-deny".into())
         .spawn(move || {
             let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
@@ -534,7 +548,11 @@ fn deny(mut s: TcpStream) {
                     Ok(_) => {}
                 }
             }
+            DRAINING.fetch_sub(1, Ordering::Relaxed);
         });
+    if spawned.is_err() {
+        DRAINING.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 fn udp_listener(local: SocketAddr, rcvbuf: Option<usize>) -> Result<UdpSocket, NetError> {
