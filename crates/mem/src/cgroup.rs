@@ -53,6 +53,18 @@ pub fn detect() -> Option<Version> {
         .then_some(Version::V2)
 }
 
+/// The interface to use, or why a limit cannot be set here (checked before
+/// any work starts, so a refusal comes in the first second).
+pub fn available() -> Result<Version, MemError> {
+    if !rustix::process::geteuid().is_root() {
+        return Err(MemError::NeedsRoot);
+    }
+    detect().ok_or(MemError::NoMemoryCgroup {
+        v1: V1_ROOT,
+        v2: "/sys/fs/cgroup/cgroup.controllers",
+    })
+}
+
 /// One memory cgroup, removed on drop.
 #[derive(Debug)]
 pub struct MemCgroup {
@@ -66,13 +78,7 @@ impl MemCgroup {
     /// Create a group limited to `limit` bytes. Needs root and a memory
     /// controller.
     pub fn create(limit: Bytes) -> Result<MemCgroup, MemError> {
-        if !rustix::process::geteuid().is_root() {
-            return Err(MemError::NeedsRoot);
-        }
-        let version = detect().ok_or(MemError::NoMemoryCgroup {
-            v1: V1_ROOT,
-            v2: "/sys/fs/cgroup/cgroup.controllers",
-        })?;
+        let version = available()?;
         let root = match version {
             Version::V1 => Path::new(V1_ROOT),
             Version::V2 => {

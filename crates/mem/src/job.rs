@@ -222,6 +222,9 @@ pub fn run(
     stop: &AtomicBool,
     child: impl FnOnce() -> Command,
 ) -> Result<MemRun, MemError> {
+    if spec.mem_limit.is_some() {
+        cgroup::available()?;
+    }
     let host = sys::host();
     let warnings = warnings(spec, &host);
     let baseline = if relative {
