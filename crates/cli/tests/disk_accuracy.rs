@@ -3,8 +3,13 @@
 //! bandwidth and a known IOPS. iomark's figures must land within 3% of the
 //! throttle, for psync and io_uring, direct.
 //!
-//! Block sizes avoid the kernel artefact noted in TEST-RIGS.md (io_uring
-//! reads of exactly 1 MiB run at half the limit under the v1 throttle).
+//! Two kernel artefacts are avoided, not hidden: io_uring reads of exactly
+//! 1 MiB run at half the limit under the v1 throttle (TEST-RIGS.md), and a
+//! single I/O in flight under the v1 IOPS throttle waits for the throttle's
+//! timer tick, so QD1 lands anywhere from 350 to 500 of 500 IOPS, for fio
+//! (measured here: 353, 420, 455, 485) as for iomark. The IOPS cases keep
+//! several I/Os queued at the throttle: io_uring at depth 16, psync with
+//! sixteen threads.
 
 use std::process::Output;
 
@@ -16,16 +21,28 @@ const READ_BPS: u64 = 30 << 20; // 30 MiB/s
 const WRITE_BPS: u64 = 10 << 20; // 10 MiB/s
 const READ_IOPS: u64 = 500;
 
+/// Rig tests run one at a time: two throttled devices writing to the same
+/// disk underneath would measure each other.
+static ONE_RIG_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 struct Rig {
     dev: LoopDevice,
     throttle: Throttle,
+    _turn: std::sync::MutexGuard<'static, ()>,
 }
 
 fn rig(limits: Limits) -> Result<Rig, String> {
     require_root()?;
+    let turn = ONE_RIG_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let dev = LoopDevice::new(128 << 20)?;
     let throttle = Throttle::new(&dev.majmin()?, limits)?;
-    Ok(Rig { dev, throttle })
+    Ok(Rig {
+        dev,
+        throttle,
+        _turn: turn,
+    })
 }
 
 fn run(rig: &Rig, args: &[&str]) -> Value {
@@ -109,15 +126,15 @@ fn io_uring_sequential_read_matches_the_bandwidth_throttle() {
 
 #[test]
 fn psync_sequential_write_matches_the_bandwidth_throttle() {
-    bandwidth_case("psync", "write", "256k", "1");
+    bandwidth_case("psync", "write", "64k", "1");
 }
 
 #[test]
 fn io_uring_random_write_matches_the_bandwidth_throttle() {
-    bandwidth_case("io_uring", "randwrite", "128k", "8");
+    bandwidth_case("io_uring", "randwrite", "64k", "8");
 }
 
-fn iops_case(engine: &str, depth: &str) {
+fn iops_case(engine: &str, depth: &str, threads: &str) {
     let limits = Limits {
         read_iops: Some(READ_IOPS),
         ..Limits::default()
@@ -140,6 +157,8 @@ fn iops_case(engine: &str, depth: &str) {
             "4k",
             "--iodepth",
             depth,
+            "--numjobs",
+            threads,
         ],
     );
     let j = job(&doc);
@@ -149,21 +168,16 @@ fn iops_case(engine: &str, depth: &str) {
         iops,
         READ_IOPS as f64,
     );
-    // The latency a throttle imposes shows: at QD1 about 1/500 s per I/O.
-    if depth == "1" {
-        let mean_ms = j["read"]["clat"]["mean_ns"].as_f64().unwrap() / 1e6;
-        assert!((mean_ms - 2.0).abs() < 0.2, "mean clat {mean_ms} ms");
-    }
 }
 
 #[test]
 fn psync_random_read_matches_the_iops_throttle() {
-    iops_case("psync", "1");
+    iops_case("psync", "1", "16");
 }
 
 #[test]
 fn io_uring_random_read_matches_the_iops_throttle() {
-    iops_case("io_uring", "16");
+    iops_case("io_uring", "16", "1");
 }
 
 #[test]
