@@ -110,6 +110,14 @@ pub struct DiskArgs {
     #[arg(long, help_heading = "Output")]
     pub json: bool,
 
+    /// The profile options, boxed to keep the command enum small.
+    #[command(flatten)]
+    pub prof: Box<ProfileArgs>,
+}
+
+/// The options of the classic profiles (see docs/profiles.md).
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
     /// Show the spread over passes and the series behind the averages.
     #[arg(long, short = 'v', help_heading = "Output")]
     pub verbose: bool,
@@ -185,13 +193,16 @@ impl TryFrom<DiskArgs> for DiskOptions {
     type Error = anyhow::Error;
 
     fn try_from(a: DiskArgs) -> anyhow::Result<Self> {
-        let rw: RwMode = a.rw.as_deref().unwrap_or("randread").parse().map_err(invalid)?;
-        let bs: Bytes = a
-            .bs
-            .as_deref()
-            .unwrap_or("4k")
-            .parse()
-            .map_err(|e| invalid(format!("--bs: {e}")))?;
+        let rw: RwMode =
+            a.rw.as_deref()
+                .unwrap_or("randread")
+                .parse()
+                .map_err(invalid)?;
+        let bs: Bytes =
+            a.bs.as_deref()
+                .unwrap_or("4k")
+                .parse()
+                .map_err(|e| invalid(format!("--bs: {e}")))?;
         let size = a
             .size
             .as_deref()
@@ -329,6 +340,7 @@ impl TryFrom<DiskArgs> for ProfileOptions {
 
     fn try_from(a: DiskArgs) -> anyhow::Result<Self> {
         let name: ProfileName = a
+            .prof
             .profile
             .as_deref()
             .unwrap_or("cdm")
@@ -352,31 +364,46 @@ impl TryFrom<DiskArgs> for ProfileOptions {
         let cdm = name.is_cdm();
         let is = |p: ProfileName| name == p;
         let allowed = [
-            ("--passes", a.passes.is_some(), cdm),
-            ("--pass-time", a.pass_time.is_some(), cdm),
-            ("--interval", a.interval.is_some(), cdm),
-            ("--mix", a.mix.is_some(), cdm),
-            ("--qd", a.qd.is_some(), is(ProfileName::Iometer)),
-            (
-                "--ramp",
-                a.ramp.is_some(),
-                is(ProfileName::Iometer),
-            ),
+            ("--passes", a.prof.passes.is_some(), cdm),
+            ("--pass-time", a.prof.pass_time.is_some(), cdm),
+            ("--interval", a.prof.interval.is_some(), cdm),
+            ("--mix", a.prof.mix.is_some(), cdm),
+            ("--qd", a.prof.qd.is_some(), is(ProfileName::Iometer)),
+            ("--ramp", a.ramp.is_some(), is(ProfileName::Iometer)),
             (
                 "--runtime",
                 a.runtime.is_some(),
-                matches!(name, ProfileName::Iometer | ProfileName::Macbench | ProfileName::Sweep),
+                matches!(
+                    name,
+                    ProfileName::Iometer | ProfileName::Macbench | ProfileName::Sweep
+                ),
             ),
             (
                 "--engine",
                 a.engine.is_some(),
                 cdm || matches!(name, ProfileName::Iometer | ProfileName::Macbench),
             ),
-            ("--samples", a.samples.is_some(), is(ProfileName::Gnome)),
-            ("--sample-size", a.sample_size.is_some(), is(ProfileName::Gnome)),
-            ("--access-samples", a.access_samples.is_some(), is(ProfileName::Gnome)),
-            ("--write", a.write, is(ProfileName::Gnome)),
-            ("--engines", a.engines.is_some(), is(ProfileName::Sweep)),
+            (
+                "--samples",
+                a.prof.samples.is_some(),
+                is(ProfileName::Gnome),
+            ),
+            (
+                "--sample-size",
+                a.prof.sample_size.is_some(),
+                is(ProfileName::Gnome),
+            ),
+            (
+                "--access-samples",
+                a.prof.access_samples.is_some(),
+                is(ProfileName::Gnome),
+            ),
+            ("--write", a.prof.write, is(ProfileName::Gnome)),
+            (
+                "--engines",
+                a.prof.engines.is_some(),
+                is(ProfileName::Sweep),
+            ),
         ];
         for (flag, given, ok) in allowed {
             if given && !ok {
@@ -400,36 +427,44 @@ impl TryFrom<DiskArgs> for ProfileOptions {
         let engine = parse_engine(&a.engine)?;
         let runtime = parse_time("--runtime", &a.runtime)?;
         if runtime == Some(Nanos(0)) {
-            return Err(invalid("--runtime must be longer than 0 for a profile: try --runtime 10s"));
+            return Err(invalid(
+                "--runtime must be longer than 0 for a profile: try --runtime 10s",
+            ));
         }
-        let quick = a.quick;
+        let quick = a.prof.quick;
         let mut default_size = Bytes(Bytes::GIB);
         let plan = match name {
             _ if cdm => {
                 let def = cdm::definition(name).expect("a CrystalDiskMark profile");
                 default_size = def.size;
                 let mut o = CdmOptions::defaults(&def, quick);
-                if let Some(p) = a.passes {
+                if let Some(p) = a.prof.passes {
                     if p == 0 {
                         return Err(invalid("--passes must be at least 1"));
                     }
                     o.passes = p;
                 }
-                if let Some(t) = parse_time("--pass-time", &a.pass_time)? {
+                if let Some(t) = parse_time("--pass-time", &a.prof.pass_time)? {
                     if t == Nanos(0) {
-                        return Err(invalid("--pass-time must be longer than 0: try --pass-time 5s"));
+                        return Err(invalid(
+                            "--pass-time must be longer than 0: try --pass-time 5s",
+                        ));
+                    }
+                    // CDM 3.0's preparation pass is one pass long.
+                    if !quick && def.prep_time == def.pass_time {
+                        o.prep_time = t;
                     }
                     o.pass_time = t;
                 }
-                if let Some(t) = parse_time("--interval", &a.interval)? {
+                if let Some(t) = parse_time("--interval", &a.prof.interval)? {
                     o.interval = t;
                 }
-                if let Some(m) = a.mix {
+                if let Some(m) = a.prof.mix {
                     if m > 100 {
                         return Err(invalid("--mix is a read percentage: give 0 to 100"));
                     }
                 }
-                o.mix = a.mix;
+                o.mix = a.prof.mix;
                 o.engine = engine;
                 o.data = data;
                 o.seed = a.seed;
@@ -437,7 +472,7 @@ impl TryFrom<DiskArgs> for ProfileOptions {
             }
             ProfileName::Iometer => {
                 let mut o = IometerOptions::defaults(quick);
-                if let Some(q) = &a.qd {
+                if let Some(q) = &a.prof.qd {
                     o.depths = iometer::parse_depths(q).map_err(invalid)?;
                 }
                 if let Some(r) = parse_time("--ramp", &a.ramp)? {
@@ -458,15 +493,15 @@ impl TryFrom<DiskArgs> for ProfileOptions {
             }
             ProfileName::Gnome => {
                 let mut o = GnomeOptions::defaults(quick);
-                if let Some(s) = a.samples {
+                if let Some(s) = a.prof.samples {
                     o.samples = s;
                 }
-                if let Some(s) = &a.sample_size {
+                if let Some(s) = &a.prof.sample_size {
                     o.sample_size = s
                         .parse()
                         .map_err(|e| invalid(format!("--sample-size: {e}")))?;
                 }
-                if let Some(s) = a.access_samples {
+                if let Some(s) = a.prof.access_samples {
                     o.access_samples = s;
                 }
                 if o.sample_size.get() == 0 || o.sample_size.get() % 4096 != 0 {
@@ -479,7 +514,7 @@ impl TryFrom<DiskArgs> for ProfileOptions {
                         "--samples and --access-samples are both 0: nothing to measure",
                     ));
                 }
-                o.write = a.write;
+                o.write = a.prof.write;
                 ProfilePlan::Gnome(o)
             }
             ProfileName::Macbench => {
@@ -496,7 +531,7 @@ impl TryFrom<DiskArgs> for ProfileOptions {
             }
             _ => {
                 let mut o = SweepOptions::defaults(quick);
-                if let Some(e) = &a.engines {
+                if let Some(e) = &a.prof.engines {
                     o.engines = sweep::parse_engines(e).map_err(invalid)?;
                 }
                 if let Some(r) = runtime {
@@ -518,7 +553,7 @@ impl TryFrom<DiskArgs> for ProfileOptions {
             path: a.path,
             size,
             default_size,
-            write: name.writes(a.write),
+            write: name.writes(a.prof.write),
             allow_write: a.allow_write,
             direct,
             data,
@@ -530,7 +565,7 @@ impl TryFrom<DiskArgs> for ProfileOptions {
             request,
             keep_cache: a.keep_cache,
             json: a.json,
-            verbose: a.verbose,
+            verbose: a.prof.verbose,
         })
     }
 }
@@ -625,7 +660,7 @@ pub fn now_ms() -> u64 {
 /// Run `iomark disk`: a custom workload when a workload flag is given,
 /// otherwise a profile (cdm by default).
 pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
-    if args.profile.is_none() && !custom_flags(&args).is_empty() {
+    if args.prof.profile.is_none() && !custom_flags(&args).is_empty() {
         run_custom(DiskOptions::try_from(args)?)
     } else {
         run_profile(ProfileOptions::try_from(args)?)

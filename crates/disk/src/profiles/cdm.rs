@@ -87,8 +87,11 @@ pub struct CdmDef {
     pub shows_iops: bool,
     /// Measured passes per test.
     pub passes: u32,
-    /// Length of each pass (and of the preparation pass).
+    /// Length of each measured pass.
     pub pass_time: Nanos,
+    /// Length of the discarded preparation pass (fixed 5 s in CDM 8, one
+    /// pass time in CDM 3.0).
+    pub prep_time: Nanos,
     /// Pause between tests.
     pub interval: Nanos,
     /// Test file size.
@@ -109,6 +112,7 @@ pub fn definition(name: ProfileName) -> Option<CdmDef> {
         shows_iops,
         passes: 5,
         pass_time: Nanos::from_secs(5),
+        prep_time: Nanos::from_secs(5),
         interval: Nanos::from_secs(5),
         size: Bytes(Bytes::GIB),
         sync_qd1: false,
@@ -168,6 +172,7 @@ pub fn definition(name: ProfileName) -> Option<CdmDef> {
             shows_iops: true,
             passes: 5,
             pass_time: Nanos::from_secs(6),
+            prep_time: Nanos::from_secs(6),
             interval: Nanos::from_secs(5),
             size: Bytes(1_000_000_000),
             sync_qd1: true,
@@ -179,7 +184,7 @@ pub fn definition(name: ProfileName) -> Option<CdmDef> {
 
 /// `--quick`: passes, pass time and interval for a first look.
 pub const QUICK_PASSES: u32 = 2;
-/// `--quick` pass time (also the preparation pass).
+/// `--quick` pass time and preparation pass.
 pub const QUICK_PASS_TIME: Nanos = Nanos::from_secs(1);
 /// `--quick` interval.
 pub const QUICK_INTERVAL: Nanos = Nanos(0);
@@ -189,8 +194,10 @@ pub const QUICK_INTERVAL: Nanos = Nanos(0);
 pub struct CdmOptions {
     /// Measured passes per test.
     pub passes: u32,
-    /// Length of each pass, and of the discarded preparation pass.
+    /// Length of each measured pass.
     pub pass_time: Nanos,
+    /// Length of the discarded preparation pass.
+    pub prep_time: Nanos,
     /// Pause between tests.
     pub interval: Nanos,
     /// Run the mix test with this read share in percent.
@@ -210,7 +217,16 @@ impl CdmOptions {
     pub fn defaults(def: &CdmDef, quick: bool) -> Self {
         CdmOptions {
             passes: if quick { QUICK_PASSES } else { def.passes },
-            pass_time: if quick { QUICK_PASS_TIME } else { def.pass_time },
+            pass_time: if quick {
+                QUICK_PASS_TIME
+            } else {
+                def.pass_time
+            },
+            prep_time: if quick {
+                QUICK_PASS_TIME
+            } else {
+                def.prep_time
+            },
             interval: if quick { QUICK_INTERVAL } else { def.interval },
             mix: None,
             engine: None,
@@ -291,7 +307,8 @@ pub fn run(
                 break 'rows;
             }
             let label = format!("{} {}", row.label(), dir.as_str());
-            let prep = pass_spec(def, row, dir, opts, target, 0);
+            let mut prep = pass_spec(def, row, dir, opts, target, 0);
+            prep.runtime = Some(opts.prep_time);
             if measure(&prep, target, stop, obs, &format!("{label} prep"))?.is_none() {
                 interrupted = true;
                 break 'rows;
@@ -334,7 +351,12 @@ pub fn run(
             format!(
                 "--quick: {} passes of {} with {} intervals instead of {} passes of {} with {}; \
                  a first look, not a figure to compare with CrystalDiskMark",
-                opts.passes, opts.pass_time, opts.interval, def.passes, def.pass_time, def.interval
+                opts.passes,
+                secs(opts.pass_time),
+                secs(opts.interval),
+                def.passes,
+                secs(def.pass_time),
+                secs(def.interval)
             ),
         ));
     }
@@ -344,6 +366,10 @@ pub fn run(
         warnings,
         interrupted,
     })
+}
+
+fn secs(n: Nanos) -> String {
+    format!("{} s", n.as_secs_f64())
 }
 
 /// CrystalDiskMark's statistic: the maximum bandwidth over the passes, the
@@ -384,12 +410,9 @@ pub fn summarise(
 /// Mean completion latency over both directions of a job.
 fn mean_latency(job: &iomark_model::disk::DiskJobResult) -> f64 {
     let dirs = [job.read.as_ref(), job.write.as_ref()];
-    let (sum, n) = dirs
-        .iter()
-        .flatten()
-        .fold((0.0, 0u64), |(s, n), d| {
-            (s + d.clat.mean_ns * d.clat.count as f64, n + d.clat.count)
-        });
+    let (sum, n) = dirs.iter().flatten().fold((0.0, 0u64), |(s, n), d| {
+        (s + d.clat.mean_ns * d.clat.count as f64, n + d.clat.count)
+    });
     if n == 0 {
         0.0
     } else {
@@ -402,7 +425,12 @@ mod tests {
     use super::*;
 
     fn labels(p: ProfileName) -> Vec<String> {
-        definition(p).unwrap().rows.iter().map(CdmRow::label).collect()
+        definition(p)
+            .unwrap()
+            .rows
+            .iter()
+            .map(CdmRow::label)
+            .collect()
     }
 
     #[test]
@@ -456,7 +484,10 @@ mod tests {
             assert_eq!(d.interval, Nanos::from_secs(5));
             assert_eq!(d.size, Bytes(1 << 30));
             assert!(!d.sync_qd1);
-            assert_eq!(d.shows_iops, matches!(p, ProfileName::CdmPeak | ProfileName::CdmReal));
+            assert_eq!(
+                d.shows_iops,
+                matches!(p, ProfileName::CdmPeak | ProfileName::CdmReal)
+            );
         }
         let v3 = definition(ProfileName::Cdm3).unwrap();
         assert_eq!(v3.pass_time, Nanos::from_secs(6));
@@ -511,7 +542,11 @@ mod tests {
     #[test]
     fn the_statistic_is_the_maximum_and_the_minimum_latency() {
         let row = definition(ProfileName::Cdm).unwrap().rows[1];
-        let passes = [job_with(100.0, 900.0), job_with(120.0, 950.0), job_with(110.0, 800.0)];
+        let passes = [
+            job_with(100.0, 900.0),
+            job_with(120.0, 950.0),
+            job_with(110.0, 800.0),
+        ];
         let t = summarise(&row, TestDir::Read, &passes, 3);
         assert!((t.bw.mb_per_sec() - 120.0).abs() < 1e-6);
         assert!((t.lat_mean_ns - 800_000.0).abs() < 1e-6);

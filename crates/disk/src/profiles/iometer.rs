@@ -76,7 +76,11 @@ pub fn parse_depths(s: &str) -> Result<Vec<u32>, String> {
     let bad = || format!("--qd '{s}': give a list such as 1,2,4,8 or a range such as 1..32");
     let depths: Vec<u32> = if let Some((a, b)) = s.split_once("..") {
         let a: u32 = a.trim().parse().map_err(|_| bad())?;
-        let b: u32 = b.trim().trim_start_matches('=').parse().map_err(|_| bad())?;
+        let b: u32 = b
+            .trim()
+            .trim_start_matches('=')
+            .parse()
+            .map_err(|_| bad())?;
         if a == 0 || b < a {
             return Err(bad());
         }
@@ -205,7 +209,10 @@ mod tests {
         );
         let d = IometerOptions::defaults(false);
         assert_eq!(d.depths, [1, 2, 4, 8]);
-        assert_eq!((d.ramp, d.runtime), (Nanos::from_secs(2), Nanos::from_secs(10)));
+        assert_eq!(
+            (d.ramp, d.runtime),
+            (Nanos::from_secs(2), Nanos::from_secs(10))
+        );
         assert_eq!(d.engine, EngineKind::IoUring);
     }
 

@@ -137,7 +137,12 @@ mod tests {
         let modes: Vec<RwMode> = TESTS.iter().map(|t| t.1).collect();
         assert_eq!(
             modes,
-            [RwMode::Read, RwMode::RandRead, RwMode::Write, RwMode::RandWrite]
+            [
+                RwMode::Read,
+                RwMode::RandRead,
+                RwMode::Write,
+                RwMode::RandWrite
+            ]
         );
         assert_eq!(TRANSFER, 1024 * 1024);
         let d = MacbenchOptions::defaults(false);

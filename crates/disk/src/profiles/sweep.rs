@@ -172,8 +172,14 @@ mod tests {
         assert_eq!(sizes.last(), Some(&(4 << 20)));
         assert_eq!(sizes.len(), 11);
         assert!(sizes.windows(2).all(|w| w[1] == 2 * w[0]));
-        assert_eq!(p.iter().filter(|(rw, _)| *rw == RwMode::RandWrite).count(), 11);
-        assert_eq!(&p[22..], &[(RwMode::Read, 1 << 20), (RwMode::Write, 1 << 20)]);
+        assert_eq!(
+            p.iter().filter(|(rw, _)| *rw == RwMode::RandWrite).count(),
+            11
+        );
+        assert_eq!(
+            &p[22..],
+            &[(RwMode::Read, 1 << 20), (RwMode::Write, 1 << 20)]
+        );
         assert_eq!(SweepOptions::defaults(false).engines, [EngineKind::Psync]);
     }
 
@@ -181,7 +187,11 @@ mod tests {
     fn engines_parse() {
         assert_eq!(
             parse_engines("psync,mmap-sync,mmap-async").unwrap(),
-            [EngineKind::Psync, EngineKind::MmapSync, EngineKind::MmapAsync]
+            [
+                EngineKind::Psync,
+                EngineKind::MmapSync,
+                EngineKind::MmapAsync
+            ]
         );
         assert!(parse_engines("psync,libaio").is_err());
     }

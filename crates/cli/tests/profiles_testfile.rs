@@ -1,0 +1,180 @@
+//! Profiles on a test file in a directory: nothing is left behind, neither
+//! after a complete run nor after Ctrl-C, and Ctrl-C keeps the tests that
+//! finished (printed and in JSON). Also the CLI's choice between a profile
+//! and a custom workload, and its refusals.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const IOMARK: &str = env!("CARGO_BIN_EXE_iomark");
+
+fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+fn scratch() -> tempfile::TempDir {
+    // Under /var/tmp: a real file system with O_DIRECT, unlike a tmpfs /tmp.
+    tempfile::Builder::new()
+        .prefix("iomark-prof-")
+        .tempdir_in("/var/tmp")
+        .or_else(|_| tempfile::tempdir())
+        .unwrap()
+}
+
+#[test]
+fn gnome_with_write_on_a_test_file_leaves_nothing() {
+    let dir = scratch();
+    let out = Command::new(IOMARK)
+        .args(["disk", dir.path().to_str().unwrap()])
+        .args(["--profile", "gnome", "--size", "16MiB", "--samples", "4"])
+        .args(["--sample-size", "1MiB", "--access-samples", "20", "--write"])
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let g = &doc["body"]["profile_result"];
+    assert_eq!(g["transfer"].as_array().unwrap().len(), 4);
+    assert!(g["avg_write"].as_f64().unwrap() > 0.0);
+    assert!(g["transfer"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["write"].as_f64().unwrap() > 0.0));
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
+}
+
+/// Start the cdm profile, send SIGINT `after` the test file appears, and
+/// return the exit code and stdout.
+fn interrupted_cdm(dir: &Path, json: bool, after: Duration) -> (Option<i32>, String) {
+    let mut cmd = Command::new(IOMARK);
+    cmd.args(["disk", dir.to_str().unwrap(), "--quick", "--size", "16MiB"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if json {
+        cmd.arg("--json");
+    }
+    let child = cmd.spawn().unwrap();
+    let start = Instant::now();
+    while leftovers(dir).is_empty() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(after);
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn ctrl_c_keeps_finished_tests_and_removes_the_test_file() {
+    let dir = scratch();
+    for json in [false, true] {
+        // SEQ1M Q8T1 read (1 s preparation, two 1 s passes) is done after
+        // about 3.5 s; on a loaded machine later, so wait longer and retry
+        // until the interrupt comes after it.
+        let mut kept = false;
+        for after_ms in [5_500, 9_000, 14_000] {
+            let (code, stdout) = interrupted_cdm(dir.path(), json, Duration::from_millis(after_ms));
+            assert_eq!(code, Some(130), "{stdout}");
+            assert!(
+                leftovers(dir.path()).is_empty(),
+                "{:?}",
+                leftovers(dir.path())
+            );
+            if json {
+                let doc: Value = serde_json::from_str(&stdout).unwrap();
+                assert_eq!(doc["status"], "interrupted");
+                let tests = doc["body"]["profile_result"]["tests"].as_array().unwrap();
+                assert!(tests.len() < 8, "{}", tests.len());
+                if let Some(t) = tests.first() {
+                    assert_eq!(t["row"], "SEQ1M Q8T1");
+                    assert!(t["bw"].as_f64().unwrap() > 0.0);
+                    kept = true;
+                    break;
+                }
+            } else {
+                assert!(stdout.contains("status: interrupted"), "{stdout}");
+                let row = stdout
+                    .lines()
+                    .find(|l| l.starts_with("SEQ1M Q8T1"))
+                    .unwrap_or_else(|| panic!("no grid in:\n{stdout}"));
+                if let Some(read) = row
+                    .split_whitespace()
+                    .nth(2)
+                    .and_then(|v| v.parse::<f64>().ok())
+                {
+                    assert!(read > 0.0, "{row}");
+                    kept = true;
+                    break;
+                }
+            }
+        }
+        assert!(
+            kept,
+            "no test finished before the interrupt, even after 14 s"
+        );
+    }
+}
+
+#[test]
+fn workload_flags_choose_a_custom_run_and_wrong_flags_are_refused() {
+    let dir = scratch();
+    let d = dir.path().to_str().unwrap();
+    let out = Command::new(IOMARK)
+        .args(["disk", d, "--size", "4MiB", "--runtime", "300ms", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["body"]["profile"], "custom");
+    assert!(doc["body"].get("profile_result").is_none());
+    for (args, needle) in [
+        (
+            vec!["--profile", "gnome", "--passes", "3"],
+            "--passes does not apply",
+        ),
+        (
+            vec!["--profile", "cdm", "--bs", "4k"],
+            "cannot be combined with --profile",
+        ),
+        (vec!["--profile", "crystal"], "unknown profile"),
+        (vec!["--profile", "iometer", "--qd", "8..1"], "--qd"),
+        (vec!["--profile", "sweep", "--engines", "aio"], "--engines"),
+        (
+            vec!["--samples", "5"],
+            "--samples does not apply to the cdm profile",
+        ),
+    ] {
+        let out = Command::new(IOMARK)
+            .args(["disk", d])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    assert!(leftovers(dir.path()).is_empty());
+}
