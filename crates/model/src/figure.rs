@@ -213,7 +213,8 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
 pub fn cdm_figures(cdm: &CdmResult) -> Vec<Figure> {
     let mut out = Vec::new();
     for t in &cdm.tests {
-        let random = t.row.starts_with("RND");
+        // CDM 8 rows are SEQ*/RND*; CDM 3.0's are "Seq", "512K", "4K", "4K QD32".
+        let random = !(t.row.starts_with("SEQ") || t.row == "Seq");
         let rw = match (t.dir, random) {
             (TestDir::Read, false) => "read",
             (TestDir::Read, true) => "randread",
