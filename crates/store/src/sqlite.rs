@@ -47,14 +47,16 @@ impl SqliteStore {
         // WAL: a crash or kill -9 leaves the last committed transaction
         // intact; NORMAL sync is durable against process death (not power
         // loss), which is the failure a benchmark run meets.
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(&err)?;
+        // Switching a fresh file to WAL takes an exclusive lock and does not
+        // wait in SQLite's busy handler, so processes opening a new
+        // database together retry here.
+        retry_busy(|| conn.pragma_update(None, "journal_mode", "WAL")).map_err(&err)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(&err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(&err)?;
         let mut store = SqliteStore { conn, path };
-        store.migrate()?;
+        retry_busy_store(|| store.migrate())?;
         Ok(store)
     }
 
@@ -226,6 +228,42 @@ impl SqliteStore {
     }
 }
 
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+/// Run `f` again while another connection holds the lock it needs, for up
+/// to [`BUSY_TIMEOUT`].
+fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let start = std::time::Instant::now();
+    loop {
+        match f() {
+            Err(e) if is_busy(&e) && start.elapsed() < BUSY_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// [`retry_busy`] for an operation that already wrapped its error.
+fn retry_busy_store<T>(mut f: impl FnMut() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    let start = std::time::Instant::now();
+    loop {
+        match f() {
+            Err(StoreError::Sqlite { cause, .. })
+                if is_busy(&cause) && start.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
 fn sqlite_err(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError {
     let path = path.display().to_string();
     move |cause| StoreError::Sqlite {
@@ -354,22 +392,22 @@ impl Store for SqliteStore {
 
     fn begin_run(&mut self, doc: &RunDocument) -> Result<RunId, StoreError> {
         let row = RunRow::new(doc, RunStatus::Interrupted)?;
-        self.write(None, &row)
+        retry_busy_store(|| self.write(None, &row))
     }
 
     fn update_run(&mut self, id: RunId, doc: &RunDocument) -> Result<(), StoreError> {
         let row = RunRow::new(doc, RunStatus::Interrupted)?;
-        self.write(Some(id), &row).map(drop)
+        retry_busy_store(|| self.write(Some(id), &row)).map(drop)
     }
 
     fn finish_run(&mut self, id: RunId, doc: &RunDocument) -> Result<(), StoreError> {
         let row = RunRow::new(doc, doc.status)?;
-        self.write(Some(id), &row).map(drop)
+        retry_busy_store(|| self.write(Some(id), &row)).map(drop)
     }
 
     fn insert_complete(&mut self, doc: &RunDocument) -> Result<RunId, StoreError> {
         let row = RunRow::new(doc, doc.status)?;
-        self.write(None, &row)
+        retry_busy_store(|| self.write(None, &row))
     }
 
     fn list(&mut self, q: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {

@@ -70,21 +70,20 @@ fn kill_9_mid_run_keeps_finished_jobs_and_marks_the_run_interrupted() {
 }
 
 #[test]
-fn two_processes_writing_one_database_at_once_both_succeed() {
+fn processes_writing_one_database_at_once_all_succeed() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
-    // Both start on a file that does not exist yet, so they also race to
-    // create and migrate it.
-    let spawn = |first: &str| {
+    // All start on a file that does not exist yet, so they also race to
+    // create it, switch it to WAL and migrate it.
+    let spawn = |first: u32| {
         Command::new(FIXTURE)
-            .args(["fill", db.to_str().unwrap(), "150", first])
+            .args(["fill", db.to_str().unwrap(), "75", &first.to_string()])
             .stderr(Stdio::piped())
             .spawn()
             .unwrap()
     };
-    let a = spawn("0");
-    let b = spawn("1000");
-    for child in [a, b] {
+    let children: Vec<_> = (0..4).map(|i| spawn(i * 1000)).collect();
+    for child in children {
         let out = child.wait_with_output().unwrap();
         assert!(
             out.status.success(),
