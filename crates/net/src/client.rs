@@ -20,6 +20,8 @@ use crate::NetError;
 
 /// The largest results message accepted from a server.
 const MAX_RESULTS_LEN: usize = 64 << 20;
+/// Below this, the control loop sleeps instead of waiting on the socket.
+const PRECISE_SLEEP: Duration = Duration::from_millis(10);
 /// How long the client waits for each step of the set-up.
 const SETUP_WAIT: Duration = Duration::from_secs(30);
 
@@ -220,7 +222,22 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
             break;
         }
         let wake = session.next_wake().map_or(end_at, |w| w.min(end_at));
-        match ctrl.poll_state(wake.saturating_duration_since(now)) {
+        let left = wake.saturating_duration_since(now);
+        // A socket read timeout counts in jiffies (4 ms at HZ=250) and
+        // rounds up; the last few milliseconds are slept precisely, so the
+        // test ends on time.
+        if left < PRECISE_SLEEP {
+            std::thread::sleep(left);
+            for rec in session.tick(Instant::now()) {
+                if cfg.text {
+                    let _ = write!(out, "{}", report.interval_text(&rec, printed == 0));
+                    let _ = out.flush();
+                }
+                printed += 1;
+            }
+            continue;
+        }
+        match ctrl.poll_state(left - PRECISE_SLEEP / 2) {
             Ok(None) => {}
             Ok(Some(s)) => return Err(peer_state(&mut ctrl, s, "the test")),
             Err(NetError::Interrupted) => {
