@@ -117,7 +117,7 @@ pub fn job(t: usize, speed: f64, seed: u64) -> DiskJobResult {
         mean_depth: f64::from(qd),
         page_cache_bypassed: true,
         interrupted: false,
-        warnings: if t == 0 && seed % 3 == 0 {
+        warnings: if t == 0 && seed.is_multiple_of(3) {
             vec![Warning::new(
                 WarningKind::AboveLinkCeiling,
                 "read 612 MB/s is above the USB 2.0 ceiling of about 40 MB/s: the page cache or compression is being measured",
@@ -151,7 +151,7 @@ pub fn run(seed: u64, jobs: usize) -> RunDocument {
         finished_at_ms: started + 45_000,
         status: RunStatus::Complete,
         labels: vec![label.into(), format!("batch{}", seed % 10)],
-        note: (seed % 7 == 0).then(|| format!("note for run {seed}")),
+        note: seed.is_multiple_of(7).then(|| format!("note for run {seed}")),
         warnings: Vec::new(),
         host: None,
         device: None,
