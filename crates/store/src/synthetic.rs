@@ -151,7 +151,9 @@ pub fn run(seed: u64, jobs: usize) -> RunDocument {
         finished_at_ms: started + 45_000,
         status: RunStatus::Complete,
         labels: vec![label.into(), format!("batch{}", seed % 10)],
-        note: seed.is_multiple_of(7).then(|| format!("note for run {seed}")),
+        note: seed
+            .is_multiple_of(7)
+            .then(|| format!("note for run {seed}")),
         warnings: Vec::new(),
         host: None,
         device: None,
