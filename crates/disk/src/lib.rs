@@ -182,7 +182,7 @@ pub fn validate_job(spec: &DiskJobSpec, target: &target::OpenTarget) -> Result<(
         return Err(DiskError::Invalid("--numjobs must be at least 1".into()));
     }
     let lbs = u64::from(target.info.logical_block_size);
-    if target.direct && spec.bs.get() % lbs != 0 {
+    if target.direct && !spec.bs.get().is_multiple_of(lbs) {
         return Err(DiskError::Invalid(format!(
             "--bs {} is not a multiple of the logical block size {lbs} B of {}: \
              direct I/O needs that; use a multiple of {lbs}, or --buffered",

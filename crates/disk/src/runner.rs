@@ -151,7 +151,7 @@ pub fn run_job(
         let cpu_start = cpu_start.unwrap_or(cpu_end);
         let results: Vec<Result<ThreadStats, DiskError>> = handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(DiskError::WorkerPanicked)))
+            .map(|h| h.join().unwrap_or(Err(DiskError::WorkerPanicked)))
             .collect();
         (results, cpu_end.since(&cpu_start))
     });

@@ -78,9 +78,9 @@ impl Bytes {
     /// A short label as CrystalDiskMark writes block sizes: `4K`, `1M`, `512K`.
     pub fn short_label(self) -> String {
         let b = self.0;
-        if b >= Self::MIB && b % Self::MIB == 0 {
+        if b >= Self::MIB && b.is_multiple_of(Self::MIB) {
             format!("{}M", b / Self::MIB)
-        } else if b >= Self::KIB && b % Self::KIB == 0 {
+        } else if b >= Self::KIB && b.is_multiple_of(Self::KIB) {
             format!("{}K", b / Self::KIB)
         } else {
             format!("{b}B")
@@ -246,7 +246,7 @@ impl fmt::Display for Nanos {
             write!(f, "{:.1} µs", ns / 1e3)
         } else if ns < 1e9 {
             write!(f, "{:.2} ms", ns / 1e6)
-        } else if self.0 % 1_000_000_000 == 0 {
+        } else if self.0.is_multiple_of(1_000_000_000) {
             write!(f, "{} s", self.0 / 1_000_000_000)
         } else {
             write!(f, "{:.2} s", ns / 1e9)
