@@ -99,7 +99,9 @@ fn cell(t: Option<&CdmTest>, f: impl Fn(&CdmTest) -> String) -> String {
 
 fn cdm(out: &mut String, run: &DiskRun, r: &CdmResult, verbose: bool) {
     let title = iomark_disk::profiles::cdm::definition(
-        r.profile.parse().unwrap_or(iomark_disk::profiles::ProfileName::Cdm),
+        r.profile
+            .parse()
+            .unwrap_or(iomark_disk::profiles::ProfileName::Cdm),
     )
     .map_or("CrystalDiskMark", |d| d.title);
     let _ = writeln!(out, "{title} (iomark disk --profile {})", r.profile);
@@ -271,7 +273,11 @@ fn gnome(out: &mut String, run: &DiskRun, r: &GnomeResult, verbose: bool) {
     );
     if verbose {
         let _ = writeln!(out, "\nTransfer rate by position:");
-        let _ = writeln!(out, "{:>10} {:>12} {:>12}", "position", "read MB/s", "write MB/s");
+        let _ = writeln!(
+            out,
+            "{:>10} {:>12} {:>12}",
+            "position", "read MB/s", "write MB/s"
+        );
         for s in &r.transfer {
             let _ = writeln!(
                 out,
@@ -321,7 +327,11 @@ fn sweep(out: &mut String, run: &DiskRun, r: &SweepResult) {
             continue;
         }
         let _ = writeln!(out, "\n{engine}");
-        let _ = writeln!(out, "{:>8} {:>12} {:>12}", "size", "rand read", "rand write");
+        let _ = writeln!(
+            out,
+            "{:>8} {:>12} {:>12}",
+            "size", "rand read", "rand write"
+        );
         let get = |rw: RwMode, bs: Bytes| {
             pts.iter()
                 .find(|p| p.rw == rw && p.bs == bs)
@@ -436,8 +446,22 @@ mod tests {
         );
         let m = 1 << 20;
         r.tests = vec![
-            test("SEQ1M Q8T1", TestDir::Read, m, 8, &[3512.3, 3540.71, 3533.0], 2300.0),
-            test("SEQ1M Q8T1", TestDir::Write, m, 8, &[2901.5, 2950.25], 2800.0),
+            test(
+                "SEQ1M Q8T1",
+                TestDir::Read,
+                m,
+                8,
+                &[3512.3, 3540.71, 3533.0],
+                2300.0,
+            ),
+            test(
+                "SEQ1M Q8T1",
+                TestDir::Write,
+                m,
+                8,
+                &[2901.5, 2950.25],
+                2800.0,
+            ),
             test("SEQ1M Q1T1", TestDir::Read, m, 1, &[1801.0], 580.0),
             test("SEQ1M Q1T1", TestDir::Write, m, 1, &[1650.5], 630.0),
             test("RND4K Q32T1", TestDir::Read, 4096, 32, &[612.4], 210.0),
@@ -458,8 +482,22 @@ mod tests {
         r.pass_time = Nanos::from_secs(1);
         r.interval = Nanos(0);
         r.tests = vec![
-            test("SEQ1M Q8T1", TestDir::Read, 1 << 20, 8, &[31.2, 31.45], 260_000.0),
-            test("SEQ1M Q8T1", TestDir::Write, 1 << 20, 8, &[90.0, 95.0], 88_000.0),
+            test(
+                "SEQ1M Q8T1",
+                TestDir::Read,
+                1 << 20,
+                8,
+                &[31.2, 31.45],
+                260_000.0,
+            ),
+            test(
+                "SEQ1M Q8T1",
+                TestDir::Write,
+                1 << 20,
+                8,
+                &[90.0, 95.0],
+                88_000.0,
+            ),
         ];
         let warnings = vec![Warning::new(
             WarningKind::Shortened,
@@ -496,10 +534,22 @@ mod tests {
         };
         let mut points = Vec::new();
         for (i, d) in [1u32, 2, 4, 8].into_iter().enumerate() {
-            points.push(point("2 MiB sequential read", RwMode::Read, 2 << 20, d, 200.0 + 50.0 * i as f64));
+            points.push(point(
+                "2 MiB sequential read",
+                RwMode::Read,
+                2 << 20,
+                d,
+                200.0 + 50.0 * i as f64,
+            ));
         }
         for d in [1u32, 2, 4, 8] {
-            points.push(point("4 KiB random read", RwMode::RandRead, 4096, d, 10.0 * f64::from(d)));
+            points.push(point(
+                "4 KiB random read",
+                RwMode::RandRead,
+                4096,
+                d,
+                10.0 * f64::from(d),
+            ));
         }
         let r = IometerResult {
             depths: vec![1, 2, 4, 8],
@@ -552,15 +602,20 @@ mod tests {
 
     #[test]
     fn macbench_and_sweep_tables() {
-        let tests = ["Sequential read", "Random read", "Sequential write", "Random write"]
-            .iter()
-            .enumerate()
-            .map(|(i, n)| MacbenchTest {
-                name: n.to_string(),
-                bw: BytesPerSec(30e6 - 5e6 * i as f64),
-                job: i,
-            })
-            .collect();
+        let tests = [
+            "Sequential read",
+            "Random read",
+            "Sequential write",
+            "Random write",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, n)| MacbenchTest {
+            name: n.to_string(),
+            bw: BytesPerSec(30e6 - 5e6 * i as f64),
+            job: i,
+        })
+        .collect();
         let m = MacbenchResult {
             runtime: Nanos::from_secs(10),
             tests,
@@ -595,8 +650,14 @@ mod tests {
         };
         let text = format!(
             "{}\n{}",
-            profile_run(&doc(ProfileResult::Macbench(m), RunStatus::Complete, vec![]), false),
-            profile_run(&doc(ProfileResult::Sweep(s), RunStatus::Complete, vec![]), false)
+            profile_run(
+                &doc(ProfileResult::Macbench(m), RunStatus::Complete, vec![]),
+                false
+            ),
+            profile_run(
+                &doc(ProfileResult::Sweep(s), RunStatus::Complete, vec![]),
+                false
+            )
         );
         insta::assert_snapshot!(text);
     }

@@ -109,7 +109,11 @@ pub struct CdmTest {
 impl CdmTest {
     /// The lowest and highest pass bandwidth.
     pub fn bw_spread(&self) -> Option<(BytesPerSec, BytesPerSec)> {
-        let min = self.pass_bw.iter().map(|b| b.0).fold(f64::INFINITY, f64::min);
+        let min = self
+            .pass_bw
+            .iter()
+            .map(|b| b.0)
+            .fold(f64::INFINITY, f64::min);
         let max = self.pass_bw.iter().map(|b| b.0).fold(0.0, f64::max);
         (!self.pass_bw.is_empty()).then_some((BytesPerSec(min), BytesPerSec(max)))
     }
