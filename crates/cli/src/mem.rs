@@ -73,6 +73,9 @@ struct CommonArgs {
     /// Print one JSON document (the result schema in docs/) instead of text.
     #[arg(long, help_heading = "Output")]
     json: bool,
+
+    #[command(flatten)]
+    store: crate::record::StoreArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -189,6 +192,7 @@ struct MemOptions {
     json: bool,
     /// The directory named by mmap:PATH, for the device report.
     backing_dir: Option<PathBuf>,
+    store: crate::record::StoreArgs,
 }
 
 fn invalid(msg: impl std::fmt::Display) -> anyhow::Error {
@@ -245,6 +249,7 @@ fn common_options(c: CommonArgs, kernel: MemKernelSpec) -> anyhow::Result<MemOpt
         relative: c.relative,
         json: c.json,
         backing_dir,
+        store: c.store,
     })
 }
 
@@ -352,12 +357,14 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
         c.args(["mem", "__child"]);
         c
     })?;
-    let doc = run_document(
+    let mut doc = run_document(
         run,
         std::env::args().collect(),
         started_at_ms,
         options.backing_dir.as_deref(),
     );
+    // A mem run is one measurement: it is stored whole once it ends.
+    crate::record::Recorder::begin(&options.store, &mut doc).finish(&doc);
     let RunBody::Mem(run) = &doc.body else {
         unreachable!("run_document makes a mem body")
     };

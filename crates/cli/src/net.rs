@@ -104,6 +104,8 @@ pub struct ClientArgs {
     /// Print the results as JSON in iperf3's -J layout.
     #[arg(short = 'J', long = "json")]
     json: bool,
+    #[command(flatten)]
+    store: crate::record::StoreArgs,
 }
 
 /// Run `iomark net ...`.
@@ -116,6 +118,7 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
         }
         NetCommand::Client(a) => {
             let json = a.json;
+            let store = a.store.clone();
             let mut cfg = client_config(a)?;
             cfg.interrupt = Some(crate::signals::stop_flag()?);
             let stdout = std::io::stdout();
@@ -133,6 +136,8 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
             if json {
                 writeln!(stdout.lock(), "{}", report.to_iperf3_json())?;
             }
+            let mut doc = run_document(&report, std::env::args().collect());
+            crate::record::Recorder::begin(&store, &mut doc).finish(&doc);
             Ok(if report.interrupted {
                 Exit::Interrupted
             } else {
