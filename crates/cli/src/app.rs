@@ -29,6 +29,8 @@ enum Command {
     Mem(crate::mem::MemArgs),
     /// Stored results: list, show, compare, export, import, delete.
     Results(crate::results::ResultsArgs),
+    /// Draw stored runs: a self-contained HTML report with charts, or PNG charts.
+    Report(crate::report::ReportArgs),
 }
 
 /// Parse the process arguments; clap exits with code 2 on bad syntax.
@@ -46,6 +48,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Net(args) => crate::net::run(args),
         Command::Mem(args) => crate::mem::run(args),
         Command::Results(args) => crate::results::run(args),
+        Command::Report(args) => crate::report::run(args),
     }
 }
 

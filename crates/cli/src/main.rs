@@ -10,6 +10,7 @@
 //! | 130  | interrupted (Ctrl-C); what was measured so far is printed and kept |
 
 mod app;
+mod report;
 mod record;
 mod results;
 mod mem;

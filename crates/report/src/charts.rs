@@ -1,0 +1,679 @@
+//! Which charts fit which runs, and their series taken from the stored
+//! results.
+
+use iomark_model::disk::{DiskRun, EngineKind, RwMode};
+use iomark_model::mem::{KernelResult, MemOutcome, MemRun, StreamOp};
+use iomark_model::net::{NetDirection, NetRun};
+use iomark_model::profile::{
+    CdmResult, GnomeResult, IometerResult, MacbenchResult, ProfileResult, SweepResult, TestDir,
+};
+use iomark_model::{Bytes, BytesPerSec, Nanos, RunBody};
+use iomark_stats::compare::ratio;
+
+use crate::svg::{Bar, BarChart, BarSeries, LineChart, LineSeries, Scale, TickFormat};
+use crate::{Report, ReportRun};
+
+/// One chart of a report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    /// A stable id (`cdm-read`, `sweep-randread`): the SVG's `id` and the
+    /// PNG's file name.
+    pub id: String,
+    /// What it shows.
+    pub title: String,
+    /// The SVG text.
+    pub svg: String,
+}
+
+const MB: &str = "MB/s (10^6 B/s)";
+
+fn mb(b: BytesPerSec) -> f64 {
+    b.mb_per_sec()
+}
+
+fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}
+
+fn disk(run: &ReportRun) -> Option<&DiskRun> {
+    match &run.doc.body {
+        RunBody::Disk(d) => Some(d),
+        _ => None,
+    }
+}
+
+/// Runs with a profile result of one family, with their index in the report.
+fn with_profile<'a, T>(
+    report: &'a Report,
+    pick: impl Fn(&'a ProfileResult) -> Option<&'a T>,
+) -> Vec<(usize, &'a ReportRun, &'a T)> {
+    report
+        .runs()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let p = disk(r)?.profile_result.as_ref()?;
+            pick(p).map(|t| (i, r, t))
+        })
+        .collect()
+}
+
+/// Every chart for the report, in page order.
+pub fn all(report: &Report) -> Vec<Chart> {
+    let mut out = Vec::new();
+    cdm(report, &mut out);
+    iometer(report, &mut out);
+    gnome(report, &mut out);
+    macbench(report, &mut out);
+    sweep(report, &mut out);
+    net(report, &mut out);
+    mem(report, &mut out);
+    out
+}
+
+fn push_bars(out: &mut Vec<Chart>, chart: BarChart) {
+    if chart.series.is_empty() || chart.categories.is_empty() {
+        return;
+    }
+    out.push(Chart {
+        id: chart.id.clone(),
+        title: chart.title.clone(),
+        svg: chart.render(),
+    });
+}
+
+fn push_lines(out: &mut Vec<Chart>, chart: LineChart) {
+    if chart.series.iter().all(|s| s.points.is_empty()) {
+        return;
+    }
+    out.push(Chart {
+        id: chart.id.clone(),
+        title: chart.title.clone(),
+        svg: chart.render(),
+    });
+}
+
+/// Categories in order of first appearance.
+fn union<I: IntoIterator<Item = String>>(items: I) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in items {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+fn cdm(report: &Report, out: &mut Vec<Chart>) {
+    let runs = with_profile(report, |p| match p {
+        ProfileResult::Cdm(c) => Some(c),
+        _ => None,
+    });
+    if runs.is_empty() {
+        return;
+    }
+    for dir in [TestDir::Read, TestDir::Write, TestDir::Mix] {
+        let rows = union(runs.iter().flat_map(|(_, _, c)| {
+            c.tests
+                .iter()
+                .filter(|t| t.dir == dir)
+                .map(|t| t.row.clone())
+        }));
+        let series = runs
+            .iter()
+            .map(|(_, r, c)| BarSeries {
+                name: r.name.clone(),
+                bars: rows
+                    .iter()
+                    .map(|row| {
+                        let t = c.tests.iter().find(|t| t.dir == dir && &t.row == row)?;
+                        Some(Bar {
+                            value: mb(t.bw),
+                            stored: t.bw.0,
+                            spread: t.bw_spread().map(|(lo, hi)| (mb(lo), mb(hi))),
+                        })
+                    })
+                    .collect(),
+            })
+            .collect();
+        push_bars(
+            out,
+            BarChart {
+                id: format!("cdm-{}", dir.as_str()),
+                title: format!(
+                    "CrystalDiskMark {} (best pass; whiskers: lowest to highest pass)",
+                    dir.as_str()
+                ),
+                y_label: MB.into(),
+                categories: rows,
+                series,
+                reference: None,
+            },
+        );
+    }
+    cdm_relative(report, &runs, out);
+}
+
+/// Each run's CDM figures over the baseline's, test by test.
+fn cdm_relative(report: &Report, runs: &[(usize, &ReportRun, &CdmResult)], out: &mut Vec<Chart>) {
+    let Some(base) = report.baseline else {
+        return;
+    };
+    let Some((_, base_run, base_cdm)) = runs.iter().find(|(i, _, _)| *i == base) else {
+        return;
+    };
+    let cats: Vec<(String, TestDir)> = base_cdm
+        .tests
+        .iter()
+        .map(|t| (t.row.clone(), t.dir))
+        .collect();
+    let series = runs
+        .iter()
+        .filter(|(i, _, _)| *i != base)
+        .map(|(_, r, c)| BarSeries {
+            name: r.name.clone(),
+            bars: cats
+                .iter()
+                .map(|(row, dir)| {
+                    let find = |c: &CdmResult| {
+                        c.tests
+                            .iter()
+                            .find(|t| &t.row == row && t.dir == *dir)
+                            .map(|t| t.bw.0)
+                    };
+                    let v = ratio(find(base_cdm)?, find(c)?)?;
+                    Some(Bar {
+                        value: v,
+                        stored: v,
+                        spread: None,
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    push_bars(
+        out,
+        BarChart {
+            id: "cdm-relative".into(),
+            title: format!("CrystalDiskMark relative to {}", base_run.name),
+            y_label: "x baseline (bandwidth ratio)".into(),
+            categories: cats
+                .iter()
+                .map(|(row, dir)| format!("{row} {}", dir.as_str()))
+                .collect(),
+            series,
+            reference: Some(1.0),
+        },
+    );
+}
+
+fn iometer(report: &Report, out: &mut Vec<Chart>) {
+    let runs: Vec<(usize, &ReportRun, &IometerResult)> = with_profile(report, |p| match p {
+        ProfileResult::Iometer(c) => Some(c),
+        _ => None,
+    });
+    let patterns = union(
+        runs.iter()
+            .flat_map(|(_, _, r)| r.points.iter().map(|p| p.pattern.clone())),
+    );
+    for pattern in patterns {
+        let series = runs
+            .iter()
+            .enumerate()
+            .map(|(k, (_, r, res))| LineSeries {
+                name: r.name.clone(),
+                points: res
+                    .points
+                    .iter()
+                    .filter(|p| p.pattern == pattern)
+                    .map(|p| (p.depth as f64, mb(p.bw), p.bw.0))
+                    .collect(),
+                dashed: false,
+                scatter: false,
+                colour: k,
+            })
+            .collect();
+        push_lines(
+            out,
+            LineChart {
+                id: format!("iometer-{}", slug(&pattern)),
+                title: format!("IOmeter queue-depth sweep: {pattern}"),
+                x_label: "outstanding I/Os (queue depth)".into(),
+                y_label: MB.into(),
+                x_scale: Scale::Log2,
+                x_tick: TickFormat::Number,
+                series,
+            },
+        );
+    }
+}
+
+fn gnome(report: &Report, out: &mut Vec<Chart>) {
+    let runs: Vec<(usize, &ReportRun, &GnomeResult)> = with_profile(report, |p| match p {
+        ProfileResult::Gnome(c) => Some(c),
+        _ => None,
+    });
+    if runs.is_empty() {
+        return;
+    }
+    let mut rate = Vec::new();
+    for (k, (_, r, g)) in runs.iter().enumerate() {
+        rate.push(LineSeries {
+            name: format!("{} read", r.name),
+            points: g
+                .transfer
+                .iter()
+                .map(|s| (s.position_pct, mb(s.read), s.read.0))
+                .collect(),
+            dashed: false,
+            scatter: false,
+            colour: k,
+        });
+        let writes: Vec<_> = g
+            .transfer
+            .iter()
+            .filter_map(|s| s.write.map(|w| (s.position_pct, mb(w), w.0)))
+            .collect();
+        if !writes.is_empty() {
+            rate.push(LineSeries {
+                name: format!("{} write", r.name),
+                points: writes,
+                dashed: true,
+                scatter: false,
+                colour: k,
+            });
+        }
+    }
+    push_lines(
+        out,
+        LineChart {
+            id: "gnome-rate".into(),
+            title: "GNOME Disks: transfer rate by position".into(),
+            x_label: "position (% of the target)".into(),
+            y_label: MB.into(),
+            x_scale: Scale::Linear,
+            x_tick: TickFormat::Number,
+            series: rate,
+        },
+    );
+    let access = runs
+        .iter()
+        .enumerate()
+        .map(|(k, (_, r, g))| LineSeries {
+            name: r.name.clone(),
+            points: g
+                .access
+                .iter()
+                .filter_map(|a| {
+                    let d = a.distance_pct?;
+                    Some((d, a.time.get() as f64 / 1e6, a.time.get() as f64))
+                })
+                .collect(),
+            dashed: false,
+            scatter: true,
+            colour: k,
+        })
+        .collect();
+    push_lines(
+        out,
+        LineChart {
+            id: "gnome-access".into(),
+            title: "GNOME Disks: access time by seek distance".into(),
+            x_label: "seek distance (% of the target)".into(),
+            y_label: "access time (ms)".into(),
+            x_scale: Scale::Linear,
+            x_tick: TickFormat::Number,
+            series: access,
+        },
+    );
+}
+
+fn macbench(report: &Report, out: &mut Vec<Chart>) {
+    let runs: Vec<(usize, &ReportRun, &MacbenchResult)> = with_profile(report, |p| match p {
+        ProfileResult::Macbench(c) => Some(c),
+        _ => None,
+    });
+    let cats = union(
+        runs.iter()
+            .flat_map(|(_, _, m)| m.tests.iter().map(|t| t.name.clone())),
+    );
+    let series = runs
+        .iter()
+        .map(|(_, r, m)| BarSeries {
+            name: r.name.clone(),
+            bars: cats
+                .iter()
+                .map(|c| {
+                    let t = m.tests.iter().find(|t| &t.name == c)?;
+                    Some(Bar {
+                        value: t.bw.kb_per_sec(),
+                        stored: t.bw.0,
+                        spread: None,
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    push_bars(
+        out,
+        BarChart {
+            id: "macbench".into(),
+            title: "MacBench 5.0 disk tests".into(),
+            y_label: "KB/s (10^3 B/s)".into(),
+            categories: cats,
+            series,
+            reference: None,
+        },
+    );
+}
+
+fn sweep(report: &Report, out: &mut Vec<Chart>) {
+    let runs: Vec<(usize, &ReportRun, &SweepResult)> = with_profile(report, |p| match p {
+        ProfileResult::Sweep(c) => Some(c),
+        _ => None,
+    });
+    let modes: Vec<RwMode> = {
+        let mut m: Vec<RwMode> = Vec::new();
+        for (_, _, s) in &runs {
+            for p in &s.points {
+                if !m.contains(&p.rw) {
+                    m.push(p.rw);
+                }
+            }
+        }
+        m
+    };
+    // One colour per (run, engine) line, kept across the modes.
+    let lines: Vec<(usize, &ReportRun, &SweepResult, EngineKind)> = runs
+        .iter()
+        .flat_map(|&(i, r, s)| s.engines.iter().map(move |&e| (i, r, s, e)))
+        .collect();
+    let multi_engine = runs.iter().any(|(_, _, s)| s.engines.len() > 1);
+    let line_name = |r: &ReportRun, e: EngineKind| {
+        if multi_engine {
+            format!("{} {}", r.name, e.as_str())
+        } else {
+            r.name.clone()
+        }
+    };
+    for &rw in &modes {
+        let series = lines
+            .iter()
+            .enumerate()
+            .map(|(k, (_, r, s, e))| LineSeries {
+                name: line_name(r, *e),
+                points: s
+                    .points
+                    .iter()
+                    .filter(|p| p.rw == rw && p.engine == *e)
+                    .map(|p| (p.bs.get() as f64, p.bw.mib_per_sec(), p.bw.0))
+                    .collect(),
+                dashed: false,
+                scatter: false,
+                colour: k,
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect();
+        push_lines(
+            out,
+            LineChart {
+                id: format!("sweep-{}", rw.as_str()),
+                title: format!("Bandwidth by I/O size: {rw}"),
+                x_label: "I/O size (bytes, log scale)".into(),
+                y_label: "MiB/s (2^20 B/s)".into(),
+                x_scale: Scale::Log2,
+                x_tick: TickFormat::Bytes,
+                series,
+            },
+        );
+    }
+    let Some(base) = report.baseline else {
+        return;
+    };
+    let Some((_, base_run, base_sweep)) = runs.iter().find(|(i, _, _)| *i == base) else {
+        return;
+    };
+    for &rw in &modes {
+        let mut sizes: Vec<u64> = runs
+            .iter()
+            .flat_map(|(_, _, s)| s.points.iter().filter(|p| p.rw == rw).map(|p| p.bs.get()))
+            .collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        // A point's baseline is the baseline's point of the same size and
+        // mode, on the same engine when the baseline ran it.
+        let base_bw = |bs: u64, e: EngineKind| {
+            let same = |p: &&iomark_model::profile::SweepPoint| p.rw == rw && p.bs.get() == bs;
+            base_sweep
+                .points
+                .iter()
+                .filter(same)
+                .find(|p| p.engine == e)
+                .or_else(|| base_sweep.points.iter().find(same))
+                .map(|p| p.bw.0)
+        };
+        let series = lines
+            .iter()
+            .filter(|(i, _, _, _)| *i != base)
+            .map(|(_, r, s, e)| BarSeries {
+                name: line_name(r, *e),
+                bars: sizes
+                    .iter()
+                    .map(|&bs| {
+                        let p = s
+                            .points
+                            .iter()
+                            .find(|p| p.rw == rw && p.engine == *e && p.bs.get() == bs)?;
+                        let v = ratio(base_bw(bs, *e)?, p.bw.0)?;
+                        Some(Bar {
+                            value: v,
+                            stored: v,
+                            spread: None,
+                        })
+                    })
+                    .collect(),
+            })
+            .filter(|s| s.bars.iter().any(Option::is_some))
+            .collect();
+        push_bars(
+            out,
+            BarChart {
+                id: format!("sweep-relative-{}", rw.as_str()),
+                title: format!("{rw} relative to {}", base_run.name),
+                y_label: "x baseline (bandwidth ratio)".into(),
+                categories: sizes.iter().map(|&b| Bytes(b).short_label()).collect(),
+                series,
+                reference: Some(1.0),
+            },
+        );
+    }
+}
+
+fn net(report: &Report, out: &mut Vec<Chart>) {
+    let runs: Vec<(&ReportRun, &NetRun)> = report
+        .runs()
+        .iter()
+        .filter_map(|r| match &r.doc.body {
+            RunBody::Net(n) => Some((r, n)),
+            _ => None,
+        })
+        .collect();
+    let mut series = Vec::new();
+    for (k, (r, n)) in runs.iter().enumerate() {
+        let both = n
+            .intervals
+            .iter()
+            .any(|i| i.direction == NetDirection::Upload)
+            && n.intervals
+                .iter()
+                .any(|i| i.direction == NetDirection::Download);
+        for dir in [NetDirection::Upload, NetDirection::Download] {
+            let points: Vec<_> = n
+                .intervals
+                .iter()
+                .filter(|i| i.direction == dir && !i.omitted && i.end > i.start)
+                .map(|i| {
+                    let bits =
+                        BytesPerSec::over(i.bytes, Nanos(i.end.get() - i.start.get())).0 * 8.0;
+                    (i.end.as_secs_f64(), bits / 1e6, bits)
+                })
+                .collect();
+            if points.is_empty() {
+                continue;
+            }
+            let d = match dir {
+                NetDirection::Upload => "upload",
+                NetDirection::Download => "download",
+            };
+            series.push(LineSeries {
+                name: format!("{} {d}", r.name),
+                points,
+                dashed: both && dir == NetDirection::Download,
+                scatter: false,
+                colour: k,
+            });
+        }
+    }
+    push_lines(
+        out,
+        LineChart {
+            id: "net-bitrate".into(),
+            title: "Network bitrate per interval".into(),
+            x_label: "time (s, interval end)".into(),
+            y_label: "Mbit/s (10^6 bit/s)".into(),
+            x_scale: Scale::Linear,
+            x_tick: TickFormat::Number,
+            series,
+        },
+    );
+}
+
+fn mem(report: &Report, out: &mut Vec<Chart>) {
+    let runs: Vec<(&ReportRun, &MemRun)> = report
+        .runs()
+        .iter()
+        .filter_map(|r| match &r.doc.body {
+            RunBody::Mem(m) => Some((r, m)),
+            _ => None,
+        })
+        .collect();
+    let result = |m: &MemRun| match &m.outcome {
+        MemOutcome::Completed { result, .. } => Some(result.clone()),
+        _ => None,
+    };
+    let stream: Vec<BarSeries> = runs
+        .iter()
+        .filter_map(|(r, m)| match result(m)? {
+            KernelResult::Stream(s) => Some(BarSeries {
+                name: r.name.clone(),
+                bars: StreamOp::ALL
+                    .iter()
+                    .map(|op| {
+                        let k = s.kernels.iter().find(|k| k.op == *op)?;
+                        Some(Bar {
+                            value: mb(k.best_rate),
+                            stored: k.best_rate.0,
+                            spread: None,
+                        })
+                    })
+                    .collect(),
+            }),
+            _ => None,
+        })
+        .collect();
+    push_bars(
+        out,
+        BarChart {
+            id: "mem-stream".into(),
+            title: "STREAM best rate per kernel".into(),
+            y_label: MB.into(),
+            categories: StreamOp::ALL
+                .iter()
+                .map(|o| o.label().to_string())
+                .collect(),
+            series: stream,
+            reference: None,
+        },
+    );
+    let flops = |m: &MemRun| match result(m)? {
+        KernelResult::Stencil(s) => Some(("stencil", s.mflops)),
+        KernelResult::Himeno(h) => Some(("himeno", h.mflops)),
+        KernelResult::Stream(_) => None,
+    };
+    let cats = union(
+        runs.iter()
+            .filter_map(|(_, m)| flops(m).map(|f| f.0.to_string())),
+    );
+    let series = runs
+        .iter()
+        .filter(|(_, m)| flops(m).is_some())
+        .map(|(r, m)| BarSeries {
+            name: r.name.clone(),
+            bars: cats
+                .iter()
+                .map(|c| {
+                    let (k, v) = flops(m)?;
+                    (k == c).then_some(Bar {
+                        value: v,
+                        stored: v,
+                        spread: None,
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    push_bars(
+        out,
+        BarChart {
+            id: "mem-mflops".into(),
+            title: "Stencil and Himeno rate".into(),
+            y_label: "MFLOPS (10^6 flop/s)".into(),
+            categories: cats,
+            series,
+            reference: None,
+        },
+    );
+    let relative: Vec<BarSeries> = runs
+        .iter()
+        .filter_map(|(r, m)| {
+            let v = m.baseline.as_ref()?.relative_time?;
+            Some(BarSeries {
+                name: r.name.clone(),
+                bars: vec![Some(Bar {
+                    value: v,
+                    stored: v,
+                    spread: None,
+                })],
+            })
+        })
+        .collect();
+    push_bars(
+        out,
+        BarChart {
+            id: "mem-relative".into(),
+            title: "Relative execution time (constrained run / all in memory)".into(),
+            y_label: "x in-memory time".into(),
+            categories: vec!["relative execution time".into()],
+            series: relative,
+            reference: Some(1.0),
+        },
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_ids() {
+        assert_eq!(slug("4 KiB random read"), "4-kib-random-read");
+    }
+}

@@ -1,0 +1,345 @@
+//! The HTML page: runs, devices and links with their ceilings, warnings,
+//! charts, and every stored figure. Inline CSS and SVG only.
+
+use std::fmt::Write;
+
+use iomark_model::device::{BlockLayer, DeviceReport};
+use iomark_model::mem::MemRun;
+use iomark_model::net::NetRun;
+use iomark_model::{RunBody, Warning};
+
+use crate::svg::esc;
+use crate::{date, Report, ReportRun};
+
+const CSS: &str =
+    "body{font-family:'DejaVu Sans',Verdana,sans-serif;margin:24px;color:#222;background:#fafafa}\
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}\
+table{border-collapse:collapse;margin:8px 0;font-size:13px;background:#fff}\
+th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}\
+th{background:#eee}td.num{text-align:right;font-variant-numeric:tabular-nums}\
+.charts{display:flex;flex-wrap:wrap;gap:16px}figure{margin:0;background:#fff;border:1px solid #ddd}\
+figcaption{font-size:12px;padding:4px 8px;color:#555}ul.warnings li{color:#8a4b00}\
+code{font-size:12px}";
+
+fn kind(r: &ReportRun) -> String {
+    match &r.doc.body {
+        RunBody::Disk(d) => format!("disk {}", d.profile),
+        RunBody::Mem(m) => format!("mem {}", iomark_model::figure::mem_test_name(m)),
+        RunBody::Net(n) => format!("net {}", iomark_model::figure::net_test_name(n)),
+        #[allow(unreachable_patterns)]
+        _ => "other".into(),
+    }
+}
+
+/// Every warning of a run: the run's own and each part's.
+fn warnings(r: &ReportRun) -> Vec<(String, &Warning)> {
+    let mut out: Vec<(String, &Warning)> = r
+        .doc
+        .warnings
+        .iter()
+        .map(|w| ("run".to_string(), w))
+        .collect();
+    match &r.doc.body {
+        RunBody::Disk(d) => {
+            for j in &d.jobs {
+                out.extend(j.warnings.iter().map(|w| (j.spec.name.clone(), w)));
+            }
+        }
+        RunBody::Mem(m) => out.extend(m.warnings.iter().map(|w| ("mem".to_string(), w))),
+        RunBody::Net(n) => out.extend(n.warnings.iter().map(|w| ("net".to_string(), w))),
+        #[allow(unreachable_patterns)]
+        _ => {}
+    }
+    // The passes of one CrystalDiskMark test repeat the same doubt.
+    let mut seen: Vec<String> = Vec::new();
+    out.retain(|(_, w)| {
+        let dup = seen.contains(&w.message);
+        seen.push(w.message.clone());
+        !dup
+    });
+    out
+}
+
+fn layer_link(l: &BlockLayer) -> String {
+    let mut parts = Vec::new();
+    if let Some(u) = &l.usb {
+        let speed = u
+            .speed_mbps
+            .map(|s| format!("{s} Mb/s"))
+            .unwrap_or_default();
+        parts.push(format!(
+            "USB {} {} {}",
+            u.version.as_deref().unwrap_or(""),
+            speed,
+            u.protocol().unwrap_or("")
+        ));
+    }
+    if let Some(s) = &l.sata {
+        parts.push(format!(
+            "SATA {} ({})",
+            s.speed_gbps
+                .map(|g| format!("{g} Gb/s"))
+                .unwrap_or("speed unknown".into()),
+            s.port
+        ));
+    }
+    for p in &l.pcie {
+        parts.push(format!(
+            "PCIe {} GT/s x{} ({}{})",
+            p.speed_gts,
+            p.width,
+            p.address,
+            p.driver
+                .as_deref()
+                .map(|d| format!(", {d}"))
+                .unwrap_or_default()
+        ));
+    }
+    parts.join("; ")
+}
+
+fn ceilings(l: &BlockLayer, out: &mut Vec<String>) {
+    for c in &l.ceilings {
+        out.push(format!(
+            "{}: {:.0} MB/s hard{}",
+            c.name,
+            c.hard.mb_per_sec(),
+            c.typical
+                .map(|t| format!(", {:.0} MB/s typical", t.mb_per_sec()))
+                .unwrap_or_default()
+        ));
+    }
+    for lower in &l.lower {
+        ceilings(lower, out);
+    }
+}
+
+fn device_row(out: &mut String, r: &ReportRun, d: &DeviceReport) {
+    let fs = d
+        .filesystem
+        .as_ref()
+        .map(|m| format!("{} on {} ({})", m.fs_type, m.mount_point, m.source))
+        .unwrap_or_default();
+    let (dev, transport, model, link) = match &d.device {
+        Some(l) => {
+            let model = [&l.identity.vendor, &l.identity.model]
+                .iter()
+                .filter_map(|s| s.as_deref())
+                .collect::<Vec<_>>()
+                .join(" ");
+            (
+                format!("{} ({}, {})", l.name, l.devno, format_bytes(l.size.get())),
+                l.transport.to_string(),
+                model,
+                layer_link(l),
+            )
+        }
+        None => ("none".into(), String::new(), String::new(), String::new()),
+    };
+    let mut ceil = Vec::new();
+    if let Some(l) = &d.device {
+        ceilings(l, &mut ceil);
+    }
+    let slowest = d
+        .slowest
+        .as_ref()
+        .map(|c| format!("{} ({:.0} MB/s)", c.name, c.hard.mb_per_sec()))
+        .unwrap_or_else(|| "unknown".into());
+    let mut notes = d.notes.clone();
+    if let Some(n) = d.device.as_ref().and_then(|l| l.note.clone()) {
+        notes.push(n);
+    }
+    let _ = write!(
+        out,
+        "<tr data-run=\"{}\"><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        esc(&r.id),
+        esc(&r.name),
+        esc(&d.path),
+        esc(&fs),
+        esc(&dev),
+        esc(&transport),
+        esc(&model),
+        esc(&link),
+        esc(&ceil.join("; ")),
+        esc(&slowest),
+        esc(&notes.join(" "))
+    );
+}
+
+fn format_bytes(b: u64) -> String {
+    let g = b as f64 / (1u64 << 30) as f64;
+    if g >= 1.0 {
+        format!("{g:.1} GiB")
+    } else {
+        format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
+    }
+}
+
+fn net_row(out: &mut String, r: &ReportRun, n: &NetRun) {
+    let iface = n
+        .interface
+        .as_ref()
+        .map(|i| {
+            format!(
+                "{}{}{}",
+                i.name,
+                i.driver
+                    .as_deref()
+                    .map(|d| format!(", {d}"))
+                    .unwrap_or_default(),
+                i.speed_mbit
+                    .map(|s| format!(", {s} Mbit/s link"))
+                    .unwrap_or_default()
+            )
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let _ = write!(
+        out,
+        "<tr data-run=\"{}\"><td>{}</td><td>net to {}:{}</td><td colspan=\"5\">interface {}</td><td colspan=\"3\">{}</td></tr>",
+        esc(&r.id),
+        esc(&r.name),
+        esc(&n.spec.host),
+        n.spec.port,
+        esc(&iface),
+        esc(&n.peer_version.clone().map(|v| format!("peer {v}")).unwrap_or_default())
+    );
+}
+
+fn mem_row(out: &mut String, r: &ReportRun, m: &MemRun) {
+    let limit = m
+        .spec
+        .mem_limit
+        .map(|l| format!("limit {}", format_bytes(l.get())))
+        .unwrap_or_else(|| "no limit".into());
+    let _ = write!(
+        out,
+        "<tr data-run=\"{}\"><td>{}</td><td>mem {}</td><td colspan=\"5\">{} threads, {}, {}</td><td colspan=\"3\">LLC {}, RAM {}</td></tr>",
+        esc(&r.id),
+        esc(&r.name),
+        esc(m.spec.kernel.name()),
+        m.spec.threads,
+        esc(&m.spec.backing.to_string()),
+        esc(&limit),
+        m.host.llc.map(|b| format_bytes(b.get())).unwrap_or("unknown".into()),
+        format_bytes(m.host.mem_total.get())
+    );
+}
+
+/// The page.
+pub fn render(report: &Report) -> String {
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{CSS}</style></head><body><h1>{}</h1>",
+        esc(report.title()),
+        esc(report.title())
+    );
+    o.push_str("<h2>Runs</h2><table id=\"runs\"><tr><th>id</th><th>name</th><th>what</th><th>started</th><th>status</th><th>host</th><th>command</th></tr>");
+    for r in report.runs() {
+        let host = r
+            .doc
+            .host
+            .as_ref()
+            .map(|h| {
+                format!(
+                    "{} ({}, {} CPUs, {})",
+                    h.hostname, h.cpu_model, h.cpu_count, h.kernel_release
+                )
+            })
+            .unwrap_or_default();
+        let base = if report.baseline().map(|b| &b.id) == Some(&r.id) {
+            " (baseline)"
+        } else {
+            ""
+        };
+        let _ = write!(
+            o,
+            "<tr data-run=\"{}\"><td>{}</td><td>{}{base}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+            esc(&r.id),
+            esc(&r.id),
+            esc(&r.name),
+            esc(&kind(r)),
+            esc(&date(r.doc.started_at_ms)),
+            r.doc.status.as_str(),
+            esc(&host),
+            esc(&r.doc.command_line.join(" "))
+        );
+    }
+    o.push_str("</table>");
+
+    o.push_str("<h2>Devices and links</h2><table id=\"devices\"><tr><th>run</th><th>path</th><th>file system</th><th>device</th><th>transport</th><th>model</th><th>link</th><th>ceilings</th><th>slowest link</th><th>notes</th></tr>");
+    for r in report.runs() {
+        match (&r.doc.device, &r.doc.body) {
+            (Some(d), _) => device_row(&mut o, r, d),
+            (None, RunBody::Net(n)) => net_row(&mut o, r, n),
+            (None, RunBody::Mem(m)) => mem_row(&mut o, r, m),
+            _ => {
+                let _ = write!(
+                    o,
+                    "<tr data-run=\"{}\"><td>{}</td><td colspan=\"9\">no device information stored</td></tr>",
+                    esc(&r.id),
+                    esc(&r.name)
+                );
+            }
+        }
+    }
+    o.push_str("</table>");
+
+    o.push_str("<h2>Warnings</h2><ul class=\"warnings\" id=\"warnings\">");
+    let mut any = false;
+    for r in report.runs() {
+        for (scope, w) in warnings(r) {
+            any = true;
+            let _ = write!(
+                o,
+                "<li data-run=\"{}\"><b>{}</b> ({}): {}</li>",
+                esc(&r.id),
+                esc(&r.name),
+                esc(&scope),
+                esc(&w.message)
+            );
+        }
+    }
+    if !any {
+        o.push_str("<li>none</li>");
+    }
+    o.push_str("</ul>");
+
+    o.push_str("<h2>Charts</h2><div class=\"charts\">");
+    for c in report.charts() {
+        let _ = write!(
+            o,
+            "<figure data-chart-id=\"{}\">{}<figcaption>{}</figcaption></figure>",
+            esc(&c.id),
+            c.svg,
+            esc(&c.title)
+        );
+    }
+    o.push_str("</div>");
+
+    o.push_str("<h2>Figures</h2><table id=\"figures\"><tr><th>run</th><th>test</th><th>metric</th><th>value</th><th>lowest</th><th>highest</th></tr>");
+    for r in report.runs() {
+        for f in &r.figures {
+            let (lo, hi) = f
+                .spread
+                .map(|(a, b)| (f.unit.format(a), f.unit.format(b)))
+                .unwrap_or_default();
+            let _ = write!(
+                o,
+                "<tr class=\"figure\" data-run=\"{}\" data-test=\"{}\" data-metric=\"{}\" data-value=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                esc(&r.id),
+                esc(&f.test),
+                esc(&f.metric),
+                f.value,
+                esc(&r.name),
+                esc(&f.test),
+                esc(&f.metric),
+                esc(&f.display_value()),
+                esc(&lo),
+                esc(&hi)
+            );
+        }
+    }
+    o.push_str("</table><p><small>Made by iomark from stored results; chart values are the stored figures (hover-free: each bar and point carries its stored value in <code>data-value</code>).</small></p></body></html>\n");
+    o
+}
