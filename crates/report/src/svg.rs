@@ -333,11 +333,20 @@ impl BarChart {
             }
             let tx = gx + group_w / 2.0;
             let ty = TOP + ph + 16.0;
-            let _ = write!(
-                c.out,
-                r#"<text x="{tx:.1}" y="{ty:.1}" text-anchor="middle">{}</text>"#,
-                esc(cat)
-            );
+            // Labels wider than their group turn so neighbours do not overlap.
+            if 6.8 * cat.chars().count() as f64 > group_w * 0.95 {
+                let _ = write!(
+                    c.out,
+                    r#"<text x="{tx:.1}" y="{ty:.1}" text-anchor="end" font-size="11" transform="rotate(-30 {tx:.1} {ty:.1})">{}</text>"#,
+                    esc(cat)
+                );
+            } else {
+                let _ = write!(
+                    c.out,
+                    r#"<text x="{tx:.1}" y="{ty:.1}" text-anchor="middle">{}</text>"#,
+                    esc(cat)
+                );
+            }
         }
         if let Some(r) = self.reference {
             let ry = y(r);

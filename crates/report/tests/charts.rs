@@ -1,0 +1,168 @@
+//! The charts for fixed runs: which appear, that they carry the stored
+//! numbers, and their SVG (insta snapshots).
+
+mod fixtures;
+
+use iomark_model::disk::EngineKind;
+use iomark_report::{Chart, Report, ReportRun};
+
+fn report(docs: Vec<iomark_model::RunDocument>, baseline: Option<&str>) -> Report {
+    let runs = docs
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| ReportRun::new(i + 1, d))
+        .collect();
+    Report::new(runs, baseline).unwrap()
+}
+
+fn ids(charts: &[Chart]) -> Vec<&str> {
+    charts.iter().map(|c| c.id.as_str()).collect()
+}
+
+fn chart<'a>(charts: &'a [Chart], id: &str) -> &'a Chart {
+    charts
+        .iter()
+        .find(|c| c.id == id)
+        .unwrap_or_else(|| panic!("no chart {id} in {:?}", ids(charts)))
+}
+
+/// `data-value` attributes of the bars or points in an SVG, in order.
+fn values(svg: &str) -> Vec<f64> {
+    svg.split("data-value=\"")
+        .skip(1)
+        .map(|s| s[..s.find('"').unwrap()].parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn cdm_bars_carry_the_stored_best_pass() {
+    let usb2 = fixtures::cdm(&["usb2"], 40.0);
+    let usb3 = fixtures::cdm(&["usb3"], 400.0);
+    let r = report(vec![usb2.clone(), usb3], Some("1"));
+    let charts = r.charts();
+    assert_eq!(ids(&charts), ["cdm-read", "cdm-write", "cdm-relative"]);
+    let read = chart(&charts, "cdm-read");
+    // SEQ1M usb2, SEQ1M usb3, RND4K usb2, RND4K usb3.
+    assert_eq!(values(&read.svg), [40e6, 400e6, 10e6, 100e6]);
+    assert!(read.svg.contains(">usb2</text>") && read.svg.contains(">usb3</text>"));
+    assert!(read.svg.contains("MB/s"));
+    let rel = chart(&charts, "cdm-relative");
+    assert_eq!(values(&rel.svg), [10.0, 10.0, 10.0, 10.0]);
+    insta::assert_snapshot!("cdm_read", read.svg);
+}
+
+#[test]
+fn profile_charts_fit_their_runs() {
+    let r = report(
+        vec![
+            fixtures::iometer(&["a"], 100.0),
+            fixtures::gnome(&["hdd"]),
+            fixtures::sweep(&["hdd"], 100.0, &[EngineKind::Psync]),
+            fixtures::sweep(&["ssd"], 1000.0, &[EngineKind::Psync, EngineKind::MmapSync]),
+        ],
+        Some("3"),
+    );
+    let charts = r.charts();
+    assert_eq!(
+        ids(&charts),
+        [
+            "iometer-4-kib-random-read",
+            "gnome-rate",
+            "gnome-access",
+            "sweep-read",
+            "sweep-randread",
+            "sweep-relative-read",
+            "sweep-relative-randread",
+        ]
+    );
+    let io = chart(&charts, "iometer-4-kib-random-read");
+    assert_eq!(values(&io.svg), [100e6, 200e6, 300e6, 400e6]);
+    // The first access sample has no distance and is not plotted.
+    assert_eq!(values(&chart(&charts, "gnome-access").svg).len(), 4);
+    let rel = chart(&charts, "sweep-relative-read");
+    // ssd psync over hdd psync, ssd mmap-sync over hdd psync (hdd has no mmap-sync).
+    assert_eq!(values(&rel.svg), [10.0, 20.0, 10.0, 20.0, 10.0, 20.0]);
+    insta::assert_snapshot!("sweep_read", chart(&charts, "sweep-read").svg);
+    insta::assert_snapshot!("gnome_rate", chart(&charts, "gnome-rate").svg);
+}
+
+#[test]
+fn net_and_mem_charts() {
+    let r = report(
+        vec![
+            fixtures::net(&["lo"], 900.0),
+            fixtures::stream(&["heap"], 10_000.0, Some(1.0)),
+            fixtures::stream(&["mmap"], 5_000.0, Some(2.5)),
+            fixtures::himeno(&["himeno"], 1500.0),
+        ],
+        None,
+    );
+    let charts = r.charts();
+    assert_eq!(
+        ids(&charts),
+        ["net-bitrate", "mem-stream", "mem-mflops", "mem-relative"]
+    );
+    assert_eq!(
+        values(&chart(&charts, "net-bitrate").svg),
+        [900e6, 910e6, 920e6]
+    );
+    assert_eq!(values(&chart(&charts, "mem-relative").svg), [1.0, 2.5, 3.5]);
+    assert_eq!(values(&chart(&charts, "mem-mflops").svg), [1500.0]);
+    insta::assert_snapshot!("net_bitrate", chart(&charts, "net-bitrate").svg);
+    insta::assert_snapshot!("mem_stream", chart(&charts, "mem-stream").svg);
+}
+
+#[test]
+fn html_is_one_file_with_tables_and_no_scripts() {
+    let r = report(
+        vec![fixtures::cdm(&["usb2"], 40.0), fixtures::cdm(&[], 400.0)],
+        None,
+    );
+    let html = String::from_utf8(r.html()).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for forbidden in ["<script", "http://", "https://", "@import", "<link", "url("] {
+        let outside_svg_ns = html.replace("http://www.w3.org/2000/svg", "");
+        assert!(
+            !outside_svg_ns.contains(forbidden),
+            "page contains {forbidden}"
+        );
+    }
+    assert!(html.contains("USB 2.0: 53 MB/s hard, 42 MB/s typical"));
+    assert!(html.contains("USB 3.0 (500 MB/s)"));
+    assert!(html.contains("passes ranged 10% apart"));
+    // The unlabelled run is named by id and date.
+    assert!(html.contains("#2 2025-11-21 04:40 UTC"), "{}", &html[..600]);
+    assert_eq!(html.matches("<figure data-chart-id=").count(), 2);
+}
+
+#[test]
+fn bad_baseline_and_empty_reports_are_refused() {
+    let runs = vec![ReportRun::new(1, fixtures::cdm(&[], 1.0))];
+    let err = Report::new(runs, Some("9")).unwrap_err();
+    assert!(err.to_string().contains("add it to the run IDs"));
+    assert!(Report::new(vec![], None).is_err());
+}
+
+#[test]
+fn pngs_have_the_chart_size() {
+    let r = report(vec![fixtures::gnome(&["hdd"])], None);
+    let pngs = match r.pngs(1) {
+        Ok(p) => p,
+        Err(e) if e.to_string().contains("no fonts") => {
+            eprintln!("skipped: {e}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(pngs.len(), 2);
+    for (name, bytes) in pngs {
+        assert!(name.ends_with(".png"));
+        let dec = png::Decoder::new(std::io::Cursor::new(bytes));
+        let reader = dec.read_info().unwrap();
+        let info = reader.info();
+        assert_eq!(
+            (info.width, info.height),
+            (iomark_report::svg::WIDTH, iomark_report::svg::HEIGHT)
+        );
+    }
+}
