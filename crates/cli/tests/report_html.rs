@@ -1,0 +1,343 @@
+//! `iomark report` end to end: runs go into a temporary SQLite store (one
+//! measured with the real binary, the others fixed documents imported as
+//! JSON), the report is written as HTML and PNG, and the page is opened in
+//! headless Chromium: every chart is there, its numbers are the stored
+//! ones, nothing fails in the console, and the screenshot is not blank.
+
+#[path = "../../report/tests/fixtures/mod.rs"]
+mod fixtures;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use iomark_model::disk::EngineKind;
+use iomark_model::profile::ProfileResult;
+use iomark_model::{RunBody, RunDocument};
+use iomark_store::RunId;
+
+fn iomark(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_iomark"))
+        .args(args)
+        .output()
+        .expect("run iomark");
+    assert!(
+        out.status.success(),
+        "iomark {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn import(db: &Path, dir: &Path, name: &str, doc: &RunDocument) {
+    let file = dir.join(format!("{name}.json"));
+    std::fs::write(&file, serde_json::to_vec(doc).unwrap()).unwrap();
+    iomark(&[
+        "results",
+        "import",
+        file.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+}
+
+/// Every `data-value` in `html` inside elements whose tag text contains `marker`.
+fn attr_values(html: &str, marker: &str) -> Vec<f64> {
+    html.split('<')
+        .filter(|tag| tag.contains(marker))
+        .filter_map(|tag| {
+            let v = tag.split("data-value=\"").nth(1)?;
+            Some(v[..v.find('"')?].parse().unwrap())
+        })
+        .collect()
+}
+
+/// The part of the page inside the SVG with this id.
+fn svg_of<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = html
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("chart {id} missing from the page"));
+    let end = html[start..].find("</svg>").unwrap() + start;
+    &html[start..end]
+}
+
+fn find_chromium() -> Option<PathBuf> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find_map(|name| {
+            std::env::var_os("PATH")?
+                .to_str()?
+                .split(':')
+                .map(|d| Path::new(d).join(name))
+                .find(|p| p.is_file())
+        })
+}
+
+fn chromium(bin: &Path, profile: &Path, extra: &[&str], url: &str) -> Output {
+    Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(url)
+        .output()
+        .expect("run chromium")
+}
+
+fn console_errors(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| {
+            l.contains("Uncaught")
+                || l.contains("ERROR:CONSOLE")
+                || (l.contains("CONSOLE") && l.to_lowercase().contains("error"))
+                || l.contains("net::ERR_")
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn report_shows_the_stored_runs_in_chromium() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let db = dir.join("results.db");
+    let dbs = db.to_str().unwrap();
+
+    // A real CrystalDiskMark run, kept short.
+    let target = dir.join("target");
+    std::fs::create_dir(&target).unwrap();
+    let measured = iomark(&[
+        "disk",
+        target.to_str().unwrap(),
+        "--profile",
+        "cdm",
+        "--size",
+        "8M",
+        "--engine",
+        "psync",
+        "--passes",
+        "2",
+        "--pass-time",
+        "100ms",
+        "--interval",
+        "0s",
+        "--json",
+    ]);
+    let measured_file = dir.join("measured.json");
+    std::fs::write(&measured_file, &measured.stdout).unwrap();
+    iomark(&[
+        "results",
+        "import",
+        measured_file.to_str().unwrap(),
+        "--label",
+        "here",
+        "--db",
+        dbs,
+    ]);
+    import(&db, dir, "usb2", &fixtures::cdm(&["usb2"], 40.0));
+    import(
+        &db,
+        dir,
+        "sweep-hdd",
+        &fixtures::sweep(&["hdd"], 100.0, &[EngineKind::Psync]),
+    );
+    import(
+        &db,
+        dir,
+        "sweep-ssd",
+        &fixtures::sweep(&["ssd"], 900.0, &[EngineKind::Psync]),
+    );
+    import(&db, dir, "gnome", &fixtures::gnome(&["gnome"]));
+    import(&db, dir, "iometer", &fixtures::iometer(&["qd"], 50.0));
+    import(&db, dir, "net", &fixtures::net(&["lo"], 900.0));
+    import(
+        &db,
+        dir,
+        "stream",
+        &fixtures::stream(&["mmap"], 5000.0, Some(2.5)),
+    );
+
+    let html = dir.join("report.html");
+    let pngs = dir.join("png");
+    let out = iomark(&[
+        "report",
+        "1",
+        "2",
+        "4",
+        "--baseline",
+        "3",
+        "--label",
+        "gnome",
+        "--label",
+        "qd",
+        "--label",
+        "lo",
+        "--label",
+        "mmap",
+        "--db",
+        dbs,
+        "--html",
+        html.to_str().unwrap(),
+        "--png",
+        pngs.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("report.html"));
+
+    let expected = [
+        "cdm-read",
+        "cdm-write",
+        "iometer-4-kib-random-read",
+        "gnome-rate",
+        "gnome-access",
+        "sweep-read",
+        "sweep-randread",
+        "sweep-relative-read",
+        "sweep-relative-randread",
+        "net-bitrate",
+        "mem-stream",
+        "mem-relative",
+    ];
+
+    // PNG files: one per chart, decodable, at twice the chart size.
+    for id in expected {
+        let f = std::fs::File::open(pngs.join(format!("{id}.png")))
+            .unwrap_or_else(|e| panic!("{id}.png: {e}"));
+        let reader = png::Decoder::new(std::io::BufReader::new(f))
+            .read_info()
+            .unwrap();
+        assert_eq!(
+            (reader.info().width, reader.info().height),
+            (1600, 840),
+            "{id}"
+        );
+    }
+
+    let Some(bin) = find_chromium() else {
+        eprintln!("skipped: the browser checks need chromium (scripts/test installs it)");
+        return;
+    };
+    let profile = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", html.display());
+    let dom = chromium(&bin, profile.path(), &["--dump-dom"], &url);
+    assert!(dom.status.success(), "chromium --dump-dom failed");
+    assert_eq!(console_errors(&dom.stderr), Vec::<String>::new());
+    let page = String::from_utf8(dom.stdout).unwrap();
+
+    for id in expected {
+        svg_of(&page, id);
+    }
+
+    // The figures in the page are the store's, run by run.
+    let mut store = iomark_store::open(Some(dbs)).unwrap();
+    for id in 1..=8 {
+        let stored = store.load(RunId(id)).unwrap();
+        let in_page = attr_values(&page, &format!("class=\"figure\" data-run=\"{id}\""));
+        let want: Vec<f64> = stored.figures.iter().map(|f| f.value).collect();
+        assert_eq!(in_page, want, "figures of run {id}");
+        if id == 1 || id == 2 {
+            assert!(!want.is_empty());
+        }
+    }
+    // The CDM bars are the stored best passes of runs 1 and 2, row by row.
+    let mut read_bw = |id: i64| -> Vec<(String, f64)> {
+        let doc = store.load(RunId(id)).unwrap().document().unwrap();
+        let RunBody::Disk(d) = doc.body else {
+            panic!("run {id} is not a disk run")
+        };
+        let Some(ProfileResult::Cdm(c)) = d.profile_result else {
+            panic!("no CDM result")
+        };
+        c.tests
+            .iter()
+            .filter(|t| t.dir == iomark_model::profile::TestDir::Read)
+            .map(|t| (t.row.clone(), t.bw.0))
+            .collect()
+    };
+    let runs = [read_bw(1), read_bw(2)];
+    // Rows in order of first appearance; in each, one bar per run that ran it.
+    let mut rows: Vec<&String> = Vec::new();
+    for (row, _) in runs.iter().flatten() {
+        if !rows.contains(&row) {
+            rows.push(row);
+        }
+    }
+    let interleaved: Vec<f64> = rows
+        .iter()
+        .flat_map(|row| {
+            runs.iter()
+                .filter_map(move |r| r.iter().find(|(x, _)| x == *row).map(|(_, bw)| *bw))
+        })
+        .collect();
+    let bars = attr_values(svg_of(&page, "cdm-read"), "class=\"bar\"");
+    assert!(
+        interleaved.len() > 4,
+        "the measured run has all four CDM rows"
+    );
+    assert_eq!(bars, interleaved);
+    assert!(
+        page.contains("USB 2.0: 53 MB/s hard"),
+        "device table lacks the ceiling"
+    );
+
+    // A screenshot of the page is not blank.
+    let shot = dir.join("shot.png");
+    let s = chromium(
+        &bin,
+        profile.path(),
+        &[
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1280,2400",
+            "--hide-scrollbars",
+        ],
+        &url,
+    );
+    assert!(s.status.success(), "chromium --screenshot failed");
+    assert_eq!(console_errors(&s.stderr), Vec::<String>::new());
+    let mut reader =
+        png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()))
+            .read_info()
+            .unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let px = info.color_type.samples();
+    let colours: HashSet<&[u8]> = buf[..info.buffer_size()].chunks(px).collect();
+    assert!(
+        colours.len() > 50,
+        "screenshot has {} colours",
+        colours.len()
+    );
+    if let Ok(keep) = std::env::var("IOMARK_REPORT_SHOT") {
+        std::fs::copy(&shot, keep).unwrap();
+    }
+}
+
+#[test]
+fn report_refuses_bad_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("r.db");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_iomark"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let dbs = db.to_str().unwrap();
+    let no_output = run(&["report", "1", "--db", dbs]);
+    assert_eq!(no_output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&no_output.stderr).contains("add --html FILE or --png DIR"));
+    let no_label = run(&["report", "--label", "nope", "--db", dbs, "--html", "-"]);
+    assert_eq!(no_label.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&no_label.stderr).contains("label 'nope'"));
+    let no_runs = run(&["report", "--db", dbs, "--html", "-"]);
+    assert_eq!(no_runs.status.code(), Some(2));
+}
