@@ -24,3 +24,15 @@ ensure_peers() {
     apt_install "${need[@]}"
   fi
 }
+
+# ensure_report_tools: headless Chromium for the report's browser test and
+# the DejaVu fonts the PNG charts are drawn with.
+ensure_report_tools() {
+  local need=()
+  command -v chromium >/dev/null 2>&1 || need+=(chromium)
+  [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
+  if [ ${#need[@]} -gt 0 ]; then
+    echo "installing report test tools: ${need[*]}" >&2
+    apt_install "${need[@]}"
+  fi
+}
