@@ -221,7 +221,11 @@ fn mem_row(out: &mut String, r: &ReportRun, m: &MemRun) {
         esc(&m.spec.backing.to_string()),
         esc(&limit),
         m.host.llc.map(|b| format_bytes(b.get())).unwrap_or("unknown".into()),
-        format_bytes(m.host.mem_total.get())
+        if m.host.mem_total.get() > 0 {
+            format_bytes(m.host.mem_total.get())
+        } else {
+            "unknown".into()
+        }
     );
 }
 
@@ -340,6 +344,6 @@ pub fn render(report: &Report) -> String {
             );
         }
     }
-    o.push_str("</table><p><small>Made by iomark from stored results; chart values are the stored figures (hover-free: each bar and point carries its stored value in <code>data-value</code>).</small></p></body></html>\n");
+    o.push_str("</table><p><small>Made by iomark from stored results: the charts plot the stored figures, and each bar, point and figure row carries its stored value (base units) in <code>data-value</code>.</small></p></body></html>\n");
     o
 }

@@ -110,13 +110,25 @@ impl Report {
                     .ok_or_else(|| ReportError::BaselineNotInReport(b.to_string()))?,
             ),
         };
-        let title = format!(
-            "iomark report: {}",
-            runs.iter()
-                .map(|r| r.name.as_str())
-                .collect::<Vec<_>>()
-                .join(" vs ")
-        );
+        let mut runs = runs;
+        // Two runs with the same labels stay apart in legends.
+        let names: Vec<String> = runs.iter().map(|r| r.name.clone()).collect();
+        for r in &mut runs {
+            if names.iter().filter(|n| **n == r.name).count() > 1 {
+                r.name = format!("{} (#{})", r.name, r.id);
+            }
+        }
+        let title = if runs.len() <= 4 {
+            format!(
+                "iomark report: {}",
+                runs.iter()
+                    .map(|r| r.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" vs ")
+            )
+        } else {
+            format!("iomark report: {} runs", runs.len())
+        };
         Ok(Report {
             runs,
             baseline,

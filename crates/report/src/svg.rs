@@ -264,9 +264,10 @@ impl Canvas {
         }
     }
 
+    /// One element per line, so snapshot diffs point at the changed bar.
     fn finish(mut self) -> String {
         self.out.push_str("</svg>");
-        self.out
+        self.out.replace("><", ">\n<")
     }
 }
 

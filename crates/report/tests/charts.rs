@@ -166,3 +166,14 @@ fn pngs_have_the_chart_size() {
         );
     }
 }
+
+#[test]
+fn runs_with_the_same_labels_are_told_apart() {
+    let r = report(
+        vec![fixtures::cdm(&["t7"], 400.0), fixtures::cdm(&["t7"], 300.0)],
+        None,
+    );
+    let names: Vec<&str> = r.runs().iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["t7 (#1)", "t7 (#2)"]);
+    assert_eq!(r.title(), "iomark report: t7 (#1) vs t7 (#2)");
+}
