@@ -12,8 +12,8 @@ use iomark_model::disk::{LatencySummary, Percentile};
 
 /// fio's default percentile list (`percentile_list`), in percent.
 pub const FIO_PERCENTILES: [f64; 17] = [
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9,
-    99.95, 99.99,
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
 ];
 
 /// Latencies in nanoseconds, up to about 10 minutes each.
@@ -211,14 +211,20 @@ mod tests {
     #[test]
     fn merged_histograms_equal_one_fed_everything() {
         let mut seed = 3;
-        let values: Vec<u64> = (0..10_000).map(|_| 1000 + lcg(&mut seed) % 1_000_000).collect();
+        let values: Vec<u64> = (0..10_000)
+            .map(|_| 1000 + lcg(&mut seed) % 1_000_000)
+            .collect();
         let (mut a, mut b, mut all) = (
             LatencyHistogram::new(),
             LatencyHistogram::new(),
             LatencyHistogram::new(),
         );
         for (i, &v) in values.iter().enumerate() {
-            if i % 2 == 0 { a.record(v) } else { b.record(v) }
+            if i % 2 == 0 {
+                a.record(v)
+            } else {
+                b.record(v)
+            }
             all.record(v);
         }
         a.merge(&b);
