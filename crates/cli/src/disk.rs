@@ -113,6 +113,9 @@ pub struct DiskArgs {
     /// The profile options, boxed to keep the command enum small.
     #[command(flatten)]
     pub prof: Box<ProfileArgs>,
+
+    #[command(flatten)]
+    pub store: crate::record::StoreArgs,
 }
 
 /// The options of the classic profiles (see docs/profiles.md).
@@ -251,7 +254,14 @@ impl TryFrom<DiskArgs> for DiskOptions {
             iomark_disk::engine::io_uring_available()
                 .map_err(|e| invalid(format!("{e}: use --engine psync")))?;
         }
-        let direct = if a.buffered {
+        let mapped = engine.is_mapped();
+        if mapped && a.direct {
+            return Err(invalid(format!(
+                "--engine {engine} copies through a file mapping, which always uses the \
+                 page cache: drop --direct, or use --engine psync or io_uring"
+            )));
+        }
+        let direct = if a.buffered || mapped {
             DirectMode::Buffered
         } else if a.direct {
             DirectMode::Direct
@@ -597,7 +607,7 @@ impl ProfileObserver for ProfileProgress {
     }
 }
 
-fn run_profile(opts: ProfileOptions) -> anyhow::Result<Exit> {
+fn run_profile(opts: ProfileOptions, store: &crate::record::StoreArgs) -> anyhow::Result<Exit> {
     let stop = signals::stop_flag()?;
     let started_at_ms = now_ms();
     let target = match OpenTarget::open(&opts.request, stop) {
@@ -614,6 +624,7 @@ fn run_profile(opts: ProfileOptions) -> anyhow::Result<Exit> {
     if !opts.keep_cache {
         target.invalidate_cache();
     }
+    let recorder = begin_record(store, &target, started_at_ms, opts.name.as_str());
     let mut obs = ProfileProgress {
         json: opts.json,
         bar: None,
@@ -629,7 +640,7 @@ fn run_profile(opts: ProfileOptions) -> anyhow::Result<Exit> {
     let outcome =
         outcome.with_context(|| format!("profile {} on {}", opts.name, target.info.path))?;
     let interrupted = outcome.interrupted;
-    let doc = document(
+    let mut doc = document(
         &target,
         outcome.jobs,
         started_at_ms,
@@ -637,6 +648,8 @@ fn run_profile(opts: ProfileOptions) -> anyhow::Result<Exit> {
         (opts.name.as_str(), Some(outcome.result), outcome.warnings),
     );
     drop(target);
+    store.apply(&mut doc);
+    recorder.finish(&doc);
 
     if opts.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -660,11 +673,33 @@ pub fn now_ms() -> u64 {
 /// Run `iomark disk`: a custom workload when a workload flag is given,
 /// otherwise a profile (cdm by default).
 pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
+    let store = args.store.clone();
     if args.prof.profile.is_none() && !custom_flags(&args).is_empty() {
-        run_custom(DiskOptions::try_from(args)?)
+        run_custom(DiskOptions::try_from(args)?, &store)
     } else {
-        run_profile(ProfileOptions::try_from(args)?)
+        run_profile(ProfileOptions::try_from(args)?, &store)
     }
+}
+
+/// Record the run in the store as soon as its target is open, so a run
+/// that is killed reads back as interrupted; [`Recorder::finish`] replaces
+/// it with the final document.
+///
+/// [`Recorder::finish`]: crate::record::Recorder::finish
+fn begin_record(
+    store: &crate::record::StoreArgs,
+    target: &OpenTarget,
+    started_at_ms: u64,
+    profile: &'static str,
+) -> crate::record::Recorder {
+    let mut doc = document(
+        target,
+        Vec::new(),
+        started_at_ms,
+        true,
+        (profile, None, Vec::new()),
+    );
+    crate::record::Recorder::begin(store, &mut doc)
 }
 
 /// The workload flags given, by name: any of them makes a custom workload.
@@ -682,7 +717,7 @@ fn custom_flags(a: &DiskArgs) -> Vec<&'static str> {
     given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect()
 }
 
-fn run_custom(opts: DiskOptions) -> anyhow::Result<Exit> {
+fn run_custom(opts: DiskOptions, store: &crate::record::StoreArgs) -> anyhow::Result<Exit> {
     let stop = signals::stop_flag()?;
     let started_at_ms = now_ms();
     let target = match OpenTarget::open(&opts.request, stop) {
@@ -704,12 +739,13 @@ fn run_custom(opts: DiskOptions) -> anyhow::Result<Exit> {
         target.invalidate_cache();
     }
 
+    let recorder = begin_record(store, &target, started_at_ms, "custom");
     let mut bar = progress::JobProgress::new(&spec.name, opts.json);
     let job = runner::run_job(&spec, &target, stop, &mut bar)
         .with_context(|| format!("{} on {}", describe(&spec), target.info.path))?;
     bar.finish();
     let interrupted = job.interrupted;
-    let doc = document(
+    let mut doc = document(
         &target,
         vec![job],
         started_at_ms,
@@ -717,6 +753,8 @@ fn run_custom(opts: DiskOptions) -> anyhow::Result<Exit> {
         ("custom", None, Vec::new()),
     );
     drop(target);
+    store.apply(&mut doc);
+    recorder.finish(&doc);
 
     if opts.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -851,6 +889,15 @@ mod tests {
             let err = parse(&args).unwrap_err().to_string();
             assert!(err.contains(needle), "{args:?}: {err}");
         }
+    }
+
+    #[test]
+    fn mmap_engines_go_through_the_page_cache() {
+        let o = parse(&["--engine", "mmap-sync"]).unwrap();
+        assert_eq!(o.request.direct, DirectMode::Buffered);
+        assert!(!o.spec.direct);
+        let err = parse(&["--engine", "mmap-async", "--direct"]).unwrap_err();
+        assert!(err.to_string().contains("page cache"), "{err}");
     }
 
     #[test]

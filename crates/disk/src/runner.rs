@@ -81,10 +81,16 @@ pub fn run_job(
         .iter()
         .any(|w| w.kind == WarningKind::BufferedIo);
     if !target.direct && !explained {
+        let remedy = if spec.engine.is_mapped() {
+            "a file mapping always goes through it; use --engine psync or io_uring to bypass it"
+        } else {
+            "run without --buffered to bypass it"
+        };
         warnings.push(Warning::new(
             WarningKind::BufferedIo,
-            "buffered I/O: the page cache may be measured instead of the device \
-             (run without --buffered to bypass it)",
+            format!(
+                "buffered I/O: the page cache may be measured instead of the device ({remedy})"
+            ),
         ));
     }
     let region = spec.size.get().min(target.info.size.get());

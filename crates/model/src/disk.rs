@@ -147,6 +147,12 @@ impl EngineKind {
         }
     }
 
+    /// Whether the engine copies through a file mapping (and so always
+    /// through the page cache).
+    pub fn is_mapped(self) -> bool {
+        matches!(self, EngineKind::MmapSync | EngineKind::MmapAsync)
+    }
+
     /// Whether the engine keeps only one I/O in flight per thread.
     pub fn is_synchronous(self) -> bool {
         !matches!(self, EngineKind::IoUring | EngineKind::Null)
