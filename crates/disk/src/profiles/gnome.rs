@@ -160,7 +160,7 @@ pub fn run(
 ) -> Result<ProfileOutcome, DiskError> {
     let size = target.info.size.get();
     let ss = opts.sample_size.get();
-    if ss == 0 || ss % PAGE != 0 || ss > usize::MAX as u64 {
+    if ss == 0 || !ss.is_multiple_of(PAGE) || ss > usize::MAX as u64 {
         return Err(DiskError::Invalid(format!(
             "--sample-size {} is not a whole number of 4 KiB pages: try --sample-size 10MiB",
             opts.sample_size
