@@ -85,6 +85,11 @@ fn cdm_quick_seq1m_q1t1_read_matches_the_throttle() {
         .find(|t| t["row"] == "SEQ1M Q1T1" && t["dir"] == "read")
         .unwrap();
     let bw = t["bw"].as_f64().unwrap();
+    eprintln!(
+        "SEQ1M Q1T1 read {:.2} MB/s, throttle {:.2} MB/s",
+        bw / 1e6,
+        READ_BPS as f64 / 1e6
+    );
     assert!(
         within(bw, READ_BPS as f64, 0.03),
         "SEQ1M Q1T1 read {:.2} MB/s vs throttle {:.2} MB/s",
@@ -145,6 +150,11 @@ fn gnome_read_rate_and_access_samples_on_a_read_only_device() {
     let g = &doc["body"]["profile_result"];
     assert_eq!(g["family"], "gnome");
     let avg = g["avg_read"].as_f64().unwrap();
+    eprintln!(
+        "gnome average read {:.2} MB/s, throttle {:.2} MB/s",
+        avg / 1e6,
+        READ_BPS as f64 / 1e6
+    );
     assert!(
         within(avg, READ_BPS as f64, 0.03),
         "average read {:.2} MB/s vs throttle {:.2} MB/s",
@@ -238,6 +248,7 @@ fn iometer_sweep_holds_each_requested_depth_with_io_uring() {
     for p in points {
         let depth = p["depth"].as_f64().unwrap();
         let achieved = p["achieved_depth"].as_f64().unwrap();
+        eprintln!("{} QD{depth}: achieved {achieved:.3}", p["pattern"]);
         assert!(
             (achieved - depth).abs() <= 0.05 * depth,
             "{} at QD{depth}: achieved {achieved:.2}",
