@@ -514,7 +514,7 @@ impl TryFrom<DiskArgs> for ProfileOptions {
                 if let Some(s) = a.prof.access_samples {
                     o.access_samples = s;
                 }
-                if o.sample_size.get() == 0 || o.sample_size.get() % 4096 != 0 {
+                if o.sample_size.get() == 0 || !o.sample_size.get().is_multiple_of(4096) {
                     return Err(invalid(
                         "--sample-size must be a whole number of 4 KiB pages: try --sample-size 10MiB",
                     ));

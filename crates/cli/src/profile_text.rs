@@ -82,7 +82,7 @@ fn seconds(n: Nanos) -> String {
 /// A test file size as CrystalDiskMark's header writes it: `1 GiB`, `1000 MB`.
 fn test_size(b: Bytes) -> String {
     let v = b.get();
-    if v % Bytes::MIB == 0 {
+    if v.is_multiple_of(Bytes::MIB) {
         b.to_string()
     } else {
         format!("{} MB", (v as f64 / 1e6).round())
