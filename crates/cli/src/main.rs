@@ -10,19 +10,19 @@
 //! | 130  | interrupted (Ctrl-C); what was measured so far is printed and kept |
 
 mod app;
-mod report;
-mod record;
-mod results;
-mod mem;
-mod net;
-mod info;
 mod clean;
 mod disk;
+mod exit;
+mod info;
+mod mem;
+mod net;
 mod profile_text;
 mod progress;
+mod record;
+mod report;
+mod results;
 mod signals;
 mod text;
-mod exit;
 
 use std::process::ExitCode;
 

@@ -221,7 +221,9 @@ impl MountedFs {
     /// `size` bytes of ext4, mounted on a fresh directory.
     pub fn ext4(size: u64) -> Result<Self, String> {
         let device = LoopDevice::new(size)?;
-        run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&device.dev))?;
+        run(Command::new("mkfs.ext4")
+            .args(["-q", "-F"])
+            .arg(&device.dev))?;
         let mountpoint = std::env::temp_dir().join(unique_name("mnt"));
         fs::create_dir(&mountpoint).map_err(|e| e.to_string())?;
         if let Err(e) = run(Command::new("mount").arg(&device.dev).arg(&mountpoint)) {
