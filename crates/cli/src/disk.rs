@@ -610,17 +610,9 @@ impl ProfileObserver for ProfileProgress {
 fn run_profile(opts: ProfileOptions, store: &crate::record::StoreArgs) -> anyhow::Result<Exit> {
     let stop = signals::stop_flag()?;
     let started_at_ms = now_ms();
-    let target = match OpenTarget::open(&opts.request, stop) {
-        Ok(t) => t,
-        Err(DiskError::Interrupted) => {
-            eprintln!("iomark: interrupted before measuring; the test file was removed");
-            return Ok(Exit::Interrupted);
-        }
-        Err(e) => return Err(e.into()),
+    let Some(target) = open_target(&opts.request, stop)? else {
+        return Ok(Exit::Interrupted);
     };
-    for p in &target.removed_stale {
-        eprintln!("iomark: removed {} left by a killed run", p.display());
-    }
     if !opts.keep_cache {
         target.invalidate_cache();
     }
@@ -681,6 +673,26 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     }
 }
 
+/// Open the target (creating and filling a test file), saying which stale
+/// files were removed; `None` when Ctrl-C came first.
+fn open_target(
+    request: &TargetRequest,
+    stop: &std::sync::atomic::AtomicBool,
+) -> anyhow::Result<Option<OpenTarget>> {
+    let target = match OpenTarget::open(request, stop) {
+        Ok(t) => t,
+        Err(DiskError::Interrupted) => {
+            eprintln!("iomark: interrupted before measuring; the test file was removed");
+            return Ok(None);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    for p in &target.removed_stale {
+        eprintln!("iomark: removed {} left by a killed run", p.display());
+    }
+    Ok(Some(target))
+}
+
 /// Record the run in the store as soon as its target is open, so a run
 /// that is killed reads back as interrupted; [`Recorder::finish`] replaces
 /// it with the final document.
@@ -720,17 +732,9 @@ fn custom_flags(a: &DiskArgs) -> Vec<&'static str> {
 fn run_custom(opts: DiskOptions, store: &crate::record::StoreArgs) -> anyhow::Result<Exit> {
     let stop = signals::stop_flag()?;
     let started_at_ms = now_ms();
-    let target = match OpenTarget::open(&opts.request, stop) {
-        Ok(t) => t,
-        Err(DiskError::Interrupted) => {
-            eprintln!("iomark: interrupted before measuring; the test file was removed");
-            return Ok(Exit::Interrupted);
-        }
-        Err(e) => return Err(e.into()),
+    let Some(target) = open_target(&opts.request, stop)? else {
+        return Ok(Exit::Interrupted);
     };
-    for p in &target.removed_stale {
-        eprintln!("iomark: removed {} left by a killed run", p.display());
-    }
     let mut spec = opts.spec.clone();
     spec.size = target.info.size;
     spec.direct = target.direct;

@@ -30,6 +30,33 @@ fn test_files(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Start a minute-long job on a test file in `dir`, wait until the file
+/// exists, then let the job run for `settle`.
+fn start_long_run(dir: &Path, settle: Duration) -> std::process::Child {
+    let d = dir.to_str().unwrap();
+    let child = Command::new(IOMARK)
+        .args([
+            "disk",
+            d,
+            "--size",
+            "8M",
+            "--runtime",
+            "60s",
+            "--engine",
+            "psync",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while test_files(dir).is_empty() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(settle);
+    child
+}
+
 #[test]
 fn test_file_is_gone_after_success() {
     let dir = tempfile::tempdir().unwrap();
@@ -64,28 +91,7 @@ fn test_file_is_gone_after_an_error() {
 #[test]
 fn ctrl_c_prints_what_was_measured_and_removes_the_test_file() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().to_str().unwrap();
-    let child = Command::new(IOMARK)
-        .args([
-            "disk",
-            d,
-            "--size",
-            "8M",
-            "--runtime",
-            "60s",
-            "--engine",
-            "psync",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait until the test file exists and the job has run a moment.
-    let start = Instant::now();
-    while test_files(dir.path()).is_empty() && start.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(1500));
+    let child = start_long_run(dir.path(), Duration::from_millis(1500));
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let o = child.wait_with_output().unwrap();
@@ -102,26 +108,7 @@ fn ctrl_c_prints_what_was_measured_and_removes_the_test_file() {
 fn a_killed_run_leaves_a_file_that_the_next_run_removes() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    let mut child = Command::new(IOMARK)
-        .args([
-            "disk",
-            d,
-            "--size",
-            "8M",
-            "--runtime",
-            "60s",
-            "--engine",
-            "psync",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while test_files(dir.path()).is_empty() && start.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(300));
+    let mut child = start_long_run(dir.path(), Duration::from_millis(300));
     child.kill().unwrap();
     child.wait().unwrap();
     let stale = test_files(dir.path());
