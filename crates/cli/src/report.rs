@@ -39,7 +39,7 @@ pub struct ReportArgs {
     /// Write the HTML page to FILE (`-` for standard output).
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
-    /// Write each chart as DIR/<chart>.png (the directory is created).
+    /// Write each chart as `DIR/<chart>.png` (the directory is created).
     #[arg(long, value_name = "DIR")]
     png: Option<PathBuf>,
     /// PNG size as a multiple of the 800x420 chart.

@@ -48,7 +48,6 @@ use iomark_model::disk::DiskJobSpec;
 use iomark_model::units::Bytes;
 
 use engine::Dir;
-pub use iomark_model::disk::DiskJobSpec as JobSpec;
 
 /// Why a disk job could not run; each message says what to do about it.
 #[derive(Debug, thiserror::Error)]

@@ -388,7 +388,7 @@ impl ThreadStats {
         spec: &DiskJobSpec,
         plan: &Plan,
         direct: bool,
-        cpu: CpuUsageRaw,
+        cpu: CpuClock,
         stop: &AtomicBool,
         mut warnings: Vec<Warning>,
     ) -> DiskJobResult {
@@ -649,12 +649,6 @@ struct CpuClock {
     system: Duration,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct CpuUsageRaw {
-    user: Duration,
-    system: Duration,
-}
-
 impl CpuClock {
     fn now() -> Self {
         // SAFETY: getrusage only writes the struct we hand it.
@@ -670,8 +664,9 @@ impl CpuClock {
         }
     }
 
-    fn since(&self, earlier: &CpuClock) -> CpuUsageRaw {
-        CpuUsageRaw {
+    /// The CPU time spent between `earlier` and this reading.
+    fn since(&self, earlier: &CpuClock) -> CpuClock {
+        CpuClock {
             user: self.user.saturating_sub(earlier.user),
             system: self.system.saturating_sub(earlier.system),
         }

@@ -13,7 +13,7 @@ use socket2::{Domain, SockRef, Socket, Type};
 use crate::control::{Control, Wait};
 use crate::proto::{code, params, Cookie, Params, Protocol, Results, State};
 use crate::proto::{UDP_HELLO, UDP_REPLY, UDP_REPLY_LEGACY};
-use crate::report::{Role, StreamInfo, TestReport};
+use crate::report::{Role, TestReport};
 use crate::session::Session;
 use crate::stream::{stream_id, DataSock, Stream, StreamPlan};
 use crate::NetError;
@@ -183,18 +183,7 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         congestion,
         streams: streams
             .iter()
-            .map(|s| StreamInfo {
-                id: s.id,
-                fd: s.fd,
-                local: s.local,
-                remote: s.remote,
-                sending: s.sending,
-                direction: if s.sending {
-                    NetDirection::Upload
-                } else {
-                    NetDirection::Download
-                },
-            })
+            .map(|s| s.info(NetDirection::Upload))
             .collect(),
         intervals: Vec::new(),
         totals: Vec::new(),

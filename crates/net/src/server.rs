@@ -21,7 +21,7 @@ use socket2::{Domain, SockRef, Socket, Type};
 use crate::control::{Control, Wait};
 use crate::proto::UDP_REPLY;
 use crate::proto::{code, Cookie, Params, Protocol, Results, State, MAX_PARAMS_LEN};
-use crate::report::{Role, StreamInfo, TestReport};
+use crate::report::{Role, TestReport};
 use crate::session::Session;
 use crate::stream::{stream_id, DataSock, Stream, StreamPlan};
 use crate::NetError;
@@ -310,18 +310,7 @@ impl Server {
             congestion,
             streams: streams
                 .iter()
-                .map(|s| StreamInfo {
-                    id: s.id,
-                    fd: s.fd,
-                    local: s.local,
-                    remote: s.remote,
-                    sending: s.sending,
-                    direction: if s.sending {
-                        NetDirection::Download
-                    } else {
-                        NetDirection::Upload
-                    },
-                })
+                .map(|s| s.info(NetDirection::Download))
                 .collect(),
             intervals: Vec::new(),
             totals: Vec::new(),

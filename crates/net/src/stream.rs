@@ -114,6 +114,24 @@ pub(crate) fn stream_id(index: usize) -> u32 {
 }
 
 impl Stream {
+    /// The stream as reported; `sending_is` names which way data flows,
+    /// seen from the client, when this host sends on it.
+    pub fn info(&self, sending_is: iomark_model::net::NetDirection) -> crate::report::StreamInfo {
+        use iomark_model::net::NetDirection;
+        let other = match sending_is {
+            NetDirection::Upload => NetDirection::Download,
+            _ => NetDirection::Upload,
+        };
+        crate::report::StreamInfo {
+            id: self.id,
+            fd: self.fd,
+            local: self.local,
+            remote: self.remote,
+            sending: self.sending,
+            direction: if self.sending { sending_is } else { other },
+        }
+    }
+
     pub fn new(id: u32, sending: bool, sock: DataSock) -> std::io::Result<Stream> {
         let (local, remote) = match &sock {
             DataSock::Tcp(s) => (s.local_addr()?, s.peer_addr()?),
