@@ -580,10 +580,13 @@ impl TryFrom<DiskArgs> for ProfileOptions {
     }
 }
 
-/// One progress bar per job or phase of a profile.
+/// One progress bar per job or phase of a profile; each finished test is
+/// written to the store, so a killed run keeps what it measured.
 struct ProfileProgress {
     json: bool,
     bar: Option<progress::JobProgress>,
+    recorder: crate::record::Recorder,
+    partial: RunDocument,
 }
 
 impl runner::Observer for ProfileProgress {
@@ -605,6 +608,13 @@ impl ProfileObserver for ProfileProgress {
             bar.finish();
         }
     }
+
+    fn finished(&mut self, jobs: &[DiskJobResult]) {
+        if let RunBody::Disk(run) = &mut self.partial.body {
+            run.jobs = jobs.to_vec();
+        }
+        self.recorder.update(&self.partial);
+    }
 }
 
 fn run_profile(opts: ProfileOptions, store: &crate::record::StoreArgs) -> anyhow::Result<Exit> {
@@ -616,10 +626,12 @@ fn run_profile(opts: ProfileOptions, store: &crate::record::StoreArgs) -> anyhow
     if !opts.keep_cache {
         target.invalidate_cache();
     }
-    let recorder = begin_record(store, &target, started_at_ms, opts.name.as_str());
+    let (recorder, partial) = begin_record(store, &target, started_at_ms, opts.name.as_str());
     let mut obs = ProfileProgress {
         json: opts.json,
         bar: None,
+        recorder,
+        partial,
     };
     let outcome = match &opts.plan {
         ProfilePlan::Cdm(b) => cdm::run(&b.0, &b.1, &target, stop, &mut obs),
@@ -641,7 +653,7 @@ fn run_profile(opts: ProfileOptions, store: &crate::record::StoreArgs) -> anyhow
     );
     drop(target);
     store.apply(&mut doc);
-    recorder.finish(&doc);
+    obs.recorder.finish(&doc);
 
     if opts.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -703,7 +715,7 @@ fn begin_record(
     target: &OpenTarget,
     started_at_ms: u64,
     profile: &'static str,
-) -> crate::record::Recorder {
+) -> (crate::record::Recorder, RunDocument) {
     let mut doc = document(
         target,
         Vec::new(),
@@ -711,7 +723,8 @@ fn begin_record(
         true,
         (profile, None, Vec::new()),
     );
-    crate::record::Recorder::begin(store, &mut doc)
+    let recorder = crate::record::Recorder::begin(store, &mut doc);
+    (recorder, doc)
 }
 
 /// The workload flags given, by name: any of them makes a custom workload.
@@ -743,7 +756,7 @@ fn run_custom(opts: DiskOptions, store: &crate::record::StoreArgs) -> anyhow::Re
         target.invalidate_cache();
     }
 
-    let recorder = begin_record(store, &target, started_at_ms, "custom");
+    let (recorder, _) = begin_record(store, &target, started_at_ms, "custom");
     let mut bar = progress::JobProgress::new(&spec.name, opts.json);
     let job = runner::run_job(&spec, &target, stop, &mut bar)
         .with_context(|| format!("{} on {}", describe(&spec), target.info.path))?;

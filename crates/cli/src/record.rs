@@ -127,9 +127,6 @@ impl Recorder {
     }
 
     /// Store the document as it is now (call after each finished job).
-    // Profiles do not hand back finished tests one by one yet; until they
-    // do, a killed run keeps its start record only.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub fn update(&mut self, doc: &RunDocument) {
         let (Some(store), Some(id)) = (self.store.as_mut(), self.id) else {
             return;

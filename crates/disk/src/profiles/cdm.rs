@@ -343,6 +343,7 @@ pub fn run(
             }
             jobs.extend(passes);
             result.tests.push(test);
+            obs.finished(&jobs);
         }
     }
     if opts.quick {

@@ -171,6 +171,7 @@ pub fn run(
                 job: jobs.len(),
             });
             jobs.push(job);
+            obs.finished(&jobs);
         }
     }
     let mut warnings = Vec::new();

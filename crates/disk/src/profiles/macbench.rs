@@ -109,6 +109,7 @@ pub fn run(
             job: jobs.len(),
         });
         jobs.push(job);
+        obs.finished(&jobs);
     }
     let mut warnings = Vec::new();
     if opts.quick {

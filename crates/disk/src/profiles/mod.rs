@@ -126,6 +126,9 @@ pub trait ProfileObserver: Observer {
     fn begin(&mut self, label: &str);
     /// The current job or phase ended.
     fn end(&mut self);
+    /// A test finished; `jobs` is every job measured so far, so a caller
+    /// can keep them even if the run is killed before its end.
+    fn finished(&mut self, _jobs: &[DiskJobResult]) {}
 }
 
 impl ProfileObserver for Quiet {
