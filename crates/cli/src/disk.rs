@@ -15,6 +15,7 @@ use iomark_disk::profiles::sweep::{self, SweepOptions};
 use iomark_disk::profiles::{ProfileName, ProfileObserver};
 use iomark_disk::target::{DirectMode, OpenTarget, TargetRequest};
 use iomark_disk::{runner, DiskError};
+use iomark_mem::cgroup::SelfLimit;
 use iomark_model::disk::{DataPattern, DiskJobResult, DiskJobSpec, DiskRun, EngineKind, RwMode};
 use iomark_model::profile::ProfileResult;
 use iomark_model::units::{Bytes, Nanos};
@@ -45,6 +46,12 @@ pub struct DiskArgs {
     /// default 32).
     #[arg(long, value_name = "N", help_heading = "Workload")]
     pub iodepth: Option<u32>,
+
+    /// I/Os queued before they are handed to the kernel in one system call
+    /// (fio's iodepth_batch_submit; default 1: each I/O at once, which keeps
+    /// a device evenly fed; larger saves calls on page-cache runs).
+    #[arg(long, value_name = "N", help_heading = "Workload")]
+    pub iodepth_batch: Option<u32>,
 
     /// Threads, each with its own queue; results are merged (default 1).
     #[arg(long, value_name = "N", help_heading = "Workload")]
@@ -101,6 +108,12 @@ pub struct DiskArgs {
     #[arg(long, help_heading = "Engine")]
     pub keep_cache: bool,
 
+    /// Run in a memory cgroup of this size, e.g. 512MiB (root): the page
+    /// cache and file mappings of the run are held to it, as on a machine
+    /// with that much memory (the out-of-memory case of the sweep).
+    #[arg(long, value_name = "SIZE", help_heading = "Engine")]
+    pub mem_limit: Option<Bytes>,
+
     /// Allow writes to this existing file or block device (repeatable).
     /// A device must not be mounted or held; it is opened exclusively.
     #[arg(long, value_name = "PATH", help_heading = "Target")]
@@ -149,7 +162,7 @@ pub struct ProfileArgs {
 
     /// CrystalDiskMark: add the mix test with this read percentage (70
     /// when given without a value).
-    #[arg(long, value_name = "PCT", num_args = 0..=1, default_missing_value = "70", help_heading = "Profile")]
+    #[arg(long, value_name = "PCT", num_args = 0..=1, default_missing_value = "70", value_parser = parse_mix, help_heading = "Profile")]
     pub mix: Option<u8>,
 
     /// iometer: queue depths, a list (1,2,4,8, the default) or a range
@@ -186,6 +199,19 @@ struct DiskOptions {
     request: TargetRequest,
     keep_cache: bool,
     json: bool,
+}
+
+/// `--mix` takes an optional value, so it also swallows a path that follows
+/// it; say how to write it.
+fn parse_mix(s: &str) -> Result<u8, String> {
+    match s.parse::<u8>() {
+        Ok(p) if p <= 100 => Ok(p),
+        _ => Err(
+            "--mix takes a read percentage from 0 to 100; to use the default 70 \
+                  before a path, write --mix=70 or put --mix after the path"
+                .into(),
+        ),
+    }
 }
 
 fn invalid(msg: impl std::fmt::Display) -> anyhow::Error {
@@ -241,6 +267,12 @@ impl TryFrom<DiskArgs> for DiskOptions {
         if iodepth == 0 {
             return Err(invalid("--iodepth must be at least 1"));
         }
+        let iodepth_batch = a.iodepth_batch.unwrap_or(1);
+        if iodepth_batch == 0 || iodepth_batch > iodepth {
+            return Err(invalid(format!(
+                "--iodepth-batch must be 1 to --iodepth ({iodepth})"
+            )));
+        }
         if numjobs == 0 {
             return Err(invalid("--numjobs must be at least 1"));
         }
@@ -273,6 +305,7 @@ impl TryFrom<DiskArgs> for DiskOptions {
             rw,
             bs,
             iodepth,
+            iodepth_batch,
             numjobs,
             // Filled in from the target once it is open.
             size: size.unwrap_or(Bytes(0)),
@@ -362,6 +395,7 @@ impl TryFrom<DiskArgs> for ProfileOptions {
             ("--rw", a.rw.is_some()),
             ("--bs", a.bs.is_some()),
             ("--iodepth", a.iodepth.is_some()),
+            ("--iodepth-batch", a.iodepth_batch.is_some()),
             ("--numjobs", a.numjobs.is_some()),
             ("--rwmix-read", a.rwmix_read.is_some()),
         ] {
@@ -617,7 +651,11 @@ impl ProfileObserver for ProfileProgress {
     }
 }
 
-fn run_profile(opts: ProfileOptions, store: &crate::record::StoreArgs) -> anyhow::Result<Exit> {
+fn run_profile(
+    opts: ProfileOptions,
+    store: &crate::record::StoreArgs,
+    limit: Option<&SelfLimit>,
+) -> anyhow::Result<Exit> {
     let stop = signals::stop_flag()?;
     let started_at_ms = now_ms();
     let Some(target) = open_target(&opts.request, stop)? else {
@@ -652,6 +690,7 @@ fn run_profile(opts: ProfileOptions, store: &crate::record::StoreArgs) -> anyhow
         (opts.name.as_str(), Some(outcome.result), outcome.warnings),
     );
     drop(target);
+    attach_cgroup(&mut doc, limit);
     store.apply(&mut doc);
     obs.recorder.finish(&doc);
 
@@ -678,10 +717,36 @@ pub fn now_ms() -> u64 {
 /// otherwise a profile (cdm by default).
 pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     let store = args.store.clone();
+    let mem_limit = args.mem_limit;
     if args.prof.profile.is_none() && !custom_flags(&args).is_empty() {
-        run_custom(DiskOptions::try_from(args)?, &store)
+        let opts = DiskOptions::try_from(args)?;
+        let limit = enter_mem_limit(mem_limit)?;
+        run_custom(opts, &store, limit.as_ref())
     } else {
-        run_profile(ProfileOptions::try_from(args)?, &store)
+        let opts = ProfileOptions::try_from(args)?;
+        let limit = enter_mem_limit(mem_limit)?;
+        run_profile(opts, &store, limit.as_ref())
+    }
+}
+
+/// The smallest `--mem-limit`: iomark's own buffers and tables must fit.
+const MIN_MEM_LIMIT: Bytes = Bytes(32 << 20);
+
+/// Move this process into a memory cgroup of `limit` for the run.
+fn enter_mem_limit(limit: Option<Bytes>) -> anyhow::Result<Option<SelfLimit>> {
+    let Some(limit) = limit else { return Ok(None) };
+    if limit < MIN_MEM_LIMIT {
+        return Err(invalid(format!(
+            "--mem-limit {limit} is too small for iomark itself: use at least {MIN_MEM_LIMIT}"
+        )));
+    }
+    Ok(Some(SelfLimit::enter(limit)?))
+}
+
+/// Put what the memory cgroup recorded into the run document.
+fn attach_cgroup(doc: &mut RunDocument, limit: Option<&SelfLimit>) {
+    if let (RunBody::Disk(run), Some(limit)) = (&mut doc.body, limit) {
+        run.cgroup = Some(Box::new(limit.usage()));
     }
 }
 
@@ -733,6 +798,7 @@ fn custom_flags(a: &DiskArgs) -> Vec<&'static str> {
         ("--rw", a.rw.is_some()),
         ("--bs", a.bs.is_some()),
         ("--iodepth", a.iodepth.is_some()),
+        ("--iodepth-batch", a.iodepth_batch.is_some()),
         ("--numjobs", a.numjobs.is_some()),
         ("--runtime", a.runtime.is_some()),
         ("--ramp", a.ramp.is_some()),
@@ -742,7 +808,11 @@ fn custom_flags(a: &DiskArgs) -> Vec<&'static str> {
     given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect()
 }
 
-fn run_custom(opts: DiskOptions, store: &crate::record::StoreArgs) -> anyhow::Result<Exit> {
+fn run_custom(
+    opts: DiskOptions,
+    store: &crate::record::StoreArgs,
+    limit: Option<&SelfLimit>,
+) -> anyhow::Result<Exit> {
     let stop = signals::stop_flag()?;
     let started_at_ms = now_ms();
     let Some(target) = open_target(&opts.request, stop)? else {
@@ -770,6 +840,7 @@ fn run_custom(opts: DiskOptions, store: &crate::record::StoreArgs) -> anyhow::Re
         ("custom", None, Vec::new()),
     );
     drop(target);
+    attach_cgroup(&mut doc, limit);
     store.apply(&mut doc);
     recorder.finish(&doc);
 
@@ -837,6 +908,7 @@ fn document(
             target: target.info.clone(),
             jobs,
             profile_result,
+            cgroup: None,
         }),
     }
 }
@@ -902,6 +974,11 @@ mod tests {
             (vec!["--runtime", "10x"], "--runtime"),
             (vec!["--size", "0"], "--size must be larger than 0"),
             (vec!["--rwmix-read", "101"], "0 to 100"),
+            (vec!["--iodepth-batch", "0"], "--iodepth-batch must be 1 to"),
+            (
+                vec!["--iodepth", "8", "--iodepth-batch", "16"],
+                "1 to --iodepth (8)",
+            ),
         ] {
             let err = parse(&args).unwrap_err().to_string();
             assert!(err.contains(needle), "{args:?}: {err}");
@@ -915,6 +992,21 @@ mod tests {
         assert!(!o.spec.direct);
         let err = parse(&["--engine", "mmap-async", "--direct"]).unwrap_err();
         assert!(err.to_string().contains("page cache"), "{err}");
+    }
+
+    #[test]
+    fn each_io_is_submitted_alone_unless_a_batch_is_asked_for() {
+        assert_eq!(parse(&[]).unwrap().spec.iodepth_batch, 1);
+        let o = parse(&["--iodepth", "32", "--iodepth-batch", "8"]).unwrap();
+        assert_eq!(o.spec.iodepth_batch, 8);
+    }
+
+    #[test]
+    fn mix_swallowing_a_path_says_how_to_write_it() {
+        assert_eq!(parse_mix("60"), Ok(60));
+        let err = parse_mix("/mnt/usb").unwrap_err();
+        assert!(err.contains("--mix=70"), "{err}");
+        assert!(parse_mix("101").is_err());
     }
 
     #[test]

@@ -41,6 +41,9 @@ fn target_line(out: &mut String, run: &DiskRun) {
         TargetKind::BlockDevice => "block device",
     };
     let _ = writeln!(out, "Target: {} ({kind}, {})", t.path, t.size);
+    if let Some(line) = crate::text::memory_limit_line(run) {
+        let _ = writeln!(out, "{line}");
+    }
 }
 
 fn footer(out: &mut String, doc: &RunDocument, run: &DiskRun) {
@@ -399,6 +402,7 @@ mod tests {
                 },
                 jobs: vec![],
                 profile_result: Some(result),
+                cgroup: None,
             }),
         }
     }

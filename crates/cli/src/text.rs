@@ -2,9 +2,23 @@
 
 use std::fmt::Write;
 
-use iomark_model::disk::{DirectionResult, DiskJobResult, TargetKind};
+use iomark_model::disk::{DirectionResult, DiskJobResult, DiskRun, TargetKind};
 use iomark_model::units::Nanos;
 use iomark_model::{RunBody, RunDocument};
+
+/// What `--mem-limit` held the run to and how often the limit bit.
+pub fn memory_limit_line(run: &DiskRun) -> Option<String> {
+    let cg = run.cgroup.as_ref()?;
+    let or_na = |v: Option<u64>| v.map_or_else(|| "n/a".to_string(), |v| v.to_string());
+    Some(format!(
+        "memory limit: {} (cgroup {}); peak {}, limit hit {} times, {} major faults",
+        cg.limit,
+        cg.version,
+        cg.peak.map_or_else(|| "n/a".to_string(), |b| b.to_string()),
+        or_na(cg.limit_hits),
+        or_na(cg.major_faults),
+    ))
+}
 
 /// The text summary of a disk run.
 pub fn disk_run(doc: &RunDocument) -> String {
@@ -23,6 +37,9 @@ pub fn disk_run(doc: &RunDocument) -> String {
         "target: {} ({kind}, {}, logical block {} B)",
         t.path, t.size, t.logical_block_size
     );
+    if let Some(line) = memory_limit_line(run) {
+        let _ = writeln!(out, "{line}");
+    }
     for job in &run.jobs {
         job_block(&mut out, job);
     }

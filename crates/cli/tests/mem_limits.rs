@@ -185,3 +185,75 @@ fn relative_reports_the_constrained_run_against_the_all_in_memory_one() {
     assert!(text.contains("Memory limit: 32 MiB"));
     assert_no_groups_left();
 }
+
+/// `iomark disk --mem-limit`: a file four times the limit read through a
+/// mapping runs to the end inside the group, which records the limit
+/// biting, and the process leaves no group and no test file behind.
+#[test]
+fn disk_run_through_a_mapping_is_held_to_the_limit() {
+    if let Some(why) = missing() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = iomark(&[
+        "disk",
+        dir.path().to_str().unwrap(),
+        "--rw",
+        "read",
+        "--bs",
+        "1M",
+        "--engine",
+        "mmap-sync",
+        "--size",
+        "256MiB",
+        "--runtime",
+        "0",
+        "--mem-limit",
+        "64MiB",
+        "--json",
+        "--no-store",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &doc["body"];
+    let read = &run["jobs"][0]["read"];
+    assert_eq!(read["io_bytes"], 256u64 << 20, "one whole pass was read");
+    let cg = &run["cgroup"];
+    assert_eq!(cg["limit"], 64u64 << 20);
+    assert_eq!(cg["oom_kills"], 0);
+    if let Some(peak) = cg["peak"].as_u64() {
+        assert!(peak <= 64 << 20, "peak {peak} above the limit");
+        assert!(
+            peak > 32 << 20,
+            "peak {peak}: the page cache was not charged"
+        );
+    }
+    if let Some(hits) = cg["limit_hits"].as_u64() {
+        assert!(
+            hits > 0,
+            "256 MiB went through a 64 MiB group without hitting it"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "test file left behind"
+    );
+    assert_no_groups_left();
+}
+
+#[test]
+fn disk_mem_limit_below_iomark_itself_is_refused() {
+    let out = iomark(&["disk", ".", "--rw", "read", "--mem-limit", "1MiB"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--mem-limit") && err.contains("at least"),
+        "{err}"
+    );
+}

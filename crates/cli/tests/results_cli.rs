@@ -132,6 +132,7 @@ fn disk_doc(label: &str, mb: f64, wobble: f64) -> RunDocument {
                     rw: RwMode::Read,
                     bs: Bytes(1 << 20),
                     iodepth: 8,
+                    iodepth_batch: 1,
                     numjobs: 1,
                     size: Bytes(1 << 30),
                     runtime: Some(Nanos::from_secs(secs)),
@@ -160,6 +161,7 @@ fn disk_doc(label: &str, mb: f64, wobble: f64) -> RunDocument {
                 warnings: vec![],
             }],
             profile_result: None,
+            cgroup: None,
         }),
     }
 }

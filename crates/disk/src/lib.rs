@@ -24,7 +24,7 @@
 //!     data: DataPattern::Random, seed: 1,
 //! }, &stop)?;
 //! let spec = DiskJobSpec {
-//!     name: "custom".into(), rw: RwMode::RandRead, bs: Bytes(4096), iodepth: 32,
+//!     name: "custom".into(), rw: RwMode::RandRead, bs: Bytes(4096), iodepth: 32, iodepth_batch: 1,
 //!     numjobs: 1, size: Bytes(64 << 20), runtime: Some(Nanos::from_secs(5)),
 //!     ramp: Nanos(0), engine: EngineKind::IoUring, direct: true,
 //!     data: DataPattern::Random, rwmix_read: 70, seed: 1,

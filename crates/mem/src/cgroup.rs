@@ -226,3 +226,57 @@ fn remove_stale(root: &Path) {
         }
     }
 }
+
+/// The calling process, moved into a new limited group for as long as this
+/// lives: what it reads, writes and maps is charged to the group, so the
+/// page cache and file mappings are held to the limit as on a machine with
+/// that much memory. Dropping it moves the process back and removes the
+/// group.
+#[derive(Debug)]
+pub struct SelfLimit {
+    group: MemCgroup,
+    home: PathBuf,
+}
+
+impl SelfLimit {
+    /// Create a group of `limit` bytes and move this process into it.
+    pub fn enter(limit: Bytes) -> Result<SelfLimit, MemError> {
+        let version = available()?;
+        let home = current_procs(version).ok_or_else(|| MemError::Cgroup {
+            path: PathBuf::from("/proc/self/cgroup"),
+            what: "find the memory group of this process",
+            source: io::Error::from(io::ErrorKind::NotFound),
+        })?;
+        let group = MemCgroup::create(limit)?;
+        join(&group.procs_path())?;
+        Ok(SelfLimit { group, home })
+    }
+
+    /// What the group recorded so far.
+    pub fn usage(&self) -> CgroupUsage {
+        self.group.usage()
+    }
+}
+
+impl Drop for SelfLimit {
+    fn drop(&mut self) {
+        // Leave first: a group with a process in it cannot be removed.
+        let _ = join(&self.home);
+    }
+}
+
+/// The `cgroup.procs` file of the memory group this process is in now.
+fn current_procs(version: Version) -> Option<PathBuf> {
+    let text = fs::read_to_string("/proc/self/cgroup").ok()?;
+    let (root, relative) = text.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        match version {
+            Version::V1 if controllers.split(',').any(|c| c == "memory") => Some((V1_ROOT, path)),
+            Version::V2 if controllers.is_empty() => Some((V2_ROOT, path)),
+            _ => None,
+        }
+    })?;
+    let dir = Path::new(root).join(relative.trim_start_matches('/'));
+    Some(dir.join("cgroup.procs"))
+}

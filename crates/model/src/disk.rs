@@ -250,6 +250,12 @@ pub struct DiskJobSpec {
     pub bs: Bytes,
     /// I/Os each thread keeps in flight.
     pub iodepth: u32,
+    /// I/Os queued before they are submitted to the kernel together (fio's
+    /// `iodepth_batch_submit`). 1, the default, submits each I/O as soon as
+    /// it is ready, which keeps a device's queue evenly fed; a larger batch
+    /// saves system calls but can make I/Os start and finish in lockstep.
+    #[serde(default = "one")]
+    pub iodepth_batch: u32,
     /// Threads, each with its own queue (fio's `numjobs`, reported merged).
     pub numjobs: u32,
     /// The region of the target the job works on, from offset 0.
@@ -269,6 +275,10 @@ pub struct DiskJobSpec {
     pub rwmix_read: u8,
     /// Seed for offsets and data, so runs repeat.
     pub seed: u64,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// Latency statistics of completed I/Os, in nanoseconds.
@@ -439,6 +449,10 @@ pub struct DiskRun {
     /// What a classic profile reports (its statistic, series), when one ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile_result: Option<crate::profile::ProfileResult>,
+    /// The memory cgroup the run was held in (`--mem-limit`), and what it
+    /// recorded; boxed to keep `RunBody` variants of similar size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<Box<crate::mem::CgroupUsage>>,
 }
 
 #[cfg(test)]

@@ -520,6 +520,7 @@ mod tests {
                 rw,
                 bs: Bytes(1 << 20),
                 iodepth: 8,
+                iodepth_batch: 1,
                 numjobs: 1,
                 size: Bytes(1 << 30),
                 runtime: None,
@@ -554,6 +555,7 @@ mod tests {
             },
             jobs,
             profile_result: None,
+            cgroup: None,
         })
     }
 

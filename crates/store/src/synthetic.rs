@@ -94,6 +94,7 @@ pub fn job(t: usize, speed: f64, seed: u64) -> DiskJobResult {
             rw,
             bs: Bytes(bs),
             iodepth: qd,
+            iodepth_batch: 1,
             numjobs: 1,
             size: Bytes(1 << 30),
             runtime: Some(runtime),
@@ -168,6 +169,7 @@ pub fn run(seed: u64, jobs: usize) -> RunDocument {
             },
             jobs: (0..jobs).map(|t| job(t, speed, seed)).collect(),
             profile_result: None,
+            cgroup: None,
         }),
     }
 }

@@ -8,8 +8,10 @@
 //!   answers [`Queued::Completed`].
 //! * An asynchronous engine answers [`Queued::InFlight`], keeps the unit
 //!   (and so its buffer) until the kernel is done with it, and hands it back
-//!   from [`Engine::reap`], which must also submit anything queued. Dropping
-//!   an asynchronous engine waits for every unit in flight.
+//!   from [`Engine::reap`]. The runner calls [`Engine::commit`] to hand what
+//!   was queued to the kernel (after each I/O, or after each batch of
+//!   `iodepth_batch`); `reap` must also submit anything still queued.
+//!   Dropping an asynchronous engine waits for every unit in flight.
 //!
 //! Units own their buffers and move by value: an engine can never hold a
 //! buffer the runner is about to reuse (tokio-uring's owned-buffer rule).
@@ -79,6 +81,12 @@ pub enum Queued {
 pub trait Engine: Send {
     /// Hand one I/O to the engine.
     fn queue(&mut self, unit: IoUnit) -> Result<Queued, DiskError>;
+
+    /// Submit what was queued, without waiting for anything (fio's
+    /// `commit`).
+    fn commit(&mut self) -> Result<(), DiskError> {
+        Ok(())
+    }
 
     /// Submit what was queued and wait until at least `min` I/Os are done,
     /// appending them to `out`. Returns how many were appended.

@@ -1,9 +1,9 @@
 //! io_uring: a real queue depth from one thread.
 //!
 //! Each thread owns a ring sized to its depth. Units are pushed to the
-//! submission queue as they are queued and submitted in one batch by the
-//! next `reap`, which also waits for completions (one `io_uring_enter` per
-//! batch). The target is a registered file, and the pool's buffers are
+//! submission queue as they are queued and handed to the kernel by
+//! `commit` (one `io_uring_enter` per batch, the runner decides the batch)
+//! or by the next `reap`, which also waits for completions. The target is a registered file, and the pool's buffers are
 //! registered too when the kernel allows, so the kernel does not pin pages
 //! for every I/O.
 //!
@@ -54,13 +54,22 @@ impl Uring {
     /// A ring for `setup.depth` I/Os with the target registered as file 0.
     pub fn new(setup: &EngineSetup) -> Result<Self, DiskError> {
         let entries = setup.depth.max(1).next_power_of_two();
-        // Single issuer and cooperative task running cut the kernel's
-        // per-I/O work when one thread owns the ring; older kernels reject
-        // the flags, so fall back to a plain ring.
+        // One thread owns the ring, so the kernel may skip locking (single
+        // issuer), and completions can wait for our next io_uring_enter
+        // instead of interrupting us (deferred, cooperative task running),
+        // as fio sets up its rings. Older kernels reject the flags one by
+        // one (deferred task running needs 6.1), so fall back step by step.
         let ring = IoUring::builder()
             .setup_single_issuer()
+            .setup_defer_taskrun()
             .setup_coop_taskrun()
             .build(entries)
+            .or_else(|_| {
+                IoUring::builder()
+                    .setup_single_issuer()
+                    .setup_coop_taskrun()
+                    .build(entries)
+            })
             .or_else(|_| IoUring::new(entries))
             .map_err(|e| engine_error(format!("cannot create a ring of {entries}: {e}")))?;
         ring.submitter()
@@ -174,6 +183,13 @@ impl Engine for Uring {
         }
         self.to_submit += 1;
         Ok(Queued::InFlight)
+    }
+
+    fn commit(&mut self) -> Result<(), DiskError> {
+        if self.to_submit > 0 {
+            self.submit_and_wait(0)?;
+        }
+        Ok(())
     }
 
     fn reap(&mut self, min: usize, out: &mut Vec<Done>) -> Result<usize, DiskError> {

@@ -114,6 +114,7 @@ pub fn point_spec(
         rw: pattern.1,
         bs: Bytes(pattern.2),
         iodepth: depth,
+        iodepth_batch: 1,
         numjobs: 1,
         size: target.info.size,
         runtime: Some(opts.runtime),

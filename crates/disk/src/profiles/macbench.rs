@@ -72,6 +72,7 @@ pub fn test_spec(
         rw,
         bs: Bytes(TRANSFER),
         iodepth: 1,
+        iodepth_batch: 1,
         numjobs: 1,
         size: target.info.size,
         runtime: Some(opts.runtime),

@@ -95,6 +95,7 @@ pub fn point_spec(
         rw,
         bs: Bytes(bs),
         iodepth: 1,
+        iodepth_batch: 1,
         numjobs: 1,
         size: target.info.size,
         runtime: Some(opts.runtime),

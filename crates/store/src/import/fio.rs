@@ -86,6 +86,7 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
             target,
             jobs: results,
             profile_result: None,
+            cgroup: None,
         }),
     })
 }
@@ -156,6 +157,7 @@ fn convert_job(
         rw,
         bs,
         iodepth: num("iodepth", 1) as u32,
+        iodepth_batch: num("iodepth_batch_submit", num("iodepth_batch", 1)).max(1) as u32,
         numjobs: if single_clone {
             1
         } else {
