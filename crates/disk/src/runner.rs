@@ -114,6 +114,7 @@ pub fn run_job(
         region,
         depth,
         writable: target.writable,
+        random: spec.rw.is_random(),
     };
     let plan = Plan {
         spec: spec.clone(),

@@ -49,6 +49,7 @@ fn run_ops(
         region: BLOCKS * BS as u64,
         depth: DEPTH,
         writable: true,
+        random: true,
     };
     let mut eng = engine::build(kind, &setup).unwrap();
     let mut units: Vec<IoUnit> = (0..DEPTH)

@@ -112,6 +112,9 @@ pub struct EngineSetup {
     pub depth: u32,
     /// Whether the target was opened for writing.
     pub writable: bool,
+    /// Whether offsets are random, so an engine can tell the kernel not to
+    /// read ahead (fio's `fadvise_hint`, on by default).
+    pub random: bool,
 }
 
 /// Build the engine `kind` for one thread.
