@@ -2,10 +2,10 @@
 //!
 //! Each thread owns a ring sized to its depth. Units are pushed to the
 //! submission queue as they are queued and handed to the kernel by
-//! `commit` (one `io_uring_enter` per batch, the runner decides the batch)
-//! or by the next `reap`, which also waits for completions. The target is a registered file, and the pool's buffers are
-//! registered too when the kernel allows, so the kernel does not pin pages
-//! for every I/O.
+//! `commit` (one `io_uring_enter` per batch; the runner decides the batch)
+//! or by the next `reap`, which also waits for completions. The target is
+//! a registered file, and the pool's buffers are registered too when the
+//! kernel allows, so the kernel does not pin pages for every I/O.
 //!
 //! Invariant behind every `unsafe` here: a unit handed to the kernel sits in
 //! `in_flight[slot]` until its completion is reaped, so its buffer lives and
