@@ -477,15 +477,12 @@ fn render(run: &MemRun) -> String {
         out.push_str(&format!("madvise: {}\n", spec.advice.as_str()));
     }
     if let Some(cg) = &run.cgroup {
-        let opt = |v: Option<u64>| v.map_or("n/a".to_string(), |v| v.to_string());
         out.push_str(&format!(
-            "Memory limit: {} (cgroup {}), data {}; peak {}, limit hit {} times, {} major faults, {} OOM kills\n",
+            "Memory limit: {} (cgroup {}), data {}; {}, {} OOM kills\n",
             cg.limit,
             cg.version,
             job::data_bytes(&spec.kernel),
-            cg.peak.map_or("n/a".to_string(), |b| b.to_string()),
-            opt(cg.limit_hits),
-            opt(cg.major_faults),
+            crate::text::cgroup_usage(cg),
             cg.oom_kills
         ));
     }

@@ -3,21 +3,31 @@
 use std::fmt::Write;
 
 use iomark_model::disk::{DirectionResult, DiskJobResult, DiskRun, TargetKind};
+use iomark_model::mem::CgroupUsage;
 use iomark_model::units::Nanos;
 use iomark_model::{RunBody, RunDocument};
 
 /// What `--mem-limit` held the run to and how often the limit bit.
 pub fn memory_limit_line(run: &DiskRun) -> Option<String> {
     let cg = run.cgroup.as_ref()?;
-    let or_na = |v: Option<u64>| v.map_or_else(|| "n/a".to_string(), |v| v.to_string());
     Some(format!(
-        "memory limit: {} (cgroup {}); peak {}, limit hit {} times, {} major faults",
+        "memory limit: {} (cgroup {}); {}",
         cg.limit,
         cg.version,
+        cgroup_usage(cg)
+    ))
+}
+
+/// A memory cgroup's record: `peak P, limit hit N times, M major faults`
+/// (`n/a` where the kernel does not offer a figure).
+pub fn cgroup_usage(cg: &CgroupUsage) -> String {
+    let or_na = |v: Option<u64>| v.map_or_else(|| "n/a".to_string(), |v| v.to_string());
+    format!(
+        "peak {}, limit hit {} times, {} major faults",
         cg.peak.map_or_else(|| "n/a".to_string(), |b| b.to_string()),
         or_na(cg.limit_hits),
         or_na(cg.major_faults),
-    ))
+    )
 }
 
 /// The text summary of a disk run.

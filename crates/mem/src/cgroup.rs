@@ -241,13 +241,12 @@ pub struct SelfLimit {
 impl SelfLimit {
     /// Create a group of `limit` bytes and move this process into it.
     pub fn enter(limit: Bytes) -> Result<SelfLimit, MemError> {
-        let version = available()?;
-        let home = current_procs(version).ok_or_else(|| MemError::Cgroup {
+        let group = MemCgroup::create(limit)?;
+        let home = current_procs(group.version()).ok_or_else(|| MemError::Cgroup {
             path: PathBuf::from("/proc/self/cgroup"),
             what: "find the memory group of this process",
             source: io::Error::from(io::ErrorKind::NotFound),
         })?;
-        let group = MemCgroup::create(limit)?;
         join(&group.procs_path())?;
         Ok(SelfLimit { group, home })
     }
