@@ -195,13 +195,16 @@ fn goodput_matches_iperf3_on_a_shaped_1gbe_link() {
     // Alternate the tools so drift in the host affects both alike, both at
     // raised priority. Compare the best run of each: the rig's goodput is a
     // ceiling, and on a busy host (other builds and tests) the best run is
-    // the one least disturbed; every run is printed. A first batch outside
-    // 1% earns a second one, and all runs count.
+    // the one least disturbed; every run is printed. A batch outside 1%
+    // earns another, up to four, and all runs count: on a host so busy
+    // that neither tool reaches the shaper in three runs (seen in CI, best
+    // runs of 0.87 and 0.90 Gbit/s), the best runs measure the host, not
+    // the link.
     let mut ours = Vec::new();
     let mut theirs = Vec::new();
     let best = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
     let mut ratio = 0.0;
-    for _batch in 0..2 {
+    for _batch in 0..4 {
         for _ in 0..3 {
             theirs.push(goodput(&rig, false, "3"));
             ours.push(goodput(&rig, true, "3"));
