@@ -522,21 +522,27 @@ fn prepare(
     let mut rng = SmallRng::seed_from_u64(plan.spec.seed.wrapping_add(thread as u64 + 1));
     let now = Instant::now();
     let mut units: Vec<IoUnit> = (0..plan.depth)
-        .map(|slot| {
-            let mut buf = AlignedBuf::new(bs, plan.align);
-            pattern::fill(buf.as_mut_slice(), plan.spec.data, &mut rng);
-            IoUnit {
-                buf,
-                offset: 0,
-                len: bs as u32,
-                dir: Dir::Read,
-                slot,
-                issued: now,
-            }
+        .map(|slot| IoUnit {
+            buf: AlignedBuf::new(bs, plan.align),
+            offset: 0,
+            len: bs as u32,
+            dir: Dir::Read,
+            slot,
+            issued: now,
         })
         .collect();
     let mut engine = engine::build(plan.spec.engine, setup)?;
+    // The buffers stay untouched until the kernel has faulted them in:
+    // pages it faults in while pinning them (registration, or the first
+    // O_DIRECT read) are physically contiguous far more often than pages the
+    // program touches one by one (see buffer.rs). A read-only job never
+    // writes them at all; its reads overwrite whatever is there.
     engine.register_buffers(&mut units)?;
+    if plan.spec.rw.writes() {
+        for unit in &mut units {
+            pattern::fill(unit.buf.as_mut_slice(), plan.spec.data, &mut rng);
+        }
+    }
     Ok((engine, units))
 }
 
