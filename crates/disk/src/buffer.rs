@@ -6,15 +6,16 @@
 //! alignments are honoured when asked.
 //!
 //! Each buffer is its own anonymous mapping rather than a heap allocation,
-//! so it has no pages until first touched. When the io_uring engine
-//! registers the buffers before anything writes to them (and a read-only
-//! job never writes them), the kernel faults the pages in itself while
-//! pinning them, and they come out in physically contiguous runs far more
-//! often than pages the program touches one by one: 1.4 to 9.6 pages on
-//! average against 1.0 to 1.6 on the test VM. Fewer physical segments per
-//! request let a virtio disk without indirect descriptors hold several
-//! 1 MiB requests in its ring instead of one; fio gets the same by
-//! registering its buffer untouched. docs/architecture.md has the figures.
+//! so it has no pages until first touched, and it reads as zeroes. That
+//! lets the caller leave the first touch to the kernel: `runner::prepare`
+//! registers the buffers with io_uring before filling them, and never fills
+//! those of a read-only job. Pages the kernel faults in while pinning an
+//! untouched range come out in physically contiguous runs far more often
+//! than pages the program touches one by one (runs of 1.4 to 9.6 pages on
+//! average, against 1.0 to 1.6, on the test VM), and fewer physical
+//! segments per request let a virtio disk without indirect descriptors hold
+//! several 1 MiB requests in its ring instead of one. fio gets the same by
+//! registering its buffer untouched; docs/architecture.md has the figures.
 //! A heap allocation could hand back pages an earlier test touched.
 
 use std::ptr::NonNull;
@@ -40,9 +41,9 @@ unsafe impl Send for AlignedBuf {}
 const PAGE: usize = 4096;
 
 impl AlignedBuf {
-    /// A buffer of `len` bytes aligned to `align` (a power of two), at least
-    /// page aligned. Panics on a zero length, and aborts when memory runs
-    /// out, as `Vec` does.
+    /// A buffer of `len` bytes aligned to `align`, at least page aligned.
+    /// Panics on a zero length or an alignment that is not a power of two,
+    /// and aborts when memory runs out, as `Vec` does.
     pub fn new(len: usize, align: usize) -> Self {
         assert!(len > 0, "AlignedBuf of zero length");
         assert!(
@@ -50,9 +51,14 @@ impl AlignedBuf {
             "buffer alignment is a power of two"
         );
         let align = align.max(PAGE);
+        let layout = std::alloc::Layout::from_size_align(len, align)
+            .expect("buffer length fits isize once aligned");
         // A mapping is page aligned; a larger alignment takes a slack of
         // `align - PAGE` bytes to find an aligned start in.
-        let map_len = len.div_ceil(PAGE) * PAGE + (align - PAGE);
+        let map_len = len
+            .checked_next_multiple_of(PAGE)
+            .and_then(|l| l.checked_add(align - PAGE))
+            .unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
         // SAFETY: an anonymous private mapping at an address of the kernel's
         // choosing aliases no existing memory; it is unmapped once, in Drop.
         let mapped = unsafe {
@@ -65,13 +71,15 @@ impl AlignedBuf {
         };
         let map = match mapped.ok().and_then(|p| NonNull::new(p.cast::<u8>())) {
             Some(map) => map,
-            None => std::alloc::handle_alloc_error(
-                std::alloc::Layout::from_size_align(len, align).expect("valid layout"),
-            ),
+            None => std::alloc::handle_alloc_error(layout),
         };
         let skip = map.as_ptr().align_offset(align);
-        // SAFETY: skip < align and the mapping has align - PAGE bytes of
-        // slack past a page-aligned start, so ptr..ptr+len lies inside it.
+        // The mapping starts on a page, so the distance to the next multiple
+        // of `align` is a whole number of pages below `align`.
+        assert!(skip <= align - PAGE, "mmap returned a page-aligned start");
+        // SAFETY: skip <= align - PAGE, the slack, and the mapping holds
+        // len (rounded up to a page) bytes past the slack, so ptr..ptr+len
+        // lies inside it.
         let ptr = unsafe { map.add(skip) };
         AlignedBuf {
             ptr,
