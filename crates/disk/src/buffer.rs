@@ -11,8 +11,8 @@
 //! registers the buffers with io_uring before filling them, and never fills
 //! those of a read-only job. Pages the kernel faults in while pinning an
 //! untouched range come out in physically contiguous runs far more often
-//! than pages the program touches one by one (runs of 1.4 to 9.6 pages on
-//! average, against 1.0 to 1.6, on the test VM), and fewer physical
+//! than pages the program touches one by one (runs of 4.3 pages on average
+//! in the median try, against 1.0, on the test VM), and fewer physical
 //! segments per request let a virtio disk without indirect descriptors hold
 //! several 1 MiB requests in its ring instead of one. fio gets the same by
 //! registering its buffer untouched; docs/architecture.md has the figures.
