@@ -15,6 +15,16 @@ fn iomark(args: &[&str]) -> Output {
         .expect("run iomark")
 }
 
+/// The run's JSON document, after checking that it succeeded.
+fn json_of(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON document")
+}
+
 /// Why the limit tests cannot run here, if they cannot.
 fn missing() -> Option<&'static str> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -80,12 +90,7 @@ fn mmap_data_twice_the_limit_completes() {
         "256MiB",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = json_of(&out);
     let body = &doc["body"];
     assert_eq!(body["outcome"]["kind"], "completed");
     assert_eq!(body["outcome"]["result"]["validation"]["outcome"], "passed");
@@ -214,12 +219,7 @@ fn disk_run_through_a_mapping_is_held_to_the_limit() {
         "--json",
         "--no-store",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = json_of(&out);
     let run = &doc["body"];
     let read = &run["jobs"][0]["read"];
     assert_eq!(read["io_bytes"], 256u64 << 20, "one whole pass was read");
