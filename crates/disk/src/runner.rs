@@ -532,11 +532,11 @@ fn prepare(
         })
         .collect();
     let mut engine = engine::build(plan.spec.engine, setup)?;
-    // The buffers stay untouched until the kernel has faulted them in:
-    // pages it faults in while pinning them (registration, or the first
-    // O_DIRECT read) are physically contiguous far more often than pages the
-    // program touches one by one (see buffer.rs). A read-only job never
-    // writes them at all; its reads overwrite whatever is there.
+    // Registration comes before the first write to the buffers: pages the
+    // kernel faults in while pinning them for registration are physically
+    // contiguous far more often than pages the program touches one by one
+    // (see buffer.rs). A read-only job never writes them at all; its reads
+    // overwrite whatever is there.
     engine.register_buffers(&mut units)?;
     if plan.spec.rw.writes() {
         for unit in &mut units {
