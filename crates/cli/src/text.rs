@@ -21,13 +21,16 @@ pub fn memory_limit_line(run: &DiskRun) -> Option<String> {
 /// A memory cgroup's record: `peak P, limit hit N times, M major faults`
 /// (`n/a` where the kernel does not offer a figure).
 pub fn cgroup_usage(cg: &CgroupUsage) -> String {
-    let or_na = |v: Option<u64>| v.map_or_else(|| "n/a".to_string(), |v| v.to_string());
     format!(
         "peak {}, limit hit {} times, {} major faults",
-        cg.peak.map_or_else(|| "n/a".to_string(), |b| b.to_string()),
+        or_na(cg.peak),
         or_na(cg.limit_hits),
         or_na(cg.major_faults),
     )
+}
+
+fn or_na<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "n/a".to_string(), |v| v.to_string())
 }
 
 /// The text summary of a disk run.
