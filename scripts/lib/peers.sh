@@ -13,12 +13,14 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-# ensure_peers: fio, iperf3 and likwid-bench.
+# ensure_peers: fio, iperf3 and likwid-bench, and strace for the tests.
 ensure_peers() {
   local need=()
   command -v fio >/dev/null 2>&1 || need+=(fio)
   command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
   command -v likwid-bench >/dev/null 2>&1 || need+=(likwid)
+  # strace widens race windows in the safety tests (fault injection).
+  command -v strace >/dev/null 2>&1 || need+=(strace)
   if [ ${#need[@]} -gt 0 ]; then
     echo "installing test peers: ${need[*]}" >&2
     apt_install "${need[@]}"

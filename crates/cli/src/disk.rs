@@ -261,24 +261,7 @@ impl TryFrom<DiskArgs> for DiskOptions {
         let (iodepth, numjobs) = (a.iodepth.unwrap_or(32), a.numjobs.unwrap_or(1));
         let rwmix_read = a.rwmix_read.unwrap_or(70);
         let data: DataPattern = a.data.parse().map_err(invalid)?;
-        if bs.get() == 0 {
-            return Err(invalid("--bs must be larger than 0: try --bs 4k"));
-        }
-        if iodepth == 0 {
-            return Err(invalid("--iodepth must be at least 1"));
-        }
         let iodepth_batch = a.iodepth_batch.unwrap_or(1);
-        if iodepth_batch == 0 || iodepth_batch > iodepth {
-            return Err(invalid(format!(
-                "--iodepth-batch must be 1 to --iodepth ({iodepth})"
-            )));
-        }
-        if numjobs == 0 {
-            return Err(invalid("--numjobs must be at least 1"));
-        }
-        if rwmix_read > 100 {
-            return Err(invalid("--rwmix-read is a percentage: give 0 to 100"));
-        }
         if size == Some(Bytes(0)) {
             return Err(invalid("--size must be larger than 0: try --size 1GiB"));
         }
@@ -317,6 +300,14 @@ impl TryFrom<DiskArgs> for DiskOptions {
             rwmix_read,
             seed: a.seed,
         };
+        // Everything about the job is checked before the target is opened,
+        // so a job that cannot run never creates or fills a test file.
+        iomark_disk::validate_spec(&spec)?;
+        if iodepth_batch == 0 || iodepth_batch > iodepth {
+            return Err(invalid(format!(
+                "--iodepth-batch must be 1 to --iodepth ({iodepth})"
+            )));
+        }
         let request = TargetRequest {
             path: a.path,
             size,
@@ -326,6 +317,7 @@ impl TryFrom<DiskArgs> for DiskOptions {
             direct,
             data,
             seed: a.seed,
+            io_sizes: vec![bs],
         };
         Ok(DiskOptions {
             spec,
@@ -602,6 +594,9 @@ impl TryFrom<DiskArgs> for ProfileOptions {
             direct,
             data,
             seed: a.seed,
+            // Each profile's sizes are fixed multiples of 4 KiB, checked
+            // per job against the target.
+            io_sizes: Vec::new(),
         };
         Ok(ProfileOptions {
             name,

@@ -21,7 +21,7 @@
 //! let target = OpenTarget::open(&TargetRequest {
 //!     path: ".".into(), size: Some(Bytes(64 << 20)), default_size: Bytes(1 << 30),
 //!     write: false, allow_write: vec![], direct: DirectMode::Auto,
-//!     data: DataPattern::Random, seed: 1,
+//!     data: DataPattern::Random, seed: 1, io_sizes: vec![Bytes(4096)],
 //! }, &stop)?;
 //! let spec = DiskJobSpec {
 //!     name: "custom".into(), rw: RwMode::RandRead, bs: Bytes(4096), iodepth: 32, iodepth_batch: 1,
@@ -157,29 +157,81 @@ impl DiskError {
     }
 }
 
-/// Check a job against its target before running it: sizes, depths and
-/// direct-I/O alignment.
-pub fn validate_job(spec: &DiskJobSpec, target: &target::OpenTarget) -> Result<(), DiskError> {
+/// The most threads a job may start: far beyond what any device needs, and
+/// low enough that a mistyped number fails here, not in the kernel.
+pub const MAX_NUMJOBS: u32 = 1024;
+/// The deepest queue a thread may keep (io_uring's own ring limit is 32768
+/// submission entries; deeper queues gain nothing on any device).
+pub const MAX_IODEPTH: u32 = 65_536;
+/// The largest single I/O.
+pub const MAX_BS: Bytes = Bytes(1 << 30);
+
+/// Check a job on its own, before any target is opened or created: sizes,
+/// depths, threads and the memory their buffers need (`numjobs x iodepth
+/// x bs` against the memory available now), so nothing is written for a
+/// job that cannot run.
+pub fn validate_spec(spec: &DiskJobSpec) -> Result<(), DiskError> {
     if spec.bs.get() == 0 {
         return Err(DiskError::Invalid(
             "--bs must be larger than 0: try --bs 4k".into(),
         ));
     }
-    if spec.bs.get() > u64::from(u32::MAX) {
+    if spec.bs > MAX_BS {
         return Err(DiskError::Invalid(format!(
-            "--bs {} is too large: use at most 4GiB",
+            "--bs {} is too large: use at most {MAX_BS}",
             spec.bs
         )));
     }
     if spec.iodepth == 0 {
         return Err(DiskError::Invalid("--iodepth must be at least 1".into()));
     }
-    if spec.iodepth > 65_536 {
-        return Err(DiskError::Invalid("--iodepth must be at most 65536".into()));
+    if spec.iodepth > MAX_IODEPTH {
+        return Err(DiskError::Invalid(format!(
+            "--iodepth {} is too deep: use at most {MAX_IODEPTH}",
+            spec.iodepth
+        )));
     }
     if spec.numjobs == 0 {
         return Err(DiskError::Invalid("--numjobs must be at least 1".into()));
     }
+    if spec.numjobs > MAX_NUMJOBS {
+        return Err(DiskError::Invalid(format!(
+            "--numjobs {} is too many threads: use at most {MAX_NUMJOBS}",
+            spec.numjobs
+        )));
+    }
+    if spec.rwmix_read > 100 {
+        return Err(DiskError::Invalid(
+            "--rwmix-read is a percentage: 0 to 100".into(),
+        ));
+    }
+    // Mapped engines copy through one buffer per thread, not per slot.
+    let slots = if spec.engine.is_mapped() {
+        u64::from(spec.numjobs)
+    } else {
+        u64::from(spec.numjobs) * u64::from(spec.iodepth)
+    };
+    let buffers = slots.saturating_mul(spec.bs.get());
+    if let Some(available) = iomark_host::mem_available() {
+        if buffers > available.get() {
+            return Err(DiskError::Invalid(format!(
+                "--numjobs {} x --iodepth {} x --bs {} needs {} of buffers, more than the {} \
+                 of memory available: lower --numjobs, --iodepth or --bs",
+                spec.numjobs,
+                spec.iodepth,
+                spec.bs,
+                Bytes(buffers),
+                available
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Check a job against its target before running it: everything
+/// [`validate_spec`] checks, the region and direct-I/O alignment.
+pub fn validate_job(spec: &DiskJobSpec, target: &target::OpenTarget) -> Result<(), DiskError> {
+    validate_spec(spec)?;
     let lbs = u64::from(target.info.logical_block_size);
     if target.direct && !spec.bs.get().is_multiple_of(lbs) {
         return Err(DiskError::Invalid(format!(
@@ -194,11 +246,6 @@ pub fn validate_job(spec: &DiskJobSpec, target: &target::OpenTarget) -> Result<(
             Bytes(spec.size.get().min(target.info.size.get())),
             spec.bs
         )));
-    }
-    if spec.rwmix_read > 100 {
-        return Err(DiskError::Invalid(
-            "--rwmix-read is a percentage: 0 to 100".into(),
-        ));
     }
     Ok(())
 }

@@ -208,6 +208,47 @@ pub fn logical_block_size_for(path: &Path) -> Option<u32> {
     num(&sysfs.whole_disk_dir(&dir).join("queue/logical_block_size"))
 }
 
+/// The logical block size (the `O_DIRECT` alignment) of what an open
+/// descriptor refers to: a block device itself, or the device holding a
+/// file or directory. Decided on the descriptor, so a name swapped since
+/// it was opened cannot change the answer; none as for
+/// [`logical_block_size_for`].
+pub fn logical_block_size_of(fd: impl std::os::fd::AsFd) -> Option<u32> {
+    use rustix::fs::{statx, AtFlags, FileType, StatxFlags};
+    let st = statx(
+        &fd,
+        "",
+        AtFlags::EMPTY_PATH,
+        StatxFlags::TYPE | StatxFlags::MNT_ID,
+    )
+    .ok()?;
+    let sysfs = Sysfs::system();
+    let is_block = FileType::from_raw_mode(st.stx_mode.into()) == FileType::BlockDevice;
+    let mut devno = if is_block {
+        DevNo {
+            major: st.stx_rdev_major,
+            minor: st.stx_rdev_minor,
+        }
+    } else {
+        DevNo {
+            major: st.stx_dev_major,
+            minor: st.stx_dev_minor,
+        }
+    };
+    if devno.major == 0 {
+        // Anonymous device numbers (btrfs): the mount, found by its ID,
+        // names the block device.
+        if st.stx_mask & StatxFlags::MNT_ID.bits() == 0 {
+            return None;
+        }
+        let table = read_mountinfo().ok()?;
+        let entry = table.iter().find(|e| e.mount_id == st.stx_mnt_id)?;
+        devno = block_source(entry)?;
+    }
+    let dir = sysfs.block_dir(devno)?;
+    num(&sysfs.whole_disk_dir(&dir).join("queue/logical_block_size"))
+}
+
 fn mount_points_by_devno(sysfs: &Sysfs, devno: DevNo, table: &[MountEntry]) -> Vec<PathBuf> {
     let all = sysfs.with_partitions(devno);
     let mut out: Vec<PathBuf> = Vec::new();

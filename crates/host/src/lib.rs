@@ -30,6 +30,7 @@
 mod ceiling;
 mod chain;
 mod hostinfo;
+mod in_use;
 mod mounts;
 mod read;
 mod sysfs;
@@ -39,9 +40,22 @@ use std::path::PathBuf;
 pub use ceiling::{
     check_against, check_ceiling, pcie_ceiling, sata_ceiling, usb_ceiling, SUSPICIOUS_FACTOR,
 };
-pub use chain::{holders_of_device, logical_block_size_for, mount_points_of_device, DeviceChain};
+pub use chain::{
+    holders_of_device, logical_block_size_for, logical_block_size_of, mount_points_of_device,
+    DeviceChain,
+};
 pub use hostinfo::HostInfoExt;
+pub use in_use::{users_of, WriteObject};
 pub use sysfs::Sysfs;
+
+/// Bytes of memory the kernel could hand out now (`MemAvailable` of
+/// `/proc/meminfo`); none where the kernel does not say.
+pub fn mem_available() -> Option<iomark_model::Bytes> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(iomark_model::Bytes(kib.checked_mul(1024)?))
+}
 
 /// Why the chain behind a path could not be found.
 #[derive(Debug, thiserror::Error)]

@@ -12,8 +12,7 @@
 //!
 //! Averages are arithmetic means of the samples, as GNOME Disks shows them.
 
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -134,21 +133,14 @@ fn write_at(file: &File, buf: &[u8], offset: u64) -> Result<(), DiskError> {
 }
 
 /// Open the target again the way UDisks opens it for GNOME Disks:
-/// O_DIRECT (where the target has it) and O_SYNC.
+/// O_DIRECT (where the target has it) and O_SYNC; through the descriptor
+/// already open, never by name.
 fn reopen(target: &OpenTarget, write: bool) -> Result<File, DiskError> {
-    let mut flags = libc::O_SYNC | libc::O_CLOEXEC;
+    let mut flags = rustix::fs::OFlags::SYNC;
     if target.direct {
-        flags |= libc::O_DIRECT;
+        flags |= rustix::fs::OFlags::DIRECT;
     }
-    OpenOptions::new()
-        .read(true)
-        .write(write)
-        .custom_flags(flags)
-        .open(&target.info.path)
-        .map_err(|e| DiskError::Target {
-            path: target.info.path.clone().into(),
-            message: format!("cannot be opened O_DIRECT|O_SYNC: {e}"),
-        })
+    target.reopen(write, flags)
 }
 
 /// Run the benchmark on `target`.

@@ -1,0 +1,374 @@
+//! Attacks on `iomark disk`, staged deterministically: strace delays one
+//! system call of iomark's (fault injection, `-e inject=SYSCALL:delay_*`),
+//! the test waits until iomark sits in that call, swaps a name under it,
+//! and checks that nothing but iomark's own object was written. Also: the
+//! same bytes reached through another door (a second loop device over a
+//! mounted loop device's file, and that file itself), validation before
+//! anything is created, and bounds on every number.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use iomark_testrig::{require, require_root, unique_name, LoopDevice};
+
+const IOMARK: &str = env!("CARGO_BIN_EXE_iomark");
+
+/// How long strace holds the call: far longer than the swap takes, so the
+/// order of events does not depend on the machine's load.
+const DELAY_US: u64 = 3_000_000;
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn require_strace() -> Result<(), String> {
+    match Command::new("strace").arg("-V").output() {
+        Ok(o) if o.status.success() => Ok(()),
+        _ => Err("needs strace (Debian package strace; scripts/test installs it)".into()),
+    }
+}
+
+fn test_files(dir: &Path) -> Vec<PathBuf> {
+    fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.starts_with("iomark-") && n.ends_with(".tmp")
+        })
+        .collect()
+}
+
+/// iomark under strace, its first `syscall` held for [`DELAY_US`] on entry
+/// (`delay_enter`: before the kernel acts) or on exit (`delay_exit`: after).
+fn staged(syscall: &str, when: &str, args: &[&str]) -> Child {
+    Command::new("strace")
+        .args(["-f", "-qq", "-o", "/dev/null"])
+        .arg(format!("-e trace={syscall}").replace(' ', ""))
+        .arg(format!("-einject={syscall}:{when}={DELAY_US}:when=1"))
+        .arg(IOMARK)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("strace runs")
+}
+
+/// Wait until the process strace started is stopped in system call `nr`.
+fn wait_in_syscall(strace: &mut Child, nr: libc::c_long) {
+    let start = Instant::now();
+    loop {
+        if let Some(pid) = traced_pid(strace.id()) {
+            let now = fs::read_to_string(format!("/proc/{pid}/syscall")).unwrap_or_default();
+            if now.split_whitespace().next() == Some(nr.to_string().as_str()) {
+                return;
+            }
+        }
+        if let Ok(Some(status)) = strace.try_wait() {
+            panic!("iomark ended ({status}) before reaching system call {nr}");
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = strace.kill();
+            panic!("iomark never reached system call {nr}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The first child of strace: iomark.
+fn traced_pid(strace_pid: u32) -> Option<u32> {
+    let children =
+        fs::read_to_string(format!("/proc/{strace_pid}/task/{strace_pid}/children")).ok()?;
+    children.split_whitespace().next()?.parse().ok()
+}
+
+fn finish(child: Child) -> Output {
+    child.wait_with_output().expect("strace ends")
+}
+
+/// SHA-256 of a block device's bytes, read past the page cache.
+fn device_digest(dev: &Path) -> String {
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(r#"dd if="$0" iflag=direct bs=1M status=none | sha256sum"#)
+        .arg(dev)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn a_test_file_swapped_for_a_symlink_sends_no_data_elsewhere() {
+    require!(require_strace());
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let victim = elsewhere.path().join("victim.bin");
+    let original = vec![0x5au8; 4 << 20];
+    fs::write(&victim, &original).unwrap();
+    let d = dir.path().to_str().unwrap();
+    // Held after the test file is created and locked, before it is filled:
+    // the old code opened the name again at this point.
+    let mut child = staged(
+        "fallocate",
+        "delay_enter",
+        &[
+            "disk",
+            d,
+            "--rw",
+            "write",
+            "--size",
+            "4M",
+            "--runtime",
+            "300ms",
+            "--engine",
+            "psync",
+        ],
+    );
+    wait_in_syscall(&mut child, libc::SYS_fallocate);
+    let files = test_files(dir.path());
+    assert_eq!(files.len(), 1, "{files:?}");
+    let moved = dir.path().join("moved-away");
+    fs::rename(&files[0], &moved).unwrap();
+    std::os::unix::fs::symlink(&victim, &files[0]).unwrap();
+    let o = finish(child);
+
+    assert_eq!(
+        fs::read(&victim).unwrap(),
+        original,
+        "the victim was written"
+    );
+    assert!(
+        o.status.success(),
+        "iomark keeps writing its own file: {}",
+        stderr(&o)
+    );
+    // The symlink is not iomark's to remove; its own file, under a name it
+    // no longer knows, is left empty.
+    assert!(files[0].symlink_metadata().unwrap().is_symlink());
+    assert_eq!(fs::metadata(&moved).unwrap().len(), 0);
+}
+
+/// The allowed file is swapped for a symlink to a loop device while
+/// iomark opens it: before the open (`delay_enter`) iomark must stop with
+/// a clear error; after it (`delay_exit`) it must keep writing the file it
+/// opened. Either way the device is untouched.
+fn swap_allowed_file_for_device(when: &str) -> (Output, Vec<u8>) {
+    let dev = LoopDevice::new(8 << 20).expect("loop device");
+    let before = device_digest(&dev.dev);
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let allowed = dir.path().join("allowed.bin");
+    fs::write(&allowed, vec![7u8; 4 << 20]).unwrap();
+    let a = allowed.to_str().unwrap();
+    let mut child = staged(
+        "openat2",
+        when,
+        &[
+            "disk",
+            a,
+            "--rw",
+            "write",
+            "--allow-write",
+            a,
+            "--runtime",
+            "300ms",
+            "--engine",
+            "psync",
+            "--buffered",
+        ],
+    );
+    wait_in_syscall(&mut child, libc::SYS_openat2);
+    let kept = dir.path().join("allowed.orig");
+    fs::rename(&allowed, &kept).unwrap();
+    std::os::unix::fs::symlink(&dev.dev, &allowed).unwrap();
+    let o = finish(child);
+    assert_eq!(device_digest(&dev.dev), before, "the device was written");
+    (o, fs::read(&kept).unwrap())
+}
+
+#[test]
+fn an_allowed_file_swapped_for_a_device_before_the_open_is_refused() {
+    require!(require_root());
+    require!(require_strace());
+    let (o, file) = swap_allowed_file_for_device("delay_enter");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("changed while it was being opened"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(file.iter().all(|&b| b == 7), "nothing was written");
+}
+
+#[test]
+fn an_allowed_file_swapped_for_a_device_after_the_open_is_the_one_written() {
+    require!(require_root());
+    require!(require_strace());
+    let (o, file) = swap_allowed_file_for_device("delay_exit");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        file.iter().any(|&b| b != 7),
+        "iomark wrote the file it opened"
+    );
+}
+
+/// An image file with a read-only ext4 mounted from one loop device over
+/// it, and a second loop device over the same file. Removed on drop.
+struct SharedImage {
+    image: PathBuf,
+    mountpoint: PathBuf,
+    mounted_on: String,
+    second: String,
+}
+
+impl SharedImage {
+    fn new() -> Result<Self, String> {
+        let run = |cmd: &mut Command| -> Result<String, String> {
+            let o = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
+            if !o.status.success() {
+                return Err(format!("{cmd:?}: {}", stderr(&o).trim()));
+            }
+            Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
+        };
+        let image = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(unique_name("shared.img"));
+        let mountpoint = std::env::temp_dir().join(unique_name("shared-mnt"));
+        let mut rig = SharedImage {
+            image: image.clone(),
+            mountpoint: mountpoint.clone(),
+            mounted_on: String::new(),
+            second: String::new(),
+        };
+        fs::write(&image, vec![0u8; 16 << 20]).map_err(|e| e.to_string())?;
+        run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&image))?;
+        rig.mounted_on = run(Command::new("losetup").args(["-f", "--show"]).arg(&image))?;
+        fs::create_dir(&mountpoint).map_err(|e| e.to_string())?;
+        // Read-only and without journal replay: the file's bytes stay put,
+        // so any change to them is iomark's.
+        run(Command::new("mount")
+            .args(["-o", "ro,noload", &rig.mounted_on])
+            .arg(&mountpoint))?;
+        rig.second = run(Command::new("losetup").args(["-f", "--show"]).arg(&image))?;
+        Ok(rig)
+    }
+
+    fn digest(&self) -> Vec<u8> {
+        fs::read(&self.image).unwrap()
+    }
+}
+
+impl Drop for SharedImage {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.mountpoint).status();
+        let _ = fs::remove_dir(&self.mountpoint);
+        for dev in [&self.second, &self.mounted_on] {
+            if !dev.is_empty() {
+                let _ = Command::new("losetup").arg("-d").arg(dev).status();
+            }
+        }
+        let _ = fs::remove_file(&self.image);
+    }
+}
+
+#[test]
+fn the_same_bytes_through_another_door_are_refused() {
+    require!(require_root());
+    let rig = match SharedImage::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            return;
+        }
+    };
+    let before = rig.digest();
+    let image = rig.image.to_str().unwrap().to_string();
+    for target in [&rig.second, &image] {
+        let o = Command::new(IOMARK)
+            .args(["disk", target, "--rw", "write", "--allow-write", target])
+            .args(["--runtime", "300ms", "--engine", "psync", "--buffered"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{target}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("is in use")
+                && e.contains(&format!("mounted on {}", rig.mountpoint.display())),
+            "{target}: {e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+    assert!(
+        rig.digest() == before,
+        "the mounted file system's bytes changed"
+    );
+    // Reading through the second door is harmless and allowed.
+    let o = Command::new(IOMARK)
+        .args(["disk", &rig.second, "--rw", "read", "--runtime", "200ms"])
+        .args(["--engine", "psync"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn an_unaligned_block_size_is_refused_before_anything_is_created() {
+    require!(require_strace());
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let log = dir.path().join("opens.log");
+    let work = dir.path().join("work");
+    fs::create_dir(&work).unwrap();
+    let o = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=openat,openat2,creat", "-o"])
+        .arg(&log)
+        .arg(IOMARK)
+        .args(["disk", work.to_str().unwrap(), "--rw", "write", "--bs", "3"])
+        .args(["--runtime", "1s", "--direct"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("--bs 3") && e.contains("logical block size"),
+        "{e}"
+    );
+    let opens = fs::read_to_string(&log).unwrap();
+    assert!(
+        !opens.contains("O_CREAT"),
+        "a file was created before the size was checked:\n{opens}"
+    );
+    assert!(test_files(&work).is_empty());
+}
+
+#[test]
+fn numbers_past_their_bounds_are_refused_before_anything_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for (args, needle) in [
+        (
+            vec!["--numjobs", "4294967295"],
+            "--numjobs 4294967295 is too many",
+        ),
+        (vec!["--numjobs", "1025"], "use at most 1024"),
+        (vec!["--iodepth", "100000"], "--iodepth 100000 is too deep"),
+        (vec!["--bs", "2G"], "is too large"),
+        (
+            vec!["--numjobs", "1024", "--iodepth", "65536", "--bs", "1G"],
+            "of memory available",
+        ),
+    ] {
+        let start = Instant::now();
+        let o = Command::new(IOMARK)
+            .args(["disk", d, "--rw", "write"])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert!(test_files(dir.path()).is_empty());
+        // Refused up front, not after a fill: generous for a busy machine.
+        assert!(start.elapsed() < Duration::from_secs(20), "{args:?}");
+    }
+}

@@ -1,0 +1,279 @@
+//! Who else reaches the bytes a write would change.
+//!
+//! A block device is not the only door to its data: a partition on it, a
+//! device-mapper or md device stacked on it, a loop device over it, and for
+//! a loop device the file behind it and every other loop device over the
+//! same file all lead to the same bytes. Before iomark writes to an object
+//! (a block device or a regular file, identified by device and inode
+//! numbers taken from an open descriptor, never by name), this module
+//! walks every such door and reports the ones in use: mounted, active swap
+//! or held by a stacked device.
+//!
+//! Loop devices are matched to their backing object with the kernel's own
+//! record of it (`LOOP_GET_STATUS64`: the backing file's device and inode
+//! numbers), not with the file name in sysfs, which goes stale when the
+//! file is renamed.
+
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::PathBuf;
+
+use iomark_model::device::{DevNo, MountEntry};
+
+use crate::mounts::{read_mountinfo, swaps};
+use crate::read::{entries, text};
+use crate::sysfs::{devno_of, parse_devno, Sysfs};
+
+/// Something a write lands on, by identity rather than by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WriteObject {
+    /// A block device, by its device number (`st_rdev`).
+    Block(DevNo),
+    /// A regular file, by the device and inode numbers of `fstat`.
+    File {
+        /// `st_dev` of the file.
+        dev: u64,
+        /// `st_ino` of the file.
+        ino: u64,
+    },
+}
+
+/// A loop device and what it reads and writes through.
+#[derive(Debug, Clone)]
+struct LoopDevice {
+    name: String,
+    devno: DevNo,
+    backing: WriteObject,
+}
+
+/// Every reason writing `target` would change bytes that something mounted,
+/// swapped on or stacked on uses, each naming the door ("/dev/loop3 (over
+/// the same file) is mounted on /mnt/a"). Empty when writing is safe.
+///
+/// The target's own direct users count too: a mounted device is in use.
+pub fn users_of(target: WriteObject) -> Vec<String> {
+    let sysfs = Sysfs::system();
+    let table = read_mountinfo().unwrap_or_default();
+    let swap_names = swaps();
+    let loops = loop_devices(&sysfs);
+
+    let mut reasons = Vec::new();
+    let mut seen = HashSet::new();
+    // (object, how it was reached from the target)
+    let mut queue = vec![(target, String::new())];
+    while let Some((obj, via)) = queue.pop() {
+        if !seen.insert(obj) {
+            continue;
+        }
+        let at = |what: String| {
+            if via.is_empty() {
+                what
+            } else {
+                format!("{what} ({via})")
+            }
+        };
+        match obj {
+            WriteObject::Block(devno) => {
+                let family = sysfs.with_partitions(devno);
+                let name = block_name(&sysfs, devno);
+                for m in mounts_of(&family, &table) {
+                    reasons.push(at(format!("{name} is mounted on {}", m.display())));
+                }
+                if swap_names.iter().any(|s| is_block_in(s, &family)) {
+                    reasons.push(at(format!("{name} is used as swap")));
+                }
+                for h in holders(&sysfs, &family) {
+                    reasons.push(at(format!("{name} is held by {h}")));
+                }
+                for l in &loops {
+                    if let WriteObject::Block(b) = l.backing {
+                        if family.contains(&b) {
+                            let via = format!("/dev/{} is a loop device over {name}", l.name);
+                            queue.push((WriteObject::Block(l.devno), via));
+                        }
+                    }
+                    if l.devno == devno {
+                        let via = format!("{name} is a loop device over it");
+                        queue.push((l.backing, via));
+                    }
+                }
+            }
+            WriteObject::File { dev, ino } => {
+                if swap_names.iter().any(|s| is_file(s, dev, ino)) {
+                    reasons.push(at("the file is an active swap file".to_string()));
+                }
+                for l in loops.iter().filter(|l| l.backing == obj) {
+                    let via = format!("/dev/{} is a loop device over the same file", l.name);
+                    queue.push((WriteObject::Block(l.devno), via));
+                }
+            }
+        }
+    }
+    reasons.sort();
+    reasons.dedup();
+    reasons
+}
+
+/// The kernel name of a block device, as `/dev/NAME`, or its number.
+fn block_name(sysfs: &Sysfs, devno: DevNo) -> String {
+    sysfs
+        .block_dir(devno)
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .map_or_else(|| format!("block device {devno}"), |n| format!("/dev/{n}"))
+}
+
+/// Mount points of any device in `family`: by the device number the
+/// kernel gives the mount, or, for file systems with anonymous device
+/// numbers (btrfs), by the device node named as the mount's source.
+fn mounts_of(family: &[DevNo], table: &[MountEntry]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for e in table {
+        let by_number = family.contains(&e.devno);
+        let by_source = e.source.starts_with('/') && is_block_in(&e.source, family);
+        if (by_number || by_source) && !out.iter().any(|p| p.as_os_str() == &*e.mount_point) {
+            out.push(PathBuf::from(&e.mount_point));
+        }
+    }
+    out
+}
+
+fn is_block_in(path: &str, family: &[DevNo]) -> bool {
+    std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.file_type().is_block_device())
+        .is_some_and(|m| family.contains(&devno_of(m.rdev())))
+}
+
+fn is_file(path: &str, dev: u64, ino: u64) -> bool {
+    std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.file_type().is_file())
+        .is_some_and(|m| m.dev() == dev && m.ino() == ino)
+}
+
+fn holders(sysfs: &Sysfs, family: &[DevNo]) -> Vec<String> {
+    let mut out = Vec::new();
+    for d in family {
+        if let Some(dir) = sysfs.block_dir(*d) {
+            for h in entries(&dir.join("holders")) {
+                if !out.contains(&h) {
+                    out.push(h);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every attached loop device with its backing object.
+fn loop_devices(sysfs: &Sysfs) -> Vec<LoopDevice> {
+    let mut out = Vec::new();
+    for name in entries(&sysfs.root().join("block")) {
+        if !name.starts_with("loop") {
+            continue;
+        }
+        let dir = sysfs.root().join("block").join(&name);
+        // `loop/` exists only while a file is attached.
+        if !dir.join("loop").is_dir() {
+            continue;
+        }
+        let Some(devno) = text(&dir.join("dev")).and_then(|s| parse_devno(&s)) else {
+            continue;
+        };
+        if let Some(backing) = loop_backing(&name, devno) {
+            out.push(LoopDevice {
+                name,
+                devno,
+                backing,
+            });
+        }
+    }
+    out
+}
+
+/// The object behind a loop device, as the kernel recorded it when the
+/// file was attached.
+fn loop_backing(name: &str, devno: DevNo) -> Option<WriteObject> {
+    // Read-only and non-blocking: asking a loop device for its status
+    // changes nothing, and the descriptor is checked to be that device.
+    let dev = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(format!("/dev/{name}"))
+        .ok()?;
+    let meta = dev.metadata().ok()?;
+    if !meta.file_type().is_block_device() || devno_of(meta.rdev()) != devno {
+        return None;
+    }
+    let info = loop_status(&dev)?;
+    Some(if info.lo_rdevice != 0 {
+        WriteObject::Block(devno_of(info.lo_rdevice))
+    } else {
+        WriteObject::File {
+            dev: info.lo_device,
+            ino: info.lo_inode,
+        }
+    })
+}
+
+/// `struct loop_info64` of `<linux/loop.h>`.
+#[repr(C)]
+struct LoopInfo64 {
+    lo_device: u64,
+    lo_inode: u64,
+    lo_rdevice: u64,
+    lo_offset: u64,
+    lo_sizelimit: u64,
+    lo_number: u32,
+    lo_encrypt_type: u32,
+    lo_encrypt_key_size: u32,
+    lo_flags: u32,
+    lo_file_name: [u8; 64],
+    lo_crypt_name: [u8; 64],
+    lo_encrypt_key: [u8; 32],
+    lo_init: [u64; 2],
+}
+
+/// `LOOP_GET_STATUS64` from `<linux/loop.h>`.
+const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
+
+fn loop_status(dev: &File) -> Option<LoopInfo64> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: LoopInfo64 is plain integers and byte arrays, for which all
+    // zero bits is a valid value.
+    let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
+    // SAFETY: LOOP_GET_STATUS64 writes one `struct loop_info64`, whose
+    // layout LoopInfo64 reproduces, through the pointer, which is valid and
+    // exclusive for the call; the descriptor is open for its whole length.
+    let rc = unsafe {
+        libc::ioctl(
+            dev.as_raw_fd(),
+            LOOP_GET_STATUS64,
+            &mut info as *mut LoopInfo64,
+        )
+    };
+    (rc == 0).then_some(info)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loop_info_has_the_kernels_size() {
+        // 5 u64, 4 u32, 64 + 64 + 32 bytes, 2 u64: 232 bytes in the uapi.
+        assert_eq!(std::mem::size_of::<LoopInfo64>(), 232);
+    }
+
+    #[test]
+    fn an_ordinary_file_is_not_in_use() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let m = f.as_file().metadata().unwrap();
+        let reasons = users_of(WriteObject::File {
+            dev: m.dev(),
+            ino: m.ino(),
+        });
+        assert!(reasons.is_empty(), "{reasons:?}");
+    }
+}
