@@ -149,7 +149,30 @@ fn mounted_loop_device_is_found_by_devno_also_through_a_symlink() {
     std::fs::write(&file, vec![0x5a; 8192]).unwrap();
 
     assert_eq!(logical_block_size_for(&file), Some(4096));
+    let opened = std::fs::File::open(&file).unwrap();
+    assert_eq!(iomark_host::logical_block_size_of(&opened), Some(4096));
     assert_eq!(mount_points_of_device(&rig.dev), vec![mp.clone()]);
+    // Writing the device, or the image file under it, reaches the mounted
+    // file system's bytes.
+    let dev_meta = std::fs::metadata(&rig.dev).unwrap();
+    let dev = iomark_host::WriteObject::Block(iomark_model::device::DevNo {
+        major: rustix::fs::major(dev_meta.rdev()),
+        minor: rustix::fs::minor(dev_meta.rdev()),
+    });
+    let users = iomark_host::users_of(dev);
+    assert!(
+        users.iter().any(|u| u.contains(&format!("mounted on {}", mp.display()))),
+        "{users:?}"
+    );
+    let image = std::fs::metadata(&rig.image).unwrap();
+    let users = iomark_host::users_of(iomark_host::WriteObject::File {
+        dev: image.dev(),
+        ino: image.ino(),
+    });
+    assert!(
+        users.iter().any(|u| u.contains("loop device over the same file")),
+        "{users:?}"
+    );
     let link = rig.dir.path().join("alias");
     std::os::unix::fs::symlink(&rig.dev, &link).unwrap();
     assert_eq!(mount_points_of_device(&link), vec![mp.clone()]);
