@@ -58,6 +58,12 @@ pub struct ServerArgs {
     /// Slack after duration + omit before a running test is dropped (iperf3: 40s).
     #[arg(long, hide = true, default_value = "40s")]
     grace: Nanos,
+    /// End a test whose data streams move nothing for this long, e.g. 30s (iperf3's --rcv-timeout).
+    #[arg(long, default_value = "120s", value_name = "DURATION")]
+    rcv_timeout: Nanos,
+    /// Longest test: a longer -t is refused, and a -t 0 (or -n/-k) test is ended here.
+    #[arg(long, default_value = "24h", value_name = "DURATION")]
+    max_duration: Nanos,
 }
 
 /// `iomark net client`.
@@ -164,6 +170,20 @@ fn server_config(a: ServerArgs) -> anyhow::Result<ServerConfig> {
         })?),
         None => None,
     };
+    let rcv_timeout = a.rcv_timeout.as_duration();
+    if rcv_timeout < Duration::from_millis(100) {
+        bail!(
+            "--rcv-timeout {} is too short: give at least 100ms (default 120s)",
+            a.rcv_timeout
+        );
+    }
+    let max_duration = a.max_duration.as_duration();
+    if max_duration < Duration::from_secs(1) {
+        bail!(
+            "--max-duration {} is too short: give at least 1s (default 24h)",
+            a.max_duration
+        );
+    }
     Ok(ServerConfig {
         port: a.port,
         bind,
@@ -171,6 +191,8 @@ fn server_config(a: ServerArgs) -> anyhow::Result<ServerConfig> {
         first_byte_timeout: a.first_byte_timeout.as_duration(),
         setup_timeout: a.setup_timeout.as_duration(),
         grace: a.grace.as_duration(),
+        rcv_timeout,
+        max_duration,
         interval: interval(a.interval)?,
         text: !a.json,
         json: a.json,
@@ -311,6 +333,31 @@ mod tests {
             NetCommand::Client(a) => client_config(a),
             NetCommand::Server(_) => unreachable!("parsed a client"),
         }
+    }
+
+    fn server(args: &[&str]) -> anyhow::Result<ServerConfig> {
+        let mut v = vec!["t", "server"];
+        v.extend_from_slice(args);
+        match T::try_parse_from(v)?.net {
+            NetCommand::Server(a) => server_config(a),
+            NetCommand::Client(_) => unreachable!("parsed a server"),
+        }
+    }
+
+    #[test]
+    fn server_limits_default_to_iperf3s_and_parse_durations() {
+        let d = server(&[]).unwrap();
+        assert_eq!(d.rcv_timeout, Duration::from_secs(120));
+        assert_eq!(d.max_duration, Duration::from_secs(86400));
+        let s = server(&["--rcv-timeout", "2s", "--max-duration", "10m"]).unwrap();
+        assert_eq!(s.rcv_timeout, Duration::from_secs(2));
+        assert_eq!(s.max_duration, Duration::from_secs(600));
+        let e = server(&["--rcv-timeout", "0"]).unwrap_err().to_string();
+        assert!(e.contains("at least 100ms"), "{e}");
+        let e = server(&["--max-duration", "500ms"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("at least 1s"), "{e}");
     }
 
     #[test]

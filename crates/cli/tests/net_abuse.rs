@@ -2,7 +2,10 @@
 //! bad parameter JSON, clients that vanish. After each, it must still serve
 //! the next valid test. And the client's own errors: refused, busy, unknown
 //! host. The server's 10 s / 30 s / 40 s timeouts are shortened through its
-//! hidden flags so the suite stays fast.
+//! hidden flags, and its 120 s receive timeout and 24 h test cap through
+//! `--rcv-timeout` and `--max-duration`, so the suite stays fast. Bounds on
+//! how long the server took are generous upper limits (a busy 2-core host
+//! only delays it) plus lower limits that hold whatever the load.
 
 mod net_common;
 
@@ -332,4 +335,190 @@ fn ctrl_c_ends_a_client_test_cleanly() {
         "{text}"
     );
     still_serves(port, "a client stopped with Ctrl-C");
+}
+
+/// The server of `server()` with receive timeout `rcv` and `extra` flags.
+fn limited_server(port: u16, rcv: &str, extra: &[&str]) -> Proc {
+    let mut args = vec![
+        "--first-byte-timeout",
+        "1s",
+        "--setup-timeout",
+        "2s",
+        "--grace",
+        "2s",
+        "--rcv-timeout",
+        rcv,
+    ];
+    args.extend_from_slice(extra);
+    iomark_server(port, &args)
+}
+
+/// Run a test by hand up to TEST_RUNNING with one TCP data stream. Returns
+/// the control and data connections and the moment just before the data
+/// stream was opened: the server's test cannot have started earlier.
+fn running_test(port: u16, params: &[u8]) -> (TcpStream, TcpStream, Instant) {
+    let mut ctrl = handshake(port);
+    send_frame(&mut ctrl, params);
+    assert_eq!(read_byte(&mut ctrl), Some(10), "CREATE_STREAMS expected");
+    let before = Instant::now();
+    let mut data = connect(port);
+    data.write_all(COOKIE).unwrap();
+    assert_eq!(read_byte(&mut ctrl), Some(1), "TEST_START expected");
+    assert_eq!(read_byte(&mut ctrl), Some(2), "TEST_RUNNING expected");
+    (ctrl, data, before)
+}
+
+/// SERVER_ERROR `code` on `ctrl`, and how long after `since` it came.
+fn ended_with(ctrl: &mut TcpStream, code: i32, since: Instant, what: &str) -> Duration {
+    ctrl.set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let got = server_error(ctrl);
+    let waited = since.elapsed();
+    assert_eq!(got, Ok(code), "{what}: after {waited:?}");
+    waited
+}
+
+#[test]
+fn silent_client_without_an_end_is_released_within_rcv_timeout() {
+    let port = free_port();
+    let _srv = limited_server(port, "2s", &[]);
+    // time 0 and no byte or block count: only the client could end these,
+    // and it goes silent after TEST_RUNNING. Reverse: it never reads either.
+    let cases: &[(&str, &[u8])] = &[
+        (
+            "time 0",
+            br#"{"tcp":true,"time":0,"num":0,"blockcount":0,"parallel":1,"len":131072}"#,
+        ),
+        (
+            "time 0, reverse",
+            br#"{"tcp":true,"time":0,"num":0,"blockcount":0,"parallel":1,"len":131072,"reverse":true}"#,
+        ),
+    ];
+    for (name, params) in cases {
+        let (mut ctrl, data, before) = running_test(port, params);
+        // SERVER_ERROR 144: iperf3's "idle timeout for receiving data".
+        let waited = ended_with(&mut ctrl, 144, before, name);
+        assert!(
+            waited >= Duration::from_millis(1900),
+            "{name}: ended after {waited:?}, before the 2 s receive timeout"
+        );
+        assert!(
+            waited < Duration::from_secs(15),
+            "{name}: the server stayed busy for {waited:?} with a 2 s receive timeout"
+        );
+        drop(data);
+        still_serves(port, &format!("a silent client ({name})"));
+    }
+}
+
+#[test]
+fn client_that_stops_sending_mid_test_is_dropped_within_rcv_timeout() {
+    let port = free_port();
+    let _srv = limited_server(port, "2s", &[]);
+    // A 60 s test: without the receive timeout it would hold the server for
+    // 60 s + grace.
+    let (mut ctrl, mut data, _) = running_test(
+        port,
+        br#"{"tcp":true,"time":60,"num":0,"blockcount":0,"parallel":1,"len":131072}"#,
+    );
+    let sending = Instant::now();
+    while sending.elapsed() < Duration::from_secs(1) {
+        data.write_all(&[0u8; 65536]).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let stopped = Instant::now();
+    let waited = ended_with(&mut ctrl, 144, stopped, "a stalled 60 s test");
+    assert!(
+        waited >= Duration::from_secs(1),
+        "dropped {waited:?} after the data stopped, before the 2 s receive timeout"
+    );
+    assert!(
+        waited < Duration::from_secs(15),
+        "dropped only {waited:?} after the data stopped, with a 2 s receive timeout"
+    );
+    drop(data);
+    still_serves(port, "a client that stopped sending");
+}
+
+#[test]
+fn max_duration_refuses_long_tests_and_caps_unbounded_ones() {
+    let port = free_port();
+    // A receive timeout well above the cap: a writer starved by a busy
+    // host must not turn the cap into an idle end.
+    let _srv = limited_server(port, "10s", &["--max-duration", "3s"]);
+    // A timed test longer than the cap is refused up front (iperf3's code
+    // for --server-max-duration), before any stream is opened.
+    let mut s = handshake(port);
+    send_frame(&mut s, br#"{"tcp":true,"time":10,"parallel":1}"#);
+    assert_eq!(server_error(&mut s), Ok(37), "time 10 over a 3 s cap");
+    // One within the cap runs.
+    let out = iomark_client(port, &["-t", "2", "-J"]);
+    assert_ok(&out, "a 2 s test under a 3 s cap");
+    // An unbounded test whose client keeps sending is ended at the cap with
+    // SERVER_ERROR 160 ("server test duration expired"), like a timed test
+    // whose client never sends TEST_END.
+    let (mut ctrl, mut data, before) = running_test(
+        port,
+        br#"{"tcp":true,"time":0,"num":0,"blockcount":0,"parallel":1,"len":131072}"#,
+    );
+    let writer = std::thread::spawn(move || {
+        // Paced, to keep the stream moving without taking a core.
+        while data.write_all(&[0u8; 16384]).is_ok() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
+    let waited = ended_with(&mut ctrl, 160, before, "a time 0 test that never ends");
+    assert!(
+        waited >= Duration::from_millis(2900),
+        "capped after {waited:?}, before the 3 s --max-duration"
+    );
+    assert!(
+        waited < Duration::from_secs(20),
+        "capped only after {waited:?} with a 3 s --max-duration"
+    );
+    drop(ctrl);
+    writer.join().unwrap();
+    still_serves(port, "an unbounded test that reached the cap");
+}
+
+#[test]
+fn iperf3_client_tests_with_counts_and_without_an_end_are_served() {
+    if !have_iperf3() {
+        return;
+    }
+    let port = free_port();
+    let _srv = limited_server(port, "10s", &["--max-duration", "4s"]);
+    // -n and -k: the client ends the test, the caps never come into it.
+    for args in [
+        &["-n", "20M", "-J"][..],
+        &["-n", "20M", "-R", "-J"],
+        &["-k", "200", "-J"],
+        &["-k", "200", "-R", "-J"],
+        &["-t", "2", "-J"],
+    ] {
+        let out = iperf3_client(port, args);
+        assert_ok(&out, &format!("iperf3 {args:?}"));
+        let doc = json(&out);
+        assert!(doc.get("error").is_none(), "{args:?}: {}", doc["error"]);
+        assert!(end_bytes(&doc, "sum_received") > 0, "{args:?}");
+    }
+    // -t 0 (run until stopped) is served, and ended at the cap.
+    let t = Instant::now();
+    let out = iperf3_client(port, &["-t", "0"]);
+    let took = t.elapsed();
+    assert!(
+        !out.status.success(),
+        "iperf3 -t 0 should end with the server's error; stdout:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("bits/sec"),
+        "iperf3 -t 0 moved no data:\n{text}"
+    );
+    assert!(
+        took >= Duration::from_secs(4) && took < Duration::from_secs(30),
+        "iperf3 -t 0 ended after {took:?} with a 4 s --max-duration"
+    );
+    still_serves(port, "iperf3 -t 0 at the cap");
 }

@@ -82,6 +82,26 @@ pub enum NetError {
         /// What was awaited.
         what: &'static str,
     },
+    /// Nothing moved on the data streams for the server's `--rcv-timeout`.
+    #[error("no data moved on the data streams for {limit:?} (--rcv-timeout): the client stalled or vanished; raise --rcv-timeout if the link really pauses that long")]
+    Idle {
+        /// The limit that ran out.
+        limit: std::time::Duration,
+    },
+    /// The client asked for a test longer than the server allows.
+    #[error("the client asked for a {asked} s test, longer than the server's --max-duration of {max:?}: ask for less with -t, or raise --max-duration")]
+    DurationRefused {
+        /// The requested `time`, in seconds.
+        asked: u32,
+        /// The server's limit.
+        max: std::time::Duration,
+    },
+    /// A test with no time limit (`-t 0`, or `-n`/`-k`) ran into the cap.
+    #[error("the test reached the server's --max-duration of {max:?} without the client ending it: raise --max-duration for longer unbounded (-t 0, -n, -k) tests")]
+    DurationCapped {
+        /// The server's limit.
+        max: std::time::Duration,
+    },
     /// The peer was interrupted and ended the test (CLIENT_TERMINATE or
     /// SERVER_TERMINATE).
     #[error("the {who} was interrupted and ended the test")]

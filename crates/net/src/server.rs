@@ -4,9 +4,12 @@
 //! connection is from the server's phase: the control connection of a new
 //! test when idle, a data stream while streams are being created, and
 //! otherwise a second client, answered with ACCESS_DENIED at once so the
-//! running test never waits on it (section 1.10). Every read during set-up
-//! has a first-byte and a total timeout, and a running test has a grace
-//! timer, so a silent or vanished client never leaves the server busy.
+//! running test never waits on it (section 1.10). No client can keep the
+//! server busy for long: every read of a message the client owes has a
+//! first-byte and a total timeout, a running test ends once its data streams
+//! stay still for the receive timeout (iperf3's `--rcv-timeout`), and every
+//! test has an end the server enforces itself: duration + omit + grace for a
+//! timed test, the `--max-duration` cap for one without a time.
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream, UdpSocket};
@@ -20,7 +23,7 @@ use socket2::{Domain, SockRef, Socket, Type};
 
 use crate::control::{Control, Wait};
 use crate::proto::UDP_REPLY;
-use crate::proto::{code, Cookie, Params, Protocol, Results, State, MAX_PARAMS_LEN};
+use crate::proto::{code, params, Cookie, Params, Protocol, Results, State, MAX_PARAMS_LEN};
 use crate::report::{Role, TestReport};
 use crate::session::Session;
 use crate::stream::{stream_id, DataSock, Stream, StreamPlan};
@@ -28,6 +31,10 @@ use crate::NetError;
 
 /// The largest results message accepted from a client.
 const MAX_RESULTS_LEN: usize = 64 << 20;
+
+/// How often a running test looks at its data counters: an idle test is
+/// ended at most this much after the receive timeout.
+const PROGRESS_POLL: Duration = Duration::from_millis(250);
 
 /// How the server listens and how patient it is.
 #[derive(Debug, Clone)]
@@ -44,6 +51,14 @@ pub struct ServerConfig {
     pub setup_timeout: Duration,
     /// Slack after duration + omit before a running test is dropped (40 s).
     pub grace: Duration,
+    /// A running test whose data streams move no byte for this long ends
+    /// with SERVER_ERROR 144, and no message the client owes is awaited
+    /// longer (iperf3's `--rcv-timeout`: 120 s).
+    pub rcv_timeout: Duration,
+    /// The longest test: a longer `-t` is refused with SERVER_ERROR 37, and
+    /// a test without a time (`-t 0`, `-n`, `-k`) is ended here with
+    /// SERVER_ERROR 160 (24 h, the longest `-t` iperf3 accepts).
+    pub max_duration: Duration,
     /// Report interval; `None` disables interval reports.
     pub interval: Option<Duration>,
     /// Print the text report.
@@ -62,10 +77,18 @@ impl ServerConfig {
             first_byte_timeout: Duration::from_secs(10),
             setup_timeout: Duration::from_secs(30),
             grace: Duration::from_secs(40),
+            rcv_timeout: Duration::from_secs(120),
+            max_duration: Duration::from_secs(params::MAX_TIME),
             interval: Some(Duration::from_secs(1)),
             text: true,
             json: false,
         }
+    }
+
+    /// The wait for a message the client owes: `limit`, or the receive
+    /// timeout when that is shorter.
+    fn owed(&self, limit: Duration) -> Duration {
+        limit.min(self.rcv_timeout)
     }
 }
 
@@ -201,7 +224,7 @@ impl Server {
         let mut ctrl = Control::new(conn)?;
         let setup_end = Instant::now() + cfg.setup_timeout;
         let wait = Wait {
-            first: Some(cfg.first_byte_timeout),
+            first: Some(cfg.owed(cfg.first_byte_timeout)),
             deadline: Some(setup_end),
         };
         let cookie = match ctrl.read_bytes(Cookie::LEN, wait, "the cookie") {
@@ -236,6 +259,14 @@ impl Server {
                 return Err(e);
             }
         };
+        if Duration::from_secs(params.time.into()) > cfg.max_duration {
+            release.now();
+            ctrl.write_server_error(code::MAX_DURATION, 0);
+            return Err(NetError::DurationRefused {
+                asked: params.time,
+                max: cfg.max_duration,
+            });
+        }
 
         let p = params.parallel as usize;
         let total = if params.bidirectional { 2 * p } else { p };
@@ -325,25 +356,57 @@ impl Server {
         }
         let omit = Duration::from_secs(report.params.omit as u64);
         let mut session = Session::start(streams, plan, omit, cfg.interval)?;
-        // The client decides the end; this only catches a client that vanished
-        // without closing (iperf3 keeps the same duration + omit + 40 s timer).
-        let give_up = (report.params.time > 0).then(|| {
-            Instant::now() + omit + Duration::from_secs(report.params.time as u64) + cfg.grace
+        let started = Instant::now();
+        // The client decides the end; these timers only catch a client that
+        // never does. A timed test gets iperf3's duration + omit + grace. A
+        // test without a time (-t 0, or -n/-k, whose length the server cannot
+        // know) would otherwise hold the only test slot for as long as its
+        // client likes, so it gets the --max-duration cap instead.
+        let timed = report.params.time > 0;
+        let give_up = started.checked_add(if timed {
+            omit + Duration::from_secs(report.params.time.into()) + cfg.grace
+        } else {
+            omit + cfg.max_duration
         });
+        // iperf3's --rcv-timeout watches only received data, so it never
+        // ends a reverse test. Bytes moved either way are the same rule for
+        // a server that only receives, and also catch a client that stopped
+        // reading (its socket buffers fill, then nothing moves).
+        let mut moved = session.moved();
+        let mut moved_at = started;
         let mut printed = 0usize;
         let outcome = loop {
             let now = Instant::now();
+            let m = session.moved();
+            if m != moved {
+                moved = m;
+                moved_at = now;
+            }
             if give_up.is_some_and(|g| now >= g) {
                 ctrl.write_server_error(code::SERVER_DURATION, 0);
-                break Err(NetError::Timeout {
-                    what: "the client's TEST_END (test duration expired)",
+                linger(&mut ctrl);
+                break Err(if timed {
+                    NetError::Timeout {
+                        what: "the client's TEST_END (test duration expired)",
+                    }
+                } else {
+                    NetError::DurationCapped {
+                        max: cfg.max_duration,
+                    }
                 });
             }
-            let wake = [session.next_wake(), give_up]
+            let idle_at = moved_at.checked_add(cfg.rcv_timeout);
+            if idle_at.is_some_and(|t| now >= t) {
+                ctrl.write_server_error(code::NO_MSG, 0);
+                linger(&mut ctrl);
+                break Err(NetError::Idle {
+                    limit: cfg.rcv_timeout,
+                });
+            }
+            let wake = [session.next_wake(), give_up, idle_at]
                 .into_iter()
                 .flatten()
-                .min()
-                .unwrap_or(now + Duration::from_secs(1));
+                .fold(now + PROGRESS_POLL, Instant::min);
             match ctrl.poll_state(wake.saturating_duration_since(now)) {
                 Ok(None) => {}
                 Ok(Some(State::TestEnd)) => break Ok(()),
@@ -381,7 +444,7 @@ impl Server {
         ctrl.write_state(State::ExchangeResults)?;
         let body = ctrl.read_frame(
             MAX_RESULTS_LEN,
-            Wait::within(cfg.setup_timeout),
+            Wait::within(cfg.owed(cfg.setup_timeout)),
             "the client's results",
         )?;
         let theirs = Results::from_json(&body)?;
@@ -390,7 +453,7 @@ impl Server {
         ctrl.write_state(State::DisplayResults)?;
         release.now();
         // IPERF_DONE or a close; either ends the test.
-        let _ = ctrl.read_state(Wait::within(cfg.first_byte_timeout), "IPERF_DONE");
+        let _ = ctrl.read_state(Wait::within(cfg.owed(cfg.first_byte_timeout)), "IPERF_DONE");
         ctrl.close();
 
         report.intervals = std::mem::take(&mut session.intervals);
@@ -438,7 +501,7 @@ impl Server {
                 }
             };
             let wait = left
-                .min(self.cfg.first_byte_timeout)
+                .min(self.cfg.owed(self.cfg.first_byte_timeout))
                 .max(Duration::from_millis(1));
             let _ = s.set_read_timeout(Some(wait));
             let mut b = [0u8; Cookie::LEN];
@@ -451,6 +514,20 @@ impl Server {
             }
         }
         Ok(socks)
+    }
+}
+
+/// After a SERVER_ERROR that ends a running test, let the client read it
+/// before its data streams close: a client still writing would otherwise
+/// stop at the broken stream (iperf3: "Broken pipe") and never show the
+/// server's reason. Waits for the client to close, at most a second.
+fn linger(ctrl: &mut Control) {
+    let end = Instant::now() + Duration::from_secs(1);
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() || ctrl.poll_state(left).is_err() {
+            return;
+        }
     }
 }
 
@@ -607,4 +684,114 @@ fn accept_udp_streams(
         socks.push(DataSock::Udp(std::mem::replace(&mut sock, next)));
     }
     Ok(socks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::frame;
+    use std::thread::JoinHandle;
+
+    const COOKIE: &[u8; Cookie::LEN] = b"abcdefghijklmnopqrstuvwxyz234567abcd\0";
+
+    /// A one-off server on a loopback port; the thread returns its stderr.
+    fn one_off(set: impl FnOnce(&mut ServerConfig)) -> (u16, JoinHandle<String>) {
+        let mut cfg = ServerConfig::new();
+        cfg.port = 0;
+        cfg.bind = Some(IpAddr::from([127, 0, 0, 1]));
+        cfg.one_off = true;
+        cfg.text = false;
+        cfg.rcv_timeout = Duration::from_millis(500);
+        set(&mut cfg);
+        let server = Server::bind(cfg).unwrap();
+        let port = server.local_addr().port();
+        let h = std::thread::spawn(move || {
+            let mut err = Vec::new();
+            server.serve(&mut std::io::sink(), &mut err).unwrap();
+            String::from_utf8(err).unwrap()
+        });
+        (port, h)
+    }
+
+    fn byte(s: &mut TcpStream) -> u8 {
+        let mut b = [0u8; 1];
+        s.read_exact(&mut b).unwrap();
+        b[0]
+    }
+
+    /// Cookie and parameters sent; returns the control connection.
+    fn ask(port: u16, params: &[u8]) -> TcpStream {
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        s.write_all(COOKIE).unwrap();
+        assert_eq!(byte(&mut s), State::ParamExchange.byte());
+        s.write_all(&frame::encode(params)).unwrap();
+        s
+    }
+
+    /// Up to TEST_RUNNING with one TCP stream; the moment before it opened.
+    fn run(port: u16, params: &[u8]) -> (TcpStream, TcpStream, Instant) {
+        let mut ctrl = ask(port, params);
+        assert_eq!(byte(&mut ctrl), State::CreateStreams.byte());
+        let before = Instant::now();
+        let mut data = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        data.write_all(COOKIE).unwrap();
+        assert_eq!(byte(&mut ctrl), State::TestStart.byte());
+        assert_eq!(byte(&mut ctrl), State::TestRunning.byte());
+        (ctrl, data, before)
+    }
+
+    fn server_error(s: &mut TcpStream) -> i32 {
+        assert_eq!(byte(s), State::ServerError.byte());
+        let mut c = [0u8; 4];
+        s.read_exact(&mut c).unwrap();
+        i32::from_be_bytes(c)
+    }
+
+    #[test]
+    fn a_silent_test_without_an_end_ends_at_the_receive_timeout() {
+        let (port, h) = one_off(|_| {});
+        let (mut ctrl, _data, before) = run(port, br#"{"tcp":true,"time":0,"len":1000}"#);
+        assert_eq!(server_error(&mut ctrl), code::NO_MSG);
+        let waited = before.elapsed();
+        assert!(waited >= Duration::from_millis(500), "{waited:?}");
+        assert!(waited < Duration::from_secs(10), "{waited:?}");
+        let err = h.join().unwrap();
+        assert!(err.contains("--rcv-timeout"), "{err}");
+    }
+
+    #[test]
+    fn a_time_over_the_cap_is_refused() {
+        let (port, h) = one_off(|c| c.max_duration = Duration::from_secs(2));
+        let mut ctrl = ask(port, br#"{"tcp":true,"time":3}"#);
+        assert_eq!(server_error(&mut ctrl), code::MAX_DURATION);
+        let err = h.join().unwrap();
+        assert!(
+            err.contains("3 s test") && err.contains("--max-duration"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_moving_test_without_an_end_is_capped() {
+        let (port, h) = one_off(|c| {
+            c.max_duration = Duration::from_secs(1);
+            // Well above the writer's pauses, even on a busy host.
+            c.rcv_timeout = Duration::from_secs(5);
+        });
+        let (mut ctrl, mut data, before) = run(port, br#"{"tcp":true,"time":0,"len":1000}"#);
+        let w = std::thread::spawn(move || {
+            while data.write_all(&[0u8; 1000]).is_ok() {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        assert_eq!(server_error(&mut ctrl), code::SERVER_DURATION);
+        let waited = before.elapsed();
+        assert!(waited >= Duration::from_secs(1), "{waited:?}");
+        assert!(waited < Duration::from_secs(10), "{waited:?}");
+        drop(ctrl);
+        w.join().unwrap();
+        let err = h.join().unwrap();
+        assert!(err.contains("--max-duration"), "{err}");
+    }
 }

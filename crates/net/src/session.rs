@@ -68,6 +68,15 @@ impl Session {
         }
     }
 
+    /// Payload bytes moved so far on every stream, both ways: it stops
+    /// growing only when no stream sends or receives anything.
+    pub fn moved(&self) -> u64 {
+        self.streams
+            .iter()
+            .map(|s| s.counters.bytes.load(Relaxed))
+            .fold(0u64, u64::wrapping_add)
+    }
+
     /// The moment the measured (non-omitted) period began.
     pub fn measure_start(&self) -> Instant {
         self.omit_until.unwrap_or(self.origin)

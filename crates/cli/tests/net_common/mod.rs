@@ -139,6 +139,16 @@ pub fn iomark_client(port: u16, args: &[&str]) -> Output {
     .finish(Duration::from_secs(60))
 }
 
+/// Run `iperf3 -c 127.0.0.1 -p PORT ARGS...` to completion.
+pub fn iperf3_client(port: u16, args: &[&str]) -> Output {
+    Proc::spawn(
+        Command::new("iperf3")
+            .args(["-c", "127.0.0.1", "-p", &port.to_string()])
+            .args(args),
+    )
+    .finish(Duration::from_secs(60))
+}
+
 pub fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(

@@ -122,6 +122,9 @@ pub mod code {
     pub const UDP_BLOCK_SIZE: i32 = 20;
     /// TOS out of range.
     pub const BAD_TOS: i32 = 21;
+    /// The requested duration is above the server's maximum (newer iperf3
+    /// servers' `--server-max-duration`).
+    pub const MAX_DURATION: i32 = 37;
     /// The server cannot listen (for the UDP streams).
     pub const LISTEN: i32 = 102;
     /// Unable to receive the cookie.
@@ -151,6 +154,7 @@ pub mod code {
             NO_SCTP => "no SCTP support available",
             UDP_BLOCK_SIZE => "block size invalid (minimum = 16 bytes, maximum = 65507 bytes)",
             BAD_TOS => "bad TOS value (must be between 0 and 255 inclusive)",
+            MAX_DURATION => "test duration longer than the server's maximum (--max-duration)",
             LISTEN => "unable to start listener for connections",
             RECV_COOKIE => "unable to receive cookie at server",
             RECV_PARAMS => "unable to receive parameters from client",
