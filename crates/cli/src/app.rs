@@ -33,9 +33,32 @@ enum Command {
     Report(crate::report::ReportArgs),
 }
 
-/// Parse the process arguments; clap exits with code 2 on bad syntax.
+/// Parse the process arguments. Help and version print as clap prints
+/// them; bad input is one line naming the flag and the fix, exit code 2,
+/// like every other refusal.
 pub fn parse() -> Cli {
-    Cli::parse()
+    use clap::error::ErrorKind;
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => match e.kind() {
+            ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+            _ => {
+                eprintln!("iomark: {}", one_line(&e.to_string()));
+                std::process::exit(i32::from(crate::exit::Exit::Error.code()));
+            }
+        },
+    }
+}
+
+/// clap's message without its `error:` prefix and the lines after it
+/// (a blank line and "For more information, try '--help'"), with a pointer
+/// to the help instead.
+fn one_line(rendered: &str) -> String {
+    let first = rendered.lines().next().unwrap_or("bad arguments");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    format!("{first} (see --help)")
 }
 
 /// Run the chosen subcommand.
@@ -56,6 +79,18 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    #[test]
+    fn a_bad_value_is_one_line_with_the_reason() {
+        let err = Cli::try_parse_from(["iomark", "disk", ".", "--bs", "4q"]).unwrap_err();
+        let line = one_line(&err.to_string());
+        assert!(!line.contains('\n'), "{line}");
+        assert!(
+            line.starts_with("invalid value '4q' for '--bs <SIZE>'"),
+            "{line}"
+        );
+        assert!(line.contains("unknown unit"), "{line}");
+    }
 
     #[test]
     fn cli_definition_is_consistent() {

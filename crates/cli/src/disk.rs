@@ -1,18 +1,19 @@
 //! `iomark disk`: a classic profile (CrystalDiskMark 8 by default, see
 //! docs/profiles.md) or a storage job with fio's vocabulary, on a test file,
 //! an existing file or a block device.
+//!
+//! This module parses and prints: the job's defaults and checks live in
+//! [`iomark_disk::job`], each profile's in its module of
+//! [`iomark_disk::profiles`].
 
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use clap::Args;
-use iomark_disk::profiles::cdm::{self, CdmDef, CdmOptions};
-use iomark_disk::profiles::gnome::{self, GnomeOptions};
-use iomark_disk::profiles::iometer::{self, IometerOptions};
-use iomark_disk::profiles::macbench::{self, MacbenchOptions};
-use iomark_disk::profiles::sweep::{self, SweepOptions};
-use iomark_disk::profiles::{ProfileName, ProfileObserver};
+use iomark_disk::job::JobSettings;
+use iomark_disk::profiles::settings::{Depths, EngineList};
+use iomark_disk::profiles::{self, ProfileName, ProfileObserver, ProfilePlan, ProfileSettings};
 use iomark_disk::target::{DirectMode, OpenTarget, TargetRequest};
 use iomark_disk::{runner, DiskError};
 use iomark_mem::cgroup::SelfLimit;
@@ -36,11 +37,11 @@ pub struct DiskArgs {
     /// (default randread). Any workload flag makes a custom workload
     /// instead of the cdm profile.
     #[arg(long, value_name = "MODE", help_heading = "Workload")]
-    pub rw: Option<String>,
+    pub rw: Option<RwMode>,
 
     /// Bytes per I/O, e.g. 4k, 128k, 1M (k/M/G are 1024-based; default 4k).
     #[arg(long, value_name = "SIZE", help_heading = "Workload")]
-    pub bs: Option<String>,
+    pub bs: Option<Bytes>,
 
     /// I/Os each thread keeps in flight (needs an asynchronous engine;
     /// default 32).
@@ -60,16 +61,16 @@ pub struct DiskArgs {
     /// Size of the test file, or of the region of an existing file or
     /// device (default: 1GiB test file, the whole file or device).
     #[arg(long, value_name = "SIZE", help_heading = "Workload")]
-    pub size: Option<String>,
+    pub size: Option<Bytes>,
 
     /// Measured time, e.g. 10s, 1m (default 10s). 0 means one pass over
     /// --size per thread. With iometer, macbench and sweep: time per point.
     #[arg(long, value_name = "TIME", help_heading = "Workload")]
-    pub runtime: Option<String>,
+    pub runtime: Option<Nanos>,
 
     /// Time run before measuring starts, not counted (default 0s; iometer 2s).
     #[arg(long, value_name = "TIME", help_heading = "Workload")]
-    pub ramp: Option<String>,
+    pub ramp: Option<Nanos>,
 
     /// Percentage of reads in readwrite and randrw (default 70).
     #[arg(long, value_name = "PCT", help_heading = "Workload")]
@@ -82,7 +83,7 @@ pub struct DiskArgs {
         default_value = "random",
         help_heading = "Workload"
     )]
-    pub data: String,
+    pub data: DataPattern,
 
     /// Seed for offsets and data; the same seed repeats the same run.
     #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Workload")]
@@ -92,7 +93,7 @@ pub struct DiskArgs {
     /// io_uring). With a CrystalDiskMark profile, iometer or macbench: the
     /// engine of every test.
     #[arg(long, value_name = "ENGINE", help_heading = "Engine")]
-    pub engine: Option<String>,
+    pub engine: Option<EngineKind>,
 
     /// Bypass the page cache (O_DIRECT); an error where the file system
     /// cannot. The default is direct where supported.
@@ -141,7 +142,7 @@ pub struct ProfileArgs {
     /// A classic test: cdm (the default without workload flags), cdm-nvme,
     /// cdm-peak, cdm-real, cdm3, iometer, gnome, macbench, sweep.
     #[arg(long, value_name = "NAME", help_heading = "Profile")]
-    pub profile: Option<String>,
+    pub profile: Option<ProfileName>,
 
     /// Shorter passes, intervals and sample counts for a first look; the
     /// result says it was shortened.
@@ -154,11 +155,11 @@ pub struct ProfileArgs {
 
     /// CrystalDiskMark: length of each pass (default 5s; cdm3 6s).
     #[arg(long, value_name = "TIME", help_heading = "Profile")]
-    pub pass_time: Option<String>,
+    pub pass_time: Option<Nanos>,
 
     /// CrystalDiskMark: pause between tests (default 5s).
     #[arg(long, value_name = "TIME", help_heading = "Profile")]
-    pub interval: Option<String>,
+    pub interval: Option<Nanos>,
 
     /// CrystalDiskMark: add the mix test with this read percentage (70
     /// when given without a value).
@@ -168,7 +169,7 @@ pub struct ProfileArgs {
     /// iometer: queue depths, a list (1,2,4,8, the default) or a range
     /// (1..32, powers of two).
     #[arg(long, value_name = "LIST", help_heading = "Profile")]
-    pub qd: Option<String>,
+    pub qd: Option<Depths>,
 
     /// gnome: transfer-rate samples (default 100).
     #[arg(long, value_name = "N", help_heading = "Profile")]
@@ -176,7 +177,7 @@ pub struct ProfileArgs {
 
     /// gnome: bytes per transfer-rate sample (default 10MiB).
     #[arg(long, value_name = "SIZE", help_heading = "Profile")]
-    pub sample_size: Option<String>,
+    pub sample_size: Option<Bytes>,
 
     /// gnome: access-time samples (default 1000).
     #[arg(long, value_name = "N", help_heading = "Profile")]
@@ -189,16 +190,7 @@ pub struct ProfileArgs {
 
     /// sweep: engines to compare (default psync), e.g. psync,mmap-sync,mmap-async.
     #[arg(long, value_name = "LIST", help_heading = "Profile")]
-    pub engines: Option<String>,
-}
-
-/// A validated disk job and where it runs.
-#[derive(Debug)]
-struct DiskOptions {
-    spec: DiskJobSpec,
-    request: TargetRequest,
-    keep_cache: bool,
-    json: bool,
+    pub engines: Option<EngineList>,
 }
 
 /// `--mix` takes an optional value, so it also swallows a path that follows
@@ -214,113 +206,76 @@ fn parse_mix(s: &str) -> Result<u8, String> {
     }
 }
 
-fn invalid(msg: impl std::fmt::Display) -> anyhow::Error {
-    anyhow::anyhow!("{msg}")
+/// A checked disk job and where it runs.
+#[derive(Debug)]
+struct DiskOptions {
+    spec: DiskJobSpec,
+    request: TargetRequest,
+    keep_cache: bool,
+    json: bool,
+}
+
+impl DiskArgs {
+    /// `Some(true)` for --direct, `Some(false)` for --buffered.
+    fn direct(&self) -> Option<bool> {
+        match (self.direct, self.buffered) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        }
+    }
+
+    /// The workload flags given, by name: any of them makes a custom
+    /// workload.
+    fn custom_flags(&self) -> Vec<&'static str> {
+        let given = [
+            ("--rw", self.rw.is_some()),
+            ("--bs", self.bs.is_some()),
+            ("--iodepth", self.iodepth.is_some()),
+            ("--iodepth-batch", self.iodepth_batch.is_some()),
+            ("--numjobs", self.numjobs.is_some()),
+            ("--runtime", self.runtime.is_some()),
+            ("--ramp", self.ramp.is_some()),
+            ("--engine", self.engine.is_some()),
+            ("--rwmix-read", self.rwmix_read.is_some()),
+        ];
+        given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect()
+    }
 }
 
 impl TryFrom<DiskArgs> for DiskOptions {
-    type Error = anyhow::Error;
+    type Error = DiskError;
 
-    fn try_from(a: DiskArgs) -> anyhow::Result<Self> {
-        let rw: RwMode =
-            a.rw.as_deref()
-                .unwrap_or("randread")
-                .parse()
-                .map_err(invalid)?;
-        let bs: Bytes =
-            a.bs.as_deref()
-                .unwrap_or("4k")
-                .parse()
-                .map_err(|e| invalid(format!("--bs: {e}")))?;
-        let size = a
-            .size
-            .as_deref()
-            .map(|s| {
-                s.parse::<Bytes>()
-                    .map_err(|e| invalid(format!("--size: {e}")))
-            })
-            .transpose()?;
-        let runtime: Nanos = a
-            .runtime
-            .as_deref()
-            .unwrap_or("10s")
-            .parse()
-            .map_err(|e| invalid(format!("--runtime: {e}")))?;
-        let ramp: Nanos = a
-            .ramp
-            .as_deref()
-            .unwrap_or("0s")
-            .parse()
-            .map_err(|e| invalid(format!("--ramp: {e}")))?;
-        let engine: EngineKind = a
-            .engine
-            .as_deref()
-            .unwrap_or("io_uring")
-            .parse()
-            .map_err(invalid)?;
-        let (iodepth, numjobs) = (a.iodepth.unwrap_or(32), a.numjobs.unwrap_or(1));
-        let rwmix_read = a.rwmix_read.unwrap_or(70);
-        let data: DataPattern = a.data.parse().map_err(invalid)?;
-        let iodepth_batch = a.iodepth_batch.unwrap_or(1);
-        if size == Some(Bytes(0)) {
-            return Err(invalid("--size must be larger than 0: try --size 1GiB"));
-        }
-        if engine == EngineKind::IoUring {
-            iomark_disk::engine::io_uring_available()
-                .map_err(|e| invalid(format!("{e}: use --engine psync")))?;
-        }
-        let mapped = engine.is_mapped();
-        if mapped && a.direct {
-            return Err(invalid(format!(
-                "--engine {engine} copies through a file mapping, which always uses the \
-                 page cache: drop --direct, or use --engine psync or io_uring"
-            )));
-        }
-        let direct = if a.buffered || mapped {
-            DirectMode::Buffered
-        } else if a.direct {
-            DirectMode::Direct
-        } else {
-            DirectMode::Auto
-        };
-        let spec = DiskJobSpec {
-            name: "custom".into(),
-            rw,
-            bs,
-            iodepth,
-            iodepth_batch,
-            numjobs,
-            // Filled in from the target once it is open.
-            size: size.unwrap_or(Bytes(0)),
-            runtime: (runtime.get() > 0).then_some(runtime),
-            ramp,
-            engine,
-            direct: direct != DirectMode::Buffered,
-            data,
-            rwmix_read,
+    fn try_from(a: DiskArgs) -> Result<Self, DiskError> {
+        let job = JobSettings {
+            rw: a.rw,
+            bs: a.bs,
+            iodepth: a.iodepth,
+            iodepth_batch: a.iodepth_batch,
+            numjobs: a.numjobs,
+            size: a.size,
+            runtime: a.runtime,
+            ramp: a.ramp,
+            engine: a.engine,
+            rwmix_read: a.rwmix_read,
+            data: a.data,
             seed: a.seed,
-        };
-        // Everything about the job is checked before the target is opened,
-        // so a job that cannot run never creates or fills a test file.
-        iomark_disk::validate_spec(&spec)?;
-        if iodepth_batch == 0 || iodepth_batch > iodepth {
-            return Err(invalid(format!(
-                "--iodepth-batch must be 1 to --iodepth ({iodepth})"
-            )));
+            direct: a.direct(),
         }
+        .build()?;
         let request = TargetRequest {
             path: a.path,
-            size,
+            size: job.size,
             default_size: Bytes(Bytes::GIB),
-            write: rw.writes(),
+            write: job.spec.rw.writes(),
             allow_write: a.allow_write,
-            direct,
-            data,
-            seed: a.seed,
-            io_sizes: vec![bs],
+            direct: job.direct,
+            data: job.spec.data,
+            seed: job.spec.seed,
+            io_sizes: vec![job.spec.bs],
         };
         Ok(DiskOptions {
-            spec,
+            spec: job.spec,
             request,
             keep_cache: a.keep_cache,
             json: a.json,
@@ -328,7 +283,7 @@ impl TryFrom<DiskArgs> for DiskOptions {
     }
 }
 
-/// A validated profile run.
+/// A checked profile run.
 #[derive(Debug)]
 struct ProfileOptions {
     name: ProfileName,
@@ -339,49 +294,11 @@ struct ProfileOptions {
     verbose: bool,
 }
 
-/// Each profile family's own options.
-#[derive(Debug)]
-enum ProfilePlan {
-    Cdm(Box<(CdmDef, CdmOptions)>),
-    Iometer(IometerOptions),
-    Gnome(GnomeOptions),
-    Macbench(MacbenchOptions),
-    Sweep(SweepOptions),
-}
-
-fn parse_time(flag: &str, v: &Option<String>) -> anyhow::Result<Option<Nanos>> {
-    v.as_deref()
-        .map(|s| {
-            s.parse::<Nanos>()
-                .map_err(|e| invalid(format!("{flag}: {e}")))
-        })
-        .transpose()
-}
-
-fn parse_engine(v: &Option<String>) -> anyhow::Result<Option<EngineKind>> {
-    let engine = v
-        .as_deref()
-        .map(|s| s.parse::<EngineKind>().map_err(invalid))
-        .transpose()?;
-    if engine == Some(EngineKind::IoUring) {
-        iomark_disk::engine::io_uring_available()
-            .map_err(|e| invalid(format!("{e}: use --engine psync")))?;
-    }
-    Ok(engine)
-}
-
 impl TryFrom<DiskArgs> for ProfileOptions {
-    type Error = anyhow::Error;
+    type Error = DiskError;
 
-    fn try_from(a: DiskArgs) -> anyhow::Result<Self> {
-        let name: ProfileName = a
-            .prof
-            .profile
-            .as_deref()
-            .unwrap_or("cdm")
-            .parse()
-            .map_err(invalid)?;
-        let n = name.as_str();
+    fn try_from(a: DiskArgs) -> Result<Self, DiskError> {
+        let name = a.prof.profile.unwrap_or(ProfileName::Cdm);
         // Workload flags that only make sense for a custom workload.
         for (flag, given) in [
             ("--rw", a.rw.is_some()),
@@ -392,207 +309,45 @@ impl TryFrom<DiskArgs> for ProfileOptions {
             ("--rwmix-read", a.rwmix_read.is_some()),
         ] {
             if given {
-                return Err(invalid(format!(
-                    "{flag} sets a custom workload and cannot be combined with --profile {n}: drop one of them"
+                return Err(DiskError::Invalid(format!(
+                    "{flag} sets a custom workload and cannot be combined with --profile {name}: drop one of them"
                 )));
             }
         }
-        let cdm = name.is_cdm();
-        let is = |p: ProfileName| name == p;
-        let allowed = [
-            ("--passes", a.prof.passes.is_some(), cdm),
-            ("--pass-time", a.prof.pass_time.is_some(), cdm),
-            ("--interval", a.prof.interval.is_some(), cdm),
-            ("--mix", a.prof.mix.is_some(), cdm),
-            ("--qd", a.prof.qd.is_some(), is(ProfileName::Iometer)),
-            ("--ramp", a.ramp.is_some(), is(ProfileName::Iometer)),
-            (
-                "--runtime",
-                a.runtime.is_some(),
-                matches!(
-                    name,
-                    ProfileName::Iometer | ProfileName::Macbench | ProfileName::Sweep
-                ),
-            ),
-            (
-                "--engine",
-                a.engine.is_some(),
-                cdm || matches!(name, ProfileName::Iometer | ProfileName::Macbench),
-            ),
-            (
-                "--samples",
-                a.prof.samples.is_some(),
-                is(ProfileName::Gnome),
-            ),
-            (
-                "--sample-size",
-                a.prof.sample_size.is_some(),
-                is(ProfileName::Gnome),
-            ),
-            (
-                "--access-samples",
-                a.prof.access_samples.is_some(),
-                is(ProfileName::Gnome),
-            ),
-            ("--write", a.prof.write, is(ProfileName::Gnome)),
-            (
-                "--engines",
-                a.prof.engines.is_some(),
-                is(ProfileName::Sweep),
-            ),
-        ];
-        for (flag, given, ok) in allowed {
-            if given && !ok {
-                return Err(invalid(format!(
-                    "{flag} does not apply to the {n} profile: see `iomark disk --help` for its options"
-                )));
-            }
-        }
-        let data: DataPattern = a.data.parse().map_err(invalid)?;
-        let size = a
-            .size
-            .as_deref()
-            .map(|s| {
-                s.parse::<Bytes>()
-                    .map_err(|e| invalid(format!("--size: {e}")))
-            })
-            .transpose()?;
-        if size == Some(Bytes(0)) {
-            return Err(invalid("--size must be larger than 0: try --size 1GiB"));
-        }
-        let engine = parse_engine(&a.engine)?;
-        let runtime = parse_time("--runtime", &a.runtime)?;
-        if runtime == Some(Nanos(0)) {
-            return Err(invalid(
-                "--runtime must be longer than 0 for a profile: try --runtime 10s",
+        let p = &a.prof;
+        let settings = ProfileSettings {
+            quick: p.quick,
+            passes: p.passes,
+            pass_time: p.pass_time,
+            interval: p.interval,
+            mix: p.mix,
+            qd: p.qd.clone(),
+            runtime: a.runtime,
+            ramp: a.ramp,
+            engine: a.engine,
+            engines: p.engines.clone(),
+            samples: p.samples,
+            sample_size: p.sample_size,
+            access_samples: p.access_samples,
+            write: p.write,
+            data: a.data,
+            seed: a.seed,
+        };
+        let plan = profiles::plan(name, &settings)?;
+        if a.size == Some(Bytes(0)) {
+            return Err(DiskError::Invalid(
+                "--size must be larger than 0: try --size 1GiB".into(),
             ));
         }
-        let quick = a.prof.quick;
-        let mut default_size = Bytes(Bytes::GIB);
-        let plan = match name {
-            _ if cdm => {
-                let def = cdm::definition(name).expect("a CrystalDiskMark profile");
-                default_size = def.size;
-                let mut o = CdmOptions::defaults(&def, quick);
-                if let Some(p) = a.prof.passes {
-                    if p == 0 {
-                        return Err(invalid("--passes must be at least 1"));
-                    }
-                    o.passes = p;
-                }
-                if let Some(t) = parse_time("--pass-time", &a.prof.pass_time)? {
-                    if t == Nanos(0) {
-                        return Err(invalid(
-                            "--pass-time must be longer than 0: try --pass-time 5s",
-                        ));
-                    }
-                    // CDM 3.0's preparation pass is one pass long.
-                    if !quick && def.prep_time == def.pass_time {
-                        o.prep_time = t;
-                    }
-                    o.pass_time = t;
-                }
-                if let Some(t) = parse_time("--interval", &a.prof.interval)? {
-                    o.interval = t;
-                }
-                if let Some(m) = a.prof.mix {
-                    if m > 100 {
-                        return Err(invalid("--mix is a read percentage: give 0 to 100"));
-                    }
-                }
-                o.mix = a.prof.mix;
-                o.engine = engine;
-                o.data = data;
-                o.seed = a.seed;
-                ProfilePlan::Cdm(Box::new((def, o)))
-            }
-            ProfileName::Iometer => {
-                let mut o = IometerOptions::defaults(quick);
-                if let Some(q) = &a.prof.qd {
-                    o.depths = iometer::parse_depths(q).map_err(invalid)?;
-                }
-                if let Some(r) = parse_time("--ramp", &a.ramp)? {
-                    o.ramp = r;
-                }
-                if let Some(r) = runtime {
-                    o.runtime = r;
-                }
-                if let Some(e) = engine {
-                    o.engine = e;
-                } else {
-                    iomark_disk::engine::io_uring_available()
-                        .map_err(|e| invalid(format!("{e}: use --engine psync")))?;
-                }
-                o.data = data;
-                o.seed = a.seed;
-                ProfilePlan::Iometer(o)
-            }
-            ProfileName::Gnome => {
-                let mut o = GnomeOptions::defaults(quick);
-                if let Some(s) = a.prof.samples {
-                    o.samples = s;
-                }
-                if let Some(s) = &a.prof.sample_size {
-                    o.sample_size = s
-                        .parse()
-                        .map_err(|e| invalid(format!("--sample-size: {e}")))?;
-                }
-                if let Some(s) = a.prof.access_samples {
-                    o.access_samples = s;
-                }
-                if o.sample_size.get() == 0 || !o.sample_size.get().is_multiple_of(4096) {
-                    return Err(invalid(
-                        "--sample-size must be a whole number of 4 KiB pages: try --sample-size 10MiB",
-                    ));
-                }
-                if o.samples == 0 && o.access_samples == 0 {
-                    return Err(invalid(
-                        "--samples and --access-samples are both 0: nothing to measure",
-                    ));
-                }
-                o.write = a.prof.write;
-                ProfilePlan::Gnome(o)
-            }
-            ProfileName::Macbench => {
-                let mut o = MacbenchOptions::defaults(quick);
-                if let Some(r) = runtime {
-                    o.runtime = r;
-                }
-                if let Some(e) = engine {
-                    o.engine = e;
-                }
-                o.data = data;
-                o.seed = a.seed;
-                ProfilePlan::Macbench(o)
-            }
-            _ => {
-                let mut o = SweepOptions::defaults(quick);
-                if let Some(e) = &a.prof.engines {
-                    o.engines = sweep::parse_engines(e).map_err(invalid)?;
-                }
-                if let Some(r) = runtime {
-                    o.runtime = r;
-                }
-                o.data = data;
-                o.seed = a.seed;
-                ProfilePlan::Sweep(o)
-            }
-        };
-        let direct = if a.buffered {
-            DirectMode::Buffered
-        } else if a.direct {
-            DirectMode::Direct
-        } else {
-            DirectMode::Auto
-        };
+        let direct = DirectMode::from_choice(a.direct());
         let request = TargetRequest {
             path: a.path,
-            size,
-            default_size,
-            write: name.writes(a.prof.write),
+            size: a.size,
+            default_size: plan.default_size(),
+            write: plan.writes(),
             allow_write: a.allow_write,
             direct,
-            data,
+            data: a.data,
             seed: a.seed,
             // Each profile's sizes are fixed multiples of 4 KiB, checked
             // per job against the target.
@@ -666,13 +421,7 @@ fn run_profile(
         recorder,
         partial,
     };
-    let outcome = match &opts.plan {
-        ProfilePlan::Cdm(b) => cdm::run(&b.0, &b.1, &target, stop, &mut obs),
-        ProfilePlan::Iometer(o) => iometer::run(o, &target, stop, &mut obs),
-        ProfilePlan::Gnome(o) => gnome::run(o, &target, stop, &mut obs),
-        ProfilePlan::Macbench(o) => macbench::run(o, &target, stop, &mut obs),
-        ProfilePlan::Sweep(o) => sweep::run(o, &target, stop, &mut obs),
-    };
+    let outcome = opts.plan.run(&target, stop, &mut obs);
     obs.end();
     let outcome =
         outcome.with_context(|| format!("profile {} on {}", opts.name, target.info.path))?;
@@ -713,7 +462,7 @@ pub fn now_ms() -> u64 {
 pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     let store = args.store.clone();
     let mem_limit = args.mem_limit;
-    if args.prof.profile.is_none() && !custom_flags(&args).is_empty() {
+    if args.prof.profile.is_none() && !args.custom_flags().is_empty() {
         let opts = DiskOptions::try_from(args)?;
         let limit = enter_mem_limit(mem_limit)?;
         run_custom(opts, &store, limit.as_ref())
@@ -731,9 +480,9 @@ const MIN_MEM_LIMIT: Bytes = Bytes(32 << 20);
 fn enter_mem_limit(limit: Option<Bytes>) -> anyhow::Result<Option<SelfLimit>> {
     let Some(limit) = limit else { return Ok(None) };
     if limit < MIN_MEM_LIMIT {
-        return Err(invalid(format!(
+        anyhow::bail!(
             "--mem-limit {limit} is too small for iomark itself: use at least {MIN_MEM_LIMIT}"
-        )));
+        );
     }
     Ok(Some(SelfLimit::enter(limit)?))
 }
@@ -785,22 +534,6 @@ fn begin_record(
     );
     let recorder = crate::record::Recorder::begin(store, &mut doc);
     (recorder, doc)
-}
-
-/// The workload flags given, by name: any of them makes a custom workload.
-fn custom_flags(a: &DiskArgs) -> Vec<&'static str> {
-    let given = [
-        ("--rw", a.rw.is_some()),
-        ("--bs", a.bs.is_some()),
-        ("--iodepth", a.iodepth.is_some()),
-        ("--iodepth-batch", a.iodepth_batch.is_some()),
-        ("--numjobs", a.numjobs.is_some()),
-        ("--runtime", a.runtime.is_some()),
-        ("--ramp", a.ramp.is_some()),
-        ("--engine", a.engine.is_some()),
-        ("--rwmix-read", a.rwmix_read.is_some()),
-    ];
-    given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect()
 }
 
 fn run_custom(
@@ -922,7 +655,7 @@ mod tests {
     fn parse(args: &[&str]) -> anyhow::Result<DiskOptions> {
         let mut all = vec!["disk"];
         all.extend_from_slice(args);
-        DiskOptions::try_from(Wrap::try_parse_from(all)?.disk)
+        Ok(DiskOptions::try_from(Wrap::try_parse_from(all)?.disk)?)
     }
 
     #[test]

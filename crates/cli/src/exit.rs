@@ -15,14 +15,21 @@ pub enum Exit {
     Interrupted,
 }
 
-impl From<Exit> for ExitCode {
-    fn from(e: Exit) -> ExitCode {
-        ExitCode::from(match e {
+impl Exit {
+    /// The number the shell sees.
+    pub fn code(self) -> u8 {
+        match self {
             Exit::Success => 0,
             Exit::Regression => 1,
             Exit::Error => 2,
             Exit::Interrupted => 130,
-        })
+        }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> ExitCode {
+        ExitCode::from(e.code())
     }
 }
 

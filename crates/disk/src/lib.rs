@@ -6,6 +6,8 @@
 //! * [`target`]: test files, existing files and block devices, with the
 //!   safety rules (no writes to a device or file not named for writing, no
 //!   writes to a mounted or held device, no test file left behind).
+//! * [`job`]: a custom job from the user's settings, defaults and checks
+//!   in one place; [`profiles`] does the same for the classic profiles.
 //! * [`runner`]: runs a [`DiskJobSpec`] on an open target: threads, queue
 //!   depth, timing, ramp, accounting and per-second samples.
 //!
@@ -37,6 +39,7 @@
 
 pub mod buffer;
 pub mod engine;
+pub mod job;
 mod pattern;
 pub mod profiles;
 pub mod runner;

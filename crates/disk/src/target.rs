@@ -81,6 +81,18 @@ pub enum DirectMode {
     Buffered,
 }
 
+impl DirectMode {
+    /// `Some(true)`: direct or an error; `Some(false)`: buffered; `None`:
+    /// direct where the file system can.
+    pub fn from_choice(direct: Option<bool>) -> Self {
+        match direct {
+            Some(true) => DirectMode::Direct,
+            Some(false) => DirectMode::Buffered,
+            None => DirectMode::Auto,
+        }
+    }
+}
+
 /// What the user asked to run on.
 #[derive(Debug, Clone)]
 pub struct TargetRequest {

@@ -185,9 +185,10 @@ impl fmt::Display for EngineKind {
 
 /// What the written (and pre-filled) data looks like. Compression and dedupe
 /// can lie, so the pattern is always stated with the result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum DataPattern {
     /// Incompressible pseudo-random bytes (the default, as in fio and CDM).
+    #[default]
     Random,
     /// All zero bytes (CrystalDiskMark's 0Fill).
     Zeros,

@@ -14,6 +14,7 @@ use iomark_model::profile::{CdmResult, CdmTest, ProfileResult, TestDir};
 use iomark_model::units::{Bytes, BytesPerSec, Iops, Nanos};
 use iomark_model::{Warning, WarningKind};
 
+use super::settings::{ProfileSettings, Setting};
 use super::{measure, pause, ProfileName, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
 use crate::DiskError;
@@ -235,6 +236,53 @@ impl CdmOptions {
             seed: 1,
         }
     }
+}
+
+/// The settings the CrystalDiskMark profiles take.
+pub const SETTINGS: &[Setting] = &[
+    Setting::Passes,
+    Setting::PassTime,
+    Setting::Interval,
+    Setting::Mix,
+    Setting::Engine,
+];
+
+/// The definition and options of CrystalDiskMark profile `name`.
+pub fn plan(name: ProfileName, s: &ProfileSettings) -> Result<(CdmDef, CdmOptions), DiskError> {
+    let invalid = |m: &str| Err(DiskError::Invalid(m.into()));
+    let Some(def) = definition(name) else {
+        return Err(DiskError::Invalid(format!(
+            "{name} is not a CrystalDiskMark profile"
+        )));
+    };
+    let mut o = CdmOptions::defaults(&def, s.quick);
+    if let Some(p) = s.passes {
+        if p == 0 {
+            return invalid("--passes must be at least 1");
+        }
+        o.passes = p;
+    }
+    if let Some(t) = s.pass_time {
+        if t == Nanos(0) {
+            return invalid("--pass-time must be longer than 0: try --pass-time 5s");
+        }
+        // CDM 3.0's preparation pass is one pass long.
+        if !s.quick && def.prep_time == def.pass_time {
+            o.prep_time = t;
+        }
+        o.pass_time = t;
+    }
+    if let Some(t) = s.interval {
+        o.interval = t;
+    }
+    if s.mix.is_some_and(|m| m > 100) {
+        return invalid("--mix is a read percentage: give 0 to 100");
+    }
+    o.mix = s.mix;
+    o.engine = s.engine;
+    o.data = s.data;
+    o.seed = s.seed;
+    Ok((def, o))
 }
 
 /// The job of one pass of one test.

@@ -22,6 +22,7 @@ use iomark_model::{Warning, WarningKind};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use super::settings::{ProfileSettings, Setting};
 use super::{ProfileObserver, ProfileOutcome};
 use crate::buffer::AlignedBuf;
 use crate::runner::Progress;
@@ -141,6 +142,40 @@ fn reopen(target: &OpenTarget, write: bool) -> Result<File, DiskError> {
         flags |= rustix::fs::OFlags::DIRECT;
     }
     target.reopen(write, flags)
+}
+
+/// The settings GNOME Disks' benchmark takes.
+pub const SETTINGS: &[Setting] = &[
+    Setting::Samples,
+    Setting::SampleSize,
+    Setting::AccessSamples,
+    Setting::Write,
+];
+
+/// The benchmark's options from the user's settings.
+pub fn plan(s: &ProfileSettings) -> Result<GnomeOptions, DiskError> {
+    let mut o = GnomeOptions::defaults(s.quick);
+    if let Some(n) = s.samples {
+        o.samples = n;
+    }
+    if let Some(size) = s.sample_size {
+        o.sample_size = size;
+    }
+    if let Some(n) = s.access_samples {
+        o.access_samples = n;
+    }
+    if o.sample_size.get() == 0 || !o.sample_size.get().is_multiple_of(PAGE) {
+        return Err(DiskError::Invalid(
+            "--sample-size must be a whole number of 4 KiB pages: try --sample-size 10MiB".into(),
+        ));
+    }
+    if o.samples == 0 && o.access_samples == 0 {
+        return Err(DiskError::Invalid(
+            "--samples and --access-samples are both 0: nothing to measure".into(),
+        ));
+    }
+    o.write = s.write;
+    Ok(o)
 }
 
 /// Run the benchmark on `target`.

@@ -9,6 +9,7 @@ use iomark_model::profile::{IometerPoint, IometerResult, ProfileResult};
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{Warning, WarningKind};
 
+use super::settings::{ProfileSettings, Setting};
 use super::{measure, powers_of_two, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
 use crate::DiskError;
@@ -68,6 +69,36 @@ impl IometerOptions {
             seed: 1,
         }
     }
+}
+
+/// The settings IOmeter's sweep takes.
+pub const SETTINGS: &[Setting] = &[
+    Setting::Qd,
+    Setting::Ramp,
+    Setting::Runtime,
+    Setting::Engine,
+];
+
+/// The sweep's options from the user's settings.
+pub fn plan(s: &ProfileSettings) -> Result<IometerOptions, DiskError> {
+    let mut o = IometerOptions::defaults(s.quick);
+    if let Some(q) = &s.qd {
+        o.depths = q.0.clone();
+    }
+    if let Some(r) = s.ramp {
+        o.ramp = r;
+    }
+    if let Some(r) = s.runtime {
+        o.runtime = r;
+    }
+    match s.engine {
+        Some(e) => o.engine = e,
+        None => crate::engine::io_uring_available()
+            .map_err(|e| DiskError::Invalid(format!("{e}: use --engine psync")))?,
+    }
+    o.data = s.data;
+    o.seed = s.seed;
+    Ok(o)
 }
 
 /// Parse `--qd`: a list `1,2,4,8` or a range `1..32` (powers of two, as

@@ -9,6 +9,7 @@ use iomark_model::profile::{MacbenchResult, MacbenchTest, ProfileResult};
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{Warning, WarningKind};
 
+use super::settings::{ProfileSettings, Setting};
 use super::{measure, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
 use crate::DiskError;
@@ -83,6 +84,23 @@ pub fn test_spec(
         rwmix_read: 70,
         seed: opts.seed,
     }
+}
+
+/// The settings MacBench's test takes.
+pub const SETTINGS: &[Setting] = &[Setting::Runtime, Setting::Engine];
+
+/// The test's options from the user's settings.
+pub fn plan(s: &ProfileSettings) -> Result<MacbenchOptions, DiskError> {
+    let mut o = MacbenchOptions::defaults(s.quick);
+    if let Some(r) = s.runtime {
+        o.runtime = r;
+    }
+    if let Some(e) = s.engine {
+        o.engine = e;
+    }
+    o.data = s.data;
+    o.seed = s.seed;
+    Ok(o)
 }
 
 /// Run the test on `target`.

@@ -10,14 +10,20 @@
 //! * [`macbench`]: MacBench 5.0's disk test.
 //! * [`sweep`]: the block-size sweep of the PCIe SSD paper, per engine.
 //!
-//! Each profile is data (its rows, sizes, depths and defaults) plus a
-//! function that runs it on an [`OpenTarget`]. A raised stop flag (Ctrl-C)
-//! ends a profile after the tests already finished, which are kept.
+//! Each profile is a module: data (its rows, sizes, depths and defaults),
+//! the [`Setting`]s it takes (`SETTINGS`), a `plan` function that turns the
+//! user's [`ProfileSettings`] into its options, and a `run` function that
+//! runs it on an [`OpenTarget`]. [`ProfileName`] and [`ProfilePlan`]
+//! register them; every match over them is exhaustive, so a new profile
+//! is its own file plus one variant in each, and the compiler points at
+//! every place that must learn it. A raised stop flag (Ctrl-C) ends a
+//! profile after the tests already finished, which are kept.
 
 pub mod cdm;
 pub mod gnome;
 pub mod iometer;
 pub mod macbench;
+pub mod settings;
 pub mod sweep;
 
 use std::fmt;
@@ -25,13 +31,15 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use iomark_model::disk::{DiskJobResult, DiskJobSpec};
+use iomark_model::disk::{DiskJobResult, DiskJobSpec, EngineKind};
 use iomark_model::profile::ProfileResult;
+use iomark_model::units::{Bytes, Nanos};
 use iomark_model::Warning;
 
 use crate::runner::{self, Observer, Progress, Quiet};
 use crate::target::OpenTarget;
 use crate::DiskError;
+pub use settings::{ProfileSettings, Setting};
 
 /// The profiles by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -90,11 +98,109 @@ impl ProfileName {
         cdm::definition(self).is_some()
     }
 
-    /// Whether the profile writes to its target (GNOME Disks only with `--write`).
-    pub fn writes(self, gnome_write: bool) -> bool {
+    /// The settings the profile takes.
+    pub fn settings(self) -> &'static [Setting] {
         match self {
-            ProfileName::Gnome => gnome_write,
-            _ => true,
+            ProfileName::Cdm
+            | ProfileName::CdmNvme
+            | ProfileName::CdmPeak
+            | ProfileName::CdmReal
+            | ProfileName::Cdm3 => cdm::SETTINGS,
+            ProfileName::Iometer => iometer::SETTINGS,
+            ProfileName::Gnome => gnome::SETTINGS,
+            ProfileName::Macbench => macbench::SETTINGS,
+            ProfileName::Sweep => sweep::SETTINGS,
+        }
+    }
+}
+
+/// A profile with its options, ready to run.
+#[derive(Debug, Clone)]
+pub enum ProfilePlan {
+    /// A CrystalDiskMark profile.
+    Cdm(Box<(cdm::CdmDef, cdm::CdmOptions)>),
+    /// IOmeter's queue-depth sweep.
+    Iometer(iometer::IometerOptions),
+    /// GNOME Disks' benchmark.
+    Gnome(gnome::GnomeOptions),
+    /// MacBench's disk test.
+    Macbench(macbench::MacbenchOptions),
+    /// The block-size sweep.
+    Sweep(sweep::SweepOptions),
+}
+
+/// Check the user's settings against what profile `name` takes and turn
+/// them into its plan.
+pub fn plan(name: ProfileName, s: &ProfileSettings) -> Result<ProfilePlan, DiskError> {
+    let takes = name.settings();
+    if let Some(extra) = Setting::ALL
+        .into_iter()
+        .find(|setting| setting.given(s) && !takes.contains(setting))
+    {
+        return Err(DiskError::Invalid(format!(
+            "{} does not apply to the {name} profile: see `iomark disk --help` for its options",
+            extra.flag()
+        )));
+    }
+    if s.runtime == Some(Nanos(0)) {
+        return Err(DiskError::Invalid(
+            "--runtime must be longer than 0 for a profile: try --runtime 10s".into(),
+        ));
+    }
+    if s.engine == Some(EngineKind::IoUring) {
+        crate::engine::io_uring_available()
+            .map_err(|e| DiskError::Invalid(format!("{e}: use --engine psync")))?;
+    }
+    Ok(match name {
+        ProfileName::Cdm
+        | ProfileName::CdmNvme
+        | ProfileName::CdmPeak
+        | ProfileName::CdmReal
+        | ProfileName::Cdm3 => ProfilePlan::Cdm(Box::new(cdm::plan(name, s)?)),
+        ProfileName::Iometer => ProfilePlan::Iometer(iometer::plan(s)?),
+        ProfileName::Gnome => ProfilePlan::Gnome(gnome::plan(s)?),
+        ProfileName::Macbench => ProfilePlan::Macbench(macbench::plan(s)?),
+        ProfileName::Sweep => ProfilePlan::Sweep(sweep::plan(s)?),
+    })
+}
+
+impl ProfilePlan {
+    /// The test-file size when none is given.
+    pub fn default_size(&self) -> Bytes {
+        match self {
+            ProfilePlan::Cdm(b) => b.0.size,
+            ProfilePlan::Iometer(_)
+            | ProfilePlan::Gnome(_)
+            | ProfilePlan::Macbench(_)
+            | ProfilePlan::Sweep(_) => Bytes(Bytes::GIB),
+        }
+    }
+
+    /// Whether the profile writes to its target (GNOME Disks only with
+    /// `--write`).
+    pub fn writes(&self) -> bool {
+        match self {
+            ProfilePlan::Gnome(o) => o.write,
+            ProfilePlan::Cdm(_)
+            | ProfilePlan::Iometer(_)
+            | ProfilePlan::Macbench(_)
+            | ProfilePlan::Sweep(_) => true,
+        }
+    }
+
+    /// Run the profile on `target`.
+    pub fn run(
+        &self,
+        target: &OpenTarget,
+        stop: &AtomicBool,
+        obs: &mut dyn ProfileObserver,
+    ) -> Result<ProfileOutcome, DiskError> {
+        match self {
+            ProfilePlan::Cdm(b) => cdm::run(&b.0, &b.1, target, stop, obs),
+            ProfilePlan::Iometer(o) => iometer::run(o, target, stop, obs),
+            ProfilePlan::Gnome(o) => gnome::run(o, target, stop, obs),
+            ProfilePlan::Macbench(o) => macbench::run(o, target, stop, obs),
+            ProfilePlan::Sweep(o) => sweep::run(o, target, stop, obs),
         }
     }
 }

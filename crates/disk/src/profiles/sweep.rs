@@ -10,6 +10,7 @@ use iomark_model::profile::{ProfileResult, SweepPoint, SweepResult};
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{Warning, WarningKind};
 
+use super::settings::{ProfileSettings, Setting};
 use super::{measure, powers_of_two, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
 use crate::DiskError;
@@ -48,6 +49,23 @@ pub fn parse_engines(s: &str) -> Result<Vec<EngineKind>, String> {
         return Err("--engines: name at least one engine, e.g. psync,mmap-sync".into());
     }
     Ok(engines)
+}
+
+/// The settings the block-size sweep takes.
+pub const SETTINGS: &[Setting] = &[Setting::Runtime, Setting::Engines];
+
+/// The sweep's options from the user's settings.
+pub fn plan(s: &ProfileSettings) -> Result<SweepOptions, DiskError> {
+    let mut o = SweepOptions::defaults(s.quick);
+    if let Some(e) = &s.engines {
+        o.engines = e.0.clone();
+    }
+    if let Some(r) = s.runtime {
+        o.runtime = r;
+    }
+    o.data = s.data;
+    o.seed = s.seed;
+    Ok(o)
 }
 
 /// How to run the sweep.

@@ -1,0 +1,210 @@
+//! A custom job from what the user gave: the defaults and every check in
+//! one place, so the command line only parses.
+//!
+//! The names are fio's (`rw`, `bs`, `iodepth`, ...), and so are the flags
+//! the messages name: they are the vocabulary of the job, whatever front
+//! end fills it in.
+
+use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
+use iomark_model::units::{Bytes, Nanos};
+
+use crate::target::DirectMode;
+use crate::DiskError;
+
+/// Default access pattern.
+pub const DEFAULT_RW: RwMode = RwMode::RandRead;
+/// Default block size.
+pub const DEFAULT_BS: Bytes = Bytes(4096);
+/// Default queue depth per thread.
+pub const DEFAULT_IODEPTH: u32 = 32;
+/// Default measured time.
+pub const DEFAULT_RUNTIME: Nanos = Nanos(10_000_000_000);
+/// Default read share of mixed jobs, in percent.
+pub const DEFAULT_RWMIX_READ: u8 = 70;
+/// Default engine.
+pub const DEFAULT_ENGINE: EngineKind = EngineKind::IoUring;
+
+/// What the user said about a custom job; `None` takes the default.
+#[derive(Debug, Clone, Default)]
+pub struct JobSettings {
+    /// Access pattern.
+    pub rw: Option<RwMode>,
+    /// Bytes per I/O.
+    pub bs: Option<Bytes>,
+    /// I/Os in flight per thread.
+    pub iodepth: Option<u32>,
+    /// I/Os per submission.
+    pub iodepth_batch: Option<u32>,
+    /// Threads.
+    pub numjobs: Option<u32>,
+    /// Test-file size or region; `None` leaves it to the target.
+    pub size: Option<Bytes>,
+    /// Measured time; zero means one pass over the region.
+    pub runtime: Option<Nanos>,
+    /// Unmeasured time first.
+    pub ramp: Option<Nanos>,
+    /// I/O engine.
+    pub engine: Option<EngineKind>,
+    /// Read share of mixed jobs, in percent.
+    pub rwmix_read: Option<u8>,
+    /// What is written.
+    pub data: DataPattern,
+    /// Seed for offsets and data.
+    pub seed: u64,
+    /// `Some(true)`: direct I/O or an error; `Some(false)`: the page
+    /// cache; `None`: direct where the file system can.
+    pub direct: Option<bool>,
+}
+
+/// A checked custom job: its spec (the size is the target's, filled in
+/// once it is open) and how its target is to be opened.
+#[derive(Debug, Clone)]
+pub struct CustomJob {
+    /// The job.
+    pub spec: DiskJobSpec,
+    /// Page cache or not.
+    pub direct: DirectMode,
+    /// The size asked for, if any.
+    pub size: Option<Bytes>,
+}
+
+impl JobSettings {
+    /// Fill in the defaults and check everything that can be checked
+    /// before a target is opened ([`crate::validate_spec`] included).
+    pub fn build(&self) -> Result<CustomJob, DiskError> {
+        let invalid = |m: String| Err(DiskError::Invalid(m));
+        let iodepth = self.iodepth.unwrap_or(DEFAULT_IODEPTH);
+        let engine = self.engine.unwrap_or(DEFAULT_ENGINE);
+        if self.size == Some(Bytes(0)) {
+            return invalid("--size must be larger than 0: try --size 1GiB".into());
+        }
+        if engine == EngineKind::IoUring {
+            crate::engine::io_uring_available()
+                .map_err(|e| DiskError::Invalid(format!("{e}: use --engine psync")))?;
+        }
+        let mapped = engine.is_mapped();
+        if mapped && self.direct == Some(true) {
+            return invalid(format!(
+                "--engine {engine} copies through a file mapping, which always uses the \
+                 page cache: drop --direct, or use --engine psync or io_uring"
+            ));
+        }
+        let direct = if mapped {
+            DirectMode::Buffered
+        } else {
+            DirectMode::from_choice(self.direct)
+        };
+        let runtime = self.runtime.unwrap_or(DEFAULT_RUNTIME);
+        let spec = DiskJobSpec {
+            name: "custom".into(),
+            rw: self.rw.unwrap_or(DEFAULT_RW),
+            bs: self.bs.unwrap_or(DEFAULT_BS),
+            iodepth,
+            iodepth_batch: self.iodepth_batch.unwrap_or(1),
+            numjobs: self.numjobs.unwrap_or(1),
+            // Filled in from the target once it is open.
+            size: self.size.unwrap_or(Bytes(0)),
+            runtime: (runtime.get() > 0).then_some(runtime),
+            ramp: self.ramp.unwrap_or(Nanos(0)),
+            engine,
+            direct: direct != DirectMode::Buffered,
+            data: self.data,
+            rwmix_read: self.rwmix_read.unwrap_or(DEFAULT_RWMIX_READ),
+            seed: self.seed,
+        };
+        crate::validate_spec(&spec)?;
+        if spec.iodepth_batch == 0 || spec.iodepth_batch > iodepth {
+            return invalid(format!(
+                "--iodepth-batch must be 1 to --iodepth ({iodepth})"
+            ));
+        }
+        Ok(CustomJob {
+            spec,
+            direct,
+            size: self.size,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn psync() -> JobSettings {
+        JobSettings {
+            engine: Some(EngineKind::Psync),
+            ..JobSettings::default()
+        }
+    }
+
+    #[test]
+    fn defaults_are_fios_where_fio_has_one() {
+        let job = psync().build().unwrap();
+        assert_eq!(job.spec.rw, RwMode::RandRead);
+        assert_eq!(job.spec.bs, Bytes(4096));
+        assert_eq!((job.spec.iodepth, job.spec.iodepth_batch), (32, 1));
+        assert_eq!(job.spec.runtime, Some(DEFAULT_RUNTIME));
+        assert_eq!(job.direct, DirectMode::Auto);
+    }
+
+    #[test]
+    fn each_bad_setting_names_its_fix() {
+        let cases: Vec<(JobSettings, &str)> = vec![
+            (
+                JobSettings {
+                    bs: Some(Bytes(0)),
+                    ..psync()
+                },
+                "--bs must be larger than 0",
+            ),
+            (
+                JobSettings {
+                    size: Some(Bytes(0)),
+                    ..psync()
+                },
+                "--size must be larger than 0",
+            ),
+            (
+                JobSettings {
+                    iodepth: Some(8),
+                    iodepth_batch: Some(16),
+                    ..psync()
+                },
+                "1 to --iodepth (8)",
+            ),
+            (
+                JobSettings {
+                    engine: Some(EngineKind::MmapSync),
+                    direct: Some(true),
+                    ..psync()
+                },
+                "page cache",
+            ),
+            (
+                JobSettings {
+                    rwmix_read: Some(101),
+                    ..psync()
+                },
+                "0 to 100",
+            ),
+        ];
+        for (settings, needle) in cases {
+            let err = settings.build().unwrap_err().to_string();
+            assert!(err.contains(needle), "{settings:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn mapped_engines_run_buffered_and_runtime_zero_is_one_pass() {
+        let job = JobSettings {
+            engine: Some(EngineKind::MmapAsync),
+            runtime: Some(Nanos(0)),
+            ..psync()
+        }
+        .build()
+        .unwrap();
+        assert_eq!(job.direct, DirectMode::Buffered);
+        assert!(!job.spec.direct);
+        assert_eq!(job.spec.runtime, None);
+    }
+}

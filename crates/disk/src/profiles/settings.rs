@@ -1,0 +1,162 @@
+//! What a user may say about a profile, and which profile takes what.
+//!
+//! Every setting is optional and typed; each profile declares the settings
+//! it takes ([`super::ProfileName::settings`]) and turns them into its own
+//! options with its `plan` function. A setting given to a profile that
+//! does not take it is refused, naming the flag.
+
+use std::str::FromStr;
+
+use iomark_model::disk::{DataPattern, EngineKind};
+use iomark_model::units::{Bytes, Nanos};
+
+/// Queue depths for IOmeter's sweep: a list `1,2,4,8` or a range `1..32`
+/// (powers of two).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Depths(pub Vec<u32>);
+
+impl FromStr for Depths {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        super::iometer::parse_depths(s).map(Depths)
+    }
+}
+
+/// Engines to compare, comma-separated: `psync,mmap-sync,mmap-async`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineList(pub Vec<EngineKind>);
+
+impl FromStr for EngineList {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        super::sweep::parse_engines(s).map(EngineList)
+    }
+}
+
+/// Everything a user may set on a profile; `None` (or `false`) keeps the
+/// profile's default.
+#[derive(Debug, Clone, Default)]
+pub struct ProfileSettings {
+    /// Shorter passes for a first look.
+    pub quick: bool,
+    /// Measured passes per test.
+    pub passes: Option<u32>,
+    /// Length of each pass.
+    pub pass_time: Option<Nanos>,
+    /// Pause between tests.
+    pub interval: Option<Nanos>,
+    /// Read percentage of an added mix test.
+    pub mix: Option<u8>,
+    /// Queue depths.
+    pub qd: Option<Depths>,
+    /// Measured time per point.
+    pub runtime: Option<Nanos>,
+    /// Unmeasured time before each point.
+    pub ramp: Option<Nanos>,
+    /// The engine of every test.
+    pub engine: Option<EngineKind>,
+    /// Engines to compare.
+    pub engines: Option<EngineList>,
+    /// Transfer-rate samples.
+    pub samples: Option<u32>,
+    /// Bytes per transfer-rate sample.
+    pub sample_size: Option<Bytes>,
+    /// Access-time samples.
+    pub access_samples: Option<u32>,
+    /// Write each sample back.
+    pub write: bool,
+    /// What is written.
+    pub data: DataPattern,
+    /// Seed for offsets and data.
+    pub seed: u64,
+}
+
+/// A setting a profile may take, by the flag that gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// `--passes`
+    Passes,
+    /// `--pass-time`
+    PassTime,
+    /// `--interval`
+    Interval,
+    /// `--mix`
+    Mix,
+    /// `--qd`
+    Qd,
+    /// `--runtime`
+    Runtime,
+    /// `--ramp`
+    Ramp,
+    /// `--engine`
+    Engine,
+    /// `--engines`
+    Engines,
+    /// `--samples`
+    Samples,
+    /// `--sample-size`
+    SampleSize,
+    /// `--access-samples`
+    AccessSamples,
+    /// `--write`
+    Write,
+}
+
+impl Setting {
+    /// Every setting, in `--help`'s order.
+    pub const ALL: [Setting; 13] = [
+        Setting::Passes,
+        Setting::PassTime,
+        Setting::Interval,
+        Setting::Mix,
+        Setting::Qd,
+        Setting::Ramp,
+        Setting::Runtime,
+        Setting::Engine,
+        Setting::Samples,
+        Setting::SampleSize,
+        Setting::AccessSamples,
+        Setting::Write,
+        Setting::Engines,
+    ];
+
+    /// The flag that gives it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Setting::Passes => "--passes",
+            Setting::PassTime => "--pass-time",
+            Setting::Interval => "--interval",
+            Setting::Mix => "--mix",
+            Setting::Qd => "--qd",
+            Setting::Runtime => "--runtime",
+            Setting::Ramp => "--ramp",
+            Setting::Engine => "--engine",
+            Setting::Engines => "--engines",
+            Setting::Samples => "--samples",
+            Setting::SampleSize => "--sample-size",
+            Setting::AccessSamples => "--access-samples",
+            Setting::Write => "--write",
+        }
+    }
+
+    /// Whether the user gave it.
+    pub fn given(self, s: &ProfileSettings) -> bool {
+        match self {
+            Setting::Passes => s.passes.is_some(),
+            Setting::PassTime => s.pass_time.is_some(),
+            Setting::Interval => s.interval.is_some(),
+            Setting::Mix => s.mix.is_some(),
+            Setting::Qd => s.qd.is_some(),
+            Setting::Runtime => s.runtime.is_some(),
+            Setting::Ramp => s.ramp.is_some(),
+            Setting::Engine => s.engine.is_some(),
+            Setting::Engines => s.engines.is_some(),
+            Setting::Samples => s.samples.is_some(),
+            Setting::SampleSize => s.sample_size.is_some(),
+            Setting::AccessSamples => s.access_samples.is_some(),
+            Setting::Write => s.write,
+        }
+    }
+}
