@@ -1,4 +1,5 @@
-//! Link ceilings and the check that flags figures above them.
+//! Link ceilings, and the check of one figure against one ceiling (the
+//! table is a leaf: the check against a whole chain lives in `chain`).
 //!
 //! Hard ceilings are payload rates after line coding (the USB 2.0 figure is
 //! the bulk transaction limit, 13 × 512 B per 125 µs microframe); typical
@@ -7,8 +8,6 @@
 
 use iomark_model::device::LinkCeiling;
 use iomark_model::{BytesPerSec, Warning, WarningKind};
-
-use crate::chain::DeviceChain;
 
 /// A figure above `typical × SUSPICIOUS_FACTOR` (but below `hard`) is
 /// flagged as suspicious rather than impossible.
@@ -132,12 +131,6 @@ pub fn check_against(ceiling: &LinkCeiling, measured: BytesPerSec, what: &str) -
             ),
         )
     })
-}
-
-/// Compares a measured throughput with the slowest link behind `chain`.
-/// Chains whose ceiling is unknown (virtio, zram, tmpfs) never warn.
-pub fn check_ceiling(chain: &DeviceChain, measured: BytesPerSec, what: &str) -> Option<Warning> {
-    check_against(chain.report().slowest.as_ref()?, measured, what)
 }
 
 #[cfg(test)]

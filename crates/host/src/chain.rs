@@ -5,8 +5,9 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use iomark_model::device::{BlockLayer, DevNo, DeviceReport, LinkCeiling, MountEntry, TargetKind};
-use iomark_model::BytesPerSec;
+use iomark_model::{BytesPerSec, Warning};
 
+use crate::ceiling::check_against;
 use crate::mounts::{mount_of, read_mountinfo, swaps};
 use crate::read::{entries, num};
 use crate::sysfs::{devno_of, Sysfs};
@@ -191,6 +192,12 @@ fn devno_for_path(path: &Path) -> Option<(DevNo, bool)> {
     } else {
         Some((devno_of(m.dev()), false))
     }
+}
+
+/// Compares a measured throughput with the slowest link behind `chain`.
+/// Chains whose ceiling is unknown (virtio, zram, tmpfs) never warn.
+pub fn check_ceiling(chain: &DeviceChain, measured: BytesPerSec, what: &str) -> Option<Warning> {
+    check_against(chain.report().slowest.as_ref()?, measured, what)
 }
 
 /// The logical block size (the `O_DIRECT` alignment) of the device holding

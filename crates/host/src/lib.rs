@@ -37,12 +37,10 @@ mod sysfs;
 
 use std::path::PathBuf;
 
-pub use ceiling::{
-    check_against, check_ceiling, pcie_ceiling, sata_ceiling, usb_ceiling, SUSPICIOUS_FACTOR,
-};
+pub use ceiling::{check_against, pcie_ceiling, sata_ceiling, usb_ceiling, SUSPICIOUS_FACTOR};
 pub use chain::{
-    holders_of_device, logical_block_size_for, logical_block_size_of, mount_points_of_device,
-    DeviceChain,
+    check_ceiling, holders_of_device, logical_block_size_for, logical_block_size_of,
+    mount_points_of_device, DeviceChain,
 };
 pub use hostinfo::HostInfoExt;
 pub use in_use::{users_of, WriteObject};

@@ -13,6 +13,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod cgroup;
 pub mod device;
 pub mod disk;
 pub mod figure;
@@ -22,6 +23,7 @@ pub mod profile;
 pub mod run;
 pub mod units;
 pub mod warning;
+pub mod workload;
 
 pub use run::{RunBody, RunDocument, RunStatus, SCHEMA_VERSION};
 pub use units::{Bytes, BytesPerSec, Iops, Nanos, ParseUnitError};

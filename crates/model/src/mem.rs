@@ -9,6 +9,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::cgroup::CgroupUsage;
 use crate::units::{Bytes, BytesPerSec, Nanos};
 use crate::warning::Warning;
 
@@ -411,23 +412,6 @@ pub struct MemHost {
     pub mem_total: Bytes,
     /// Swap in use.
     pub swap: SwapInfo,
-}
-
-/// What the memory cgroup recorded about the run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CgroupUsage {
-    /// `v1` or `v2`.
-    pub version: String,
-    /// The limit set.
-    pub limit: Bytes,
-    /// Peak usage (`memory.max_usage_in_bytes` or `memory.peak`), if offered.
-    pub peak: Option<Bytes>,
-    /// OOM kills inside the group during the run.
-    pub oom_kills: u64,
-    /// Times the limit was hit (`memory.failcnt`, or `memory.events` max).
-    pub limit_hits: Option<u64>,
-    /// Major faults of the group (`memory.stat` pgmajfault), if offered.
-    pub major_faults: Option<u64>,
 }
 
 /// One memory run: the job, the machine, the outcome and, with `--relative`,

@@ -9,8 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::disk::{DataPattern, EngineKind, RwMode};
 use crate::units::{Bytes, BytesPerSec, Iops, Nanos};
+use crate::workload::{DataPattern, EngineKind, RwMode};
 
 /// What a profile measured, by profile family.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
