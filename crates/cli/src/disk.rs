@@ -7,7 +7,6 @@
 //! [`iomark_disk::profiles`].
 
 use std::path::PathBuf;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use clap::Args;
@@ -20,7 +19,7 @@ use iomark_mem::cgroup::SelfLimit;
 use iomark_model::disk::{DataPattern, DiskJobResult, DiskJobSpec, DiskRun, EngineKind, RwMode};
 use iomark_model::profile::ProfileResult;
 use iomark_model::units::{Bytes, Nanos};
-use iomark_model::{RunBody, RunDocument, RunStatus, Warning, SCHEMA_VERSION};
+use iomark_model::{now_ms, RunBody, RunDocument, RunStatus, Warning};
 
 use crate::exit::Exit;
 use crate::{profile_text, progress, signals, text};
@@ -450,13 +449,6 @@ fn run_profile(
     })
 }
 
-/// Milliseconds since the Unix epoch, for result documents.
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
 /// Run `iomark disk`: a custom workload when a workload flag is given,
 /// otherwise a profile (cdm by default).
 pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
@@ -614,30 +606,24 @@ fn document(
             }
         }
     }
+    let body = RunBody::Disk(DiskRun {
+        profile: profile.into(),
+        target: target.info.clone(),
+        jobs,
+        profile_result,
+        cgroup: None,
+    });
     RunDocument {
-        schema_version: SCHEMA_VERSION,
-        tool: "iomark".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        command_line: std::env::args().collect(),
         started_at_ms,
-        finished_at_ms: now_ms(),
         status: if interrupted {
             RunStatus::Interrupted
         } else {
             RunStatus::Complete
         },
-        labels: Vec::new(),
-        note: None,
         warnings,
         host: Some(<iomark_model::device::HostInfo as iomark_host::HostInfoExt>::collect()),
         device: chain.map(iomark_host::DeviceChain::into_report),
-        body: RunBody::Disk(DiskRun {
-            profile: profile.into(),
-            target: target.info.clone(),
-            jobs,
-            profile_result,
-            cgroup: None,
-        }),
+        ..RunDocument::iomark(std::env::args().collect(), body)
     }
 }
 

@@ -5,12 +5,12 @@
 
 use std::io::Write;
 use std::net::IpAddr;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
 use iomark_model::units::{Bytes, Nanos};
-use iomark_model::{RunBody, RunDocument, RunStatus, SCHEMA_VERSION};
+use iomark_model::{epoch_ms, RunBody, RunDocument, RunStatus};
 use iomark_net::proto::{params, Protocol};
 use iomark_net::{ClientConfig, NetError, ServerConfig, TestReport};
 
@@ -284,20 +284,10 @@ fn client_config(a: ClientArgs) -> anyhow::Result<ClientConfig> {
     })
 }
 
-fn epoch_ms(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
 /// The iomark result document for a finished client run, for the store.
-#[cfg_attr(not(test), allow(dead_code))] // The results store will call this.
 pub fn run_document(report: &TestReport, command_line: Vec<String>) -> RunDocument {
     let interface = iomark_net::iface::describe(report.control_local.ip());
     RunDocument {
-        schema_version: SCHEMA_VERSION,
-        tool: "iomark".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        command_line,
         started_at_ms: epoch_ms(report.started),
         finished_at_ms: epoch_ms(report.finished),
         status: if report.interrupted {
@@ -305,12 +295,7 @@ pub fn run_document(report: &TestReport, command_line: Vec<String>) -> RunDocume
         } else {
             RunStatus::Complete
         },
-        labels: Vec::new(),
-        note: None,
-        warnings: Vec::new(),
-        host: None,
-        device: None,
-        body: RunBody::Net(report.to_net_run(interface)),
+        ..RunDocument::iomark(command_line, RunBody::Net(report.to_net_run(interface)))
     }
 }
 

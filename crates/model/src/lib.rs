@@ -25,6 +25,6 @@ pub mod units;
 pub mod warning;
 pub mod workload;
 
-pub use run::{RunBody, RunDocument, RunStatus, SCHEMA_VERSION};
+pub use run::{epoch_ms, now_ms, RunBody, RunDocument, RunStatus, SCHEMA_VERSION};
 pub use units::{Bytes, BytesPerSec, Iops, Nanos, ParseUnitError};
 pub use warning::{Warning, WarningKind};

@@ -4,6 +4,8 @@
 //! documented in `docs/result-schema.md`; any change to it that a reader
 //! could notice bumps [`SCHEMA_VERSION`].
 
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use serde::{Deserialize, Serialize};
 
 use crate::disk::DiskRun;
@@ -82,4 +84,51 @@ pub struct RunDocument {
     pub device: Option<crate::device::DeviceReport>,
     /// The measurements.
     pub body: RunBody,
+}
+
+impl RunDocument {
+    /// A run `tool` (at `tool_version`) measured with `command_line`:
+    /// started and finished now, complete, no labels, warnings or machine
+    /// facts yet. The one constructor: set the rest with struct update
+    /// syntax (`RunDocument { status, ..RunDocument::new(...) }`).
+    pub fn new(
+        tool: impl Into<String>,
+        tool_version: impl Into<String>,
+        command_line: Vec<String>,
+        body: RunBody,
+    ) -> Self {
+        let now = now_ms();
+        RunDocument {
+            schema_version: SCHEMA_VERSION,
+            tool: tool.into(),
+            tool_version: tool_version.into(),
+            command_line,
+            started_at_ms: now,
+            finished_at_ms: now,
+            status: RunStatus::Complete,
+            labels: Vec::new(),
+            note: None,
+            warnings: Vec::new(),
+            host: None,
+            device: None,
+            body,
+        }
+    }
+
+    /// A run of this iomark (the workspace's version) with `command_line`.
+    pub fn iomark(command_line: Vec<String>, body: RunBody) -> Self {
+        RunDocument::new("iomark", env!("CARGO_PKG_VERSION"), command_line, body)
+    }
+}
+
+/// `t` in milliseconds since the Unix epoch, the unit of every timestamp
+/// in a document (0 for times before 1970, which no clock here reports).
+pub fn epoch_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Now, in milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    epoch_ms(SystemTime::now())
 }
