@@ -3,6 +3,14 @@
 # is missing, creates a cluster in a temporary directory (as the `postgres`
 # user when running as root), starts it on a free localhost port, exports
 # IOMARK_TEST_PG_URL, and stops and removes it when the shell exits.
+#
+# The server has ssl=on with a certificate for the name `localhost` only,
+# signed by a CA made at start (openssl), so the store's TLS tests can check
+# sslmode=verify-full against the right CA and name and against wrong ones:
+#   IOMARK_TEST_PG_SSL_CA        the CA that signed the server's certificate
+#   IOMARK_TEST_PG_SSL_OTHER_CA  a CA that signed nothing
+#   IOMARK_TEST_PG_SSL_HOST      the name in the certificate (localhost)
+# Plain connections are still accepted.
 
 _pg_bindir() {
   local d
@@ -11,6 +19,25 @@ _pg_bindir() {
   done
   command -v initdb >/dev/null 2>&1 && { dirname "$(command -v initdb)"; return 0; }
   return 1
+}
+
+# A CA, a server certificate for `localhost` signed by it, and an unrelated
+# second CA, in $1 (the cluster's directory, readable by the server).
+_pg_make_certs() {
+  local d=$1
+  command -v openssl >/dev/null 2>&1 || return 1
+  local ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+  openssl req -x509 "${ec[@]}" -keyout "$d/ca.key" -out "$d/ca.crt" -days 7 \
+    -subj "/CN=iomark test CA" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" &&
+  openssl req -x509 "${ec[@]}" -keyout "$d/other-ca.key" -out "$d/other-ca.crt" -days 7 \
+    -subj "/CN=iomark unrelated CA" \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" &&
+  openssl req "${ec[@]}" -keyout "$d/server.key" -out "$d/server.csr" -subj "/CN=localhost" &&
+  printf '%s\n' "subjectAltName=DNS:localhost" "basicConstraints=critical,CA:FALSE" \
+    "keyUsage=critical,digitalSignature" "extendedKeyUsage=serverAuth" >"$d/server.ext" &&
+  openssl x509 -req -in "$d/server.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+    -days 7 -extfile "$d/server.ext" -out "$d/server.crt"
 }
 
 _pg_free_port() {
@@ -57,8 +84,21 @@ start_test_postgres() {
   "${as[@]}" "$bindir/initdb" -D "$dir/data" -U iomark --auth=trust -E UTF8 >"$dir/initdb.log" 2>&1 || {
     cat "$dir/initdb.log" >&2; rm -rf "$dir"; return 1
   }
+  local ssl=""
+  if ! command -v openssl >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssl >/dev/null || true
+  fi
+  if _pg_make_certs "$dir" >"$dir/openssl.log" 2>&1; then
+    # The server refuses a key others may read.
+    chmod 600 "$dir/server.key"
+    [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"/*.crt "$dir"/*.key
+    ssl="-c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key"
+  else
+    echo "note: cannot make TLS certificates (openssl missing?); PostgreSQL TLS tests will skip" >&2
+    cat "$dir/openssl.log" >&2
+  fi
   "${as[@]}" "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=200" start >/dev/null || {
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=200 $ssl" start >/dev/null || {
     cat "$dir/server.log" >&2; rm -rf "$dir"; return 1
   }
   _IOMARK_PG_DIR=$dir
@@ -71,6 +111,12 @@ start_test_postgres() {
   trap "stop_test_postgres; ${prev:-:}" EXIT
   export IOMARK_TEST_PG_URL="postgres://iomark@127.0.0.1:$port/postgres"
   echo "PostgreSQL for tests: $IOMARK_TEST_PG_URL" >&2
+  if [ -n "$ssl" ]; then
+    export IOMARK_TEST_PG_SSL_CA="$dir/ca.crt"
+    export IOMARK_TEST_PG_SSL_OTHER_CA="$dir/other-ca.crt"
+    export IOMARK_TEST_PG_SSL_HOST=localhost
+    echo "PostgreSQL TLS: ssl=on, CA $IOMARK_TEST_PG_SSL_CA, certificate for $IOMARK_TEST_PG_SSL_HOST" >&2
+  fi
 }
 
 stop_test_postgres() {
@@ -78,4 +124,5 @@ stop_test_postgres() {
   "${_IOMARK_PG_AS[@]}" "$_IOMARK_PG_BIN/pg_ctl" -D "$_IOMARK_PG_DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
   rm -rf "$_IOMARK_PG_DIR"
   _IOMARK_PG_DIR=
+  unset IOMARK_TEST_PG_SSL_CA IOMARK_TEST_PG_SSL_OTHER_CA IOMARK_TEST_PG_SSL_HOST
 }

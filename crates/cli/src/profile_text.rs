@@ -30,7 +30,8 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
         ProfileResult::Sweep(r) => sweep(&mut out, run, r),
     }
     footer(&mut out, doc, run);
-    out
+    // Names and messages come from the run and may hold control characters.
+    crate::text::escape_controls_keep_lines(&out).into_owned()
 }
 
 fn target_line(out: &mut String, run: &DiskRun) {
@@ -602,6 +603,45 @@ mod tests {
         };
         let d = doc(ProfileResult::Gnome(r), RunStatus::Complete, vec![]);
         insta::assert_snapshot!(profile_run(&d, true));
+    }
+
+    #[test]
+    fn control_characters_in_names_and_warnings_are_escaped() {
+        let m = MacbenchResult {
+            runtime: Nanos::from_secs(10),
+            tests: vec![MacbenchTest {
+                name: "Seq\x1b]0;title\x07".into(),
+                bw: BytesPerSec(30e6),
+                job: 0,
+            }],
+        };
+        let mut d = doc(
+            ProfileResult::Macbench(m),
+            RunStatus::Complete,
+            vec![Warning::new(WarningKind::Other, "w\u{9b}2J\x7f")],
+        );
+        let set = |d: &mut RunDocument, profile: bool| {
+            if let RunBody::Disk(run) = &mut d.body {
+                run.target.path = "/mnt/\x1b[31mred".into();
+                if !profile {
+                    run.profile_result = None;
+                }
+            }
+        };
+        set(&mut d, true);
+        let text = profile_run(&d, false);
+        // The generic view too, for a run without a profile result.
+        set(&mut d, false);
+        let generic = profile_run(&d, false);
+        for t in [text, generic] {
+            assert!(
+                !t.chars()
+                    .any(|c| c != '\n' && (c.is_control() || ('\u{80}'..='\u{9f}').contains(&c))),
+                "{t:?}"
+            );
+            assert!(t.contains("/mnt/\\x1b[31mred"), "{t}");
+            assert!(t.contains("w\\x9b2J\\x7f"), "{t}");
+        }
     }
 
     #[test]

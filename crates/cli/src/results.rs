@@ -11,17 +11,21 @@ use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
 use comfy_table::{Cell, CellAlignment, Table};
 use iomark_model::figure::Figure;
 use iomark_stats::compare::{compare, format_ratio, Measured};
-use iomark_store::{RunId, RunQuery, RunSummary, Store, StoredRun};
+use iomark_store::{RunId, RunQuery, RunSummary, Store, StoreError, StoredRun};
 
 use crate::exit::Exit;
 use crate::record::parse_label;
+use crate::text::escape_controls as esc;
 
 /// The raw arguments of `iomark results`.
 #[derive(Debug, Args)]
 pub struct ResultsArgs {
-    /// Results database: a SQLite file or postgres://user@host/db.
+    /// Results database: a SQLite file (PATH or sqlite://PATH) or
+    /// postgres://user@host:port/db[?sslmode=verify-full&sslrootcert=CA.pem].
     ///
     /// Default: $XDG_DATA_HOME/iomark/results.db (~/.local/share/iomark/results.db).
+    /// list, show, compare and export only read: they open the database
+    /// read-only and never create one.
     #[arg(long, global = true, value_name = "PATH|URL")]
     db: Option<String>,
     #[command(subcommand)]
@@ -119,18 +123,34 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
                 since_ms: l.since.as_deref().map(parse_since).transpose()?,
                 limit: l.limit,
             };
-            list(iomark_store::open(db)?.as_mut(), &query, out)?;
+            match iomark_store::open_read_only(db) {
+                Ok(mut store) => list(store.as_mut(), &query, out)?,
+                // Nothing stored yet is an empty list, not an error.
+                Err(StoreError::NoDatabase { path }) => {
+                    eprintln!(
+                        "no stored runs: there is no results database at {} yet",
+                        esc(&path)
+                    );
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
-        ResultsCommand::Show { id } => show(&iomark_store::open(db)?.load(id)?, out)?,
+        ResultsCommand::Show { id } => show(&iomark_store::open_read_only(db)?.load(id)?, out)?,
         ResultsCommand::Compare { ids, baseline } => {
-            let runs = load_for_compare(iomark_store::open(db)?.as_mut(), &ids, baseline)?;
+            let runs =
+                load_for_compare(iomark_store::open_read_only(db)?.as_mut(), &ids, baseline)?;
             let mut t = comparison_table(&runs);
             t.load_preset(UTF8_FULL_CONDENSED);
             writeln!(out, "{t}")?;
             legend(&runs, out)?;
         }
         ResultsCommand::Export { ids, format } => {
-            export(iomark_store::open(db)?.as_mut(), &ids, format, out)?;
+            export(
+                iomark_store::open_read_only(db)?.as_mut(),
+                &ids,
+                format,
+                out,
+            )?;
         }
         ResultsCommand::Import {
             files,
@@ -194,7 +214,7 @@ fn when(ms: u64, tz: &jiff::tz::TimeZone) -> String {
 fn list(store: &mut dyn Store, q: &RunQuery, out: &mut impl Write) -> anyhow::Result<()> {
     let runs = store.list(q)?;
     if runs.is_empty() {
-        eprintln!("no stored runs match in {}", store.location());
+        eprintln!("no stored runs match in {}", esc(&store.location()));
         return Ok(());
     }
     let tz = jiff::tz::TimeZone::system();
@@ -208,11 +228,15 @@ fn list(store: &mut dyn Store, q: &RunQuery, out: &mut impl Write) -> anyhow::Re
                 r.id.to_string(),
                 when(r.started_at_ms, &tz),
                 r.status.as_str().to_string(),
-                r.kind.clone(),
-                r.tool.clone(),
-                r.labels.join(","),
-                r.target.clone().unwrap_or_else(|| "-".into()),
-                r.device.clone().unwrap_or_else(|| "-".into()),
+                esc(&r.kind).into_owned(),
+                esc(&r.tool).into_owned(),
+                esc(&r.labels.join(",")).into_owned(),
+                r.target
+                    .as_deref()
+                    .map_or_else(|| "-".into(), |t| esc(t).into_owned()),
+                r.device
+                    .as_deref()
+                    .map_or_else(|| "-".into(), |d| esc(d).into_owned()),
                 if r.warning_count > 0 {
                     r.warning_count.to_string()
                 } else {
@@ -258,11 +282,11 @@ fn list(store: &mut dyn Store, q: &RunQuery, out: &mut impl Write) -> anyhow::Re
 }
 
 fn short_note(n: &str) -> String {
-    let line = n.lines().next().unwrap_or("");
+    let line = esc(n.lines().next().unwrap_or("")).into_owned();
     if line.chars().count() > 40 {
         format!("{}…", line.chars().take(39).collect::<String>())
     } else {
-        line.to_string()
+        line
     }
 }
 
@@ -275,9 +299,9 @@ fn show(run: &StoredRun, out: &mut impl Write) -> anyhow::Result<()> {
         "run {}  {}  {} run by {} {}",
         s.id,
         s.status.as_str(),
-        s.kind,
-        s.tool,
-        s.tool_version
+        esc(&s.kind),
+        esc(&s.tool),
+        esc(&s.tool_version)
     )?;
     writeln!(
         out,
@@ -285,26 +309,32 @@ fn show(run: &StoredRun, out: &mut impl Write) -> anyhow::Result<()> {
         when(s.started_at_ms, &tz)
     )?;
     if !s.command_line.is_empty() {
-        writeln!(out, "command   {}", s.command_line.join(" "))?;
+        writeln!(out, "command   {}", esc(&s.command_line.join(" ")))?;
     }
     if !s.labels.is_empty() {
-        writeln!(out, "labels    {}", s.labels.join(", "))?;
+        writeln!(out, "labels    {}", esc(&s.labels.join(", ")))?;
     }
     if let Some(n) = &s.note {
-        writeln!(out, "note      {n}")?;
+        // A note of several lines keeps them, each escaped.
+        let lines: Vec<_> = n.lines().map(esc).collect();
+        writeln!(out, "note      {}", lines.join("\n          "))?;
     }
     if let Some(t) = &s.target {
-        writeln!(out, "target    {t}")?;
+        writeln!(out, "target    {}", esc(t))?;
     }
     if let Some(d) = &s.device {
-        writeln!(out, "device    {d}")?;
+        writeln!(out, "device    {}", esc(d))?;
     }
     if let Ok(doc) = run.document() {
         if let Some(h) = &doc.host {
             writeln!(
                 out,
                 "host      {} ({}, {} CPUs, {} RAM), kernel {}",
-                h.hostname, h.cpu_model, h.cpu_count, h.memory_total, h.kernel_release
+                esc(&h.hostname),
+                esc(&h.cpu_model),
+                h.cpu_count,
+                h.memory_total,
+                esc(&h.kernel_release)
             )?;
         }
     }
@@ -321,8 +351,8 @@ fn show(run: &StoredRun, out: &mut impl Write) -> anyhow::Result<()> {
         ]);
         for f in &run.figures {
             t.add_row([
-                Cell::new(&f.test),
-                Cell::new(&f.metric),
+                Cell::new(esc(&f.test)),
+                Cell::new(esc(&f.metric)),
                 Cell::new(f.display_value()).set_alignment(CellAlignment::Right),
                 Cell::new(
                     f.spread
@@ -339,11 +369,12 @@ fn show(run: &StoredRun, out: &mut impl Write) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A stored warning for the terminal, escaped.
 fn scoped(scope: &str, msg: &str) -> String {
     if scope.is_empty() {
-        msg.to_string()
+        esc(msg).into_owned()
     } else {
-        format!("{scope}: {msg}")
+        format!("{}: {}", esc(scope), esc(msg))
     }
 }
 
@@ -367,10 +398,10 @@ fn load_for_compare(
 fn column_header(s: &RunSummary) -> String {
     let mut h = format!("#{}", s.id);
     if !s.labels.is_empty() {
-        h += &format!("\n{}", s.labels.join(","));
+        h += &format!("\n{}", esc(&s.labels.join(",")));
     }
     if s.tool != "iomark" {
-        h += &format!("\n({})", s.tool);
+        h += &format!("\n({})", esc(&s.tool));
     }
     h
 }
@@ -402,7 +433,7 @@ fn comparison_table(runs: &[StoredRun]) -> Table {
     t.set_header(header);
     for k in keys {
         let base = by_run[0].get(&k);
-        let mut row = vec![Cell::new(k.0), Cell::new(k.1)];
+        let mut row = vec![Cell::new(esc(k.0)), Cell::new(esc(k.1))];
         for (i, m) in by_run.iter().enumerate() {
             let text = match (m.get(&k), base) {
                 (None, _) => "-".to_string(),
@@ -583,9 +614,9 @@ fn import(
         let id = store.insert_complete(&doc)?;
         println!(
             "imported {} as run {id} ({} {}, {} figures)",
-            f.display(),
-            doc.tool,
-            doc.tool_version,
+            esc(&f.display().to_string()),
+            esc(&doc.tool),
+            esc(&doc.tool_version),
             doc.body.figures().len()
         );
     }

@@ -367,13 +367,217 @@ fn bad_import_files_store_nothing() {
 #[test]
 fn the_default_database_lives_under_xdg_data_home() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(IOMARK)
-        .args(["results", "list"])
-        .env("XDG_DATA_HOME", dir.path())
-        .output()
-        .unwrap();
+    let results = |args: &[&str]| {
+        Command::new(IOMARK)
+            .arg("results")
+            .args(args)
+            .env("XDG_DATA_HOME", dir.path())
+            .output()
+            .unwrap()
+    };
+    // Reading never creates a database.
+    let out = results(&["list"]);
     assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no stored runs") && err.contains("iomark/results.db"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("iomark").exists(),
+        "list created something"
+    );
+    let doc = dir.path().join("run.json");
+    std::fs::write(
+        &doc,
+        serde_json::to_string(&disk_doc("a", 1.0, 0.0)).unwrap(),
+    )
+    .unwrap();
+    ok(&results(&["import", doc.to_str().unwrap()]));
     assert!(dir.path().join("iomark/results.db").is_file());
+}
+
+#[test]
+fn names_that_would_keep_nothing_are_refused_and_store_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("run.json");
+    std::fs::write(
+        &doc,
+        serde_json::to_string(&disk_doc("a", 1.0, 0.0)).unwrap(),
+    )
+    .unwrap();
+    let doc = doc.to_str().unwrap();
+    for (db, fix) in [
+        (":memory:", "keeps nothing after iomark exits"),
+        ("sqlite://", "sqlite:///abs/path.db"),
+        ("sqlite://:memory:", "keeps nothing after iomark exits"),
+        ("file::memory:", "give the file's path"),
+        (
+            "host=db.example dbname=iomark password=hunter2secret",
+            "use a postgres:// URL",
+        ),
+    ] {
+        let out = Command::new(IOMARK)
+            .current_dir(dir.path())
+            .args(["results", "--db", db, "import", doc])
+            .output()
+            .unwrap();
+        let err = fails(&out);
+        assert!(out.stdout.is_empty(), "{db}: {out:?}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{db}: {err}");
+        assert!(err.contains(fix), "{db}: {err}");
+        assert!(!err.contains("hunter2secret"), "password leaked: {err}");
+    }
+    // Nothing was written anywhere, not even a file named like the URL.
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["run.json"], "{left:?}");
+}
+
+/// Runs `iomark results ...` as a user that may not write `dir`: `nobody`
+/// when the tests run as root (root writes anything), else this user.
+fn iomark_unprivileged(db: &str, args: &[&str]) -> Option<Output> {
+    let root = rustix::process::geteuid().is_root();
+    let mut cmd = if root {
+        if !have_setpriv() {
+            return None;
+        }
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", IOMARK]);
+        c
+    } else {
+        Command::new(IOMARK)
+    };
+    Some(
+        cmd.args(["results", "--db", db])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap(),
+    )
+}
+
+fn have_setpriv() -> bool {
+    let ok = Command::new("setpriv")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: running as root and setpriv (util-linux) is missing to drop to nobody");
+    }
+    ok
+}
+
+/// Puts a directory's mode back on drop, so tempfile can remove it even
+/// when the test fails half-way.
+struct Mode(PathBuf, u32);
+
+impl Drop for Mode {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(self.1));
+    }
+}
+
+#[test]
+fn a_read_only_database_lists_shows_compares_and_exports() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("ro");
+    std::fs::create_dir(&sub).unwrap();
+    let db = sub.join("r.db");
+    let db_s = db.to_str().unwrap();
+    let mut store = iomark_store::open(Some(db_s)).unwrap();
+    let a = store
+        .insert_complete(&disk_doc("usb2", 40.0, 0.05))
+        .unwrap();
+    let b = store
+        .insert_complete(&disk_doc("usb3", 80.0, 0.05))
+        .unwrap();
+    drop(store);
+    let set = |p: &Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    // Others (nobody, when root) must reach the directory.
+    set(dir.path(), 0o755);
+    let _restore = Mode(sub.clone(), 0o755);
+    set(&db, 0o444);
+    set(&sub, 0o555);
+    let before = std::fs::read(&db).unwrap();
+    let (a, b) = (a.to_string(), b.to_string());
+    let Some(out) = iomark_unprivileged(db_s, &["list"]) else {
+        return;
+    };
+    let list = ok(&out);
+    assert_eq!(list.lines().count(), 3, "{list}");
+    let show = ok(&iomark_unprivileged(db_s, &["show", &a]).unwrap());
+    assert!(show.contains("40.00 MB/s"), "{show}");
+    let cmp = ok(&iomark_unprivileged(db_s, &["compare", &a, &b]).unwrap());
+    assert!(cmp.contains("80.00 MB/s 2.00x"), "{cmp}");
+    for format in ["json", "csv", "markdown"] {
+        let out = ok(&iomark_unprivileged(db_s, &["export", &a, &b, "--format", format]).unwrap());
+        assert!(!out.is_empty(), "{format}");
+    }
+    // A write is refused with what to do, and nothing changed.
+    let err = fails(&iomark_unprivileged(db_s, &["delete", &a]).unwrap());
+    assert!(
+        err.contains("read-only") && err.contains("--db PATH"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    let names: Vec<_> = std::fs::read_dir(&sub)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["r.db"], "side files were left: {names:?}");
+    // A database that is not there is not created by reading.
+    let missing = sub.join("none.db");
+    let err = fails(&iomark_unprivileged(missing.to_str().unwrap(), &["show", "1"]).unwrap());
+    assert!(err.contains("no results database at"), "{err}");
+}
+
+#[test]
+fn control_characters_in_stored_text_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let db = db.to_str().unwrap();
+    let evil = "x\x1b]0;pwned\x07\u{9b}31m\x7fy";
+    let mut doc = disk_doc("plain", 40.0, 0.05);
+    doc.labels.push(format!("l{evil}"));
+    doc.note = Some(format!("n{evil}\nsecond line"));
+    doc.warnings
+        .push(Warning::new(WarningKind::Other, format!("w{evil}")));
+    if let RunBody::Disk(d) = &mut doc.body {
+        d.target.given = format!("/mnt/{evil}");
+        d.target.path = format!("/mnt/{evil}/t");
+        d.jobs[0].spec.name = format!("job{evil}");
+    }
+    let mut store = iomark_store::open(Some(db)).unwrap();
+    let a = store.insert_complete(&doc).unwrap().to_string();
+    let b = store
+        .insert_complete(&disk_doc("b", 41.0, 0.05))
+        .unwrap()
+        .to_string();
+    drop(store);
+    let raw = |c: char| matches!(c, '\0'..='\x08' | '\x0b'..='\x1f' | '\x7f'..='\u{9f}');
+    for args in [
+        vec!["list"],
+        vec!["show", &a],
+        vec!["compare", &a, &b],
+        vec!["export", &a, &b, "--format", "markdown"],
+    ] {
+        let out = ok(&iomark(db, &args));
+        assert!(
+            !out.chars().any(raw),
+            "{args:?} printed a control character: {out:?}"
+        );
+        assert!(
+            out.contains("\\x1b]0;pwned\\x07\\x9b31m\\x7fy"),
+            "{args:?}: {out}"
+        );
+    }
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use iomark_model::figure::Figure;
 use iomark_model::{RunDocument, RunStatus, Warning};
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
 use crate::row::RunRow;
 use crate::{
@@ -29,20 +29,58 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
+    /// Why the database was opened read-only, when it was.
+    read_only: Option<String>,
+}
+
+/// Opened without `SQLITE_OPEN_URI`, so every `--db` is a plain file name
+/// (`file::memory:` would otherwise be a database that vanishes on exit).
+fn plain_flags() -> OpenFlags {
+    OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX
 }
 
 impl SqliteStore {
     /// Open (creating it and its directory if needed) and migrate the
-    /// database at `path`.
+    /// database at `path`. A database this user cannot write is opened
+    /// read-only instead (see [`SqliteStore::open_read_only`]); writing to
+    /// it is then [`StoreError::ReadOnly`].
     pub fn open(path: PathBuf) -> Result<SqliteStore, StoreError> {
+        let exists = path.is_file();
+        match Self::open_read_write(&path) {
+            Ok(store) => Ok(store),
+            Err(e) if exists && not_writable(&e) => {
+                let why = match &e {
+                    StoreError::Sqlite { cause, .. } => cause.to_string(),
+                    other => other.to_string(),
+                };
+                let mut store = Self::open_read_only(path)?;
+                store.read_only = Some(why);
+                Ok(store)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn open_read_write(path: &Path) -> Result<SqliteStore, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|cause| StoreError::CreateDir {
                 path: dir.display().to_string(),
                 cause,
             })?;
         }
+        let path = path.to_path_buf();
         let err = sqlite_err(&path);
-        let conn = Connection::open(&path).map_err(&err)?;
+        let conn =
+            Connection::open_with_flags(&path, plain_flags() | OpenFlags::SQLITE_OPEN_CREATE)
+                .map_err(&err)?;
+        // SQLite quietly opens a write-protected file read-only; saying so
+        // now beats failing on the first write.
+        if conn.is_readonly(rusqlite::MAIN_DB).map_err(&err)? {
+            return Err(err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_READONLY),
+                Some("the file is write-protected for this user".into()),
+            )));
+        }
         conn.busy_timeout(BUSY_TIMEOUT).map_err(&err)?;
         // WAL: a crash or kill -9 leaves the last committed transaction
         // intact; NORMAL sync is durable against process death (not power
@@ -55,9 +93,131 @@ impl SqliteStore {
             .map_err(&err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(&err)?;
-        let mut store = SqliteStore { conn, path };
+        let mut store = SqliteStore {
+            conn,
+            path,
+            read_only: None,
+        };
         retry_busy_store(|| store.migrate())?;
         Ok(store)
+    }
+
+    /// Open the existing database at `path` for reading only: nothing is
+    /// created or migrated, and no write can happen through it.
+    ///
+    /// A WAL database is opened as usual with writes refused, which shares
+    /// the `-wal`/`-shm` files with live writers. When no `-wal` exists
+    /// there are no uncommitted pages to miss, and a file this user may not
+    /// write (or whose side files cannot be created: a read-only directory
+    /// or mount) is read as immutable instead. That leaves no `-shm` owned
+    /// by this user behind, which would stop the owner from writing.
+    pub fn open_read_only(path: PathBuf) -> Result<SqliteStore, StoreError> {
+        if !path.is_file() {
+            return Err(StoreError::NoDatabase {
+                path: path.display().to_string(),
+            });
+        }
+        let err = sqlite_err(&path);
+        let no_wal = !wal_file(&path).exists();
+        // Opening for writing writes nothing; it only asks the kernel.
+        let writable = std::fs::OpenOptions::new().write(true).open(&path).is_ok();
+        let shared = if no_wal && !writable {
+            Err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_READONLY),
+                None,
+            ))
+        } else {
+            Connection::open_with_flags(&path, plain_flags())
+        }
+        .and_then(|conn| {
+            conn.busy_timeout(BUSY_TIMEOUT)?;
+            conn.pragma_update(None, "query_only", "ON")?;
+            // The first read is what needs the -shm file.
+            retry_busy(|| {
+                conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+                    r.get::<_, i64>(0)
+                })
+            })?;
+            Ok(conn)
+        });
+        let conn = match shared {
+            Ok(conn) => conn,
+            Err(e) if is_not_writable(&e) && no_wal => {
+                let conn = Connection::open_with_flags(
+                    immutable_uri(&path),
+                    OpenFlags::SQLITE_OPEN_READ_ONLY
+                        | OpenFlags::SQLITE_OPEN_URI
+                        | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )
+                .map_err(&err)?;
+                conn.pragma_update(None, "query_only", "ON").map_err(&err)?;
+                conn
+            }
+            Err(e) => return Err(err(e)),
+        };
+        let store = SqliteStore {
+            conn,
+            path,
+            read_only: Some("opened for reading only".into()),
+        };
+        store.check_schema()?;
+        Ok(store)
+    }
+
+    /// A read-only database must already have this iomark's schema.
+    fn check_schema(&self) -> Result<(), StoreError> {
+        let err = self.err();
+        let has_table: bool = self
+            .conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations')",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(&err)?;
+        if !has_table {
+            return Err(StoreError::NoSchema {
+                location: self.location(),
+            });
+        }
+        let found: i64 = self
+            .conn
+            .query_row(
+                "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(&err)?;
+        let known = MIGRATIONS.last().map_or(0, |m| m.0);
+        match found.cmp(&known) {
+            std::cmp::Ordering::Greater => Err(StoreError::NewerSchema {
+                location: self.location(),
+                found,
+                known,
+            }),
+            std::cmp::Ordering::Less => Err(StoreError::OlderSchema {
+                location: self.location(),
+                found,
+                known,
+            }),
+            std::cmp::Ordering::Equal => Ok(()),
+        }
+    }
+
+    /// Whether the database was opened read-only.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only.is_some()
+    }
+
+    /// Refuse a write up front on a read-only database, with the reason.
+    fn writable(&self) -> Result<(), StoreError> {
+        match &self.read_only {
+            Some(why) => Err(StoreError::ReadOnly {
+                location: self.location(),
+                why: why.clone(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The database file.
@@ -228,6 +388,55 @@ impl SqliteStore {
     }
 }
 
+/// SQLite's answers when this user may not write the file, its directory
+/// or the mount it is on.
+fn is_not_writable(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(
+            rusqlite::ErrorCode::ReadOnly
+                | rusqlite::ErrorCode::CannotOpen
+                | rusqlite::ErrorCode::PermissionDenied
+        )
+    )
+}
+
+/// Whether a read-write open failed because the database cannot be
+/// written here, so reading it read-only may still work.
+fn not_writable(e: &StoreError) -> bool {
+    match e {
+        StoreError::Sqlite { cause, .. } => is_not_writable(cause),
+        StoreError::CreateDir { cause, .. } => matches!(
+            cause.kind(),
+            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+        ),
+        _ => false,
+    }
+}
+
+/// The `-wal` file SQLite keeps next to `path`.
+fn wal_file(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push("-wal");
+    PathBuf::from(p)
+}
+
+/// `file:PATH?mode=ro&immutable=1`, with the characters a SQLite URI
+/// gives meaning to escaped.
+fn immutable_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut uri = String::from("file:");
+    for &b in abs.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_' | b'.' | b'~') {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri + "?mode=ro&immutable=1"
+}
+
 fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(
         e.sqlite_error_code(),
@@ -391,21 +600,25 @@ impl Store for SqliteStore {
     }
 
     fn begin_run(&mut self, doc: &RunDocument) -> Result<RunId, StoreError> {
+        self.writable()?;
         let row = RunRow::new(doc, RunStatus::Interrupted)?;
         retry_busy_store(|| self.write(None, &row))
     }
 
     fn update_run(&mut self, id: RunId, doc: &RunDocument) -> Result<(), StoreError> {
+        self.writable()?;
         let row = RunRow::new(doc, RunStatus::Interrupted)?;
         retry_busy_store(|| self.write(Some(id), &row)).map(drop)
     }
 
     fn finish_run(&mut self, id: RunId, doc: &RunDocument) -> Result<(), StoreError> {
+        self.writable()?;
         let row = RunRow::new(doc, doc.status)?;
         retry_busy_store(|| self.write(Some(id), &row)).map(drop)
     }
 
     fn insert_complete(&mut self, doc: &RunDocument) -> Result<RunId, StoreError> {
+        self.writable()?;
         let row = RunRow::new(doc, doc.status)?;
         retry_busy_store(|| self.write(None, &row))
     }
@@ -522,6 +735,7 @@ impl Store for SqliteStore {
     }
 
     fn delete(&mut self, id: RunId) -> Result<(), StoreError> {
+        self.writable()?;
         let location = self.location();
         let n = self
             .conn

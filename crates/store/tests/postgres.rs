@@ -186,3 +186,185 @@ fn a_malformed_url_names_the_expected_shape() {
     assert!(matches!(err, StoreError::BadUrl { .. }), "{err}");
     assert!(err.to_string().contains("postgres://user@host:port/dbname"));
 }
+
+/// What `scripts/lib/postgres.sh` exports about the test server's TLS.
+struct TlsEnv {
+    ca: String,
+    other_ca: String,
+    host: String,
+}
+
+impl TlsEnv {
+    fn get() -> Option<TlsEnv> {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        match (
+            var("IOMARK_TEST_PG_SSL_CA"),
+            var("IOMARK_TEST_PG_SSL_OTHER_CA"),
+            var("IOMARK_TEST_PG_SSL_HOST"),
+        ) {
+            (Some(ca), Some(other_ca), Some(host)) => Some(TlsEnv { ca, other_ca, host }),
+            _ => {
+                eprintln!("skipped: IOMARK_TEST_PG_SSL_CA/_OTHER_CA/_HOST are not set (scripts/lib/postgres.sh sets them when it starts a server with ssl=on)");
+                None
+            }
+        }
+    }
+}
+
+/// `db`'s URL with a password in its user info, host `host` and `params`.
+/// The test server trusts every local connection, so the password is only
+/// there to be kept out of messages.
+fn url_with(db: &TestDb, host: &str, params: &str) -> String {
+    let rest = db.url.strip_prefix("postgres://iomark@127.0.0.1").unwrap();
+    format!("postgres://iomark:{SECRET}@{host}{rest}?{params}")
+}
+
+const SECRET: &str = "s3cret-Pw";
+
+/// Whether every connection to `db` right now is encrypted, and how many.
+fn encrypted_connections(db: &TestDb) -> (bool, i64) {
+    let mut c = postgres::Client::connect(&db.admin_url, postgres::NoTls).unwrap();
+    let row = c
+        .query_one(
+            "SELECT COALESCE(bool_and(s.ssl), false), COUNT(*) FROM pg_stat_ssl s
+             JOIN pg_stat_activity a USING (pid) WHERE a.datname = $1",
+            &[&db.name],
+        )
+        .unwrap();
+    (row.get(0), row.get(1))
+}
+
+#[test]
+fn sslmode_require_encrypts_and_stores() {
+    let Some(_tls) = TlsEnv::get() else { return };
+    let Some(db) = TestDb::new() else { return };
+    // require checks no certificate, so the IP address (not in the
+    // certificate) is fine.
+    let mut store = PgStore::connect(&url_with(&db, "127.0.0.1", "sslmode=require")).unwrap();
+    let doc = synthetic::full_run(5);
+    let id = store.insert_complete(&doc).unwrap();
+    common::assert_same_document(&store.load(id).unwrap(), &doc);
+    assert_eq!(encrypted_connections(&db), (true, 1));
+    assert!(!store.location().contains(SECRET), "{}", store.location());
+}
+
+#[test]
+fn sslmode_verify_full_with_the_right_ca_and_host_connects() {
+    let Some(tls) = TlsEnv::get() else { return };
+    let Some(db) = TestDb::new() else { return };
+    let url = url_with(
+        &db,
+        &tls.host,
+        &format!(
+            "sslmode=verify-full&sslrootcert={}&connect_timeout=20",
+            tls.ca
+        ),
+    );
+    let mut store = iomark_store::open(Some(&url)).unwrap();
+    store.insert_complete(&synthetic::full_run(6)).unwrap();
+    assert_eq!(store.list(&RunQuery::default()).unwrap().len(), 1);
+    assert_eq!(encrypted_connections(&db), (true, 1));
+    // verify-ca checks the CA only: the IP address is not in the
+    // certificate and still connects.
+    let url = url_with(
+        &db,
+        "127.0.0.1",
+        &format!("sslmode=verify-ca&sslrootcert={}", tls.ca),
+    );
+    let mut ca_only = iomark_store::open_read_only(Some(&url)).unwrap();
+    assert_eq!(ca_only.list(&RunQuery::default()).unwrap().len(), 1);
+}
+
+#[test]
+fn sslmode_verify_full_refuses_a_wrong_ca_or_host_without_showing_the_password() {
+    let Some(tls) = TlsEnv::get() else { return };
+    let Some(db) = TestDb::new() else { return };
+    let refused = |url: String| {
+        let err = PgStore::connect(&url).err().expect("must be refused");
+        let msg = err.to_string();
+        assert!(!msg.contains(SECRET), "password leaked: {msg}");
+        assert!(msg.contains(":***@"), "{msg}");
+        msg
+    };
+    let msg = refused(url_with(
+        &db,
+        &tls.host,
+        &format!("sslmode=verify-full&sslrootcert={}", tls.other_ca),
+    ));
+    assert!(msg.contains("not signed by the CA in"), "{msg}");
+    assert!(msg.contains(&tls.other_ca), "{msg}");
+    let msg = refused(url_with(
+        &db,
+        "127.0.0.1",
+        &format!("sslmode=verify-full&sslrootcert={}", tls.ca),
+    ));
+    assert!(msg.contains("does not name the host"), "{msg}");
+    assert!(msg.contains("sslmode=verify-ca"), "{msg}");
+    // A password in the query is hidden as well.
+    let msg = refused(format!(
+        "{}&password={SECRET}x",
+        url_with(
+            &db,
+            &tls.host,
+            &format!("sslmode=verify-full&sslrootcert={}", tls.other_ca)
+        )
+    ));
+    assert!(msg.contains("password=***"), "{msg}");
+    // A CA file that is not there.
+    let msg = refused(url_with(
+        &db,
+        &tls.host,
+        "sslmode=verify-full&sslrootcert=/nonexistent/ca.pem",
+    ));
+    assert!(
+        msg.contains("cannot read sslrootcert /nonexistent/ca.pem"),
+        "{msg}"
+    );
+    // Nothing was stored through any of them.
+    assert_eq!(encrypted_connections(&db).1, 0);
+}
+
+#[test]
+fn an_unknown_sslmode_is_refused_before_connecting() {
+    let err = PgStore::connect(&format!(
+        "postgres://me:{SECRET}@127.0.0.1:1/db?sslmode=sometimes"
+    ))
+    .err()
+    .unwrap();
+    let msg = err.to_string();
+    assert!(matches!(err, StoreError::BadUrl { .. }), "{msg}");
+    assert!(msg.contains("verify-full"), "{msg}");
+    assert!(!msg.contains(SECRET), "{msg}");
+}
+
+#[test]
+fn a_read_only_open_never_migrates_and_refuses_writes() {
+    let Some(db) = TestDb::new() else { return };
+    let err = iomark_store::open_read_only(Some(&db.url))
+        .err()
+        .expect("an empty database has no schema");
+    assert!(matches!(err, StoreError::NoSchema { .. }), "{err}");
+    let mut c = postgres::Client::connect(
+        &db.admin_url.replace("/postgres", &format!("/{}", db.name)),
+        postgres::NoTls,
+    )
+    .unwrap();
+    let tables: i64 = c
+        .query_one(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'public'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 0, "a read-only open created tables");
+    drop(c);
+    let id = PgStore::connect(&db.url)
+        .unwrap()
+        .insert_complete(&synthetic::full_run(1))
+        .unwrap();
+    let mut ro = iomark_store::open_read_only(Some(&db.url)).unwrap();
+    assert_eq!(ro.load(id).unwrap().summary.id, id);
+    let err = ro.insert_complete(&synthetic::full_run(2)).unwrap_err();
+    assert!(err.to_string().contains("read-only"), "{err}");
+    assert_eq!(ro.list(&RunQuery::default()).unwrap().len(), 1);
+}

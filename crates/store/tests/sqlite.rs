@@ -218,3 +218,100 @@ fn threads_writing_one_database_at_once_all_succeed() {
     assert_eq!(runs.len(), 100);
     assert!(runs.iter().all(|r| r.status == RunStatus::Complete));
 }
+
+/// The database file's bytes, and whether SQLite's side files exist.
+fn snapshot(path: &std::path::Path) -> (Vec<u8>, bool, bool) {
+    let side = |suffix: &str| {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        std::path::PathBuf::from(p).exists()
+    };
+    (std::fs::read(path).unwrap(), side("-wal"), side("-shm"))
+}
+
+#[test]
+fn a_read_only_open_creates_nothing_where_there_is_no_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("not/there/r.db");
+    let err = SqliteStore::open_read_only(path.clone())
+        .err()
+        .expect("nothing to read");
+    assert!(matches!(err, StoreError::NoDatabase { .. }), "{err}");
+    assert!(err
+        .to_string()
+        .contains("nothing has been stored there yet"));
+    assert!(!dir.path().join("not").exists(), "a directory was created");
+    let err = iomark_store::open_read_only(Some(path.to_str().unwrap()))
+        .err()
+        .expect("nothing to read");
+    assert!(matches!(err, StoreError::NoDatabase { .. }), "{err}");
+}
+
+#[test]
+fn a_read_only_open_of_a_foreign_database_says_the_schema_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('hi')")
+        .unwrap();
+    drop(conn);
+    let before = snapshot(&path);
+    let err = SqliteStore::open_read_only(path.clone())
+        .err()
+        .expect("no iomark schema");
+    assert!(matches!(err, StoreError::NoSchema { .. }), "{err}");
+    assert!(
+        err.to_string().contains("no schema_migrations table"),
+        "{err}"
+    );
+    assert_eq!(snapshot(&path), before, "the file was changed");
+}
+
+#[test]
+fn a_read_only_open_reads_everything_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    let mut store = SqliteStore::open(path.clone()).unwrap();
+    let doc = synthetic::full_run(4);
+    let id = store.insert_complete(&doc).unwrap();
+    drop(store);
+    let before = snapshot(&path);
+    assert!(
+        !before.1 && !before.2,
+        "a closed database keeps no -wal/-shm"
+    );
+    {
+        let mut ro = SqliteStore::open_read_only(path.clone()).unwrap();
+        assert!(ro.is_read_only());
+        assert_eq!(ro.schema_version().unwrap(), 1);
+        assert_eq!(ro.list(&RunQuery::default()).unwrap().len(), 1);
+        common::assert_same_document(&ro.load(id).unwrap(), &doc);
+        for err in [
+            ro.insert_complete(&doc).unwrap_err(),
+            ro.begin_run(&doc).unwrap_err(),
+            ro.update_run(id, &doc).unwrap_err(),
+            ro.finish_run(id, &doc).unwrap_err(),
+            ro.delete(id).unwrap_err(),
+        ] {
+            assert!(matches!(err, StoreError::ReadOnly { .. }), "{err}");
+            assert!(err.to_string().contains("--db PATH"), "{err}");
+        }
+    }
+    assert_eq!(snapshot(&path), before, "reading changed the database");
+}
+
+#[test]
+fn a_database_from_a_newer_iomark_is_refused_read_only_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    drop(SqliteStore::open(path.clone()).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("INSERT INTO schema_migrations VALUES (99, 'future', 0)", [])
+        .unwrap();
+    drop(conn);
+    let err = SqliteStore::open_read_only(path).err().expect("refused");
+    assert!(
+        matches!(err, StoreError::NewerSchema { found: 99, .. }),
+        "{err}"
+    );
+}
