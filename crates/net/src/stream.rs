@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use iomark_model::net::NetDirection;
 use rand::RngCore;
 
 use crate::proto::Protocol;
@@ -60,6 +61,25 @@ impl Snapshot {
             retransmits: self.retransmits.saturating_sub(base.retransmits),
         }
     }
+}
+
+/// One stream as this host saw it: what the report keeps of a [`Stream`]
+/// once its socket and thread are gone. It lives here, not in the report,
+/// so that the report reads streams and streams never read the report.
+#[derive(Debug, Clone)]
+pub struct StreamInfo {
+    /// Protocol id: 1, 3, 4, ...
+    pub id: u32,
+    /// Local descriptor, iperf3's label.
+    pub fd: i32,
+    /// Local address.
+    pub local: SocketAddr,
+    /// Peer address.
+    pub remote: SocketAddr,
+    /// This host sent on it.
+    pub sending: bool,
+    /// Which way the data flowed, seen from the client.
+    pub direction: NetDirection,
 }
 
 /// What every stream of a test does.
@@ -116,13 +136,12 @@ pub(crate) fn stream_id(index: usize) -> u32 {
 impl Stream {
     /// The stream as reported; `sending_is` names which way data flows,
     /// seen from the client, when this host sends on it.
-    pub fn info(&self, sending_is: iomark_model::net::NetDirection) -> crate::report::StreamInfo {
-        use iomark_model::net::NetDirection;
+    pub fn info(&self, sending_is: NetDirection) -> StreamInfo {
         let other = match sending_is {
             NetDirection::Upload => NetDirection::Download,
             _ => NetDirection::Upload,
         };
-        crate::report::StreamInfo {
+        StreamInfo {
             id: self.id,
             fd: self.fd,
             local: self.local,

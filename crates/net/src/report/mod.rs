@@ -1,0 +1,209 @@
+//! What a finished test measured, from this host's side, with the peer's
+//! results merged in: the one type the client and server fill while a test
+//! runs, and the figures every rendering derives from it.
+//!
+//! The figures are as measured (bytes, seconds, counts), plus the peer's
+//! results message as iperf3 sends it after EXCHANGE_RESULTS; no rendering
+//! lives here. Each format has its own file:
+//!
+//! - [`text`]: iperf3's human-readable output;
+//! - [`json`]: iperf3's `-J` document;
+//! - [`model`]: iomark's result model, for the store.
+
+use std::net::SocketAddr;
+use std::time::SystemTime;
+
+use iomark_model::net::{CpuUtilization, NetDirection};
+
+use crate::proto::{Params, Protocol, Results};
+use crate::stream::{Snapshot, StreamInfo};
+use crate::sys::TcpInfo;
+
+mod json;
+mod model;
+mod text;
+
+#[cfg(test)]
+mod snapshot_tests;
+
+/// Which end of the test this host was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The side that connected.
+    Client,
+    /// The side that listened.
+    Server,
+}
+
+/// One stream's share of one interval.
+#[derive(Debug, Clone)]
+pub(crate) struct IntervalStream {
+    pub index: usize,
+    pub delta: Snapshot,
+    pub tcp: Option<TcpInfo>,
+}
+
+/// One interval, every stream.
+#[derive(Debug, Clone)]
+pub(crate) struct IntervalRecord {
+    pub start: f64,
+    pub end: f64,
+    pub omitted: bool,
+    pub streams: Vec<IntervalStream>,
+}
+
+/// One stream's totals as this host measured them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StreamTotals {
+    pub bytes: u64,
+    pub seconds: f64,
+    pub retransmits: Option<u64>,
+    pub packets: u64,
+    pub lost: i64,
+    pub out_of_order: u64,
+    pub jitter: f64,
+    pub omitted_packets: u64,
+    pub omitted_lost: i64,
+    pub max_cwnd: u64,
+    pub min_rtt: Option<u64>,
+    pub max_rtt: Option<u64>,
+    pub mean_rtt: Option<u64>,
+}
+
+/// A finished test, from this host's side, with the peer's results merged.
+#[derive(Debug, Clone)]
+pub struct TestReport {
+    /// Client or server.
+    pub role: Role,
+    /// The test's parameters.
+    pub params: Params,
+    /// The test's cookie text.
+    pub cookie: String,
+    /// The peer as named (client: the host given; server: the peer address).
+    pub peer_host: String,
+    /// The peer's port.
+    pub peer_port: u16,
+    /// Local end of the control connection.
+    pub control_local: SocketAddr,
+    /// When the test started.
+    pub started: SystemTime,
+    /// When it finished.
+    pub finished: SystemTime,
+    /// The control connection's MSS.
+    pub tcp_mss: Option<u32>,
+    /// `-w` as asked, 0 when not.
+    pub sock_bufsize: u64,
+    /// Actual `SO_SNDBUF` of the first data stream.
+    pub sndbuf_actual: u64,
+    /// Actual `SO_RCVBUF` of the first data stream.
+    pub rcvbuf_actual: u64,
+    /// Congestion control of the data streams.
+    pub congestion: Option<String>,
+    /// Every stream.
+    pub streams: Vec<StreamInfo>,
+    pub(crate) intervals: Vec<IntervalRecord>,
+    pub(crate) totals: Vec<StreamTotals>,
+    /// This host's CPU use.
+    pub cpu_local: CpuUtilization,
+    /// The peer's results message.
+    pub remote: Option<Results>,
+    /// The interval length, 0 when disabled.
+    pub interval_secs: f64,
+    /// Stopped by Ctrl-C: the figures are this host's only, up to then.
+    pub interrupted: bool,
+}
+
+/// One side (sender or receiver) of one stream's totals.
+#[derive(Debug, Clone, Default)]
+struct Side {
+    bytes: u64,
+    seconds: f64,
+    retransmits: Option<u64>,
+    packets: Option<u64>,
+}
+
+impl TestReport {
+    fn udp(&self) -> bool {
+        self.params.protocol == Protocol::Udp
+    }
+
+    fn bidir(&self) -> bool {
+        self.params.bidirectional
+    }
+
+    /// The sender and receiver views of stream `i`, local and remote merged.
+    fn sides(&self, i: usize) -> (Side, Side) {
+        let s = &self.streams[i];
+        let t = &self.totals[i];
+        let r = self.remote.as_ref().and_then(|r| r.stream(s.id as i64));
+        let local = Side {
+            bytes: t.bytes,
+            seconds: t.seconds,
+            retransmits: t.retransmits,
+            packets: Some(t.packets),
+        };
+        let remote = Side {
+            bytes: r.map_or(0, |r| r.bytes),
+            seconds: r
+                .and_then(|r| r.end_time.map(|e| e - r.start_time.unwrap_or(0.0)))
+                .unwrap_or(t.seconds),
+            retransmits: r.and_then(|r| u64::try_from(r.retransmits).ok()),
+            packets: r.and_then(|r| u64::try_from(r.packets).ok()),
+        };
+        if s.sending {
+            (local, remote)
+        } else {
+            (remote, local)
+        }
+    }
+
+    /// UDP receiver figures of stream `i`: jitter (s), lost, out of order.
+    fn udp_receiver(&self, i: usize) -> (f64, i64, u64) {
+        let s = &self.streams[i];
+        if !s.sending {
+            let t = &self.totals[i];
+            return (t.jitter, t.lost, t.out_of_order);
+        }
+        self.remote
+            .as_ref()
+            .and_then(|r| r.stream(s.id as i64))
+            .map_or((0.0, 0, 0), |r| (r.jitter, r.errors, 0))
+    }
+
+    /// The stream indices of one direction.
+    fn of(&self, d: NetDirection) -> Vec<usize> {
+        (0..self.streams.len())
+            .filter(|&i| self.streams[i].direction == d)
+            .collect()
+    }
+
+    /// Directions present, the one iperf3 calls plain `sum` first.
+    fn directions(&self) -> Vec<NetDirection> {
+        let mut ds = Vec::new();
+        for d in [NetDirection::Upload, NetDirection::Download] {
+            if !self.of(d).is_empty() {
+                ds.push(d);
+            }
+        }
+        ds
+    }
+}
+
+/// Bits per second; 0 over an empty span (as iperf3 prints it), never
+/// infinity or NaN.
+fn rate(bytes: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        bytes as f64 * 8.0 / secs
+    } else {
+        0.0
+    }
+}
+
+/// `lost` as a percentage of `total`; 0 when nothing was counted.
+fn pct(lost: i64, total: i64) -> f64 {
+    if total > 0 {
+        lost as f64 * 100.0 / total as f64
+    } else {
+        0.0
+    }
+}

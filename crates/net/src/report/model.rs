@@ -1,0 +1,145 @@
+//! The conversion to iomark's result model ([`NetRun`]), the form the
+//! results store keeps and compares across runs.
+//!
+//! It follows `iomark_model::net`: durations in nanoseconds, sizes in
+//! bytes, one interval per direction rather than per stream, and the doubts
+//! about the figures as [`Warning`]s with what to do about them.
+
+use iomark_model::net::{
+    CpuUtilization, NetInterface, NetInterval, NetProtocol, NetRun, NetSpec, NetStreamResult,
+};
+use iomark_model::units::{Bytes, Nanos};
+use iomark_model::warning::{Warning, WarningKind};
+
+use super::{pct, TestReport};
+
+impl TestReport {
+    /// The run in iomark's result model, for the store.
+    pub fn to_net_run(&self, interface: Option<NetInterface>) -> NetRun {
+        let p = &self.params;
+        let ns = |s: f64| Nanos((s.max(0.0) * 1e9).round() as u64);
+        let streams = (0..self.streams.len())
+            .map(|i| {
+                let (snd, rcv) = self.sides(i);
+                let (j, l, _) = self.udp_receiver(i);
+                let udp = self.udp();
+                NetStreamResult {
+                    id: self.streams[i].id,
+                    direction: self.streams[i].direction,
+                    sent: Bytes(snd.bytes),
+                    received: Bytes(rcv.bytes),
+                    sender_time: ns(snd.seconds),
+                    receiver_time: ns(rcv.seconds),
+                    retransmits: snd.retransmits,
+                    packets: udp.then_some(snd.packets.unwrap_or(0)),
+                    lost_packets: udp.then_some(l.max(0) as u64),
+                    jitter: udp.then_some(ns(j)),
+                }
+            })
+            .collect();
+        let mut intervals = Vec::new();
+        for rec in &self.intervals {
+            for d in self.directions() {
+                let idx = self.of(d);
+                let mut bytes = 0;
+                let mut retr = None;
+                for is in rec.streams.iter().filter(|is| idx.contains(&is.index)) {
+                    bytes += is.delta.bytes;
+                    if self.streams[is.index].sending && !self.udp() {
+                        retr = Some(retr.unwrap_or(0) + is.delta.retransmits);
+                    }
+                }
+                intervals.push(NetInterval {
+                    start: ns(rec.start),
+                    end: ns(rec.end),
+                    direction: d,
+                    bytes: Bytes(bytes),
+                    retransmits: retr,
+                    omitted: rec.omitted,
+                });
+            }
+        }
+        NetRun {
+            spec: NetSpec {
+                host: self.peer_host.clone(),
+                port: self.peer_port,
+                protocol: if self.udp() {
+                    NetProtocol::Udp
+                } else {
+                    NetProtocol::Tcp
+                },
+                parallel: p.parallel,
+                duration: Nanos::from_secs(p.time as u64),
+                omit: Nanos::from_secs(p.omit as u64),
+                interval: ns(self.interval_secs),
+                reverse: p.reverse,
+                bidirectional: p.bidirectional,
+                block_len: Bytes(p.len as u64),
+                window: p.window.map(|w| Bytes(w as u64)),
+                target_bits_per_sec: p.bandwidth,
+                no_delay: p.nodelay,
+            },
+            peer_version: None,
+            interface,
+            streams,
+            intervals,
+            warnings: self.warnings(),
+            cpu_local: self.cpu_local,
+            cpu_remote: self.remote.as_ref().map_or(CpuUtilization::default(), |r| {
+                CpuUtilization {
+                    total_percent: r.cpu_util_total,
+                    user_percent: r.cpu_util_user,
+                    system_percent: r.cpu_util_system,
+                }
+            }),
+        }
+    }
+
+    /// Doubts about the figures, with what to do about them.
+    fn warnings(&self) -> Vec<Warning> {
+        let mut w = Vec::new();
+        let remote = self.remote.as_ref().map(|r| r.cpu_util_total);
+        for (side, cpu) in [
+            ("this host", Some(self.cpu_local.total_percent)),
+            ("the peer", remote),
+        ] {
+            // Percent of one core, summed over threads: each stream thread
+            // can use at most one core, and the host has only so many.
+            let busy = 90.0 * cores().min(self.streams.len().max(1) as f64);
+            if cpu.is_some_and(|c| c >= busy) {
+                w.push(Warning::new(
+                    WarningKind::Other,
+                    format!(
+                        "{side} used {:.0}% CPU: the figure may measure the host, not the link; \
+                         try -P with more streams or a faster host",
+                        cpu.unwrap_or(0.0)
+                    ),
+                ));
+            }
+        }
+        if self.udp() {
+            for i in 0..self.streams.len() {
+                let (snd, _) = self.sides(i);
+                let (_, lost, _) = self.udp_receiver(i);
+                let pk = snd.packets.unwrap_or(0) as i64;
+                if pk > 0 && pct(lost, pk) > 1.0 {
+                    w.push(Warning::new(
+                        WarningKind::Other,
+                        format!(
+                            "stream {} lost {:.1}% of its datagrams; most UDP loss is receive-buffer \
+                             overflow at the receiver: retry with -w 4M or a lower -b",
+                            self.streams[i].id,
+                            pct(lost, pk)
+                        ),
+                    ));
+                }
+            }
+        }
+        w
+    }
+}
+
+/// Cores this process may use; 1 when unknown, which errs towards warning.
+fn cores() -> f64 {
+    std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64)
+}

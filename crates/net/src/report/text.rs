@@ -1,0 +1,325 @@
+//! iperf3's text output: the connection lines, one line per stream and
+//! interval with a `[SUM]` per direction, the sender/receiver totals and
+//! the CPU line.
+//!
+//! The layout follows iperf3 3.x (`iperf_locale.c` for the lines,
+//! `units.c` for the numbers: 1024-based bytes, 1000-based bits, four
+//! significant characters), so that eyes and scripts used to iperf3 read
+//! iomark the same way.
+
+use std::fmt::Write as _;
+
+use super::{pct, rate, IntervalRecord, Role, Side, TestReport};
+use crate::stream::Snapshot;
+use crate::sys::TcpInfo;
+
+impl TestReport {
+    /// iperf3's `--bidir` label (`[TX-C]`, `[RX-S]`, ...); without
+    /// `--bidir` there is one direction and iperf3 prints none.
+    fn tag(&self, i: usize) -> &'static str {
+        if !self.bidir() {
+            return "";
+        }
+        match (self.role, self.streams[i].sending) {
+            (Role::Client, true) => "[TX-C]",
+            (Role::Client, false) => "[RX-C]",
+            (Role::Server, true) => "[TX-S]",
+            (Role::Server, false) => "[RX-S]",
+        }
+    }
+
+    /// The lines printed once the streams are connected.
+    pub fn header_text(&self) -> String {
+        let mut o = String::new();
+        if self.role == Role::Client && self.params.reverse {
+            let _ = writeln!(o, "Reverse mode, remote host {} is sending", self.peer_host);
+        }
+        for s in &self.streams {
+            let _ = writeln!(
+                o,
+                "[{:>3}] local {} port {} connected to {} port {}",
+                s.fd,
+                s.local.ip(),
+                s.local.port(),
+                s.remote.ip(),
+                s.remote.port()
+            );
+        }
+        o
+    }
+
+    fn interval_header(&self, sending: bool) -> &'static str {
+        match (self.udp(), sending) {
+            (false, true) => "[ ID] Interval           Transfer     Bitrate         Retr  Cwnd",
+            (false, false) => "[ ID] Interval           Transfer     Bitrate",
+            (true, true) => "[ ID] Interval           Transfer     Bitrate         Total Datagrams",
+            (true, false) => {
+                "[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams"
+            }
+        }
+    }
+
+    /// The text for one interval (one line per stream, a sum per direction).
+    pub(crate) fn interval_text(&self, rec: &IntervalRecord, first: bool) -> String {
+        let mut o = String::new();
+        let many = self.streams.len() > 1;
+        if first {
+            let any_send = self.streams.iter().any(|s| s.sending);
+            let _ = writeln!(o, "{}", self.interval_header(any_send && !self.bidir()));
+        } else if many {
+            let _ = writeln!(o, "- - - - - - - - - - - - - - - - - - - - - - - - -");
+        }
+        let omit = if rec.omitted { "  (omitted)" } else { "" };
+        let secs = rec.end - rec.start;
+        for d in self.directions() {
+            let idx = self.of(d);
+            let (mut bytes, mut retr, mut pkts, mut lost, mut jit) = (0u64, 0u64, 0u64, 0i64, 0.0);
+            for is in rec.streams.iter().filter(|is| idx.contains(&is.index)) {
+                let s = &self.streams[is.index];
+                bytes += is.delta.bytes;
+                retr += is.delta.retransmits;
+                pkts += is.delta.packets;
+                lost += is.delta.lost;
+                jit += is.delta.jitter;
+                let label = format!("[{:>3}]{}", s.fd, self.tag(is.index));
+                let extra = self.interval_extra(s.sending, &is.delta, is.tcp.as_ref());
+                let _ = writeln!(
+                    o,
+                    "{label} {:6.2}-{:<6.2} sec  {}  {}{extra}{omit}",
+                    rec.start,
+                    rec.end,
+                    fmt_bytes(is.delta.bytes as f64),
+                    fmt_rate(is.delta.bytes as f64 * 8.0 / secs.max(1e-9)),
+                );
+            }
+            if idx.len() > 1 {
+                let sending = self.streams[idx[0]].sending;
+                let sum = Snapshot {
+                    bytes,
+                    packets: pkts,
+                    lost,
+                    jitter: jit / idx.len() as f64,
+                    retransmits: retr,
+                    out_of_order: 0,
+                };
+                let tag = if self.bidir() { self.tag(idx[0]) } else { "" };
+                let extra = self.interval_extra(sending, &sum, None);
+                let _ = writeln!(
+                    o,
+                    "[SUM]{tag} {:6.2}-{:<6.2} sec  {}  {}{extra}{omit}",
+                    rec.start,
+                    rec.end,
+                    fmt_bytes(bytes as f64),
+                    fmt_rate(bytes as f64 * 8.0 / secs.max(1e-9)),
+                );
+            }
+        }
+        o
+    }
+
+    fn interval_extra(&self, sending: bool, d: &Snapshot, tcp: Option<&TcpInfo>) -> String {
+        match (self.udp(), sending) {
+            (false, true) => match tcp {
+                Some(t) => format!(
+                    "  {:>4}   {}",
+                    d.retransmits,
+                    fmt_bytes(t.snd_cwnd_bytes as f64)
+                ),
+                None => format!("  {:>4}", d.retransmits),
+            },
+            (false, false) => String::new(),
+            (true, true) => format!("  {}", d.packets),
+            (true, false) => format!(
+                "  {:.3} ms  {}/{} ({})",
+                d.jitter * 1e3,
+                d.lost,
+                d.packets,
+                fmt_pct(d.lost, d.packets as i64)
+            ),
+        }
+    }
+
+    /// The closing summary: sender and receiver totals and the CPU line.
+    pub fn summary_text(&self) -> String {
+        let mut o = String::new();
+        let _ = writeln!(o, "- - - - - - - - - - - - - - - - - - - - - - - - -");
+        let _ = writeln!(
+            o,
+            "{}",
+            if self.udp() {
+                "[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams"
+            } else {
+                "[ ID] Interval           Transfer     Bitrate         Retr"
+            }
+        );
+        for d in self.directions() {
+            let idx = self.of(d);
+            let mut sum_s = Side::default();
+            let mut sum_r = Side::default();
+            let (mut lost, mut jit) = (0i64, 0.0);
+            for &i in &idx {
+                let (snd, rcv) = self.sides(i);
+                let label = format!("[{:>3}]{}", self.streams[i].fd, self.tag(i));
+                let (j, l, _) = self.udp_receiver(i);
+                self.summary_lines(&mut o, &label, &snd, &rcv, j, l);
+                sum_s.bytes += snd.bytes;
+                sum_s.seconds = sum_s.seconds.max(snd.seconds);
+                sum_s.retransmits = match (sum_s.retransmits, snd.retransmits) {
+                    (a, None) => a,
+                    (a, Some(b)) => Some(a.unwrap_or(0) + b),
+                };
+                sum_s.packets = Some(sum_s.packets.unwrap_or(0) + snd.packets.unwrap_or(0));
+                sum_r.bytes += rcv.bytes;
+                sum_r.seconds = sum_r.seconds.max(rcv.seconds);
+                lost += l;
+                jit += j;
+            }
+            if idx.len() > 1 {
+                let tag = if self.bidir() { self.tag(idx[0]) } else { "" };
+                let label = format!("[SUM]{tag}");
+                self.summary_lines(&mut o, &label, &sum_s, &sum_r, jit / idx.len() as f64, lost);
+            }
+        }
+        let c = &self.cpu_local;
+        let r = self.remote.as_ref();
+        let local_sends = self.streams.iter().any(|s| s.sending);
+        let (lr, rr) = if self.bidir() || local_sends {
+            ("sender", "receiver")
+        } else {
+            ("receiver", "sender")
+        };
+        let _ = writeln!(
+            o,
+            "CPU Utilization: local/{lr} {:.1}% ({:.1}%u/{:.1}%s), remote/{rr} {:.1}% ({:.1}%u/{:.1}%s)",
+            c.total_percent,
+            c.user_percent,
+            c.system_percent,
+            r.map_or(0.0, |r| r.cpu_util_total),
+            r.map_or(0.0, |r| r.cpu_util_user),
+            r.map_or(0.0, |r| r.cpu_util_system),
+        );
+        o
+    }
+
+    fn summary_lines(
+        &self,
+        o: &mut String,
+        label: &str,
+        snd: &Side,
+        rcv: &Side,
+        jit: f64,
+        lost: i64,
+    ) {
+        if self.udp() {
+            let pk = snd.packets.unwrap_or(0) as i64;
+            let _ = writeln!(
+                o,
+                "{label} {:6.2}-{:<6.2} sec  {}  {}  {:.3} ms  {}/{} ({})  sender",
+                0.0,
+                snd.seconds,
+                fmt_bytes(snd.bytes as f64),
+                fmt_rate(rate(snd.bytes, snd.seconds)),
+                0.0,
+                0,
+                pk,
+                fmt_pct(0, pk)
+            );
+            let _ = writeln!(
+                o,
+                "{label} {:6.2}-{:<6.2} sec  {}  {}  {:.3} ms  {}/{} ({})  receiver",
+                0.0,
+                rcv.seconds,
+                fmt_bytes(rcv.bytes as f64),
+                fmt_rate(rate(rcv.bytes, rcv.seconds)),
+                jit * 1e3,
+                lost,
+                pk,
+                fmt_pct(lost, pk)
+            );
+        } else {
+            let retr = snd
+                .retransmits
+                .map_or_else(|| "    ".to_string(), |r| format!("{r:>4}"));
+            let _ = writeln!(
+                o,
+                "{label} {:6.2}-{:<6.2} sec  {}  {}  {retr}             sender",
+                0.0,
+                snd.seconds,
+                fmt_bytes(snd.bytes as f64),
+                fmt_rate(rate(snd.bytes, snd.seconds)),
+            );
+            let _ = writeln!(
+                o,
+                "{label} {:6.2}-{:<6.2} sec  {}  {}                  receiver",
+                0.0,
+                rcv.seconds,
+                fmt_bytes(rcv.bytes as f64),
+                fmt_rate(rate(rcv.bytes, rcv.seconds)),
+            );
+        }
+    }
+}
+
+fn fmt_pct(lost: i64, total: i64) -> String {
+    let p = pct(lost, total);
+    if p == 0.0 {
+        "0%".into()
+    } else if p < 0.1 {
+        format!("{p:.2e}%")
+    } else {
+        format!("{p:.2}%")
+    }
+}
+
+/// iperf3's adaptive number: 4 characters, 2, 1 or 0 decimals.
+fn fmt_num(v: f64) -> String {
+    if v < 9.995 {
+        format!("{v:4.2}")
+    } else if v < 99.95 {
+        format!("{v:4.1}")
+    } else {
+        format!("{v:4.0}")
+    }
+}
+
+/// Bytes the way iperf3 prints them: 1024-based, `GBytes`.
+fn fmt_bytes(b: f64) -> String {
+    const K: f64 = 1024.0;
+    let (v, u) = if b >= K * K * K {
+        (b / (K * K * K), "GBytes")
+    } else if b >= K * K {
+        (b / (K * K), "MBytes")
+    } else if b >= K {
+        (b / K, "KBytes")
+    } else {
+        (b, "Bytes")
+    };
+    format!("{} {u}", fmt_num(v))
+}
+
+/// Bits per second the way iperf3 prints them: 1000-based, `Gbits/sec`.
+fn fmt_rate(bps: f64) -> String {
+    let (v, u) = if bps >= 1e9 {
+        (bps / 1e9, "Gbits")
+    } else if bps >= 1e6 {
+        (bps / 1e6, "Mbits")
+    } else if bps >= 1e3 {
+        (bps / 1e3, "Kbits")
+    } else {
+        (bps, "bits")
+    };
+    format!("{} {u}/sec", fmt_num(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_print_like_iperf3() {
+        assert_eq!(fmt_bytes(1.82 * 1024.0 * 1024.0 * 1024.0), "1.82 GBytes");
+        assert_eq!(fmt_bytes(18.2 * 1024.0 * 1024.0 * 1024.0), "18.2 GBytes");
+        assert_eq!(fmt_rate(15.6e9), "15.6 Gbits/sec");
+        assert_eq!(fmt_rate(941.0e6), " 941 Mbits/sec");
+    }
+}
