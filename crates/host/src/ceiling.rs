@@ -218,6 +218,7 @@ mod tests {
 
     #[test]
     fn an_unknown_ceiling_never_flags() {
+        use crate::chain::{check_ceiling, DeviceChain};
         use iomark_model::device::{DeviceReport, TargetKind};
         let chain = DeviceChain::from(DeviceReport {
             path: "/dev/zram0".into(),

@@ -161,7 +161,9 @@ fn mounted_loop_device_is_found_by_devno_also_through_a_symlink() {
     });
     let users = iomark_host::users_of(dev);
     assert!(
-        users.iter().any(|u| u.contains(&format!("mounted on {}", mp.display()))),
+        users
+            .iter()
+            .any(|u| u.contains(&format!("mounted on {}", mp.display()))),
         "{users:?}"
     );
     let image = std::fs::metadata(&rig.image).unwrap();
@@ -170,7 +172,9 @@ fn mounted_loop_device_is_found_by_devno_also_through_a_symlink() {
         ino: image.ino(),
     });
     assert!(
-        users.iter().any(|u| u.contains("loop device over the same file")),
+        users
+            .iter()
+            .any(|u| u.contains("loop device over the same file")),
         "{users:?}"
     );
     let link = rig.dir.path().join("alias");
