@@ -11,7 +11,7 @@ pub enum Exit {
     Regression,
     /// Bad input, refused, or failed.
     Error,
-    /// Stopped by Ctrl-C.
+    /// Stopped by Ctrl-C, SIGTERM or SIGHUP (all three raise the same flag).
     Interrupted,
 }
 

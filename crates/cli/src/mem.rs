@@ -43,7 +43,8 @@ enum MemCommand {
 /// Flags every kernel takes.
 #[derive(Debug, Args)]
 struct CommonArgs {
-    /// Worker threads (default: the CPUs this process may use).
+    /// Worker threads (default: the CPUs this process may use; at most 64
+    /// per CPU and 4096 in all).
     #[arg(long, value_name = "N", help_heading = "Workload")]
     threads: Option<u32>,
 
@@ -203,7 +204,8 @@ fn invalid(msg: impl std::fmt::Display) -> anyhow::Error {
 fn common_options(c: CommonArgs, kernel: MemKernelSpec) -> anyhow::Result<MemOptions> {
     let threads = match c.threads {
         Some(0) => bail!("--threads must be at least 1"),
-        Some(t) if t > 4096 => bail!("--threads {t} is more than 4096; use at most the CPU count"),
+        // The upper bound (64 per CPU, at most 4096) is the mem crate's,
+        // checked with the memory before anything is allocated.
         Some(t) => t,
         None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
     };
@@ -337,8 +339,29 @@ impl TryFrom<HimenoArgs> for MemOptions {
     }
 }
 
+/// The disk engine's SIGBUS handling, watching the mem crate's file regions
+/// too: a backing file truncated by another process is then an error, not a
+/// silent death by SIGBUS.
+#[derive(Debug)]
+struct BusWatch(iomark_disk::engine::sigbus::Watch);
+
+impl iomark_mem::region::ShrinkWatch for BusWatch {
+    fn shrank(&self) -> bool {
+        self.0.shrank()
+    }
+}
+
+fn watch_file(
+    start: usize,
+    len: usize,
+) -> std::io::Result<Box<dyn iomark_mem::region::ShrinkWatch>> {
+    let watch = iomark_disk::engine::sigbus::Watch::new(start, len)?;
+    Ok(Box::new(BusWatch(watch)))
+}
+
 /// Run `iomark mem ...`.
 pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
+    iomark_mem::region::watch_file_mappings(watch_file);
     let options = match args.command {
         MemCommand::Stream(a) => MemOptions::try_from(a)?,
         MemCommand::Stencil(a) => MemOptions::try_from(a)?,

@@ -1,6 +1,11 @@
 //! Ctrl-C: the first SIGINT (or SIGTERM, SIGHUP) raises a flag that the
 //! runner polls, so a job stops, its figures so far are printed and kept,
 //! and the test file is removed on the normal way out.
+//!
+//! A handler can only raise the flag, not wake a waiting thread, so every
+//! wait in the runners (the disk start gate, STREAM's barrier, the wait for a
+//! limited mem child, which is passed the stop as SIGINT) also looks at the
+//! flag every 50 ms or so.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};

@@ -1,7 +1,7 @@
 //! The runner: fio's `td_io_*` role. It owns time, counts and depth.
 //!
 //! Each of the job's `numjobs` threads builds its own engine and a pool of
-//! `iodepth` units, waits at a barrier so all start together, then keeps the
+//! `iodepth` units, waits at a start gate so all start together, then keeps the
 //! pool busy: issue every free unit, submitting each (or each batch of
 //! `iodepth_batch`) at once, wait for at least one completion, account each
 //! completion, reissue.
@@ -19,9 +19,14 @@
 //! jobs neither are completions after the deadline. Every figure is merged
 //! over threads at the end (fio's `group_reporting`), and per-interval
 //! samples are kept separately from the totals.
+//!
+//! Threads: a thread the kernel refuses (a pids cgroup limit, EAGAIN) ends
+//! the job with an error naming the fix; the threads already started are
+//! released from the start gate and joined. Nothing waits without also
+//! watching `stop`, so SIGTERM and SIGHUP end a job as Ctrl-C does.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use iomark_model::disk::{CpuUsage, DirectionResult, DiskJobResult, DiskJobSpec, IntervalSample};
@@ -128,19 +133,38 @@ pub fn run_job(
     };
     let threads = spec.numjobs.max(1) as usize;
     let counters: Vec<PaddedCounter> = (0..threads).map(|_| PaddedCounter::default()).collect();
-    let barrier = Barrier::new(threads + 1);
+    let gate = StartGate::new(threads + 1);
     let thread_stop = AtomicBool::new(false);
 
     let outcome = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|idx| {
-                let (plan, setup) = (&plan, &setup);
-                let (barrier, counter) = (&barrier, &counters[idx]);
-                let thread_stop = &thread_stop;
-                s.spawn(move || worker(idx, plan, setup, barrier, counter, stop, thread_stop))
-            })
-            .collect();
-        barrier.wait();
+        let mut handles = Vec::with_capacity(threads);
+        for (idx, counter) in counters.iter().enumerate() {
+            let (plan, setup, gate) = (&plan, &setup, &gate);
+            let thread_stop = &thread_stop;
+            let spawned = std::thread::Builder::new()
+                .name(format!("iomark-job-{idx}"))
+                .spawn_scoped(s, move || {
+                    worker(idx, plan, setup, gate, counter, stop, thread_stop)
+                });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    // The scope joins the threads already started once
+                    // they leave the gate.
+                    thread_stop.store(true, Ordering::Relaxed);
+                    gate.call_off();
+                    return Err(DiskError::Io {
+                        errno: e.raw_os_error().unwrap_or(0),
+                        message: format!(
+                            "cannot start thread {} of {threads}: {e}: \
+                             lower --numjobs or raise the pids limit",
+                            idx + 1
+                        ),
+                    });
+                }
+            }
+        }
+        gate.arrive(stop);
         let start = Instant::now();
         let total = plan.runtime.map(|r| r + plan.ramp);
         let bytes_total = plan.bytes_per_thread.map(|b| b * threads as u64);
@@ -168,10 +192,10 @@ pub fn run_job(
             .into_iter()
             .map(|h| h.join().unwrap_or(Err(DiskError::WorkerPanicked)))
             .collect();
-        (results, cpu_end.since(&cpu_start))
+        Ok((results, cpu_end.since(&cpu_start)))
     });
 
-    let (results, cpu) = outcome;
+    let (results, cpu) = outcome?;
     let mut merged = ThreadStats::new(&plan);
     for r in results {
         merged.merge(r?);
@@ -482,21 +506,104 @@ impl ThreadStats {
     }
 }
 
+/// Where a job's threads wait for each other, so all start together. Unlike
+/// `std::sync::Barrier` it can be called off, for a party that will never
+/// come (a thread the kernel refused), and it opens when `stop` is raised.
+#[derive(Debug)]
+struct StartGate {
+    parties: usize,
+    state: Mutex<GateState>,
+    opened: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct GateState {
+    arrived: usize,
+    open: bool,
+    called_off: bool,
+}
+
+/// How often a waiting thread looks at `stop`: the signal handler only
+/// raises a flag, it cannot wake a condition variable.
+const STOP_POLL: Duration = Duration::from_millis(50);
+
+impl StartGate {
+    fn new(parties: usize) -> Self {
+        StartGate {
+            parties,
+            state: Mutex::new(GateState::default()),
+            opened: Condvar::new(),
+        }
+    }
+
+    /// Wait until every party arrived (true), or until the gate was called
+    /// off or `stop` raised (false).
+    fn arrive(&self, stop: &AtomicBool) -> bool {
+        // A poisoned lock only means a thread panicked while holding it; the
+        // counts stay meaningful.
+        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        st.arrived += 1;
+        if st.arrived >= self.parties {
+            st.open = true;
+            self.opened.notify_all();
+        }
+        loop {
+            if st.called_off {
+                return false;
+            }
+            if st.open {
+                return true;
+            }
+            if stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            st = self
+                .opened
+                .wait_timeout(st, STOP_POLL)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Release every waiting party without starting.
+    fn call_off(&self) {
+        let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        st.called_off = true;
+        self.opened.notify_all();
+    }
+}
+
 /// One thread of a job.
 fn worker(
     thread: usize,
     plan: &Plan,
     setup: &EngineSetup,
-    barrier: &Barrier,
+    gate: &StartGate,
     counter: &PaddedCounter,
     stop: &AtomicBool,
     thread_stop: &AtomicBool,
 ) -> Result<ThreadStats, DiskError> {
+    /// Calls the start off if this thread panics before reaching the gate.
+    struct Absent<'a>(Option<&'a StartGate>);
+    impl Drop for Absent<'_> {
+        fn drop(&mut self) {
+            if let Some(gate) = self.0 {
+                gate.call_off();
+            }
+        }
+    }
+    let mut absent = Absent(Some(gate));
     let prepared = prepare(thread, plan, setup);
-    // Every thread reaches the barrier, even one that failed to prepare,
-    // so the others are not left waiting for it.
-    barrier.wait();
+    // Every thread reaches the gate, even one that failed to prepare, so
+    // the others are not left waiting for it.
+    absent.0 = None;
+    let go = gate.arrive(stop);
     let (mut engine, units) = prepared?;
+    if !go {
+        // Called off (the job fails) or stopped before the start: nothing
+        // was measured.
+        return Ok(ThreadStats::new(plan));
+    }
     let result = drive(
         thread,
         plan,
@@ -730,6 +837,29 @@ mod tests {
             runtime: None,
             bytes_per_thread: None,
         }
+    }
+
+    #[test]
+    fn the_start_gate_waits_for_all_and_never_for_one_that_is_not_coming() {
+        let stop = AtomicBool::new(false);
+        let gate = StartGate::new(2);
+        std::thread::scope(|s| {
+            let h = s.spawn(|| gate.arrive(&stop));
+            assert!(gate.arrive(&stop));
+            assert!(h.join().unwrap());
+        });
+        // A party the kernel refused: the others are released.
+        let gate = StartGate::new(3);
+        std::thread::scope(|s| {
+            let h = s.spawn(|| gate.arrive(&stop));
+            std::thread::sleep(Duration::from_millis(20));
+            gate.call_off();
+            assert!(!h.join().unwrap());
+        });
+        // A stop signal releases a wait without starting.
+        let t = Instant::now();
+        assert!(!StartGate::new(2).arrive(&AtomicBool::new(true)));
+        assert!(t.elapsed() < Duration::from_secs(5));
     }
 
     #[test]

@@ -85,4 +85,49 @@ pub enum MemError {
     /// A job parameter is out of range.
     #[error("{0}")]
     BadSpec(String),
+    /// The kernel refused a thread (a pids cgroup limit, or out of memory).
+    #[error(
+        "cannot start thread {index} of {total}: {reason}: lower --threads or raise the pids limit"
+    )]
+    ThreadStart {
+        /// The thread, counted from 1.
+        index: usize,
+        /// Threads asked for.
+        total: usize,
+        /// The system's answer; not a `source`, which the message already
+        /// holds (an error chain would print it twice).
+        reason: io::Error,
+    },
+    /// More threads than [`crate::threads::max_threads`].
+    #[error("--threads {asked} is more than {max}, the most this machine allows ({per_cpu} per CPU, at most {cap}): use at most {max}")]
+    TooManyThreads {
+        /// Threads asked for.
+        asked: u32,
+        /// The bound here.
+        max: u32,
+        /// Threads allowed per CPU.
+        per_cpu: u32,
+        /// The bound whatever the CPUs.
+        cap: u32,
+    },
+    /// The arrays need more memory than the machine has available.
+    #[error("the arrays need {need} of memory but {available} is available ({what}): use a smaller {flag}{hint}")]
+    TooBig {
+        /// What the arrays need, as text (it may exceed any byte count).
+        need: String,
+        /// What is available, as text.
+        available: String,
+        /// Where the figure comes from.
+        what: String,
+        /// The flag that sets the size.
+        flag: &'static str,
+        /// Another way out, prefixed with " or ".
+        hint: &'static str,
+    },
+    /// The backing file was truncated while it was mapped.
+    #[error("the file shrank under the mapping: {} was truncated by another process while it was mapped, so the run's data is void (keep other programs off the backing file)", path.display())]
+    FileShrank {
+        /// The backing file.
+        path: PathBuf,
+    },
 }

@@ -23,7 +23,7 @@ use iomark_model::mem::{HimenoGrid, HimenoLength, HimenoResult, HimenoSpec, Vali
 use iomark_model::units::{Bytes, Nanos};
 
 use crate::region::Region;
-use crate::split;
+use crate::{split, threads, MemError};
 
 /// Relaxation factor.
 const OMEGA: f32 = 0.8;
@@ -124,14 +124,15 @@ struct Coeffs<'a> {
 }
 
 /// Run Himeno on the region's 14 arrays (made from [`sizes`]). Returns the
-/// figures and the wall time of all sweeps, rehearsal included, or `None`
-/// when `stop` was raised (checked before each sweep).
+/// figures and the wall time of all sweeps, rehearsal included, `None` when
+/// `stop` was raised (checked before each sweep), or an error when a thread
+/// cannot be started.
 pub fn run(
     spec: &HimenoSpec,
     threads: usize,
     region: &mut Region,
     stop: &AtomicBool,
-) -> Option<(HimenoResult, Nanos)> {
+) -> Result<Option<(HimenoResult, Nanos)>, MemError> {
     let g = &spec.grid;
     let d = Dims {
         i: g.i as usize,
@@ -140,7 +141,7 @@ pub fn run(
     };
     let mut arrays = region.arrays::<f32>();
     let t = Instant::now();
-    init(&mut arrays, d, threads);
+    init(&mut arrays, d, threads)?;
     let init_time = Nanos::from_duration(t.elapsed());
 
     let (p, rest) = arrays.split_first_mut().expect("14 arrays");
@@ -161,14 +162,18 @@ pub fn run(
         HimenoLength::Iterations(nn) => (0, nn),
         HimenoLength::Target(target) => {
             let t = Instant::now();
-            jacobi(3, p, wrk2, &co, d, threads, stop)?;
+            if jacobi(3, p, wrk2, &co, d, threads, stop)?.is_none() {
+                return Ok(None);
+            }
             let per = t.elapsed().as_secs_f64() / 3.0;
             let nn = (target.as_secs_f64() / per.max(1e-9)) as u32;
             (3, nn.max(1))
         }
     };
     let t = Instant::now();
-    let gosa = jacobi(nn, p, wrk2, &co, d, threads, stop)?;
+    let Some(gosa) = jacobi(nn, p, wrk2, &co, d, threads, stop)? else {
+        return Ok(None);
+    };
     let elapsed = Nanos::from_duration(t.elapsed());
     let execution = Nanos::from_duration(start.elapsed());
 
@@ -189,7 +194,7 @@ pub fn run(
         gosa_reference,
         validation,
     };
-    Some((result, execution))
+    Ok(Some((result, execution)))
 }
 
 fn validate(gosa: f64, reference: Option<f64>, length: &HimenoLength) -> Validation {
@@ -219,7 +224,7 @@ fn validate(gosa: f64, reference: Option<f64>, length: &HimenoLength) -> Validat
 }
 
 /// Initial values, each thread writing the i-planes it will work on.
-fn init(arrays: &mut [&mut [f32]], d: Dims, threads: usize) {
+fn init(arrays: &mut [&mut [f32]], d: Dims, threads: usize) -> Result<(), MemError> {
     let plane = d.j * d.k;
     let ranges = split::ranges(d.i, threads);
     let denom = ((d.i - 1) * (d.i - 1)) as f32;
@@ -250,9 +255,11 @@ fn init(arrays: &mut [&mut [f32]], d: Dims, threads: usize) {
         0.0,
         0.0,
     ];
+    let total = ranges.len();
     std::thread::scope(|s| {
-        for (pieces, planes) in per_thread.into_iter().zip(ranges.iter().cloned()) {
-            s.spawn(move || {
+        let parts = per_thread.into_iter().zip(ranges.iter().cloned());
+        for (index, (pieces, planes)) in parts.enumerate() {
+            threads::spawn(s, index, total, move || {
                 for (n, piece) in pieces.into_iter().enumerate() {
                     if n == 0 {
                         for (pi, i) in planes.clone().enumerate() {
@@ -263,9 +270,10 @@ fn init(arrays: &mut [&mut [f32]], d: Dims, threads: usize) {
                         piece.fill(FILL[n]);
                     }
                 }
-            });
+            })?;
         }
-    });
+        Ok(())
+    })
 }
 
 /// `nn` sweeps; returns gosa of the last one, or `None` when stopped.
@@ -277,16 +285,17 @@ fn jacobi(
     d: Dims,
     threads: usize,
     stop: &AtomicBool,
-) -> Option<f64> {
+) -> Result<Option<f64>, MemError> {
     let plane = d.j * d.k;
     let ranges: Vec<_> = split::ranges(d.i - 2, threads)
         .into_iter()
         .map(|r| r.start + 1..r.end + 1)
         .collect();
+    let total = ranges.len();
     let mut gosa = 0.0;
     for _ in 0..nn {
         if stop.load(Ordering::Relaxed) {
-            return None;
+            return Ok(None);
         }
         // Sweep: read p everywhere, write this thread's planes of wrk2.
         let blocks = split::split_mut(wrk2, &ranges, plane);
@@ -301,15 +310,20 @@ fn jacobi(
             std::thread::scope(|s| {
                 let mut parts = blocks.into_iter().zip(ranges.iter().cloned());
                 let first = parts.next().expect("at least one thread");
-                let handles: Vec<_> = parts
-                    .map(|(w, r)| s.spawn(move || sweep_planes(p_read, w, co, d, r)))
-                    .collect();
+                let handles = parts
+                    .enumerate()
+                    .map(|(index, (w, r))| {
+                        threads::spawn(s, index + 1, total, move || {
+                            sweep_planes(p_read, w, co, d, r)
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
                 let mut sum = sweep_planes(p_read, first.0, co, d, first.1);
                 for h in handles {
                     sum += h.join().expect("sweep thread panicked");
                 }
-                sum
-            })
+                Ok::<_, MemError>(sum)
+            })?
         };
         // Copy the interior of wrk2 into p, plane by plane, same split.
         let p_blocks = split::split_mut(p, &ranges, plane);
@@ -330,14 +344,15 @@ fn jacobi(
             std::thread::scope(|s| {
                 let mut parts = p_blocks.into_iter().zip(w_blocks);
                 let first = parts.next().expect("at least one thread");
-                for (pb, wb) in parts {
-                    s.spawn(move || copy(pb, wb));
+                for (index, (pb, wb)) in parts.enumerate() {
+                    threads::spawn(s, index + 1, total, move || copy(pb, wb))?;
                 }
                 copy(first.0, first.1);
-            });
+                Ok::<_, MemError>(())
+            })?;
         }
     }
-    Some(gosa)
+    Ok(Some(gosa))
 }
 
 /// The Jacobi update of planes `planes` (global i indices) into `w2`, which
@@ -439,6 +454,7 @@ mod tests {
         };
         let mut region = Region::new(&Backing::Heap, Advice::Normal, &sizes(&spec)).unwrap();
         run(&spec, threads, &mut region, &AtomicBool::new(false))
+            .unwrap()
             .unwrap()
             .0
     }

@@ -24,8 +24,8 @@ use iomark_model::units::Bytes;
 use iomark_model::{Warning, WarningKind};
 
 use crate::cgroup::{self, MemCgroup};
-use crate::region::Region;
-use crate::{himeno, stencil, stream, sys, MemError};
+use crate::region::{Region, ARRAY_PAD};
+use crate::{himeno, stencil, stream, sys, threads, MemError};
 
 /// Environment variable carrying the job (JSON) to the limited child.
 pub const CHILD_JOB_ENV: &str = "IOMARK_MEM_CHILD_JOB";
@@ -52,25 +52,118 @@ pub fn data_bytes(kernel: &MemKernelSpec) -> Bytes {
     Bytes(array_sizes(kernel).iter().map(|&s| s as u64).sum())
 }
 
+/// Bytes of a kernel's arrays with their alignment padding, computed so that
+/// no size can overflow (a `--size` of 10^18 elements is a number, not an
+/// allocation).
+fn data_bytes_wide(kernel: &MemKernelSpec) -> u128 {
+    let product = |factors: &[u64]| {
+        factors
+            .iter()
+            .fold(1u128, |p, &f| p.saturating_mul(u128::from(f)))
+    };
+    let (arrays, bytes_each): (u128, u128) = match kernel {
+        MemKernelSpec::Stream(s) => (3, product(&[s.array_len, 8])),
+        MemKernelSpec::Stencil(s) => (2, product(&[s.n, s.n, 8])),
+        MemKernelSpec::Himeno(s) => (14, product(&[s.grid.i, s.grid.j, s.grid.k, 4])),
+    };
+    let padding = 4096 + arrays * ARRAY_PAD as u128;
+    arrays.saturating_mul(bytes_each.saturating_add(padding))
+}
+
+/// The most one job maps: half of x86-64's 128 TiB of user address space.
+const MAX_MAPPING: u128 = 64 << 40;
+
+fn bytes_text(b: u128) -> String {
+    match u64::try_from(b) {
+        Ok(b) => Bytes(b).to_string(),
+        Err(_) if b == u128::MAX => "more bytes than can be counted".into(),
+        Err(_) => format!("{b} B"),
+    }
+}
+
+/// Refuse, before anything is allocated, a job this machine cannot run: more
+/// threads than [`threads::max_threads`], arrays beyond what one mapping can
+/// hold, or heap arrays (the job's, or the `relative` baseline's) larger
+/// than the memory available (`MemAvailable` plus free swap).
+pub fn check_limits(spec: &MemJobSpec, relative: bool) -> Result<(), MemError> {
+    let (need, flag) = check_shape(spec)?;
+    let on_heap = spec.backing == Backing::Heap || relative;
+    if let (true, Some(avail)) = (on_heap, sys::mem_available()) {
+        let swap = sys::host().swap;
+        let swap_free = swap.total.get().saturating_sub(swap.used.get());
+        let available = u128::from(avail.get()) + u128::from(swap_free);
+        if need > available {
+            let hint = if spec.backing == Backing::Heap {
+                " or --backing mmap:DIR"
+            } else {
+                " or drop --relative, whose baseline runs on the heap"
+            };
+            return Err(MemError::TooBig {
+                need: bytes_text(need),
+                available: bytes_text(available),
+                what: format!("MemAvailable {avail} + free swap {}", Bytes(swap_free)),
+                flag,
+                hint,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The bounds that need no look at the machine's memory: threads, and the
+/// size of one mapping. Returns the bytes needed and the size flag.
+fn check_shape(spec: &MemJobSpec) -> Result<(u128, &'static str), MemError> {
+    let max = threads::max_threads();
+    if spec.threads > max {
+        return Err(MemError::TooManyThreads {
+            asked: spec.threads,
+            max,
+            per_cpu: threads::THREADS_PER_CPU,
+            cap: threads::MAX_THREADS,
+        });
+    }
+    let flag = match &spec.kernel {
+        MemKernelSpec::Stream(_) => "--size",
+        MemKernelSpec::Stencil(_) => "--n",
+        MemKernelSpec::Himeno(_) => "--grid",
+    };
+    let need = data_bytes_wide(&spec.kernel);
+    if need > MAX_MAPPING {
+        return Err(MemError::TooBig {
+            need: bytes_text(need),
+            available: bytes_text(MAX_MAPPING),
+            what: "the most iomark maps for one job".into(),
+            flag,
+            hint: "",
+        });
+    }
+    Ok((need, flag))
+}
+
 /// Run the kernel here, without a limit. The backing file, if any, is
 /// created and removed inside. `stop` (raised by a signal handler) ends the
 /// run between passes or sweeps with [`MemOutcome::Interrupted`].
 pub fn run_in_process(spec: &MemJobSpec, stop: &AtomicBool) -> Result<MemOutcome, MemError> {
+    // The memory check is the caller's: in a limited child the cgroup, not
+    // the machine, bounds what the arrays may use.
+    check_shape(spec)?;
     let threads = spec.threads.max(1) as usize;
     let mut region = Region::new(&spec.backing, spec.advice, &array_sizes(&spec.kernel))?;
-    let done =
-        match &spec.kernel {
-            MemKernelSpec::Stream(s) => stream::run(s, threads, &mut region, stop)
-                .map(|(r, e)| (KernelResult::Stream(r), e)),
-            MemKernelSpec::Stencil(s) => stencil::run(s, threads, &mut region, stop)
-                .map(|(r, e)| (KernelResult::Stencil(r), e)),
-            MemKernelSpec::Himeno(s) => himeno::run(s, threads, &mut region, stop)
-                .map(|(r, e)| (KernelResult::Himeno(r), e)),
-        };
-    let Some((result, execution)) = done else {
+    let done = match &spec.kernel {
+        MemKernelSpec::Stream(s) => stream::run(s, threads, &mut region, stop)
+            .map(|o| o.map(|(r, e)| (KernelResult::Stream(r), e))),
+        MemKernelSpec::Stencil(s) => stencil::run(s, threads, &mut region, stop)
+            .map(|o| o.map(|(r, e)| (KernelResult::Stencil(r), e))),
+        MemKernelSpec::Himeno(s) => himeno::run(s, threads, &mut region, stop)
+            .map(|o| o.map(|(r, e)| (KernelResult::Himeno(r), e))),
+    };
+    // A file that shrank explains any other failure and voids any result.
+    region.shrank()?;
+    let Some((result, execution)) = done? else {
         return Ok(MemOutcome::Interrupted);
     };
     let msync = region.sync()?;
+    region.shrank()?;
     Ok(MemOutcome::Completed {
         result,
         execution,
@@ -113,12 +206,15 @@ impl Drop for Leftover {
 }
 
 /// Run the job in `child` (a command that ends up in [`serve_child`]) inside
-/// a memory cgroup of `limit` bytes.
+/// a memory cgroup of `limit` bytes. `stop` raised here (SIGTERM or SIGHUP
+/// reach only this process) is passed on to the child as SIGINT, so it
+/// stops as it would on Ctrl-C.
 pub fn run_limited(
     spec: &MemJobSpec,
     limit: Bytes,
     host: &MemHost,
     mut child: Command,
+    stop: &AtomicBool,
 ) -> Result<(MemOutcome, iomark_model::mem::CgroupUsage), MemError> {
     let _leftover = Leftover(match &spec.backing {
         Backing::Mmap { path } => Some(PathBuf::from(path)),
@@ -126,17 +222,18 @@ pub fn run_limited(
     });
     let group = MemCgroup::create(limit)?;
     let job = serde_json::to_string(spec).expect("specs serialise");
-    let output = child
+    let started = child
         .env(CHILD_JOB_ENV, job)
         .env(CHILD_CGROUP_ENV, group.procs_path())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .output()
+        .spawn()
         .map_err(|source| MemError::Child {
             what: "start",
             source,
         })?;
+    let output = watch_child(started, stop)?;
     let usage = group.usage();
     let stdout = String::from_utf8_lossy(&output.stdout);
     if let Some(line) = stdout.lines().rev().find(|l| l.starts_with('{')) {
@@ -145,6 +242,12 @@ pub fn run_limited(
         }
     }
     use std::os::unix::process::ExitStatusExt;
+    // A stop passed on before the child installed its handlers ends it.
+    if output.status.signal() == Some(libc_sigint())
+        && stop.load(std::sync::atomic::Ordering::Relaxed)
+    {
+        return Ok((MemOutcome::Interrupted, usage));
+    }
     if output.status.signal() == Some(9) && usage.oom_kills > 0 {
         let message = if host.swap.total.get() == 0 {
             OOM_NO_SWAP
@@ -170,6 +273,85 @@ pub fn run_limited(
                 tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
             )
         },
+    })
+}
+
+fn libc_sigint() -> i32 {
+    rustix::process::Signal::INT.as_raw()
+}
+
+/// Wait for the limited child, reading its output, and pass `stop` on to
+/// it. Never returns before the child has ended.
+fn watch_child(
+    mut proc: std::process::Child,
+    stop: &AtomicBool,
+) -> Result<std::process::Output, MemError> {
+    enum Pipe {
+        Out(std::process::ChildStdout),
+        Err(std::process::ChildStderr),
+    }
+    fn drain(pipe: Option<Pipe>) -> Vec<u8> {
+        use std::io::Read;
+        let mut buf = Vec::new();
+        let _ = match pipe {
+            Some(Pipe::Out(mut p)) => p.read_to_end(&mut buf),
+            Some(Pipe::Err(mut p)) => p.read_to_end(&mut buf),
+            None => Ok(0),
+        };
+        buf
+    }
+    let (out, err) = (proc.stdout.take(), proc.stderr.take());
+    let pid = rustix::process::Pid::from_raw(proc.id() as i32);
+    std::thread::scope(|s| {
+        // The pipes are read while the child runs, so a chatty child never
+        // blocks on a full pipe.
+        let reader = |pipe, name: &str| {
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn_scoped(s, move || drain(pipe))
+                .map_err(|source| MemError::Child {
+                    what: "start a thread to read its output",
+                    source,
+                })
+        };
+        let readers = reader(out.map(Pipe::Out), "iomark-child-out")
+            .and_then(|o| reader(err.map(Pipe::Err), "iomark-child-err").map(|e| (o, e)));
+        let (out, err) = match readers {
+            Ok(r) => r,
+            Err(e) => {
+                // Ending the child closes its pipes, which ends any reader.
+                let _ = proc.kill();
+                let _ = proc.wait();
+                return Err(e);
+            }
+        };
+        let mut passed_on = false;
+        let status = loop {
+            match proc.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) => {}
+                Err(source) => {
+                    let _ = proc.kill();
+                    let _ = proc.wait();
+                    return Err(MemError::Child {
+                        what: "wait",
+                        source,
+                    });
+                }
+            }
+            if !passed_on && stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Some(pid) = pid {
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+                }
+                passed_on = true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        Ok(std::process::Output {
+            status,
+            stdout: out.join().unwrap_or_default(),
+            stderr: err.join().unwrap_or_default(),
+        })
     })
 }
 
@@ -222,6 +404,7 @@ pub fn run(
     stop: &AtomicBool,
     child: impl FnOnce() -> Command,
 ) -> Result<MemRun, MemError> {
+    check_limits(spec, relative)?;
     if spec.mem_limit.is_some() {
         cgroup::available()?;
     }
@@ -245,7 +428,7 @@ pub fn run(
     let (outcome, cgroup) = match spec.mem_limit {
         _ if stop.load(std::sync::atomic::Ordering::Relaxed) => (MemOutcome::Interrupted, None),
         Some(limit) => {
-            let (o, u) = run_limited(spec, limit, &host, child())?;
+            let (o, u) = run_limited(spec, limit, &host, child(), stop)?;
             (o, Some(Box::new(u)))
         }
         None => (run_in_process(spec, stop)?, None),
@@ -271,4 +454,42 @@ pub fn run(
         baseline,
         warnings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomark_model::mem::{Advice, HimenoGrid, HimenoLength, HimenoSpec, StreamSpec};
+
+    fn spec(kernel: MemKernelSpec, threads: u32) -> MemJobSpec {
+        MemJobSpec {
+            kernel,
+            threads,
+            backing: Backing::Heap,
+            advice: Advice::Normal,
+            mem_limit: None,
+        }
+    }
+
+    #[test]
+    fn limits_refuse_absurd_jobs_without_overflowing() {
+        let small = MemKernelSpec::Stream(StreamSpec {
+            array_len: 1000,
+            ntimes: 2,
+        });
+        assert!(check_limits(&spec(small.clone(), 1), false).is_ok());
+        let many = check_limits(&spec(small, threads::MAX_THREADS + 1), false);
+        assert!(matches!(many, Err(MemError::TooManyThreads { .. })));
+        let huge = MemKernelSpec::Himeno(HimenoSpec {
+            grid: HimenoGrid {
+                name: None,
+                i: u64::MAX,
+                j: u64::MAX,
+                k: u64::MAX,
+            },
+            length: HimenoLength::Iterations(1),
+        });
+        let err = check_limits(&spec(huge, 1), false).unwrap_err().to_string();
+        assert!(err.contains("use a smaller --grid"), "{err}");
+    }
 }

@@ -37,5 +37,6 @@ mod split;
 pub mod stencil;
 pub mod stream;
 pub mod sys;
+pub mod threads;
 
 pub use error::MemError;

@@ -8,12 +8,19 @@
 //! file (`fallocate`) so a full disk fails here, not as SIGBUS mid-run, and
 //! removes it when the region is dropped, on success, error or panic.
 //!
+//! A file mapping can still fault if another process truncates the file
+//! while it is mapped (SIGBUS, which kills the process silently). This
+//! crate has no signal handling of its own: the program plugs a watcher in
+//! with [`watch_file_mappings`], and a region whose file shrank is reported
+//! by [`Region::shrank`] as [`MemError::FileShrank`].
+//!
 //! Array `n` starts on a page boundary plus `n x` [`ARRAY_PAD`] bytes: 14
 //! arrays at identical page offsets alias in the caches (the erikarn Himeno
 //! README measured 673 against 1056 MFLOPS for that), so they are staggered.
 
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use iomark_model::mem::{Advice, Backing};
@@ -69,6 +76,26 @@ pub fn resolve_mmap_path(user: &Path) -> Result<PathBuf, MemError> {
     }
 }
 
+/// Watches one file mapping for its file shrinking under it; dropped before
+/// the mapping is unmapped.
+pub trait ShrinkWatch: Send + Sync + std::fmt::Debug {
+    /// Whether an access found a page past the end of the file (and what
+    /// it read or wrote there is void).
+    fn shrank(&self) -> bool;
+}
+
+/// Makes a [`ShrinkWatch`] for the mapping of `len` bytes at address
+/// `start`, or says why it cannot.
+pub type WatchFile = fn(start: usize, len: usize) -> std::io::Result<Box<dyn ShrinkWatch>>;
+
+static WATCH_FILE: OnceLock<WatchFile> = OnceLock::new();
+
+/// Have every later file region watched by `watch` (the program's SIGBUS
+/// handling). The first call wins.
+pub fn watch_file_mappings(watch: WatchFile) {
+    let _ = WATCH_FILE.set(watch);
+}
+
 /// Removes the backing file when dropped.
 #[derive(Debug)]
 struct FileGuard {
@@ -88,6 +115,9 @@ impl Drop for FileGuard {
 /// One mapping holding every array of a kernel.
 #[derive(Debug)]
 pub struct Region {
+    // Declared first: unregistered before the range is unmapped, after
+    // which it may be reused.
+    watch: Option<Box<dyn ShrinkWatch>>,
     // Declared before `file` so the mapping is unmapped before the file is
     // removed.
     map: MmapMut,
@@ -100,6 +130,7 @@ impl Region {
     /// Map arrays of the given byte sizes on `backing`.
     pub fn new(backing: &Backing, advice: Advice, sizes: &[usize]) -> Result<Region, MemError> {
         let (offsets, total) = layout(sizes);
+        let mut watch = None;
         let (map, file) = match backing {
             Backing::Heap => {
                 let map = MmapOptions::new().len(total).map_anon().map_err(|source| {
@@ -122,10 +153,20 @@ impl Region {
                     what: "madvise",
                     source,
                 })?;
+                if let Some(make) = WATCH_FILE.get() {
+                    watch = Some(make(map.as_ptr() as usize, map.len()).map_err(|source| {
+                        MemError::BackingFile {
+                            path: guard.path.clone(),
+                            what: "watch for truncation",
+                            source,
+                        }
+                    })?);
+                }
                 (map, Some(guard))
             }
         };
         Ok(Region {
+            watch,
             map,
             file,
             offsets,
@@ -149,6 +190,17 @@ impl Region {
             at = off + len;
         }
         out
+    }
+
+    /// [`MemError::FileShrank`] when the backing file was truncated under
+    /// the mapping (seen only when a watcher was plugged in).
+    pub fn shrank(&self) -> Result<(), MemError> {
+        match (&self.watch, &self.file) {
+            (Some(w), Some(guard)) if w.shrank() => Err(MemError::FileShrank {
+                path: guard.path.clone(),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// Write a file mapping back (`msync(MS_SYNC)`) and time it; `None` on the

@@ -23,7 +23,7 @@ use iomark_model::mem::{StencilResult, StencilSpec, Validation};
 use iomark_model::units::{Bytes, BytesPerSec, Nanos};
 
 use crate::region::Region;
-use crate::split;
+use crate::{split, threads, MemError};
 
 /// Columns processed per block, so a block of the output row stays in L1
 /// while all k² weights pass over it.
@@ -55,14 +55,15 @@ fn affine(i: usize, j: usize) -> f64 {
 }
 
 /// Run the stencil on the region's two arrays (made from [`sizes`]).
-/// Returns the figures and the wall time of all sweeps, or `None` when
-/// `stop` was raised (checked before each sweep).
+/// Returns the figures and the wall time of all sweeps, `None` when `stop`
+/// was raised (checked before each sweep), or an error when a thread cannot
+/// be started.
 pub fn run(
     spec: &StencilSpec,
     threads: usize,
     region: &mut Region,
     stop: &AtomicBool,
-) -> Option<(StencilResult, Nanos)> {
+) -> Result<Option<(StencilResult, Nanos)>, MemError> {
     let n = spec.n as usize;
     let k = spec.mask as usize;
     let r = (k - 1) / 2;
@@ -73,20 +74,20 @@ pub fn run(
     };
 
     let t = Instant::now();
-    init(&mut x[..], &mut y[..], n, threads, affine);
+    init(&mut x[..], &mut y[..], n, threads, affine)?;
     let init_time = Nanos::from_duration(t.elapsed());
 
     let mut times = Vec::with_capacity(spec.sweeps as usize);
     let start = Instant::now();
     for s in 0..spec.sweeps {
         if stop.load(Ordering::Relaxed) {
-            return None;
+            return Ok(None);
         }
         let t = Instant::now();
         if s % 2 == 0 {
-            sweep(&x[..], &mut y[..], n, k, &w, threads);
+            sweep(&x[..], &mut y[..], n, k, &w, threads)?;
         } else {
-            sweep(&y[..], &mut x[..], n, k, &w, threads);
+            sweep(&y[..], &mut x[..], n, k, &w, threads)?;
         }
         times.push(t.elapsed().as_nanos() as u64);
     }
@@ -120,17 +121,25 @@ pub fn run(
         checksum: checksum(last, n, r),
         validation: check_affine(last, n, spec.sweeps),
     };
-    Some((result, execution))
+    Ok(Some((result, execution)))
 }
 
 /// Fill both arrays with `f`, each thread writing the rows it will own.
-fn init(x: &mut [f64], y: &mut [f64], n: usize, threads: usize, f: fn(usize, usize) -> f64) {
+fn init(
+    x: &mut [f64],
+    y: &mut [f64],
+    n: usize,
+    threads: usize,
+    f: fn(usize, usize) -> f64,
+) -> Result<(), MemError> {
     let ranges = split::ranges(n, threads);
+    let total = ranges.len();
     let xs = split::split_mut(x, &ranges, n);
     let ys = split::split_mut(y, &ranges, n);
     std::thread::scope(|s| {
-        for ((xb, yb), rows) in xs.into_iter().zip(ys).zip(ranges.iter().cloned()) {
-            s.spawn(move || {
+        let parts = xs.into_iter().zip(ys).zip(ranges.iter().cloned());
+        for (index, ((xb, yb), rows)) in parts.enumerate() {
+            threads::spawn(s, index, total, move || {
                 for (ri, i) in rows.enumerate() {
                     let xr = &mut xb[ri * n..(ri + 1) * n];
                     let yr = &mut yb[ri * n..(ri + 1) * n];
@@ -140,14 +149,23 @@ fn init(x: &mut [f64], y: &mut [f64], n: usize, threads: usize, f: fn(usize, usi
                         *yv = v;
                     }
                 }
-            });
+            })?;
         }
-    });
+        Ok(())
+    })
 }
 
 /// One sweep: `dst` interior = mask applied to `src`. The boundary frame of
-/// width r is never written (Dirichlet).
-pub fn sweep(src: &[f64], dst: &mut [f64], n: usize, k: usize, w: &[f64], threads: usize) {
+/// width r is never written (Dirichlet). Fails only when a thread cannot be
+/// started; the threads already started finish their rows first.
+pub fn sweep(
+    src: &[f64],
+    dst: &mut [f64],
+    n: usize,
+    k: usize,
+    w: &[f64],
+    threads: usize,
+) -> Result<(), MemError> {
     let r = (k - 1) / 2;
     let rows = r..n - r;
     let ranges: Vec<_> = split::ranges(rows.len(), threads)
@@ -159,18 +177,22 @@ pub fn sweep(src: &[f64], dst: &mut [f64], n: usize, k: usize, w: &[f64], thread
         for (block, rows) in blocks.into_iter().zip(ranges) {
             sweep_rows(src, block, rows, n, k, w);
         }
-        return;
+        return Ok(());
     }
+    let total = ranges.len();
     std::thread::scope(|s| {
         let mut parts = blocks.into_iter().zip(ranges);
         let first = parts.next();
-        for (block, rows) in parts {
-            s.spawn(move || sweep_rows(src, block, rows, n, k, w));
+        for (index, (block, rows)) in parts.enumerate() {
+            threads::spawn(s, index + 1, total, move || {
+                sweep_rows(src, block, rows, n, k, w)
+            })?;
         }
         if let Some((block, rows)) = first {
             sweep_rows(src, block, rows, n, k, w);
         }
-    });
+        Ok(())
+    })
 }
 
 fn sweep_rows(
@@ -276,14 +298,14 @@ mod tests {
         for (k, n) in [(3, 600), (15, 120)] {
             let w = weights(k);
             let (mut x, mut y) = (vec![0.0; n * n], vec![0.0; n * n]);
-            init(&mut x, &mut y, n, 1, pattern);
+            init(&mut x, &mut y, n, 1, pattern).unwrap();
             let (mut nx, mut ny) = (x.clone(), y.clone());
             for s in 0..3 {
                 if s % 2 == 0 {
-                    sweep(&x, &mut y, n, k, &w, 3);
+                    sweep(&x, &mut y, n, k, &w, 3).unwrap();
                     naive(&nx, &mut ny, n, k, &w);
                 } else {
-                    sweep(&y, &mut x, n, k, &w, 3);
+                    sweep(&y, &mut x, n, k, &w, 3).unwrap();
                     naive(&ny, &mut nx, n, k, &w);
                 }
             }
@@ -308,7 +330,9 @@ mod tests {
         let mut sums = Vec::new();
         for threads in [1, 2] {
             let mut region = Region::new(&Backing::Heap, Advice::Normal, &sizes(&spec)).unwrap();
-            let (r, _) = run(&spec, threads, &mut region, &AtomicBool::new(false)).unwrap();
+            let (r, _) = run(&spec, threads, &mut region, &AtomicBool::new(false))
+                .unwrap()
+                .unwrap();
             assert_eq!(
                 r.validation.outcome,
                 CheckOutcome::Passed,

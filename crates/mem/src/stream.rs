@@ -15,14 +15,14 @@
 //! Copy loop; the other three are plain zipped slice loops that vectorise.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
 use std::time::Instant;
 
 use iomark_model::mem::{StreamKernelResult, StreamOp, StreamResult, StreamSpec, Validation};
 use iomark_model::units::{Bytes, BytesPerSec, Nanos};
 
 use crate::region::Region;
-use crate::split;
+use crate::threads::{self, Barrier, OffOnPanic};
+use crate::{split, MemError};
 
 /// STREAM's scalar.
 const Q: f64 = 3.0;
@@ -36,14 +36,15 @@ pub fn sizes(spec: &StreamSpec) -> Vec<usize> {
 }
 
 /// Run STREAM on the region's three arrays (made from [`sizes`]). Returns
-/// the figures and the wall time of all timed passes, or `None` when `stop`
-/// was raised (checked before each pass).
+/// the figures and the wall time of all timed passes, `None` when `stop`
+/// was raised (checked before each pass, and while a thread waits for the
+/// others), or an error when a thread cannot be started.
 pub fn run(
     spec: &StreamSpec,
     threads: usize,
     region: &mut Region,
     stop: &AtomicBool,
-) -> Option<(StreamResult, Nanos)> {
+) -> Result<Option<(StreamResult, Nanos)>, MemError> {
     let n = spec.array_len as usize;
     let ntimes = spec.ntimes.max(2) as usize;
     let mut arrays = region.arrays::<f64>();
@@ -51,6 +52,7 @@ pub fn run(
         unreachable!("stream::sizes makes three arrays")
     };
     let ranges = split::ranges(n, threads);
+    let threads = ranges.len();
     let (a, b, c) = (
         split::split_mut(a, &ranges, 1),
         split::split_mut(b, &ranges, 1),
@@ -65,12 +67,22 @@ pub fn run(
     let timing = std::thread::scope(|s| {
         let mut parts = a.into_iter().zip(b).zip(c).map(|((a, b), c)| (a, b, c));
         let first = parts.next().expect("at least one thread");
-        for (a, b, c) in parts {
-            s.spawn(move || worker(a, b, c, sync, ntimes, false));
+        for (index, (a, b, c)) in parts.enumerate() {
+            if let Err(e) = threads::spawn(s, index + 1, threads, move || {
+                worker(a, b, c, sync, ntimes, false)
+            }) {
+                // The threads already started leave at the barrier and
+                // the scope joins them.
+                barrier.call_off();
+                return Err(e);
+            }
         }
         let (a, b, c) = first;
-        worker(a, b, c, sync, ntimes, true)
+        Ok(worker(a, b, c, sync, ntimes, true))
     })?;
+    let Some(timing) = timing else {
+        return Ok(None);
+    };
 
     let kernels = StreamOp::ALL
         .iter()
@@ -99,7 +111,7 @@ pub fn run(
         kernels,
         validation,
     };
-    Some((result, timing.execution))
+    Ok(Some((result, timing.execution)))
 }
 
 /// What the threads share to stay in step.
@@ -132,32 +144,34 @@ fn worker(
     leader: bool,
 ) -> Option<Timing> {
     let barrier = sync.barrier;
-    barrier.wait();
+    let _off = OffOnPanic(barrier);
+    let wait = || barrier.wait(sync.stop).ok();
+    wait()?;
     let t = Instant::now();
     a.fill(1.0);
     b.fill(2.0);
     c.fill(0.0);
-    barrier.wait();
+    wait()?;
     let init = Nanos::from_duration(t.elapsed());
 
     // STREAM's timer probe pass: it changes `a`, so the check replays it.
     a.iter_mut().for_each(|x| *x *= 2.0);
 
     let mut passes = Vec::with_capacity(ntimes);
-    barrier.wait();
+    wait()?;
     let start = Instant::now();
     for _ in 0..ntimes {
         if leader {
             sync.quit
                 .store(sync.stop.load(Ordering::Relaxed), Ordering::Relaxed);
         }
-        barrier.wait();
+        wait()?;
         if sync.quit.load(Ordering::Relaxed) {
             return None;
         }
         let mut times = [0u64; 4];
         for (k, op) in StreamOp::ALL.into_iter().enumerate() {
-            barrier.wait();
+            wait()?;
             let t = Instant::now();
             match op {
                 StreamOp::Copy => copy(a, c),
@@ -165,7 +179,7 @@ fn worker(
                 StreamOp::Add => add(c, a, b),
                 StreamOp::Triad => triad(a, b, c),
             }
-            barrier.wait();
+            wait()?;
             times[k] = t.elapsed().as_nanos() as u64;
         }
         passes.push(times);
@@ -268,7 +282,9 @@ mod tests {
             ntimes: 3,
         };
         let mut region = Region::new(&Backing::Heap, Advice::Normal, &sizes(&spec)).unwrap();
-        let (r, exec) = run(&spec, 3, &mut region, &AtomicBool::new(false)).unwrap();
+        let (r, exec) = run(&spec, 3, &mut region, &AtomicBool::new(false))
+            .unwrap()
+            .unwrap();
         assert_eq!(
             r.validation.outcome,
             CheckOutcome::Passed,

@@ -7,11 +7,19 @@
 //! that needs `unsafe`: a mapped file can change under us (another process
 //! may write it), which Rust's references cannot express, so the mapping is
 //! only touched through raw copies.
+//!
+//! A file truncated by another process while it is mapped would end the
+//! process with SIGBUS at the next access past its new end; the mapping is
+//! registered with [`super::sigbus`], which turns that into an error.
 
+use std::fs::File;
+use std::os::fd::AsRawFd;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use rustix::mm::{MapFlags, MsyncFlags, ProtFlags};
 
+use super::sigbus::Watch;
 use super::{Dir, Done, Engine, EngineSetup, IoUnit, Queued};
 use crate::DiskError;
 
@@ -31,6 +39,10 @@ pub struct Mmap {
     len: usize,
     flush: Flush,
     page: usize,
+    /// Taken (unregistered) in Drop before the mapping goes.
+    watch: Option<Watch>,
+    /// The mapped file, to name it when it shrinks.
+    file: Arc<File>,
 }
 
 // SAFETY: the mapping is owned by this engine and only accessed through it;
@@ -70,6 +82,17 @@ impl Mmap {
             engine: "mmap",
             message: "mmap returned a null mapping".into(),
         })?;
+        let watch = match Watch::new(ptr as usize, len) {
+            Ok(w) => w,
+            Err(e) => {
+                // SAFETY: exactly the mapping made above, not used since.
+                let _ = unsafe { rustix::mm::munmap(ptr, len) };
+                return Err(DiskError::Engine {
+                    engine: "mmap",
+                    message: format!("cannot install the SIGBUS handler: {e}"),
+                });
+            }
+        };
         // Say how the mapping will be used, as fio does (fadvise_hint): a
         // page fault otherwise reads the device's whole read-ahead window
         // around it (8 MiB on this project's VM), which for random 4 KiB
@@ -87,7 +110,29 @@ impl Mmap {
             len,
             flush,
             page: rustix::param::page_size(),
+            watch: Some(watch),
+            file: Arc::clone(&setup.file),
         })
+    }
+
+    /// The error for a mapping whose file was truncated under it.
+    fn shrank(&self, offset: u64) -> DiskError {
+        let path = std::fs::read_link(format!("/proc/self/fd/{}", self.file.as_raw_fd()))
+            .map_or_else(|_| "the target".to_string(), |p| p.display().to_string());
+        let now = self
+            .file
+            .metadata()
+            .map_or_else(|_| String::new(), |m| format!(", {} B long now", m.len()));
+        DiskError::Engine {
+            engine: "mmap",
+            message: format!(
+                "the file shrank under the mapping: {path} was truncated by another process \
+                 while it was mapped (the I/O at offset {offset} of the {}-byte region reached \
+                 past its end{now}); \
+                 keep other programs off the file during the job",
+                self.len
+            ),
+        }
     }
 }
 
@@ -124,12 +169,17 @@ impl Engine for Mmap {
                 }
             }
         };
+        if self.watch.as_ref().is_some_and(Watch::shrank) {
+            return Err(self.shrank(unit.offset));
+        }
         Ok(Queued::Completed(Done { unit, result }))
     }
 }
 
 impl Drop for Mmap {
     fn drop(&mut self) {
+        // Unregistered first: once unmapped, the range may be reused.
+        self.watch.take();
         // SAFETY: base/len is exactly the mapping made in new, unmapped once.
         unsafe {
             let _ = rustix::mm::munmap(self.base.as_ptr().cast(), self.len);

@@ -19,6 +19,7 @@
 mod mmap;
 mod null;
 mod psync;
+pub mod sigbus;
 mod uring;
 
 use std::fs::File;

@@ -1,0 +1,508 @@
+//! Refused threads, stop signals, oversized jobs and files truncated under a
+//! mapping end a run cleanly: exit 2 (or 130 for a signal) with one clear
+//! line, promptly, and no test or backing file left behind.
+//!
+//! The pids tests run iomark inside a pids cgroup whose limit is below the
+//! threads asked for, so the kernel refuses a thread with EAGAIN.
+
+use std::fs;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+const IOMARK: &str = env!("CARGO_BIN_EXE_iomark");
+
+/// How long any of these runs may take to end once it should: far above the
+/// second or so they need, for a busy two-core machine.
+const PROMPT: Duration = Duration::from_secs(20);
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn files_like(dir: &Path, prefix: &str, suffix: &str) -> Vec<PathBuf> {
+    fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with(prefix) && n.ends_with(suffix)
+        })
+        .map(|e| e.path())
+        .collect()
+}
+
+fn test_files(dir: &Path) -> Vec<PathBuf> {
+    files_like(dir, "iomark-", ".tmp")
+}
+
+/// A child that is killed if the test ends before it does.
+struct Running(Option<Child>);
+
+impl Running {
+    fn spawn(cmd: &mut Command) -> Running {
+        Running(Some(
+            cmd.stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("iomark starts"),
+        ))
+    }
+
+    fn pid(&self) -> u32 {
+        self.0.as_ref().unwrap().id()
+    }
+
+    fn signal(&self, sig: rustix::process::Signal) {
+        let pid = rustix::process::Pid::from_raw(self.pid() as i32).unwrap();
+        rustix::process::kill_process(pid, sig).unwrap();
+    }
+
+    /// Wait up to `limit` for the exit; fail the test (after killing the
+    /// child) when it does not come.
+    fn finish(mut self, limit: Duration) -> (Output, Duration) {
+        let start = Instant::now();
+        let child = self.0.as_mut().unwrap();
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            if start.elapsed() > limit {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("iomark still running after {limit:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let elapsed = start.elapsed();
+        let mut child = self.0.take().unwrap();
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
+        child.stderr.take().unwrap().read_to_end(&mut err).unwrap();
+        let status = child.wait().unwrap();
+        (
+            Output {
+                status,
+                stdout: out,
+                stderr: err,
+            },
+            elapsed,
+        )
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A pids cgroup (v1 or v2) with a low `pids.max`, removed on drop, its
+/// processes killed first if a failing test left any.
+struct PidsGroup {
+    dir: PathBuf,
+}
+
+impl PidsGroup {
+    /// `Err(reason)` when the test cannot run here.
+    fn new(max: u32) -> Result<PidsGroup, String> {
+        let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let euid = status
+            .lines()
+            .find(|l| l.starts_with("Uid:"))
+            .and_then(|l| l.split_whitespace().nth(2))
+            .unwrap_or("1");
+        if euid != "0" {
+            return Err("needs root to create a pids cgroup".into());
+        }
+        let v1 = Path::new("/sys/fs/cgroup/pids");
+        let v2 = Path::new("/sys/fs/cgroup");
+        let parent = if v1.join("cgroup.procs").exists() {
+            v1
+        } else if fs::read_to_string(v2.join("cgroup.subtree_control"))
+            .is_ok_and(|c| c.split_whitespace().any(|c| c == "pids"))
+        {
+            v2
+        } else {
+            return Err("no pids cgroup controller (v1 /sys/fs/cgroup/pids, or pids in the v2 root's subtree_control)".into());
+        };
+        static SEQ: AtomicU32 = AtomicU32::new(0);
+        let dir = parent.join(format!(
+            "iomark-thread-limits-{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
+        fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let group = PidsGroup { dir };
+        fs::write(group.dir.join("pids.max"), max.to_string())
+            .map_err(|e| format!("pids.max: {e}"))?;
+        Ok(group)
+    }
+
+    /// `iomark args` set to start inside the group.
+    fn command(&self, args: &[&str]) -> Command {
+        let procs = fs::OpenOptions::new()
+            .write(true)
+            .open(self.dir.join("cgroup.procs"))
+            .expect("open cgroup.procs");
+        let mut cmd = Command::new(IOMARK);
+        cmd.args(args);
+        // SAFETY: the closure only makes one write system call on a file
+        // opened before the fork (writing 0 moves the writer itself), which
+        // is async-signal-safe; it allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                rustix::io::write(&procs, b"0")?;
+                Ok(())
+            });
+        }
+        cmd
+    }
+}
+
+impl Drop for PidsGroup {
+    fn drop(&mut self) {
+        for _ in 0..100 {
+            let procs = fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
+            for pid in procs.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+                if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                }
+            }
+            if fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        eprintln!("could not remove {}", self.dir.display());
+    }
+}
+
+/// Skip with the reason when the group cannot be made.
+macro_rules! pids_group {
+    ($max:expr) => {
+        match PidsGroup::new($max) {
+            Ok(g) => g,
+            Err(reason) => {
+                eprintln!("skipped: {reason}");
+                return;
+            }
+        }
+    };
+}
+
+fn assert_one_line(o: &Output, needles: &[&str]) {
+    let err = stderr(o);
+    assert_eq!(err.lines().count(), 1, "one clear line: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{n:?} in: {err}");
+    }
+}
+
+#[test]
+fn a_refused_disk_thread_is_an_error_and_leaves_no_test_file() {
+    // iomark's main thread plus 7 workers: the 8th worker is refused.
+    let group = pids_group!(8);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let run = Running::spawn(&mut group.command(&[
+        "disk",
+        d,
+        "--numjobs",
+        "64",
+        "--size",
+        "4M",
+        "--runtime",
+        "30s",
+        "--engine",
+        "psync",
+        "--no-store",
+    ]));
+    let (o, took) = run.finish(PROMPT);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert_one_line(
+        &o,
+        &["cannot start thread", "of 64", "--numjobs", "pids limit"],
+    );
+    assert!(took < PROMPT, "took {took:?}");
+    assert!(
+        test_files(dir.path()).is_empty(),
+        "{:?}",
+        test_files(dir.path())
+    );
+}
+
+#[test]
+fn a_refused_mem_thread_is_an_error() {
+    let group = pids_group!(8);
+    for kernel in [
+        &["stream", "--size", "1M", "--ntimes", "3"][..],
+        &["stencil", "--n", "256", "--sweeps", "2"],
+        &["himeno", "--grid", "xs", "--iterations", "3"],
+    ] {
+        let mut args = vec!["mem"];
+        args.extend_from_slice(kernel);
+        args.extend_from_slice(&["--threads", "50", "--no-store"]);
+        let (o, took) = Running::spawn(&mut group.command(&args)).finish(PROMPT);
+        assert_eq!(o.status.code(), Some(2), "{kernel:?}: {o:?}");
+        assert_one_line(
+            &o,
+            &["cannot start thread", "of 50", "--threads", "pids limit"],
+        );
+        assert!(took < PROMPT, "took {took:?}");
+    }
+}
+
+/// Start a minute-long disk job on a test file in `dir` and let it run for
+/// `settle` once the file exists (as disk_safety's Ctrl-C test does).
+fn start_long_run(dir: &Path, settle: Duration) -> Running {
+    let run = Running::spawn(Command::new(IOMARK).args([
+        "disk",
+        dir.to_str().unwrap(),
+        "--size",
+        "8M",
+        "--runtime",
+        "60s",
+        "--engine",
+        "psync",
+        "--no-store",
+    ]));
+    let start = Instant::now();
+    while test_files(dir).is_empty() && start.elapsed() < PROMPT {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(settle);
+    run
+}
+
+#[test]
+fn sigterm_and_sighup_stop_a_disk_run_like_ctrl_c() {
+    for sig in [rustix::process::Signal::TERM, rustix::process::Signal::HUP] {
+        let dir = tempfile::tempdir().unwrap();
+        let run = start_long_run(dir.path(), Duration::from_millis(1500));
+        run.signal(sig);
+        let (o, took) = run.finish(PROMPT);
+        assert_eq!(o.status.code(), Some(130), "{sig:?}: {o:?}");
+        let out = stdout(&o);
+        assert!(
+            out.contains("read:") && out.contains("interrupted"),
+            "{sig:?}: {out}"
+        );
+        assert!(took < PROMPT, "{sig:?} took {took:?}");
+        assert!(test_files(dir.path()).is_empty(), "{sig:?}");
+    }
+}
+
+/// Wait until process `pid` has `file` mapped, so a truncation hits the
+/// mapping and not the opening of the target.
+fn wait_until_mapped(pid: u32, file: &Path) {
+    let start = Instant::now();
+    let name = file.to_str().unwrap();
+    while start.elapsed() < PROMPT {
+        let maps = fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+        if maps.lines().any(|l| l.ends_with(name)) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("{name} was never mapped by {pid}");
+}
+
+/// Wait until a file matching the pattern exists in `dir`.
+fn wait_for_file(dir: &Path, prefix: &str, suffix: &str) -> PathBuf {
+    let start = Instant::now();
+    while start.elapsed() < PROMPT {
+        if let Some(f) = files_like(dir, prefix, suffix).pop() {
+            return f;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("no {prefix}*{suffix} in {}", dir.display());
+}
+
+fn assert_shrank(o: &Output, took: Duration) {
+    assert_ne!(o.status.signal(), Some(libc_sigbus()), "died of SIGBUS");
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert_one_line(o, &["the file shrank under the mapping", "truncated"]);
+    assert!(took < PROMPT, "took {took:?}");
+}
+
+fn libc_sigbus() -> i32 {
+    rustix::process::Signal::BUS.as_raw()
+}
+
+#[test]
+fn a_file_truncated_under_an_mmap_read_job_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("shrinking.bin");
+    fs::write(&f, vec![7u8; 16 << 20]).unwrap();
+    let run = Running::spawn(Command::new(IOMARK).args([
+        "disk",
+        f.to_str().unwrap(),
+        "--rw",
+        "randread",
+        "--engine",
+        "mmap-sync",
+        "--runtime",
+        "60s",
+        "--no-store",
+    ]));
+    wait_until_mapped(run.pid(), &f);
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&f)
+        .unwrap()
+        .set_len(4096)
+        .unwrap();
+    let (o, took) = run.finish(PROMPT);
+    assert_shrank(&o, took);
+    assert!(f.exists(), "an existing file is never removed");
+}
+
+#[test]
+fn a_test_file_truncated_under_an_mmap_write_job_is_an_error_and_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = Running::spawn(Command::new(IOMARK).args([
+        "disk",
+        dir.path().to_str().unwrap(),
+        "--size",
+        "16M",
+        "--rw",
+        "randwrite",
+        "--engine",
+        "mmap-async",
+        "--runtime",
+        "60s",
+        "--no-store",
+    ]));
+    let file = wait_for_file(dir.path(), "iomark-", ".tmp");
+    wait_until_mapped(run.pid(), &file);
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    let (o, took) = run.finish(PROMPT);
+    assert_shrank(&o, took);
+    assert!(
+        test_files(dir.path()).is_empty(),
+        "{:?}",
+        test_files(dir.path())
+    );
+}
+
+#[test]
+fn a_mem_backing_file_truncated_under_the_kernel_is_an_error_and_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let backing = format!("mmap:{}", dir.path().display());
+    let run = Running::spawn(Command::new(IOMARK).args([
+        "mem",
+        "stream",
+        "--backing",
+        &backing,
+        "--size",
+        "4M",
+        "--ntimes",
+        "100000",
+        "--threads",
+        "2",
+        "--no-store",
+    ]));
+    let file = wait_for_file(dir.path(), "iomark-mem-", ".dat");
+    wait_until_mapped(run.pid(), &file);
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+    // The kernel notices at its end, so keep it short: stop it.
+    std::thread::sleep(Duration::from_millis(300));
+    run.signal(rustix::process::Signal::INT);
+    let (o, took) = run.finish(PROMPT);
+    assert_shrank(&o, took);
+    assert!(files_like(dir.path(), "iomark-mem-", ".dat").is_empty());
+}
+
+#[test]
+fn oversized_mem_jobs_are_refused_before_anything_is_allocated() {
+    for (args, needle) in [
+        (
+            &["stream", "--threads", "100000"][..],
+            "--threads 100000 is more than",
+        ),
+        (&["stream", "--size", "1000000G"], "use a smaller --size"),
+        (&["stencil", "--n", "100000000"], "use a smaller --n"),
+        (
+            &["himeno", "--grid", "100000x100000x100000"],
+            "use a smaller --grid",
+        ),
+    ] {
+        let mut all = vec!["mem"];
+        all.extend_from_slice(args);
+        all.push("--no-store");
+        let (o, took) = Running::spawn(Command::new(IOMARK).args(&all)).finish(PROMPT);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        assert_one_line(&o, &[needle]);
+        assert!(took < Duration::from_secs(10), "{args:?} took {took:?}");
+    }
+}
+
+/// Why a `--mem-limit` run cannot happen here, if it cannot.
+fn no_memory_cgroup() -> Option<&'static str> {
+    let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let euid = status
+        .lines()
+        .find(|l| l.starts_with("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(2));
+    if euid != Some("0") {
+        return Some("needs root for --mem-limit");
+    }
+    let v1 = Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists();
+    let v2 = fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
+        .is_ok_and(|c| c.split_whitespace().any(|c| c == "memory"));
+    (!v1 && !v2).then_some("needs a memory cgroup controller")
+}
+
+#[test]
+fn sigterm_reaches_the_limited_mem_child() {
+    if let Some(reason) = no_memory_cgroup() {
+        eprintln!("skipped: {reason}");
+        return;
+    }
+    // SIGTERM goes to the parent only (as `kill PID` does); the child runs
+    // the kernel, so the parent must pass the stop on.
+    let run = Running::spawn(Command::new(IOMARK).args([
+        "mem",
+        "stream",
+        "--size",
+        "1M",
+        "--ntimes",
+        "10000000",
+        "--threads",
+        "1",
+        "--mem-limit",
+        "256MiB",
+        "--no-store",
+    ]));
+    std::thread::sleep(Duration::from_millis(1500));
+    run.signal(rustix::process::Signal::TERM);
+    let (o, took) = run.finish(PROMPT);
+    assert_eq!(o.status.code(), Some(130), "{o:?}");
+    assert!(stdout(&o).contains("interrupted"), "{}", stdout(&o));
+    assert!(took < PROMPT, "took {took:?}");
+}
