@@ -452,6 +452,7 @@ fn run_profile(
 /// Run `iomark disk`: a custom workload when a workload flag is given,
 /// otherwise a profile (cdm by default).
 pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
+    args.store.check()?;
     let store = args.store.clone();
     let mem_limit = args.mem_limit;
     if args.prof.profile.is_none() && !args.custom_flags().is_empty() {

@@ -34,7 +34,9 @@ fn main() -> ExitCode {
             if exit::is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("iomark: {err:#}");
+            // Messages quote paths and names the user or a file gave:
+            // never let their control characters drive the terminal.
+            eprintln!("iomark: {}", text::escape_controls(&format!("{err:#}")));
             exit::Exit::Error.into()
         }
     }

@@ -123,6 +123,7 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
             Ok(Exit::Success)
         }
         NetCommand::Client(a) => {
+            a.store.check()?;
             let json = a.json;
             let store = a.store.clone();
             let mut cfg = client_config(a)?;

@@ -63,6 +63,15 @@ pub fn parse_label(s: &str) -> Result<String, String> {
 }
 
 impl StoreArgs {
+    /// Refuse a `--db` the store cannot use before anything is measured, so
+    /// a run is never made only to be thrown away.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if !self.no_store {
+            iomark_store::check_db(self.db.as_deref())?;
+        }
+        Ok(())
+    }
+
     /// Copy the labels and note into the document, so what is printed and
     /// what is stored agree.
     pub fn apply(&self, doc: &mut RunDocument) {

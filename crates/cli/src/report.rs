@@ -93,7 +93,9 @@ fn validate(args: &ReportArgs, store: &mut dyn iomark_store::Store) -> anyhow::R
 
 /// Run `iomark report ...`.
 pub fn run(args: ReportArgs) -> anyhow::Result<Exit> {
-    let mut store = iomark_store::open(args.db.as_deref())?;
+    // A report only reads: a read-only database, or one on a read-only
+    // mount, is enough, and none is created where there is none.
+    let mut store = iomark_store::open_read_only(args.db.as_deref())?;
     let opts = validate(&args, store.as_mut())?;
     let mut runs = Vec::new();
     for id in &opts.ids {

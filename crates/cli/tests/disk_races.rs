@@ -372,3 +372,19 @@ fn numbers_past_their_bounds_are_refused_before_anything_is_created() {
         assert!(start.elapsed() < Duration::from_secs(20), "{args:?}");
     }
 }
+
+#[test]
+fn a_database_that_cannot_store_is_refused_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    let o = Command::new(IOMARK)
+        .args(["disk", dir.path().to_str().unwrap(), "--runtime", "30s"])
+        .args(["--engine", "psync", "--db", ":memory:"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(test_files(dir.path()).is_empty());
+    // Refused up front, not after the 30 s job.
+    assert!(start.elapsed() < Duration::from_secs(20));
+}

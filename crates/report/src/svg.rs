@@ -38,6 +38,11 @@ pub fn esc(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            // XML 1.0 has no way to carry most control characters, and a raw
+            // ESC would reach a terminal (`--html -`): show them as text.
+            c if c.is_control() && c != '\n' && c != '\t' => {
+                out.push_str(&format!("\\x{:02x}", u32::from(c)));
+            }
             _ => out.push(c),
         }
     }
@@ -494,6 +499,12 @@ impl LineChart {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_shown_not_sent() {
+        assert_eq!(esc("a\u{1b}]0;x\u{7}<b>"), "a\\x1b]0;x\\x07&lt;b&gt;");
+        assert_eq!(esc("\u{9b}2J"), "\\x9b2J");
+    }
 
     #[test]
     fn ticks_cover_the_range_in_round_steps() {
