@@ -4,7 +4,6 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
@@ -15,7 +14,7 @@ use iomark_model::mem::{
     StreamSpec,
 };
 use iomark_model::units::{Bytes, Nanos};
-use iomark_model::{RunBody, RunDocument, RunStatus, SCHEMA_VERSION};
+use iomark_model::{now_ms, RunBody, RunDocument, RunStatus};
 
 use crate::exit::Exit;
 use crate::signals;
@@ -371,6 +370,7 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
             return Ok(Exit::Success);
         }
     };
+    options.store.check()?;
     let started_at_ms = now_ms();
     let exe = std::env::current_exe()
         .context("cannot find the iomark binary to run the limited child")?;
@@ -408,12 +408,6 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
     }
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
 /// The iomark result document for a finished mem run, for `--json` and the
 /// store. `backing_dir` is the directory of an mmap backing file, whose
 /// device chain is recorded.
@@ -434,19 +428,11 @@ pub fn run_document(
         .and_then(|d| iomark_host::DeviceChain::for_path(d).ok())
         .map(iomark_host::DeviceChain::into_report);
     RunDocument {
-        schema_version: SCHEMA_VERSION,
-        tool: "iomark".into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        command_line,
         started_at_ms,
-        finished_at_ms: now_ms(),
         status,
-        labels: Vec::new(),
-        note: None,
-        warnings: Vec::new(),
         host: Some(<iomark_model::device::HostInfo as iomark_host::HostInfoExt>::collect()),
         device,
-        body: RunBody::Mem(run),
+        ..RunDocument::iomark(command_line, RunBody::Mem(run))
     }
 }
 
