@@ -10,7 +10,7 @@ use std::time::Duration;
 use iomark_model::figure::Figure;
 use iomark_model::net::NetDirection;
 use iomark_model::{RunBody, RunDocument, RunStatus};
-use iomark_store::import::{import_str, ImportError};
+use iomark_store::import::{import_many, import_str, ImportError};
 use iomark_store::{SqliteStore, Store};
 use serde_json::Value;
 
@@ -340,4 +340,748 @@ fn a_real_fio_file_cut_in_half_is_refused() {
     );
     let half = &text[..text.len() / 2];
     assert!(matches!(import_str(half), Err(ImportError::BadJson { .. })));
+}
+
+// ---- Numbers no run can have: refused, naming the field ----
+
+/// A fio 3.33 JSON document as fio prints it (the fields the importer
+/// reads, and a few it skips), with two jobs of different names.
+fn fio_doc() -> Value {
+    let job = |name: &str, bw: u64| {
+        serde_json::json!({
+            "jobname": name,
+            "groupid": 0,
+            "error": 0,
+            "elapsed": 2,
+            "job options": {"name": name, "rw": "randread", "bs": "4k", "iodepth": "8", "direct": "1"},
+            "read": {
+                "io_bytes": 40960, "io_kbytes": 40, "bw_bytes": bw, "bw": bw / 1024,
+                "iops": 2500.5, "runtime": 16, "total_ios": 10, "short_ios": 0,
+                "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
+                "clat_ns": {
+                    "min": 640, "max": 143472, "mean": 38789.152344, "stddev": 40169.295638, "N": 10,
+                    "percentile": {"50.000000": 38144, "99.000000": 117248, "99.990000": 144384}
+                },
+                "bw_min": 0, "bw_dev": 0.0
+            },
+            "write": {"io_bytes": 0, "total_ios": 0, "runtime": 0, "bw_bytes": 0, "iops": 0.0},
+            "usr_cpu": 1.5,
+            "sys_cpu": 20.0,
+            "iodepth_level": {"1": 0.0, "8": 100.0, ">=64": 0.0},
+            "latency_us": {"2": 34.375, "4": 0.390625}
+        })
+    };
+    serde_json::json!({
+        "fio version": "fio-3.33",
+        "timestamp": 1795399698,
+        "timestamp_ms": 1795399698802u64,
+        "time": "Mon Nov 23 02:08:18 2026",
+        "global options": {"ioengine": "psync"},
+        "jobs": [job("a", 2_560_000), job("b", 3_000_000)]
+    })
+}
+
+/// An iperf3 3.x client's `-J` document: TCP, two streams, two intervals.
+fn iperf3_doc() -> Value {
+    let stream = |socket: u64, bytes: u64| {
+        serde_json::json!({
+            "sender": {"socket": socket, "start": 0, "end": 1.000046, "seconds": 1.000046,
+                       "bytes": bytes, "bits_per_second": bytes as f64 * 8.0, "retransmits": 3, "sender": true},
+            "receiver": {"socket": socket, "start": 0, "end": 1.000112, "seconds": 1.000046,
+                         "bytes": bytes - 1000, "bits_per_second": bytes as f64 * 7.9, "sender": true}
+        })
+    };
+    let interval = |start: f64, bytes: u64| {
+        serde_json::json!({"sum": {"start": start, "end": start + 0.5, "seconds": 0.5, "bytes": bytes,
+                                   "bits_per_second": bytes as f64 * 16.0, "retransmits": 1,
+                                   "omitted": false, "sender": true}})
+    };
+    serde_json::json!({
+        "start": {
+            "connected": [],
+            "version": "iperf 3.12",
+            "timestamp": {"time": "Mon, 23 Nov 2026 02:08:18 GMT", "timesecs": 1795399698},
+            "connecting_to": {"host": "127.0.0.1", "port": 5201},
+            "sock_bufsize": 0,
+            "test_start": {"protocol": "TCP", "num_streams": 2, "blksize": 131072, "omit": 0,
+                           "duration": 1, "bytes": 0, "blocks": 0, "reverse": 0, "tos": 0,
+                           "target_bitrate": 0, "bidir": 0, "fqrate": 0, "interval": 0.5}
+        },
+        "intervals": [interval(0.0, 500_000_000), interval(0.5, 520_000_000)],
+        "end": {
+            "streams": [stream(5, 600_000_000), stream(7, 420_000_000)],
+            "sum_sent": {"start": 0, "end": 1.000046, "seconds": 1.000046, "bytes": 1_020_000_000u64, "sender": true},
+            "sum_received": {"start": 0, "end": 1.000112, "seconds": 1.000112, "bytes": 1_019_998_000u64, "sender": true},
+            "cpu_utilization_percent": {"host_total": 60.5, "host_user": 2.25, "host_system": 58.25,
+                                        "remote_total": 40.0, "remote_user": 1.0, "remote_system": 39.0}
+        }
+    })
+}
+
+/// `v` with the value at JSON pointer `at` replaced, or removed for `None`;
+/// a missing last key is added.
+fn with(mut v: Value, at: &str, new: Option<Value>) -> Value {
+    let (parent, key) = at.rsplit_once('/').unwrap();
+    match (v.pointer_mut(parent).unwrap(), new) {
+        (Value::Object(m), Some(n)) => {
+            m.insert(key.to_string(), n);
+        }
+        (Value::Object(m), None) => {
+            m.remove(key);
+        }
+        (Value::Array(a), Some(n)) => a[key.parse::<usize>().unwrap()] = n,
+        (Value::Array(a), None) => {
+            a.remove(key.parse::<usize>().unwrap());
+        }
+        (other, _) => panic!("{parent} is not an object or array: {other}"),
+    }
+    v
+}
+
+/// The refusal of `doc`, which must be an [`ImportError::Invalid`] naming
+/// `field` on one line and saying `problem`.
+fn refused(doc: &Value, field: &str, problem: &str) -> String {
+    let err = import_str(&doc.to_string()).expect_err("must be refused");
+    let msg = err.to_string();
+    assert!(
+        matches!(&err, ImportError::Invalid { field: f, .. } if f == field),
+        "expected a refusal naming {field}, got: {msg}"
+    );
+    assert!(msg.starts_with(&format!("{field} {problem}")), "{msg}");
+    assert!(!msg.contains('\n'), "not one line: {msg}");
+    msg
+}
+
+/// What a stored run must satisfy: it reads back equal through the store
+/// and `StoredRun::document`, with every figure finite.
+fn reads_back(doc: &RunDocument) {
+    store_round_trip(doc);
+    for f in doc.body.figures() {
+        assert!(f.value.is_finite(), "{f:?}");
+    }
+}
+
+#[test]
+fn the_synthetic_documents_import_and_read_back() {
+    let doc = import_str(&fio_doc().to_string()).unwrap();
+    let RunBody::Disk(run) = &doc.body else {
+        panic!("not a disk run")
+    };
+    assert_eq!(run.jobs.len(), 2);
+    let read = run.jobs[0].read.as_ref().unwrap();
+    assert_eq!(read.bw.0, 2_560_000.0);
+    assert_eq!(read.runtime.get(), 16_000_000);
+    assert_eq!(read.clat.percentile(99.0), Some(117_248));
+    assert_eq!(run.jobs[0].spec.iodepth, 8);
+    assert_eq!(run.jobs[0].iodepth_level["8"], 100.0);
+    assert_eq!(doc.finished_at_ms, 1_795_399_698_802);
+    assert_eq!(doc.started_at_ms, 1_795_399_696_802);
+    reads_back(&doc);
+
+    let doc = import_str(&iperf3_doc().to_string()).unwrap();
+    let RunBody::Net(run) = &doc.body else {
+        panic!("not a net run")
+    };
+    assert_eq!(run.streams.len(), 2);
+    assert_eq!(run.streams[0].retransmits, Some(3));
+    assert_eq!(run.streams[1].received.get(), 419_999_000);
+    assert_eq!(run.intervals.len(), 2);
+    assert_eq!(run.cpu_local.total_percent, 60.5);
+    assert_eq!(doc.started_at_ms, 1_795_399_698_000);
+    assert_eq!(doc.finished_at_ms, 1_795_399_699_000);
+    reads_back(&doc);
+}
+
+#[test]
+fn fio_rates_that_are_negative_not_finite_or_too_large_are_refused() {
+    let msg = refused(
+        &with(fio_doc(), "/jobs/1/read/bw_bytes", Some((-5).into())),
+        "jobs[1].read.bw_bytes",
+        "is negative (-5)",
+    );
+    assert!(msg.contains("rerun fio"), "{msg}");
+    refused(
+        &with(fio_doc(), "/jobs/0/read/bw_bytes", Some("NaN".into())),
+        "jobs[0].read.bw_bytes",
+        "is not a finite number (\"NaN\")",
+    );
+    refused(
+        &with(fio_doc(), "/jobs/0/read/iops", Some("inf".into())),
+        "jobs[0].read.iops",
+        "is not a finite number",
+    );
+    refused(
+        &with(fio_doc(), "/jobs/0/read/iops", Some(1e308.into())),
+        "jobs[0].read.iops",
+        "is out of range",
+    );
+    refused(
+        &with(fio_doc(), "/jobs/0/read/clat_ns/mean", Some("fast".into())),
+        "jobs[0].read.clat_ns.mean",
+        "is not a number (\"fast\")",
+    );
+    refused(
+        &with(fio_doc(), "/jobs/0/usr_cpu", Some((-1.5).into())),
+        "jobs[0].usr_cpu",
+        "is negative (-1.5)",
+    );
+    refused(
+        &with(fio_doc(), "/jobs/0/iodepth_level/8", Some("NaN".into())),
+        "jobs[0].iodepth_level.8",
+        "is not a finite number",
+    );
+    // Old fio's KiB/s `bw` is refused once it is in bytes and out of range.
+    let old = with(fio_doc(), "/jobs/0/read/bw_bytes", None);
+    refused(
+        &with(old, "/jobs/0/read/bw", Some(1e17.into())),
+        "jobs[0].read.bw",
+        "is out of range",
+    );
+}
+
+#[test]
+fn fio_counts_that_are_negative_or_fractional_are_refused() {
+    refused(
+        &with(fio_doc(), "/jobs/0/read/total_ios", Some(i64::MIN.into())),
+        "jobs[0].read.total_ios",
+        "is negative (-9223372036854775808)",
+    );
+    refused(
+        &with(fio_doc(), "/jobs/0/read/io_bytes", Some(1.5.into())),
+        "jobs[0].read.io_bytes",
+        "is not a whole number (1.5)",
+    );
+    refused(
+        &with(fio_doc(), "/jobs/0/read/clat_ns/N", Some(1e300.into())),
+        "jobs[0].read.clat_ns.N",
+        "is too large",
+    );
+}
+
+#[test]
+fn fio_percentile_keys_and_values_that_are_not_numbers_are_refused() {
+    let pct = "/jobs/0/read/clat_ns/percentile";
+    for key in ["NaN", "inf", "-1.000000", "100.5", "fifty"] {
+        refused(
+            &with(fio_doc(), &format!("{pct}/{key}"), Some(100.into())),
+            &format!("jobs[0].read.clat_ns.percentile.\"{key}\""),
+            "is not a percentile from 0 to 100",
+        );
+    }
+    refused(
+        &with(fio_doc(), &format!("{pct}/99.000000"), Some((-3).into())),
+        "jobs[0].read.clat_ns.percentile.99.000000",
+        "is negative (-3)",
+    );
+    refused(
+        &with(fio_doc(), &format!("{pct}/99.000000"), Some(Value::Null)),
+        "jobs[0].read.clat_ns.percentile.99.000000",
+        "is not a latency in ns (null)",
+    );
+}
+
+#[test]
+fn fio_times_that_overflow_milliseconds_are_refused() {
+    refused(
+        &with(fio_doc(), "/jobs/0/elapsed", Some(u64::MAX.into())),
+        "jobs[0].elapsed",
+        "is too large for a time",
+    );
+    refused(
+        &with(fio_doc(), "/jobs/1/read/runtime", Some(u64::MAX.into())),
+        "jobs[1].read.runtime",
+        "is too long",
+    );
+    refused(
+        &with(fio_doc(), "/timestamp_ms", Some(u64::MAX.into())),
+        "timestamp_ms",
+        "is too large for a time",
+    );
+    let secs_only = with(fio_doc(), "/timestamp_ms", None);
+    refused(
+        &with(secs_only.clone(), "/timestamp", Some(1e17.into())),
+        "timestamp",
+        "is too large for a time",
+    );
+    refused(
+        &with(secs_only.clone(), "/timestamp", Some(1e308.into())),
+        "timestamp",
+        "is out of range",
+    );
+    refused(
+        &with(secs_only, "/timestamp", Some((-1).into())),
+        "timestamp",
+        "is negative",
+    );
+}
+
+#[test]
+fn fio_depths_and_thread_counts_beyond_u32_are_refused_not_truncated() {
+    // 2^32 + 8 would have been stored as iodepth 8.
+    refused(
+        &with(
+            fio_doc(),
+            "/jobs/0/job options/iodepth",
+            Some("4294967304".into()),
+        ),
+        "jobs[0].job options.iodepth",
+        "is too large (4294967304 > 4294967295)",
+    );
+    refused(
+        &with(fio_doc(), "/global options/numjobs", Some("-2".into())),
+        "global options.numjobs",
+        "is negative",
+    );
+    refused(
+        &with(
+            fio_doc(),
+            "/jobs/0/job options/iodepth_batch",
+            Some("99999999999999999999".into()),
+        ),
+        "jobs[0].job options.iodepth_batch",
+        "is too large",
+    );
+    refused(
+        &with(
+            fio_doc(),
+            "/jobs/0/job options/iodepth",
+            Some("deep".into()),
+        ),
+        "jobs[0].job options.iodepth",
+        "is not a whole number (\"deep\")",
+    );
+    refused(
+        &with(
+            fio_doc(),
+            "/jobs/0/job options/size",
+            Some("99999999999T".into()),
+        ),
+        "jobs[0].job options.size",
+        "is too large",
+    );
+    // fio's own 1024-based suffixes and hexadecimal still read.
+    let doc = with(fio_doc(), "/jobs/0/job options/iodepth", Some("1k".into()));
+    let doc = with(doc, "/jobs/0/job options/randseed", Some("0x89".into()));
+    let doc = import_str(&doc.to_string()).unwrap();
+    let RunBody::Disk(run) = &doc.body else {
+        panic!("not a disk run")
+    };
+    assert_eq!(run.jobs[0].spec.iodepth, 1024);
+    assert_eq!(run.jobs[0].spec.seed, 0x89);
+}
+
+#[test]
+fn iperf3_numbers_no_run_can_have_are_refused() {
+    let cases: [(&str, Value, &str, &str); 15] = [
+        (
+            "/start/connecting_to/port",
+            70000.into(),
+            "start.connecting_to.port",
+            "is too large (70000 > 65535)",
+        ),
+        (
+            "/start/test_start/num_streams",
+            (1u64 << 33).into(),
+            "start.test_start.num_streams",
+            "is too large",
+        ),
+        (
+            "/start/test_start/duration",
+            (-1).into(),
+            "start.test_start.duration",
+            "is negative (-1)",
+        ),
+        (
+            "/start/test_start/duration",
+            1e12.into(),
+            "start.test_start.duration",
+            "is too long a time",
+        ),
+        (
+            "/start/test_start/interval",
+            1e308.into(),
+            "start.test_start.interval",
+            "is out of range",
+        ),
+        (
+            "/start/test_start/omit",
+            "NaN".into(),
+            "start.test_start.omit",
+            "is not a finite number",
+        ),
+        (
+            "/start/timestamp/timesecs",
+            1e17.into(),
+            "start.timestamp.timesecs",
+            "is too large for a time",
+        ),
+        (
+            "/end/streams/1/receiver/bytes",
+            (-7).into(),
+            "end.streams[1].receiver.bytes",
+            "is negative (-7)",
+        ),
+        (
+            "/end/streams/0/sender/seconds",
+            "NaN".into(),
+            "end.streams[0].sender.seconds",
+            "is not a finite number",
+        ),
+        (
+            "/end/streams/0/sender/retransmits",
+            (-1).into(),
+            "end.streams[0].sender.retransmits",
+            "is negative (-1)",
+        ),
+        (
+            "/end/streams/0/sender/socket",
+            (1u64 << 40).into(),
+            "end.streams[0].sender.socket",
+            "is too large",
+        ),
+        (
+            "/end/streams/0/receiver/start",
+            5.into(),
+            "end.streams[0].receiver.end",
+            "is before the stream's start",
+        ),
+        (
+            "/end/cpu_utilization_percent/host_total",
+            1e308.into(),
+            "end.cpu_utilization_percent.host_total",
+            "is out of range",
+        ),
+        (
+            "/end/sum_sent/end",
+            9.223372e15.into(),
+            "end.sum_sent.end",
+            "ends the run too late",
+        ),
+        (
+            "/intervals/1/sum/bytes",
+            i64::MIN.into(),
+            "intervals[1].sum.bytes",
+            "is negative",
+        ),
+    ];
+    for (at, value, field, problem) in cases {
+        let msg = refused(&with(iperf3_doc(), at, Some(value)), field, problem);
+        assert!(msg.contains("rerun iperf3"), "{msg}");
+    }
+}
+
+#[test]
+fn iperf3_streams_whose_sums_overflow_are_refused() {
+    let doc = with(
+        iperf3_doc(),
+        "/end/streams/0/receiver/bytes",
+        Some(u64::MAX.into()),
+    );
+    refused(
+        &doc,
+        "end.streams[1].receiver.bytes",
+        "makes the streams' total received larger than",
+    );
+}
+
+#[test]
+fn iperf3_udp_streams_check_their_numbers_too() {
+    let udp = serde_json::json!({"udp": {"socket": 5, "start": 0, "end": 1.0, "seconds": 1.0,
+        "bytes": 1_000_000u64, "bits_per_second": 8e6, "jitter_ms": 0.05, "lost_packets": 10,
+        "packets": 1000, "lost_percent": 1.0, "sender": true}});
+    let doc = with(iperf3_doc(), "/end/streams", Some(Value::Array(vec![udp])));
+    let doc = with(doc, "/start/test_start/protocol", Some("UDP".into()));
+    let run = import_str(&doc.to_string()).unwrap();
+    reads_back(&run);
+    let RunBody::Net(net) = &run.body else {
+        panic!("not a net run")
+    };
+    assert_eq!(net.streams[0].received.get(), 990_000);
+    assert_eq!(net.streams[0].jitter.unwrap().get(), 50_000);
+    refused(
+        &with(
+            doc.clone(),
+            "/end/streams/0/udp/jitter_ms",
+            Some((-0.5).into()),
+        ),
+        "end.streams[0].udp.jitter_ms",
+        "is negative (-0.5)",
+    );
+    refused(
+        &with(
+            doc.clone(),
+            "/end/streams/0/udp/packets",
+            Some("many".into()),
+        ),
+        "end.streams[0].udp.packets",
+        "is not a number",
+    );
+    // u64::MAX bytes of which half were lost: exact, not saturated.
+    let big = with(
+        doc.clone(),
+        "/end/streams/0/udp/bytes",
+        Some(u64::MAX.into()),
+    );
+    let big = with(big, "/end/streams/0/udp/lost_packets", Some(500.into()));
+    let run = import_str(&big.to_string()).unwrap();
+    let RunBody::Net(net) = &run.body else {
+        panic!("not a net run")
+    };
+    assert_eq!(net.streams[0].received.get(), u64::MAX / 2);
+}
+
+#[test]
+fn iomark_documents_are_checked_on_the_way_in_too() {
+    let doc = import_str(&fio_doc().to_string()).unwrap();
+    let mut json = serde_json::to_value(&doc).unwrap();
+    json["started_at_ms"] = u64::MAX.into();
+    refused(&json, "started_at_ms", "is too large");
+    let many = import_many(&format!("[{json}]")).unwrap_err();
+    assert!(matches!(many, ImportError::Invalid { .. }), "{many}");
+    // An iomark document with a null where a figure belongs (a NaN when it
+    // was written) does not parse at all.
+    let mut json = serde_json::to_value(&doc).unwrap();
+    json["body"]["jobs"][0]["read"]["bw"] = Value::Null;
+    let err = import_str(&json.to_string()).unwrap_err();
+    assert!(err.to_string().contains("cannot read"), "{err}");
+    // And a clean one imports unchanged.
+    let back = import_str(&serde_json::to_string(&doc).unwrap()).unwrap();
+    assert_eq!(back, doc);
+}
+
+#[test]
+fn twenty_thousand_clones_of_one_job_import() {
+    // numjobs=20000 without group_reporting: every clone listed on its own,
+    // all named alike, which took quadratic time to count. How fast is
+    // bench/import-fio's business; this checks what comes out.
+    let n = 20_000;
+    let base = fio_doc();
+    let mut job = base["jobs"][0].clone();
+    job["jobname"] = "clone".into();
+    job["job options"]["numjobs"] = n.to_string().into();
+    let mut doc = base;
+    doc["jobs"] = Value::Array(vec![job; n]);
+    let imported = import_str(&doc.to_string()).unwrap();
+    let RunBody::Disk(run) = &imported.body else {
+        panic!("not a disk run")
+    };
+    assert_eq!(run.jobs.len(), n);
+    assert!(run.jobs.iter().all(|j| j.spec.numjobs == 1));
+    let figs = imported.body.figures();
+    assert_eq!(figs.len(), n * 4);
+    figure(&figs, &format!("randread 4K Q8T1 #{n}"), "read bw");
+}
+
+// ---- Any input at all: never a panic, never a document that does not read back ----
+
+mod extremes {
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, RngSeed};
+
+    /// Numbers and near-numbers at and past every limit, and absence.
+    fn extreme() -> impl Strategy<Value = Option<Value>> {
+        prop::sample::select(vec![
+            Some(Value::from(u64::MAX)),
+            Some(Value::from(i64::MIN)),
+            Some(Value::from(i64::MAX)),
+            Some(Value::from((1u64 << 32) + 1)),
+            Some(Value::from(65_536)),
+            Some(Value::from(-1)),
+            Some(Value::from(-5.5)),
+            Some(Value::from(0)),
+            Some(Value::from(1.5)),
+            Some(Value::from(1e308)),
+            Some(Value::from(-1e308)),
+            Some(Value::from(f64::MAX)),
+            Some(Value::from(f64::MIN_POSITIVE)),
+            Some(Value::from(u64::MAX as f64)),
+            Some(Value::from(9.3e18)),
+            Some(Value::from("NaN")),
+            Some(Value::from("inf")),
+            Some(Value::from("-inf")),
+            Some(Value::from("1e999")),
+            Some(Value::from("12")),
+            Some(Value::from("")),
+            Some(Value::Null),
+            Some(Value::Bool(true)),
+            Some(serde_json::json!([])),
+            Some(serde_json::json!({})),
+            None,
+        ])
+    }
+
+    /// Option strings fio might or might not print.
+    fn option_text() -> impl Strategy<Value = Option<Value>> {
+        prop::sample::select(vec![
+            "4294967296",
+            "18446744073709551616",
+            "-1",
+            "1k",
+            "99999999999T",
+            "NaN",
+            "1e308",
+            "",
+            "0",
+            "4k,8k",
+        ])
+        .prop_map(|s| Some(Value::from(s)))
+    }
+
+    /// Everything either tool's file is read for, as JSON pointers.
+    const FIO_FIELDS: &[&str] = &[
+        "/timestamp",
+        "/timestamp_ms",
+        "/jobs/0/jobname",
+        "/jobs/0/elapsed",
+        "/jobs/0/error",
+        "/jobs/0/usr_cpu",
+        "/jobs/1/sys_cpu",
+        "/jobs/0/read",
+        "/jobs/0/read/io_bytes",
+        "/jobs/0/read/total_ios",
+        "/jobs/0/read/runtime",
+        "/jobs/0/read/bw_bytes",
+        "/jobs/0/read/bw",
+        "/jobs/1/read/iops",
+        "/jobs/0/read/clat_ns",
+        "/jobs/0/read/clat_ns/min",
+        "/jobs/0/read/clat_ns/max",
+        "/jobs/0/read/clat_ns/mean",
+        "/jobs/1/read/clat_ns/stddev",
+        "/jobs/0/read/clat_ns/N",
+        "/jobs/0/read/clat_ns/percentile",
+        "/jobs/0/read/clat_ns/percentile/99.000000",
+        "/jobs/0/read/clat_ns/percentile/NaN",
+        "/jobs/0/read/clat_ns/percentile/1e308",
+        "/jobs/0/write/io_bytes",
+        "/jobs/0/write/runtime",
+        "/jobs/0/iodepth_level/8",
+        "/jobs/1/iodepth_level",
+    ];
+
+    const FIO_OPTIONS: &[&str] = &[
+        "/jobs/0/job options/iodepth",
+        "/jobs/0/job options/numjobs",
+        "/jobs/1/job options/iodepth_batch_submit",
+        "/jobs/0/job options/bs",
+        "/jobs/0/job options/size",
+        "/jobs/0/job options/runtime",
+        "/jobs/0/job options/ramp_time",
+        "/jobs/0/job options/randseed",
+        "/global options/numjobs",
+    ];
+
+    const IPERF3_FIELDS: &[&str] = &[
+        "/start/connecting_to/port",
+        "/start/test_start/num_streams",
+        "/start/test_start/duration",
+        "/start/test_start/omit",
+        "/start/test_start/interval",
+        "/start/test_start/blksize",
+        "/start/test_start/target_bitrate",
+        "/start/sock_bufsize",
+        "/start/timestamp/timesecs",
+        "/end/streams/0/sender/socket",
+        "/end/streams/0/sender/bytes",
+        "/end/streams/0/sender/seconds",
+        "/end/streams/0/sender/retransmits",
+        "/end/streams/1/receiver/bytes",
+        "/end/streams/1/receiver/start",
+        "/end/streams/1/receiver/end",
+        "/end/streams/0/receiver",
+        "/end/sum_sent/end",
+        "/end/sum/end",
+        "/end/cpu_utilization_percent/host_total",
+        "/end/cpu_utilization_percent/remote_system",
+        "/intervals/0/sum/start",
+        "/intervals/0/sum/end",
+        "/intervals/1/sum/bytes",
+        "/intervals/1/sum/retransmits",
+    ];
+
+    /// Fixed seed and no regression files: the same cases every run, and
+    /// nothing written into the source tree.
+    fn config() -> Config {
+        Config {
+            cases: 512,
+            rng_seed: RngSeed::Fixed(0x10_3a_4c),
+            failure_persistence: None,
+            ..Config::default()
+        }
+    }
+
+    /// Set each (field, value) in turn; a field under one already replaced
+    /// by a scalar is skipped.
+    fn mutate(mut doc: Value, edits: &[(&str, Option<Value>)]) -> Value {
+        for (at, value) in edits {
+            let parent = at.rsplit_once('/').map_or("", |(p, _)| p);
+            if matches!(doc.pointer(parent), Some(Value::Object(_))) {
+                doc = with(doc, at, value.clone());
+            }
+        }
+        doc
+    }
+
+    /// Import `text`; whatever comes back must be a one-line refusal or a
+    /// document that reads back equal with finite figures.
+    fn check(text: &str) -> Result<(), TestCaseError> {
+        match import_str(text) {
+            Ok(doc) => {
+                let json = serde_json::to_value(&doc).unwrap().to_string();
+                let back: RunDocument = serde_json::from_str(&json)
+                    .map_err(|e| TestCaseError::fail(format!("does not read back: {e}")))?;
+                prop_assert_eq!(&back, &doc);
+                for f in doc.body.figures() {
+                    prop_assert!(f.value.is_finite(), "{:?}", f);
+                }
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                prop_assert!(!msg.contains('\n'), "not one line: {}", msg);
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        #[test]
+        fn fio_files_with_extreme_numbers_never_panic(
+            fields in prop::collection::vec((prop::sample::select(FIO_FIELDS), extreme()), 1..5),
+            options in prop::collection::vec((prop::sample::select(FIO_OPTIONS), option_text()), 0..3),
+        ) {
+            let mut edits: Vec<(&str, Option<Value>)> = fields;
+            edits.extend(options);
+            check(&mutate(fio_doc(), &edits).to_string())?;
+        }
+
+        #[test]
+        fn iperf3_files_with_extreme_numbers_never_panic(
+            fields in prop::collection::vec((prop::sample::select(IPERF3_FIELDS), extreme()), 1..5),
+        ) {
+            check(&mutate(iperf3_doc(), &fields).to_string())?;
+        }
+    }
+
+    #[test]
+    fn the_extremes_are_refused_often_and_accepted_sometimes() {
+        // Guards the property tests against testing nothing: with the
+        // same seed, some mutated files must import and some be refused.
+        let mut runner = proptest::test_runner::TestRunner::new(config());
+        let (mut ok, mut refused) = (0, 0);
+        for _ in 0..200 {
+            let edits = (prop::sample::select(FIO_FIELDS), extreme())
+                .new_tree(&mut runner)
+                .unwrap()
+                .current();
+            match import_str(&mutate(fio_doc(), &[edits]).to_string()) {
+                Ok(_) => ok += 1,
+                Err(_) => refused += 1,
+            }
+        }
+        assert!(ok > 10 && refused > 10, "{ok} imported, {refused} refused");
+    }
 }

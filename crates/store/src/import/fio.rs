@@ -4,21 +4,199 @@
 //! job's options (then the global options, then fio's defaults). fio's `bw`
 //! is KiB/s, so `bw_bytes` is used; latencies are the `*_ns` keys.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
 
 use iomark_model::disk::{
     CpuUsage, DataPattern, DirectionResult, DiskJobResult, DiskJobSpec, DiskRun, DiskTarget,
     EngineKind, LatencySummary, Percentile, RwMode, TargetKind,
 };
 use iomark_model::{
-    Bytes, BytesPerSec, Iops, Nanos, RunBody, RunDocument, RunStatus, Warning, WarningKind,
-    SCHEMA_VERSION,
+    Bytes, BytesPerSec, Iops, Nanos, ParseUnitError, RunBody, RunDocument, RunStatus, Warning,
+    WarningKind,
 };
-use serde_json::Value;
+use serde::de::{
+    Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
+use serde_json::{Map, Value};
 
-use super::{need, need_f64, ImportError};
+use super::{need, short, At, ImportError};
 
 const TOOL: &str = "fio";
+
+/// The fields of fio's JSON that [`convert`] reads, as a much smaller
+/// [`Value`]; `None` when `text` is not fio's JSON (or not JSON), for the
+/// caller to parse it whole.
+///
+/// A 20,000-job file is over 100 MB of JSON, most of it latency buckets,
+/// bandwidth statistics and `json+` histogram bins that no figure uses;
+/// parsed whole into values it takes a gigabyte and most of the import's
+/// time. Here those are skipped as they are read. What is kept is exactly
+/// what a whole parse would hold at those places, whatever its type, so
+/// `convert` judges it the same way.
+pub(super) fn slim(text: &str) -> Option<Value> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let v = Keep(&FIO).deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    v.get("fio version").is_some().then_some(v)
+}
+
+/// Which parts of a JSON value to keep.
+enum Shape {
+    /// All of it.
+    All,
+    /// Of an object, only these keys, each kept to its own shape.
+    Keys(&'static [(&'static str, Shape)]),
+    /// Of an array, every element, kept to this shape.
+    Each(&'static Shape),
+}
+
+const FIO: Shape = Shape::Keys(&[
+    ("fio version", Shape::All),
+    ("timestamp", Shape::All),
+    ("timestamp_ms", Shape::All),
+    ("global options", Shape::All),
+    ("jobs", Shape::Each(&JOB)),
+]);
+
+const JOB: Shape = Shape::Keys(&[
+    ("jobname", Shape::All),
+    ("job options", Shape::All),
+    ("error", Shape::All),
+    ("elapsed", Shape::All),
+    ("read", DIRECTION),
+    ("write", DIRECTION),
+    ("iodepth_level", Shape::All),
+    ("usr_cpu", Shape::All),
+    ("sys_cpu", Shape::All),
+]);
+
+const DIRECTION: Shape = Shape::Keys(&[
+    ("io_bytes", Shape::All),
+    ("total_ios", Shape::All),
+    ("runtime", Shape::All),
+    ("bw_bytes", Shape::All),
+    ("bw", Shape::All),
+    ("iops", Shape::All),
+    ("clat_ns", LATENCY),
+]);
+
+const LATENCY: Shape = Shape::Keys(&[
+    ("min", Shape::All),
+    ("max", Shape::All),
+    ("mean", Shape::All),
+    ("stddev", Shape::All),
+    ("N", Shape::All),
+    ("percentile", Shape::All),
+]);
+
+/// Reads a JSON value keeping only what its [`Shape`] names.
+struct Keep(&'static Shape);
+
+impl<'de> DeserializeSeed<'de> for Keep {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        match self.0 {
+            Shape::All => Value::deserialize(d),
+            shape => d.deserialize_any(KeepVisitor(shape)),
+        }
+    }
+}
+
+struct KeepVisitor(&'static Shape);
+
+/// An object key, borrowed unless it has escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Key<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Owned(v)))
+    }
+}
+
+/// A scalar as the Value it would have been parsed to.
+macro_rules! scalar {
+    ($name:ident, $t:ty) => {
+        fn $name<E>(self, v: $t) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+    };
+}
+
+impl<'de> Visitor<'de> for KeepVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    scalar!(visit_bool, bool);
+    scalar!(visit_i64, i64);
+    scalar!(visit_u64, u64);
+    scalar!(visit_f64, f64);
+    scalar!(visit_str, &str);
+    scalar!(visit_string, String);
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let inner = match self.0 {
+            Shape::Each(inner) => inner,
+            _ => &Shape::All,
+        };
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(Keep(inner))? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let keys: &[(&str, Shape)] = match self.0 {
+            Shape::Keys(keys) => keys,
+            _ => &[],
+        };
+        let mut out = Map::new();
+        // Keys borrowed from the input where they can be: most are skipped,
+        // and a String for each was a tenth of the time.
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            match keys.iter().find(|(k, _)| *k == key) {
+                Some((_, shape)) => {
+                    out.insert(key.into_owned(), map.next_value_seed(Keep(shape))?);
+                }
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Value::Object(out))
+    }
+}
 
 pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
     let version = need(v, TOOL, &["fio version"])?
@@ -36,19 +214,25 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
         ));
     }
     let global = v.get("global options");
+    // Without group_reporting fio lists every clone on its own, each one
+    // thread; with it, one entry stands for all `numjobs` threads. Counted
+    // once up front: counting per job was quadratic, and 20,000 clones took
+    // minutes. The key is the name's JSON text, so a name that is not a
+    // string still only matches itself.
+    let mut clones: HashMap<String, usize> = HashMap::new();
+    for job in jobs {
+        *clones.entry(job["jobname"].to_string()).or_insert(0) += 1;
+    }
     let mut results = Vec::with_capacity(jobs.len());
     let mut run_warnings = Vec::new();
     let mut failed = false;
     let mut elapsed_ms = 0u64;
     for (i, job) in jobs.iter().enumerate() {
+        let path = format!("jobs[{i}]");
+        let at = At::new(TOOL, &path);
         let name = job["jobname"].as_str().unwrap_or("fio job").to_string();
-        // Without group_reporting fio lists every clone on its own, each one
-        // thread; with it, one entry stands for all `numjobs` threads.
-        let clones = jobs
-            .iter()
-            .filter(|j| j["jobname"] == job["jobname"])
-            .count();
-        let (result, error) = convert_job(job, i, &name, global, clones > 1)?;
+        let is_clone = clones[&job["jobname"].to_string()] > 1;
+        let (result, error) = convert_job(job, i, &name, global, is_clone)?;
         if error != 0 {
             failed = true;
             run_warnings.push(Warning::new(
@@ -56,19 +240,26 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
                 format!("fio job '{name}' ended with error {error}: its figures may be partial"),
             ));
         }
-        elapsed_ms = elapsed_ms.max(job["elapsed"].as_u64().unwrap_or(0) * 1000);
+        let elapsed = at.u64(job, "elapsed")?.unwrap_or(0);
+        elapsed_ms = elapsed_ms.max(at.ms_of("elapsed", elapsed, 1000)?);
         results.push(result);
     }
-    let finished_at_ms = match v.get("timestamp_ms").and_then(Value::as_u64) {
-        Some(ms) => ms,
-        None => need_f64(v, TOOL, &["timestamp"])? as u64 * 1000,
+    let top = At::new(TOOL, "");
+    let finished_at_ms = match top.u64(v, "timestamp_ms")? {
+        Some(ms) => top.ms_of("timestamp_ms", ms, 1)?,
+        None => top.ms_of_secs("timestamp", top.need_f64(v, "timestamp")?)?,
     };
     let target = target(jobs, global);
+    let body = RunBody::Disk(DiskRun {
+        profile: TOOL.into(),
+        target,
+        jobs: results,
+        profile_result: None,
+        cgroup: None,
+    });
     Ok(RunDocument {
-        schema_version: SCHEMA_VERSION,
-        tool: TOOL.into(),
-        tool_version: version.trim_start_matches("fio-").to_string(),
-        command_line: Vec::new(),
+        // fio writes the time it finished; a job longer than the time since
+        // 1970 is not worth refusing a file over, so the start stops at 0.
         started_at_ms: finished_at_ms.saturating_sub(elapsed_ms),
         finished_at_ms,
         status: if failed {
@@ -76,26 +267,49 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
         } else {
             RunStatus::Complete
         },
-        labels: Vec::new(),
-        note: None,
         warnings: run_warnings,
-        host: None,
-        device: None,
-        body: RunBody::Disk(DiskRun {
-            profile: TOOL.into(),
-            target,
-            jobs: results,
-            profile_result: None,
-            cgroup: None,
-        }),
+        ..RunDocument::new(TOOL, version.trim_start_matches("fio-"), Vec::new(), body)
     })
 }
 
 /// A job option, falling back to the `[global]` section.
 fn opt<'a>(job: &'a Value, global: Option<&'a Value>, key: &str) -> Option<&'a str> {
+    opt_in(job, global, key).map(|(s, _)| s)
+}
+
+/// A job option and whether it came from the job (rather than `[global]`).
+fn opt_in<'a>(job: &'a Value, global: Option<&'a Value>, key: &str) -> Option<(&'a str, bool)> {
     job["job options"][key]
         .as_str()
-        .or_else(|| global.and_then(|g| g[key].as_str()))
+        .map(|s| (s, true))
+        .or_else(|| global.and_then(|g| g[key].as_str()).map(|s| (s, false)))
+}
+
+/// A whole-number option as fio reads it: digits, hexadecimal
+/// (`randseed=0x89`) or a 1024-based suffix (`iodepth=1k`); the error says
+/// what is wrong with it.
+fn parse_count(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    if let Ok(u) = t.parse::<u64>() {
+        return Ok(u);
+    }
+    if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        return u64::from_str_radix(hex, 16)
+            .map_err(|_| format!("is not a whole number (\"{}\")", short(s)));
+    }
+    if t.starts_with('-') {
+        return Err(format!("is negative (\"{}\")", short(s)));
+    }
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("is too large (\"{}\" > {})", short(s), u64::MAX));
+    }
+    match t.parse::<Bytes>() {
+        Ok(b) => Ok(b.get()),
+        Err(ParseUnitError::Overflow { .. }) => {
+            Err(format!("is too large (\"{}\" > {})", short(s), u64::MAX))
+        }
+        Err(_) => Err(format!("is not a whole number (\"{}\")", short(s))),
+    }
 }
 
 fn convert_job(
@@ -103,9 +317,27 @@ fn convert_job(
     index: usize,
     name: &str,
     global: Option<&Value>,
-    single_clone: bool,
+    is_clone: bool,
 ) -> Result<(DiskJobResult, i64), ImportError> {
     let o = |k: &'static str| opt(job, global, k);
+    let job_opts = format!("jobs[{index}].job options");
+    let at_job_opts = At::new(TOOL, &job_opts);
+    let at_global = At::new(TOOL, "global options");
+    // Where option `k` came from, to name it in a refusal.
+    let at_opt = |from_job: bool| if from_job { at_job_opts } else { at_global };
+    let count = |k: &'static str| -> Result<Option<u64>, ImportError> {
+        opt_in(job, global, k)
+            .map(|(s, from_job)| parse_count(s).map_err(|p| at_opt(from_job).invalid(k, p)))
+            .transpose()
+    };
+    let count_u32 = |k: &'static str, default: u32| -> Result<u32, ImportError> {
+        match (count(k)?, opt_in(job, global, k)) {
+            (Some(u), Some((_, from_job))) => at_opt(from_job).fit::<u32>(k, u),
+            _ => Ok(default),
+        }
+    };
+    let src =
+        |k: &'static str| opt_in(job, global, k).map(|(s, from_job)| (s, k, at_opt(from_job)));
     let rw_name = o("rw").or_else(|| o("readwrite")).unwrap_or("read");
     // fio allows `rw=randread:8` (an offset modifier); the mode is before it.
     let rw_name = rw_name.split(':').next().unwrap_or(rw_name);
@@ -114,13 +346,11 @@ fn convert_job(
             "fio job '{name}' uses rw={rw_name}, which iomark does not measure (it knows read, write, randread, randwrite, readwrite, randrw)"
         ))
     })?;
-    let bs = o("bs")
-        .or_else(|| o("blocksize"))
-        .and_then(|s| s.split(',').next())
-        .and_then(|s| s.parse::<Bytes>().ok())
-        .unwrap_or(Bytes(4096));
-    let num =
-        |k: &'static str, default: u64| o(k).and_then(|s| s.parse::<u64>().ok()).unwrap_or(default);
+    let bs = match src("bs").or_else(|| src("blocksize")) {
+        Some((s, k, at)) => parse_unit::<Bytes>(s.split(',').next().unwrap_or(s), at, k)?,
+        None => None,
+    }
+    .unwrap_or(Bytes(4096));
     let engine_name = o("ioengine").unwrap_or("psync");
     let mut warnings = Vec::new();
     let engine = match engine_name {
@@ -152,49 +382,70 @@ fn convert_job(
     } else {
         DataPattern::Random
     };
+    let size = match src("size") {
+        Some((s, k, at)) => parse_unit::<Bytes>(s, at, k)?,
+        None => None,
+    };
+    let runtime = match src("runtime") {
+        Some((s, k, at)) => parse_unit::<Nanos>(s, at, k)?,
+        None => None,
+    };
+    let ramp = match src("ramp_time") {
+        Some((s, k, at)) => parse_unit::<Nanos>(s, at, k)?,
+        None => None,
+    };
+    let batch = match count("iodepth_batch_submit")? {
+        Some(_) => count_u32("iodepth_batch_submit", 1)?,
+        None => count_u32("iodepth_batch", 1)?,
+    };
+    // numjobs is checked even for a clone, so a corrupt file is refused
+    // whole rather than half-read.
+    let numjobs = count_u32("numjobs", 1)?;
     let spec = DiskJobSpec {
         name: name.to_string(),
         rw,
         bs,
-        iodepth: num("iodepth", 1) as u32,
-        iodepth_batch: num("iodepth_batch_submit", num("iodepth_batch", 1)).max(1) as u32,
-        numjobs: if single_clone {
-            1
-        } else {
-            num("numjobs", 1) as u32
-        },
-        size: o("size")
-            .and_then(|s| s.parse::<Bytes>().ok())
-            .unwrap_or_default(),
-        runtime: o("runtime").and_then(|s| s.parse::<Nanos>().ok()),
-        ramp: o("ramp_time")
-            .and_then(|s| s.parse::<Nanos>().ok())
-            .unwrap_or_default(),
+        iodepth: count_u32("iodepth", 1)?,
+        iodepth_batch: batch.max(1),
+        // A clone listed on its own is one thread, whatever numjobs says.
+        numjobs: if is_clone { 1 } else { numjobs },
+        size: size.unwrap_or_default(),
+        runtime,
+        ramp: ramp.unwrap_or_default(),
         engine,
         direct,
         data,
         rwmix_read: o("rwmixread")
             .and_then(|s| s.parse::<u8>().ok())
             .unwrap_or(50),
-        seed: num("randseed", 0),
+        seed: count("randseed")?.unwrap_or(0),
     };
-    let at = |k: &str| format!("jobs[{index}].{k}");
-    let read = direction(job, "read", &at("read"))?;
-    let write = direction(job, "write", &at("write"))?;
+    let path = format!("jobs[{index}]");
+    let at = At::new(TOOL, &path);
+    let read = direction(job, "read", &format!("{path}.read"))?;
+    let write = direction(job, "write", &format!("{path}.write"))?;
     if read.is_none() && write.is_none() && job.get("read").is_none() {
-        return Err(ImportError::Missing {
-            tool: TOOL,
-            field: at("read"),
-        });
+        return Err(at.missing("read", ""));
     }
-    let iodepth_level: BTreeMap<String, f64> = job["iodepth_level"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_f64().map(|f| (k.clone(), f)))
-                .collect()
-        })
-        .unwrap_or_default();
+    let levels = format!("{path}.iodepth_level");
+    let at_levels = At::new(TOOL, &levels);
+    let mut iodepth_level = BTreeMap::new();
+    if let Some(m) = job["iodepth_level"].as_object() {
+        for k in m.keys() {
+            if let Some(pct) = at_levels.f64(&job["iodepth_level"], k)? {
+                iodepth_level.insert(k.clone(), pct);
+            }
+        }
+    }
+    let error = match &job["error"] {
+        Value::Null => 0,
+        e => e.as_i64().ok_or_else(|| {
+            at.invalid(
+                "error",
+                format!("is not an error number ({})", short(&e.to_string())),
+            )
+        })?,
+    };
     let result = DiskJobResult {
         spec,
         read,
@@ -202,8 +453,8 @@ fn convert_job(
         // fio's JSON has no per-interval samples (they need --write_bw_log).
         samples: Vec::new(),
         cpu: CpuUsage {
-            user_pct: job["usr_cpu"].as_f64().unwrap_or(0.0),
-            system_pct: job["sys_cpu"].as_f64().unwrap_or(0.0),
+            user_pct: at.f64(job, "usr_cpu")?.unwrap_or(0.0),
+            system_pct: at.f64(job, "sys_cpu")?.unwrap_or(0.0),
         },
         iodepth_level,
         // Not in fio's output; its iodepth_level buckets are too coarse to
@@ -213,59 +464,96 @@ fn convert_job(
         interrupted: false,
         warnings,
     };
-    Ok((result, job["error"].as_i64().unwrap_or(0)))
+    Ok((result, error))
+}
+
+/// A size or time option. One that does not parse keeps fio's default (fio
+/// takes forms such as `bs=4k-16k` that iomark has no field for), but one
+/// too large to hold is refused rather than quietly replaced.
+fn parse_unit<T: std::str::FromStr<Err = ParseUnitError>>(
+    s: &str,
+    at: At<'_>,
+    key: &str,
+) -> Result<Option<T>, ImportError> {
+    match s.parse::<T>() {
+        Ok(v) => Ok(Some(v)),
+        Err(ParseUnitError::Overflow { .. }) => {
+            Err(at.invalid(key, format!("is too large (\"{}\")", short(s))))
+        }
+        Err(_) => Ok(None),
+    }
 }
 
 /// One direction of a job, or `None` when it did no I/O that way.
-fn direction(job: &Value, key: &str, at: &str) -> Result<Option<DirectionResult>, ImportError> {
+fn direction(job: &Value, key: &str, path: &str) -> Result<Option<DirectionResult>, ImportError> {
     let Some(d) = job.get(key) else {
         return Ok(None);
     };
-    let total_ios = d["total_ios"].as_u64().unwrap_or(0);
-    let io_bytes = d["io_bytes"].as_u64().unwrap_or(0);
+    let at = At::new(TOOL, path);
+    let total_ios = at.u64(d, "total_ios")?.unwrap_or(0);
+    let io_bytes = at.u64(d, "io_bytes")?.unwrap_or(0);
     if total_ios == 0 && io_bytes == 0 {
         return Ok(None);
     }
-    let missing = |f: &str| ImportError::Missing {
-        tool: TOOL,
-        field: format!("{at}.{f}"),
-    };
-    let runtime_ms = d["runtime"].as_u64().ok_or_else(|| missing("runtime"))?;
-    let bw = match d["bw_bytes"].as_f64() {
+    let runtime_ms = at.need_u64(d, "runtime")?;
+    let runtime = runtime_ms
+        .checked_mul(1_000_000)
+        .map(Nanos)
+        .ok_or_else(|| {
+            at.invalid(
+                "runtime",
+                format!("is too long ({runtime_ms} ms > {} ns)", u64::MAX),
+            )
+        })?;
+    let bw = match at.f64(d, "bw_bytes")? {
         Some(b) => b,
         // fio before 3.? printed only `bw`, in KiB/s.
-        None => d["bw"].as_f64().ok_or_else(|| missing("bw_bytes"))? * 1024.0,
+        None => {
+            let kib = at.f64(d, "bw")?.ok_or_else(|| at.missing("bw_bytes", ""))?;
+            at.figure("bw", kib * 1024.0, &format!("{kib} KiB/s"))?
+        }
     };
-    let iops = d["iops"].as_f64().ok_or_else(|| missing("iops"))?;
+    let iops = at.need_f64(d, "iops")?;
     let c = &d["clat_ns"];
-    let percentiles = c["percentile"]
-        .as_object()
-        .map(|m| {
-            let mut p: Vec<Percentile> = m
-                .iter()
-                .filter_map(|(k, v)| {
-                    Some(Percentile {
-                        percent: k.parse().ok()?,
-                        ns: v.as_u64()?,
-                    })
-                })
-                .collect();
-            p.sort_by(|a, b| a.percent.total_cmp(&b.percent));
-            p
-        })
-        .unwrap_or_default();
+    let clat = format!("{path}.clat_ns");
+    let at_c = At::new(TOOL, &clat);
+    let mut percentiles = Vec::new();
+    if let Some(m) = c["percentile"].as_object() {
+        let pct = format!("{clat}.percentile");
+        let at_p = At::new(TOOL, &pct);
+        for (k, v) in m {
+            // A key that is not a percentage would be stored as null (NaN)
+            // and break every later report of the run.
+            let percent = k
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|p| (0.0..=100.0).contains(p))
+                .ok_or_else(|| {
+                    at_p.invalid(
+                        &format!("\"{}\"", short(k)),
+                        "is not a percentile from 0 to 100".into(),
+                    )
+                })?;
+            let ns = at_p
+                .u64(&c["percentile"], k)?
+                .ok_or_else(|| at_p.invalid(k, format!("is not a latency in ns ({v})")))?;
+            percentiles.push(Percentile { percent, ns });
+        }
+        percentiles.sort_by(|a, b| a.percent.total_cmp(&b.percent));
+    }
     Ok(Some(DirectionResult {
         io_bytes: Bytes(io_bytes),
         ios: total_ios,
-        runtime: Nanos(runtime_ms * 1_000_000),
+        runtime,
         bw: BytesPerSec(bw),
         iops: Iops(iops),
         clat: LatencySummary {
-            count: c["N"].as_u64().unwrap_or(0),
-            min_ns: c["min"].as_u64().unwrap_or(0),
-            max_ns: c["max"].as_u64().unwrap_or(0),
-            mean_ns: c["mean"].as_f64().unwrap_or(0.0),
-            stddev_ns: c["stddev"].as_f64().unwrap_or(0.0),
+            count: at_c.u64(c, "N")?.unwrap_or(0),
+            min_ns: at_c.u64(c, "min")?.unwrap_or(0),
+            max_ns: at_c.u64(c, "max")?.unwrap_or(0),
+            mean_ns: at_c.f64(c, "mean")?.unwrap_or(0.0),
+            stddev_ns: at_c.f64(c, "stddev")?.unwrap_or(0.0),
             percentiles,
         },
     }))
