@@ -57,9 +57,6 @@ struct Options {
 }
 
 fn validate(args: &ReportArgs, store: &mut dyn iomark_store::Store) -> anyhow::Result<Options> {
-    if args.html.is_none() && args.png.is_none() {
-        bail!("nothing to write: add --html FILE or --png DIR");
-    }
     if args.ids.is_empty() && args.labels.is_empty() && args.baseline.is_none() {
         bail!("no runs named: give run IDs (from `iomark results list`) or --label LABEL");
     }
@@ -93,6 +90,9 @@ fn validate(args: &ReportArgs, store: &mut dyn iomark_store::Store) -> anyhow::R
 
 /// Run `iomark report ...`.
 pub fn run(args: ReportArgs) -> anyhow::Result<Exit> {
+    if args.html.is_none() && args.png.is_none() {
+        bail!("nothing to write: add --html FILE or --png DIR");
+    }
     // A report only reads: a read-only database, or one on a read-only
     // mount, is enough, and none is created where there is none.
     let mut store = iomark_store::open_read_only(args.db.as_deref())?;

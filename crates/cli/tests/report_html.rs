@@ -335,6 +335,12 @@ fn report_refuses_bad_input() {
     let no_output = run(&["report", "1", "--db", dbs]);
     assert_eq!(no_output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&no_output.stderr).contains("add --html FILE or --png DIR"));
+    // Reading never creates a database.
+    let no_db = run(&["report", "--db", dbs, "--html", "-"]);
+    assert_eq!(no_db.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&no_db.stderr).contains("no results database"));
+    assert!(!db.exists());
+    import(&db, tmp.path(), "one", &fixtures::cdm(&["usb2"], 40.0));
     let no_label = run(&["report", "--label", "nope", "--db", dbs, "--html", "-"]);
     assert_eq!(no_label.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&no_label.stderr).contains("label 'nope'"));
