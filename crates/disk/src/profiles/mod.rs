@@ -312,6 +312,30 @@ pub(crate) fn powers_of_two(from: u64, to: u64) -> Vec<u64> {
 mod tests {
     use super::*;
 
+    /// `ProfileName::ALL` is an array the compiler cannot check against the
+    /// enum, and `--profile` only finds what is in it. This match is
+    /// checked: a new profile fails to compile here until it gets the next
+    /// index, and then belongs at that place in `ALL`.
+    #[test]
+    fn every_profile_is_listed_once_and_parses_back() {
+        let index = |p: ProfileName| match p {
+            ProfileName::Cdm => 0,
+            ProfileName::CdmNvme => 1,
+            ProfileName::CdmPeak => 2,
+            ProfileName::CdmReal => 3,
+            ProfileName::Cdm3 => 4,
+            ProfileName::Iometer => 5,
+            ProfileName::Gnome => 6,
+            ProfileName::Macbench => 7,
+            ProfileName::Sweep => 8,
+        };
+        for (i, p) in ProfileName::ALL.into_iter().enumerate() {
+            assert_eq!(index(p), i, "{p} is out of place in ProfileName::ALL");
+            assert_eq!(p.as_str().parse::<ProfileName>(), Ok(p));
+        }
+        assert_eq!(ProfileName::ALL.len(), index(ProfileName::Sweep) + 1);
+    }
+
     #[test]
     fn every_profile_name_round_trips() {
         for p in ProfileName::ALL {
