@@ -348,9 +348,7 @@ impl TryFrom<DiskArgs> for ProfileOptions {
             direct,
             data: a.data,
             seed: a.seed,
-            // Each profile's sizes are fixed multiples of 4 KiB, checked
-            // per job against the target.
-            io_sizes: Vec::new(),
+            io_sizes: plan.io_sizes(),
         };
         Ok(ProfileOptions {
             name,

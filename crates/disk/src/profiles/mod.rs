@@ -176,6 +176,19 @@ impl ProfilePlan {
         }
     }
 
+    /// Every I/O size the profile uses, so direct-I/O alignment is checked
+    /// before a test file is created.
+    pub fn io_sizes(&self) -> Vec<Bytes> {
+        let sizes: Vec<u64> = match self {
+            ProfilePlan::Cdm(b) => b.0.rows.iter().map(|r| r.bs).collect(),
+            ProfilePlan::Iometer(_) => iometer::PATTERNS.iter().map(|p| p.2).collect(),
+            ProfilePlan::Gnome(o) => vec![o.sample_size.get(), gnome::PAGE],
+            ProfilePlan::Macbench(_) => vec![macbench::TRANSFER],
+            ProfilePlan::Sweep(_) => sweep::points().into_iter().map(|(_, bs)| bs).collect(),
+        };
+        sizes.into_iter().map(Bytes).collect()
+    }
+
     /// Whether the profile writes to its target (GNOME Disks only with
     /// `--write`).
     pub fn writes(&self) -> bool {
@@ -316,6 +329,34 @@ mod tests {
     /// enum, and `--profile` only finds what is in it. This match is
     /// checked: a new profile fails to compile here until it gets the next
     /// index, and then belongs at that place in `ALL`.
+    #[test]
+    fn every_plan_says_which_io_sizes_it_uses() {
+        let settings = ProfileSettings {
+            engine: Some(EngineKind::Psync),
+            ..ProfileSettings::default()
+        };
+        for name in ProfileName::ALL {
+            let takes_engine = name.settings().contains(&Setting::Engine);
+            let s = if takes_engine {
+                settings.clone()
+            } else {
+                ProfileSettings::default()
+            };
+            let Ok(plan) = plan(name, &s) else {
+                // iometer without io_uring on this kernel: nothing to check.
+                continue;
+            };
+            let sizes = plan.io_sizes();
+            assert!(!sizes.is_empty(), "{name}");
+            assert!(
+                sizes
+                    .iter()
+                    .all(|b| b.get() > 0 && b.get().is_multiple_of(4096)),
+                "{name}: {sizes:?}"
+            );
+        }
+    }
+
     #[test]
     fn every_profile_is_listed_once_and_parses_back() {
         let index = |p: ProfileName| match p {
