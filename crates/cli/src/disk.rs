@@ -22,7 +22,7 @@ use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{now_ms, RunBody, RunDocument, RunStatus, Warning};
 
 use crate::exit::Exit;
-use crate::{profile_text, progress, signals, text};
+use crate::{progress, signals};
 
 /// The raw arguments of `iomark disk`.
 #[derive(Debug, Args)]
@@ -438,7 +438,7 @@ fn run_profile(
     if opts.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", profile_text::profile_run(&doc, opts.verbose));
+        print!("{}", iomark_text::run(&doc, opts.verbose).unwrap_or_default());
     }
     Ok(if interrupted {
         Exit::Interrupted
@@ -566,7 +566,7 @@ fn run_custom(
     if opts.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", text::disk_run(&doc));
+        print!("{}", iomark_text::run(&doc, false).unwrap_or_default());
     }
     Ok(if interrupted {
         Exit::Interrupted

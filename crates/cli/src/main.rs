@@ -16,13 +16,11 @@ mod exit;
 mod info;
 mod mem;
 mod net;
-mod profile_text;
 mod progress;
 mod record;
 mod report;
 mod results;
 mod signals;
-mod text;
 
 use std::process::ExitCode;
 
@@ -36,7 +34,10 @@ fn main() -> ExitCode {
             }
             // Messages quote paths and names the user or a file gave:
             // never let their control characters drive the terminal.
-            eprintln!("iomark: {}", text::escape_controls(&format!("{err:#}")));
+            eprintln!(
+                "iomark: {}",
+                iomark_text::escape_controls(&format!("{err:#}"))
+            );
             exit::Exit::Error.into()
         }
     }

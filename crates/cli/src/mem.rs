@@ -9,9 +9,8 @@ use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 use iomark_mem::{himeno, job, sys};
 use iomark_model::mem::{
-    Advice, Backing, CheckOutcome, HimenoLength, HimenoResult, HimenoSpec, KernelResult,
-    MemJobSpec, MemKernelSpec, MemOutcome, MemRun, StencilResult, StencilSpec, StreamResult,
-    StreamSpec,
+    Advice, Backing, HimenoLength, HimenoSpec, MemJobSpec, MemKernelSpec, MemOutcome, MemRun,
+    StencilSpec, StreamSpec,
 };
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{now_ms, RunBody, RunDocument, RunStatus};
@@ -388,16 +387,16 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
     );
     // A mem run is one measurement: it is stored whole once it ends.
     crate::record::Recorder::begin(&options.store, &mut doc).finish(&doc);
-    let RunBody::Mem(run) = &doc.body else {
-        unreachable!("run_document makes a mem body")
-    };
     let text = if options.json {
         format!("{}\n", serde_json::to_string_pretty(&doc)?)
     } else {
-        render(run)
+        iomark_text::run(&doc, false).unwrap_or_default()
     };
     // A closed pipe surfaces as an error that main treats as success.
     std::io::stdout().lock().write_all(text.as_bytes())?;
+    let RunBody::Mem(run) = &doc.body else {
+        unreachable!("run_document makes a mem body")
+    };
     match &run.outcome {
         MemOutcome::OomKilled { message } => bail!("{message}"),
         MemOutcome::Interrupted => Ok(Exit::Interrupted),
@@ -434,223 +433,6 @@ pub fn run_document(
         device,
         ..RunDocument::iomark(command_line, RunBody::Mem(run))
     }
-}
-
-fn secs(n: Nanos) -> f64 {
-    n.as_secs_f64()
-}
-
-/// The text report: the kernel's own table or summary, then the memory
-/// set-up, the baseline and the warnings.
-fn render(run: &MemRun) -> String {
-    let mut out = String::new();
-    let spec = &run.spec;
-    match &run.outcome {
-        MemOutcome::Completed {
-            result,
-            execution,
-            msync,
-        } => {
-            match result {
-                KernelResult::Stream(r) => render_stream(&mut out, spec, r),
-                KernelResult::Stencil(r) => render_stencil(&mut out, spec, r),
-                KernelResult::Himeno(r) => render_himeno(&mut out, spec, r),
-            }
-            out.push_str(&format!(
-                "Kernel execution time: {:.6} s\n",
-                secs(*execution)
-            ));
-            if let Some(m) = msync {
-                out.push_str(&format!(
-                    "msync of the backing file: {:.6} s (not counted)\n",
-                    secs(*m)
-                ));
-            }
-        }
-        MemOutcome::Interrupted => {
-            out.push_str(&format!(
-                "iomark mem {}: interrupted, no result\n",
-                spec.kernel.name()
-            ));
-        }
-        MemOutcome::OomKilled { .. } => {
-            out.push_str(&format!(
-                "iomark mem {}: {} of data on {}, no result\n",
-                spec.kernel.name(),
-                job::data_bytes(&spec.kernel),
-                spec.backing
-            ));
-        }
-    }
-    if let Backing::Mmap { .. } = spec.backing {
-        out.push_str(&format!("madvise: {}\n", spec.advice.as_str()));
-    }
-    if let Some(cg) = &run.cgroup {
-        out.push_str(&format!(
-            "Memory limit: {} (cgroup {}), data {}; {}, {} OOM kills\n",
-            cg.limit,
-            cg.version,
-            job::data_bytes(&spec.kernel),
-            crate::text::cgroup_usage(cg),
-            cg.oom_kills
-        ));
-    }
-    let swap = &run.host.swap;
-    if swap.devices.is_empty() {
-        out.push_str("Swap: none\n");
-    } else {
-        out.push_str(&format!(
-            "Swap: {} on {}, {} in use\n",
-            swap.total,
-            swap.devices.join(", "),
-            swap.used
-        ));
-    }
-    if let Some(b) = &run.baseline {
-        match b.relative_time {
-            Some(rel) => out.push_str(&format!(
-                "All-in-memory baseline (heap, no limit): {:.6} s; relative execution time: {rel:.3}\n",
-                secs(b.execution)
-            )),
-            None => out.push_str(&format!(
-                "All-in-memory baseline (heap, no limit): {:.6} s; no relative time (this run did not complete)\n",
-                secs(b.execution)
-            )),
-        }
-    }
-    for w in &run.warnings {
-        out.push_str(&format!("warning: {w}\n"));
-    }
-    out
-}
-
-const RULE: &str = "-------------------------------------------------------------\n";
-
-fn render_stream(out: &mut String, spec: &MemJobSpec, r: &StreamResult) {
-    let MemKernelSpec::Stream(s) = &spec.kernel else {
-        return;
-    };
-    out.push_str(RULE);
-    out.push_str("iomark mem stream: based on a variant of the STREAM benchmark (v5.10)\n");
-    out.push_str(RULE);
-    out.push_str("This system uses 8 bytes per array element.\n");
-    out.push_str(&format!(
-        "Array size = {} (elements), Offset = 0 (elements)\n",
-        s.array_len
-    ));
-    let mib = r.array_bytes.get() as f64 / (1u64 << 20) as f64;
-    out.push_str(&format!(
-        "Memory per array = {mib:.1} MiB (= {:.1} GiB).\n",
-        mib / 1024.0
-    ));
-    out.push_str(&format!(
-        "Total memory required = {:.1} MiB (= {:.1} GiB).\n",
-        3.0 * mib,
-        3.0 * mib / 1024.0
-    ));
-    out.push_str(&format!(
-        "Each kernel will be executed {} times; the best time of the last {} is used.\n",
-        s.ntimes,
-        s.ntimes - 1
-    ));
-    out.push_str(&format!(
-        "Threads: {} · Backing: {} · Copy: {}\n",
-        spec.threads, spec.backing, r.copy_method
-    ));
-    out.push_str(&format!(
-        "Initialisation (first touch, not counted): {:.6} s\n",
-        secs(r.init)
-    ));
-    out.push_str(RULE);
-    out.push_str("Function    Best Rate MB/s  Avg time     Min time     Max time\n");
-    for k in &r.kernels {
-        out.push_str(&format!(
-            "{:<11}{:12.1}  {:11.6}  {:11.6}  {:11.6}\n",
-            format!("{}:", k.op.label()),
-            k.best_rate.mb_per_sec(),
-            secs(k.avg),
-            secs(k.min),
-            secs(k.max)
-        ));
-    }
-    out.push_str(RULE);
-    out.push_str(&format!("{}\n", r.validation.detail));
-    out.push_str(RULE);
-}
-
-fn render_stencil(out: &mut String, spec: &MemJobSpec, r: &StencilResult) {
-    let MemKernelSpec::Stencil(s) = &spec.kernel else {
-        return;
-    };
-    out.push_str(&format!(
-        "iomark mem stencil: {k}x{k} mask on {n} x {n} f64 ({} in 2 arrays), {} sweeps, {} threads, {}\n",
-        r.data_bytes,
-        s.sweeps,
-        spec.threads,
-        spec.backing,
-        k = s.mask,
-        n = s.n
-    ));
-    out.push_str(&format!(
-        "Initialisation (not counted): {:.6} s\n",
-        secs(r.init)
-    ));
-    out.push_str(&format!(
-        "First sweep (warm-up):        {:.6} s\n",
-        secs(r.first_sweep)
-    ));
-    out.push_str(&format!(
-        "Best sweep:                   {:.6} s\n",
-        secs(r.best_sweep)
-    ));
-    out.push_str(&format!(
-        "Mean sweep:                   {:.6} s\n",
-        secs(r.mean_sweep)
-    ));
-    out.push_str(&format!(
-        "MFLOPS (best sweep, {} flop per point): {:.1}\n",
-        r.flops_per_point, r.mflops
-    ));
-    out.push_str(&format!(
-        "Effective rate (16 B per point): {:.1} MB/s\n",
-        r.effective_rate.mb_per_sec()
-    ));
-    out.push_str(&format!("Checksum: {:.17e}\n", r.checksum));
-    out.push_str(&format!("Validation: {}\n", r.validation.detail));
-}
-
-fn render_himeno(out: &mut String, spec: &MemJobSpec, r: &HimenoResult) {
-    let MemKernelSpec::Himeno(s) = &spec.kernel else {
-        return;
-    };
-    out.push_str(&format!(
-        "Grid-size = {} ({} in 14 float arrays), {} threads, {}\n",
-        s.grid, r.data_bytes, spec.threads, spec.backing
-    ));
-    out.push_str(&format!(
-        "Initialisation (not counted): {:.6} s\n",
-        secs(r.init)
-    ));
-    if r.rehearsal_iterations > 0 {
-        out.push_str(&format!("Rehearsal: {} sweeps\n", r.rehearsal_iterations));
-    }
-    out.push_str(&format!("Loop executed for {} times\n", r.iterations));
-    out.push_str(&format!("Gosa : {:.6e} (summed in f64)\n", r.gosa));
-    out.push_str(&format!(
-        "MFLOPS measured : {:.1}\tcpu : {:.6}\n",
-        r.mflops,
-        secs(r.elapsed)
-    ));
-    out.push_str(&format!(
-        "Score based on Pentium III 600MHz using Fortran 77: {:.1}\n",
-        r.mflops / 82.84
-    ));
-    let tag = match r.validation.outcome {
-        CheckOutcome::Passed => "ok",
-        CheckOutcome::Failed => "FAILED",
-        CheckOutcome::Unchecked => "not checked",
-    };
-    out.push_str(&format!("Validation ({tag}): {}\n", r.validation.detail));
 }
 
 #[cfg(test)]

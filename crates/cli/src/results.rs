@@ -15,7 +15,7 @@ use iomark_store::{RunId, RunQuery, RunSummary, Store, StoreError, StoredRun};
 
 use crate::exit::Exit;
 use crate::record::parse_label;
-use crate::text::escape_controls as esc;
+use iomark_text::escape_controls as esc;
 
 /// The raw arguments of `iomark results`.
 #[derive(Debug, Args)]

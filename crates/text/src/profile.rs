@@ -19,7 +19,7 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
         return String::new();
     };
     let Some(result) = &run.profile_result else {
-        return crate::text::disk_run(doc);
+        return crate::disk::disk_run(doc);
     };
     let mut out = String::new();
     match result {
@@ -31,7 +31,7 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
     }
     footer(&mut out, doc, run);
     // Names and messages come from the run and may hold control characters.
-    crate::text::escape_controls_keep_lines(&out).into_owned()
+    crate::escape::escape_controls_keep_lines(&out).into_owned()
 }
 
 fn target_line(out: &mut String, run: &DiskRun) {
@@ -42,7 +42,7 @@ fn target_line(out: &mut String, run: &DiskRun) {
         TargetKind::BlockDevice => "block device",
     };
     let _ = writeln!(out, "Target: {} ({kind}, {})", t.path, t.size);
-    if let Some(line) = crate::text::memory_limit_line(run) {
+    if let Some(line) = crate::disk::memory_limit_line(run) {
         let _ = writeln!(out, "{line}");
     }
 }

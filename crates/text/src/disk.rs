@@ -1,58 +1,11 @@
-//! Human-readable output of results, fio-like: one block per job.
+//! A custom disk job as text, fio-like: one block per job.
 
-use std::borrow::Cow;
 use std::fmt::Write;
 
 use iomark_model::disk::{DirectionResult, DiskJobResult, DiskRun, TargetKind};
 use iomark_model::mem::CgroupUsage;
 use iomark_model::units::Nanos;
 use iomark_model::{RunBody, RunDocument};
-
-/// Whether `c` is a control character a terminal may act on: C0, DEL, C1.
-fn is_control(c: char) -> bool {
-    matches!(c, '\0'..='\x1f' | '\x7f'..='\u{9f}')
-}
-
-/// `c` as readable text: `\n`, `\t`, `\r`, else `\x1b`-style hex.
-fn push_escaped(out: &mut String, c: char) {
-    match c {
-        '\n' => out.push_str("\\n"),
-        '\t' => out.push_str("\\t"),
-        '\r' => out.push_str("\\r"),
-        c => {
-            let _ = write!(out, "\\x{:02x}", c as u32);
-        }
-    }
-}
-
-/// Stored or imported text made safe to print on one line: every control
-/// character (C0 with tab and newline, DEL, C1, so also ESC) shown as
-/// `\x1b`, `\n`, `\t` instead of reaching the terminal, where an
-/// `ESC ]0;...` would retitle the window or worse.
-pub fn escape_controls(s: &str) -> Cow<'_, str> {
-    escape_where(s, is_control)
-}
-
-/// [`escape_controls`] for a rendered block of lines: newlines (and tabs)
-/// keep their place in the layout, every other control is shown escaped.
-pub fn escape_controls_keep_lines(s: &str) -> Cow<'_, str> {
-    escape_where(s, |c| is_control(c) && c != '\n' && c != '\t')
-}
-
-fn escape_where(s: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
-    if !s.chars().any(&escape) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        if escape(c) {
-            push_escaped(&mut out, c);
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
-}
 
 /// What `--mem-limit` held the run to and how often the limit bit.
 pub fn memory_limit_line(run: &DiskRun) -> Option<String> {
@@ -83,7 +36,7 @@ fn or_na<T: std::fmt::Display>(v: Option<T>) -> String {
 /// The text summary of a disk run, with any control character in its
 /// names and messages escaped.
 pub fn disk_run(doc: &RunDocument) -> String {
-    escape_controls_keep_lines(&disk_run_raw(doc)).into_owned()
+    crate::escape::escape_controls_keep_lines(&disk_run_raw(doc)).into_owned()
 }
 
 fn disk_run_raw(doc: &RunDocument) -> String {
@@ -223,41 +176,4 @@ fn direction(out: &mut String, name: &str, d: &DirectionResult) {
         .filter_map(|&p| c.percentile(p).map(|ns| format!("p{p}={}", Nanos(ns))))
         .collect();
     let _ = writeln!(out, "    clat percentiles: {}", ps.join(", "));
-}
-
-#[cfg(test)]
-mod escape_tests {
-    use super::*;
-
-    #[test]
-    fn control_characters_are_shown_not_sent() {
-        assert_eq!(
-            escape_controls("a\x1b]0;owned\x07b"),
-            "a\\x1b]0;owned\\x07b"
-        );
-        assert_eq!(escape_controls("tab\there\nnl\r"), "tab\\there\\nnl\\r");
-        assert_eq!(
-            escape_controls("del\x7f c1\u{9b}31m"),
-            "del\\x7f c1\\x9b31m"
-        );
-        assert_eq!(escape_controls("\0"), "\\x00");
-        // Plain text, accents and symbols pass untouched, without a copy.
-        let plain = "Ümlaut µs – 67.20 MB/s ✓ \\path";
-        assert!(matches!(escape_controls(plain), Cow::Borrowed(p) if p == plain));
-        assert_eq!(escape_controls("\u{a0}nbsp"), "\u{a0}nbsp");
-    }
-
-    #[test]
-    fn rendered_blocks_keep_their_lines() {
-        assert_eq!(
-            escape_controls_keep_lines("one\x1b[2J\n\ttwo\r\n"),
-            "one\\x1b[2J\n\ttwo\\r\n"
-        );
-        for s in [
-            escape_controls("\x1b\u{9b}\x7f\x00\n").into_owned(),
-            escape_controls_keep_lines("\x1b\u{9b}\x7f\x00").into_owned(),
-        ] {
-            assert!(!s.chars().any(is_control), "{s:?}");
-        }
-    }
 }

@@ -1,0 +1,37 @@
+//! Text renderings of iomark runs, for a terminal.
+//!
+//! One seam, as hyperfine's exporters: a finished [`RunDocument`] goes in,
+//! the text a person reads comes out ([`run`]), whatever measured it. Disk
+//! runs read like fio (a custom job) or like the tool a profile imitates
+//! (CrystalDiskMark's grid, IOmeter's rows, GNOME Disks' summary,
+//! MacBench's table, the sweep); memory runs like STREAM and Himeno. A
+//! network run's text is iperf3's, printed live by `iomark-net` as the test
+//! goes, so it has no renderer here.
+//!
+//! Every text that came from outside (names, labels, imported files) goes
+//! through [`escape_controls`] on its way out.
+
+mod disk;
+mod escape;
+mod mem;
+mod profile;
+
+pub use disk::{cgroup_usage, disk_run};
+pub use escape::{escape_controls, escape_controls_keep_lines};
+pub use mem::mem_run;
+pub use profile::profile_run;
+
+use iomark_model::{RunBody, RunDocument};
+
+/// How a finished run reads on a terminal; `verbose` adds the spread over
+/// passes and the series behind the averages. `None` for a network run,
+/// whose text is iperf3's and is printed while it runs.
+pub fn run(doc: &RunDocument, verbose: bool) -> Option<String> {
+    match &doc.body {
+        // A custom job's document has no profile result; profile_run
+        // hands it to disk_run.
+        RunBody::Disk(_) => Some(profile_run(doc, verbose)),
+        RunBody::Mem(m) => Some(mem_run(m)),
+        _ => None,
+    }
+}
