@@ -4,20 +4,23 @@
 //! the text a person reads comes out ([`run`]), whatever measured it. Disk
 //! runs read like fio (a custom job) or like the tool a profile imitates
 //! (CrystalDiskMark's grid, IOmeter's rows, GNOME Disks' summary,
-//! MacBench's table, the sweep); memory runs like STREAM and Himeno. A
-//! network run's text is iperf3's, printed live by `iomark-net` as the test
-//! goes, so it has no renderer here.
+//! MacBench's table, the sweep); memory runs like STREAM and Himeno.
+//! `iomark info`'s device chain reads as an indented tree
+//! ([`device_info`]). A network run's text is iperf3's, printed live by
+//! `iomark-net` as the test goes, so it has no renderer here.
 //!
 //! Every text that came from outside (names, labels, imported files) goes
 //! through [`escape_controls`] on its way out.
 
 mod disk;
 mod escape;
+mod info;
 mod mem;
 mod profile;
 
 pub use disk::{cgroup_usage, disk_run};
 pub use escape::{escape_controls, escape_controls_keep_lines};
+pub use info::device_info;
 pub use mem::mem_run;
 pub use profile::profile_run;
 
