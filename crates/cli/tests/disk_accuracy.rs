@@ -11,12 +11,14 @@
 //! several I/Os queued at the throttle: io_uring at depth 16, psync with
 //! sixteen threads.
 
+mod common;
+
 use std::process::Output;
 
+use common::*;
 use iomark_testrig::{require_root, Limits, LoopDevice, Throttle};
 use serde_json::Value;
 
-const IOMARK: &str = env!("CARGO_BIN_EXE_iomark");
 const READ_BPS: u64 = 30 << 20; // 30 MiB/s
 const WRITE_BPS: u64 = 10 << 20; // 10 MiB/s
 const READ_IOPS: u64 = 500;
@@ -50,11 +52,7 @@ fn run(rig: &Rig, args: &[&str]) -> Value {
     let mut all = vec!["disk", dev, "--runtime", "4s", "--ramp", "1s", "--json"];
     all.extend_from_slice(args);
     let o: Output = rig.throttle.command(IOMARK, &all).output().unwrap();
-    assert!(
-        o.status.success(),
-        "{all:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.status.success(), "{all:?}: {}", stderr(&o));
     serde_json::from_slice(&o.stdout).expect("one JSON document")
 }
 
@@ -226,8 +224,7 @@ fn io_uring_keeps_the_requested_depth_on_a_slow_device() {
 #[test]
 fn psync_asked_for_depth_says_it_runs_at_one() {
     let dir = tempfile::tempdir().unwrap();
-    let o = std::process::Command::new(IOMARK)
-        .args(["disk", dir.path().to_str().unwrap(), "--size", "4M"])
+    let o = iomark_cmd(&["disk", dir.path().to_str().unwrap(), "--size", "4M"])
         .args([
             "--runtime",
             "200ms",

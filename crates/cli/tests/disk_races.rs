@@ -6,41 +6,19 @@
 //! mounted loop device's file, and that file itself), validation before
 //! anything is created, and bounds on every number.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::*;
 use iomark_testrig::{require, require_root, unique_name, LoopDevice};
-
-const IOMARK: &str = env!("CARGO_BIN_EXE_iomark");
 
 /// How long strace holds the call: far longer than the swap takes, so the
 /// order of events does not depend on the machine's load.
 const DELAY_US: u64 = 3_000_000;
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn require_strace() -> Result<(), String> {
-    match Command::new("strace").arg("-V").output() {
-        Ok(o) if o.status.success() => Ok(()),
-        _ => Err("needs strace (Debian package strace; scripts/test installs it)".into()),
-    }
-}
-
-fn test_files(dir: &Path) -> Vec<PathBuf> {
-    fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| {
-            let n = p.file_name().unwrap().to_string_lossy();
-            n.starts_with("iomark-") && n.ends_with(".tmp")
-        })
-        .collect()
-}
 
 /// iomark under strace, its first `syscall` held for [`DELAY_US`] on entry
 /// (`delay_enter`: before the kernel acts) or on exit (`delay_exit`: after).
@@ -98,12 +76,12 @@ fn device_digest(dev: &Path) -> String {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    stdout(&o)
 }
 
 #[test]
 fn a_test_file_swapped_for_a_symlink_sends_no_data_elsewhere() {
-    require!(require_strace());
+    require!(have("strace"));
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let elsewhere = tempfile::tempdir().unwrap();
     let victim = elsewhere.path().join("victim.bin");
@@ -192,7 +170,7 @@ fn swap_allowed_file_for_device(when: &str) -> (Output, Vec<u8>) {
 #[test]
 fn an_allowed_file_swapped_for_a_device_before_the_open_is_refused() {
     require!(require_root());
-    require!(require_strace());
+    require!(have("strace"));
     let (o, file) = swap_allowed_file_for_device("delay_enter");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
@@ -206,7 +184,7 @@ fn an_allowed_file_swapped_for_a_device_before_the_open_is_refused() {
 #[test]
 fn an_allowed_file_swapped_for_a_device_after_the_open_is_the_one_written() {
     require!(require_root());
-    require!(require_strace());
+    require!(have("strace"));
     let (o, file) = swap_allowed_file_for_device("delay_exit");
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
@@ -231,7 +209,7 @@ impl SharedImage {
             if !o.status.success() {
                 return Err(format!("{cmd:?}: {}", stderr(&o).trim()));
             }
-            Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
+            Ok(stdout(&o).trim().to_string())
         };
         let image = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(unique_name("shared.img"));
         let mountpoint = std::env::temp_dir().join(unique_name("shared-mnt"));
@@ -285,8 +263,7 @@ fn the_same_bytes_through_another_door_are_refused() {
     let before = rig.digest();
     let image = rig.image.to_str().unwrap().to_string();
     for target in [&rig.second, &image] {
-        let o = Command::new(IOMARK)
-            .args(["disk", target, "--rw", "write", "--allow-write", target])
+        let o = iomark_cmd(&["disk", target, "--rw", "write", "--allow-write", target])
             .args(["--runtime", "300ms", "--engine", "psync", "--buffered"])
             .output()
             .unwrap();
@@ -304,8 +281,7 @@ fn the_same_bytes_through_another_door_are_refused() {
         "the mounted file system's bytes changed"
     );
     // Reading through the second door is harmless and allowed.
-    let o = Command::new(IOMARK)
-        .args(["disk", &rig.second, "--rw", "read", "--runtime", "200ms"])
+    let o = iomark_cmd(&["disk", &rig.second, "--rw", "read", "--runtime", "200ms"])
         .args(["--engine", "psync"])
         .output()
         .unwrap();
@@ -314,7 +290,7 @@ fn the_same_bytes_through_another_door_are_refused() {
 
 #[test]
 fn an_unaligned_block_size_is_refused_before_anything_is_created() {
-    require!(require_strace());
+    require!(have("strace"));
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let log = dir.path().join("opens.log");
     let work = dir.path().join("work");
@@ -359,8 +335,7 @@ fn numbers_past_their_bounds_are_refused_before_anything_is_created() {
         ),
     ] {
         let start = Instant::now();
-        let o = Command::new(IOMARK)
-            .args(["disk", d, "--rw", "write"])
+        let o = iomark_cmd(&["disk", d, "--rw", "write"])
             .args(&args)
             .output()
             .unwrap();
@@ -377,8 +352,7 @@ fn numbers_past_their_bounds_are_refused_before_anything_is_created() {
 fn a_database_that_cannot_store_is_refused_before_measuring() {
     let dir = tempfile::tempdir().unwrap();
     let start = Instant::now();
-    let o = Command::new(IOMARK)
-        .args(["disk", dir.path().to_str().unwrap(), "--runtime", "30s"])
+    let o = iomark_cmd(&["disk", dir.path().to_str().unwrap(), "--runtime", "30s"])
         .args(["--engine", "psync", "--db", ":memory:"])
         .output()
         .unwrap();

@@ -1,59 +1,25 @@
 //! `iomark disk` never destroys data it was not given, never leaves a test
 //! file behind, and says clearly what to do about bad input.
 
+mod common;
+
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
+use common::*;
 use iomark_testrig::{require, require_root, MountedFs};
-
-const IOMARK: &str = env!("CARGO_BIN_EXE_iomark");
-
-fn iomark(args: &[&str]) -> Output {
-    Command::new(IOMARK)
-        .args(args)
-        .output()
-        .expect("iomark runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn test_files(dir: &Path) -> Vec<String> {
-    fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("iomark-") && n.ends_with(".tmp"))
-        .collect()
-}
 
 /// Start a minute-long job on a test file in `dir`, wait until the file
 /// exists, then let the job run for `settle`.
 fn start_long_run(dir: &Path, settle: Duration) -> std::process::Child {
-    let d = dir.to_str().unwrap();
-    let child = Command::new(IOMARK)
-        .args([
-            "disk",
-            d,
-            "--size",
-            "8M",
-            "--runtime",
-            "60s",
-            "--engine",
-            "psync",
-        ])
+    let child = long_disk_run(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while test_files(dir).is_empty() && start.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(settle);
+    settle_after_test_file(dir, Duration::from_secs(10), settle);
     child
 }
 
@@ -72,7 +38,7 @@ fn test_file_is_gone_after_success() {
         "psync",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("read:"));
+    assert!(stdout(&o).contains("read:"));
     assert!(test_files(dir.path()).is_empty());
 }
 
@@ -96,7 +62,7 @@ fn ctrl_c_prints_what_was_measured_and_removes_the_test_file() {
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
-    let out = String::from_utf8_lossy(&o.stdout);
+    let out = stdout(&o);
     assert!(
         out.contains("read:") && out.contains("interrupted"),
         "{out}"
@@ -111,12 +77,15 @@ fn a_killed_run_leaves_a_file_that_the_next_run_removes() {
     let mut child = start_long_run(dir.path(), Duration::from_millis(300));
     child.kill().unwrap();
     child.wait().unwrap();
-    let stale = test_files(dir.path());
+    let stale: Vec<String> = test_files(dir.path())
+        .iter()
+        .map(|p| file_name(p))
+        .collect();
     assert_eq!(stale.len(), 1, "kill -9 cannot clean up");
     // `iomark clean` finds and removes it ...
     let o = iomark(&["clean", d]);
     assert!(o.status.success());
-    assert!(String::from_utf8_lossy(&o.stdout).contains(&stale[0]));
+    assert!(stdout(&o).contains(&stale[0]));
     assert!(test_files(dir.path()).is_empty());
     // ... and so does the next run in that directory.
     let again = dir.path().join(&stale[0]);
@@ -311,6 +280,6 @@ fn a_file_system_without_direct_io_suggests_buffered() {
         "psync",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("does not support O_DIRECT"));
+    assert!(stdout(&o).contains("does not support O_DIRECT"));
     assert!(test_files(mnt).is_empty());
 }

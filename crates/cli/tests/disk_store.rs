@@ -1,33 +1,23 @@
 //! `iomark disk` runs land in the results store; a run killed with
 //! SIGKILL keeps the tests it finished and reads back as interrupted.
 
-use std::process::{Command, Stdio};
+mod common;
+
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use common::*;
 use serde_json::Value;
-
-const IOMARK: &str = env!("CARGO_BIN_EXE_iomark");
-
-fn results(db: &str, args: &[&str]) -> String {
-    let o = Command::new(IOMARK)
-        .args(["results", "--db", db])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 #[test]
 fn a_killed_profile_run_keeps_its_finished_tests() {
-    let dir = tempfile::tempdir().unwrap();
+    let scratch = ScratchDb::named("results.db");
+    let dir = &scratch.dir;
     let target = dir.path().join("target");
     std::fs::create_dir(&target).unwrap();
-    let db = dir.path().join("results.db");
-    let db = db.to_str().unwrap();
+    let db = scratch.db();
     // macbench: four tests of 1 s each; kill during the third.
-    let mut child = Command::new(IOMARK)
-        .args(["disk", target.to_str().unwrap(), "--profile", "macbench"])
+    let mut child = iomark_cmd(&["disk", target.to_str().unwrap(), "--profile", "macbench"])
         .args([
             "--size",
             "8M",
@@ -45,8 +35,7 @@ fn a_killed_profile_run_keeps_its_finished_tests() {
     // Wait until two tests are stored, then kill.
     let start = Instant::now();
     let jobs = |db: &str| -> usize {
-        let out = Command::new(IOMARK)
-            .args(["results", "--db", db, "export", "1", "--format", "json"])
+        let out = iomark_cmd(&["results", "--db", db, "export", "1", "--format", "json"])
             .output()
             .unwrap();
         serde_json::from_slice::<Value>(&out.stdout)
@@ -62,23 +51,22 @@ fn a_killed_profile_run_keeps_its_finished_tests() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let list = results(db, &["list"]);
+    let list = ok(&results(db, &["list"]));
     assert!(list.contains("interrupted"), "{list}");
     assert!(jobs(db) >= 2, "finished tests kept");
 }
 
 #[test]
 fn a_custom_run_is_stored_with_its_labels() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
-    let db = db.to_str().unwrap();
-    let o = Command::new(IOMARK)
-        .args(["disk", dir.path().to_str().unwrap(), "--size", "4M"])
+    let scratch = ScratchDb::named("results.db");
+    let dir = &scratch.dir;
+    let db = scratch.db();
+    let o = iomark_cmd(&["disk", dir.path().to_str().unwrap(), "--size", "4M"])
         .args(["--runtime", "200ms", "--engine", "psync", "--db", db])
         .args(["--label", "usb3", "--note", "first try"])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let list = results(db, &["list", "--label", "usb3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let list = ok(&results(db, &["list", "--label", "usb3"]));
     assert!(list.contains("complete") && list.contains("disk"), "{list}");
 }

@@ -1,19 +1,14 @@
 //! `iomark info` on a real loop device: transport, backing file, block size
 //! and the disk under it. Needs root and losetup; skips without them.
 
+mod common;
+
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::*;
 use serde_json::Value;
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-        .unwrap_or(false)
-}
 
 /// A loop device with 4 KiB sectors over a temp image; detached on drop.
 struct LoopDev {
@@ -41,10 +36,7 @@ impl LoopDev {
         {
             Ok(o) if o.status.success() => o,
             Ok(o) => {
-                eprintln!(
-                    "skipped: losetup failed: {}",
-                    String::from_utf8_lossy(&o.stderr).trim()
-                );
+                eprintln!("skipped: losetup failed: {}", stderr(&o).trim());
                 return None;
             }
             Err(e) => {
@@ -52,7 +44,7 @@ impl LoopDev {
                 return None;
             }
         };
-        let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        let dev = PathBuf::from(stdout(&out).trim());
         Some(LoopDev {
             _dir: dir,
             image,
@@ -68,16 +60,8 @@ impl Drop for LoopDev {
 }
 
 fn info(args: &[&Path]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_iomark"))
-        .arg("info")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = iomark_cmd(&["info"]).args(args).output().unwrap();
+    (out.status.success(), stdout(&out), stderr(&out))
 }
 
 #[test]

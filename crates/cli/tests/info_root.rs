@@ -1,26 +1,10 @@
 //! `iomark info /` on the machine's own root disk, and bad input.
 
+mod common;
+
 use std::os::unix::fs::MetadataExt;
-use std::process::Command;
 
-use serde_json::Value;
-
-fn iomark(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_iomark"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn json(args: &[&str]) -> Value {
-    let out = iomark(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+use common::*;
 
 /// The `/proc/self/mountinfo` line for `/` as (major:minor, fs type).
 fn root_mount() -> (String, String) {
@@ -44,7 +28,7 @@ fn root_mount() -> (String, String) {
 
 #[test]
 fn info_root_finds_the_root_file_system_and_disk() {
-    let v = json(&["info", "/", "--json"]);
+    let v = json_of(&iomark(&["info", "/", "--json"]));
     let r = &v["device"];
     assert_eq!(r["target"], "directory");
     let (devno, fs_type) = root_mount();
@@ -93,7 +77,7 @@ fn info_root_finds_the_root_file_system_and_disk() {
 fn info_root_text_shows_the_chain() {
     let out = iomark(&["info", "/"]);
     assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = stdout(&out);
     let (_, fs_type) = root_mount();
     assert!(
         text.contains(&format!("file system  {fs_type} from ")),
@@ -105,8 +89,8 @@ fn info_root_text_shows_the_chain() {
 
 #[test]
 fn info_defaults_to_the_current_directory() {
-    let here = json(&["info", "--json"]);
-    let dot = json(&["info", ".", "--json"]);
+    let here = json_of(&iomark(&["info", "--json"]));
+    let dot = json_of(&iomark(&["info", ".", "--json"]));
     assert_eq!(here["device"]["filesystem"], dot["device"]["filesystem"]);
     assert_eq!(here["device"]["path"], ".");
 }
@@ -115,7 +99,7 @@ fn info_defaults_to_the_current_directory() {
 fn info_on_a_missing_path_is_a_one_line_error_with_exit_2() {
     let out = iomark(&["info", "/no/such/path/for/iomark"]);
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("iomark: "), "{err}");
     assert!(

@@ -1,22 +1,9 @@
 //! `iomark info /dev/zram0`: a RAM-backed, compressing, bio-based device
 //! whose ceiling is unknown. Skips when the zram module is not loaded.
 
-use std::process::Command;
+mod common;
 
-use serde_json::Value;
-
-fn json(args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_iomark"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+use common::*;
 
 #[test]
 fn info_on_zram0() {
@@ -24,7 +11,7 @@ fn info_on_zram0() {
         eprintln!("skipped: /dev/zram0 is absent (modprobe zram)");
         return;
     }
-    let v = json(&["info", "/dev/zram0", "--json"]);
+    let v = json_of(&iomark(&["info", "/dev/zram0", "--json"]));
     let d = &v["device"]["device"];
     assert_eq!(d["name"], "zram0");
     assert_eq!(d["transport"], "zram");

@@ -1,16 +1,12 @@
 //! `iomark mem`: every kernel validates on small sizes, on the heap and in a
 //! file mapping; bad input exits 2 with a message naming the fix.
 
-use std::process::{Command, Output};
+mod common;
 
+use std::process::Command;
+
+use common::*;
 use serde_json::Value;
-
-fn iomark(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iomark"))
-        .args(args)
-        .output()
-        .expect("run iomark")
-}
 
 /// Run with `--json`, insist on success, return the mem body.
 fn mem_json(args: &[&str]) -> Value {
@@ -18,11 +14,7 @@ fn mem_json(args: &[&str]) -> Value {
     v.extend_from_slice(args);
     v.push("--json");
     let out = iomark(&v);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     assert_eq!(doc["status"], "complete");
     assert_eq!(doc["body"]["kind"], "mem");
@@ -77,7 +69,7 @@ fn stream_prints_streams_table() {
         "1",
     ]);
     assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = stdout(&out);
     assert!(text.contains("Function    Best Rate MB/s  Avg time     Min time     Max time"));
     for label in ["Copy:", "Scale:", "Add:", "Triad:"] {
         assert!(text.lines().any(|l| l.starts_with(label)), "{text}");
@@ -195,7 +187,7 @@ fn bad_input_exits_2_with_a_message_naming_the_fix() {
     for (args, want) in cases {
         let out = iomark(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = stderr(&out);
         assert!(err.contains(want), "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "{args:?} printed a result");
     }

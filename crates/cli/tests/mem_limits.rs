@@ -3,46 +3,12 @@
 //! OOM kill, not a crash. Both need root and a memory cgroup; they skip with
 //! the reason otherwise.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
 
+use common::*;
 use serde_json::Value;
-
-fn iomark(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iomark"))
-        .args(args)
-        .output()
-        .expect("run iomark")
-}
-
-/// The run's JSON document, after checking that it succeeded.
-fn json_of(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON document")
-}
-
-/// Why the limit tests cannot run here, if they cannot.
-fn missing() -> Option<&'static str> {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let uid = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|l| l.split_whitespace().next().map(str::to_string));
-    if uid.as_deref() != Some("0") {
-        return Some("needs root");
-    }
-    let v1 = Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists();
-    let v2 = std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
-        .is_ok_and(|c| c.split_whitespace().any(|c| c == "memory"));
-    if !v1 && !v2 {
-        return Some("needs a memory cgroup controller");
-    }
-    None
-}
 
 fn swap_on() -> bool {
     std::fs::read_to_string("/proc/swaps").is_ok_and(|s| s.lines().count() > 1)
@@ -70,7 +36,7 @@ fn assert_no_groups_left() {
 
 #[test]
 fn mmap_data_twice_the_limit_completes() {
-    if let Some(why) = missing() {
+    if let Some(why) = no_memory_cgroup() {
         eprintln!("skipped: {why}");
         return;
     }
@@ -110,7 +76,7 @@ fn mmap_data_twice_the_limit_completes() {
 
 #[test]
 fn heap_data_over_the_limit_without_swap_is_an_oom_kill_with_a_clear_message() {
-    if let Some(why) = missing() {
+    if let Some(why) = no_memory_cgroup() {
         eprintln!("skipped: {why}");
         return;
     }
@@ -141,7 +107,7 @@ fn heap_data_over_the_limit_without_swap_is_an_oom_kill_with_a_clear_message() {
         return;
     }
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(
         err.contains(
             "killed by the out-of-memory killer: data larger than the memory limit and no swap"
@@ -156,7 +122,7 @@ fn heap_data_over_the_limit_without_swap_is_an_oom_kill_with_a_clear_message() {
 
 #[test]
 fn relative_reports_the_constrained_run_against_the_all_in_memory_one() {
-    if let Some(why) = missing() {
+    if let Some(why) = no_memory_cgroup() {
         eprintln!("skipped: {why}");
         return;
     }
@@ -176,12 +142,8 @@ fn relative_reports_the_constrained_run_against_the_all_in_memory_one() {
         "32MiB",
         "--relative",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
     let rel = text
         .lines()
         .find_map(|l| l.split("relative execution time: ").nth(1))
@@ -196,7 +158,7 @@ fn relative_reports_the_constrained_run_against_the_all_in_memory_one() {
 /// biting, and the process leaves no group and no test file behind.
 #[test]
 fn disk_run_through_a_mapping_is_held_to_the_limit() {
-    if let Some(why) = missing() {
+    if let Some(why) = no_memory_cgroup() {
         eprintln!("skipped: {why}");
         return;
     }
@@ -251,7 +213,7 @@ fn disk_run_through_a_mapping_is_held_to_the_limit() {
 fn disk_mem_limit_below_iomark_itself_is_refused() {
     let out = iomark(&["disk", ".", "--rw", "read", "--mem-limit", "1MiB"]);
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(
         err.contains("--mem-limit") && err.contains("at least"),
         "{err}"

@@ -7,12 +7,15 @@
 //! how long the server took are generous upper limits (a busy 2-core host
 //! only delays it) plus lower limits that hold whatever the load.
 
+mod common;
 mod net_common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use common::*;
+use iomark_testrig::require;
 use net_common::*;
 
 const COOKIE: &[u8; 37] = b"abcdefghijklmnopqrstuvwxyz234567abcd\0";
@@ -77,7 +80,7 @@ fn server_error(s: &mut TcpStream) -> Result<i32, String> {
 fn still_serves(port: u16, after: &str) {
     let mut out = iomark_client(port, &["-t", "1", "-J"]);
     for _ in 0..5 {
-        if !String::from_utf8_lossy(&out.stderr).contains("busy") {
+        if !stderr(&out).contains("busy") {
             break;
         }
         std::thread::sleep(Duration::from_millis(200));
@@ -91,7 +94,7 @@ fn still_serves(port: u16, after: &str) {
 fn second_client_is_denied_and_first_test_is_unharmed() {
     let port = free_port();
     let _srv = server(port);
-    let first = Proc::spawn(std::process::Command::new(BIN).args([
+    let first = Proc::spawn(&mut iomark_cmd(&[
         "net",
         "client",
         "127.0.0.1",
@@ -114,7 +117,7 @@ fn second_client_is_denied_and_first_test_is_unharmed() {
     // A real client says the server is busy, with exit code 2.
     let busy = iomark_client(port, &["-t", "1"]);
     assert_eq!(busy.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&busy.stderr);
+    let err = stderr(&busy);
     assert!(err.contains("busy"), "{err}");
     let out = first.finish(Duration::from_secs(30));
     assert_ok(&out, "the first test");
@@ -265,7 +268,7 @@ fn vanishing_clients_end_the_test_cleanly() {
         "the server stayed busy"
     );
     // A real client killed mid-test.
-    let victim = Proc::spawn(std::process::Command::new(BIN).args([
+    let victim = Proc::spawn(&mut iomark_cmd(&[
         "net",
         "client",
         "127.0.0.1",
@@ -285,10 +288,10 @@ fn client_errors_are_clear() {
     let port = free_port();
     let out = iomark_client(port, &["-t", "1"]);
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(err.contains("refused"), "{err}");
     // Unknown host.
-    let out = Proc::spawn(std::process::Command::new(BIN).args([
+    let out = Proc::spawn(&mut iomark_cmd(&[
         "net",
         "client",
         "no-such-host.invalid",
@@ -297,7 +300,7 @@ fn client_errors_are_clear() {
     ]))
     .finish(Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(
         err.contains("cannot resolve host 'no-such-host.invalid'"),
         "{err}"
@@ -305,14 +308,14 @@ fn client_errors_are_clear() {
     // Bad flags.
     let out = iomark_client(port, &["-P", "200"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("1 to 128"));
+    assert!(stderr(&out).contains("1 to 128"));
 }
 
 #[test]
 fn ctrl_c_ends_a_client_test_cleanly() {
     let port = free_port();
     let _srv = server(port);
-    let client = Proc::spawn(std::process::Command::new(BIN).args([
+    let client = Proc::spawn(&mut iomark_cmd(&[
         "net",
         "client",
         "127.0.0.1",
@@ -329,7 +332,7 @@ fn ctrl_c_ends_a_client_test_cleanly() {
     assert!(status.success());
     let out = client.finish(Duration::from_secs(10));
     assert_eq!(out.status.code(), Some(130), "Ctrl-C exits with 130");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = stdout(&out);
     assert!(
         text.contains("sender") && text.contains("Interrupted"),
         "{text}"
@@ -483,9 +486,7 @@ fn max_duration_refuses_long_tests_and_caps_unbounded_ones() {
 
 #[test]
 fn iperf3_client_tests_with_counts_and_without_an_end_are_served() {
-    if !have_iperf3() {
-        return;
-    }
+    require!(have("iperf3"));
     let port = free_port();
     let _srv = limited_server(port, "10s", &["--max-duration", "4s"]);
     // -n and -k: the client ends the test, the caps never come into it.
@@ -509,9 +510,9 @@ fn iperf3_client_tests_with_counts_and_without_an_end_are_served() {
     assert!(
         !out.status.success(),
         "iperf3 -t 0 should end with the server's error; stdout:\n{}",
-        String::from_utf8_lossy(&out.stdout)
+        stdout(&out)
     );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = stdout(&out);
     assert!(
         text.contains("bits/sec"),
         "iperf3 -t 0 moved no data:\n{text}"

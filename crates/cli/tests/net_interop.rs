@@ -2,11 +2,14 @@
 //! counts one side measured must be exactly what the other side reports
 //! after the results exchange.
 
+mod common;
 mod net_common;
 
 use std::process::Command;
 use std::time::Duration;
 
+use common::*;
+use iomark_testrig::require;
 use net_common::*;
 
 const CASES: &[(&str, &[&str])] = &[
@@ -32,9 +35,7 @@ fn server_local_key(args: &[&str]) -> &'static str {
 
 #[test]
 fn iomark_client_against_iperf3_server() {
-    if !have_iperf3() {
-        return;
-    }
+    require!(have("iperf3"));
     for (name, args) in CASES {
         let port = free_port();
         let server = iperf3_server(port, &["-1", "-J"]);
@@ -75,9 +76,7 @@ fn iomark_client_against_iperf3_server() {
 
 #[test]
 fn iperf3_client_against_iomark_server() {
-    if !have_iperf3() {
-        return;
-    }
+    require!(have("iperf3"));
     for (name, args) in CASES {
         let port = free_port();
         let server = iomark_server(port, &["-1", "-J"]);
@@ -114,15 +113,13 @@ fn iperf3_client_against_iomark_server() {
 
 #[test]
 fn text_output_has_intervals_totals_and_cpu() {
-    if !have_iperf3() {
-        return;
-    }
+    require!(have("iperf3"));
     let port = free_port();
     let server = iperf3_server(port, &["-1"]);
     let out = iomark_client(port, &["-t", "2", "-P", "2"]);
     assert_ok(&out, "text client");
     drop(server);
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = stdout(&out);
     assert!(text.contains("Connecting to host 127.0.0.1"), "{text}");
     assert!(text.contains(" 1.00-2.00 "), "{text}");
     assert!(text.contains("[SUM]"), "{text}");

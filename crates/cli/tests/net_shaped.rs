@@ -7,11 +7,14 @@
 //! a goodput within 1% of what iperf3 measures on the same rig in the same
 //! test. Needs root and `ip netns`; skips with a reason otherwise.
 
+mod common;
 mod net_common;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use common::*;
+use iomark_testrig::require;
 use net_common::*;
 
 /// Deletes the namespaces (and with them the veth pair) on drop, also when
@@ -76,11 +79,7 @@ fn run(cmd: &str, args: &[&str]) -> Result<(), String> {
     if out.status.success() {
         Ok(())
     } else {
-        Err(format!(
-            "{cmd} {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
+        Err(format!("{cmd} {}: {}", args.join(" "), stderr(&out).trim()))
     }
 }
 
@@ -115,9 +114,9 @@ fn goodput(rig: &Rig, iomark: bool, secs: &str) -> f64 {
     let port = free_port().to_string();
     let (srv_cmd, cli_cmd): (Vec<&str>, Vec<&str>) = if iomark {
         (
-            vec![BIN, "net", "server", "-1", "-p", &port],
+            vec![IOMARK, "net", "server", "-1", "-p", &port],
             vec![
-                BIN,
+                IOMARK,
                 "net",
                 "client",
                 "10.201.0.2",
@@ -153,7 +152,7 @@ fn goodput(rig: &Rig, iomark: bool, secs: &str) -> f64 {
             ])
             .output()
             .expect("run ss");
-        if !String::from_utf8_lossy(&out.stdout).trim().is_empty() {
+        if !stdout(&out).trim().is_empty() {
             ready = true;
             break;
         }
@@ -182,9 +181,10 @@ fn goodput(rig: &Rig, iomark: bool, secs: &str) -> f64 {
 
 #[test]
 fn goodput_matches_iperf3_on_a_shaped_1gbe_link() {
-    if !can_build_rig() || !have_iperf3() {
+    if !can_build_rig() {
         return;
     }
+    require!(have("iperf3"));
     let rig = match Rig::up("984mbit") {
         Ok(r) => r,
         Err(e) => {

@@ -4,12 +4,12 @@
 //! access test must take exactly the samples asked for at aligned offsets
 //! inside the device, and IOmeter's sweep must hold each queue depth.
 
-use std::process::Output;
+mod common;
 
+use common::*;
 use iomark_testrig::{require, require_root, Limits, LoopDevice, Throttle};
 use serde_json::Value;
 
-const IOMARK: &str = env!("CARGO_BIN_EXE_iomark");
 /// 30 MiB/s, the rig's read limit.
 const READ_BPS: u64 = 30 << 20;
 
@@ -25,16 +25,6 @@ fn read_limit() -> Limits {
         read_bps: Some(READ_BPS),
         ..Limits::default()
     }
-}
-
-fn json_of(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "iomark failed: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON document")
 }
 
 fn within(measured: f64, expected: f64, tolerance: f64) -> bool {

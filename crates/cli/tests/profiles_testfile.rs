@@ -3,13 +3,14 @@
 //! finished (printed and in JSON). Also the CLI's choice between a profile
 //! and a custom workload, and its refusals.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::*;
 use serde_json::Value;
-
-const IOMARK: &str = env!("CARGO_BIN_EXE_iomark");
 
 fn leftovers(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
@@ -30,18 +31,13 @@ fn scratch() -> tempfile::TempDir {
 #[test]
 fn gnome_with_write_on_a_test_file_leaves_nothing() {
     let dir = scratch();
-    let out = Command::new(IOMARK)
-        .args(["disk", dir.path().to_str().unwrap()])
+    let out = iomark_cmd(&["disk", dir.path().to_str().unwrap()])
         .args(["--profile", "gnome", "--size", "16MiB", "--samples", "4"])
         .args(["--sample-size", "1MiB", "--access-samples", "20", "--write"])
         .arg("--json")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let g = &doc["body"]["profile_result"];
     assert_eq!(g["transfer"].as_array().unwrap().len(), 4);
@@ -77,10 +73,7 @@ fn interrupted_cdm(dir: &Path, json: bool, after: Duration) -> (Option<i32>, Str
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let out = child.wait_with_output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    (out.status.code(), stdout(&out))
 }
 
 #[test]
@@ -138,15 +131,10 @@ fn ctrl_c_keeps_finished_tests_and_removes_the_test_file() {
 fn workload_flags_choose_a_custom_run_and_wrong_flags_are_refused() {
     let dir = scratch();
     let d = dir.path().to_str().unwrap();
-    let out = Command::new(IOMARK)
-        .args(["disk", d, "--size", "4MiB", "--runtime", "300ms", "--json"])
+    let out = iomark_cmd(&["disk", d, "--size", "4MiB", "--runtime", "300ms", "--json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["body"]["profile"], "custom");
     assert!(doc["body"].get("profile_result").is_none());
@@ -167,12 +155,8 @@ fn workload_flags_choose_a_custom_run_and_wrong_flags_are_refused() {
             "--samples does not apply to the cdm profile",
         ),
     ] {
-        let out = Command::new(IOMARK)
-            .args(["disk", d])
-            .args(&args)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
+        let out = iomark_cmd(&["disk", d]).args(&args).output().unwrap();
+        let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
     }

@@ -4,6 +4,8 @@
 //! headless Chromium: every chart is there, its numbers are the stored
 //! ones, nothing fails in the console, and the screenshot is not blank.
 
+mod common;
+
 #[path = "../../report/tests/fixtures/mod.rs"]
 mod fixtures;
 
@@ -16,23 +18,12 @@ use iomark_model::profile::ProfileResult;
 use iomark_model::{RunBody, RunDocument};
 use iomark_store::RunId;
 
-fn iomark(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_iomark"))
-        .args(args)
-        .output()
-        .expect("run iomark");
-    assert!(
-        out.status.success(),
-        "iomark {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
+use common::*;
 
 fn import(db: &Path, dir: &Path, name: &str, doc: &RunDocument) {
     let file = dir.join(format!("{name}.json"));
     std::fs::write(&file, serde_json::to_vec(doc).unwrap()).unwrap();
-    iomark(&[
+    iomark_ok(&[
         "results",
         "import",
         file.to_str().unwrap(),
@@ -108,15 +99,15 @@ fn console_errors(stderr: &[u8]) -> Vec<String> {
 
 #[test]
 fn report_shows_the_stored_runs_in_chromium() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let db = dir.join("results.db");
-    let dbs = db.to_str().unwrap();
+    let scratch = ScratchDb::named("results.db");
+    let dir = scratch.dir.path();
+    let db = scratch.path();
+    let dbs = scratch.db();
 
     // A real CrystalDiskMark run, kept short.
     let target = dir.join("target");
     std::fs::create_dir(&target).unwrap();
-    let measured = iomark(&[
+    let measured = iomark_ok(&[
         "disk",
         target.to_str().unwrap(),
         "--profile",
@@ -135,7 +126,7 @@ fn report_shows_the_stored_runs_in_chromium() {
     ]);
     let measured_file = dir.join("measured.json");
     std::fs::write(&measured_file, &measured.stdout).unwrap();
-    iomark(&[
+    iomark_ok(&[
         "results",
         "import",
         measured_file.to_str().unwrap(),
@@ -144,24 +135,24 @@ fn report_shows_the_stored_runs_in_chromium() {
         "--db",
         dbs,
     ]);
-    import(&db, dir, "usb2", &fixtures::cdm(&["usb2"], 40.0));
+    import(db, dir, "usb2", &fixtures::cdm(&["usb2"], 40.0));
     import(
-        &db,
+        db,
         dir,
         "sweep-hdd",
         &fixtures::sweep(&["hdd"], 100.0, &[EngineKind::Psync]),
     );
     import(
-        &db,
+        db,
         dir,
         "sweep-ssd",
         &fixtures::sweep(&["ssd"], 900.0, &[EngineKind::Psync]),
     );
-    import(&db, dir, "gnome", &fixtures::gnome(&["gnome"]));
-    import(&db, dir, "iometer", &fixtures::iometer(&["qd"], 50.0));
-    import(&db, dir, "net", &fixtures::net(&["lo"], 900.0));
+    import(db, dir, "gnome", &fixtures::gnome(&["gnome"]));
+    import(db, dir, "iometer", &fixtures::iometer(&["qd"], 50.0));
+    import(db, dir, "net", &fixtures::net(&["lo"], 900.0));
     import(
-        &db,
+        db,
         dir,
         "stream",
         &fixtures::stream(&["mmap"], 5000.0, Some(2.5)),
@@ -169,7 +160,7 @@ fn report_shows_the_stored_runs_in_chromium() {
 
     let html = dir.join("report.html");
     let pngs = dir.join("png");
-    let out = iomark(&[
+    let out = iomark_ok(&[
         "report",
         "1",
         "2",
@@ -191,7 +182,7 @@ fn report_shows_the_stored_runs_in_chromium() {
         "--png",
         pngs.to_str().unwrap(),
     ]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("report.html"));
+    assert!(stderr(&out).contains("report.html"));
 
     let expected = [
         "cdm-read",
@@ -323,27 +314,26 @@ fn report_shows_the_stored_runs_in_chromium() {
 
 #[test]
 fn report_refuses_bad_input() {
-    let tmp = tempfile::tempdir().unwrap();
-    let db = tmp.path().join("r.db");
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_iomark"))
-            .args(args)
-            .output()
-            .unwrap()
-    };
-    let dbs = db.to_str().unwrap();
-    let no_output = run(&["report", "1", "--db", dbs]);
+    let scratch = ScratchDb::new();
+    let db = scratch.path();
+    let dbs = scratch.db();
+    let no_output = iomark(&["report", "1", "--db", dbs]);
     assert_eq!(no_output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&no_output.stderr).contains("add --html FILE or --png DIR"));
+    assert!(stderr(&no_output).contains("add --html FILE or --png DIR"));
     // Reading never creates a database.
-    let no_db = run(&["report", "--db", dbs, "--html", "-"]);
+    let no_db = iomark(&["report", "--db", dbs, "--html", "-"]);
     assert_eq!(no_db.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&no_db.stderr).contains("no results database"));
+    assert!(stderr(&no_db).contains("no results database"));
     assert!(!db.exists());
-    import(&db, tmp.path(), "one", &fixtures::cdm(&["usb2"], 40.0));
-    let no_label = run(&["report", "--label", "nope", "--db", dbs, "--html", "-"]);
+    import(
+        db,
+        scratch.dir.path(),
+        "one",
+        &fixtures::cdm(&["usb2"], 40.0),
+    );
+    let no_label = iomark(&["report", "--label", "nope", "--db", dbs, "--html", "-"]);
     assert_eq!(no_label.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&no_label.stderr).contains("label 'nope'"));
-    let no_runs = run(&["report", "--db", dbs, "--html", "-"]);
+    assert!(stderr(&no_label).contains("label 'nope'"));
+    let no_runs = iomark(&["report", "--db", dbs, "--html", "-"]);
     assert_eq!(no_runs.status.code(), Some(2));
 }

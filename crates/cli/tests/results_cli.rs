@@ -1,8 +1,11 @@
 //! `iomark results ...` end to end: the real binary on real databases.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use common::*;
 use iomark_model::disk::{
     CpuUsage, DataPattern, DirectionResult, DiskJobResult, DiskJobSpec, DiskRun, DiskTarget,
     EngineKind, IntervalSample, LatencySummary, RwMode, TargetKind,
@@ -11,27 +14,7 @@ use iomark_model::{
     Bytes, BytesPerSec, Iops, Nanos, RunBody, RunDocument, RunStatus, Warning, WarningKind,
     SCHEMA_VERSION,
 };
-
-const IOMARK: &str = env!("CARGO_BIN_EXE_iomark");
-
-fn iomark(db: &str, args: &[&str]) -> Output {
-    Command::new(IOMARK)
-        .args(["results", "--db", db])
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "failed ({:?}): {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
+use iomark_testrig::require;
 
 fn fails(out: &Output) -> String {
     assert_eq!(out.status.code(), Some(2), "expected exit 2: {out:?}");
@@ -41,19 +24,6 @@ fn fails(out: &Output) -> String {
         "{err}"
     );
     err
-}
-
-fn have(tool: &str) -> bool {
-    let ok = Command::new(tool)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("skipped: {tool} is not installed (scripts/test installs it)");
-    }
-    ok
 }
 
 /// Real fio JSON for a short sequential read.
@@ -168,9 +138,8 @@ fn disk_doc(label: &str, mb: f64, wobble: f64) -> RunDocument {
 
 #[test]
 fn compare_shows_ratios_to_the_baseline_and_marks_noise() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
-    let db = db.to_str().unwrap();
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
     let mut store = iomark_store::open(Some(db)).unwrap();
     let base = store
         .insert_complete(&disk_doc("usb2", 40.0, 0.05))
@@ -182,7 +151,7 @@ fn compare_shows_ratios_to_the_baseline_and_marks_noise() {
         .insert_complete(&disk_doc("again", 41.0, 0.05))
         .unwrap();
     drop(store);
-    let out = ok(&iomark(
+    let out = ok(&results(
         db,
         &[
             "compare",
@@ -213,7 +182,7 @@ fn compare_shows_ratios_to_the_baseline_and_marks_noise() {
         "{out}"
     );
 
-    let show = ok(&iomark(db, &["show", &fast.to_string()]));
+    let show = ok(&results(db, &["show", &fast.to_string()]));
     assert!(
         show.contains("read 1M Q8T1") && show.contains("67.20 MB/s"),
         "{show}"
@@ -221,7 +190,7 @@ fn compare_shows_ratios_to_the_baseline_and_marks_noise() {
     assert!(show.contains("63.84 MB/s – 70.56 MB/s"), "{show}");
     assert!(show.contains("warning: usb3: read is above"), "{show}");
 
-    let md = ok(&iomark(
+    let md = ok(&results(
         db,
         &[
             "export",
@@ -236,7 +205,7 @@ fn compare_shows_ratios_to_the_baseline_and_marks_noise() {
             .any(|l| l.starts_with("| read 1M Q8T1") && l.contains("1.68x")),
         "{md}"
     );
-    let csv = ok(&iomark(
+    let csv = ok(&results(
         db,
         &["export", &fast.to_string(), "--format", "csv"],
     ));
@@ -250,32 +219,29 @@ fn compare_shows_ratios_to_the_baseline_and_marks_noise() {
 
 #[test]
 fn compare_needs_two_runs_and_existing_ids() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
-    let db = db.to_str().unwrap();
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
     let id = iomark_store::open(Some(db))
         .unwrap()
         .insert_complete(&disk_doc("a", 1.0, 0.0))
         .unwrap();
-    let err = fails(&iomark(db, &["compare", &id.to_string()]));
+    let err = fails(&results(db, &["compare", &id.to_string()]));
     assert!(err.contains("compare needs two runs"), "{err}");
-    let err = fails(&iomark(db, &["compare", &id.to_string(), "77"]));
+    let err = fails(&results(db, &["compare", &id.to_string(), "77"]));
     assert!(err.contains("no run 77"), "{err}");
-    let err = fails(&iomark(db, &["show", "x1"]));
+    let err = fails(&results(db, &["show", "x1"]));
     assert!(err.contains("not a run id"), "{err}");
 }
 
 #[test]
 fn fio_output_imports_lists_exports_and_deletes() {
-    if !have("fio") {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
-    let db = db.to_str().unwrap();
+    require!(have("fio"));
+    let scratch = ScratchDb::new();
+    let dir = &scratch.dir;
+    let db = scratch.db();
     let a = fio_json(dir.path(), "64k");
     let b = fio_json(dir.path(), "1M");
-    let out = ok(&iomark(
+    let out = ok(&results(
         db,
         &[
             "import",
@@ -291,13 +257,13 @@ fn fio_output_imports_lists_exports_and_deletes() {
         out.contains("as run 1 (fio 3.") && out.contains("as run 2"),
         "{out}"
     );
-    let list = ok(&iomark(db, &["list", "--label", "fio"]));
+    let list = ok(&results(db, &["list", "--label", "fio"]));
     assert_eq!(list.lines().count(), 3, "{list}");
     assert!(
         list.contains("fio") && list.contains("baseline box"),
         "{list}"
     );
-    let json = ok(&iomark(db, &["export", "1", "2", "--format", "json"]));
+    let json = ok(&results(db, &["export", "1", "2", "--format", "json"]));
     let docs: Vec<RunDocument> = serde_json::from_str(&json).unwrap();
     assert_eq!(docs.len(), 2);
     assert_eq!(docs[0].labels, ["fio"]);
@@ -307,27 +273,27 @@ fn fio_output_imports_lists_exports_and_deletes() {
     std::fs::write(&exported, &json).unwrap();
     let other = dir.path().join("other.db");
     let other = other.to_str().unwrap();
-    let out = ok(&iomark(other, &["import", exported.to_str().unwrap()]));
+    let out = ok(&results(other, &["import", exported.to_str().unwrap()]));
     assert_eq!(out.lines().count(), 2, "{out}");
-    let again = ok(&iomark(other, &["export", "1", "2", "--format", "json"]));
+    let again = ok(&results(other, &["export", "1", "2", "--format", "json"]));
     let back: Vec<RunDocument> = serde_json::from_str(&again).unwrap();
     assert_eq!(back, docs);
-    let cmp = ok(&iomark(db, &["compare", "1", "2"]));
+    let cmp = ok(&results(db, &["compare", "1", "2"]));
     assert!(
         cmp.contains("read 64K Q1T1") && cmp.contains("read 1M Q1T1"),
         "{cmp}"
     );
-    ok(&iomark(db, &["delete", "1"]));
-    let list = ok(&iomark(db, &["list"]));
+    ok(&results(db, &["delete", "1"]));
+    let list = ok(&results(db, &["list"]));
     assert_eq!(list.lines().count(), 2, "{list}");
-    fails(&iomark(db, &["delete", "1"]));
+    fails(&results(db, &["delete", "1"]));
 }
 
 #[test]
 fn bad_import_files_store_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
-    let db = db.to_str().unwrap();
+    let scratch = ScratchDb::new();
+    let dir = &scratch.dir;
+    let db = scratch.db();
     let garbage = dir.path().join("garbage.json");
     std::fs::write(&garbage, b"\x7fELF\x02\x01 not json at all").unwrap();
     let truncated = dir.path().join("cut.json");
@@ -343,24 +309,24 @@ fn bad_import_files_store_nothing() {
         (&truncated, "truncated"),
         (&foreign, "neither fio's nor iperf3's"),
     ] {
-        let err = fails(&iomark(db, &["import", f.to_str().unwrap()]));
+        let err = fails(&results(db, &["import", f.to_str().unwrap()]));
         assert!(err.contains(expect), "{err}");
         assert!(err.contains(&f.display().to_string()), "{err}");
     }
-    let err = fails(&iomark(
+    let err = fails(&results(
         db,
         &["import", dir.path().join("missing.json").to_str().unwrap()],
     ));
     assert!(err.contains("cannot read"), "{err}");
-    if have("fio") {
+    if have("fio").is_ok() {
         // A good file next to a bad one: neither is stored.
         let good = fio_json(dir.path(), "64k");
-        fails(&iomark(
+        fails(&results(
             db,
             &["import", good.to_str().unwrap(), garbage.to_str().unwrap()],
         ));
     }
-    let err = String::from_utf8(iomark(db, &["list"]).stderr).unwrap();
+    let err = String::from_utf8(results(db, &["list"]).stderr).unwrap();
     assert!(err.contains("no stored runs"), "{err}");
 }
 
@@ -378,7 +344,7 @@ fn the_default_database_lives_under_xdg_data_home() {
     // Reading never creates a database.
     let out = results(&["list"]);
     assert!(out.status.success(), "{out:?}");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(
         err.contains("no stored runs") && err.contains("iomark/results.db"),
         "{err}"
@@ -441,7 +407,8 @@ fn names_that_would_keep_nothing_are_refused_and_store_nothing() {
 fn iomark_unprivileged(db: &str, args: &[&str]) -> Option<Output> {
     let root = rustix::process::geteuid().is_root();
     let mut cmd = if root {
-        if !have_setpriv() {
+        if let Err(why) = have("setpriv") {
+            eprintln!("skipped: running as root, dropping to nobody {why}");
             return None;
         }
         let mut c = Command::new("setpriv");
@@ -457,17 +424,6 @@ fn iomark_unprivileged(db: &str, args: &[&str]) -> Option<Output> {
             .output()
             .unwrap(),
     )
-}
-
-fn have_setpriv() -> bool {
-    let ok = Command::new("setpriv")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("skipped: running as root and setpriv (util-linux) is missing to drop to nobody");
-    }
-    ok
 }
 
 /// Puts a directory's mode back on drop, so tempfile can remove it even
@@ -540,9 +496,8 @@ fn a_read_only_database_lists_shows_compares_and_exports() {
 
 #[test]
 fn control_characters_in_stored_text_never_reach_the_terminal() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
-    let db = db.to_str().unwrap();
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
     let evil = "x\x1b]0;pwned\x07\u{9b}31m\x7fy";
     let mut doc = disk_doc("plain", 40.0, 0.05);
     doc.labels.push(format!("l{evil}"));
@@ -568,7 +523,7 @@ fn control_characters_in_stored_text_never_reach_the_terminal() {
         vec!["compare", &a, &b],
         vec!["export", &a, &b, "--format", "markdown"],
     ] {
-        let out = ok(&iomark(db, &args));
+        let out = ok(&results(db, &args));
         assert!(
             !out.chars().any(raw),
             "{args:?} printed a control character: {out:?}"
@@ -584,12 +539,12 @@ fn control_characters_in_stored_text_never_reach_the_terminal() {
 fn list_rejects_a_since_it_cannot_read() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let err = fails(&iomark(
+    let err = fails(&results(
         db.to_str().unwrap(),
         &["list", "--since", "last tuesday"],
     ));
     assert!(err.contains("use 2026-11-01"), "{err}");
-    let out = ok(&iomark(db.to_str().unwrap(), &["list", "--since", "7d"]));
+    let out = ok(&results(db.to_str().unwrap(), &["list", "--since", "7d"]));
     assert!(out.is_empty());
 }
 
@@ -623,8 +578,8 @@ fn postgres_urls_store_and_read_the_same_data() {
         .insert_complete(&disk_doc("usb3", 80.0, 0.05))
         .unwrap();
     drop(store);
-    let list = ok(&iomark(&url, &["list", "--device", "USB3"]));
+    let list = ok(&results(&url, &["list", "--device", "USB3"]));
     assert_eq!(list.lines().count(), 2, "{list}");
-    let cmp = ok(&iomark(&url, &["compare", &a.to_string(), &b.to_string()]));
+    let cmp = ok(&results(&url, &["compare", &a.to_string(), &b.to_string()]));
     assert!(cmp.contains("80.00 MB/s 2.00x"), "{cmp}");
 }

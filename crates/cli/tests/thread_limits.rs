@@ -5,6 +5,8 @@
 //! The pids tests run iomark inside a pids cgroup whose limit is below the
 //! threads asked for, so the kernel refuses a thread with EAGAIN.
 
+mod common;
+
 use std::fs;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -14,35 +16,11 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-const IOMARK: &str = env!("CARGO_BIN_EXE_iomark");
+use common::*;
 
 /// How long any of these runs may take to end once it should: far above the
 /// second or so they need, for a busy two-core machine.
 const PROMPT: Duration = Duration::from_secs(20);
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn files_like(dir: &Path, prefix: &str, suffix: &str) -> Vec<PathBuf> {
-    fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| {
-            let n = e.file_name().to_string_lossy().into_owned();
-            n.starts_with(prefix) && n.ends_with(suffix)
-        })
-        .map(|e| e.path())
-        .collect()
-}
-
-fn test_files(dir: &Path) -> Vec<PathBuf> {
-    files_like(dir, "iomark-", ".tmp")
-}
 
 /// A child that is killed if the test ends before it does.
 struct Running(Option<Child>);
@@ -269,22 +247,8 @@ fn a_refused_mem_thread_is_an_error() {
 /// Start a minute-long disk job on a test file in `dir` and let it run for
 /// `settle` once the file exists (as disk_safety's Ctrl-C test does).
 fn start_long_run(dir: &Path, settle: Duration) -> Running {
-    let run = Running::spawn(Command::new(IOMARK).args([
-        "disk",
-        dir.to_str().unwrap(),
-        "--size",
-        "8M",
-        "--runtime",
-        "60s",
-        "--engine",
-        "psync",
-        "--no-store",
-    ]));
-    let start = Instant::now();
-    while test_files(dir).is_empty() && start.elapsed() < PROMPT {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(settle);
+    let run = Running::spawn(long_disk_run(dir).arg("--no-store"));
+    settle_after_test_file(dir, PROMPT, settle);
     run
 }
 
@@ -349,7 +313,7 @@ fn a_file_truncated_under_an_mmap_read_job_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("shrinking.bin");
     fs::write(&f, vec![7u8; 16 << 20]).unwrap();
-    let run = Running::spawn(Command::new(IOMARK).args([
+    let run = Running::spawn(&mut iomark_cmd(&[
         "disk",
         f.to_str().unwrap(),
         "--rw",
@@ -375,7 +339,7 @@ fn a_file_truncated_under_an_mmap_read_job_is_an_error() {
 #[test]
 fn a_test_file_truncated_under_an_mmap_write_job_is_an_error_and_removed() {
     let dir = tempfile::tempdir().unwrap();
-    let run = Running::spawn(Command::new(IOMARK).args([
+    let run = Running::spawn(&mut iomark_cmd(&[
         "disk",
         dir.path().to_str().unwrap(),
         "--size",
@@ -409,7 +373,7 @@ fn a_test_file_truncated_under_an_mmap_write_job_is_an_error_and_removed() {
 fn a_mem_backing_file_truncated_under_the_kernel_is_an_error_and_removed() {
     let dir = tempfile::tempdir().unwrap();
     let backing = format!("mmap:{}", dir.path().display());
-    let run = Running::spawn(Command::new(IOMARK).args([
+    let run = Running::spawn(&mut iomark_cmd(&[
         "mem",
         "stream",
         "--backing",
@@ -462,22 +426,6 @@ fn oversized_mem_jobs_are_refused_before_anything_is_allocated() {
     }
 }
 
-/// Why a `--mem-limit` run cannot happen here, if it cannot.
-fn no_memory_cgroup() -> Option<&'static str> {
-    let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let euid = status
-        .lines()
-        .find(|l| l.starts_with("Uid:"))
-        .and_then(|l| l.split_whitespace().nth(2));
-    if euid != Some("0") {
-        return Some("needs root for --mem-limit");
-    }
-    let v1 = Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists();
-    let v2 = fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
-        .is_ok_and(|c| c.split_whitespace().any(|c| c == "memory"));
-    (!v1 && !v2).then_some("needs a memory cgroup controller")
-}
-
 #[test]
 fn sigterm_reaches_the_limited_mem_child() {
     if let Some(reason) = no_memory_cgroup() {
@@ -486,7 +434,7 @@ fn sigterm_reaches_the_limited_mem_child() {
     }
     // SIGTERM goes to the parent only (as `kill PID` does); the child runs
     // the kernel, so the parent must pass the stop on.
-    let run = Running::spawn(Command::new(IOMARK).args([
+    let run = Running::spawn(&mut iomark_cmd(&[
         "mem",
         "stream",
         "--size",

@@ -1,12 +1,14 @@
-//! Helpers for the `net_*` tests: free ports, child processes that are
-//! killed on drop, waiting for a listener, and running the binary.
+//! Helpers for the `net_*` tests: free ports, waiting for a listener, and
+//! iomark and iperf3 servers and clients on loopback. What is not about the
+//! network (running the binary, children killed on drop) is in `common`.
+// Each net_* test binary uses a different subset of these.
 #![allow(dead_code)]
 
 use std::net::TcpListener;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_iomark");
+use crate::common::{Proc, IOMARK};
 
 /// A port nothing listens on right now (TCP and UDP).
 pub fn free_port() -> u16 {
@@ -16,66 +18,6 @@ pub fn free_port() -> u16 {
         drop(l);
         if std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
             return port;
-        }
-    }
-}
-
-/// Whether `iperf3` can run here; prints the skip reason when not.
-pub fn have_iperf3() -> bool {
-    let ok = Command::new("iperf3")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("skipped: needs the iperf3 binary (apt-get install iperf3, or scripts/test)");
-    }
-    ok
-}
-
-/// A child process that is killed and reaped when dropped.
-pub struct Proc(pub Option<Child>);
-
-impl Proc {
-    pub fn spawn(cmd: &mut Command) -> Proc {
-        Proc(Some(
-            cmd.stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn a child process"),
-        ))
-    }
-
-    /// Wait for it to end (at most `limit`), returning its output.
-    pub fn finish(mut self, limit: Duration) -> Output {
-        let mut child = self.0.take().expect("not finished yet");
-        let end = Instant::now() + limit;
-        while Instant::now() < end {
-            if child.try_wait().expect("poll a child").is_some() {
-                return child.wait_with_output().expect("collect output");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = child.kill();
-        let out = child.wait_with_output().expect("collect output");
-        panic!(
-            "child did not finish within {limit:?}; stdout:\n{}\nstderr:\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.0.as_ref().expect("running").id()
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.0.take() {
-            let _ = c.kill();
-            let _ = c.wait();
         }
     }
 }
@@ -110,7 +52,7 @@ pub fn wait_listening(port: u16) {
 /// `iomark net server` on `port` with extra arguments, once it listens.
 pub fn iomark_server(port: u16, extra: &[&str]) -> Proc {
     let p = Proc::spawn(
-        Command::new(BIN)
+        Command::new(IOMARK)
             .args(["net", "server", "-p", &port.to_string()])
             .args(extra),
     );
@@ -132,7 +74,7 @@ pub fn iperf3_server(port: u16, extra: &[&str]) -> Proc {
 /// Run `iomark net client 127.0.0.1 -p PORT ARGS...` to completion.
 pub fn iomark_client(port: u16, args: &[&str]) -> Output {
     Proc::spawn(
-        Command::new(BIN)
+        Command::new(IOMARK)
             .args(["net", "client", "127.0.0.1", "-p", &port.to_string()])
             .args(args),
     )
@@ -147,26 +89,6 @@ pub fn iperf3_client(port: u16, args: &[&str]) -> Output {
             .args(args),
     )
     .finish(Duration::from_secs(60))
-}
-
-pub fn json(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}); stdout:\n{}\nstderr:\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
-pub fn assert_ok(out: &Output, what: &str) {
-    assert!(
-        out.status.success(),
-        "{what} failed ({}); stdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// `end.<key>.bytes` of an iperf3-layout document.

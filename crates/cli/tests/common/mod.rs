@@ -1,0 +1,264 @@
+//! The shared harness of the CLI integration tests: running the binary,
+//! reading its output, checking for the tools a test needs, scratch results
+//! databases, test-file scans and children that are killed on drop. Each
+//! test file says `mod common;` and uses what it needs.
+// Each test binary compiles this module and uses a different subset of it.
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The binary under test.
+pub const IOMARK: &str = env!("CARGO_BIN_EXE_iomark");
+
+/// `iomark ARGS...` as a [`Command`], for runs that need env, stdin,
+/// spawning or a wrapper.
+pub fn iomark_cmd(args: &[&str]) -> Command {
+    let mut cmd = Command::new(IOMARK);
+    cmd.args(args);
+    cmd
+}
+
+/// Runs `iomark ARGS...` to completion.
+pub fn iomark(args: &[&str]) -> Output {
+    iomark_cmd(args).output().expect("iomark runs")
+}
+
+/// Runs `iomark ARGS...` to completion and fails the test unless it succeeded.
+pub fn iomark_ok(args: &[&str]) -> Output {
+    let out = iomark(args);
+    assert!(
+        out.status.success(),
+        "iomark {args:?} failed: {}",
+        stderr(&out)
+    );
+    out
+}
+
+/// Runs `iomark results --db DB ARGS...` to completion, stdin closed.
+pub fn results(db: &str, args: &[&str]) -> Output {
+    iomark_cmd(&["results", "--db", db])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("iomark runs")
+}
+
+/// Stdout, after checking that the run succeeded.
+pub fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "failed ({:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Fails the test unless the run succeeded, showing `what` and its output.
+pub fn assert_ok(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}); stdout:\n{}\nstderr:\n{}",
+        out.status,
+        stdout(out),
+        stderr(out)
+    );
+}
+
+/// Stdout as one JSON document (whatever the exit status).
+pub fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}); stdout:\n{}\nstderr:\n{}",
+            stdout(out),
+            stderr(out)
+        )
+    })
+}
+
+/// The run's JSON document, after checking that it succeeded.
+pub fn json_of(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "iomark failed: {}\n{}",
+        stderr(out),
+        stdout(out)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON document")
+}
+
+/// `Ok` when `tool --version` runs here, else why not (for `require!`).
+pub fn have(tool: &str) -> Result<(), String> {
+    let ok = Command::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let package = match tool {
+        "setpriv" | "losetup" => "util-linux",
+        other => other,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "needs {tool} (Debian package {package}; scripts/test installs it)"
+        ))
+    }
+}
+
+/// Whether the tests run as root (effective user id 0).
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// Why a `--mem-limit` run cannot happen here, if it cannot: it needs root
+/// and a memory cgroup controller (v1 or v2).
+pub fn no_memory_cgroup() -> Option<&'static str> {
+    if !is_root() {
+        return Some("needs root for --mem-limit");
+    }
+    let v1 = Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists();
+    let v2 = fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
+        .is_ok_and(|c| c.split_whitespace().any(|c| c == "memory"));
+    (!v1 && !v2).then_some("needs a memory cgroup controller")
+}
+
+/// A results database in a temporary directory of its own, removed on drop.
+pub struct ScratchDb {
+    pub dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl ScratchDb {
+    /// `r.db` in a new temporary directory.
+    pub fn new() -> ScratchDb {
+        ScratchDb::named("r.db")
+    }
+
+    /// `name` in a new temporary directory.
+    pub fn named(name: &str) -> ScratchDb {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join(name);
+        ScratchDb { dir, path }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The path as `--db` takes it.
+    pub fn db(&self) -> &str {
+        self.path.to_str().expect("a UTF-8 temporary path")
+    }
+}
+
+/// The files in `dir` whose names start with `prefix` and end with `suffix`.
+pub fn files_like(dir: &Path, prefix: &str, suffix: &str) -> Vec<PathBuf> {
+    fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with(prefix) && n.ends_with(suffix)
+        })
+        .map(|e| e.path())
+        .collect()
+}
+
+/// iomark's test files in `dir` (`iomark-*.tmp`).
+pub fn test_files(dir: &Path) -> Vec<PathBuf> {
+    files_like(dir, "iomark-", ".tmp")
+}
+
+/// `iomark disk DIR` for a minute on an 8 MiB test file with psync: a run
+/// for a test to stop. Add arguments, then spawn it.
+pub fn long_disk_run(dir: &Path) -> Command {
+    let d = dir.to_str().unwrap();
+    iomark_cmd(&[
+        "disk",
+        d,
+        "--size",
+        "8M",
+        "--runtime",
+        "60s",
+        "--engine",
+        "psync",
+    ])
+}
+
+/// Waits until a test file exists in `dir` (at most `limit`), then lets the
+/// run go on for `settle`.
+pub fn settle_after_test_file(dir: &Path, limit: Duration, settle: Duration) {
+    let start = Instant::now();
+    while test_files(dir).is_empty() && start.elapsed() < limit {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(settle);
+}
+
+/// The name of a file, as a String.
+pub fn file_name(p: &Path) -> String {
+    p.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+/// A child process that is killed and reaped when dropped.
+pub struct Proc(pub Option<Child>);
+
+impl Proc {
+    /// Spawns `cmd` with stdout and stderr piped.
+    pub fn spawn(cmd: &mut Command) -> Proc {
+        Proc(Some(
+            cmd.stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn a child process"),
+        ))
+    }
+
+    /// Wait for it to end (at most `limit`), returning its output.
+    pub fn finish(mut self, limit: Duration) -> Output {
+        let mut child = self.0.take().expect("not finished yet");
+        let end = Instant::now() + limit;
+        while Instant::now() < end {
+            if child.try_wait().expect("poll a child").is_some() {
+                return child.wait_with_output().expect("collect output");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let out = child.wait_with_output().expect("collect output");
+        panic!(
+            "child did not finish within {limit:?}; stdout:\n{}\nstderr:\n{}",
+            stdout(&out),
+            stderr(&out)
+        );
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.0.as_ref().expect("running").id()
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
