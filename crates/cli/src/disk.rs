@@ -438,7 +438,10 @@ fn run_profile(
     if opts.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!("{}", iomark_text::run(&doc, opts.verbose).unwrap_or_default());
+        print!(
+            "{}",
+            iomark_text::run(&doc, opts.verbose).unwrap_or_default()
+        );
     }
     Ok(if interrupted {
         Exit::Interrupted
