@@ -17,8 +17,14 @@
 //! several 1 MiB requests in its ring instead of one. fio gets the same by
 //! registering its buffer untouched; docs/architecture.md has the figures.
 //! A heap allocation could hand back pages an earlier test touched.
+//!
+//! A [`BufferHold`] keeps a buffer's memory mapped without giving access to
+//! it: whoever hands a buffer's address to the kernel for longer than one
+//! call (io_uring's registered buffers) takes a hold, and the mapping goes
+//! only when the buffer and every hold on it are gone.
 
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use rustix::mm::{MapFlags, ProtFlags};
 
@@ -30,13 +36,57 @@ pub struct AlignedBuf {
     len: usize,
     align: usize,
     /// The whole mapping, which is larger than the buffer when the alignment
-    /// exceeds a page.
-    map: NonNull<u8>,
-    map_len: usize,
+    /// exceeds a page. Shared only with [`BufferHold`]s, which never touch
+    /// the bytes, so the buffer's access is exclusive like a `Box<[u8]>`'s.
+    map: Arc<Mapping>,
 }
 
-// SAFETY: AlignedBuf owns its mapping exclusively, like a Box<[u8]>.
+// SAFETY: AlignedBuf is the only way to reach its bytes (holds cannot), so
+// it owns them exclusively, like a Box<[u8]>; the Arc'd Mapping is Send.
 unsafe impl Send for AlignedBuf {}
+
+/// One anonymous mapping, unmapped when its last owner goes.
+struct Mapping {
+    start: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: a Mapping is only an address range to unmap once; it has no
+// methods that read or write the bytes, so sharing or sending it is harmless.
+unsafe impl Send for Mapping {}
+// SAFETY: as for Send: &Mapping gives no access to the bytes.
+unsafe impl Sync for Mapping {}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: start and len are exactly what mmap returned; this is the
+        // mapping's last owner (the Arc is dropping it), so no AlignedBuf,
+        // and so no slice of the buffer, is left. An munmap error
+        // (impossible for a mapping we made) would only leak it.
+        let _ = unsafe { rustix::mm::munmap(self.start.as_ptr().cast(), self.len) };
+    }
+}
+
+/// Keeps a buffer's memory mapped while the buffer itself may be gone, and
+/// grants no access to it. The kernel may go on using an address it was
+/// given (a registered io_uring buffer) as long as a hold lives.
+pub struct BufferHold(Arc<Mapping>);
+
+impl BufferHold {
+    /// How many owners the mapping has: the buffer (while it lives) and
+    /// every hold, this one included.
+    pub fn owners(&self) -> usize {
+        Arc::strong_count(&self.0)
+    }
+}
+
+impl std::fmt::Debug for BufferHold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BufferHold")
+            .field("len", &self.0.len)
+            .finish()
+    }
+}
 
 const PAGE: usize = 4096;
 
@@ -85,9 +135,17 @@ impl AlignedBuf {
             ptr,
             len,
             align,
-            map,
-            map_len,
+            map: Arc::new(Mapping {
+                start: map,
+                len: map_len,
+            }),
         }
+    }
+
+    /// A hold that keeps this buffer's memory mapped until the hold, too,
+    /// is dropped.
+    pub fn hold(&self) -> BufferHold {
+        BufferHold(Arc::clone(&self.map))
     }
 
     /// Length in bytes.
@@ -117,15 +175,6 @@ impl AlignedBuf {
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: as in as_slice, and &mut self guarantees exclusive access.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: map and map_len are exactly what mmap returned, and no
-        // slice of the buffer outlives self. An munmap error (impossible for
-        // a mapping we made) would only leak it.
-        let _ = unsafe { rustix::mm::munmap(self.map.as_ptr().cast(), self.map_len) };
     }
 }
 
@@ -160,5 +209,27 @@ mod tests {
         assert!(b.as_slice().iter().all(|&x| x == 0));
         b.as_mut_slice().fill(0xa5);
         assert!(b.as_slice().iter().all(|&x| x == 0xa5));
+    }
+
+    #[test]
+    fn a_hold_keeps_the_memory_mapped_after_the_buffer_goes() {
+        let mut b = AlignedBuf::new(8192, 4096);
+        let addr = b.as_mut_ptr() as usize;
+        let hold = b.hold();
+        assert_eq!(hold.owners(), 2);
+        drop(b);
+        assert_eq!(hold.owners(), 1);
+        assert!(mapped(addr), "still mapped while held");
+        // (Not checked unmapped after the hold goes: a test running
+        // alongside may map the same range at once.)
+    }
+
+    /// Whether the page at `addr` is mapped (mincore fails with ENOMEM on
+    /// an unmapped range).
+    fn mapped(addr: usize) -> bool {
+        let mut vec = [0u8; 1];
+        // SAFETY: mincore only writes one byte per page of the range into
+        // vec, which holds one; it reads nothing at addr.
+        unsafe { libc::mincore(addr as *mut libc::c_void, 4096, vec.as_mut_ptr()) == 0 }
     }
 }

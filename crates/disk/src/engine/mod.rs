@@ -11,7 +11,13 @@
 //!   from [`Engine::reap`]. The runner calls [`Engine::commit`] to hand what
 //!   was queued to the kernel (after each I/O, or after each batch of
 //!   `iodepth_batch`); `reap` must also submit anything still queued.
-//!   Dropping an asynchronous engine waits for every unit in flight.
+//!   Dropping an asynchronous engine waits for every unit in flight, and
+//!   memory it registered with the kernel stays mapped until the engine is
+//!   gone, whatever the runner does with its units.
+//!
+//! An engine stays on the thread that built it (the trait does not ask for
+//! `Send`): io_uring's rings can only be waited on, and so drained on drop,
+//! from the thread that made them.
 //!
 //! Units own their buffers and move by value: an engine can never hold a
 //! buffer the runner is about to reuse (tokio-uring's owned-buffer rule).
@@ -78,8 +84,9 @@ pub enum Queued {
     InFlight,
 }
 
-/// An I/O engine bound to one open target, used by one thread.
-pub trait Engine: Send {
+/// An I/O engine bound to one open target, used by one thread: the one
+/// that built it.
+pub trait Engine {
     /// Hand one I/O to the engine.
     fn queue(&mut self, unit: IoUnit) -> Result<Queued, DiskError>;
 

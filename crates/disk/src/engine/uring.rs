@@ -7,16 +7,33 @@
 //! a registered file, and the pool's buffers are registered too when the
 //! kernel allows, so the kernel does not pin pages for every I/O.
 //!
-//! Invariant behind every `unsafe` here: a unit handed to the kernel sits in
-//! `in_flight[slot]` until its completion is reaped, so its buffer lives and
-//! stays put while the kernel may touch it; `Drop` reaps every unit still in
-//! flight before the buffers can be freed.
+//! Who keeps what alive, by ownership rather than by care:
+//!
+//! * Registered buffers: [`Registration`] owns the ring and a
+//!   [`BufferHold`] on every buffer it registered, and drops the ring
+//!   first. The runner may drop its units whenever it likes (it drops the
+//!   free ones when a job ends, before the engine); their memory stays
+//!   mapped until the ring is gone.
+//! * I/Os in flight: a unit handed to the kernel sits in `in_flight[slot]`
+//!   until its completion is reaped, so its buffer lives and stays put
+//!   while the kernel may touch it, and `Drop` reaps every unit still in
+//!   flight (a job that ends early, fails, or is stopped by Ctrl-C drops its
+//!   engine with I/Os in flight). The wait is retried when a signal
+//!   interrupts it, and it cannot be refused for the wrong thread: `Uring`
+//!   is not `Send`, so it is dropped on the thread whose ring it is (a
+//!   single-issuer ring with deferred task running can only be waited on
+//!   from there).
+//!
+//! Invariant behind every `unsafe` here: memory the kernel was given stays
+//! mapped while the kernel may use it, by the two rules above.
 
+use std::marker::PhantomData;
 use std::os::fd::AsRawFd;
 
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
 use super::{Dir, Done, Engine, EngineSetup, IoUnit, Queued};
+use crate::buffer::BufferHold;
 use crate::DiskError;
 
 /// Whether this kernel and process may use io_uring; the error says why not.
@@ -26,12 +43,32 @@ pub fn io_uring_available() -> Result<(), String> {
         .map_err(|e| format!("io_uring is not available here ({e})"))
 }
 
+/// A ring and the buffer memory registered with it, which the ring may use
+/// until it is gone.
+///
+/// The fields drop in the order they are declared, and that order is the
+/// point of this type: first `ring` (closing it ends this process's use of
+/// the registration; the kernel keeps its own pin on the pages for
+/// whatever it still has in flight), then `buffers`, whose holds are what
+/// keep the registered memory mapped. No `Drop` impl of its own, so the
+/// fields are never moved out of it in another order.
+struct Registration {
+    /// Declared first: dropped first.
+    ring: IoUring,
+    /// Declared after the ring: dropped after it.
+    buffers: Vec<BufferHold>,
+}
+
 /// One ring per thread.
 pub struct Uring {
-    ring: IoUring,
+    reg: Registration,
     in_flight: Vec<Option<IoUnit>>,
     fixed_buffers: bool,
     to_submit: usize,
+    /// Not `Send`: `Drop` must wait on the ring, and a single-issuer ring
+    /// with deferred task running refuses (`EEXIST`) a wait from any thread
+    /// but the one that made it.
+    _same_thread: PhantomData<*const ()>,
 }
 
 impl std::fmt::Debug for Uring {
@@ -78,10 +115,14 @@ impl Uring {
         let mut in_flight = Vec::new();
         in_flight.resize_with(setup.depth as usize, || None);
         Ok(Uring {
-            ring,
+            reg: Registration {
+                ring,
+                buffers: Vec::new(),
+            },
             in_flight,
             fixed_buffers: false,
             to_submit: 0,
+            _same_thread: PhantomData,
         })
     }
 
@@ -90,28 +131,21 @@ impl Uring {
     }
 
     fn submit_and_wait(&mut self, want: usize) -> Result<(), DiskError> {
-        match self.ring.submit_and_wait(want) {
+        match self.reg.ring.submit_and_wait(want) {
             Ok(n) => {
                 self.to_submit = self.to_submit.saturating_sub(n);
                 Ok(())
             }
             // A signal (Ctrl-C) or a full completion queue: return and let
             // the caller reap and look at its stop flag.
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::EINTR) | Some(libc::EAGAIN) | Some(libc::EBUSY)
-                ) =>
-            {
-                Ok(())
-            }
+            Err(e) if transient(&e) => Ok(()),
             Err(e) => Err(engine_error(format!("io_uring_enter failed: {e}"))),
         }
     }
 
     fn drain_completions(&mut self, out: &mut Vec<Done>) -> usize {
         let mut n = 0;
-        for cqe in self.ring.completion() {
+        for cqe in self.reg.ring.completion() {
             let slot = cqe.user_data() as usize;
             if let Some(unit) = self.in_flight.get_mut(slot).and_then(Option::take) {
                 let res = cqe.result();
@@ -126,6 +160,9 @@ impl Uring {
 
 impl Engine for Uring {
     fn register_buffers(&mut self, units: &mut [IoUnit]) -> Result<(), DiskError> {
+        // Held before they are registered, for as long as the ring lives
+        // (Registration drops the ring first).
+        self.reg.buffers.extend(units.iter().map(|u| u.buf.hold()));
         let iovecs: Vec<libc::iovec> = units
             .iter_mut()
             .map(|u| libc::iovec {
@@ -133,12 +170,13 @@ impl Engine for Uring {
                 iov_len: u.buf.len(),
             })
             .collect();
-        // SAFETY: each iovec points to a live AlignedBuf of the pool. The
-        // kernel pins those pages until the ring is dropped; a fixed read or
-        // write names a buffer by its slot, and a unit is only queued with
-        // its own slot's buffer, so the kernel never writes memory we do not
-        // hand it.
-        let registered = unsafe { self.ring.submitter().register_buffers(&iovecs) };
+        // SAFETY: each iovec points to a live AlignedBuf of the pool, and
+        // self.reg.buffers holds every one of those mappings until after the
+        // ring is dropped, whatever becomes of the units. A fixed read or
+        // write names a buffer by its slot and the kernel checks the address
+        // against that slot's registered range, so the kernel never writes
+        // memory outside the buffers registered here.
+        let registered = unsafe { self.reg.ring.submitter().register_buffers(&iovecs) };
         // Registration can fail for lack of locked memory on older kernels;
         // plain reads and writes still work, only slower.
         self.fixed_buffers = registered.is_ok();
@@ -173,13 +211,18 @@ impl Engine for Uring {
         loop {
             // SAFETY: the entry points into the buffer of the unit now held
             // in in_flight[slot], which stays there until its completion is
-            // reaped (module invariant).
-            let pushed = unsafe { self.ring.submission().push(&entry) };
+            // reaped, Drop included (module invariant).
+            let pushed = unsafe { self.reg.ring.submission().push(&entry) };
             if pushed.is_ok() {
                 break;
             }
             // The submission queue is full: hand the batch to the kernel.
-            self.submit_and_wait(0)?;
+            if let Err(e) = self.submit_and_wait(0) {
+                // This entry never reached the queue: the unit is not in
+                // flight, and Drop must not wait for it.
+                self.in_flight[slot] = None;
+                return Err(e);
+            }
         }
         self.to_submit += 1;
         Ok(Queued::InFlight)
@@ -204,21 +247,176 @@ impl Engine for Uring {
     }
 }
 
+/// Errors after which waiting on the ring again may succeed: a signal
+/// (Ctrl-C), or a completion queue or allocation that was full for now.
+fn transient(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EINTR) | Some(libc::EAGAIN) | Some(libc::EBUSY)
+    )
+}
+
 impl Drop for Uring {
     fn drop(&mut self) {
-        // Wait for the kernel to finish with every buffer before they go.
+        // Wait for the kernel to finish with every unit in flight before the
+        // units (and so their buffers) go; the fields drop after this.
         let mut sink = Vec::new();
         while self.in_flight_count() > 0 {
-            if self.ring.submit_and_wait(1).is_err() {
-                // A ring that cannot wait cannot be drained; leaking the
-                // buffers is the only safe choice left.
-                for unit in self.in_flight.iter_mut().filter_map(Option::take) {
-                    std::mem::forget(unit);
+            match self.reg.ring.submit_and_wait(1) {
+                Ok(_) => {}
+                Err(e) if transient(&e) => {}
+                Err(_) if self.fixed_buffers => {
+                    // Not expected from the thread that owns the ring. Every
+                    // I/O in flight names a registered buffer, which the
+                    // kernel reaches through its own pin on the pages, never
+                    // through our mapping, and whose mapping Registration
+                    // keeps until the ring is closed: dropping is safe.
+                    break;
                 }
-                return;
+                Err(e) => {
+                    // Not expected from the thread that owns the ring; but
+                    // plain reads and writes reach their buffers through
+                    // this process's mappings, which must not go while the
+                    // kernel may still use them. Stop here rather than free.
+                    eprintln!(
+                        "iomark: cannot wait for io_uring I/Os in flight ({e}); \
+                         aborting rather than freeing their buffers"
+                    );
+                    std::process::abort();
+                }
             }
             self.drain_completions(&mut sink);
             sink.clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs::File;
+    use std::io::Write;
+    use std::os::fd::OwnedFd;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::buffer::AlignedBuf;
+
+    const LEN: usize = 4096;
+
+    /// A ring over the read end of an empty pipe, with two registered
+    /// units: a read stays in flight until the pipe is written.
+    fn ring_over_a_pipe() -> Option<(Uring, Vec<IoUnit>, std::io::PipeWriter)> {
+        if let Err(why) = io_uring_available() {
+            eprintln!("skipped: {why}");
+            return None;
+        }
+        let (rx, tx) = std::io::pipe().unwrap();
+        let setup = EngineSetup {
+            file: Arc::new(File::from(OwnedFd::from(rx))),
+            region: 2 * LEN as u64,
+            depth: 2,
+            writable: false,
+            random: false,
+        };
+        let mut eng = Uring::new(&setup).unwrap();
+        let mut units: Vec<IoUnit> = (0..2)
+            .map(|slot| IoUnit {
+                buf: AlignedBuf::new(LEN, 4096),
+                offset: 0,
+                len: LEN as u32,
+                dir: Dir::Read,
+                slot,
+                issued: Instant::now(),
+            })
+            .collect();
+        eng.register_buffers(&mut units).unwrap();
+        Some((eng, units, tx))
+    }
+
+    /// Drops `eng` with slot 0 in flight and slot 1's unit already gone (as
+    /// the runner drops its free units before its engine when a job ends
+    /// early, fails or is stopped); `meanwhile` runs on another thread and
+    /// must end by writing the pipe. Returns how long the drop took.
+    fn drop_in_flight(
+        eng: Uring,
+        mut units: Vec<IoUnit>,
+        meanwhile: impl FnOnce() + Send + 'static,
+    ) -> Duration {
+        let holds: Vec<BufferHold> = units.iter().map(|u| u.buf.hold()).collect();
+        let mut eng = eng;
+        let free = units.pop().unwrap();
+        assert!(matches!(
+            eng.queue(units.pop().unwrap()).unwrap(),
+            Queued::InFlight
+        ));
+        eng.commit().unwrap();
+        drop(free);
+        assert_eq!(
+            holds[1].owners(),
+            2,
+            "the registration keeps a freed unit's buffer"
+        );
+        assert_eq!(
+            holds[0].owners(),
+            3,
+            "in flight: the unit and the registration"
+        );
+        let other = std::thread::spawn(meanwhile);
+        let t = Instant::now();
+        drop(eng);
+        let took = t.elapsed();
+        other.join().unwrap();
+        // Nothing leaked: the unit was reaped, the ring and its holds gone.
+        assert_eq!(holds[0].owners(), 1);
+        assert_eq!(holds[1].owners(), 1);
+        took
+    }
+
+    #[test]
+    fn dropping_with_an_io_in_flight_waits_for_it_then_releases_the_buffers() {
+        let Some((eng, units, mut tx)) = ring_over_a_pipe() else {
+            return;
+        };
+        let took = drop_in_flight(eng, units, move || {
+            std::thread::sleep(Duration::from_millis(300));
+            tx.write_all(&[7; 2 * LEN]).unwrap();
+        });
+        assert!(
+            took >= Duration::from_millis(250),
+            "the drop waited: {took:?}"
+        );
+    }
+
+    extern "C" fn ignore(_: libc::c_int) {}
+
+    #[test]
+    fn a_signal_during_the_drop_does_not_cut_the_wait_short() {
+        let Some((eng, units, mut tx)) = ring_over_a_pipe() else {
+            return;
+        };
+        // SAFETY: installs a handler that does nothing, without SA_RESTART,
+        // so a wait it interrupts fails with EINTR as under Ctrl-C; the
+        // zeroed sigaction is a valid empty mask and flag set.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = ignore as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()), 0);
+        }
+        // SAFETY: pthread_self has no preconditions.
+        let me = unsafe { libc::pthread_self() } as usize;
+        let took = drop_in_flight(eng, units, move || {
+            std::thread::sleep(Duration::from_millis(150));
+            // SAFETY: `me` is the test's thread, alive until this thread
+            // is joined.
+            let sent = unsafe { libc::pthread_kill(me as libc::pthread_t, libc::SIGUSR1) };
+            assert_eq!(sent, 0);
+            std::thread::sleep(Duration::from_millis(150));
+            tx.write_all(&[7; 2 * LEN]).unwrap();
+        });
+        assert!(
+            took >= Duration::from_millis(250),
+            "the drop waited: {took:?}"
+        );
     }
 }
