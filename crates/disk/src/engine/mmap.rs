@@ -45,10 +45,6 @@ pub struct Mmap {
     file: Arc<File>,
 }
 
-// SAFETY: the mapping is owned by this engine and only accessed through it;
-// the kernel keeps the mapping valid whatever thread uses it.
-unsafe impl Send for Mmap {}
-
 impl Mmap {
     /// Map `setup.region` bytes of the target, read-write when it was
     /// opened for writing.
