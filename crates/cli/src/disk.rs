@@ -298,20 +298,13 @@ impl TryFrom<DiskArgs> for ProfileOptions {
 
     fn try_from(a: DiskArgs) -> Result<Self, DiskError> {
         let name = a.prof.profile.unwrap_or(ProfileName::Cdm);
-        // Workload flags that only make sense for a custom workload.
-        for (flag, given) in [
-            ("--rw", a.rw.is_some()),
-            ("--bs", a.bs.is_some()),
-            ("--iodepth", a.iodepth.is_some()),
-            ("--iodepth-batch", a.iodepth_batch.is_some()),
-            ("--numjobs", a.numjobs.is_some()),
-            ("--rwmix-read", a.rwmix_read.is_some()),
-        ] {
-            if given {
-                return Err(DiskError::Invalid(format!(
-                    "{flag} sets a custom workload and cannot be combined with --profile {name}: drop one of them"
-                )));
-            }
+        // Workload flags that only make sense for a custom workload: those
+        // that are no profile's setting too (--runtime, --ramp, --engine are).
+        let is_setting = |f: &&str| profiles::Setting::ALL.iter().any(|s| s.flag() == *f);
+        if let Some(flag) = a.custom_flags().into_iter().find(|f| !is_setting(f)) {
+            return Err(DiskError::Invalid(format!(
+                "{flag} sets a custom workload and cannot be combined with --profile {name}: drop one of them"
+            )));
         }
         let p = &a.prof;
         let settings = ProfileSettings {

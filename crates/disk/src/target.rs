@@ -448,16 +448,16 @@ fn open_test_file(
             "is not writable: choose a directory you can write to",
         ));
     }
-    let lbs = iomark_host::logical_block_size_of(&dir);
+    let known_lbs = iomark_host::logical_block_size_of(&dir);
     // Checked before anything is created; a file system of unknown block
     // size is checked once O_DIRECT is known to work on it, still before
     // the fill.
     if req.direct != DirectMode::Buffered {
-        if let Some(lbs) = lbs {
+        if let Some(lbs) = known_lbs {
             check_io_sizes(req, u64::from(lbs), dir_path)?;
         }
     }
-    let lbs = lbs.unwrap_or(512);
+    let lbs = known_lbs.unwrap_or(512);
     // Whole pages, so O_DIRECT can write the last chunk too.
     let size = req.size.unwrap_or(req.default_size).get().div_ceil(4096) * 4096;
     let removed_stale = remove_stale_in(&dir, dir_path)
@@ -501,7 +501,7 @@ fn open_test_file(
     rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive)
         .map_err(|e| DiskError::target(&path, format!("cannot lock the test file: {e}")))?;
     let (direct, mut warnings) = set_direct(&file, req.direct, &path)?;
-    if direct {
+    if direct && known_lbs.is_none() {
         check_io_sizes(req, u64::from(lbs), dir_path)?;
     }
     match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, size) {

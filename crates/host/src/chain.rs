@@ -9,7 +9,7 @@ use iomark_model::{BytesPerSec, Warning};
 
 use crate::ceiling::check_against;
 use crate::mounts::{mount_of, read_mountinfo, swaps};
-use crate::read::{entries, num};
+use crate::read::num;
 use crate::sysfs::{devno_of, Sysfs};
 use crate::HostError;
 
@@ -204,15 +204,9 @@ pub fn check_ceiling(chain: &DeviceChain, measured: BytesPerSec, what: &str) -> 
 /// a file, or of the device node itself; none when there is no block device
 /// (tmpfs) or sysfs does not say.
 pub fn logical_block_size_for(path: &Path) -> Option<u32> {
-    let sysfs = Sysfs::system();
-    let (mut devno, _) = devno_for_path(path)?;
-    if devno.major == 0 {
-        let table = read_mountinfo().ok()?;
-        let real = path.canonicalize().ok()?;
-        devno = block_source(&mount_of(&real, devno, &table)?)?;
-    }
-    let dir = sysfs.block_dir(devno)?;
-    num(&sysfs.whole_disk_dir(&dir).join("queue/logical_block_size"))
+    // An O_PATH descriptor: nothing is read, and a device is not opened.
+    let fd = rustix::fs::open(path, rustix::fs::OFlags::PATH, rustix::fs::Mode::empty()).ok()?;
+    logical_block_size_of(fd)
 }
 
 /// The logical block size (the `O_DIRECT` alignment) of what an open
@@ -297,15 +291,5 @@ pub fn holders_of_device(dev: &Path) -> Vec<String> {
     let Some((devno, true)) = devno_for_path(dev) else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    for d in sysfs.with_partitions(devno) {
-        if let Some(dir) = sysfs.block_dir(d) {
-            for h in entries(&dir.join("holders")) {
-                if !out.contains(&h) {
-                    out.push(h);
-                }
-            }
-        }
-    }
-    out
+    crate::in_use::holders(&sysfs, &sysfs.with_partitions(devno))
 }

@@ -152,7 +152,8 @@ fn is_file(path: &str, dev: u64, ino: u64) -> bool {
         .is_some_and(|m| m.dev() == dev && m.ino() == ino)
 }
 
-fn holders(sysfs: &Sysfs, family: &[DevNo]) -> Vec<String> {
+/// The devices stacked on any device of `family`, by kernel name.
+pub(crate) fn holders(sysfs: &Sysfs, family: &[DevNo]) -> Vec<String> {
     let mut out = Vec::new();
     for d in family {
         if let Some(dir) = sysfs.block_dir(*d) {

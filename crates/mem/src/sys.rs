@@ -19,10 +19,7 @@ pub fn host() -> MemHost {
 }
 
 /// Bytes of memory the kernel thinks it could hand out now (`MemAvailable`).
-pub fn mem_available() -> Option<Bytes> {
-    let info = fs::read_to_string("/proc/meminfo").ok()?;
-    meminfo_field(&info, "MemAvailable")
-}
+pub use iomark_host::mem_available;
 
 /// The largest (highest-level) data or unified cache listed under `dir`.
 fn last_level_cache(dir: &Path) -> Option<Bytes> {

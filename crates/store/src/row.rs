@@ -28,14 +28,13 @@ pub(crate) struct RunRow {
 
 impl RunRow {
     pub fn new(doc: &RunDocument, status: RunStatus) -> Result<RunRow, StoreError> {
-        let corrupt = |e: serde_json::Error| StoreError::Corrupt {
+        // One serialisation: the text is written from the same `Value` the
+        // warnings, target and device are read from.
+        let value = serde_json::to_value(doc).map_err(|e| StoreError::Corrupt {
             location: "(document)".into(),
             reason: e.to_string(),
-        };
-        // Written straight from the typed document: going through the
-        // `Value` below as well doubled the cost of storing a large run.
-        let document = serde_json::to_string(doc).map_err(corrupt)?;
-        let value = serde_json::to_value(doc).map_err(corrupt)?;
+        })?;
+        let document = value.to_string();
         let body = &value["body"];
         let kind = body["kind"].as_str().unwrap_or("unknown").to_string();
         let mut warnings = Vec::new();
