@@ -1,0 +1,133 @@
+//! Rows read back into the store's types, the same for both databases:
+//! a run's summary, its figures and warnings, single values. A value this
+//! version does not know is [`StoreError::Corrupt`].
+
+use iomark_model::figure::{Figure, FigureUnit};
+use iomark_model::{RunStatus, Warning, WarningKind};
+
+use crate::backend::Row;
+use crate::{RunId, RunSummary, StoreError, StoredWarning};
+
+/// What a row of a query's answer is read into.
+pub(crate) trait Decode: Sized {
+    /// The value in `row`, read from a database at `location`.
+    fn decode(row: &impl Row, location: &str) -> Result<Self, StoreError>;
+}
+
+fn corrupt(location: &str, reason: String) -> StoreError {
+    StoreError::Corrupt {
+        location: location.to_string(),
+        reason,
+    }
+}
+
+/// The columns [`RunSummary`] is read from, in order.
+pub(crate) const SUMMARY_COLUMNS: &str =
+    "id, kind, tool, tool_version, command_line, started_at_ms,
+    finished_at_ms, status, labels, note, target, device, warning_count";
+
+impl Decode for RunSummary {
+    fn decode(r: &impl Row, location: &str) -> Result<Self, StoreError> {
+        let id: i64 = r.get(0)?;
+        let status: String = r.get(7)?;
+        let status = status_from_str(&status)
+            .ok_or_else(|| corrupt(location, format!("run {id} has status '{status}'")))?;
+        Ok(RunSummary {
+            id: RunId(id),
+            kind: r.get(1)?,
+            tool: r.get(2)?,
+            tool_version: r.get(3)?,
+            command_line: serde_json::from_str(&r.get::<String>(4)?).unwrap_or_default(),
+            started_at_ms: r.get::<i64>(5)?.max(0) as u64,
+            finished_at_ms: r.get::<i64>(6)?.max(0) as u64,
+            status,
+            labels: serde_json::from_str(&r.get::<String>(8)?).unwrap_or_default(),
+            note: r.get(9)?,
+            target: r.get(10)?,
+            device: r.get(11)?,
+            warning_count: r.get::<i64>(12)?.clamp(0, i64::from(u32::MAX)) as u32,
+        })
+    }
+}
+
+/// A summary followed by the run's document ([`SUMMARY_COLUMNS`], then
+/// `document`).
+impl Decode for (RunSummary, String) {
+    fn decode(r: &impl Row, location: &str) -> Result<Self, StoreError> {
+        Ok((RunSummary::decode(r, location)?, r.get(13)?))
+    }
+}
+
+/// `test, metric, unit, value, spread_lo, spread_hi`.
+impl Decode for Figure {
+    fn decode(r: &impl Row, location: &str) -> Result<Self, StoreError> {
+        let unit: String = r.get(2)?;
+        let unit = unit_from_str(&unit)
+            .ok_or_else(|| corrupt(location, format!("unknown figure unit '{unit}'")))?;
+        let (lo, hi): (Option<f64>, Option<f64>) = (r.get(4)?, r.get(5)?);
+        Ok(Figure {
+            test: r.get(0)?,
+            metric: r.get(1)?,
+            unit,
+            value: r.get(3)?,
+            spread: lo.zip(hi),
+        })
+    }
+}
+
+/// `scope, kind, message`.
+impl Decode for StoredWarning {
+    fn decode(r: &impl Row, _: &str) -> Result<Self, StoreError> {
+        let kind: String = r.get(1)?;
+        Ok(StoredWarning {
+            scope: r.get(0)?,
+            warning: Warning::new(warning_kind_from_str(&kind), r.get::<String>(2)?),
+        })
+    }
+}
+
+/// A single number.
+impl Decode for i64 {
+    fn decode(r: &impl Row, _: &str) -> Result<Self, StoreError> {
+        r.get(0)
+    }
+}
+
+/// A single yes or no.
+impl Decode for bool {
+    fn decode(r: &impl Row, _: &str) -> Result<Self, StoreError> {
+        r.get(0)
+    }
+}
+
+fn status_from_str(s: &str) -> Option<RunStatus> {
+    [
+        RunStatus::Complete,
+        RunStatus::Interrupted,
+        RunStatus::Failed,
+    ]
+    .into_iter()
+    .find(|st| st.as_str() == s)
+}
+
+fn unit_from_str(s: &str) -> Option<FigureUnit> {
+    FigureUnit::from_name(s)
+}
+
+fn warning_kind_from_str(s: &str) -> WarningKind {
+    serde_json::from_value(serde_json::Value::String(s.to_string())).unwrap_or(WarningKind::Other)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warning_kinds_read_back_by_name() {
+        assert_eq!(
+            warning_kind_from_str("buffered_io"),
+            WarningKind::BufferedIo
+        );
+        assert_eq!(warning_kind_from_str("from_the_future"), WarningKind::Other);
+    }
+}

@@ -1,0 +1,307 @@
+//! The store's work, written once for both databases: migrating, writing a
+//! run, listing, loading and deleting runs, in SQL both understand. Each
+//! backend opens the transaction (of its own kind) and commits it; what
+//! happens in it is here.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::backend::{Db, Param};
+use crate::decode::SUMMARY_COLUMNS;
+use crate::row::RunRow;
+use crate::{RunId, RunQuery, RunSummary, StoreError, StoredRun};
+
+/// Bring the schema up to the newest migration this build knows; a
+/// database from a newer iomark is [`StoreError::NewerSchema`].
+pub(crate) fn migrate<D: Db>(db: &mut D) -> Result<(), StoreError> {
+    db.batch(&format!(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+             version {int} PRIMARY KEY,
+             name TEXT NOT NULL,
+             applied_at_ms {int} NOT NULL)",
+        int = D::BIGINT
+    ))?;
+    let current = schema_version(db)?;
+    let known = D::known_version();
+    if current > known {
+        return Err(StoreError::NewerSchema {
+            location: db.location(),
+            found: current,
+            known,
+        });
+    }
+    for (version, name, sql) in D::MIGRATIONS.iter().filter(|m| m.0 > current) {
+        db.batch(sql)?;
+        db.execute(
+            "INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES (?1, ?2, ?3)",
+            &[version, name, &now_ms()],
+        )?;
+    }
+    Ok(())
+}
+
+/// A database opened read-only must already be at this build's schema
+/// version: it cannot be migrated.
+pub(crate) fn check_schema<D: Db>(db: &mut D) -> Result<(), StoreError> {
+    let has_table = db.query::<bool>(D::HAS_MIGRATIONS_TABLE, &[])?;
+    if has_table.first() != Some(&true) {
+        return Err(StoreError::NoSchema {
+            location: db.location(),
+        });
+    }
+    let found = schema_version(db)?;
+    let known = D::known_version();
+    match found.cmp(&known) {
+        std::cmp::Ordering::Greater => Err(StoreError::NewerSchema {
+            location: db.location(),
+            found,
+            known,
+        }),
+        std::cmp::Ordering::Less => Err(StoreError::OlderSchema {
+            location: db.location(),
+            found,
+            known,
+        }),
+        std::cmp::Ordering::Equal => Ok(()),
+    }
+}
+
+/// The schema version the database is at (0 before any migration).
+pub(crate) fn schema_version(db: &mut impl Db) -> Result<i64, StoreError> {
+    let found = db.query(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+        &[],
+    )?;
+    Ok(found.first().copied().unwrap_or(0))
+}
+
+/// The run row's values, in the order [`INSERT_RUN`] and [`UPDATE_RUN`]
+/// name their columns.
+fn run_values(row: &RunRow) -> [&dyn Param; 13] {
+    [
+        &row.kind,
+        &row.tool,
+        &row.tool_version,
+        &row.command_line,
+        &row.started_at_ms,
+        &row.finished_at_ms,
+        &row.status,
+        &row.labels_json,
+        &row.note,
+        &row.target,
+        &row.device,
+        &row.warning_count,
+        &row.schema_version,
+    ]
+}
+
+const INSERT_RUN: &str = "INSERT INTO runs (kind, tool, tool_version, command_line, started_at_ms,
+     finished_at_ms, status, labels, note, target, device, warning_count, schema_version)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+     RETURNING id";
+
+const UPDATE_RUN: &str = "UPDATE runs SET kind=?1, tool=?2, tool_version=?3, command_line=?4,
+     started_at_ms=?5, finished_at_ms=?6, status=?7, labels=?8, note=?9, target=?10, device=?11,
+     warning_count=?12, schema_version=?13
+     WHERE id=?14";
+
+/// The tables holding a run's parts, each keyed by `run_id`.
+const RUN_PARTS: [&str; 4] = ["run_documents", "run_labels", "figures", "warnings"];
+
+/// Store `row` as a new run (`id` `None`) or in place of run `id`'s
+/// document, labels, figures and warnings.
+pub(crate) fn write(
+    db: &mut impl Db,
+    id: Option<RunId>,
+    row: &RunRow,
+) -> Result<RunId, StoreError> {
+    let values = run_values(row);
+    let id = match id {
+        Some(id) => {
+            let mut params = values.to_vec();
+            params.push(&id.0);
+            if db.execute(UPDATE_RUN, &params)? == 0 {
+                return Err(StoreError::NotFound {
+                    id,
+                    location: db.location(),
+                });
+            }
+            for table in RUN_PARTS {
+                db.execute(&format!("DELETE FROM {table} WHERE run_id = ?1"), &[&id.0])?;
+            }
+            id
+        }
+        None => {
+            let ids: Vec<i64> = db.query(INSERT_RUN, &values)?;
+            RunId(ids.first().copied().unwrap_or_default())
+        }
+    };
+    db.execute(
+        "INSERT INTO run_documents (run_id, document) VALUES (?1, ?2)",
+        &[&id.0, &row.document],
+    )?;
+    for l in &row.labels {
+        db.execute(
+            "INSERT INTO run_labels (run_id, label) VALUES (?1, ?2)",
+            &[&id.0, l],
+        )?;
+    }
+    for (i, f) in row.figures.iter().enumerate() {
+        db.execute(
+            "INSERT INTO figures (run_id, ord, test, metric, unit, value, spread_lo, spread_hi)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            &[
+                &id.0,
+                &(i as i64),
+                &f.test,
+                &f.metric,
+                &f.unit.as_str(),
+                &f.value,
+                &f.spread.map(|s| s.0),
+                &f.spread.map(|s| s.1),
+            ],
+        )?;
+    }
+    for (i, (scope, kind, msg)) in row.warnings.iter().enumerate() {
+        db.execute(
+            "INSERT INTO warnings (run_id, ord, scope, kind, message) VALUES (?1, ?2, ?3, ?4, ?5)",
+            &[&id.0, &(i as i64), scope, kind, msg],
+        )?;
+    }
+    Ok(id)
+}
+
+/// Runs matching `q`, oldest first.
+pub(crate) fn list<D: Db>(db: &mut D, q: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
+    let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM runs WHERE 1=1");
+    let mut args: Vec<Box<dyn Param>> = Vec::new();
+    for l in &q.labels {
+        args.push(Box::new(l.clone()));
+        sql += &format!(
+            " AND id IN (SELECT run_id FROM run_labels WHERE label = ?{})",
+            args.len()
+        );
+    }
+    if let Some(d) = &q.device {
+        args.push(Box::new(like_pattern(d)));
+        let (n, like) = (args.len(), D::LIKE);
+        sql += &format!(" AND (device {like} ?{n} ESCAPE '\\' OR target {like} ?{n} ESCAPE '\\')");
+    }
+    if let Some(s) = q.since_ms {
+        args.push(Box::new(i64::try_from(s).unwrap_or(i64::MAX)));
+        sql += &format!(" AND started_at_ms >= ?{}", args.len());
+    }
+    sql += " ORDER BY id DESC";
+    if let Some(n) = q.limit {
+        sql += &format!(" LIMIT {n}");
+    }
+    let params: Vec<&dyn Param> = args.iter().map(|a| a.as_ref()).collect();
+    let mut out: Vec<RunSummary> = db.query(&sql, &params)?;
+    out.reverse();
+    Ok(out)
+}
+
+/// One run with its figures, warnings and document; run in one read
+/// transaction, so a concurrent update is seen whole or not at all.
+pub(crate) fn load(db: &mut impl Db, id: RunId) -> Result<StoredRun, StoreError> {
+    let found = db.query(
+        &format!(
+            "SELECT {SUMMARY_COLUMNS}, document FROM runs
+             JOIN run_documents ON run_documents.run_id = runs.id WHERE id = ?1"
+        ),
+        &[&id.0],
+    )?;
+    let Some((summary, document_json)) = found.into_iter().next() else {
+        return Err(StoreError::NotFound {
+            id,
+            location: db.location(),
+        });
+    };
+    let figures = db.query(
+        "SELECT test, metric, unit, value, spread_lo, spread_hi FROM figures
+         WHERE run_id = ?1 ORDER BY ord",
+        &[&id.0],
+    )?;
+    let warnings = db.query(
+        "SELECT scope, kind, message FROM warnings WHERE run_id = ?1 ORDER BY ord",
+        &[&id.0],
+    )?;
+    Ok(StoredRun {
+        summary,
+        figures,
+        warnings,
+        document_json,
+    })
+}
+
+/// Remove a run; its parts go with it (`ON DELETE CASCADE`).
+pub(crate) fn delete(db: &mut impl Db, id: RunId) -> Result<(), StoreError> {
+    if db.execute("DELETE FROM runs WHERE id = ?1", &[&id.0])? == 0 {
+        return Err(StoreError::NotFound {
+            id,
+            location: db.location(),
+        });
+    }
+    Ok(())
+}
+
+/// [`Store`](crate::Store)'s four writes, for a backend with a method
+/// `write(&mut self, id: Option<RunId>, row: &RunRow)`: a live run is
+/// stored as interrupted until it is finished, a finished one with its
+/// document's status.
+macro_rules! store_writes {
+    () => {
+        fn begin_run(
+            &mut self,
+            doc: &iomark_model::RunDocument,
+        ) -> Result<$crate::RunId, $crate::StoreError> {
+            let row = $crate::row::RunRow::new(doc, iomark_model::RunStatus::Interrupted)?;
+            self.write(None, &row)
+        }
+
+        fn update_run(
+            &mut self,
+            id: $crate::RunId,
+            doc: &iomark_model::RunDocument,
+        ) -> Result<(), $crate::StoreError> {
+            let row = $crate::row::RunRow::new(doc, iomark_model::RunStatus::Interrupted)?;
+            self.write(Some(id), &row).map(drop)
+        }
+
+        fn finish_run(
+            &mut self,
+            id: $crate::RunId,
+            doc: &iomark_model::RunDocument,
+        ) -> Result<(), $crate::StoreError> {
+            let row = $crate::row::RunRow::new(doc, doc.status)?;
+            self.write(Some(id), &row).map(drop)
+        }
+
+        fn insert_complete(
+            &mut self,
+            doc: &iomark_model::RunDocument,
+        ) -> Result<$crate::RunId, $crate::StoreError> {
+            let row = $crate::row::RunRow::new(doc, doc.status)?;
+            self.write(None, &row)
+        }
+    };
+}
+pub(crate) use store_writes;
+
+/// A `LIKE` pattern matching `text` anywhere, with its wildcards escaped.
+fn like_pattern(text: &str) -> String {
+    let mut p = String::from("%");
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            p.push('\\');
+        }
+        p.push(c);
+    }
+    p.push('%');
+    p
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
