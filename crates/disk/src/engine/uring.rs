@@ -192,19 +192,19 @@ impl Engine for Uring {
         }
         let file = types::Fixed(0);
         let ptr = unit.buf.as_mut_ptr();
+        // A fixed read or write names its registered buffer by the slot.
+        let (len, index) = (unit.len, unit.slot as u16);
+        // The four opcodes are distinct types with the same offset setter.
+        macro_rules! at_offset {
+            ($op:expr) => {
+                $op.offset(unit.offset).build()
+            };
+        }
         let entry = match (unit.dir, self.fixed_buffers) {
-            (Dir::Read, true) => opcode::ReadFixed::new(file, ptr, unit.len, unit.slot as u16)
-                .offset(unit.offset)
-                .build(),
-            (Dir::Read, false) => opcode::Read::new(file, ptr, unit.len)
-                .offset(unit.offset)
-                .build(),
-            (Dir::Write, true) => opcode::WriteFixed::new(file, ptr, unit.len, unit.slot as u16)
-                .offset(unit.offset)
-                .build(),
-            (Dir::Write, false) => opcode::Write::new(file, ptr, unit.len)
-                .offset(unit.offset)
-                .build(),
+            (Dir::Read, true) => at_offset!(opcode::ReadFixed::new(file, ptr, len, index)),
+            (Dir::Read, false) => at_offset!(opcode::Read::new(file, ptr, len)),
+            (Dir::Write, true) => at_offset!(opcode::WriteFixed::new(file, ptr, len, index)),
+            (Dir::Write, false) => at_offset!(opcode::Write::new(file, ptr, len)),
         }
         .user_data(slot as u64);
         self.in_flight[slot] = Some(unit);

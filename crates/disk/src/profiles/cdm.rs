@@ -14,6 +14,7 @@ use iomark_model::profile::{CdmResult, CdmTest, ProfileResult, TestDir};
 use iomark_model::units::{Bytes, BytesPerSec, Iops, Nanos};
 use iomark_model::{Warning, WarningKind};
 
+use super::common::shortened;
 use super::settings::{ProfileSettings, Setting};
 use super::{measure, pause, ProfileName, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
@@ -395,21 +396,18 @@ pub fn run(
             obs.finished(&jobs);
         }
     }
-    if opts.quick {
-        warnings.push(Warning::new(
-            WarningKind::Shortened,
-            format!(
-                "--quick: {} passes of {} with {} intervals instead of {} passes of {} with {}; \
-                 a first look, not a figure to compare with CrystalDiskMark",
-                opts.passes,
-                secs(opts.pass_time),
-                secs(opts.interval),
-                def.passes,
-                secs(def.pass_time),
-                secs(def.interval)
-            ),
-        ));
-    }
+    warnings.extend(shortened(opts.quick, || {
+        format!(
+            "{} passes of {} with {} intervals instead of {} passes of {} with {}; \
+             a first look, not a figure to compare with CrystalDiskMark",
+            opts.passes,
+            secs(opts.pass_time),
+            secs(opts.interval),
+            def.passes,
+            secs(def.pass_time),
+            secs(def.interval)
+        )
+    }));
     Ok(ProfileOutcome {
         jobs,
         result: ProfileResult::Cdm(result),

@@ -22,6 +22,7 @@ use iomark_model::{Warning, WarningKind};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use super::common::shortened;
 use super::settings::{ProfileSettings, Setting};
 use super::{ProfileObserver, ProfileOutcome};
 use crate::buffer::AlignedBuf;
@@ -155,15 +156,9 @@ pub const SETTINGS: &[Setting] = &[
 /// The benchmark's options from the user's settings.
 pub fn plan(s: &ProfileSettings) -> Result<GnomeOptions, DiskError> {
     let mut o = GnomeOptions::defaults(s.quick);
-    if let Some(n) = s.samples {
-        o.samples = n;
-    }
-    if let Some(size) = s.sample_size {
-        o.sample_size = size;
-    }
-    if let Some(n) = s.access_samples {
-        o.access_samples = n;
-    }
+    o.samples = s.samples.unwrap_or(o.samples);
+    o.sample_size = s.sample_size.unwrap_or(o.sample_size);
+    o.access_samples = s.access_samples.unwrap_or(o.access_samples);
     if o.sample_size.get() == 0 || !o.sample_size.get().is_multiple_of(PAGE) {
         return Err(DiskError::Invalid(
             "--sample-size must be a whole number of 4 KiB pages: try --sample-size 10MiB".into(),
@@ -312,16 +307,12 @@ pub fn run(
     result.avg_write = mean(&writes).map(BytesPerSec);
     result.avg_access = mean(&times).map(|t| Nanos(t.round() as u64));
 
-    let mut warnings = Vec::new();
-    if opts.quick {
-        warnings.push(Warning::new(
-            WarningKind::Shortened,
-            format!(
-                "--quick: {} transfer samples and {} access samples instead of {} and {}",
-                opts.samples, opts.access_samples, DEFAULT_SAMPLES, DEFAULT_ACCESS_SAMPLES
-            ),
-        ));
-    }
+    let mut warnings = shortened(opts.quick, || {
+        format!(
+            "{} transfer samples and {} access samples instead of {} and {}",
+            opts.samples, opts.access_samples, DEFAULT_SAMPLES, DEFAULT_ACCESS_SAMPLES
+        )
+    });
     if !target.direct {
         warnings.push(Warning::new(
             WarningKind::BufferedIo,

@@ -7,10 +7,10 @@ use std::sync::atomic::AtomicBool;
 use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::{IometerPoint, IometerResult, ProfileResult};
 use iomark_model::units::{Bytes, Nanos};
-use iomark_model::{Warning, WarningKind};
 
+use super::common::{run_points, shortened};
 use super::settings::{ProfileSettings, Setting};
-use super::{measure, powers_of_two, ProfileObserver, ProfileOutcome};
+use super::{powers_of_two, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
 use crate::DiskError;
 
@@ -85,12 +85,8 @@ pub fn plan(s: &ProfileSettings) -> Result<IometerOptions, DiskError> {
     if let Some(q) = &s.qd {
         o.depths = q.0.clone();
     }
-    if let Some(r) = s.ramp {
-        o.ramp = r;
-    }
-    if let Some(r) = s.runtime {
-        o.runtime = r;
-    }
+    o.ramp = s.ramp.unwrap_or(o.ramp);
+    o.runtime = s.runtime.unwrap_or(o.runtime);
     match s.engine {
         Some(e) => o.engine = e,
         None => crate::engine::io_uring_available()
@@ -165,63 +161,49 @@ pub fn run(
     stop: &AtomicBool,
     obs: &mut dyn ProfileObserver,
 ) -> Result<ProfileOutcome, DiskError> {
-    let mut result = IometerResult {
-        depths: opts.depths.clone(),
-        ramp: opts.ramp,
-        runtime: opts.runtime,
-        points: Vec::new(),
-    };
-    let mut jobs = Vec::new();
-    let mut interrupted = false;
-    'all: for pattern in &PATTERNS {
-        for &depth in &opts.depths {
-            let spec = point_spec(pattern, depth, opts, target);
-            let Some(job) = measure(&spec, target, stop, obs, &spec.name)? else {
-                interrupted = true;
-                break 'all;
-            };
-            let d = job.read.as_ref().or(job.write.as_ref());
-            let (bw, iops, mean, p99) = d.map_or(Default::default(), |d| {
-                (
-                    d.bw,
-                    d.iops,
-                    d.clat.mean_ns,
-                    d.clat.percentile(99.0).unwrap_or(0),
-                )
-            });
-            result.points.push(IometerPoint {
-                pattern: pattern.0.into(),
-                rw: pattern.1,
-                bs: Bytes(pattern.2),
-                depth,
-                achieved_depth: job.mean_depth,
-                bw,
-                iops,
-                lat_mean_ns: mean,
-                lat_p99_ns: p99,
-                cpu_pct: job.cpu.user_pct + job.cpu.system_pct,
-                job: jobs.len(),
-            });
-            jobs.push(job);
-            obs.finished(&jobs);
+    let warnings = shortened(opts.quick, || {
+        format!(
+            "{} ramp and {} per point instead of {} and {}",
+            opts.ramp, opts.runtime, DEFAULT_RAMP, DEFAULT_RUNTIME
+        )
+    });
+    let specs = PATTERNS.iter().flat_map(|pattern| {
+        opts.depths
+            .iter()
+            .map(move |&depth| ((pattern, depth), point_spec(pattern, depth, opts, target)))
+    });
+    let run = run_points(target, stop, obs, specs, |(pattern, depth), job, index| {
+        let d = job.read.as_ref().or(job.write.as_ref());
+        let (bw, iops, mean, p99) = d.map_or(Default::default(), |d| {
+            (
+                d.bw,
+                d.iops,
+                d.clat.mean_ns,
+                d.clat.percentile(99.0).unwrap_or(0),
+            )
+        });
+        IometerPoint {
+            pattern: pattern.0.into(),
+            rw: pattern.1,
+            bs: Bytes(pattern.2),
+            depth,
+            achieved_depth: job.mean_depth,
+            bw,
+            iops,
+            lat_mean_ns: mean,
+            lat_p99_ns: p99,
+            cpu_pct: job.cpu.user_pct + job.cpu.system_pct,
+            job: index,
         }
-    }
-    let mut warnings = Vec::new();
-    if opts.quick {
-        warnings.push(Warning::new(
-            WarningKind::Shortened,
-            format!(
-                "--quick: {} ramp and {} per point instead of {} and {}",
-                opts.ramp, opts.runtime, DEFAULT_RAMP, DEFAULT_RUNTIME
-            ),
-        ));
-    }
-    Ok(ProfileOutcome {
-        jobs,
-        result: ProfileResult::Iometer(result),
-        warnings,
-        interrupted,
-    })
+    })?;
+    Ok(run.into_outcome(warnings, |points| {
+        ProfileResult::Iometer(IometerResult {
+            depths: opts.depths.clone(),
+            ramp: opts.ramp,
+            runtime: opts.runtime,
+            points,
+        })
+    }))
 }
 
 #[cfg(test)]

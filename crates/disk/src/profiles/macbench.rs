@@ -7,10 +7,10 @@ use std::sync::atomic::AtomicBool;
 use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::{MacbenchResult, MacbenchTest, ProfileResult};
 use iomark_model::units::{Bytes, Nanos};
-use iomark_model::{Warning, WarningKind};
 
+use super::common::{run_points, shortened};
 use super::settings::{ProfileSettings, Setting};
-use super::{measure, ProfileObserver, ProfileOutcome};
+use super::{ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
 use crate::DiskError;
 
@@ -92,12 +92,8 @@ pub const SETTINGS: &[Setting] = &[Setting::Runtime, Setting::Engine];
 /// The test's options from the user's settings.
 pub fn plan(s: &ProfileSettings) -> Result<MacbenchOptions, DiskError> {
     let mut o = MacbenchOptions::defaults(s.quick);
-    if let Some(r) = s.runtime {
-        o.runtime = r;
-    }
-    if let Some(e) = s.engine {
-        o.engine = e;
-    }
+    o.runtime = s.runtime.unwrap_or(o.runtime);
+    o.engine = s.engine.unwrap_or(o.engine);
     o.data = s.data;
     o.seed = s.seed;
     Ok(o)
@@ -110,42 +106,22 @@ pub fn run(
     stop: &AtomicBool,
     obs: &mut dyn ProfileObserver,
 ) -> Result<ProfileOutcome, DiskError> {
-    let mut result = MacbenchResult {
-        runtime: opts.runtime,
-        tests: Vec::new(),
-    };
-    let mut jobs = Vec::new();
-    let mut interrupted = false;
-    for (name, rw) in TESTS {
-        let spec = test_spec(name, rw, opts, target);
-        let Some(job) = measure(&spec, target, stop, obs, name)? else {
-            interrupted = true;
-            break;
-        };
-        result.tests.push(MacbenchTest {
-            name: name.into(),
-            bw: job.total_bw(),
-            job: jobs.len(),
-        });
-        jobs.push(job);
-        obs.finished(&jobs);
-    }
-    let mut warnings = Vec::new();
-    if opts.quick {
-        warnings.push(Warning::new(
-            WarningKind::Shortened,
-            format!(
-                "--quick: {} per test instead of {}",
-                opts.runtime, DEFAULT_RUNTIME
-            ),
-        ));
-    }
-    Ok(ProfileOutcome {
-        jobs,
-        result: ProfileResult::Macbench(result),
-        warnings,
-        interrupted,
-    })
+    let warnings = shortened(opts.quick, || {
+        format!("{} per test instead of {}", opts.runtime, DEFAULT_RUNTIME)
+    });
+    // Each job is named after its test, and measured under that name.
+    let specs = TESTS.map(|(name, rw)| (name, test_spec(name, rw, opts, target)));
+    let run = run_points(target, stop, obs, specs, |name, job, index| MacbenchTest {
+        name: name.into(),
+        bw: job.total_bw(),
+        job: index,
+    })?;
+    Ok(run.into_outcome(warnings, |tests| {
+        ProfileResult::Macbench(MacbenchResult {
+            runtime: opts.runtime,
+            tests,
+        })
+    }))
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 //! profile after the tests already finished, which are kept.
 
 pub mod cdm;
+mod common;
 pub mod gnome;
 pub mod iometer;
 pub mod macbench;

@@ -8,10 +8,10 @@ use std::sync::atomic::AtomicBool;
 use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::{ProfileResult, SweepPoint, SweepResult};
 use iomark_model::units::{Bytes, Nanos};
-use iomark_model::{Warning, WarningKind};
 
+use super::common::{run_points, shortened};
 use super::settings::{ProfileSettings, Setting};
-use super::{measure, powers_of_two, ProfileObserver, ProfileOutcome};
+use super::{powers_of_two, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
 use crate::DiskError;
 
@@ -60,9 +60,7 @@ pub fn plan(s: &ProfileSettings) -> Result<SweepOptions, DiskError> {
     if let Some(e) = &s.engines {
         o.engines = e.0.clone();
     }
-    if let Some(r) = s.runtime {
-        o.runtime = r;
-    }
+    o.runtime = s.runtime.unwrap_or(o.runtime);
     o.data = s.data;
     o.seed = s.seed;
     Ok(o)
@@ -133,47 +131,30 @@ pub fn run(
     stop: &AtomicBool,
     obs: &mut dyn ProfileObserver,
 ) -> Result<ProfileOutcome, DiskError> {
-    let mut result = SweepResult {
-        engines: opts.engines.clone(),
-        runtime: opts.runtime,
-        points: Vec::new(),
-    };
-    let mut jobs = Vec::new();
-    let mut interrupted = false;
-    'all: for &engine in &opts.engines {
-        for (rw, bs) in points() {
-            let spec = point_spec(engine, rw, bs, opts, target);
-            let Some(job) = measure(&spec, target, stop, obs, &spec.name)? else {
-                interrupted = true;
-                break 'all;
-            };
-            result.points.push(SweepPoint {
-                engine,
-                rw,
-                bs: Bytes(bs),
-                bw: job.total_bw(),
-                job: jobs.len(),
-            });
-            jobs.push(job);
-            obs.finished(&jobs);
+    let warnings = shortened(opts.quick, || {
+        format!("{} per point instead of {}", opts.runtime, DEFAULT_RUNTIME)
+    });
+    let specs = opts.engines.iter().flat_map(|&engine| {
+        points()
+            .into_iter()
+            .map(move |(rw, bs)| ((engine, rw, bs), point_spec(engine, rw, bs, opts, target)))
+    });
+    let run = run_points(target, stop, obs, specs, |(engine, rw, bs), job, index| {
+        SweepPoint {
+            engine,
+            rw,
+            bs: Bytes(bs),
+            bw: job.total_bw(),
+            job: index,
         }
-    }
-    let mut warnings = Vec::new();
-    if opts.quick {
-        warnings.push(Warning::new(
-            WarningKind::Shortened,
-            format!(
-                "--quick: {} per point instead of {}",
-                opts.runtime, DEFAULT_RUNTIME
-            ),
-        ));
-    }
-    Ok(ProfileOutcome {
-        jobs,
-        result: ProfileResult::Sweep(result),
-        warnings,
-        interrupted,
-    })
+    })?;
+    Ok(run.into_outcome(warnings, |points| {
+        ProfileResult::Sweep(SweepResult {
+            engines: opts.engines.clone(),
+            runtime: opts.runtime,
+            points,
+        })
+    }))
 }
 
 #[cfg(test)]

@@ -1,0 +1,265 @@
+//! What a job measured: per-thread counts of bytes, I/Os, latencies,
+//! queue depths and per-interval samples; their merge over threads; and
+//! the job's result built from them, with the process's CPU time.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use iomark_model::disk::{CpuUsage, DirectionResult, DiskJobResult, DiskJobSpec, IntervalSample};
+use iomark_model::units::{Bytes, BytesPerSec, Iops, Nanos};
+use iomark_model::{Warning, WarningKind};
+use iomark_stats::histogram::LatencyHistogram;
+
+use super::{Plan, SAMPLE_INTERVAL};
+use crate::engine::Dir;
+
+/// fio's `iodepth_level` buckets: depth 1, 2-3, 4-7, ..., 32-63, 64 and up.
+const DEPTH_LABELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
+
+/// Counts for one direction of one thread.
+#[derive(Debug, Clone)]
+struct DirStats {
+    bytes: u64,
+    ios: u64,
+    clat: LatencyHistogram,
+}
+
+impl DirStats {
+    fn new() -> Self {
+        DirStats {
+            bytes: 0,
+            ios: 0,
+            clat: LatencyHistogram::new(),
+        }
+    }
+
+    fn merge(&mut self, o: &DirStats) {
+        self.bytes += o.bytes;
+        self.ios += o.ios;
+        self.clat.merge(&o.clat);
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct IntervalStats {
+    read_bytes: u64,
+    read_ios: u64,
+    write_bytes: u64,
+    write_ios: u64,
+    lat_sum_ns: u64,
+}
+
+/// What one thread measured.
+#[derive(Debug)]
+pub(super) struct ThreadStats {
+    read: DirStats,
+    write: DirStats,
+    intervals: Vec<IntervalStats>,
+    depth_levels: [u64; 7],
+    depth_sum: u64,
+    issued_measured: u64,
+    pub(super) measured: Duration,
+}
+
+impl ThreadStats {
+    pub(super) fn new(plan: &Plan) -> Self {
+        let expected = plan.runtime.map_or(16, |r| {
+            (r.as_secs_f64() / SAMPLE_INTERVAL.as_secs_f64()).ceil() as usize
+        });
+        ThreadStats {
+            read: DirStats::new(),
+            write: DirStats::new(),
+            intervals: Vec::with_capacity(expected + 1),
+            depth_levels: [0; 7],
+            depth_sum: 0,
+            issued_measured: 0,
+            measured: Duration::ZERO,
+        }
+    }
+
+    /// Count `n` I/Os issued while `depth` were in flight. Like fio, the
+    /// depth of a batch is taken after the whole batch is queued.
+    #[inline]
+    pub(super) fn record_depth(&mut self, depth: u32, n: u64) {
+        let bucket = match depth {
+            0 | 1 => 0,
+            2..=3 => 1,
+            4..=7 => 2,
+            8..=15 => 3,
+            16..=31 => 4,
+            32..=63 => 5,
+            _ => 6,
+        };
+        self.depth_levels[bucket] += n;
+        self.depth_sum += u64::from(depth) * n;
+        self.issued_measured += n;
+    }
+
+    #[inline]
+    pub(super) fn record(&mut self, dir: Dir, bytes: u64, lat_ns: u64, since_start: Duration) {
+        let d = match dir {
+            Dir::Read => &mut self.read,
+            Dir::Write => &mut self.write,
+        };
+        d.bytes += bytes;
+        d.ios += 1;
+        d.clat.record(lat_ns);
+        let idx = (since_start.as_nanos() / SAMPLE_INTERVAL.as_nanos()) as usize;
+        if idx >= self.intervals.len() {
+            self.intervals.resize(idx + 1, IntervalStats::default());
+        }
+        let iv = &mut self.intervals[idx];
+        match dir {
+            Dir::Read => {
+                iv.read_bytes += bytes;
+                iv.read_ios += 1;
+            }
+            Dir::Write => {
+                iv.write_bytes += bytes;
+                iv.write_ios += 1;
+            }
+        }
+        iv.lat_sum_ns += lat_ns;
+    }
+
+    pub(super) fn merge(&mut self, o: ThreadStats) {
+        self.read.merge(&o.read);
+        self.write.merge(&o.write);
+        if o.intervals.len() > self.intervals.len() {
+            self.intervals
+                .resize(o.intervals.len(), IntervalStats::default());
+        }
+        for (a, b) in self.intervals.iter_mut().zip(&o.intervals) {
+            a.read_bytes += b.read_bytes;
+            a.read_ios += b.read_ios;
+            a.write_bytes += b.write_bytes;
+            a.write_ios += b.write_ios;
+            a.lat_sum_ns += b.lat_sum_ns;
+        }
+        for (a, b) in self.depth_levels.iter_mut().zip(o.depth_levels) {
+            *a += b;
+        }
+        self.depth_sum += o.depth_sum;
+        self.issued_measured += o.issued_measured;
+        self.measured = self.measured.max(o.measured);
+    }
+
+    pub(super) fn into_result(
+        self,
+        spec: &DiskJobSpec,
+        plan: &Plan,
+        direct: bool,
+        cpu: CpuClock,
+        stop: &AtomicBool,
+        mut warnings: Vec<Warning>,
+    ) -> DiskJobResult {
+        let runtime = Nanos::from_duration(self.measured);
+        let direction = |d: &DirStats| DirectionResult {
+            io_bytes: Bytes(d.bytes),
+            ios: d.ios,
+            runtime,
+            bw: BytesPerSec::over(Bytes(d.bytes), runtime),
+            iops: Iops::over(d.ios, runtime),
+            clat: d.clat.summary(),
+        };
+        let read = spec.rw.reads().then(|| direction(&self.read));
+        let write = spec.rw.writes().then(|| direction(&self.write));
+        let samples = self
+            .intervals
+            .iter()
+            .enumerate()
+            .map(|(i, iv)| {
+                let start = SAMPLE_INTERVAL * i as u32;
+                let length = self.measured.saturating_sub(start).min(SAMPLE_INTERVAL);
+                let ios = iv.read_ios + iv.write_ios;
+                IntervalSample {
+                    start: Nanos::from_duration(start),
+                    length: Nanos::from_duration(length),
+                    read_bytes: iv.read_bytes,
+                    read_ios: iv.read_ios,
+                    write_bytes: iv.write_bytes,
+                    write_ios: iv.write_ios,
+                    mean_lat_ns: if ios == 0 {
+                        0.0
+                    } else {
+                        iv.lat_sum_ns as f64 / ios as f64
+                    },
+                }
+            })
+            .filter(|s| s.length > Nanos(0))
+            .collect();
+        let issued = self.issued_measured.max(1) as f64;
+        let iodepth_level = DEPTH_LABELS
+            .iter()
+            .zip(self.depth_levels)
+            .map(|(label, n)| (label.to_string(), 100.0 * n as f64 / issued))
+            .collect();
+        let mean_depth = self.depth_sum as f64 / issued;
+        if !spec.engine.is_synchronous()
+            && plan.depth > 1
+            && self.issued_measured > 0
+            && mean_depth < 0.9 * f64::from(plan.depth)
+        {
+            warnings.push(Warning::new(
+                WarningKind::DepthNotReached,
+                format!(
+                    "asked for queue depth {} but reached {:.1} on average: \
+                     the engine or the device could not keep that many I/Os in flight",
+                    plan.depth, mean_depth
+                ),
+            ));
+        }
+        let measured_s = self.measured.as_secs_f64();
+        let cpu = if measured_s > 0.0 {
+            CpuUsage {
+                user_pct: 100.0 * cpu.user.as_secs_f64() / measured_s,
+                system_pct: 100.0 * cpu.system.as_secs_f64() / measured_s,
+            }
+        } else {
+            CpuUsage::default()
+        };
+        DiskJobResult {
+            spec: spec.clone(),
+            read,
+            write,
+            samples,
+            cpu,
+            iodepth_level,
+            mean_depth,
+            page_cache_bypassed: direct,
+            interrupted: stop.load(Ordering::Relaxed),
+            warnings,
+        }
+    }
+}
+
+/// User and system CPU time of the whole process.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct CpuClock {
+    user: Duration,
+    system: Duration,
+}
+
+impl CpuClock {
+    pub(super) fn now() -> Self {
+        // SAFETY: getrusage only writes the struct we hand it.
+        let usage = unsafe {
+            let mut u: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_SELF, &mut u);
+            u
+        };
+        let d = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+        CpuClock {
+            user: d(usage.ru_utime),
+            system: d(usage.ru_stime),
+        }
+    }
+
+    /// The CPU time spent between `earlier` and this reading.
+    pub(super) fn since(&self, earlier: &CpuClock) -> CpuClock {
+        CpuClock {
+            user: self.user.saturating_sub(earlier.user),
+            system: self.system.saturating_sub(earlier.system),
+        }
+    }
+}

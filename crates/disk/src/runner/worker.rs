@@ -1,0 +1,270 @@
+//! One thread of a job: its engine and pool of units, the offsets and
+//! directions it picks, and the loop that keeps the pool busy and accounts
+//! each completion.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use super::gate::StartGate;
+use super::stats::ThreadStats;
+use super::{PaddedCounter, Plan};
+use crate::buffer::AlignedBuf;
+use crate::engine::{self, Dir, Done, Engine, EngineSetup, IoUnit, Queued};
+use crate::pattern;
+use crate::DiskError;
+
+/// Picks where and which way each I/O goes.
+pub(super) struct Workload {
+    rng: SmallRng,
+    random: bool,
+    bs: u64,
+    blocks: u64,
+    next_block: u64,
+    read_percent: u8,
+}
+
+impl Workload {
+    pub(super) fn new(plan: &Plan, thread: usize) -> Self {
+        let spec = &plan.spec;
+        let threads = u64::from(spec.numjobs.max(1));
+        Workload {
+            rng: SmallRng::seed_from_u64(
+                spec.seed ^ (thread as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            ),
+            random: spec.rw.is_random(),
+            bs: spec.bs.get(),
+            blocks: plan.blocks,
+            // Sequential threads start evenly spread over the region.
+            next_block: plan.blocks * thread as u64 / threads,
+            read_percent: spec.rw.read_percent(spec.rwmix_read),
+        }
+    }
+
+    #[inline]
+    pub(super) fn next(&mut self) -> (u64, Dir) {
+        let block = if self.random {
+            self.rng.random_range(0..self.blocks)
+        } else {
+            let b = self.next_block;
+            self.next_block = if b + 1 >= self.blocks { 0 } else { b + 1 };
+            b
+        };
+        let dir = match self.read_percent {
+            100 => Dir::Read,
+            0 => Dir::Write,
+            p => {
+                if self.rng.random_range(0..100u8) < p {
+                    Dir::Read
+                } else {
+                    Dir::Write
+                }
+            }
+        };
+        (block * self.bs, dir)
+    }
+}
+
+/// One thread of a job.
+pub(super) fn worker(
+    thread: usize,
+    plan: &Plan,
+    setup: &EngineSetup,
+    gate: &StartGate,
+    counter: &PaddedCounter,
+    stop: &AtomicBool,
+    thread_stop: &AtomicBool,
+) -> Result<ThreadStats, DiskError> {
+    /// Calls the start off if this thread panics before reaching the gate.
+    struct Absent<'a>(Option<&'a StartGate>);
+    impl Drop for Absent<'_> {
+        fn drop(&mut self) {
+            if let Some(gate) = self.0 {
+                gate.call_off();
+            }
+        }
+    }
+    let mut absent = Absent(Some(gate));
+    let prepared = prepare(thread, plan, setup);
+    // Every thread reaches the gate, even one that failed to prepare, so
+    // the others are not left waiting for it.
+    absent.0 = None;
+    let go = gate.arrive(stop);
+    let (mut engine, units) = prepared?;
+    if !go {
+        // Called off (the job fails) or stopped before the start: nothing
+        // was measured.
+        return Ok(ThreadStats::new(plan));
+    }
+    let result = drive(
+        thread,
+        plan,
+        engine.as_mut(),
+        units,
+        counter,
+        stop,
+        thread_stop,
+    );
+    if result.is_err() {
+        // One thread's I/O error ends the job for every thread.
+        thread_stop.store(true, Ordering::Relaxed);
+    }
+    result
+}
+
+fn prepare(
+    thread: usize,
+    plan: &Plan,
+    setup: &EngineSetup,
+) -> Result<(Box<dyn Engine>, Vec<IoUnit>), DiskError> {
+    let bs = plan.spec.bs.get() as usize;
+    let mut rng = SmallRng::seed_from_u64(plan.spec.seed.wrapping_add(thread as u64 + 1));
+    let now = Instant::now();
+    let mut units: Vec<IoUnit> = (0..plan.depth)
+        .map(|slot| IoUnit {
+            buf: AlignedBuf::new(bs, plan.align),
+            offset: 0,
+            len: bs as u32,
+            dir: Dir::Read,
+            slot,
+            issued: now,
+        })
+        .collect();
+    let mut engine = engine::build(plan.spec.engine, setup)?;
+    // Registration comes before the first write to the buffers: pages the
+    // kernel faults in while pinning them for registration are physically
+    // contiguous far more often than pages the program touches one by one
+    // (see buffer.rs). A read-only job never writes them at all; its reads
+    // overwrite whatever is there.
+    engine.register_buffers(&mut units)?;
+    if plan.spec.rw.writes() {
+        for unit in &mut units {
+            pattern::fill(unit.buf.as_mut_slice(), plan.spec.data, &mut rng);
+        }
+    }
+    Ok((engine, units))
+}
+
+fn drive(
+    thread: usize,
+    plan: &Plan,
+    engine: &mut dyn Engine,
+    mut free: Vec<IoUnit>,
+    counter: &PaddedCounter,
+    stop: &AtomicBool,
+    thread_stop: &AtomicBool,
+) -> Result<ThreadStats, DiskError> {
+    let mut stats = ThreadStats::new(plan);
+    let mut work = Workload::new(plan, thread);
+    let start = Instant::now();
+    let measure_start = start + plan.ramp;
+    let deadline = plan.runtime.map(|r| measure_start + r);
+    let mut budget = plan.bytes_per_thread;
+    let mut done: Vec<Done> = Vec::with_capacity(free.len());
+    let mut in_flight: u32 = 0;
+    let mut issuing = true;
+    let mut last_counted = measure_start;
+    let mut first_error: Option<DiskError> = None;
+
+    // Account one completion observed at `at`; false on an I/O error.
+    let mut complete = |d: &Done, at: Instant, stats: &mut ThreadStats| -> Result<(), DiskError> {
+        let bytes = match d.result {
+            Ok(n) if n > 0 => u64::from(n),
+            Ok(_) => return Err(DiskError::short_io(d.unit.dir, d.unit.offset, &plan.spec)),
+            Err(errno) => return Err(DiskError::io(errno, d.unit.dir, d.unit.offset, &plan.spec)),
+        };
+        if at < measure_start || deadline.is_some_and(|dl| at > dl) {
+            return Ok(());
+        }
+        let lat = at.saturating_duration_since(d.unit.issued).as_nanos() as u64;
+        stats.record(d.unit.dir, bytes, lat, at - measure_start);
+        counter.0.fetch_add(bytes, Ordering::Relaxed);
+        last_counted = at;
+        Ok(())
+    };
+
+    loop {
+        let mut now = Instant::now();
+        if issuing
+            && (stop.load(Ordering::Relaxed)
+                || thread_stop.load(Ordering::Relaxed)
+                || deadline.is_some_and(|dl| now >= dl)
+                || budget == Some(0))
+        {
+            issuing = false;
+        }
+        if issuing {
+            // Issue every free unit once, then go round to look at the clock.
+            let mut batch = 0u64;
+            let mut uncommitted = 0u32;
+            for _ in 0..free.len() {
+                let Some(mut unit) = free.pop() else { break };
+                if let Some(b) = budget.as_mut() {
+                    if *b == 0 {
+                        free.push(unit);
+                        break;
+                    }
+                    *b = b.saturating_sub(unit.len as u64);
+                }
+                let (offset, dir) = work.next();
+                unit.offset = offset;
+                unit.dir = dir;
+                unit.issued = now;
+                in_flight += 1;
+                match engine.queue(unit)? {
+                    Queued::InFlight => {
+                        batch += 1;
+                        uncommitted += 1;
+                        // The refill's last unit goes down with the wait
+                        // for completions: one system call, not two.
+                        if uncommitted >= plan.submit_batch && !free.is_empty() {
+                            engine.commit()?;
+                            uncommitted = 0;
+                        }
+                    }
+                    Queued::Completed(d) => {
+                        if now >= measure_start {
+                            stats.record_depth(in_flight, 1);
+                        }
+                        in_flight -= 1;
+                        now = Instant::now();
+                        if let Err(e) = complete(&d, now, &mut stats) {
+                            first_error.get_or_insert(e);
+                            issuing = false;
+                        }
+                        free.push(d.unit);
+                    }
+                }
+            }
+            if batch > 0 && now >= measure_start {
+                stats.record_depth(in_flight, batch);
+            }
+        }
+        if in_flight == 0 {
+            if issuing {
+                continue;
+            }
+            break;
+        }
+        engine.reap(1, &mut done)?;
+        let at = Instant::now();
+        for d in done.drain(..) {
+            in_flight -= 1;
+            if let Err(e) = complete(&d, at, &mut stats) {
+                first_error.get_or_insert(e);
+                issuing = false;
+            }
+            free.push(d.unit);
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    stats.measured = match deadline {
+        Some(dl) if !stop.load(Ordering::Relaxed) => dl - measure_start,
+        _ => last_counted.saturating_duration_since(measure_start),
+    };
+    Ok(stats)
+}

@@ -1,0 +1,262 @@
+//! iomark's own test file in a directory: created `O_EXCL|O_NOFOLLOW`
+//! relative to the directory's descriptor, checked for space and I/O sizes
+//! first, locked, preallocated and filled with the job's data, and removed
+//! on drop only while its name still leads to the inode iomark created.
+
+use std::ffi::{CString, OsStr};
+use std::fs::File;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use iomark_model::disk::{DataPattern, DiskTarget, TargetKind};
+use iomark_model::units::Bytes;
+use iomark_model::{Warning, WarningKind};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
+use rustix::io::Errno;
+
+use super::identity::Identity;
+use super::stale::remove_stale_in;
+use super::{check_io_sizes, no_direct_warning, DirectMode, OpenTarget, TargetRequest};
+use crate::buffer::AlignedBuf;
+use crate::{pattern, DiskError};
+
+/// Prefix and suffix of the test files iomark creates; between them, 16
+/// lowercase hex digits.
+const TEST_FILE_PREFIX: &str = "iomark-";
+const TEST_FILE_SUFFIX: &str = ".tmp";
+/// The mode iomark gives its test files; stale-file clean-up removes only
+/// files with exactly this mode.
+pub(super) const TEST_FILE_MODE: u32 = 0o600;
+
+/// Size of the writes that fill a new test file.
+const FILL_CHUNK: usize = 1 << 20;
+
+/// Removes the test file when dropped, if its name still leads to the file
+/// iomark created; holds its lock while alive.
+#[derive(Debug)]
+pub(super) struct TestFile {
+    dir: OwnedFd,
+    name: CString,
+    file: File,
+    identity: Identity,
+}
+
+impl Drop for TestFile {
+    fn drop(&mut self) {
+        let ours = rustix::fs::statat(&self.dir, self.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW)
+            .is_ok_and(|st| st.st_dev == self.identity.dev && st.st_ino == self.identity.ino);
+        if ours {
+            let _ = rustix::fs::unlinkat(&self.dir, self.name.as_c_str(), AtFlags::empty());
+        } else {
+            // Someone moved it or put something else under its name: remove
+            // nothing that is not ours, but leave no test data behind.
+            let _ = rustix::fs::ftruncate(&self.file, 0);
+        }
+    }
+}
+
+/// `iomark-` followed by exactly 16 lowercase hex digits and `.tmp`: the
+/// names iomark gives its test files, and the only ones clean-up touches.
+pub(super) fn is_test_file_name(name: &[u8]) -> bool {
+    let Some(rest) = name.strip_prefix(TEST_FILE_PREFIX.as_bytes()) else {
+        return false;
+    };
+    let Some(hex) = rest.strip_suffix(TEST_FILE_SUFFIX.as_bytes()) else {
+        return false;
+    };
+    hex.len() == 16 && hex.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// Bytes free for this user; `u64::MAX` for file systems that report no
+/// size at all (ramfs), where only the writes themselves can tell.
+fn free_space(dir: &OwnedFd, shown_as: &Path) -> Result<u64, DiskError> {
+    let st = rustix::fs::fstatvfs(dir)
+        .map_err(|e| DiskError::target(shown_as, format!("cannot read free space: {e}")))?;
+    if st.f_blocks == 0 {
+        return Ok(u64::MAX);
+    }
+    Ok(st.f_bavail.saturating_mul(st.f_frsize))
+}
+
+pub(super) fn open_test_file(
+    req: &TargetRequest,
+    dir_path: &Path,
+    dir: OwnedFd,
+    stop: &AtomicBool,
+) -> Result<OpenTarget, DiskError> {
+    if rustix::fs::access(dir_path, rustix::fs::Access::WRITE_OK).is_err() {
+        return Err(DiskError::target(
+            dir_path,
+            "is not writable: choose a directory you can write to",
+        ));
+    }
+    let known_lbs = iomark_host::logical_block_size_of(&dir);
+    // Checked before anything is created; a file system of unknown block
+    // size is checked once O_DIRECT is known to work on it, still before
+    // the fill.
+    if req.direct != DirectMode::Buffered {
+        if let Some(lbs) = known_lbs {
+            check_io_sizes(req, u64::from(lbs), dir_path)?;
+        }
+    }
+    let lbs = known_lbs.unwrap_or(512);
+    // Whole pages, so O_DIRECT can write the last chunk too.
+    let size = req.size.unwrap_or(req.default_size).get().div_ceil(4096) * 4096;
+    let removed_stale = remove_stale_in(&dir, dir_path)
+        .map_err(|e| DiskError::target(dir_path, format!("cannot list the directory: {e}")))?;
+    let available = free_space(&dir, dir_path)?;
+    if size > available {
+        return Err(DiskError::NoSpace {
+            path: dir_path.to_path_buf(),
+            needed: Bytes(size),
+            available: Bytes(available),
+        });
+    }
+    let name = CString::new(format!(
+        "{TEST_FILE_PREFIX}{:016x}{TEST_FILE_SUFFIX}",
+        rand::random::<u64>()
+    ))
+    .expect("a name of ASCII letters and digits has no NUL");
+    let path = dir_path.join(OsStr::from_bytes(name.as_bytes()));
+    let fd = rustix::fs::openat(
+        &dir,
+        name.as_c_str(),
+        OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(TEST_FILE_MODE),
+    )
+    .map_err(|e| DiskError::target(dir_path, format!("cannot create a test file: {e}")))?;
+    let file = File::from(fd);
+    let identity = Identity::of(&file)
+        .map_err(|e| DiskError::target(&path, format!("cannot be inspected: {e}")))?;
+    // From here on the guard removes the file on every way out.
+    let guard = TestFile {
+        dir,
+        name,
+        file: file
+            .try_clone()
+            .map_err(|e| DiskError::target(&path, format!("cannot be duplicated: {e}")))?,
+        identity,
+    };
+    // The umask may have taken bits away; clean-up recognises exactly this.
+    rustix::fs::fchmod(&file, Mode::from_raw_mode(TEST_FILE_MODE))
+        .map_err(|e| DiskError::target(&path, format!("cannot set its mode: {e}")))?;
+    rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive)
+        .map_err(|e| DiskError::target(&path, format!("cannot lock the test file: {e}")))?;
+    let (direct, mut warnings) = set_direct(&file, req.direct, &path)?;
+    if direct && known_lbs.is_none() {
+        check_io_sizes(req, u64::from(lbs), dir_path)?;
+    }
+    match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, size) {
+        Ok(()) => {}
+        Err(e) if e == Errno::NOSPC => {
+            return Err(DiskError::NoSpace {
+                path: dir_path.to_path_buf(),
+                needed: Bytes(size),
+                available: Bytes(free_space(&guard.dir, dir_path).unwrap_or(0)),
+            })
+        }
+        // File systems without fallocate get their blocks from the fill.
+        Err(_) => {}
+    }
+    fill(&file, size, direct, req, lbs, stop).map_err(|e| match e {
+        DiskError::Io { errno, .. } if errno == libc::ENOSPC => DiskError::NoSpace {
+            path: dir_path.to_path_buf(),
+            needed: Bytes(size),
+            available: Bytes(free_space(&guard.dir, dir_path).unwrap_or(0)),
+        },
+        other => other,
+    })?;
+    if matches!(req.data, DataPattern::Zeros | DataPattern::Compressible(_)) {
+        warnings.push(Warning::new(
+            WarningKind::CompressibleData,
+            format!(
+                "data pattern {}: devices and file systems that compress or skip zeros \
+                 look faster than they are (use --data random for the real rate)",
+                req.data
+            ),
+        ));
+    }
+    Ok(OpenTarget {
+        file: Arc::new(file),
+        info: DiskTarget {
+            given: req.path.display().to_string(),
+            path: path.display().to_string(),
+            kind: TargetKind::TestFile,
+            size: Bytes(size),
+            logical_block_size: lbs,
+        },
+        direct,
+        writable: true,
+        warnings,
+        removed_stale,
+        identity,
+        _test_file: Some(guard),
+    })
+}
+
+/// Switch O_DIRECT on for the descriptor already open, as `mode` asks:
+/// whether it is on, and a warning when it could not be.
+fn set_direct(
+    file: &File,
+    mode: DirectMode,
+    path: &Path,
+) -> Result<(bool, Vec<Warning>), DiskError> {
+    if mode == DirectMode::Buffered {
+        return Ok((false, Vec::new()));
+    }
+    let flags = rustix::fs::fcntl_getfl(file)
+        .map_err(|e| DiskError::target(path, format!("cannot read its flags: {e}")))?;
+    match rustix::fs::fcntl_setfl(file, flags | OFlags::DIRECT) {
+        Ok(()) => Ok((true, Vec::new())),
+        Err(Errno::INVAL) if mode == DirectMode::Auto => Ok((false, vec![no_direct_warning(path)])),
+        Err(Errno::INVAL) => Err(DiskError::NoDirectIo(path.to_path_buf())),
+        Err(e) => Err(DiskError::target(
+            path,
+            format!("cannot switch direct I/O on: {e}"),
+        )),
+    }
+}
+
+/// Write `size` bytes of the pattern, in 1 MiB chunks, then make it durable.
+fn fill(
+    file: &File,
+    size: u64,
+    direct: bool,
+    req: &TargetRequest,
+    lbs: u32,
+    stop: &AtomicBool,
+) -> Result<(), DiskError> {
+    let mut buf = AlignedBuf::new(FILL_CHUNK, lbs as usize);
+    let mut rng = SmallRng::seed_from_u64(req.seed ^ 0xF111);
+    let mut offset = 0u64;
+    pattern::fill(buf.as_mut_slice(), req.data, &mut rng);
+    while offset < size {
+        if stop.load(Ordering::Relaxed) {
+            return Err(DiskError::Interrupted);
+        }
+        let n = (size - offset).min(FILL_CHUNK as u64) as usize;
+        if req.data != DataPattern::Zeros {
+            // Fresh random bytes per chunk: no two chunks dedupe.
+            pattern::fill(&mut buf.as_mut_slice()[..n], req.data, &mut rng);
+        }
+        let written =
+            rustix::io::pwrite(file, &buf.as_slice()[..n], offset).map_err(|e| DiskError::Io {
+                errno: e.raw_os_error(),
+                message: format!(
+                    "filling the test file failed at offset {offset}{}: {e}",
+                    if direct { " (direct I/O)" } else { "" }
+                ),
+            })?;
+        offset += written as u64;
+    }
+    rustix::fs::fdatasync(file).map_err(|e| DiskError::Io {
+        errno: e.raw_os_error(),
+        message: format!("flushing the test file failed: {e}"),
+    })?;
+    Ok(())
+}

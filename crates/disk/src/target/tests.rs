@@ -1,0 +1,198 @@
+//! The safety rules of targets, on test files and existing files in a
+//! scratch directory.
+
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use iomark_model::disk::{DataPattern, TargetKind};
+use iomark_model::units::Bytes;
+
+use super::test_file::is_test_file_name;
+use super::*;
+
+fn request(dir: &Path, size: u64) -> TargetRequest {
+    TargetRequest {
+        path: dir.to_path_buf(),
+        size: Some(Bytes(size)),
+        default_size: Bytes(1 << 20),
+        write: true,
+        allow_write: Vec::new(),
+        direct: DirectMode::Buffered,
+        data: DataPattern::Random,
+        seed: 1,
+        io_sizes: vec![Bytes(4096)],
+    }
+}
+
+/// Open `req` with the stop flag down.
+fn open(req: &TargetRequest) -> Result<OpenTarget, DiskError> {
+    OpenTarget::open(req, &AtomicBool::new(false))
+}
+
+fn test_files(dir: &Path) -> Vec<PathBuf> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| is_test_file_name(p.file_name().unwrap().as_bytes()))
+        .collect()
+}
+
+#[test]
+fn test_file_is_filled_and_removed_on_drop() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = open(&request(dir.path(), 3 << 20)).unwrap();
+    let files = test_files(dir.path());
+    assert_eq!(files.len(), 1);
+    let data = fs::read(&files[0]).unwrap();
+    assert_eq!(data.len(), 3 << 20);
+    // Filled with random data: no run of zero pages (holes) anywhere.
+    assert!(data.chunks(4096).all(|c| c.iter().any(|&b| b != 0)));
+    drop(t);
+    assert!(test_files(dir.path()).is_empty());
+}
+
+#[test]
+fn interrupted_fill_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let stop = AtomicBool::new(true);
+    let err = OpenTarget::open(&request(dir.path(), 3 << 20), &stop).unwrap_err();
+    assert!(matches!(err, DiskError::Interrupted));
+    assert!(test_files(dir.path()).is_empty());
+}
+
+#[test]
+fn stale_files_are_removed_but_live_ones_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let stale = dir.path().join("iomark-00000000deadbeef.tmp");
+    write_0600(&stale);
+    // Near misses iomark never makes: another name, mode or kind.
+    let other = dir.path().join("notes.tmp");
+    write_0600(&other);
+    let notes = dir.path().join("iomark-notes.tmp");
+    write_0600(&notes);
+    let upper = dir.path().join("iomark-00000000DEADBEEF.tmp");
+    write_0600(&upper);
+    let readable = dir.path().join("iomark-00000000cafebabe.tmp");
+    fs::write(&readable, b"mode 0644").unwrap();
+    fs::set_permissions(&readable, fs::Permissions::from_mode(0o644)).unwrap();
+    let subdir = dir.path().join("iomark-0000000000000001.tmp");
+    fs::create_dir(&subdir).unwrap();
+    let link = dir.path().join("iomark-0000000000000002.tmp");
+    std::os::unix::fs::symlink(&other, &link).unwrap();
+    let live = open(&request(dir.path(), 1 << 20)).unwrap();
+    assert_eq!(live.removed_stale, vec![stale.clone()]);
+    assert!(!stale.exists() && other.exists());
+    for kept in [&notes, &upper, &readable, &subdir, &link] {
+        assert!(
+            kept.symlink_metadata().is_ok(),
+            "{} was removed",
+            kept.display()
+        );
+    }
+    // A second run must not remove the first run's (locked) file.
+    assert!(remove_stale_test_files(dir.path()).unwrap().is_empty());
+    // The live one and the three near misses with an exact name.
+    assert_eq!(test_files(dir.path()).len(), 4);
+}
+
+fn write_0600(path: &Path) {
+    fs::write(path, b"left by a killed run").unwrap();
+    fs::set_permissions(path, fs::Permissions::from_mode(0o600)).unwrap();
+}
+
+#[test]
+fn test_file_names_are_exact() {
+    assert!(is_test_file_name(b"iomark-0123456789abcdef.tmp"));
+    for bad in [
+        &b"iomark-notes.tmp"[..],
+        b"iomark-0123456789ABCDEF.tmp",
+        b"iomark-0123456789abcde.tmp",
+        b"iomark-0123456789abcdef0.tmp",
+        b"iomark-0123456789abcdef.tmp~",
+        b"xiomark-0123456789abcdef.tmp",
+    ] {
+        assert!(!is_test_file_name(bad), "{}", String::from_utf8_lossy(bad));
+    }
+}
+
+#[test]
+fn misaligned_direct_sizes_are_refused_before_anything_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut req = request(dir.path(), 1 << 20);
+    req.direct = DirectMode::Auto;
+    req.io_sizes = vec![Bytes(3)];
+    match open(&req) {
+        // A file system without O_DIRECT runs buffered, where 3 bytes is fine.
+        Ok(t) => assert!(!t.direct),
+        Err(e) => {
+            assert!(e.to_string().contains("logical block size"), "{e}");
+            assert!(test_files(dir.path()).is_empty());
+        }
+    }
+}
+
+#[test]
+fn test_file_is_not_removed_when_its_name_leads_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = open(&request(dir.path(), 1 << 20)).unwrap();
+    let path = PathBuf::from(&t.info.path);
+    let moved = dir.path().join("moved-away");
+    fs::rename(&path, &moved).unwrap();
+    let victim = dir.path().join("victim");
+    fs::write(&victim, b"keep me").unwrap();
+    std::os::unix::fs::symlink(&victim, &path).unwrap();
+    drop(t);
+    assert_eq!(fs::read(&victim).unwrap(), b"keep me");
+    assert!(
+        path.symlink_metadata().is_ok(),
+        "the symlink is not ours to remove"
+    );
+    // Ours, wherever it went, holds no test data any more.
+    assert_eq!(fs::metadata(&moved).unwrap().len(), 0);
+}
+
+#[test]
+fn allow_write_matches_the_object_not_the_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("data.bin");
+    fs::write(&f, vec![1u8; 8192]).unwrap();
+    let alias = dir.path().join("alias");
+    std::os::unix::fs::symlink(&f, &alias).unwrap();
+    let other = dir.path().join("other.bin");
+    fs::write(&other, vec![2u8; 8192]).unwrap();
+    let mut req = request(&f, 8192);
+    // Allowed through a symlink to the same file: the same object.
+    req.allow_write = vec![alias];
+    assert!(open(&req).is_ok());
+    // A different file with the same contents is not.
+    req.allow_write = vec![other];
+    assert!(matches!(open(&req), Err(DiskError::Refused(_))));
+}
+
+#[test]
+fn too_large_a_test_file_is_refused_before_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = open(&request(dir.path(), u64::MAX / 2)).unwrap_err();
+    assert!(matches!(err, DiskError::NoSpace { .. }), "{err}");
+    assert!(test_files(dir.path()).is_empty());
+}
+
+#[test]
+fn writing_an_existing_file_needs_allow_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("data.bin");
+    fs::write(&f, vec![1u8; 8192]).unwrap();
+    let mut req = request(&f, 8192);
+    let err = open(&req).unwrap_err();
+    assert!(matches!(err, DiskError::Refused(_)), "{err}");
+    assert!(err.to_string().contains("--allow-write"));
+    req.allow_write = vec![f.clone()];
+    let t = open(&req).unwrap();
+    assert_eq!(t.info.kind, TargetKind::File);
+    req.write = false;
+    req.allow_write.clear();
+    assert!(open(&req).is_ok());
+}
