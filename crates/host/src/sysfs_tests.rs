@@ -67,6 +67,14 @@ impl FakeSys {
         self
     }
 
+    /// A PCI device at `rel` bound to `driver`, its link trained at `gts`
+    /// (e.g. `5.0 GT/s PCIe`) and `width` lanes.
+    fn pci_link(&self, rel: &str, driver: &str, gts: &str, width: u8) -> &Self {
+        self.dev(rel, "bus/pci", Some(driver))
+            .file(&format!("{rel}/current_link_speed"), &format!("{gts}\n"))
+            .file(&format!("{rel}/current_link_width"), &format!("{width}\n"))
+    }
+
     fn queue(&self, disk: &str, lbs: u32, pbs: u32, sched: &str, rot: u8) -> &Self {
         self.file(
             &format!("{disk}/queue/logical_block_size"),
@@ -223,12 +231,8 @@ fn sata_disk_behind_ahci_on_a_pcie2_x1_card_is_held_to_the_pcie_link() {
     let ahci = format!("{bridge}/0000:02:00.0");
     let sdev = format!("{ahci}/ata3/host2/target2:0:0/2:0:0:0");
     let disk = format!("{sdev}/block/sda");
-    fake.dev(bridge, "bus/pci", Some("pcieport"))
-        .file(&format!("{bridge}/current_link_speed"), "5.0 GT/s PCIe\n")
-        .file(&format!("{bridge}/current_link_width"), "1\n")
-        .dev(&ahci, "bus/pci", Some("ahci"))
-        .file(&format!("{ahci}/current_link_speed"), "5.0 GT/s PCIe\n")
-        .file(&format!("{ahci}/current_link_width"), "1\n")
+    fake.pci_link(bridge, "pcieport", "5.0 GT/s PCIe", 1)
+        .pci_link(&ahci, "ahci", "5.0 GT/s PCIe", 1)
         .file(&format!("{ahci}/max_link_speed"), "5.0 GT/s PCIe\n")
         .file(&format!("{ahci}/max_link_width"), "1\n")
         .file(&format!("{ahci}/ata3/power/control"), "auto\n")
@@ -278,12 +282,8 @@ fn nvme_disk_on_pcie3_x4() {
     let ep = format!("{port}/0000:01:00.0");
     let ctrl = format!("{ep}/nvme/nvme0");
     let disk = format!("{ctrl}/nvme0n1");
-    fake.dev(port, "bus/pci", Some("pcieport"))
-        .file(&format!("{port}/current_link_speed"), "8.0 GT/s PCIe\n")
-        .file(&format!("{port}/current_link_width"), "4\n")
-        .dev(&ep, "bus/pci", Some("nvme"))
-        .file(&format!("{ep}/current_link_speed"), "8.0 GT/s PCIe\n")
-        .file(&format!("{ep}/current_link_width"), "4\n")
+    fake.pci_link(port, "pcieport", "8.0 GT/s PCIe", 4)
+        .pci_link(&ep, "nvme", "8.0 GT/s PCIe", 4)
         .dev(&ctrl, "class/nvme", None)
         .file(
             &format!("{ctrl}/model"),
@@ -346,29 +346,39 @@ fn virtio_and_zram_have_unknown_ceilings() {
     assert_eq!(effective_ceiling(&z), None);
 }
 
-#[test]
-fn loop_device_follows_its_backing_file_to_the_disk_under_it() {
+/// A real file `name` in the fake root, whose device number (the real file
+/// system's) leads to `block` (`sdb` or `sdb/sdb1`) of a fake USB 2.0 disk;
+/// `None`, the test skipped, where the temp dir has no block device.
+fn real_file_on_fake_usb2(fake: &FakeSys, name: &str, block: &str) -> Option<PathBuf> {
     use std::os::unix::fs::MetadataExt;
-    let fake = FakeSys::new();
-    // The backing file is real, so its st_dev is real: point that devno at a
-    // fake USB 2.0 disk and the loop device must inherit the USB ceiling.
-    let backing = fake.root().join("backing.img");
-    fs::write(&backing, b"x").unwrap();
-    let d = devno_of(fs::metadata(&backing).unwrap().dev());
+    let file = fake.root().join(name);
+    fs::write(&file, b"x").unwrap();
+    let d = devno_of(fs::metadata(&file).unwrap().dev());
     if d.major == 0 {
         eprintln!("skipped: the temp dir is on a file system without a block device");
-        return;
+        return None;
     }
-    usb_disk(&fake, "480\n", " 2.00\n", "usb-storage", "50\n");
+    usb_disk(fake, "480\n", " 2.00\n", "usb-storage", "50\n");
     let link = fake.root().join("dev/block").join(d.to_string());
     let _ = fs::remove_file(&link);
     symlink(
         fake.root().join(format!(
-            "{XHCI}/usb1/1-1/1-1:1.0/host6/target6:0:0/6:0:0:0/block/sdb"
+            "{XHCI}/usb1/1-1/1-1:1.0/host6/target6:0:0/6:0:0:0/block/{block}"
         )),
         &link,
     )
     .unwrap();
+    Some(file)
+}
+
+#[test]
+fn loop_device_follows_its_backing_file_to_the_disk_under_it() {
+    let fake = FakeSys::new();
+    // The backing file is real, so its st_dev is real: point that devno at a
+    // fake USB 2.0 disk and the loop device must inherit the USB ceiling.
+    let Some(backing) = real_file_on_fake_usb2(&fake, "backing.img", "sdb") else {
+        return;
+    };
     fake.block("devices/virtual/block/loop3", "7:3", 2048)
         .file(
             "devices/virtual/block/loop3/loop/backing_file",
@@ -449,26 +459,10 @@ fn a_file_on_a_fake_usb2_partition_gets_the_usb2_check() {
     use crate::{check_ceiling, DeviceChain};
     use iomark_model::device::TargetKind;
     use iomark_model::BytesPerSec;
-    use std::os::unix::fs::MetadataExt;
     let fake = FakeSys::new();
-    let file = fake.root().join("data.bin");
-    fs::write(&file, b"x").unwrap();
-    let d = devno_of(fs::metadata(&file).unwrap().dev());
-    if d.major == 0 {
-        eprintln!("skipped: the temp dir is on a file system without a block device");
+    let Some(file) = real_file_on_fake_usb2(&fake, "data.bin", "sdb/sdb1") else {
         return;
-    }
-    usb_disk(&fake, "480\n", " 2.00\n", "usb-storage", "50\n");
-    // Make the real file's device number lead to the fake USB partition.
-    let link = fake.root().join("dev/block").join(d.to_string());
-    let _ = fs::remove_file(&link);
-    symlink(
-        fake.root().join(format!(
-            "{XHCI}/usb1/1-1/1-1:1.0/host6/target6:0:0/6:0:0:0/block/sdb/sdb1"
-        )),
-        &link,
-    )
-    .unwrap();
+    };
     let chain = DeviceChain::for_path_in(&file, &fake.sysfs()).unwrap();
     let r = chain.report();
     assert_eq!(r.target, TargetKind::File);

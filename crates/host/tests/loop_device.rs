@@ -4,7 +4,7 @@
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use iomark_host::{holders_of_device, logical_block_size_for, mount_points_of_device, DeviceChain};
 use iomark_model::device::{TargetKind, Transport};
@@ -15,6 +15,19 @@ fn is_root() -> bool {
 
 fn have(tool: &str) -> bool {
     Command::new(tool).arg("--version").output().is_ok()
+}
+
+/// `out` when `tool` succeeded; otherwise `None`, with the tool's complaint
+/// printed as the reason the test is skipped.
+fn succeeded(tool: &str, out: Output) -> Option<Output> {
+    if !out.status.success() {
+        eprintln!(
+            "skipped: {tool} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        return None;
+    }
+    Some(out)
 }
 
 /// A loop device over an image in a temp dir, optionally with ext4 mounted
@@ -36,13 +49,7 @@ impl LoopRig {
             .arg(&image)
             .output()
             .ok()?;
-        if !out.status.success() {
-            eprintln!(
-                "skipped: losetup failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-            return None;
-        }
+        let out = succeeded("losetup", out)?;
         let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
         Some(LoopRig {
             dir,
@@ -58,13 +65,7 @@ impl LoopRig {
             .arg(&self.dev)
             .output()
             .ok()?;
-        if !mkfs.status.success() {
-            eprintln!(
-                "skipped: mkfs.ext4 failed: {}",
-                String::from_utf8_lossy(&mkfs.stderr).trim()
-            );
-            return None;
-        }
+        succeeded("mkfs.ext4", mkfs)?;
         let mp = self.dir.path().join("mnt");
         std::fs::create_dir(&mp).ok()?;
         let m = Command::new("mount")
@@ -72,13 +73,7 @@ impl LoopRig {
             .arg(&mp)
             .output()
             .ok()?;
-        if !m.status.success() {
-            eprintln!(
-                "skipped: mount failed: {}",
-                String::from_utf8_lossy(&m.stderr).trim()
-            );
-            return None;
-        }
+        succeeded("mount", m)?;
         self.mount = Some(mp.clone());
         Some(mp)
     }
@@ -218,19 +213,11 @@ fn active_swap_on_a_loop_device_counts_as_mounted() {
         return;
     }
     let mk = Command::new("mkswap").arg(&rig.dev).output().unwrap();
-    if !mk.status.success() {
-        eprintln!(
-            "skipped: mkswap failed: {}",
-            String::from_utf8_lossy(&mk.stderr).trim()
-        );
+    if succeeded("mkswap", mk).is_none() {
         return;
     }
     let on = Command::new("swapon").arg(&rig.dev).output().unwrap();
-    if !on.status.success() {
-        eprintln!(
-            "skipped: swapon failed: {}",
-            String::from_utf8_lossy(&on.stderr).trim()
-        );
+    if succeeded("swapon", on).is_none() {
         return;
     }
     let _swap = SwapOn(&rig.dev);

@@ -261,7 +261,7 @@ fn check_affine(a: &[f64], n: usize, sweeps: u32) -> Validation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iomark_model::mem::{Advice, Backing, CheckOutcome};
+    use crate::stream::test_support::{assert_validates, run_on_heap};
 
     fn pattern(i: usize, j: usize) -> f64 {
         ((37 * i + 101 * j) % 257) as f64 / 256.0
@@ -329,16 +329,8 @@ mod tests {
         };
         let mut sums = Vec::new();
         for threads in [1, 2] {
-            let mut region = Region::new(&Backing::Heap, Advice::Normal, &sizes(&spec)).unwrap();
-            let (r, _) = run(&spec, threads, &mut region, &AtomicBool::new(false))
-                .unwrap()
-                .unwrap();
-            assert_eq!(
-                r.validation.outcome,
-                CheckOutcome::Passed,
-                "{}",
-                r.validation.detail
-            );
+            let (r, _) = run_on_heap(&spec, threads, sizes, run);
+            assert_validates(&r.validation);
             assert_eq!(r.flops_per_point, 449);
             sums.push(r.checksum);
         }

@@ -262,10 +262,47 @@ fn check(arrays: &[&mut [f64]], ntimes: usize) -> Validation {
     }
 }
 
+/// What the kernels' tests share (STREAM's here, the stencil's too): a
+/// kernel run to its end on heap arrays, and its check asserted.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::sync::atomic::AtomicBool;
+
+    use iomark_model::mem::{Advice, Backing, CheckOutcome, Validation};
+    use iomark_model::units::Nanos;
+
+    use crate::region::Region;
+    use crate::MemError;
+
+    /// A kernel's `run`: its spec, the thread count, the region, the stop
+    /// flag; its figures and wall time unless stopped.
+    type Run<S, R> =
+        fn(&S, usize, &mut Region, &AtomicBool) -> Result<Option<(R, Nanos)>, MemError>;
+
+    /// The kernel's `run` on heap arrays of its `sizes`, never stopped:
+    /// its figures and wall time.
+    pub(crate) fn run_on_heap<S, R>(
+        spec: &S,
+        threads: usize,
+        sizes: fn(&S) -> Vec<usize>,
+        run: Run<S, R>,
+    ) -> (R, Nanos) {
+        let mut region = Region::new(&Backing::Heap, Advice::Normal, &sizes(spec)).unwrap();
+        run(spec, threads, &mut region, &AtomicBool::new(false))
+            .unwrap()
+            .unwrap()
+    }
+
+    /// The run's own check passed; its detail says why not.
+    pub(crate) fn assert_validates(v: &Validation) {
+        assert_eq!(v.outcome, CheckOutcome::Passed, "{}", v.detail);
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_support::{assert_validates, run_on_heap};
     use super::*;
-    use iomark_model::mem::{Advice, Backing, CheckOutcome};
 
     #[test]
     fn expected_values_match_stream_c() {
@@ -281,16 +318,8 @@ mod tests {
             array_len: 10_001,
             ntimes: 3,
         };
-        let mut region = Region::new(&Backing::Heap, Advice::Normal, &sizes(&spec)).unwrap();
-        let (r, exec) = run(&spec, 3, &mut region, &AtomicBool::new(false))
-            .unwrap()
-            .unwrap();
-        assert_eq!(
-            r.validation.outcome,
-            CheckOutcome::Passed,
-            "{}",
-            r.validation.detail
-        );
+        let (r, exec) = run_on_heap(&spec, 3, sizes, run);
+        assert_validates(&r.validation);
         assert_eq!(r.kernels.len(), 4);
         assert!(r.kernels.iter().all(|k| k.min <= k.avg && k.avg <= k.max));
         assert!(exec.get() > 0);

@@ -7,19 +7,16 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime};
 
-use iomark_model::net::NetDirection;
 use socket2::{Domain, SockRef, Socket, Type};
 
 use crate::control::{Control, Wait};
-use crate::proto::{code, params, Cookie, Params, Protocol, Results, State};
+use crate::proto::{code, params, Cookie, Params, Protocol, State};
 use crate::proto::{UDP_HELLO, UDP_REPLY, UDP_REPLY_LEGACY};
-use crate::report::{Role, TestReport};
+use crate::report::{IntervalLines, Peering, Role, TestReport};
 use crate::session::Session;
 use crate::stream::{stream_id, DataSock, Stream, StreamPlan};
 use crate::NetError;
 
-/// The largest results message accepted from a server.
-const MAX_RESULTS_LEN: usize = 64 << 20;
 /// Below this, the control loop sleeps instead of waiting on the socket.
 const PRECISE_SLEEP: Duration = Duration::from_millis(10);
 /// How long the client waits for each step of the set-up.
@@ -165,33 +162,15 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         rate: bandwidth,
         udp_counters_64bit: false,
     };
-    let (sndbuf, rcvbuf) = streams.first().map_or((0, 0), |s| s.buffers());
-    let congestion = streams.first().and_then(|s| s.congestion());
-    let mut report = TestReport {
+    let peering = Peering {
         role: Role::Client,
-        params,
         cookie: cookie.as_text(),
         peer_host: cfg.host.clone(),
         peer_port: cfg.port,
         control_local,
-        started,
-        finished: started,
         tcp_mss: mss,
-        sock_bufsize: cfg.window.unwrap_or(0) as u64,
-        sndbuf_actual: sndbuf,
-        rcvbuf_actual: rcvbuf,
-        congestion,
-        streams: streams
-            .iter()
-            .map(|s| s.info(NetDirection::Upload))
-            .collect(),
-        intervals: Vec::new(),
-        totals: Vec::new(),
-        cpu_local: Default::default(),
-        remote: None,
-        interval_secs: cfg.interval.map_or(0.0, |i| i.as_secs_f64()),
-        interrupted: false,
     };
+    let mut report = TestReport::opening(peering, params, &streams, started, cfg.interval);
     if cfg.text {
         let _ = write!(out, "{}", report.header_text());
     }
@@ -203,7 +182,7 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         cfg.interval,
     )?;
     let end_at = Instant::now() + Duration::from_secs(cfg.omit as u64 + cfg.time as u64);
-    let mut printed = 0usize;
+    let mut lines = IntervalLines::new(cfg.text);
     let mut interrupted = false;
     loop {
         let now = Instant::now();
@@ -217,13 +196,7 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         // test ends on time.
         if left < PRECISE_SLEEP {
             std::thread::sleep(left);
-            for rec in session.tick(Instant::now()) {
-                if cfg.text {
-                    let _ = write!(out, "{}", report.interval_text(&rec, printed == 0));
-                    let _ = out.flush();
-                }
-                printed += 1;
-            }
+            lines.print(&report, &session.tick(Instant::now()), out);
             continue;
         }
         match ctrl.poll_state(left - PRECISE_SLEEP / 2) {
@@ -235,30 +208,16 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
             }
             Err(e) => return Err(e),
         }
-        for rec in session.tick(Instant::now()) {
-            if cfg.text {
-                let _ = write!(out, "{}", report.interval_text(&rec, printed == 0));
-                let _ = out.flush();
-            }
-            printed += 1;
-        }
+        lines.print(&report, &session.tick(Instant::now()), out);
     }
     let (totals, last) = session.finish(false);
-    for rec in &last {
-        if cfg.text {
-            let _ = write!(out, "{}", report.interval_text(rec, printed == 0));
-        }
-        printed += 1;
-    }
+    lines.print(&report, &last, out);
     if interrupted {
         // Like iperf3: tell the server, keep what was measured, skip the exchange.
         let _ = ctrl.write_state(State::ClientTerminate);
         ctrl.close();
         let mine = session.results(&totals);
-        report.intervals = std::mem::take(&mut session.intervals);
-        report.totals = totals;
-        report.cpu_local = mine.cpu();
-        report.finished = SystemTime::now();
+        report.close(&mut session.intervals, totals, &mine, None);
         report.interrupted = true;
         drop(session);
         if cfg.text {
@@ -274,21 +233,12 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
     expect(&mut ctrl, State::ExchangeResults, "EXCHANGE_RESULTS")?;
     let mine = session.results(&totals);
     ctrl.write_frame(&mine.to_json())?;
-    let body = ctrl.read_frame(
-        MAX_RESULTS_LEN,
-        Wait::within(SETUP_WAIT),
-        "the server's results",
-    )?;
-    let theirs = Results::from_json(&body)?;
+    let theirs = ctrl.read_results(Wait::within(SETUP_WAIT), "the server's results")?;
     expect(&mut ctrl, State::DisplayResults, "DISPLAY_RESULTS")?;
     ctrl.write_state(State::IperfDone)?;
     ctrl.close();
 
-    report.intervals = std::mem::take(&mut session.intervals);
-    report.totals = totals;
-    report.cpu_local = mine.cpu();
-    report.remote = Some(theirs);
-    report.finished = SystemTime::now();
+    report.close(&mut session.intervals, totals, &mine, Some(theirs));
     drop(session);
     if cfg.text {
         let _ = write!(out, "{}", report.summary_text());

@@ -6,8 +6,11 @@ use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::proto::{frame, Decoder, State};
+use crate::proto::{frame, Decoder, Results, State};
 use crate::NetError;
+
+/// The largest results message accepted from the peer.
+const MAX_RESULTS_LEN: usize = 64 << 20;
 
 /// How long a read may wait: for its first byte, and for the whole message.
 #[derive(Debug, Clone, Copy)]
@@ -182,6 +185,12 @@ impl Control {
             }
             started = true;
         }
+    }
+
+    /// The peer's results message (section 1.8), `what` for the errors.
+    pub fn read_results(&mut self, wait: Wait, what: &'static str) -> Result<Results, NetError> {
+        let body = self.read_frame(MAX_RESULTS_LEN, wait, what)?;
+        Ok(Results::from_json(&body)?)
     }
 
     /// SERVER_ERROR's code and errno; older servers may close after the code.

@@ -18,19 +18,15 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use iomark_model::net::NetDirection;
 use socket2::{Domain, SockRef, Socket, Type};
 
 use crate::control::{Control, Wait};
 use crate::proto::UDP_REPLY;
-use crate::proto::{code, params, Cookie, Params, Protocol, Results, State, MAX_PARAMS_LEN};
-use crate::report::{Role, TestReport};
+use crate::proto::{code, params, Cookie, Params, Protocol, State, MAX_PARAMS_LEN};
+use crate::report::{IntervalLines, Peering, Role, TestReport};
 use crate::session::Session;
 use crate::stream::{stream_id, DataSock, Stream, StreamPlan};
 use crate::NetError;
-
-/// The largest results message accepted from a client.
-const MAX_RESULTS_LEN: usize = 64 << 20;
 
 /// How often a running test looks at its data counters: an idle test is
 /// ended at most this much after the receive timeout.
@@ -323,34 +319,16 @@ impl Server {
             rate: params.bandwidth,
             udp_counters_64bit: params.udp_counters_64bit,
         };
-        let (sndbuf, rcvbuf) = streams.first().map_or((0, 0), |s| s.buffers());
-        let congestion = streams.first().and_then(|s| s.congestion());
-        let mss = SockRef::from(ctrl.socket()).mss().ok();
-        let mut report = TestReport {
+        let peering = Peering {
             role: Role::Server,
             cookie: cookie.as_text(),
             peer_host: peer.ip().to_string(),
             peer_port: peer.port(),
             control_local,
-            started: SystemTime::now(),
-            finished: SystemTime::now(),
-            tcp_mss: mss,
-            sock_bufsize: params.window.unwrap_or(0) as u64,
-            sndbuf_actual: sndbuf,
-            rcvbuf_actual: rcvbuf,
-            congestion,
-            streams: streams
-                .iter()
-                .map(|s| s.info(NetDirection::Download))
-                .collect(),
-            intervals: Vec::new(),
-            totals: Vec::new(),
-            cpu_local: Default::default(),
-            remote: None,
-            interval_secs: cfg.interval.map_or(0.0, |i| i.as_secs_f64()),
-            interrupted: false,
-            params,
+            tcp_mss: SockRef::from(ctrl.socket()).mss().ok(),
         };
+        let mut report =
+            TestReport::opening(peering, params, &streams, SystemTime::now(), cfg.interval);
         if cfg.text {
             let _ = write!(out, "{}", report.header_text());
         }
@@ -374,7 +352,7 @@ impl Server {
         // reading (its socket buffers fill, then nothing moves).
         let mut moved = session.moved();
         let mut moved_at = started;
-        let mut printed = 0usize;
+        let mut lines = IntervalLines::new(cfg.text);
         let outcome = loop {
             let now = Instant::now();
             let m = session.moved();
@@ -421,13 +399,7 @@ impl Server {
                 }
                 Err(e) => break Err(e),
             }
-            for rec in session.tick(Instant::now()) {
-                if cfg.text {
-                    let _ = write!(out, "{}", report.interval_text(&rec, printed == 0));
-                    let _ = out.flush();
-                }
-                printed += 1;
-            }
+            lines.print(&report, &session.tick(Instant::now()), out);
         };
         if outcome.is_err() {
             release.now();
@@ -435,19 +407,12 @@ impl Server {
         // The server closes the data sockets first (section 1.5).
         let (totals, last) = session.finish(true);
         outcome?;
-        for rec in &last {
-            if cfg.text {
-                let _ = write!(out, "{}", report.interval_text(rec, printed == 0));
-            }
-            printed += 1;
-        }
+        lines.print(&report, &last, out);
         ctrl.write_state(State::ExchangeResults)?;
-        let body = ctrl.read_frame(
-            MAX_RESULTS_LEN,
+        let theirs = ctrl.read_results(
             Wait::within(cfg.owed(cfg.setup_timeout)),
             "the client's results",
         )?;
-        let theirs = Results::from_json(&body)?;
         let mine = session.results(&totals);
         ctrl.write_frame(&mine.to_json())?;
         ctrl.write_state(State::DisplayResults)?;
@@ -456,11 +421,7 @@ impl Server {
         let _ = ctrl.read_state(Wait::within(cfg.owed(cfg.first_byte_timeout)), "IPERF_DONE");
         ctrl.close();
 
-        report.intervals = std::mem::take(&mut session.intervals);
-        report.totals = totals;
-        report.cpu_local = mine.cpu();
-        report.remote = Some(theirs);
-        report.finished = SystemTime::now();
+        report.close(&mut session.intervals, totals, &mine, Some(theirs));
         if cfg.text {
             let _ = write!(out, "{}", report.summary_text());
         }
@@ -687,111 +648,5 @@ fn accept_udp_streams(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::proto::frame;
-    use std::thread::JoinHandle;
-
-    const COOKIE: &[u8; Cookie::LEN] = b"abcdefghijklmnopqrstuvwxyz234567abcd\0";
-
-    /// A one-off server on a loopback port; the thread returns its stderr.
-    fn one_off(set: impl FnOnce(&mut ServerConfig)) -> (u16, JoinHandle<String>) {
-        let mut cfg = ServerConfig::new();
-        cfg.port = 0;
-        cfg.bind = Some(IpAddr::from([127, 0, 0, 1]));
-        cfg.one_off = true;
-        cfg.text = false;
-        cfg.rcv_timeout = Duration::from_millis(500);
-        set(&mut cfg);
-        let server = Server::bind(cfg).unwrap();
-        let port = server.local_addr().port();
-        let h = std::thread::spawn(move || {
-            let mut err = Vec::new();
-            server.serve(&mut std::io::sink(), &mut err).unwrap();
-            String::from_utf8(err).unwrap()
-        });
-        (port, h)
-    }
-
-    fn byte(s: &mut TcpStream) -> u8 {
-        let mut b = [0u8; 1];
-        s.read_exact(&mut b).unwrap();
-        b[0]
-    }
-
-    /// Cookie and parameters sent; returns the control connection.
-    fn ask(port: u16, params: &[u8]) -> TcpStream {
-        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        s.write_all(COOKIE).unwrap();
-        assert_eq!(byte(&mut s), State::ParamExchange.byte());
-        s.write_all(&frame::encode(params)).unwrap();
-        s
-    }
-
-    /// Up to TEST_RUNNING with one TCP stream; the moment before it opened.
-    fn run(port: u16, params: &[u8]) -> (TcpStream, TcpStream, Instant) {
-        let mut ctrl = ask(port, params);
-        assert_eq!(byte(&mut ctrl), State::CreateStreams.byte());
-        let before = Instant::now();
-        let mut data = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        data.write_all(COOKIE).unwrap();
-        assert_eq!(byte(&mut ctrl), State::TestStart.byte());
-        assert_eq!(byte(&mut ctrl), State::TestRunning.byte());
-        (ctrl, data, before)
-    }
-
-    fn server_error(s: &mut TcpStream) -> i32 {
-        assert_eq!(byte(s), State::ServerError.byte());
-        let mut c = [0u8; 4];
-        s.read_exact(&mut c).unwrap();
-        i32::from_be_bytes(c)
-    }
-
-    #[test]
-    fn a_silent_test_without_an_end_ends_at_the_receive_timeout() {
-        let (port, h) = one_off(|_| {});
-        let (mut ctrl, _data, before) = run(port, br#"{"tcp":true,"time":0,"len":1000}"#);
-        assert_eq!(server_error(&mut ctrl), code::NO_MSG);
-        let waited = before.elapsed();
-        assert!(waited >= Duration::from_millis(500), "{waited:?}");
-        assert!(waited < Duration::from_secs(10), "{waited:?}");
-        let err = h.join().unwrap();
-        assert!(err.contains("--rcv-timeout"), "{err}");
-    }
-
-    #[test]
-    fn a_time_over_the_cap_is_refused() {
-        let (port, h) = one_off(|c| c.max_duration = Duration::from_secs(2));
-        let mut ctrl = ask(port, br#"{"tcp":true,"time":3}"#);
-        assert_eq!(server_error(&mut ctrl), code::MAX_DURATION);
-        let err = h.join().unwrap();
-        assert!(
-            err.contains("3 s test") && err.contains("--max-duration"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn a_moving_test_without_an_end_is_capped() {
-        let (port, h) = one_off(|c| {
-            c.max_duration = Duration::from_secs(1);
-            // Well above the writer's pauses, even on a busy host.
-            c.rcv_timeout = Duration::from_secs(5);
-        });
-        let (mut ctrl, mut data, before) = run(port, br#"{"tcp":true,"time":0,"len":1000}"#);
-        let w = std::thread::spawn(move || {
-            while data.write_all(&[0u8; 1000]).is_ok() {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        });
-        assert_eq!(server_error(&mut ctrl), code::SERVER_DURATION);
-        let waited = before.elapsed();
-        assert!(waited >= Duration::from_secs(1), "{waited:?}");
-        assert!(waited < Duration::from_secs(10), "{waited:?}");
-        drop(ctrl);
-        w.join().unwrap();
-        let err = h.join().unwrap();
-        assert!(err.contains("--max-duration"), "{err}");
-    }
-}
+#[path = "server_tests.rs"]
+mod tests;

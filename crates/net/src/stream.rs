@@ -188,26 +188,27 @@ impl Stream {
         let counters = Arc::clone(&self.counters);
         let sending = self.sending;
         let name = format!("net-stream-{}", self.id);
+        // The loop this stream runs: its socket's kind and its direction.
+        fn spawn<S: Send + 'static>(
+            name: String,
+            sock: S,
+            work: fn(S, StreamPlan, &Counters, &AtomicBool),
+            plan: StreamPlan,
+            counters: Arc<Counters>,
+            stop: Arc<AtomicBool>,
+        ) -> std::io::Result<JoinHandle<()>> {
+            std::thread::Builder::new()
+                .name(name)
+                .spawn(move || work(sock, plan, &counters, &stop))
+        }
         let handle = match &self.sock {
             DataSock::Tcp(s) => {
-                let s = s.try_clone()?;
-                std::thread::Builder::new().name(name).spawn(move || {
-                    if sending {
-                        tcp_send(s, plan, &counters, &stop)
-                    } else {
-                        tcp_recv(s, plan, &counters, &stop)
-                    }
-                })?
+                let work = if sending { tcp_send } else { tcp_recv };
+                spawn(name, s.try_clone()?, work, plan, counters, stop)?
             }
             DataSock::Udp(s) => {
-                let s = s.try_clone()?;
-                std::thread::Builder::new().name(name).spawn(move || {
-                    if sending {
-                        udp_send(s, plan, &counters, &stop)
-                    } else {
-                        udp_recv(s, plan, &counters, &stop)
-                    }
-                })?
+                let work = if sending { udp_send } else { udp_recv };
+                spawn(name, s.try_clone()?, work, plan, counters, stop)?
             }
         };
         self.handle = Some(handle);

@@ -190,11 +190,7 @@ fn cdm_relative(report: &Report, runs: &[(usize, &ReportRun, &CdmResult)], out: 
                             .map(|t| t.bw.0)
                     };
                     let v = ratio(find(base_cdm)?, find(c)?)?;
-                    Some(Bar {
-                        value: v,
-                        stored: v,
-                        spread: None,
-                    })
+                    Some(Bar::as_stored(v))
                 })
                 .collect(),
         })
@@ -353,11 +349,7 @@ fn macbench(report: &Report, out: &mut Vec<Chart>) {
                 .iter()
                 .map(|c| {
                     let t = m.tests.iter().find(|t| &t.name == c)?;
-                    Some(Bar {
-                        value: t.bw.kb_per_sec(),
-                        stored: t.bw.0,
-                        spread: None,
-                    })
+                    Some(Bar::new(t.bw.kb_per_sec(), t.bw.0))
                 })
                 .collect(),
         })
@@ -473,11 +465,7 @@ fn sweep(report: &Report, out: &mut Vec<Chart>) {
                             .iter()
                             .find(|p| p.rw == rw && p.engine == *e && p.bs.get() == bs)?;
                         let v = ratio(base_bw(bs, *e)?, p.bw.0)?;
-                        Some(Bar {
-                            value: v,
-                            stored: v,
-                            spread: None,
-                        })
+                        Some(Bar::as_stored(v))
                     })
                     .collect(),
             })
@@ -578,11 +566,7 @@ fn mem(report: &Report, out: &mut Vec<Chart>) {
                     .iter()
                     .map(|op| {
                         let k = s.kernels.iter().find(|k| k.op == *op)?;
-                        Some(Bar {
-                            value: mb(k.best_rate),
-                            stored: k.best_rate.0,
-                            spread: None,
-                        })
+                        Some(Bar::new(mb(k.best_rate), k.best_rate.0))
                     })
                     .collect(),
             }),
@@ -621,11 +605,7 @@ fn mem(report: &Report, out: &mut Vec<Chart>) {
                 .iter()
                 .map(|c| {
                     let (k, v) = flops(m)?;
-                    (k == c).then_some(Bar {
-                        value: v,
-                        stored: v,
-                        spread: None,
-                    })
+                    (k == c).then_some(Bar::as_stored(v))
                 })
                 .collect(),
         })
@@ -647,11 +627,7 @@ fn mem(report: &Report, out: &mut Vec<Chart>) {
             let v = m.baseline.as_ref()?.relative_time?;
             Some(BarSeries {
                 name: r.name.clone(),
-                bars: vec![Some(Bar {
-                    value: v,
-                    stored: v,
-                    spread: None,
-                })],
+                bars: vec![Some(Bar::as_stored(v))],
             })
         })
         .collect();

@@ -193,15 +193,15 @@ fn net_row(out: &mut String, r: &ReportRun, n: &NetRun) {
             )
         })
         .unwrap_or_else(|| "unknown".into());
-    let _ = write!(
+    spec_row(
         out,
-        "<tr data-run=\"{}\"><td>{}</td><td>net to {}:{}</td><td colspan=\"5\">interface {}</td><td colspan=\"3\">{}</td></tr>",
-        esc(&r.id),
-        esc(&r.name),
-        esc(&n.spec.host),
-        n.spec.port,
-        esc(&iface),
-        esc(&n.peer_version.clone().map(|v| format!("peer {v}")).unwrap_or_default())
+        r,
+        &format!("net to {}:{}", n.spec.host, n.spec.port),
+        &format!("interface {iface}"),
+        &n.peer_version
+            .clone()
+            .map(|v| format!("peer {v}"))
+            .unwrap_or_default(),
     );
 }
 
@@ -211,21 +211,38 @@ fn mem_row(out: &mut String, r: &ReportRun, m: &MemRun) {
         .mem_limit
         .map(|l| format!("limit {}", format_bytes(l.get())))
         .unwrap_or_else(|| "no limit".into());
+    let ram = if m.host.mem_total.get() > 0 {
+        format_bytes(m.host.mem_total.get())
+    } else {
+        "unknown".into()
+    };
+    spec_row(
+        out,
+        r,
+        &format!("mem {}", m.spec.kernel.name()),
+        &format!("{} threads, {}, {limit}", m.spec.threads, m.spec.backing),
+        &format!(
+            "LLC {}, RAM {ram}",
+            m.host
+                .llc
+                .map(|b| format_bytes(b.get()))
+                .unwrap_or("unknown".into()),
+        ),
+    );
+}
+
+/// The device table's row for a run without a device (net, mem): what ran,
+/// then its setup across the device columns and its host or peer across the
+/// ceiling columns; every text is escaped here.
+fn spec_row(out: &mut String, r: &ReportRun, what: &str, setup: &str, host: &str) {
     let _ = write!(
         out,
-        "<tr data-run=\"{}\"><td>{}</td><td>mem {}</td><td colspan=\"5\">{} threads, {}, {}</td><td colspan=\"3\">LLC {}, RAM {}</td></tr>",
+        "<tr data-run=\"{}\"><td>{}</td><td>{}</td><td colspan=\"5\">{}</td><td colspan=\"3\">{}</td></tr>",
         esc(&r.id),
         esc(&r.name),
-        esc(m.spec.kernel.name()),
-        m.spec.threads,
-        esc(&m.spec.backing.to_string()),
-        esc(&limit),
-        m.host.llc.map(|b| format_bytes(b.get())).unwrap_or("unknown".into()),
-        if m.host.mem_total.get() > 0 {
-            format_bytes(m.host.mem_total.get())
-        } else {
-            "unknown".into()
-        }
+        esc(what),
+        esc(setup),
+        esc(host)
     );
 }
 

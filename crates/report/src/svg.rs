@@ -75,6 +75,24 @@ pub struct Bar {
     pub spread: Option<(f64, f64)>,
 }
 
+impl Bar {
+    /// A bar without a whisker: `value` in the axis unit, from `stored` in
+    /// its base unit.
+    pub fn new(value: f64, stored: f64) -> Bar {
+        Bar {
+            value,
+            stored,
+            spread: None,
+        }
+    }
+
+    /// A bar without a whisker whose figure is plotted as stored (a ratio,
+    /// MFLOPS).
+    pub fn as_stored(value: f64) -> Bar {
+        Bar::new(value, value)
+    }
+}
+
 /// One run's bars, one per category (`None` where the run lacks it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BarSeries {

@@ -138,6 +138,19 @@ pub struct Limits {
     pub write_iops: Option<u64>,
 }
 
+impl Limits {
+    /// Each limit with its names: the cgroup v1 file (`blkio.throttle.*`)
+    /// and the cgroup v2 `io.max` key.
+    fn named(&self) -> [(&'static str, &'static str, Option<u64>); 4] {
+        [
+            ("blkio.throttle.read_bps_device", "rbps", self.read_bps),
+            ("blkio.throttle.write_bps_device", "wbps", self.write_bps),
+            ("blkio.throttle.read_iops_device", "riops", self.read_iops),
+            ("blkio.throttle.write_iops_device", "wiops", self.write_iops),
+        ]
+    }
+}
+
 /// A block-I/O cgroup (v1 blkio, or v2 io.max) throttling one device.
 #[derive(Debug)]
 pub struct Throttle {
@@ -152,12 +165,7 @@ impl Throttle {
             let dir = v1.join(unique_name("rig"));
             fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
             let rig = Throttle { dir };
-            for (file, value) in [
-                ("blkio.throttle.read_bps_device", limits.read_bps),
-                ("blkio.throttle.write_bps_device", limits.write_bps),
-                ("blkio.throttle.read_iops_device", limits.read_iops),
-                ("blkio.throttle.write_iops_device", limits.write_iops),
-            ] {
+            for (file, _, value) in limits.named() {
                 if let Some(v) = value {
                     fs::write(rig.dir.join(file), format!("{majmin} {v}"))
                         .map_err(|e| format!("{file}: {e}"))?;
@@ -172,12 +180,7 @@ impl Throttle {
             fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
             let rig = Throttle { dir };
             let mut line = majmin.to_string();
-            for (key, value) in [
-                ("rbps", limits.read_bps),
-                ("wbps", limits.write_bps),
-                ("riops", limits.read_iops),
-                ("wiops", limits.write_iops),
-            ] {
+            for (_, key, value) in limits.named() {
                 if let Some(v) = value {
                     line.push_str(&format!(" {key}={v}"));
                 }

@@ -163,22 +163,14 @@ fn render_stencil(out: &mut String, spec: &MemJobSpec, r: &StencilResult) {
         k = s.mask,
         n = s.n
     ));
-    out.push_str(&format!(
-        "Initialisation (not counted): {:.6} s\n",
-        secs(r.init)
-    ));
-    out.push_str(&format!(
-        "First sweep (warm-up):        {:.6} s\n",
-        secs(r.first_sweep)
-    ));
-    out.push_str(&format!(
-        "Best sweep:                   {:.6} s\n",
-        secs(r.best_sweep)
-    ));
-    out.push_str(&format!(
-        "Mean sweep:                   {:.6} s\n",
-        secs(r.mean_sweep)
-    ));
+    for (label, t) in [
+        ("Initialisation (not counted):", r.init),
+        ("First sweep (warm-up):", r.first_sweep),
+        ("Best sweep:", r.best_sweep),
+        ("Mean sweep:", r.mean_sweep),
+    ] {
+        out.push_str(&format!("{label:<29} {:.6} s\n", secs(t)));
+    }
     out.push_str(&format!(
         "MFLOPS (best sweep, {} flop per point): {:.1}\n",
         r.flops_per_point, r.mflops

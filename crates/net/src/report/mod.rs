@@ -11,17 +11,19 @@
 //! - [`model`]: iomark's result model, for the store.
 
 use std::net::SocketAddr;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use iomark_model::net::{CpuUtilization, NetDirection};
 
 use crate::proto::{Params, Protocol, Results};
-use crate::stream::{Snapshot, StreamInfo};
+use crate::stream::{Snapshot, Stream, StreamInfo};
 use crate::sys::TcpInfo;
 
 mod json;
 mod model;
 mod text;
+
+pub(crate) use text::IntervalLines;
 
 #[cfg(test)]
 mod snapshot_tests;
@@ -113,6 +115,16 @@ pub struct TestReport {
     pub interrupted: bool,
 }
 
+/// Who a report is from and with, as the control connection has it.
+pub(crate) struct Peering {
+    pub role: Role,
+    pub cookie: String,
+    pub peer_host: String,
+    pub peer_port: u16,
+    pub control_local: SocketAddr,
+    pub tcp_mss: Option<u32>,
+}
+
 /// One side (sender or receiver) of one stream's totals.
 #[derive(Debug, Clone, Default)]
 struct Side {
@@ -123,6 +135,65 @@ struct Side {
 }
 
 impl TestReport {
+    /// The report of a test whose streams are open and about to run, from
+    /// `started` on, with intervals of `interval`: the socket buffers and
+    /// congestion control of the first stream, every stream as seen from
+    /// this side, no figures yet.
+    pub(crate) fn opening(
+        peering: Peering,
+        params: Params,
+        streams: &[Stream],
+        started: SystemTime,
+        interval: Option<Duration>,
+    ) -> TestReport {
+        let (sndbuf_actual, rcvbuf_actual) = streams.first().map_or((0, 0), |s| s.buffers());
+        // What this host sends goes up from a client, down from a server.
+        let sending_is = match peering.role {
+            Role::Client => NetDirection::Upload,
+            Role::Server => NetDirection::Download,
+        };
+        TestReport {
+            role: peering.role,
+            cookie: peering.cookie,
+            peer_host: peering.peer_host,
+            peer_port: peering.peer_port,
+            control_local: peering.control_local,
+            started,
+            finished: started,
+            tcp_mss: peering.tcp_mss,
+            sock_bufsize: params.window.unwrap_or(0) as u64,
+            sndbuf_actual,
+            rcvbuf_actual,
+            congestion: streams.first().and_then(|s| s.congestion()),
+            streams: streams.iter().map(|s| s.info(sending_is)).collect(),
+            intervals: Vec::new(),
+            totals: Vec::new(),
+            cpu_local: Default::default(),
+            remote: None,
+            interval_secs: interval.map_or(0.0, |i| i.as_secs_f64()),
+            interrupted: false,
+            params,
+        }
+    }
+
+    /// Take in what the test measured once it ended: the intervals (taken
+    /// from the session's list), each stream's totals, this host's CPU from its own results message
+    /// `mine`, the peer's results message when it came; the test finishes
+    /// now.
+    pub(crate) fn close(
+        &mut self,
+        intervals: &mut Vec<IntervalRecord>,
+        totals: Vec<StreamTotals>,
+        mine: &Results,
+        remote: Option<Results>,
+    ) {
+        self.intervals = std::mem::take(intervals);
+        self.totals = totals;
+        self.cpu_local = mine.cpu();
+        self.remote = remote;
+        self.finished = SystemTime::now();
+    }
+
     fn udp(&self) -> bool {
         self.params.protocol == Protocol::Udp
     }

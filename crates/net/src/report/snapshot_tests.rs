@@ -138,25 +138,72 @@ fn base(role: Role, params: Params, streams: Vec<StreamInfo>) -> TestReport {
     }
 }
 
+/// A client's report of a two-stream (`-P 2`) upload; the streams' file
+/// descriptors are `fds`.
+fn client_upload_pair(params: Params, fds: [i32; 2]) -> TestReport {
+    let up = NetDirection::Upload;
+    base(
+        Role::Client,
+        Params {
+            parallel: 2,
+            ..params
+        },
+        vec![
+            stream(1, fds[0], "192.0.2.1:40001", "198.51.100.7:5201", true, up),
+            stream(3, fds[1], "192.0.2.1:40002", "198.51.100.7:5201", true, up),
+        ],
+    )
+}
+
+/// A sending TCP stream's totals: retransmits, the largest congestion
+/// window and the round-trip times (min, max, mean).
+fn tcp_sent(
+    bytes: u64,
+    seconds: f64,
+    retransmits: u64,
+    max_cwnd: u64,
+    [min, max, mean]: [u64; 3],
+) -> StreamTotals {
+    StreamTotals {
+        bytes,
+        seconds,
+        retransmits: Some(retransmits),
+        max_cwnd,
+        min_rtt: Some(min),
+        max_rtt: Some(max),
+        mean_rtt: Some(mean),
+        ..StreamTotals::default()
+    }
+}
+
+/// The peer's results message: its CPU (total, user, system), whether it
+/// sent with retransmits, its congestion control and its streams.
+fn peer_results(
+    [total, user, system]: [f64; 3],
+    sender_has_retransmits: i64,
+    congestion_used: Option<&str>,
+    streams: Vec<StreamResults>,
+) -> Option<Results> {
+    Some(Results {
+        cpu_util_total: total,
+        cpu_util_user: user,
+        cpu_util_system: system,
+        sender_has_retransmits,
+        congestion_used: congestion_used.map(Into::into),
+        streams,
+    })
+}
+
 /// `-P 2 -O 1 -t 2` upload, seen from the client: an omitted interval,
 /// per-stream and `[SUM]` lines, retransmits, congestion windows and RTTs.
 fn tcp_parallel_upload() -> TestReport {
     let params = Params {
         protocol: Protocol::Tcp,
-        parallel: 2,
         omit: 1,
         time: 2,
         ..Params::default()
     };
-    let up = NetDirection::Upload;
-    let mut r = base(
-        Role::Client,
-        params,
-        vec![
-            stream(1, 5, "192.0.2.1:40001", "198.51.100.7:5201", true, up),
-            stream(3, 7, "192.0.2.1:40002", "198.51.100.7:5201", true, up),
-        ],
-    );
+    let mut r = client_upload_pair(params, [5, 7]);
     r.congestion = Some("cubic".into());
     r.intervals = vec![
         interval(
@@ -188,39 +235,19 @@ fn tcp_parallel_upload() -> TestReport {
         ),
     ];
     r.totals = vec![
-        StreamTotals {
-            bytes: 2_355_000_000,
-            seconds: 2.000_312,
-            retransmits: Some(1),
-            max_cwnd: 2_506_752,
-            min_rtt: Some(118),
-            max_rtt: Some(120),
-            mean_rtt: Some(119),
-            ..StreamTotals::default()
-        },
-        StreamTotals {
-            bytes: 2_330_000_000,
-            seconds: 2.000_312,
-            retransmits: Some(2),
-            max_cwnd: 2_412_544,
-            min_rtt: Some(131),
-            max_rtt: Some(140),
-            mean_rtt: Some(135),
-            ..StreamTotals::default()
-        },
+        tcp_sent(2_355_000_000, 2.000_312, 1, 2_506_752, [118, 120, 119]),
+        tcp_sent(2_330_000_000, 2.000_312, 2, 2_412_544, [131, 140, 135]),
     ];
     r.cpu_local = cpu(23.4, 1.1, 22.3);
-    r.remote = Some(Results {
-        cpu_util_total: 4.5,
-        cpu_util_user: 0.3,
-        cpu_util_system: 4.2,
-        sender_has_retransmits: -1,
-        congestion_used: None,
-        streams: vec![
+    r.remote = peer_results(
+        [4.5, 0.3, 4.2],
+        -1,
+        None,
+        vec![
             peer_stream(1, 2_354_871_296, -1, 0, 2.000_4),
             peer_stream(3, 2_329_804_800, -1, 0, 2.000_4),
         ],
-    });
+    );
     r
 }
 
@@ -280,14 +307,12 @@ fn udp_reverse_download() -> TestReport {
         ..StreamTotals::default()
     }];
     r.cpu_local = cpu(1.2, 0.4, 0.8);
-    r.remote = Some(Results {
-        cpu_util_total: 1.5,
-        cpu_util_user: 0.5,
-        cpu_util_system: 1.0,
-        sender_has_retransmits: 0,
-        congestion_used: None,
-        streams: vec![peer_stream(1, 254_040, -1, 174, 2.0)],
-    });
+    r.remote = peer_results(
+        [1.5, 0.5, 1.0],
+        0,
+        None,
+        vec![peer_stream(1, 254_040, -1, 174, 2.0)],
+    );
     r
 }
 
@@ -352,29 +377,18 @@ fn tcp_bidir_server() -> TestReport {
             retransmits: None,
             ..StreamTotals::default()
         },
-        StreamTotals {
-            bytes: 838_000_000,
-            seconds: 1.05,
-            retransmits: Some(5),
-            max_cwnd: 3_100_000,
-            min_rtt: Some(250),
-            max_rtt: Some(410),
-            mean_rtt: Some(330),
-            ..StreamTotals::default()
-        },
+        tcp_sent(838_000_000, 1.05, 5, 3_100_000, [250, 410, 330]),
     ];
     r.cpu_local = cpu(28.0, 1.5, 26.5);
-    r.remote = Some(Results {
-        cpu_util_total: 35.0,
-        cpu_util_user: 2.0,
-        cpu_util_system: 33.0,
-        sender_has_retransmits: 1,
-        congestion_used: Some("bbr".into()),
-        streams: vec![
+    r.remote = peer_results(
+        [35.0, 2.0, 33.0],
+        1,
+        Some("bbr"),
+        vec![
             peer_stream(1, 941_000_000, 7, 0, 1.05),
             peer_stream(3, 837_500_000, -1, 0, 1.05),
         ],
-    });
+    );
     r
 }
 
@@ -383,22 +397,13 @@ fn tcp_bidir_server() -> TestReport {
 fn udp_parallel_interrupted() -> TestReport {
     let params = Params {
         protocol: Protocol::Udp,
-        parallel: 2,
         time: 0,
         num: 10_000_000,
         len: 1250,
         bandwidth: 1_000_000,
         ..Params::default()
     };
-    let up = NetDirection::Upload;
-    let mut r = base(
-        Role::Client,
-        params,
-        vec![
-            stream(1, 5, "192.0.2.1:40001", "198.51.100.7:5201", true, up),
-            stream(3, 6, "192.0.2.1:40002", "198.51.100.7:5201", true, up),
-        ],
-    );
+    let mut r = client_upload_pair(params, [5, 6]);
     r.interval_secs = 0.5;
     r.interrupted = true;
     r.intervals = vec![interval(

@@ -13,6 +13,37 @@ use super::{pct, rate, IntervalRecord, Role, Side, TestReport};
 use crate::stream::Snapshot;
 use crate::sys::TcpInfo;
 
+/// The interval lines of a running test: written out as they come when
+/// text output is on, and counted either way, since the first line of a
+/// test carries the column header.
+pub(crate) struct IntervalLines {
+    text: bool,
+    printed: usize,
+}
+
+impl IntervalLines {
+    /// None printed yet; `text` says whether to print at all.
+    pub(crate) fn new(text: bool) -> IntervalLines {
+        IntervalLines { text, printed: 0 }
+    }
+
+    /// Print `recs` to `out` and flush, so each shows when it ends.
+    pub(crate) fn print(
+        &mut self,
+        report: &TestReport,
+        recs: &[IntervalRecord],
+        out: &mut dyn std::io::Write,
+    ) {
+        for rec in recs {
+            if self.text {
+                let _ = write!(out, "{}", report.interval_text(rec, self.printed == 0));
+                let _ = out.flush();
+            }
+            self.printed += 1;
+        }
+    }
+}
+
 impl TestReport {
     /// iperf3's `--bidir` label (`[TX-C]`, `[RX-S]`, ...); without
     /// `--bidir` there is one direction and iperf3 prints none.
@@ -210,15 +241,22 @@ impl TestReport {
         jit: f64,
         lost: i64,
     ) {
+        // What both lines start with: the span, the bytes and the rate.
+        let span = |side: &Side| {
+            format!(
+                "{label} {:6.2}-{:<6.2} sec  {}  {}",
+                0.0,
+                side.seconds,
+                fmt_bytes(side.bytes as f64),
+                fmt_rate(rate(side.bytes, side.seconds)),
+            )
+        };
+        let (snd_line, rcv_line) = (span(snd), span(rcv));
         if self.udp() {
             let pk = snd.packets.unwrap_or(0) as i64;
             let _ = writeln!(
                 o,
-                "{label} {:6.2}-{:<6.2} sec  {}  {}  {:.3} ms  {}/{} ({})  sender",
-                0.0,
-                snd.seconds,
-                fmt_bytes(snd.bytes as f64),
-                fmt_rate(rate(snd.bytes, snd.seconds)),
+                "{snd_line}  {:.3} ms  {}/{} ({})  sender",
                 0.0,
                 0,
                 pk,
@@ -226,11 +264,7 @@ impl TestReport {
             );
             let _ = writeln!(
                 o,
-                "{label} {:6.2}-{:<6.2} sec  {}  {}  {:.3} ms  {}/{} ({})  receiver",
-                0.0,
-                rcv.seconds,
-                fmt_bytes(rcv.bytes as f64),
-                fmt_rate(rate(rcv.bytes, rcv.seconds)),
+                "{rcv_line}  {:.3} ms  {}/{} ({})  receiver",
                 jit * 1e3,
                 lost,
                 pk,
@@ -240,22 +274,8 @@ impl TestReport {
             let retr = snd
                 .retransmits
                 .map_or_else(|| "    ".to_string(), |r| format!("{r:>4}"));
-            let _ = writeln!(
-                o,
-                "{label} {:6.2}-{:<6.2} sec  {}  {}  {retr}             sender",
-                0.0,
-                snd.seconds,
-                fmt_bytes(snd.bytes as f64),
-                fmt_rate(rate(snd.bytes, snd.seconds)),
-            );
-            let _ = writeln!(
-                o,
-                "{label} {:6.2}-{:<6.2} sec  {}  {}                  receiver",
-                0.0,
-                rcv.seconds,
-                fmt_bytes(rcv.bytes as f64),
-                fmt_rate(rate(rcv.bytes, rcv.seconds)),
-            );
+            let _ = writeln!(o, "{snd_line}  {retr}             sender");
+            let _ = writeln!(o, "{rcv_line}                  receiver");
         }
     }
 }
@@ -284,31 +304,27 @@ fn fmt_num(v: f64) -> String {
 
 /// Bytes the way iperf3 prints them: 1024-based, `GBytes`.
 fn fmt_bytes(b: f64) -> String {
-    const K: f64 = 1024.0;
-    let (v, u) = if b >= K * K * K {
-        (b / (K * K * K), "GBytes")
-    } else if b >= K * K {
-        (b / (K * K), "MBytes")
-    } else if b >= K {
-        (b / K, "KBytes")
-    } else {
-        (b, "Bytes")
-    };
-    format!("{} {u}", fmt_num(v))
+    fmt_scaled(b, 1024.0, ["GBytes", "MBytes", "KBytes", "Bytes"])
 }
 
 /// Bits per second the way iperf3 prints them: 1000-based, `Gbits/sec`.
 fn fmt_rate(bps: f64) -> String {
-    let (v, u) = if bps >= 1e9 {
-        (bps / 1e9, "Gbits")
-    } else if bps >= 1e6 {
-        (bps / 1e6, "Mbits")
-    } else if bps >= 1e3 {
-        (bps / 1e3, "Kbits")
-    } else {
-        (bps, "bits")
-    };
-    format!("{} {u}/sec", fmt_num(v))
+    fmt_scaled(
+        bps,
+        1e3,
+        ["Gbits/sec", "Mbits/sec", "Kbits/sec", "bits/sec"],
+    )
+}
+
+/// `v` in the largest unit it reaches, each `step` times the next (the
+/// units largest first), as iperf3's adaptive number.
+fn fmt_scaled(v: f64, step: f64, units: [&str; 4]) -> String {
+    let (scale, unit) = [step * step * step, step * step, step]
+        .into_iter()
+        .zip(units)
+        .find(|&(scale, _)| v >= scale)
+        .unwrap_or((1.0, units[3]));
+    format!("{} {unit}", fmt_num(v / scale))
 }
 
 #[cfg(test)]
