@@ -33,6 +33,12 @@ use std::str::FromStr;
 use iomark_model::figure::Figure;
 use iomark_model::{RunDocument, RunStatus, Warning};
 
+// How the code is laid out: `ops` is the store's work (migrate, write,
+// list, load, delete), written once against the `backend::Db` interface
+// that `sqlite` and `pg` implement; `decode` reads rows back into the types
+// below and `row` flattens a document into the values written; `db_arg` is
+// what `--db` names; `error` is `StoreError`; `import` reads other tools'
+// output.
 mod backend;
 mod db_arg;
 mod decode;

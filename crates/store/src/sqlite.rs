@@ -320,7 +320,7 @@ fn sqlite_err(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError {
 
 /// A SQLite connection (or a transaction on it, which derefs to one) as
 /// the shared store code uses it.
-pub(crate) struct Sqlite<'a> {
+struct Sqlite<'a> {
     conn: &'a Connection,
     path: &'a Path,
 }

@@ -1,7 +1,7 @@
-// Realistic run documents for the store's tests and its bench binary: a
-// CrystalDiskMark-shaped disk run (eight single-direction jobs with
-// per-second samples and fio's percentiles). Shared by `#[path]` so it is
-// not part of the library's API.
+//! Realistic run documents for the store's tests and its bench binary: a
+//! CrystalDiskMark-shaped disk run (eight single-direction jobs with
+//! per-second samples and fio's percentiles). Shared by `#[path]` so it is
+//! not part of the library's API.
 
 #![allow(dead_code)]
 

@@ -3,10 +3,10 @@
 mod common;
 
 use std::net::TcpListener;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use common::KillOnDrop;
 use iomark_model::figure::Figure;
 use iomark_model::net::NetDirection;
 use iomark_model::{RunBody, RunDocument, RunStatus};
@@ -27,12 +27,16 @@ fn have(tool: &str) -> bool {
     ok
 }
 
-/// fio's stdout for a job on a small file in `dir`.
-fn fio(dir: &Path, args: &[&str]) -> String {
+/// fio's stdout for a job (`args`, split at spaces) on a small scratch file.
+fn fio(args: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
     let out = Command::new("fio")
-        .arg(format!("--filename={}", dir.join("fio.dat").display()))
+        .arg(format!(
+            "--filename={}",
+            dir.path().join("fio.dat").display()
+        ))
         .args(["--size=4M", "--ioengine=psync"])
-        .args(args)
+        .args(args.split_whitespace())
         .output()
         .unwrap();
     assert!(
@@ -55,8 +59,8 @@ fn figure<'a>(figs: &'a [Figure], test: &str, metric: &str) -> &'a Figure {
 
 /// Store the document and read it back, to show an import survives the store.
 fn store_round_trip(doc: &RunDocument) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = SqliteStore::open(dir.path().join("r.db")).unwrap();
+    let (_dir, path) = common::scratch_db("r.db");
+    let mut store = SqliteStore::open(path).unwrap();
     let id = store.insert_complete(doc).unwrap();
     common::assert_same_document(&store.load(id).unwrap(), doc);
 }
@@ -66,18 +70,8 @@ fn fio_json_becomes_a_disk_run_with_bytes_per_second() {
     if !have("fio") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
     // iodepth with a sync engine makes fio print a note before the JSON.
-    let text = fio(
-        dir.path(),
-        &[
-            "--name=seq",
-            "--rw=read",
-            "--bs=64k",
-            "--iodepth=4",
-            "--output-format=json",
-        ],
-    );
+    let text = fio("--name=seq --rw=read --bs=64k --iodepth=4 --output-format=json");
     let raw = json_of(&text);
     let doc = import_str(&text).unwrap();
     assert_eq!(doc.tool, "fio");
@@ -128,20 +122,9 @@ fn fio_json_plus_mixed_jobs_keep_both_directions_and_threads() {
     if !have("fio") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
     let text = fio(
-        dir.path(),
-        &[
-            "--name=mix",
-            "--rw=randrw",
-            "--bs=4k",
-            "--numjobs=2",
-            "--group_reporting",
-            "--runtime=300ms",
-            "--time_based",
-            "--rwmixread=70",
-            "--output-format=json+",
-        ],
+        "--name=mix --rw=randrw --bs=4k --numjobs=2 --group_reporting --runtime=300ms \
+         --time_based --rwmixread=70 --output-format=json+",
     );
     let raw = json_of(&text);
     assert!(
@@ -173,17 +156,7 @@ fn fio_clones_without_group_reporting_are_separate_single_thread_jobs() {
     if !have("fio") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let text = fio(
-        dir.path(),
-        &[
-            "--name=w",
-            "--rw=write",
-            "--bs=128k",
-            "--numjobs=2",
-            "--output-format=json",
-        ],
-    );
+    let text = fio("--name=w --rw=write --bs=128k --numjobs=2 --output-format=json");
     let doc = import_str(&text).unwrap();
     let RunBody::Disk(run) = &doc.body else {
         panic!("not a disk run")
@@ -196,7 +169,10 @@ fn fio_clones_without_group_reporting_are_separate_single_thread_jobs() {
 }
 
 /// An iperf3 server on a free loopback port, killed on drop.
-struct Server(Child, u16);
+struct Server {
+    port: u16,
+    _process: KillOnDrop,
+}
 
 impl Server {
     fn start() -> Server {
@@ -211,7 +187,10 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        Server(child, port)
+        Server {
+            port,
+            _process: KillOnDrop(child),
+        }
     }
 
     /// `iperf3 -c ... -J` output, retried while the server starts.
@@ -222,7 +201,7 @@ impl Server {
                     "-c",
                     "127.0.0.1",
                     "-p",
-                    &self.1.to_string(),
+                    &self.port.to_string(),
                     "-J",
                     "-t",
                     "1",
@@ -241,13 +220,6 @@ impl Server {
             std::thread::sleep(Duration::from_millis(100));
         }
         panic!("iperf3 client never got through");
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 
@@ -333,11 +305,7 @@ fn a_real_fio_file_cut_in_half_is_refused() {
     if !have("fio") {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let text = fio(
-        dir.path(),
-        &["--name=seq", "--rw=read", "--bs=1M", "--output-format=json"],
-    );
+    let text = fio("--name=seq --rw=read --bs=1M --output-format=json");
     let half = &text[..text.len() / 2];
     assert!(matches!(import_str(half), Err(ImportError::BadJson { .. })));
 }

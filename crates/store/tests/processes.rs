@@ -2,27 +2,20 @@
 //! processes writing one SQLite database at once.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use iomark_model::RunStatus;
 use iomark_store::{RunQuery, SqliteStore, Store};
 
+mod common;
+
+use common::KillOnDrop;
+
 const FIXTURE: &str = env!("CARGO_BIN_EXE_iomark-store-fixture");
-
-/// Kills the child if a test fails before it does.
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 #[test]
 fn kill_9_mid_run_keeps_finished_jobs_and_marks_the_run_interrupted() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = common::scratch_db("results.db");
     let mut child = KillOnDrop(
         Command::new(FIXTURE)
             .args(["hold", db.to_str().unwrap(), "3"])
@@ -62,17 +55,12 @@ fn kill_9_mid_run_keeps_finished_jobs_and_marks_the_run_interrupted() {
         other => panic!("not a disk run: {other:?}"),
     }
     assert_eq!(run.figures.len(), 12, "four figures per finished job");
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    let check: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(check, "ok");
+    assert_eq!(common::pragma(&db, "integrity_check"), "ok");
 }
 
 #[test]
 fn processes_writing_one_database_at_once_all_succeed() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = common::scratch_db("results.db");
     // All start on a file that does not exist yet, so they also race to
     // create it, switch it to WAL and migrate it.
     let spawn = |first: u32| {

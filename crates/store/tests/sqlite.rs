@@ -7,9 +7,8 @@ use iomark_model::RunStatus;
 use iomark_store::{RunId, RunQuery, SqliteStore, Store, StoreError};
 
 fn fresh() -> (tempfile::TempDir, SqliteStore) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("sub/dir/results.db")).unwrap();
-    (dir, store)
+    let (dir, path) = common::scratch_db("sub/dir/results.db");
+    (dir, SqliteStore::open(path).unwrap())
 }
 
 #[test]
@@ -18,28 +17,30 @@ fn migrations_build_an_empty_database_and_reopen_cleanly() {
     assert_eq!(store.schema_version().unwrap(), 1);
     assert!(store.list(&RunQuery::default()).unwrap().is_empty());
     drop(store);
-    let mut again = SqliteStore::open(dir.path().join("sub/dir/results.db")).unwrap();
+    let path = dir.path().join("sub/dir/results.db");
+    let mut again = SqliteStore::open(path.clone()).unwrap();
     assert_eq!(again.schema_version().unwrap(), 1);
-    let conn = rusqlite::Connection::open(dir.path().join("sub/dir/results.db")).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
     let n: i64 = conn
         .query_row("SELECT COUNT(*) FROM schema_migrations", [], |r| r.get(0))
         .unwrap();
     assert_eq!(n, 1, "a migration ran twice");
-    let mode: String = conn
-        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(mode, "wal");
+    assert_eq!(common::pragma(&path, "journal_mode"), "wal");
 }
 
-#[test]
-fn a_database_from_a_newer_iomark_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("r.db");
+/// A database a newer iomark has migrated to schema version 99.
+fn database_from_the_future() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (dir, path) = common::scratch_db("r.db");
     drop(SqliteStore::open(path.clone()).unwrap());
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute("INSERT INTO schema_migrations VALUES (99, 'future', 0)", [])
         .unwrap();
-    drop(conn);
+    (dir, path)
+}
+
+#[test]
+fn a_database_from_a_newer_iomark_is_refused() {
+    let (_dir, path) = database_from_the_future();
     let err = SqliteStore::open(path).err().expect("refused");
     assert!(matches!(err, StoreError::NewerSchema { found: 99, .. }));
     assert!(err.to_string().contains("upgrade iomark"));
@@ -153,8 +154,7 @@ fn list_filters_by_label_device_time_and_limit() {
 
 #[test]
 fn delete_removes_the_run_and_its_rows() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("r.db");
+    let (_dir, path) = common::scratch_db("r.db");
     let mut store = SqliteStore::open(path.clone()).unwrap();
     let a = store.insert_complete(&synthetic::full_run(1)).unwrap();
     let b = store.insert_complete(&synthetic::full_run(2)).unwrap();
@@ -189,8 +189,7 @@ fn update_of_a_missing_run_is_an_error() {
 
 #[test]
 fn threads_writing_one_database_at_once_all_succeed() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("r.db");
+    let (_dir, path) = common::scratch_db("r.db");
     let threads: Vec<_> = (0..4)
         .map(|t| {
             let path = path.clone();
@@ -231,8 +230,7 @@ fn snapshot(path: &std::path::Path) -> (Vec<u8>, bool, bool) {
 
 #[test]
 fn a_read_only_open_creates_nothing_where_there_is_no_database() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("not/there/r.db");
+    let (dir, path) = common::scratch_db("not/there/r.db");
     let err = SqliteStore::open_read_only(path.clone())
         .err()
         .expect("nothing to read");
@@ -249,8 +247,7 @@ fn a_read_only_open_creates_nothing_where_there_is_no_database() {
 
 #[test]
 fn a_read_only_open_of_a_foreign_database_says_the_schema_is_missing() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("other.db");
+    let (_dir, path) = common::scratch_db("other.db");
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch("CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('hi')")
         .unwrap();
@@ -269,8 +266,7 @@ fn a_read_only_open_of_a_foreign_database_says_the_schema_is_missing() {
 
 #[test]
 fn a_read_only_open_reads_everything_and_writes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("r.db");
+    let (_dir, path) = common::scratch_db("r.db");
     let mut store = SqliteStore::open(path.clone()).unwrap();
     let doc = synthetic::full_run(4);
     let id = store.insert_complete(&doc).unwrap();
@@ -302,13 +298,7 @@ fn a_read_only_open_reads_everything_and_writes_nothing() {
 
 #[test]
 fn a_database_from_a_newer_iomark_is_refused_read_only_too() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("r.db");
-    drop(SqliteStore::open(path.clone()).unwrap());
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute("INSERT INTO schema_migrations VALUES (99, 'future', 0)", [])
-        .unwrap();
-    drop(conn);
+    let (_dir, path) = database_from_the_future();
     let err = SqliteStore::open_read_only(path).err().expect("refused");
     assert!(
         matches!(err, StoreError::NewerSchema { found: 99, .. }),
