@@ -47,6 +47,13 @@ fn rig(limits: Limits) -> Result<Rig, String> {
     })
 }
 
+fn read_iops_limit() -> Limits {
+    Limits {
+        read_iops: Some(READ_IOPS),
+        ..Limits::default()
+    }
+}
+
 fn run(rig: &Rig, args: &[&str]) -> Value {
     let dev = rig.dev.dev.to_str().unwrap();
     let mut all = vec!["disk", dev, "--runtime", "4s", "--ramp", "1s", "--json"];
@@ -94,13 +101,7 @@ fn bandwidth_case(engine: &str, rw: &str, bs: &str, depth: &str) {
         write_bps: Some(WRITE_BPS),
         ..Limits::default()
     };
-    let r = match rig(limits) {
-        Ok(r) => r,
-        Err(reason) => {
-            eprintln!("skipped: {reason}");
-            return;
-        }
-    };
+    let r = or_skip!(rig(limits));
     let dev = r.dev.dev.to_str().unwrap().to_string();
     let mut args = vec![
         "--engine",
@@ -150,17 +151,7 @@ fn io_uring_random_write_matches_the_bandwidth_throttle() {
 }
 
 fn iops_case(engine: &str, depth: &str, threads: &str) {
-    let limits = Limits {
-        read_iops: Some(READ_IOPS),
-        ..Limits::default()
-    };
-    let r = match rig(limits) {
-        Ok(r) => r,
-        Err(reason) => {
-            eprintln!("skipped: {reason}");
-            return;
-        }
-    };
+    let r = or_skip!(rig(read_iops_limit()));
     let what = format!("{engine} randread 4k IOPS");
     assert_some_attempt_within_3pct(&what, READ_IOPS as f64, || {
         let doc = run(
@@ -194,16 +185,7 @@ fn io_uring_random_read_matches_the_iops_throttle() {
 
 #[test]
 fn io_uring_keeps_the_requested_depth_on_a_slow_device() {
-    let r = match rig(Limits {
-        read_iops: Some(READ_IOPS),
-        ..Limits::default()
-    }) {
-        Ok(r) => r,
-        Err(reason) => {
-            eprintln!("skipped: {reason}");
-            return;
-        }
-    };
+    let r = or_skip!(rig(read_iops_limit()));
     let doc = run(
         &r,
         &[

@@ -5,41 +5,42 @@ mod common;
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output};
 use std::time::Duration;
 
 use common::*;
 use iomark_testrig::{require, require_root, MountedFs};
 
 /// Start a minute-long job on a test file in `dir`, wait until the file
-/// exists, then let the job run for `settle`.
-fn start_long_run(dir: &Path, settle: Duration) -> std::process::Child {
-    let child = long_disk_run(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+/// exists, then let the job run for `settle`. It is killed on drop.
+fn start_long_run(dir: &Path, settle: Duration) -> Proc {
+    let child = Proc::spawn(&mut long_disk_run(dir));
     settle_after_test_file(dir, Duration::from_secs(10), settle);
     child
+}
+
+/// `iomark disk DIR` with psync on a 4 MiB test file for `runtime`.
+fn short_run(dir: &str, runtime: &str) -> Output {
+    iomark(&[
+        "disk",
+        dir,
+        "--size",
+        "4M",
+        "--runtime",
+        runtime,
+        "--engine",
+        "psync",
+    ])
 }
 
 #[test]
 fn test_file_is_gone_after_success() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    let o = iomark(&[
-        "disk",
-        d,
-        "--size",
-        "4M",
-        "--runtime",
-        "200ms",
-        "--engine",
-        "psync",
-    ]);
+    let o = short_run(d, "200ms");
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("read:"));
-    assert!(test_files(dir.path()).is_empty());
+    assert_no_test_files(dir.path());
 }
 
 #[test]
@@ -49,34 +50,32 @@ fn test_file_is_gone_after_an_error() {
     // 1000 bytes is no multiple of any logical block size: refused after
     // the test file was made.
     let o = iomark(&["disk", d, "--size", "4M", "--bs", "1000", "--direct"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("logical block size"), "{}", stderr(&o));
-    assert!(test_files(dir.path()).is_empty());
+    fails_with(&o, "logical block size");
+    assert_no_test_files(dir.path());
 }
 
 #[test]
 fn ctrl_c_prints_what_was_measured_and_removes_the_test_file() {
     let dir = tempfile::tempdir().unwrap();
     let child = start_long_run(dir.path(), Duration::from_millis(1500));
-    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    let pid = rustix::process::Pid::from_raw(child.pid() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = child.finish(Duration::from_secs(30));
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(
         out.contains("read:") && out.contains("interrupted"),
         "{out}"
     );
-    assert!(test_files(dir.path()).is_empty());
+    assert_no_test_files(dir.path());
 }
 
 #[test]
 fn a_killed_run_leaves_a_file_that_the_next_run_removes() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    let mut child = start_long_run(dir.path(), Duration::from_millis(300));
-    child.kill().unwrap();
-    child.wait().unwrap();
+    // Dropping it kills it (SIGKILL) and reaps it.
+    drop(start_long_run(dir.path(), Duration::from_millis(300)));
     let stale: Vec<String> = test_files(dir.path())
         .iter()
         .map(|p| file_name(p))
@@ -86,29 +85,20 @@ fn a_killed_run_leaves_a_file_that_the_next_run_removes() {
     let o = iomark(&["clean", d]);
     assert!(o.status.success());
     assert!(stdout(&o).contains(&stale[0]));
-    assert!(test_files(dir.path()).is_empty());
+    assert_no_test_files(dir.path());
     // ... and so does the next run in that directory.
     let again = dir.path().join(&stale[0]);
     fs::write(&again, b"stale").unwrap();
     // Clean-up takes only files with the mode iomark gives its own.
     fs::set_permissions(&again, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
-    let o = iomark(&[
-        "disk",
-        d,
-        "--size",
-        "4M",
-        "--runtime",
-        "100ms",
-        "--engine",
-        "psync",
-    ]);
+    let o = short_run(d, "100ms");
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("left by a killed run"),
         "{}",
         stderr(&o)
     );
-    assert!(test_files(dir.path()).is_empty());
+    assert_no_test_files(dir.path());
 }
 
 #[test]
@@ -124,20 +114,11 @@ fn bad_input_exits_2_with_the_fix_and_leaves_nothing() {
     ] {
         let mut all = vec!["disk", d];
         all.extend(&args);
-        let o = iomark(&all);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
-        assert_eq!(
-            stderr(&o).lines().count(),
-            1,
-            "one clear line: {}",
-            stderr(&o)
-        );
-        assert!(test_files(dir.path()).is_empty());
+        let err = fails_with(&iomark(&all), needle);
+        assert_eq!(err.lines().count(), 1, "{args:?}: one clear line: {err}");
+        assert_no_test_files(dir.path());
     }
-    let o = iomark(&["disk", "/nonexistent/iomark"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
+    fails_with(&iomark(&["disk", "/nonexistent/iomark"]), "does not exist");
 }
 
 #[test]
@@ -147,8 +128,7 @@ fn writes_to_an_existing_file_need_allow_write() {
     fs::write(&f, vec![7u8; 1 << 20]).unwrap();
     let p = f.to_str().unwrap();
     let o = iomark(&["disk", p, "--rw", "write", "--runtime", "100ms"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--allow-write"), "{}", stderr(&o));
+    fails_with(&o, "--allow-write");
     assert!(fs::read(&f).unwrap().iter().all(|&b| b == 7), "untouched");
     // Reads are fine without it.
     let o = iomark(&[
@@ -179,67 +159,35 @@ fn writes_to_an_existing_file_need_allow_write() {
 #[test]
 fn a_mounted_device_and_a_symlink_to_it_are_refused_for_writing() {
     require!(require_root());
-    let fs_rig = match MountedFs::ext4(32 << 20) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            return;
-        }
-    };
-    let dev = fs_rig.device.dev.to_str().unwrap().to_string();
-    let o = iomark(&[
-        "disk",
-        &dev,
-        "--rw",
-        "write",
-        "--allow-write",
-        &dev,
-        "--runtime",
-        "1s",
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("mounted"), "{}", stderr(&o));
-
+    let fs_rig = or_skip!(MountedFs::ext4(32 << 20));
+    let dev = fs_rig.device.dev.to_str().unwrap();
     let link_dir = tempfile::tempdir().unwrap();
     let link = link_dir.path().join("innocent-name");
-    std::os::unix::fs::symlink(&dev, &link).unwrap();
+    std::os::unix::fs::symlink(dev, &link).unwrap();
     let l = link.to_str().unwrap();
-    let o = iomark(&[
-        "disk",
-        l,
-        "--rw",
-        "write",
-        "--allow-write",
-        l,
-        "--runtime",
-        "1s",
-    ]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("mounted"), "{}", stderr(&o));
+    for target in [dev, l] {
+        let o = iomark_cmd(&["disk", target, "--rw", "write", "--runtime", "1s"])
+            .args(["--allow-write", target])
+            .output()
+            .unwrap();
+        fails_with(&o, "mounted");
+    }
     // Without --allow-write the refusal names the flag.
     let o = iomark(&["disk", l, "--rw", "randwrite", "--runtime", "1s"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--allow-write"), "{}", stderr(&o));
+    fails_with(&o, "--allow-write");
     // Reading a mounted device is harmless and allowed.
-    let o = iomark(&["disk", &dev, "--rw", "randread", "--runtime", "300ms"]);
+    let o = iomark(&["disk", dev, "--rw", "randread", "--runtime", "300ms"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]
 fn a_full_file_system_gives_a_clear_error_and_leaves_nothing() {
     require!(require_root());
-    let small = match MountedFs::ext4(16 << 20) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            return;
-        }
-    };
+    let small = or_skip!(MountedFs::ext4(16 << 20));
     let d = small.mountpoint.to_str().unwrap();
     let o = iomark(&["disk", d, "--size", "64M", "--runtime", "1s"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("does not fit"), "{}", stderr(&o));
-    assert!(test_files(&small.mountpoint).is_empty());
+    fails_with(&o, "does not fit");
+    assert_no_test_files(&small.mountpoint);
 }
 
 #[test]
@@ -265,21 +213,11 @@ fn a_file_system_without_direct_io_suggests_buffered() {
     let _guard = Unmount(mnt);
     let d = mnt.to_str().unwrap();
     let o = iomark(&["disk", d, "--size", "4M", "--runtime", "100ms", "--direct"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("--buffered"), "{}", stderr(&o));
-    assert!(test_files(mnt).is_empty());
+    fails_with(&o, "--buffered");
+    assert_no_test_files(mnt);
     // Without --direct it falls back and says so.
-    let o = iomark(&[
-        "disk",
-        d,
-        "--size",
-        "4M",
-        "--runtime",
-        "100ms",
-        "--engine",
-        "psync",
-    ]);
+    let o = short_run(d, "100ms");
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("does not support O_DIRECT"));
-    assert!(test_files(mnt).is_empty());
+    assert_no_test_files(mnt);
 }

@@ -4,6 +4,7 @@
 mod common;
 
 use std::process::Command;
+use std::time::Duration;
 
 use common::*;
 use serde_json::Value;
@@ -80,7 +81,7 @@ fn stream_prints_streams_table() {
 #[test]
 fn stream_on_a_file_mapping_validates_and_removes_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    let backing = format!("mmap:{}", dir.path().display());
+    let backing = mmap_backing(dir.path());
     let body = mem_json(&[
         "stream",
         "--size",
@@ -93,17 +94,13 @@ fn stream_on_a_file_mapping_validates_and_removes_the_file() {
     assert_eq!(result(&body)["validation"]["outcome"], "passed");
     assert_eq!(body["spec"]["backing"]["kind"], "mmap");
     assert!(!body["outcome"]["msync"].is_null());
-    assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
-        0,
-        "backing file left behind"
-    );
+    assert_empty_dir(dir.path(), "backing file");
 }
 
 #[test]
 fn stencil_masks_validate_and_agree_across_threads_and_backings() {
     let dir = tempfile::tempdir().unwrap();
-    let backing = format!("mmap:{}", dir.path().display());
+    let backing = mmap_backing(dir.path());
     for mask in ["3", "15"] {
         let base = ["stencil", "--mask", mask, "--n", "300", "--sweeps", "3"];
         let mut sums = Vec::new();
@@ -196,45 +193,27 @@ fn bad_input_exits_2_with_a_message_naming_the_fix() {
 #[test]
 fn ctrl_c_stops_between_sweeps_and_removes_the_backing_file() {
     let dir = tempfile::tempdir().unwrap();
-    let backing = format!("mmap:{}", dir.path().display());
-    let child = Command::new(env!("CARGO_BIN_EXE_iomark"))
-        .args([
-            "mem",
-            "stencil",
-            "--n",
-            "2000",
-            "--sweeps",
-            "100000",
-            "--threads",
-            "1",
-        ])
-        .args(["--backing", &backing, "--json"])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = Proc::spawn(
+        mem_on_mapping(
+            dir.path(),
+            &["stencil", "--n", "2000", "--sweeps", "100000"],
+        )
+        .args(["--threads", "1", "--json"]),
+    );
     // Wait until the backing file exists, i.e. the run is under way.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while std::fs::read_dir(dir.path()).unwrap().count() == 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no backing file appeared"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    wait_until(Duration::from_secs(30), "a backing file appears", || {
+        !dir_names(dir.path()).is_empty()
+    });
+    std::thread::sleep(Duration::from_millis(300));
     let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args(["-INT", &child.pid().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
-    let out = child.wait_with_output().unwrap();
+    let out = child.finish(Duration::from_secs(60));
     assert_eq!(out.status.code(), Some(130));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["status"], "interrupted");
     assert_eq!(doc["body"]["outcome"]["kind"], "interrupted");
-    assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
-        0,
-        "backing file left behind"
-    );
+    assert_empty_dir(dir.path(), "backing file");
 }

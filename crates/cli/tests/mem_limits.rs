@@ -6,8 +6,10 @@
 mod common;
 
 use std::path::Path;
+use std::process::Output;
 
 use common::*;
+use iomark_testrig::require;
 use serde_json::Value;
 
 fn swap_on() -> bool {
@@ -34,67 +36,51 @@ fn assert_no_groups_left() {
     }
 }
 
+/// Runs `iomark mem stencil FLAGS... [--backing mmap:DIR] --mem-limit
+/// LIMIT`, `flags` as on a command line: on the heap without a `backing`
+/// directory, else in a file mapping there.
+fn stencil(flags: &str, backing: Option<&Path>, limit: &str) -> Output {
+    let mut cmd = iomark_cmd(&["mem", "stencil", "--mem-limit", limit]);
+    cmd.args(flags.split_whitespace());
+    if let Some(dir) = backing {
+        cmd.args(["--backing", &mmap_backing(dir)]);
+    }
+    cmd.output().expect("iomark runs")
+}
+
+/// The run's cgroup record says it was held to `limit` bytes: no OOM kill
+/// and, where the kernel reports one, a peak within the limit.
+fn assert_held_to(cg: &Value, limit: u64) {
+    assert_eq!(cg["limit"], limit);
+    assert_eq!(cg["oom_kills"], 0);
+    if let Some(peak) = cg["peak"].as_u64() {
+        assert!(peak <= limit, "peak {peak} above the limit");
+    }
+}
+
 #[test]
 fn mmap_data_twice_the_limit_completes() {
-    if let Some(why) = no_memory_cgroup() {
-        eprintln!("skipped: {why}");
-        return;
-    }
+    require!(memory_cgroup());
     let dir = tempfile::tempdir().unwrap();
-    let backing = format!("mmap:{}", dir.path().display());
     // 16 x 5793² bytes = 512 MiB of data in a 256 MiB group.
-    let out = iomark(&[
-        "mem",
-        "stencil",
-        "--n",
-        "5793",
-        "--sweeps",
-        "1",
-        "--backing",
-        &backing,
-        "--mem-limit",
-        "256MiB",
-        "--json",
-    ]);
+    let out = stencil("--n 5793 --sweeps 1 --json", Some(dir.path()), "256MiB");
     let doc = json_of(&out);
     let body = &doc["body"];
     assert_eq!(body["outcome"]["kind"], "completed");
     assert_eq!(body["outcome"]["result"]["validation"]["outcome"], "passed");
-    let cg = &body["cgroup"];
-    assert_eq!(cg["limit"], 256u64 << 20);
-    assert_eq!(cg["oom_kills"], 0);
-    if let Some(peak) = cg["peak"].as_u64() {
-        assert!(peak <= 256 << 20, "peak {peak} above the limit");
-    }
-    assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
-        0,
-        "backing file left behind"
-    );
+    assert_held_to(&body["cgroup"], 256 << 20);
+    assert_empty_dir(dir.path(), "backing file");
     assert_no_groups_left();
 }
 
 #[test]
 fn heap_data_over_the_limit_without_swap_is_an_oom_kill_with_a_clear_message() {
-    if let Some(why) = no_memory_cgroup() {
-        eprintln!("skipped: {why}");
-        return;
-    }
+    require!(memory_cgroup());
     if swap_on() {
         eprintln!("skipped: swap is on, so the heap run would swap instead of being killed");
         return;
     }
-    let out = iomark(&[
-        "mem",
-        "stencil",
-        "--n",
-        "5793",
-        "--sweeps",
-        "1",
-        "--mem-limit",
-        "256MiB",
-        "--json",
-    ]);
+    let out = stencil("--n 5793 --sweeps 1 --json", None, "256MiB");
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     if swap_on()
         || !doc["body"]["host"]["swap"]["devices"]
@@ -106,13 +92,9 @@ fn heap_data_over_the_limit_without_swap_is_an_oom_kill_with_a_clear_message() {
         eprintln!("skipped: swap came on during the run, so the heap run could swap");
         return;
     }
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
-    assert!(
-        err.contains(
-            "killed by the out-of-memory killer: data larger than the memory limit and no swap"
-        ),
-        "{err}"
+    fails_with(
+        &out,
+        "killed by the out-of-memory killer: data larger than the memory limit and no swap",
     );
     assert_eq!(doc["status"], "failed");
     assert_eq!(doc["body"]["outcome"]["kind"], "oom_killed");
@@ -122,26 +104,10 @@ fn heap_data_over_the_limit_without_swap_is_an_oom_kill_with_a_clear_message() {
 
 #[test]
 fn relative_reports_the_constrained_run_against_the_all_in_memory_one() {
-    if let Some(why) = no_memory_cgroup() {
-        eprintln!("skipped: {why}");
-        return;
-    }
+    require!(memory_cgroup());
     let dir = tempfile::tempdir().unwrap();
-    let backing = format!("mmap:{}", dir.path().display());
     // 64 MiB of data in a 32 MiB group.
-    let out = iomark(&[
-        "mem",
-        "stencil",
-        "--n",
-        "2048",
-        "--sweeps",
-        "2",
-        "--backing",
-        &backing,
-        "--mem-limit",
-        "32MiB",
-        "--relative",
-    ]);
+    let out = stencil("--n 2048 --sweeps 2 --relative", Some(dir.path()), "32MiB");
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     let rel = text
@@ -158,10 +124,7 @@ fn relative_reports_the_constrained_run_against_the_all_in_memory_one() {
 /// biting, and the process leaves no group and no test file behind.
 #[test]
 fn disk_run_through_a_mapping_is_held_to_the_limit() {
-    if let Some(why) = no_memory_cgroup() {
-        eprintln!("skipped: {why}");
-        return;
-    }
+    require!(memory_cgroup());
     let dir = tempfile::tempdir().unwrap();
     let out = iomark(&[
         "disk",
@@ -186,10 +149,8 @@ fn disk_run_through_a_mapping_is_held_to_the_limit() {
     let read = &run["jobs"][0]["read"];
     assert_eq!(read["io_bytes"], 256u64 << 20, "one whole pass was read");
     let cg = &run["cgroup"];
-    assert_eq!(cg["limit"], 64u64 << 20);
-    assert_eq!(cg["oom_kills"], 0);
+    assert_held_to(cg, 64 << 20);
     if let Some(peak) = cg["peak"].as_u64() {
-        assert!(peak <= 64 << 20, "peak {peak} above the limit");
         assert!(
             peak > 32 << 20,
             "peak {peak}: the page cache was not charged"
@@ -201,21 +162,13 @@ fn disk_run_through_a_mapping_is_held_to_the_limit() {
             "256 MiB went through a 64 MiB group without hitting it"
         );
     }
-    assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
-        0,
-        "test file left behind"
-    );
+    assert_empty_dir(dir.path(), "test file");
     assert_no_groups_left();
 }
 
 #[test]
 fn disk_mem_limit_below_iomark_itself_is_refused() {
     let out = iomark(&["disk", ".", "--rw", "read", "--mem-limit", "1MiB"]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
-    assert!(
-        err.contains("--mem-limit") && err.contains("at least"),
-        "{err}"
-    );
+    let err = fails_with(&out, "--mem-limit");
+    assert!(err.contains("at least"), "{err}");
 }

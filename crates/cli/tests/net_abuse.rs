@@ -12,6 +12,7 @@ mod net_common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -20,18 +21,38 @@ use net_common::*;
 
 const COOKIE: &[u8; 37] = b"abcdefghijklmnopqrstuvwxyz234567abcd\0";
 
-fn server(port: u16) -> Proc {
-    iomark_server(
-        port,
-        &[
-            "--first-byte-timeout",
-            "1s",
-            "--setup-timeout",
-            "2s",
-            "--grace",
-            "2s",
-        ],
-    )
+/// `iomark net server` on a free port with its first-byte, set-up and
+/// grace timeouts shortened to 1 s, 2 s and 2 s, and `extra` flags: the
+/// port and the server, which is stopped on drop.
+fn server_with(extra: &[&str]) -> (u16, Proc) {
+    let port = free_port();
+    let mut args = vec![
+        "--first-byte-timeout",
+        "1s",
+        "--setup-timeout",
+        "2s",
+        "--grace",
+        "2s",
+    ];
+    args.extend_from_slice(extra);
+    (port, iomark_server(port, &args))
+}
+
+fn server() -> (u16, Proc) {
+    server_with(&[])
+}
+
+/// The server of `server()` with receive timeout `rcv` and `extra` flags.
+fn limited_server(rcv: &str, extra: &[&str]) -> (u16, Proc) {
+    server_with(&[&["--rcv-timeout", rcv], extra].concat())
+}
+
+/// `took` is within `ms` milliseconds: at least the start, less than the end.
+fn assert_took(took: Duration, ms: Range<u128>, what: &str) {
+    assert!(
+        ms.contains(&took.as_millis()),
+        "{what} after {took:?}, outside {ms:?} ms"
+    );
 }
 
 fn connect(port: u16) -> TcpStream {
@@ -92,18 +113,8 @@ fn still_serves(port: u16, after: &str) {
 
 #[test]
 fn second_client_is_denied_and_first_test_is_unharmed() {
-    let port = free_port();
-    let _srv = server(port);
-    let first = Proc::spawn(&mut iomark_cmd(&[
-        "net",
-        "client",
-        "127.0.0.1",
-        "-p",
-        &port.to_string(),
-        "-t",
-        "3",
-        "-J",
-    ]));
+    let (port, _srv) = server();
+    let first = spawn_iomark_client(port, &["-t", "3", "-J"]);
     std::thread::sleep(Duration::from_millis(1000));
     // A raw intruder gets 0xFF at once, without sending anything.
     let mut intruder = connect(port);
@@ -130,18 +141,13 @@ fn second_client_is_denied_and_first_test_is_unharmed() {
 
 #[test]
 fn silent_and_slow_connections_are_dropped() {
-    let port = free_port();
-    let _srv = server(port);
+    let (port, _srv) = server();
     // Sends nothing: dropped after the first-byte timeout (1 s here, 10 s default).
     let mut silent = connect(port);
     let t = Instant::now();
     let mut buf = [0u8; 16];
     let _ = silent.read(&mut buf);
-    let waited = t.elapsed();
-    assert!(
-        waited >= Duration::from_millis(900) && waited < Duration::from_secs(4),
-        "{waited:?}"
-    );
+    assert_took(t.elapsed(), 900..4000, "a silent connection dropped");
     still_serves(port, "a silent connection");
     // Sends the parameters one byte at a time, slower than the set-up limit.
     let mut slow = handshake(port);
@@ -172,8 +178,7 @@ fn silent_and_slow_connections_are_dropped() {
 
 #[test]
 fn bad_parameters_get_server_error_with_iperf3_codes() {
-    let port = free_port();
-    let _srv = server(port);
+    let (port, _srv) = server();
     let cases: &[(&str, Vec<u8>, i32)] = &[
         ("malformed", b"{\"tcp\":tru".to_vec(), 114),
         ("not an object", b"[1,2,3]".to_vec(), 114),
@@ -231,8 +236,7 @@ fn bad_parameters_get_server_error_with_iperf3_codes() {
 
 #[test]
 fn vanishing_clients_end_the_test_cleanly() {
-    let port = free_port();
-    let _srv = server(port);
+    let (port, _srv) = server();
     // Vanishes after CREATE_STREAMS without opening any stream.
     {
         let mut s = handshake(port);
@@ -247,16 +251,8 @@ fn vanishing_clients_end_the_test_cleanly() {
     still_serves(port, "a client that vanished before its streams");
     // Vanishes mid-test: control and data streams just close.
     {
-        let mut s = handshake(port);
-        send_frame(
-            &mut s,
-            br#"{"tcp":true,"time":30,"parallel":1,"len":131072}"#,
-        );
-        assert_eq!(read_byte(&mut s), Some(10));
-        let mut data = connect(port);
-        data.write_all(COOKIE).unwrap();
-        assert_eq!(read_byte(&mut s), Some(1), "TEST_START");
-        assert_eq!(read_byte(&mut s), Some(2), "TEST_RUNNING");
+        let (_ctrl, mut data, _) =
+            running_test(port, br#"{"tcp":true,"time":30,"parallel":1,"len":131072}"#);
         for _ in 0..50 {
             data.write_all(&[0u8; 65536]).unwrap();
         }
@@ -268,15 +264,7 @@ fn vanishing_clients_end_the_test_cleanly() {
         "the server stayed busy"
     );
     // A real client killed mid-test.
-    let victim = Proc::spawn(&mut iomark_cmd(&[
-        "net",
-        "client",
-        "127.0.0.1",
-        "-p",
-        &port.to_string(),
-        "-t",
-        "30",
-    ]));
+    let victim = spawn_iomark_client(port, &["-t", "30"]);
     std::thread::sleep(Duration::from_millis(800));
     drop(victim);
     still_serves(port, "a killed client");
@@ -313,17 +301,8 @@ fn client_errors_are_clear() {
 
 #[test]
 fn ctrl_c_ends_a_client_test_cleanly() {
-    let port = free_port();
-    let _srv = server(port);
-    let client = Proc::spawn(&mut iomark_cmd(&[
-        "net",
-        "client",
-        "127.0.0.1",
-        "-p",
-        &port.to_string(),
-        "-t",
-        "20",
-    ]));
+    let (port, _srv) = server();
+    let client = spawn_iomark_client(port, &["-t", "20"]);
     std::thread::sleep(Duration::from_millis(1500));
     let status = std::process::Command::new("kill")
         .args(["-INT", &client.pid().to_string()])
@@ -338,22 +317,6 @@ fn ctrl_c_ends_a_client_test_cleanly() {
         "{text}"
     );
     still_serves(port, "a client stopped with Ctrl-C");
-}
-
-/// The server of `server()` with receive timeout `rcv` and `extra` flags.
-fn limited_server(port: u16, rcv: &str, extra: &[&str]) -> Proc {
-    let mut args = vec![
-        "--first-byte-timeout",
-        "1s",
-        "--setup-timeout",
-        "2s",
-        "--grace",
-        "2s",
-        "--rcv-timeout",
-        rcv,
-    ];
-    args.extend_from_slice(extra);
-    iomark_server(port, &args)
 }
 
 /// Run a test by hand up to TEST_RUNNING with one TCP data stream. Returns
@@ -371,20 +334,19 @@ fn running_test(port: u16, params: &[u8]) -> (TcpStream, TcpStream, Instant) {
     (ctrl, data, before)
 }
 
-/// SERVER_ERROR `code` on `ctrl`, and how long after `since` it came.
-fn ended_with(ctrl: &mut TcpStream, code: i32, since: Instant, what: &str) -> Duration {
+/// SERVER_ERROR `code` on `ctrl`, within `ms` milliseconds after `since`.
+fn ended_with(ctrl: &mut TcpStream, code: i32, since: Instant, ms: Range<u128>, what: &str) {
     ctrl.set_read_timeout(Some(Duration::from_secs(60)))
         .unwrap();
     let got = server_error(ctrl);
     let waited = since.elapsed();
     assert_eq!(got, Ok(code), "{what}: after {waited:?}");
-    waited
+    assert_took(waited, ms, what);
 }
 
 #[test]
 fn silent_client_without_an_end_is_released_within_rcv_timeout() {
-    let port = free_port();
-    let _srv = limited_server(port, "2s", &[]);
+    let (port, _srv) = limited_server("2s", &[]);
     // time 0 and no byte or block count: only the client could end these,
     // and it goes silent after TEST_RUNNING. Reverse: it never reads either.
     let cases: &[(&str, &[u8])] = &[
@@ -400,15 +362,8 @@ fn silent_client_without_an_end_is_released_within_rcv_timeout() {
     for (name, params) in cases {
         let (mut ctrl, data, before) = running_test(port, params);
         // SERVER_ERROR 144: iperf3's "idle timeout for receiving data".
-        let waited = ended_with(&mut ctrl, 144, before, name);
-        assert!(
-            waited >= Duration::from_millis(1900),
-            "{name}: ended after {waited:?}, before the 2 s receive timeout"
-        );
-        assert!(
-            waited < Duration::from_secs(15),
-            "{name}: the server stayed busy for {waited:?} with a 2 s receive timeout"
-        );
+        let what = format!("{name}: ended, with a 2 s receive timeout,");
+        ended_with(&mut ctrl, 144, before, 1900..15000, &what);
         drop(data);
         still_serves(port, &format!("a silent client ({name})"));
     }
@@ -416,8 +371,7 @@ fn silent_client_without_an_end_is_released_within_rcv_timeout() {
 
 #[test]
 fn client_that_stops_sending_mid_test_is_dropped_within_rcv_timeout() {
-    let port = free_port();
-    let _srv = limited_server(port, "2s", &[]);
+    let (port, _srv) = limited_server("2s", &[]);
     // A 60 s test: without the receive timeout it would hold the server for
     // 60 s + grace.
     let (mut ctrl, mut data, _) = running_test(
@@ -430,25 +384,17 @@ fn client_that_stops_sending_mid_test_is_dropped_within_rcv_timeout() {
         std::thread::sleep(Duration::from_millis(5));
     }
     let stopped = Instant::now();
-    let waited = ended_with(&mut ctrl, 144, stopped, "a stalled 60 s test");
-    assert!(
-        waited >= Duration::from_secs(1),
-        "dropped {waited:?} after the data stopped, before the 2 s receive timeout"
-    );
-    assert!(
-        waited < Duration::from_secs(15),
-        "dropped only {waited:?} after the data stopped, with a 2 s receive timeout"
-    );
+    let what = "a stalled 60 s test dropped, with a 2 s receive timeout, once the data stopped";
+    ended_with(&mut ctrl, 144, stopped, 1000..15000, what);
     drop(data);
     still_serves(port, "a client that stopped sending");
 }
 
 #[test]
 fn max_duration_refuses_long_tests_and_caps_unbounded_ones() {
-    let port = free_port();
     // A receive timeout well above the cap: a writer starved by a busy
     // host must not turn the cap into an idle end.
-    let _srv = limited_server(port, "10s", &["--max-duration", "3s"]);
+    let (port, _srv) = limited_server("10s", &["--max-duration", "3s"]);
     // A timed test longer than the cap is refused up front (iperf3's code
     // for --server-max-duration), before any stream is opened.
     let mut s = handshake(port);
@@ -470,15 +416,8 @@ fn max_duration_refuses_long_tests_and_caps_unbounded_ones() {
             std::thread::sleep(Duration::from_millis(10));
         }
     });
-    let waited = ended_with(&mut ctrl, 160, before, "a time 0 test that never ends");
-    assert!(
-        waited >= Duration::from_millis(2900),
-        "capped after {waited:?}, before the 3 s --max-duration"
-    );
-    assert!(
-        waited < Duration::from_secs(20),
-        "capped only after {waited:?} with a 3 s --max-duration"
-    );
+    let what = "a time 0 test that never ends capped, with a 3 s --max-duration,";
+    ended_with(&mut ctrl, 160, before, 2900..20000, what);
     drop(ctrl);
     writer.join().unwrap();
     still_serves(port, "an unbounded test that reached the cap");
@@ -487,8 +426,7 @@ fn max_duration_refuses_long_tests_and_caps_unbounded_ones() {
 #[test]
 fn iperf3_client_tests_with_counts_and_without_an_end_are_served() {
     require!(have("iperf3"));
-    let port = free_port();
-    let _srv = limited_server(port, "10s", &["--max-duration", "4s"]);
+    let (port, _srv) = limited_server("10s", &["--max-duration", "4s"]);
     // -n and -k: the client ends the test, the caps never come into it.
     for args in [
         &["-n", "20M", "-J"][..],
@@ -517,9 +455,10 @@ fn iperf3_client_tests_with_counts_and_without_an_end_are_served() {
         text.contains("bits/sec"),
         "iperf3 -t 0 moved no data:\n{text}"
     );
-    assert!(
-        took >= Duration::from_secs(4) && took < Duration::from_secs(30),
-        "iperf3 -t 0 ended after {took:?} with a 4 s --max-duration"
+    assert_took(
+        took,
+        4000..30000,
+        "iperf3 -t 0 ended, with a 4 s --max-duration,",
     );
     still_serves(port, "iperf3 -t 0 at the cap");
 }

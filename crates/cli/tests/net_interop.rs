@@ -5,12 +5,13 @@
 mod common;
 mod net_common;
 
-use std::process::Command;
+use std::process::{Command, Output};
 use std::time::Duration;
 
 use common::*;
 use iomark_testrig::require;
 use net_common::*;
+use serde_json::Value;
 
 const CASES: &[(&str, &[&str])] = &[
     ("tcp 1 stream", &[]),
@@ -33,6 +34,32 @@ fn server_local_key(args: &[&str]) -> &'static str {
     }
 }
 
+/// The client's run `out` and then the server's one-off test succeeded:
+/// their JSON documents, the client's first.
+fn both_ok(name: &str, client: (&str, Output), server: (&str, Proc)) -> (Value, Value) {
+    assert_ok(&client.1, &format!("{} client, {name}", client.0));
+    let srv = server.1.finish(Duration::from_secs(20));
+    assert_ok(&srv, &format!("{} server, {name}", server.0));
+    (json(&client.1), json(&srv))
+}
+
+/// The server (`server_name`) moved data, and for TCP its own count reached
+/// the client in the results exchange.
+fn assert_server_count_reached_client(
+    name: &str,
+    args: &[&str],
+    server: &Value,
+    server_name: &str,
+    client: &Value,
+) {
+    let key = server_local_key(args);
+    let b = end_bytes(server, key);
+    assert!(b > 0, "{name}: {server_name} moved no data");
+    if !args.contains(&"-u") {
+        assert_eq!(end_bytes(client, key), b, "{name}: {key} differs");
+    }
+}
+
 #[test]
 fn iomark_client_against_iperf3_server() {
     require!(have("iperf3"));
@@ -42,18 +69,9 @@ fn iomark_client_against_iperf3_server() {
         let mut a = vec!["-t", "1", "-J"];
         a.extend_from_slice(args);
         let out = iomark_client(port, &a);
-        assert_ok(&out, name);
-        let srv = server.finish(Duration::from_secs(20));
-        assert_ok(&srv, &format!("iperf3 server, {name}"));
-        let ours = json(&out);
-        let theirs = json(&srv);
-        let key = server_local_key(args);
-        let b = end_bytes(&theirs, key);
-        assert!(b > 0, "{name}: iperf3 moved no data");
-        if !args.contains(&"-u") {
-            // The server's own count reached our client in the results exchange.
-            assert_eq!(end_bytes(&ours, key), b, "{name}: {key} differs");
-        } else {
+        let (ours, theirs) = both_ok(name, ("iomark", out), ("iperf3", server));
+        assert_server_count_reached_client(name, args, &theirs, "iperf3", &ours);
+        if args.contains(&"-u") {
             assert!(end_bytes(&ours, "sum_received") > 0, "{name}: no UDP data");
             let lost = ours["end"]["sum_received"]["lost_percent"]
                 .as_f64()
@@ -86,18 +104,10 @@ fn iperf3_client_against_iomark_server() {
                 .args(*args),
         )
         .finish(Duration::from_secs(30));
-        assert_ok(&out, &format!("iperf3 client, {name}"));
-        let srv = server.finish(Duration::from_secs(20));
-        assert_ok(&srv, &format!("iomark server, {name}"));
-        let theirs = json(&out);
-        let ours = json(&srv);
+        let (theirs, ours) = both_ok(name, ("iperf3", out), ("iomark", server));
         assert!(theirs.get("error").is_none(), "{name}: {}", theirs["error"]);
-        let key = server_local_key(args);
-        let b = end_bytes(&ours, key);
-        assert!(b > 0, "{name}: iomark moved no data");
-        if !args.contains(&"-u") {
-            assert_eq!(end_bytes(&theirs, key), b, "{name}: {key} differs");
-        } else {
+        assert_server_count_reached_client(name, args, &ours, "iomark", &theirs);
+        if args.contains(&"-u") {
             let got = end_bytes(&theirs, "sum_received");
             assert!(got > 0, "{name}: iperf3 saw no UDP data");
         }

@@ -7,17 +7,44 @@
 mod common;
 
 use common::*;
-use iomark_testrig::{require, require_root, Limits, LoopDevice, Throttle};
+use iomark_testrig::{require_root, Limits, LoopDevice, Throttle};
 use serde_json::Value;
 
 /// 30 MiB/s, the rig's read limit.
 const READ_BPS: u64 = 30 << 20;
 
-fn rig(size: u64, limits: Limits) -> Result<(LoopDevice, Throttle), String> {
-    require_root()?;
-    let dev = LoopDevice::new(size)?;
-    let throttle = Throttle::new(&dev.majmin()?, limits)?;
-    Ok((dev, throttle))
+/// A loop device of `size` bytes behind a block-I/O throttle.
+struct Rig {
+    dev: LoopDevice,
+    throttle: Throttle,
+}
+
+impl Rig {
+    fn new(size: u64, limits: Limits) -> Result<Rig, String> {
+        require_root()?;
+        let dev = LoopDevice::new(size)?;
+        let throttle = Throttle::new(&dev.majmin()?, limits)?;
+        Ok(Rig { dev, throttle })
+    }
+
+    /// The device's path.
+    fn dev(&self) -> &str {
+        self.dev.dev.to_str().unwrap()
+    }
+
+    /// The JSON document of `iomark disk DEV --profile PROFILE FLAGS...
+    /// [--allow-write DEV] --json` run under the throttle, which must
+    /// succeed. `flags` as on a command line, split at white space.
+    fn profile(&self, profile: &str, flags: &str, allow_write: bool) -> Value {
+        let dev = self.dev();
+        let mut all = vec!["disk", dev, "--profile", profile];
+        all.extend(flags.split_whitespace());
+        if allow_write {
+            all.extend(["--allow-write", dev]);
+        }
+        all.push("--json");
+        json_of(&self.throttle.command(IOMARK, &all).output().unwrap())
+    }
 }
 
 fn read_limit() -> Limits {
@@ -27,45 +54,35 @@ fn read_limit() -> Limits {
     }
 }
 
-fn within(measured: f64, expected: f64, tolerance: f64) -> bool {
-    (measured / expected - 1.0).abs() <= tolerance
+/// A read rate (`what`) within 3% of the throttle.
+fn assert_at_the_throttle(what: &str, bw: f64) {
+    let (mb, limit) = (bw / 1e6, READ_BPS as f64 / 1e6);
+    eprintln!("{what} {mb:.2} MB/s, throttle {limit:.2} MB/s");
+    assert!(
+        (bw / READ_BPS as f64 - 1.0).abs() <= 0.03,
+        "{what} {mb:.2} MB/s vs throttle {limit:.2} MB/s"
+    );
+}
+
+/// The `key` of each element of the array `a`.
+fn each<'a>(a: &'a Value, key: &str) -> Vec<&'a Value> {
+    a.as_array().unwrap().iter().map(|e| &e[key]).collect()
 }
 
 #[test]
 fn cdm_quick_seq1m_q1t1_read_matches_the_throttle() {
-    let r = rig(64 << 20, read_limit());
-    require!(r);
-    let (dev, throttle) = r.unwrap();
-    let d = dev.dev.to_str().unwrap();
+    let rig = or_skip!(Rig::new(64 << 20, read_limit()));
     // psync: io_uring reads of exactly 1 MiB run at half the limit under the
     // v1 throttle (a kernel artefact, TEST-RIGS.md). The throttle also lets
     // a few I/Os through at once when a pass starts (its 100 ms slice plus
     // the idle between passes: about 5 MiB here), so a pass must be long
     // for that to stay under 3%: one 8 s pass after --quick's 1 s
     // preparation. cdm-real's SEQ1M Q1T1 row is cdm's, with half the rows.
-    let out = throttle
-        .command(
-            IOMARK,
-            &[
-                "disk",
-                d,
-                "--profile",
-                "cdm-real",
-                "--quick",
-                "--passes",
-                "1",
-                "--pass-time",
-                "8s",
-                "--engine",
-                "psync",
-                "--allow-write",
-                d,
-                "--json",
-            ],
-        )
-        .output()
-        .unwrap();
-    let doc = json_of(&out);
+    let doc = rig.profile(
+        "cdm-real",
+        "--quick --passes 1 --pass-time 8s --engine psync",
+        true,
+    );
     let body = &doc["body"];
     assert_eq!(body["profile"], "cdm-real");
     let tests = body["profile_result"]["tests"].as_array().unwrap();
@@ -75,17 +92,7 @@ fn cdm_quick_seq1m_q1t1_read_matches_the_throttle() {
         .find(|t| t["row"] == "SEQ1M Q1T1" && t["dir"] == "read")
         .unwrap();
     let bw = t["bw"].as_f64().unwrap();
-    eprintln!(
-        "SEQ1M Q1T1 read {:.2} MB/s, throttle {:.2} MB/s",
-        bw / 1e6,
-        READ_BPS as f64 / 1e6
-    );
-    assert!(
-        within(bw, READ_BPS as f64, 0.03),
-        "SEQ1M Q1T1 read {:.2} MB/s vs throttle {:.2} MB/s",
-        bw / 1e6,
-        READ_BPS as f64 / 1e6
-    );
+    assert_at_the_throttle("SEQ1M Q1T1 read", bw);
     // The statistic is the maximum over the passes, which are all kept.
     let passes: Vec<f64> = t["pass_bw"]
         .as_array()
@@ -100,57 +107,26 @@ fn cdm_quick_seq1m_q1t1_read_matches_the_throttle() {
         4,
         "every measured pass"
     );
-    let shortened = doc["warnings"]
-        .as_array()
-        .unwrap()
+    let shortened = each(&doc["warnings"], "kind")
         .iter()
-        .any(|w| w["kind"] == "shortened");
+        .any(|k| *k == "shortened");
     assert!(shortened, "--quick says so: {}", doc["warnings"]);
 }
 
 #[test]
 fn gnome_read_rate_and_access_samples_on_a_read_only_device() {
-    let r = rig(96 << 20, read_limit());
-    require!(r);
-    let (dev, throttle) = r.unwrap();
-    let d = dev.dev.to_str().unwrap();
+    let rig = or_skip!(Rig::new(96 << 20, read_limit()));
     // No --allow-write: the device is only read. Samples of 30 MiB (one
     // second each at the limit): the throttle's 100 ms slices make 10 MiB
     // samples scatter by +-15%, and a mean of rates leans high on scatter.
-    let out = throttle
-        .command(
-            IOMARK,
-            &[
-                "disk",
-                d,
-                "--profile",
-                "gnome",
-                "--samples",
-                "6",
-                "--sample-size",
-                "30MiB",
-                "--access-samples",
-                "150",
-                "--json",
-            ],
-        )
-        .output()
-        .unwrap();
-    let doc = json_of(&out);
+    let doc = rig.profile(
+        "gnome",
+        "--samples 6 --sample-size 30MiB --access-samples 150",
+        false,
+    );
     let g = &doc["body"]["profile_result"];
     assert_eq!(g["family"], "gnome");
-    let avg = g["avg_read"].as_f64().unwrap();
-    eprintln!(
-        "gnome average read {:.2} MB/s, throttle {:.2} MB/s",
-        avg / 1e6,
-        READ_BPS as f64 / 1e6
-    );
-    assert!(
-        within(avg, READ_BPS as f64, 0.03),
-        "average read {:.2} MB/s vs throttle {:.2} MB/s",
-        avg / 1e6,
-        READ_BPS as f64 / 1e6
-    );
+    assert_at_the_throttle("gnome average read", g["avg_read"].as_f64().unwrap());
     assert_eq!(g["transfer"].as_array().unwrap().len(), 6);
     assert!(g["avg_write"].is_null());
     let size = doc["body"]["target"]["size"].as_u64().unwrap();
@@ -167,72 +143,23 @@ fn gnome_read_rate_and_access_samples_on_a_read_only_device() {
         assert_eq!(s["distance_pct"].is_null(), i == 0);
     }
     // The fixed seed repeats the offsets from run to run.
-    let again = throttle
-        .command(
-            IOMARK,
-            &[
-                "disk",
-                d,
-                "--profile",
-                "gnome",
-                "--samples",
-                "0",
-                "--access-samples",
-                "150",
-                "--json",
-            ],
-        )
-        .output()
-        .unwrap();
-    let again = json_of(&again);
-    let offsets = |a: &Value| -> Vec<u64> {
-        a.as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["offset"].as_u64().unwrap())
-            .collect()
-    };
+    let again = rig.profile("gnome", "--samples 0 --access-samples 150", false);
     assert_eq!(
-        offsets(&g["access"]),
-        offsets(&again["body"]["profile_result"]["access"])
+        each(&g["access"], "offset"),
+        each(&again["body"]["profile_result"]["access"], "offset")
     );
 }
 
 #[test]
 fn iometer_sweep_holds_each_requested_depth_with_io_uring() {
-    let r = rig(
+    let rig = or_skip!(Rig::new(
         64 << 20,
         Limits {
-            read_bps: Some(READ_BPS),
             write_bps: Some(READ_BPS),
-            ..Limits::default()
+            ..read_limit()
         },
-    );
-    require!(r);
-    let (dev, throttle) = r.unwrap();
-    let d = dev.dev.to_str().unwrap();
-    let out = throttle
-        .command(
-            IOMARK,
-            &[
-                "disk",
-                d,
-                "--profile",
-                "iometer",
-                "--qd",
-                "1..8",
-                "--ramp",
-                "200ms",
-                "--runtime",
-                "1s",
-                "--allow-write",
-                d,
-                "--json",
-            ],
-        )
-        .output()
-        .unwrap();
-    let doc = json_of(&out);
+    ));
+    let doc = rig.profile("iometer", "--qd 1..8 --ramp 200ms --runtime 1s", true);
     let points = doc["body"]["profile_result"]["points"].as_array().unwrap();
     assert_eq!(points.len(), 16, "4 patterns x 4 depths");
     for p in points {

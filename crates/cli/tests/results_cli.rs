@@ -136,30 +136,38 @@ fn disk_doc(label: &str, mb: f64, wobble: f64) -> RunDocument {
     }
 }
 
+/// Stores `docs` in the database `db` (a path or URL); their run ids.
+fn store<const N: usize>(db: &str, docs: [RunDocument; N]) -> [String; N] {
+    let mut store = iomark_store::open(Some(db)).unwrap();
+    docs.map(|doc| store.insert_complete(&doc).unwrap().to_string())
+}
+
+/// `run.json` in `dir`: one run document, to import.
+fn run_json(dir: &Path) -> PathBuf {
+    let path = dir.join("run.json");
+    std::fs::write(
+        &path,
+        serde_json::to_string(&disk_doc("a", 1.0, 0.0)).unwrap(),
+    )
+    .unwrap();
+    path
+}
+
 #[test]
 fn compare_shows_ratios_to_the_baseline_and_marks_noise() {
     let scratch = ScratchDb::new();
     let db = scratch.db();
-    let mut store = iomark_store::open(Some(db)).unwrap();
-    let base = store
-        .insert_complete(&disk_doc("usb2", 40.0, 0.05))
-        .unwrap();
-    let fast = store
-        .insert_complete(&disk_doc("usb3", 67.2, 0.05))
-        .unwrap();
-    let same = store
-        .insert_complete(&disk_doc("again", 41.0, 0.05))
-        .unwrap();
-    drop(store);
+    let [base, fast, same] = store(
+        db,
+        [
+            disk_doc("usb2", 40.0, 0.05),
+            disk_doc("usb3", 67.2, 0.05),
+            disk_doc("again", 41.0, 0.05),
+        ],
+    );
     let out = ok(&results(
         db,
-        &[
-            "compare",
-            &fast.to_string(),
-            &same.to_string(),
-            "--baseline",
-            &base.to_string(),
-        ],
+        &["compare", &fast, &same, "--baseline", &base],
     ));
     let row = out.lines().find(|l| l.contains("read bw")).expect(&out);
     assert!(row.contains("40.00 MB/s"), "{row}");
@@ -182,7 +190,7 @@ fn compare_shows_ratios_to_the_baseline_and_marks_noise() {
         "{out}"
     );
 
-    let show = ok(&results(db, &["show", &fast.to_string()]));
+    let show = ok(&results(db, &["show", &fast]));
     assert!(
         show.contains("read 1M Q8T1") && show.contains("67.20 MB/s"),
         "{show}"
@@ -192,23 +200,14 @@ fn compare_shows_ratios_to_the_baseline_and_marks_noise() {
 
     let md = ok(&results(
         db,
-        &[
-            "export",
-            &base.to_string(),
-            &fast.to_string(),
-            "--format",
-            "markdown",
-        ],
+        &["export", &base, &fast, "--format", "markdown"],
     ));
     assert!(
         md.lines()
             .any(|l| l.starts_with("| read 1M Q8T1") && l.contains("1.68x")),
         "{md}"
     );
-    let csv = ok(&results(
-        db,
-        &["export", &fast.to_string(), "--format", "csv"],
-    ));
+    let csv = ok(&results(db, &["export", &fast, "--format", "csv"]));
     let mut lines = csv.lines();
     assert!(lines
         .next()
@@ -221,13 +220,10 @@ fn compare_shows_ratios_to_the_baseline_and_marks_noise() {
 fn compare_needs_two_runs_and_existing_ids() {
     let scratch = ScratchDb::new();
     let db = scratch.db();
-    let id = iomark_store::open(Some(db))
-        .unwrap()
-        .insert_complete(&disk_doc("a", 1.0, 0.0))
-        .unwrap();
-    let err = fails(&results(db, &["compare", &id.to_string()]));
+    let [id] = store(db, [disk_doc("a", 1.0, 0.0)]);
+    let err = fails(&results(db, &["compare", &id]));
     assert!(err.contains("compare needs two runs"), "{err}");
-    let err = fails(&results(db, &["compare", &id.to_string(), "77"]));
+    let err = fails(&results(db, &["compare", &id, "77"]));
     assert!(err.contains("no run 77"), "{err}");
     let err = fails(&results(db, &["show", "x1"]));
     assert!(err.contains("not a run id"), "{err}");
@@ -353,12 +349,7 @@ fn the_default_database_lives_under_xdg_data_home() {
         !dir.path().join("iomark").exists(),
         "list created something"
     );
-    let doc = dir.path().join("run.json");
-    std::fs::write(
-        &doc,
-        serde_json::to_string(&disk_doc("a", 1.0, 0.0)).unwrap(),
-    )
-    .unwrap();
+    let doc = run_json(dir.path());
     ok(&results(&["import", doc.to_str().unwrap()]));
     assert!(dir.path().join("iomark/results.db").is_file());
 }
@@ -366,12 +357,7 @@ fn the_default_database_lives_under_xdg_data_home() {
 #[test]
 fn names_that_would_keep_nothing_are_refused_and_store_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let doc = dir.path().join("run.json");
-    std::fs::write(
-        &doc,
-        serde_json::to_string(&disk_doc("a", 1.0, 0.0)).unwrap(),
-    )
-    .unwrap();
+    let doc = run_json(dir.path());
     let doc = doc.to_str().unwrap();
     for (db, fix) in [
         (":memory:", "keeps nothing after iomark exits"),
@@ -395,11 +381,7 @@ fn names_that_would_keep_nothing_are_refused_and_store_nothing() {
         assert!(!err.contains("hunter2secret"), "password leaked: {err}");
     }
     // Nothing was written anywhere, not even a file named like the URL.
-    let left: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(left, ["run.json"], "{left:?}");
+    assert_eq!(dir_names(dir.path()), ["run.json"]);
 }
 
 /// Runs `iomark results ...` as a user that may not write `dir`: `nobody`
@@ -445,14 +427,10 @@ fn a_read_only_database_lists_shows_compares_and_exports() {
     std::fs::create_dir(&sub).unwrap();
     let db = sub.join("r.db");
     let db_s = db.to_str().unwrap();
-    let mut store = iomark_store::open(Some(db_s)).unwrap();
-    let a = store
-        .insert_complete(&disk_doc("usb2", 40.0, 0.05))
-        .unwrap();
-    let b = store
-        .insert_complete(&disk_doc("usb3", 80.0, 0.05))
-        .unwrap();
-    drop(store);
+    let [a, b] = store(
+        db_s,
+        [disk_doc("usb2", 40.0, 0.05), disk_doc("usb3", 80.0, 0.05)],
+    );
     let set = |p: &Path, mode: u32| {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
     };
@@ -462,7 +440,6 @@ fn a_read_only_database_lists_shows_compares_and_exports() {
     set(&db, 0o444);
     set(&sub, 0o555);
     let before = std::fs::read(&db).unwrap();
-    let (a, b) = (a.to_string(), b.to_string());
     let Some(out) = iomark_unprivileged(db_s, &["list"]) else {
         return;
     };
@@ -483,11 +460,7 @@ fn a_read_only_database_lists_shows_compares_and_exports() {
         "{err}"
     );
     assert_eq!(std::fs::read(&db).unwrap(), before);
-    let names: Vec<_> = std::fs::read_dir(&sub)
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(names, ["r.db"], "side files were left: {names:?}");
+    assert_eq!(dir_names(&sub), ["r.db"], "side files were left");
     // A database that is not there is not created by reading.
     let missing = sub.join("none.db");
     let err = fails(&iomark_unprivileged(missing.to_str().unwrap(), &["show", "1"]).unwrap());
@@ -509,13 +482,7 @@ fn control_characters_in_stored_text_never_reach_the_terminal() {
         d.target.path = format!("/mnt/{evil}/t");
         d.jobs[0].spec.name = format!("job{evil}");
     }
-    let mut store = iomark_store::open(Some(db)).unwrap();
-    let a = store.insert_complete(&doc).unwrap().to_string();
-    let b = store
-        .insert_complete(&disk_doc("b", 41.0, 0.05))
-        .unwrap()
-        .to_string();
-    drop(store);
+    let [a, b] = store(db, [doc, disk_doc("b", 41.0, 0.05)]);
     let raw = |c: char| matches!(c, '\0'..='\x08' | '\x0b'..='\x1f' | '\x7f'..='\u{9f}');
     for args in [
         vec!["list"],
@@ -570,16 +537,12 @@ fn postgres_urls_store_and_read_the_same_data() {
     let _guard = DropDb(admin_client, name.clone());
     let base = admin.split('?').next().unwrap();
     let url = format!("{}/{name}", base.rsplit_once('/').unwrap().0);
-    let mut store = iomark_store::open(Some(&url)).unwrap();
-    let a = store
-        .insert_complete(&disk_doc("usb2", 40.0, 0.05))
-        .unwrap();
-    let b = store
-        .insert_complete(&disk_doc("usb3", 80.0, 0.05))
-        .unwrap();
-    drop(store);
+    let [a, b] = store(
+        &url,
+        [disk_doc("usb2", 40.0, 0.05), disk_doc("usb3", 80.0, 0.05)],
+    );
     let list = ok(&results(&url, &["list", "--device", "USB3"]));
     assert_eq!(list.lines().count(), 2, "{list}");
-    let cmp = ok(&results(&url, &["compare", &a.to_string(), &b.to_string()]));
+    let cmp = ok(&results(&url, &["compare", &a, &b]));
     assert!(cmp.contains("80.00 MB/s 2.00x"), "{cmp}");
 }

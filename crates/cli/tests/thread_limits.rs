@@ -13,10 +13,10 @@ use std::os::unix::process::CommandExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use common::*;
+use iomark_testrig::{require, unique_name};
 
 /// How long any of these runs may take to end once it should: far above the
 /// second or so they need, for a busy two-core machine.
@@ -97,13 +97,7 @@ struct PidsGroup {
 impl PidsGroup {
     /// `Err(reason)` when the test cannot run here.
     fn new(max: u32) -> Result<PidsGroup, String> {
-        let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
-        let euid = status
-            .lines()
-            .find(|l| l.starts_with("Uid:"))
-            .and_then(|l| l.split_whitespace().nth(2))
-            .unwrap_or("1");
-        if euid != "0" {
+        if !is_root() {
             return Err("needs root to create a pids cgroup".into());
         }
         let v1 = Path::new("/sys/fs/cgroup/pids");
@@ -117,12 +111,7 @@ impl PidsGroup {
         } else {
             return Err("no pids cgroup controller (v1 /sys/fs/cgroup/pids, or pids in the v2 root's subtree_control)".into());
         };
-        static SEQ: AtomicU32 = AtomicU32::new(0);
-        let dir = parent.join(format!(
-            "iomark-thread-limits-{}-{}",
-            std::process::id(),
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        ));
+        let dir = parent.join(unique_name("thread-limits"));
         fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let group = PidsGroup { dir };
         fs::write(group.dir.join("pids.max"), max.to_string())
@@ -169,31 +158,22 @@ impl Drop for PidsGroup {
     }
 }
 
-/// Skip with the reason when the group cannot be made.
-macro_rules! pids_group {
-    ($max:expr) => {
-        match PidsGroup::new($max) {
-            Ok(g) => g,
-            Err(reason) => {
-                eprintln!("skipped: {reason}");
-                return;
-            }
-        }
-    };
-}
-
-fn assert_one_line(o: &Output, needles: &[&str]) {
+/// The run ended with exit 2 and one clear line holding all `needles`,
+/// in less than `limit`.
+fn assert_refused(o: &Output, took: Duration, limit: Duration, needles: &[&str], what: &str) {
+    assert_eq!(o.status.code(), Some(2), "{what}: {o:?}");
     let err = stderr(o);
     assert_eq!(err.lines().count(), 1, "one clear line: {err}");
     for n in needles {
         assert!(err.contains(n), "{n:?} in: {err}");
     }
+    assert!(took < limit, "{what} took {took:?}");
 }
 
 #[test]
 fn a_refused_disk_thread_is_an_error_and_leaves_no_test_file() {
     // iomark's main thread plus 7 workers: the 8th worker is refused.
-    let group = pids_group!(8);
+    let group = or_skip!(PidsGroup::new(8));
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let run = Running::spawn(&mut group.command(&[
@@ -210,22 +190,19 @@ fn a_refused_disk_thread_is_an_error_and_leaves_no_test_file() {
         "--no-store",
     ]));
     let (o, took) = run.finish(PROMPT);
-    assert_eq!(o.status.code(), Some(2), "{o:?}");
-    assert_one_line(
+    assert_refused(
         &o,
+        took,
+        PROMPT,
         &["cannot start thread", "of 64", "--numjobs", "pids limit"],
+        "disk",
     );
-    assert!(took < PROMPT, "took {took:?}");
-    assert!(
-        test_files(dir.path()).is_empty(),
-        "{:?}",
-        test_files(dir.path())
-    );
+    assert_no_test_files(dir.path());
 }
 
 #[test]
 fn a_refused_mem_thread_is_an_error() {
-    let group = pids_group!(8);
+    let group = or_skip!(PidsGroup::new(8));
     for kernel in [
         &["stream", "--size", "1M", "--ntimes", "3"][..],
         &["stencil", "--n", "256", "--sweeps", "2"],
@@ -235,12 +212,13 @@ fn a_refused_mem_thread_is_an_error() {
         args.extend_from_slice(kernel);
         args.extend_from_slice(&["--threads", "50", "--no-store"]);
         let (o, took) = Running::spawn(&mut group.command(&args)).finish(PROMPT);
-        assert_eq!(o.status.code(), Some(2), "{kernel:?}: {o:?}");
-        assert_one_line(
+        assert_refused(
             &o,
+            took,
+            PROMPT,
             &["cannot start thread", "of 50", "--threads", "pids limit"],
+            &format!("{kernel:?}"),
         );
-        assert!(took < PROMPT, "took {took:?}");
     }
 }
 
@@ -266,42 +244,53 @@ fn sigterm_and_sighup_stop_a_disk_run_like_ctrl_c() {
             "{sig:?}: {out}"
         );
         assert!(took < PROMPT, "{sig:?} took {took:?}");
-        assert!(test_files(dir.path()).is_empty(), "{sig:?}");
+        let left = test_files(dir.path());
+        assert!(left.is_empty(), "{sig:?} left {left:?}");
     }
 }
 
-/// Wait until process `pid` has `file` mapped, so a truncation hits the
-/// mapping and not the opening of the target.
-fn wait_until_mapped(pid: u32, file: &Path) {
-    let start = Instant::now();
+/// Wait until the run has `file` mapped, then truncate it to `len` bytes:
+/// the truncation hits the mapping and not the opening of the target.
+fn truncate_once_mapped(run: &Running, file: &Path, len: u64) {
+    let pid = run.pid();
     let name = file.to_str().unwrap();
-    while start.elapsed() < PROMPT {
-        let maps = fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
-        if maps.lines().any(|l| l.ends_with(name)) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("{name} was never mapped by {pid}");
+    wait_until(PROMPT, &format!("{name} mapped by {pid}"), || {
+        fs::read_to_string(format!("/proc/{pid}/maps"))
+            .unwrap_or_default()
+            .lines()
+            .any(|l| l.ends_with(name))
+    });
+    fs::OpenOptions::new()
+        .write(true)
+        .open(file)
+        .unwrap()
+        .set_len(len)
+        .unwrap();
 }
 
 /// Wait until a file matching the pattern exists in `dir`.
 fn wait_for_file(dir: &Path, prefix: &str, suffix: &str) -> PathBuf {
-    let start = Instant::now();
-    while start.elapsed() < PROMPT {
-        if let Some(f) = files_like(dir, prefix, suffix).pop() {
-            return f;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("no {prefix}*{suffix} in {}", dir.display());
+    let mut found = None;
+    wait_until(
+        PROMPT,
+        &format!("{prefix}*{suffix} in {}", dir.display()),
+        || {
+            found = files_like(dir, prefix, suffix).pop();
+            found.is_some()
+        },
+    );
+    found.unwrap()
 }
 
 fn assert_shrank(o: &Output, took: Duration) {
     assert_ne!(o.status.signal(), Some(libc_sigbus()), "died of SIGBUS");
-    assert_eq!(o.status.code(), Some(2), "{o:?}");
-    assert_one_line(o, &["the file shrank under the mapping", "truncated"]);
-    assert!(took < PROMPT, "took {took:?}");
+    assert_refused(
+        o,
+        took,
+        PROMPT,
+        &["the file shrank under the mapping", "truncated"],
+        "the truncated run",
+    );
 }
 
 fn libc_sigbus() -> i32 {
@@ -324,13 +313,7 @@ fn a_file_truncated_under_an_mmap_read_job_is_an_error() {
         "60s",
         "--no-store",
     ]));
-    wait_until_mapped(run.pid(), &f);
-    fs::OpenOptions::new()
-        .write(true)
-        .open(&f)
-        .unwrap()
-        .set_len(4096)
-        .unwrap();
+    truncate_once_mapped(&run, &f, 4096);
     let (o, took) = run.finish(PROMPT);
     assert_shrank(&o, took);
     assert!(f.exists(), "an existing file is never removed");
@@ -352,48 +335,23 @@ fn a_test_file_truncated_under_an_mmap_write_job_is_an_error_and_removed() {
         "60s",
         "--no-store",
     ]));
-    let file = wait_for_file(dir.path(), "iomark-", ".tmp");
-    wait_until_mapped(run.pid(), &file);
-    fs::OpenOptions::new()
-        .write(true)
-        .open(&file)
-        .unwrap()
-        .set_len(0)
-        .unwrap();
+    truncate_once_mapped(&run, &wait_for_file(dir.path(), "iomark-", ".tmp"), 0);
     let (o, took) = run.finish(PROMPT);
     assert_shrank(&o, took);
-    assert!(
-        test_files(dir.path()).is_empty(),
-        "{:?}",
-        test_files(dir.path())
-    );
+    assert_no_test_files(dir.path());
 }
 
 #[test]
 fn a_mem_backing_file_truncated_under_the_kernel_is_an_error_and_removed() {
     let dir = tempfile::tempdir().unwrap();
-    let backing = format!("mmap:{}", dir.path().display());
-    let run = Running::spawn(&mut iomark_cmd(&[
-        "mem",
-        "stream",
-        "--backing",
-        &backing,
-        "--size",
-        "4M",
-        "--ntimes",
-        "100000",
-        "--threads",
-        "2",
-        "--no-store",
-    ]));
-    let file = wait_for_file(dir.path(), "iomark-mem-", ".dat");
-    wait_until_mapped(run.pid(), &file);
-    fs::OpenOptions::new()
-        .write(true)
-        .open(&file)
-        .unwrap()
-        .set_len(0)
-        .unwrap();
+    let run = Running::spawn(
+        mem_on_mapping(
+            dir.path(),
+            &["stream", "--size", "4M", "--ntimes", "100000"],
+        )
+        .args(["--threads", "2", "--no-store"]),
+    );
+    truncate_once_mapped(&run, &wait_for_file(dir.path(), "iomark-mem-", ".dat"), 0);
     // The kernel notices at its end, so keep it short: stop it.
     std::thread::sleep(Duration::from_millis(300));
     run.signal(rustix::process::Signal::INT);
@@ -419,19 +377,15 @@ fn oversized_mem_jobs_are_refused_before_anything_is_allocated() {
         let mut all = vec!["mem"];
         all.extend_from_slice(args);
         all.push("--no-store");
-        let (o, took) = Running::spawn(Command::new(IOMARK).args(&all)).finish(PROMPT);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
-        assert_one_line(&o, &[needle]);
-        assert!(took < Duration::from_secs(10), "{args:?} took {took:?}");
+        let (o, took) = Running::spawn(&mut iomark_cmd(&all)).finish(PROMPT);
+        let what = format!("{args:?}");
+        assert_refused(&o, took, Duration::from_secs(10), &[needle], &what);
     }
 }
 
 #[test]
 fn sigterm_reaches_the_limited_mem_child() {
-    if let Some(reason) = no_memory_cgroup() {
-        eprintln!("skipped: {reason}");
-        return;
-    }
+    require!(memory_cgroup());
     // SIGTERM goes to the parent only (as `kill PID` does); the child runs
     // the kernel, so the parent must pass the stop on.
     let run = Running::spawn(&mut iomark_cmd(&[

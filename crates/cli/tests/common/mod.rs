@@ -3,7 +3,7 @@
 //! databases, test-file scans and children that are killed on drop. Each
 //! test file says `mod common;` and uses what it needs.
 // Each test binary compiles this module and uses a different subset of it.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros, unused_imports)]
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -126,16 +126,45 @@ pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
 
-/// Why a `--mem-limit` run cannot happen here, if it cannot: it needs root
-/// and a memory cgroup controller (v1 or v2).
-pub fn no_memory_cgroup() -> Option<&'static str> {
+/// `Ok` when a `--mem-limit` run can happen here, else why not (for
+/// `require!`): it needs root and a memory cgroup controller (v1 or v2).
+pub fn memory_cgroup() -> Result<(), &'static str> {
     if !is_root() {
-        return Some("needs root for --mem-limit");
+        return Err("needs root for --mem-limit");
     }
     let v1 = Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists();
     let v2 = fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
         .is_ok_and(|c| c.split_whitespace().any(|c| c == "memory"));
-    (!v1 && !v2).then_some("needs a memory cgroup controller")
+    if v1 || v2 {
+        Ok(())
+    } else {
+        Err("needs a memory cgroup controller")
+    }
+}
+
+/// The value of an `Ok`, or else the test is skipped: it says
+/// `skipped: REASON` and returns. For set-ups (rigs, cgroups, mounts) that
+/// cannot be made on every machine.
+macro_rules! or_skip {
+    ($setup:expr) => {
+        match $setup {
+            Ok(value) => value,
+            Err(reason) => {
+                eprintln!("skipped: {reason}");
+                return;
+            }
+        }
+    };
+}
+pub(crate) use or_skip;
+
+/// Fails the test unless the run exited 2 with `needle` in its stderr;
+/// returns the stderr.
+pub fn fails_with(out: &Output, needle: &str) -> String {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "expected exit 2: {err}");
+    assert!(err.contains(needle), "{needle:?} not in: {err}");
+    err
 }
 
 /// A results database in a temporary directory of its own, removed on drop.
@@ -201,6 +230,16 @@ pub fn long_disk_run(dir: &Path) -> Command {
     ])
 }
 
+/// Waits until `done` (checked every 10 ms), failing the test when it is
+/// not within `limit`: `what` says what should have happened.
+pub fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let end = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < end, "not within {limit:?}: {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Waits until a test file exists in `dir` (at most `limit`), then lets the
 /// run go on for `settle`.
 pub fn settle_after_test_file(dir: &Path, limit: Duration, settle: Duration) {
@@ -214,6 +253,41 @@ pub fn settle_after_test_file(dir: &Path, limit: Duration, settle: Duration) {
 /// The name of a file, as a String.
 pub fn file_name(p: &Path) -> String {
     p.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+/// The names of what is in `dir`, sorted.
+pub fn dir_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Fails the test unless `dir` is empty, naming what was `left` behind.
+pub fn assert_empty_dir(dir: &Path, left: &str) {
+    let names = dir_names(dir);
+    assert!(names.is_empty(), "{left} left behind: {names:?}");
+}
+
+/// Fails the test unless no iomark test file is left in `dir`.
+pub fn assert_no_test_files(dir: &Path) {
+    let left = test_files(dir);
+    assert!(left.is_empty(), "test files left behind: {left:?}");
+}
+
+/// `--backing` for a file mapping in `dir`.
+pub fn mmap_backing(dir: &Path) -> String {
+    format!("mmap:{}", dir.display())
+}
+
+/// `iomark mem ARGS... --backing mmap:DIR`: a kernel on a file mapping in
+/// `dir`, as a [`Command`] to add arguments to.
+pub fn mem_on_mapping(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = iomark_cmd(&["mem"]);
+    cmd.args(args).args(["--backing", &mmap_backing(dir)]);
+    cmd
 }
 
 /// A child process that is killed and reaped when dropped.

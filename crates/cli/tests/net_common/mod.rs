@@ -71,14 +71,18 @@ pub fn iperf3_server(port: u16, extra: &[&str]) -> Proc {
     p
 }
 
-/// Run `iomark net client 127.0.0.1 -p PORT ARGS...` to completion.
-pub fn iomark_client(port: u16, args: &[&str]) -> Output {
+/// Start `iomark net client 127.0.0.1 -p PORT ARGS...`.
+pub fn spawn_iomark_client(port: u16, args: &[&str]) -> Proc {
     Proc::spawn(
         Command::new(IOMARK)
             .args(["net", "client", "127.0.0.1", "-p", &port.to_string()])
             .args(args),
     )
-    .finish(Duration::from_secs(60))
+}
+
+/// Run `iomark net client 127.0.0.1 -p PORT ARGS...` to completion.
+pub fn iomark_client(port: u16, args: &[&str]) -> Output {
+    spawn_iomark_client(port, args).finish(Duration::from_secs(60))
 }
 
 /// Run `iperf3 -c 127.0.0.1 -p PORT ARGS...` to completion.
