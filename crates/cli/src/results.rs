@@ -1,17 +1,13 @@
 //! `iomark results`: list, show, compare, export, import and delete stored
 //! runs.
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
-use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
-use comfy_table::{Cell, CellAlignment, Table};
-use iomark_model::figure::Figure;
-use iomark_stats::compare::{compare, format_ratio, Measured};
-use iomark_store::{RunId, RunQuery, RunSummary, Store, StoreError, StoredRun};
+use iomark_store::{RunId, RunQuery, Store, StoreError, StoredRun};
+use iomark_text::results::{self, TableStyle};
 
 use crate::exit::Exit;
 use crate::record::parse_label;
@@ -135,14 +131,14 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
                 Err(e) => return Err(e.into()),
             }
         }
-        ResultsCommand::Show { id } => show(&iomark_store::open_read_only(db)?.load(id)?, out)?,
+        ResultsCommand::Show { id } => {
+            let run = iomark_store::open_read_only(db)?.load(id)?;
+            out.write_all(results::run_detail(&run).as_bytes())?;
+        }
         ResultsCommand::Compare { ids, baseline } => {
             let runs =
                 load_for_compare(iomark_store::open_read_only(db)?.as_mut(), &ids, baseline)?;
-            let mut t = comparison_table(&runs);
-            t.load_preset(UTF8_FULL_CONDENSED);
-            writeln!(out, "{t}")?;
-            legend(&runs, out)?;
+            out.write_all(results::comparison(&runs, TableStyle::Terminal).as_bytes())?;
         }
         ResultsCommand::Export { ids, format } => {
             export(
@@ -200,182 +196,13 @@ fn parse_since(s: &str) -> anyhow::Result<u64> {
     Ok(ms.max(0) as u64)
 }
 
-/// A time for people, in the local zone: `2026-11-21 21:40`.
-fn when(ms: u64, tz: &jiff::tz::TimeZone) -> String {
-    match jiff::Timestamp::from_millisecond(ms as i64) {
-        Ok(t) => t
-            .to_zoned(tz.clone())
-            .strftime("%Y-%m-%d %H:%M")
-            .to_string(),
-        Err(_) => "?".into(),
-    }
-}
-
 fn list(store: &mut dyn Store, q: &RunQuery, out: &mut impl Write) -> anyhow::Result<()> {
     let runs = store.list(q)?;
     if runs.is_empty() {
         eprintln!("no stored runs match in {}", esc(&store.location()));
         return Ok(());
     }
-    let tz = jiff::tz::TimeZone::system();
-    let header = [
-        "ID", "STARTED", "STATUS", "KIND", "TOOL", "LABELS", "TARGET", "DEVICE", "WARN", "NOTE",
-    ];
-    let rows: Vec<[String; 10]> = runs
-        .iter()
-        .map(|r| {
-            [
-                r.id.to_string(),
-                when(r.started_at_ms, &tz),
-                r.status.as_str().to_string(),
-                esc(&r.kind).into_owned(),
-                esc(&r.tool).into_owned(),
-                esc(&r.labels.join(",")).into_owned(),
-                r.target
-                    .as_deref()
-                    .map_or_else(|| "-".into(), |t| esc(t).into_owned()),
-                r.device
-                    .as_deref()
-                    .map_or_else(|| "-".into(), |d| esc(d).into_owned()),
-                if r.warning_count > 0 {
-                    r.warning_count.to_string()
-                } else {
-                    String::new()
-                },
-                r.note.as_deref().map(short_note).unwrap_or_default(),
-            ]
-        })
-        .collect();
-    // A plain aligned listing: thousands of rows through a table layout
-    // engine cost more than the query.
-    let mut width = header.map(|h| h.chars().count());
-    for row in &rows {
-        for (w, cell) in width.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let right = [
-        true, false, false, false, false, false, false, false, true, false,
-    ];
-    let mut line = String::new();
-    let cells = std::iter::once(header.map(str::to_string)).chain(rows);
-    for row in cells {
-        line.clear();
-        for (i, cell) in row.iter().enumerate() {
-            if i > 0 {
-                line.push_str("  ");
-            }
-            let pad = width[i] - cell.chars().count();
-            if right[i] {
-                line.extend(std::iter::repeat_n(' ', pad));
-                line.push_str(cell);
-            } else {
-                line.push_str(cell);
-                if i + 1 < row.len() {
-                    line.extend(std::iter::repeat_n(' ', pad));
-                }
-            }
-        }
-        writeln!(out, "{}", line.trim_end())?;
-    }
-    Ok(())
-}
-
-fn short_note(n: &str) -> String {
-    let line = esc(n.lines().next().unwrap_or("")).into_owned();
-    if line.chars().count() > 40 {
-        format!("{}…", line.chars().take(39).collect::<String>())
-    } else {
-        line
-    }
-}
-
-fn show(run: &StoredRun, out: &mut impl Write) -> anyhow::Result<()> {
-    let s = &run.summary;
-    let tz = jiff::tz::TimeZone::system();
-    let secs = s.finished_at_ms.saturating_sub(s.started_at_ms) as f64 / 1e3;
-    writeln!(
-        out,
-        "run {}  {}  {} run by {} {}",
-        s.id,
-        s.status.as_str(),
-        esc(&s.kind),
-        esc(&s.tool),
-        esc(&s.tool_version)
-    )?;
-    writeln!(
-        out,
-        "started   {} ({secs:.0} s)",
-        when(s.started_at_ms, &tz)
-    )?;
-    if !s.command_line.is_empty() {
-        writeln!(out, "command   {}", esc(&s.command_line.join(" ")))?;
-    }
-    if !s.labels.is_empty() {
-        writeln!(out, "labels    {}", esc(&s.labels.join(", ")))?;
-    }
-    if let Some(n) = &s.note {
-        // A note of several lines keeps them, each escaped.
-        let lines: Vec<_> = n.lines().map(esc).collect();
-        writeln!(out, "note      {}", lines.join("\n          "))?;
-    }
-    if let Some(t) = &s.target {
-        writeln!(out, "target    {}", esc(t))?;
-    }
-    if let Some(d) = &s.device {
-        writeln!(out, "device    {}", esc(d))?;
-    }
-    if let Ok(doc) = run.document() {
-        if let Some(h) = &doc.host {
-            writeln!(
-                out,
-                "host      {} ({}, {} CPUs, {} RAM), kernel {}",
-                esc(&h.hostname),
-                esc(&h.cpu_model),
-                h.cpu_count,
-                h.memory_total,
-                esc(&h.kernel_release)
-            )?;
-        }
-    }
-    writeln!(out)?;
-    if run.figures.is_empty() {
-        writeln!(out, "no figures were stored with this run")?;
-    } else {
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED).set_header([
-            "test",
-            "metric",
-            "value",
-            "spread (min – max)",
-        ]);
-        for f in &run.figures {
-            t.add_row([
-                Cell::new(esc(&f.test)),
-                Cell::new(esc(&f.metric)),
-                Cell::new(f.display_value()).set_alignment(CellAlignment::Right),
-                Cell::new(
-                    f.spread
-                        .map(|(lo, hi)| format!("{} – {}", f.unit.format(lo), f.unit.format(hi)))
-                        .unwrap_or_default(),
-                ),
-            ]);
-        }
-        writeln!(out, "{t}")?;
-    }
-    for w in &run.warnings {
-        writeln!(out, "warning: {}", scoped(&w.scope, &w.warning.message))?;
-    }
-    Ok(())
-}
-
-/// A stored warning for the terminal, escaped.
-fn scoped(scope: &str, msg: &str) -> String {
-    if scope.is_empty() {
-        esc(msg).into_owned()
-    } else {
-        format!("{}: {}", esc(scope), esc(msg))
-    }
+    Ok(out.write_all(results::run_list(&runs).as_bytes())?)
 }
 
 /// The runs to compare, the baseline first.
@@ -395,104 +222,6 @@ fn load_for_compare(
     order.into_iter().map(|id| Ok(store.load(id)?)).collect()
 }
 
-fn column_header(s: &RunSummary) -> String {
-    let mut h = format!("#{}", s.id);
-    if !s.labels.is_empty() {
-        h += &format!("\n{}", esc(&s.labels.join(",")));
-    }
-    if s.tool != "iomark" {
-        h += &format!("\n({})", esc(&s.tool));
-    }
-    h
-}
-
-/// Tests as rows, runs as columns; the first run is the baseline.
-fn comparison_table(runs: &[StoredRun]) -> Table {
-    let mut keys: Vec<(&str, &str)> = Vec::new();
-    let mut by_run: Vec<HashMap<(&str, &str), &Figure>> = Vec::new();
-    for r in runs {
-        let mut m = HashMap::new();
-        for f in &r.figures {
-            let k = (f.test.as_str(), f.metric.as_str());
-            if !keys.contains(&k) {
-                keys.push(k);
-            }
-            m.entry(k).or_insert(f);
-        }
-        by_run.push(m);
-    }
-    let mut t = Table::new();
-    let mut header = vec![Cell::new("test"), Cell::new("metric")];
-    header.extend(runs.iter().enumerate().map(|(i, r)| {
-        let mut h = column_header(&r.summary);
-        if i == 0 {
-            h += "\n(baseline)";
-        }
-        Cell::new(h)
-    }));
-    t.set_header(header);
-    for k in keys {
-        let base = by_run[0].get(&k);
-        let mut row = vec![Cell::new(esc(k.0)), Cell::new(esc(k.1))];
-        for (i, m) in by_run.iter().enumerate() {
-            let text = match (m.get(&k), base) {
-                (None, _) => "-".to_string(),
-                (Some(f), _) if i == 0 => f.display_value(),
-                (Some(f), None) => f.display_value(),
-                (Some(f), Some(b)) => {
-                    let c = compare(measured(b), measured(f));
-                    match c.ratio {
-                        Some(r) => format!(
-                            "{} {}{}",
-                            f.display_value(),
-                            format_ratio(r),
-                            if c.within_noise { "~" } else { "" }
-                        ),
-                        None => f.display_value(),
-                    }
-                }
-            };
-            row.push(Cell::new(text).set_alignment(CellAlignment::Right));
-        }
-        t.add_row(row);
-    }
-    t
-}
-
-fn measured(f: &Figure) -> Measured {
-    Measured {
-        value: f.value,
-        spread: f.spread,
-    }
-}
-
-fn legend(runs: &[StoredRun], out: &mut impl Write) -> anyhow::Result<()> {
-    writeln!(
-        out,
-        "ratios are run / baseline #{}; ~ marks a difference inside the spread (min – max) of both runs' passes or per-second samples: not a real difference",
-        runs[0].summary.id
-    )?;
-    for r in runs {
-        for w in &r.warnings {
-            writeln!(
-                out,
-                "warning: #{} {}",
-                r.summary.id,
-                scoped(&w.scope, &w.warning.message)
-            )?;
-        }
-        if r.summary.status != iomark_model::RunStatus::Complete {
-            writeln!(
-                out,
-                "warning: #{} is {}: its figures cover only what finished",
-                r.summary.id,
-                r.summary.status.as_str()
-            )?;
-        }
-    }
-    Ok(())
-}
-
 fn export(
     store: &mut dyn Store,
     ids: &[RunId],
@@ -504,79 +233,11 @@ fn export(
         .map(|id| Ok(store.load(id)?))
         .collect::<anyhow::Result<Vec<_>>>()?;
     match format {
-        ExportFormat::Json => {
-            // The stored documents with their stored status (a killed run's
-            // document still says what its writer last set); verbatim when
-            // this version cannot read one, so nothing is lost.
-            write!(out, "[")?;
-            for (i, r) in runs.iter().enumerate() {
-                if i > 0 {
-                    write!(out, ",")?;
-                }
-                let text = match r.document() {
-                    Ok(doc) => serde_json::to_string(&doc)?,
-                    Err(_) => r.document_json.clone(),
-                };
-                write!(out, "\n{text}")?;
-            }
-            writeln!(out, "\n]")?;
-        }
-        ExportFormat::Csv => {
-            let mut w = csv::Writer::from_writer(out);
-            w.write_record([
-                "run_id",
-                "started_at_ms",
-                "status",
-                "tool",
-                "labels",
-                "target",
-                "device",
-                "test",
-                "metric",
-                "unit",
-                "value",
-                "spread_min",
-                "spread_max",
-            ])?;
-            for r in &runs {
-                let s = &r.summary;
-                for f in &r.figures {
-                    let opt = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
-                    w.write_record([
-                        s.id.to_string(),
-                        s.started_at_ms.to_string(),
-                        s.status.as_str().to_string(),
-                        s.tool.clone(),
-                        s.labels.join(","),
-                        s.target.clone().unwrap_or_default(),
-                        s.device.clone().unwrap_or_default(),
-                        f.test.clone(),
-                        f.metric.clone(),
-                        f.unit.as_str().to_string(),
-                        f.value.to_string(),
-                        opt(f.spread.map(|s| s.0)),
-                        opt(f.spread.map(|s| s.1)),
-                    ])?;
-                }
-            }
-            w.flush()?;
-        }
+        ExportFormat::Json => out.write_all(results::export_json(&runs)?.as_bytes())?,
+        ExportFormat::Csv => results::export_csv(&runs, out)?,
         ExportFormat::Markdown => {
-            let mut t = comparison_table(&runs);
-            t.load_preset(ASCII_MARKDOWN);
-            // Markdown cells cannot span lines.
-            if let Some(h) = t.header() {
-                let cells: Vec<String> = h
-                    .cell_iter()
-                    .map(|c| c.content().replace('\n', " "))
-                    .collect();
-                t.set_header(cells);
-            }
-            writeln!(out, "{t}")?;
-            if runs.len() > 1 {
-                writeln!(out)?;
-            }
-            legend(&runs, out)?;
+            let text = results::comparison(&runs, TableStyle::Markdown);
+            out.write_all(text.as_bytes())?;
         }
     }
     Ok(())

@@ -7,7 +7,8 @@
 //! MacBench's table, the sweep); memory runs like STREAM and Himeno.
 //! `iomark info`'s device chain reads as an indented tree
 //! ([`device_info`]). A network run's text is iperf3's, printed live by
-//! `iomark-net` as the test goes, so it has no renderer here.
+//! `iomark-net` as the test goes, so it has no renderer here. Stored runs
+//! are listed, shown, compared and exported by [`results`].
 //!
 //! Every text that came from outside (names, labels, imported files) goes
 //! through [`escape_controls`] on its way out.
@@ -17,6 +18,7 @@ mod escape;
 mod info;
 mod mem;
 mod profile;
+pub mod results;
 
 pub use disk::{cgroup_usage, disk_run};
 pub use escape::{escape_controls, escape_controls_keep_lines};

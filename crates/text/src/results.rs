@@ -1,0 +1,393 @@
+//! Stored runs for a terminal and for other programs: the run list, one
+//! run in detail, runs side by side with ratios to a baseline, and the
+//! exports (the stored JSON documents, CSV with one row per figure,
+//! Markdown).
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
+use comfy_table::{Cell, CellAlignment, Table};
+use iomark_model::figure::Figure;
+use iomark_model::RunStatus;
+use iomark_stats::compare::{compare, format_ratio, Measured};
+use iomark_store::{RunSummary, StoredRun};
+
+use crate::escape_controls as esc;
+
+/// A time for people, in the local zone: `2026-11-21 21:40`.
+fn when(ms: u64, tz: &jiff::tz::TimeZone) -> String {
+    match jiff::Timestamp::from_millisecond(ms as i64) {
+        Ok(t) => t
+            .to_zoned(tz.clone())
+            .strftime("%Y-%m-%d %H:%M")
+            .to_string(),
+        Err(_) => "?".into(),
+    }
+}
+
+/// `iomark results list`: one aligned line per run under a header, the
+/// oldest first.
+pub fn run_list(runs: &[RunSummary]) -> String {
+    let tz = jiff::tz::TimeZone::system();
+    let header = [
+        "ID", "STARTED", "STATUS", "KIND", "TOOL", "LABELS", "TARGET", "DEVICE", "WARN", "NOTE",
+    ];
+    let or_dash = |s: Option<&str>| s.map_or_else(|| "-".into(), |t| esc(t).into_owned());
+    let rows = runs.iter().map(|r| {
+        [
+            r.id.to_string(),
+            when(r.started_at_ms, &tz),
+            r.status.as_str().to_string(),
+            esc(&r.kind).into_owned(),
+            esc(&r.tool).into_owned(),
+            esc(&r.labels.join(",")).into_owned(),
+            or_dash(r.target.as_deref()),
+            or_dash(r.device.as_deref()),
+            if r.warning_count > 0 {
+                r.warning_count.to_string()
+            } else {
+                String::new()
+            },
+            r.note.as_deref().map(short_note).unwrap_or_default(),
+        ]
+    });
+    let rows: Vec<[String; 10]> = std::iter::once(header.map(str::to_string))
+        .chain(rows)
+        .collect();
+    // A plain aligned listing: thousands of rows through a table layout
+    // engine cost more than the query.
+    let mut width = [0; 10];
+    for row in &rows {
+        for (w, cell) in width.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let right = [
+        true, false, false, false, false, false, false, false, true, false,
+    ];
+    let mut out = String::new();
+    let mut line = String::new();
+    for row in &rows {
+        line.clear();
+        for (i, cell) in row.iter().enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            let pad = width[i] - cell.chars().count();
+            if right[i] {
+                line.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                if i + 1 < row.len() {
+                    line.extend(std::iter::repeat_n(' ', pad));
+                }
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The first line of a note, cut to 40 characters.
+fn short_note(n: &str) -> String {
+    let line = esc(n.lines().next().unwrap_or("")).into_owned();
+    if line.chars().count() > 40 {
+        format!("{}…", line.chars().take(39).collect::<String>())
+    } else {
+        line
+    }
+}
+
+/// `iomark results show`: where and how the run ran, its figures with
+/// their spread, and its warnings.
+pub fn run_detail(run: &StoredRun) -> String {
+    let s = &run.summary;
+    let tz = jiff::tz::TimeZone::system();
+    let secs = s.finished_at_ms.saturating_sub(s.started_at_ms) as f64 / 1e3;
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = writeln!(
+        out,
+        "run {}  {}  {} run by {} {}",
+        s.id,
+        s.status.as_str(),
+        esc(&s.kind),
+        esc(&s.tool),
+        esc(&s.tool_version)
+    );
+    let mut line = |key: &str, value: &str| {
+        let _ = writeln!(out, "{key:<10}{value}");
+    };
+    line(
+        "started",
+        &format!("{} ({secs:.0} s)", when(s.started_at_ms, &tz)),
+    );
+    if !s.command_line.is_empty() {
+        line("command", &esc(&s.command_line.join(" ")));
+    }
+    if !s.labels.is_empty() {
+        line("labels", &esc(&s.labels.join(", ")));
+    }
+    if let Some(n) = &s.note {
+        // A note of several lines keeps them, each escaped.
+        let lines: Vec<_> = n.lines().map(esc).collect();
+        line("note", &lines.join("\n          "));
+    }
+    if let Some(t) = &s.target {
+        line("target", &esc(t));
+    }
+    if let Some(d) = &s.device {
+        line("device", &esc(d));
+    }
+    if let Some(h) = run.document().ok().and_then(|doc| doc.host) {
+        line(
+            "host",
+            &format!(
+                "{} ({}, {} CPUs, {} RAM), kernel {}",
+                esc(&h.hostname),
+                esc(&h.cpu_model),
+                h.cpu_count,
+                h.memory_total,
+                esc(&h.kernel_release)
+            ),
+        );
+    }
+    out.push('\n');
+    if run.figures.is_empty() {
+        out.push_str("no figures were stored with this run\n");
+    } else {
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED).set_header([
+            "test",
+            "metric",
+            "value",
+            "spread (min – max)",
+        ]);
+        for f in &run.figures {
+            t.add_row([
+                Cell::new(esc(&f.test)),
+                Cell::new(esc(&f.metric)),
+                Cell::new(f.display_value()).set_alignment(CellAlignment::Right),
+                Cell::new(
+                    f.spread
+                        .map(|(lo, hi)| format!("{} – {}", f.unit.format(lo), f.unit.format(hi)))
+                        .unwrap_or_default(),
+                ),
+            ]);
+        }
+        let _ = writeln!(out, "{t}");
+    }
+    for w in &run.warnings {
+        let _ = writeln!(out, "warning: {}", scoped(&w.scope, &w.warning.message));
+    }
+    out
+}
+
+/// A stored warning for the terminal, escaped.
+fn scoped(scope: &str, msg: &str) -> String {
+    if scope.is_empty() {
+        esc(msg).into_owned()
+    } else {
+        format!("{}: {}", esc(scope), esc(msg))
+    }
+}
+
+/// How a comparison is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableStyle {
+    /// Box-drawing characters, headers over several lines.
+    Terminal,
+    /// A Markdown table, each header on one line.
+    Markdown,
+}
+
+/// `iomark results compare` and the Markdown export: tests as rows, runs
+/// as columns, each figure with its ratio to the first run (the
+/// baseline), then the legend and the runs' warnings.
+pub fn comparison(runs: &[StoredRun], style: TableStyle) -> String {
+    let mut t = comparison_table(runs);
+    match style {
+        TableStyle::Terminal => {
+            t.load_preset(UTF8_FULL_CONDENSED);
+        }
+        TableStyle::Markdown => {
+            t.load_preset(ASCII_MARKDOWN);
+            // Markdown cells cannot span lines.
+            if let Some(h) = t.header() {
+                let cells: Vec<String> = h
+                    .cell_iter()
+                    .map(|c| c.content().replace('\n', " "))
+                    .collect();
+                t.set_header(cells);
+            }
+        }
+    }
+    let mut out = format!("{t}\n");
+    if style == TableStyle::Markdown && runs.len() > 1 {
+        out.push('\n');
+    }
+    out + &legend(runs)
+}
+
+fn column_header(s: &RunSummary) -> String {
+    let mut h = format!("#{}", s.id);
+    if !s.labels.is_empty() {
+        h += &format!("\n{}", esc(&s.labels.join(",")));
+    }
+    if s.tool != "iomark" {
+        h += &format!("\n({})", esc(&s.tool));
+    }
+    h
+}
+
+/// Tests as rows, runs as columns; the first run is the baseline.
+fn comparison_table(runs: &[StoredRun]) -> Table {
+    let mut keys: Vec<(&str, &str)> = Vec::new();
+    let mut by_run: Vec<HashMap<(&str, &str), &Figure>> = Vec::new();
+    for r in runs {
+        let mut m = HashMap::new();
+        for f in &r.figures {
+            let k = (f.test.as_str(), f.metric.as_str());
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+            m.entry(k).or_insert(f);
+        }
+        by_run.push(m);
+    }
+    let mut t = Table::new();
+    let mut header = vec![Cell::new("test"), Cell::new("metric")];
+    header.extend(runs.iter().enumerate().map(|(i, r)| {
+        let mut h = column_header(&r.summary);
+        if i == 0 {
+            h += "\n(baseline)";
+        }
+        Cell::new(h)
+    }));
+    t.set_header(header);
+    for k in keys {
+        let base = by_run[0].get(&k);
+        let mut row = vec![Cell::new(esc(k.0)), Cell::new(esc(k.1))];
+        for (i, m) in by_run.iter().enumerate() {
+            let text = match (m.get(&k), base) {
+                (None, _) => "-".to_string(),
+                (Some(f), Some(b)) if i > 0 => with_ratio(b, f),
+                (Some(f), _) => f.display_value(),
+            };
+            row.push(Cell::new(text).set_alignment(CellAlignment::Right));
+        }
+        t.add_row(row);
+    }
+    t
+}
+
+/// A figure with its ratio to the baseline's, `~` where the difference is
+/// inside both spreads.
+fn with_ratio(base: &Figure, f: &Figure) -> String {
+    let measured = |f: &Figure| Measured {
+        value: f.value,
+        spread: f.spread,
+    };
+    let c = compare(measured(base), measured(f));
+    match c.ratio {
+        Some(r) => format!(
+            "{} {}{}",
+            f.display_value(),
+            format_ratio(r),
+            if c.within_noise { "~" } else { "" }
+        ),
+        None => f.display_value(),
+    }
+}
+
+fn legend(runs: &[StoredRun]) -> String {
+    let mut out = format!(
+        "ratios are run / baseline #{}; ~ marks a difference inside the spread (min – max) of both runs' passes or per-second samples: not a real difference\n",
+        runs[0].summary.id
+    );
+    for r in runs {
+        for w in &r.warnings {
+            let _ = writeln!(
+                out,
+                "warning: #{} {}",
+                r.summary.id,
+                scoped(&w.scope, &w.warning.message)
+            );
+        }
+        if r.summary.status != RunStatus::Complete {
+            let _ = writeln!(
+                out,
+                "warning: #{} is {}: its figures cover only what finished",
+                r.summary.id,
+                r.summary.status.as_str()
+            );
+        }
+    }
+    out
+}
+
+/// The stored documents as one JSON array, each with its stored status (a
+/// killed run's document still says what its writer last set); verbatim
+/// where this version cannot read one, so nothing is lost.
+pub fn export_json(runs: &[StoredRun]) -> serde_json::Result<String> {
+    let mut out = String::from("[");
+    for (i, r) in runs.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let text = match r.document() {
+            Ok(doc) => serde_json::to_string(&doc)?,
+            Err(_) => r.document_json.clone(),
+        };
+        out.push('\n');
+        out.push_str(&text);
+    }
+    out.push_str("\n]\n");
+    Ok(out)
+}
+
+/// One CSV row per stored figure, with its run's identity.
+pub fn export_csv(runs: &[StoredRun], out: impl std::io::Write) -> csv::Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record([
+        "run_id",
+        "started_at_ms",
+        "status",
+        "tool",
+        "labels",
+        "target",
+        "device",
+        "test",
+        "metric",
+        "unit",
+        "value",
+        "spread_min",
+        "spread_max",
+    ])?;
+    let opt = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
+    for r in runs {
+        let s = &r.summary;
+        for f in &r.figures {
+            w.write_record([
+                s.id.to_string(),
+                s.started_at_ms.to_string(),
+                s.status.as_str().to_string(),
+                s.tool.clone(),
+                s.labels.join(","),
+                s.target.clone().unwrap_or_default(),
+                s.device.clone().unwrap_or_default(),
+                f.test.clone(),
+                f.metric.clone(),
+                f.unit.as_str().to_string(),
+                f.value.to_string(),
+                opt(f.spread.map(|s| s.0)),
+                opt(f.spread.map(|s| s.1)),
+            ])?;
+        }
+    }
+    w.flush()?;
+    Ok(())
+}
