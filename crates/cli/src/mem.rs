@@ -2,18 +2,16 @@
 //! heap or a file mapping, optionally under a memory cgroup limit.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context};
-use clap::{Args, Subcommand, ValueEnum};
-use iomark_mem::{himeno, job, sys};
-use iomark_model::mem::{
-    Advice, Backing, HimenoLength, HimenoSpec, MemJobSpec, MemKernelSpec, MemOutcome, MemRun,
-    StencilSpec, StreamSpec,
-};
-use iomark_model::units::{Bytes, Nanos};
-use iomark_model::{now_ms, RunBody, RunDocument, RunStatus};
+use clap::{Args, Subcommand};
+use iomark_mem::settings::{self, MemPlan, MemSettings};
+use iomark_mem::{job, MemError};
+use iomark_model::mem::{Advice, MemKernelSpec, MemOutcome};
+use iomark_model::now_ms;
+use iomark_model::units::Bytes;
+use iomark_model::RunBody;
 
 use crate::exit::Exit;
 use crate::signals;
@@ -57,8 +55,13 @@ struct CommonArgs {
     backing: String,
 
     /// madvise policy of a file mapping: normal, sequential or random.
-    #[arg(long, value_enum, value_name = "POLICY", default_value_t = AdviceArg::Normal, help_heading = "Memory")]
-    advice: AdviceArg,
+    #[arg(
+        long,
+        value_name = "POLICY",
+        default_value = "normal",
+        help_heading = "Memory"
+    )]
+    advice: Advice,
 
     /// Run the kernel in a memory cgroup of this size, e.g. 256MiB (root).
     #[arg(long, value_name = "SIZE", help_heading = "Memory")]
@@ -75,13 +78,6 @@ struct CommonArgs {
 
     #[command(flatten)]
     store: crate::record::StoreArgs,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum AdviceArg {
-    Normal,
-    Sequential,
-    Random,
 }
 
 /// `iomark mem stream`.
@@ -186,154 +182,38 @@ fn parse_count(s: &str) -> Result<u64, String> {
 /// A validated job and how to present it.
 #[derive(Debug)]
 struct MemOptions {
-    spec: MemJobSpec,
-    relative: bool,
+    plan: MemPlan,
     json: bool,
-    /// The directory named by mmap:PATH, for the device report.
-    backing_dir: Option<PathBuf>,
     store: crate::record::StoreArgs,
 }
 
-fn invalid(msg: impl std::fmt::Display) -> anyhow::Error {
-    anyhow::anyhow!("{msg}")
-}
-
-/// The kernel-independent half of the validation.
-fn common_options(c: CommonArgs, kernel: MemKernelSpec) -> anyhow::Result<MemOptions> {
-    let threads = match c.threads {
-        Some(0) => bail!("--threads must be at least 1"),
-        // The upper bound (64 per CPU, at most 4096) is the mem crate's,
-        // checked with the memory before anything is allocated.
-        Some(t) => t,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
-    };
-    let (backing, backing_dir) = if c.backing == "heap" {
-        (Backing::Heap, None)
-    } else if let Some(path) = c.backing.strip_prefix("mmap:") {
-        let user = PathBuf::from(path);
-        let file = iomark_mem::region::resolve_mmap_path(&user)?;
-        let dir = file.parent().map(Path::to_path_buf);
-        (
-            Backing::Mmap {
-                path: file.display().to_string(),
-            },
-            dir,
-        )
-    } else {
-        bail!(
-            "--backing {:?} is not heap or mmap:PATH (e.g. --backing mmap:/mnt/ssd)",
-            c.backing
-        );
-    };
-    if let Some(limit) = c.mem_limit {
-        if limit.get() < 4 * Bytes::MIB {
-            bail!("--mem-limit {limit} is too small for the process itself; use at least 4MiB");
-        }
-    }
-    if c.relative && c.mem_limit.is_none() && backing == Backing::Heap {
-        bail!("--relative compares a constrained run with the all-in-memory one; add --mem-limit SIZE or --backing mmap:PATH");
-    }
-    let advice = match c.advice {
-        AdviceArg::Normal => Advice::Normal,
-        AdviceArg::Sequential => Advice::Sequential,
-        AdviceArg::Random => Advice::Random,
-    };
-    Ok(MemOptions {
-        spec: MemJobSpec {
-            kernel,
-            threads,
-            backing,
-            advice,
-            mem_limit: c.mem_limit,
-        },
-        relative: c.relative,
-        json: c.json,
-        backing_dir,
-        store: c.store,
-    })
-}
-
-/// STREAM's size rule by default: each array 4 x the last-level cache, at
-/// least STREAM's 10M, and no more than half the available memory in all.
-fn default_stream_len() -> u64 {
-    let host = sys::host();
-    let rule = host.llc.map_or(0, |l| (4 * l.get()).div_ceil(8));
-    let len = rule.max(10_000_000);
-    match sys::mem_available() {
-        Some(avail) => len.min(avail.get() / 2 / 24).max(1_000_000),
-        None => len,
-    }
-}
-
-impl TryFrom<StreamArgs> for MemOptions {
-    type Error = anyhow::Error;
-
-    fn try_from(a: StreamArgs) -> anyhow::Result<Self> {
-        if a.ntimes < 2 {
-            return Err(invalid(format!(
-                "--ntimes {} is too small: the first pass is not counted, so use at least 2",
-                a.ntimes
-            )));
-        }
-        let array_len = a.size.unwrap_or_else(default_stream_len);
-        common_options(
-            a.common,
-            MemKernelSpec::Stream(StreamSpec {
-                array_len,
-                ntimes: a.ntimes,
-            }),
-        )
-    }
-}
-
-impl TryFrom<StencilArgs> for MemOptions {
-    type Error = anyhow::Error;
-
-    fn try_from(a: StencilArgs) -> anyhow::Result<Self> {
-        if a.mask != 3 && a.mask != 15 {
-            return Err(invalid(format!(
-                "--mask {} is not supported: use 3 or 15 (their weights are exact, which the check needs)",
-                a.mask
-            )));
-        }
-        if a.n <= a.mask as u64 {
-            return Err(invalid(format!(
-                "--n {} leaves no interior for a {}x{} mask; use --n {} or more",
-                a.n,
-                a.mask,
-                a.mask,
-                a.mask + 1
-            )));
-        }
-        if a.sweeps == 0 {
-            return Err(invalid("--sweeps must be at least 1"));
-        }
-        let spec = StencilSpec {
-            n: a.n,
-            mask: a.mask,
-            sweeps: a.sweeps,
+impl CommonArgs {
+    fn options(self, kernel: MemKernelSpec) -> Result<MemOptions, MemError> {
+        let settings = MemSettings {
+            threads: self.threads,
+            backing: self.backing,
+            advice: self.advice,
+            mem_limit: self.mem_limit,
+            relative: self.relative,
         };
-        common_options(a.common, MemKernelSpec::Stencil(spec))
+        Ok(MemOptions {
+            plan: settings.build(kernel)?,
+            json: self.json,
+            store: self.store,
+        })
     }
 }
 
-impl TryFrom<HimenoArgs> for MemOptions {
-    type Error = anyhow::Error;
-
-    fn try_from(a: HimenoArgs) -> anyhow::Result<Self> {
-        let grid = himeno::parse_grid(&a.grid).map_err(|e| invalid(format!("--grid: {e}")))?;
-        let length = match (a.iterations, a.seconds) {
-            (Some(0), _) => return Err(invalid("--iterations must be at least 1")),
-            (Some(n), _) => HimenoLength::Iterations(n),
-            (None, Some(s)) if !(s > 0.0 && s.is_finite()) => {
-                return Err(invalid(format!(
-                    "--seconds {s} must be a positive number, e.g. 60"
-                )))
-            }
-            (None, Some(s)) => HimenoLength::Target(Nanos((s * 1e9) as u64)),
-            (None, None) => HimenoLength::Target(Nanos::from_secs(60)),
+impl MemCommand {
+    /// The checked job; `None` for the internal child.
+    fn options(self) -> Result<Option<MemOptions>, MemError> {
+        let (kernel, common) = match self {
+            MemCommand::Stream(a) => (settings::stream(a.size, a.ntimes), a.common),
+            MemCommand::Stencil(a) => (settings::stencil(a.mask, a.n, a.sweeps), a.common),
+            MemCommand::Himeno(a) => (settings::himeno(&a.grid, a.iterations, a.seconds), a.common),
+            MemCommand::Child => return Ok(None),
         };
-        common_options(a.common, MemKernelSpec::Himeno(HimenoSpec { grid, length }))
+        common.options(kernel?).map(Some)
     }
 }
 
@@ -360,31 +240,22 @@ fn watch_file(
 /// Run `iomark mem ...`.
 pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
     iomark_mem::region::watch_file_mappings(watch_file);
-    let options = match args.command {
-        MemCommand::Stream(a) => MemOptions::try_from(a)?,
-        MemCommand::Stencil(a) => MemOptions::try_from(a)?,
-        MemCommand::Himeno(a) => MemOptions::try_from(a)?,
-        MemCommand::Child => {
-            job::serve_child(signals::stop_flag()?)?;
-            return Ok(Exit::Success);
-        }
+    let Some(options) = args.command.options()? else {
+        job::serve_child(signals::stop_flag()?)?;
+        return Ok(Exit::Success);
     };
     options.store.check()?;
     let started_at_ms = now_ms();
     let exe = std::env::current_exe()
         .context("cannot find the iomark binary to run the limited child")?;
     let stop = signals::stop_flag()?;
-    let run = job::run(&options.spec, options.relative, stop, || {
+    let plan = &options.plan;
+    let run = job::run(&plan.spec, plan.relative, stop, || {
         let mut c = Command::new(exe);
         c.args(["mem", "__child"]);
         c
     })?;
-    let mut doc = run_document(
-        run,
-        std::env::args().collect(),
-        started_at_ms,
-        options.backing_dir.as_deref(),
-    );
+    let mut doc = plan.document(run, std::env::args().collect(), started_at_ms);
     // A mem run is one measurement: it is stored whole once it ends.
     crate::record::Recorder::begin(&options.store, &mut doc).finish(&doc);
     let text = if options.json {
@@ -395,7 +266,7 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
     // A closed pipe surfaces as an error that main treats as success.
     std::io::stdout().lock().write_all(text.as_bytes())?;
     let RunBody::Mem(run) = &doc.body else {
-        unreachable!("run_document makes a mem body")
+        unreachable!("a mem plan makes a mem body")
     };
     match &run.outcome {
         MemOutcome::OomKilled { message } => bail!("{message}"),
@@ -407,38 +278,11 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
     }
 }
 
-/// The iomark result document for a finished mem run, for `--json` and the
-/// store. `backing_dir` is the directory of an mmap backing file, whose
-/// device chain is recorded.
-pub fn run_document(
-    run: MemRun,
-    command_line: Vec<String>,
-    started_at_ms: u64,
-    backing_dir: Option<&Path>,
-) -> RunDocument {
-    let status = match &run.outcome {
-        MemOutcome::Completed { result, .. } if !result.validation().is_failed() => {
-            RunStatus::Complete
-        }
-        MemOutcome::Interrupted => RunStatus::Interrupted,
-        _ => RunStatus::Failed,
-    };
-    let device = backing_dir
-        .and_then(|d| iomark_host::DeviceChain::for_path(d).ok())
-        .map(iomark_host::DeviceChain::into_report);
-    RunDocument {
-        started_at_ms,
-        status,
-        host: Some(<iomark_model::device::HostInfo as iomark_host::HostInfoExt>::collect()),
-        device,
-        ..RunDocument::iomark(command_line, RunBody::Mem(run))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
+    use iomark_model::mem::{HimenoLength, MemJobSpec, StreamSpec};
 
     #[derive(Parser)]
     struct T {
@@ -446,28 +290,24 @@ mod tests {
         mem: MemCommand,
     }
 
-    fn parse(args: &[&str]) -> anyhow::Result<MemOptions> {
+    fn parse(args: &[&str]) -> anyhow::Result<MemJobSpec> {
         let mut v = vec!["t"];
         v.extend_from_slice(args);
-        match T::try_parse_from(v)?.mem {
-            MemCommand::Stream(a) => MemOptions::try_from(a),
-            MemCommand::Stencil(a) => MemOptions::try_from(a),
-            MemCommand::Himeno(a) => MemOptions::try_from(a),
-            MemCommand::Child => unreachable!("not parsed here"),
-        }
+        let options = T::try_parse_from(v)?.mem.options()?;
+        Ok(options.expect("not the child").plan.spec)
     }
 
     #[test]
     fn flags_become_a_spec() {
         let o = parse(&["stream", "--size", "80M", "--threads", "2", "--ntimes", "5"]).unwrap();
         assert_eq!(
-            o.spec.kernel,
+            o.kernel,
             MemKernelSpec::Stream(StreamSpec {
                 array_len: 80_000_000,
                 ntimes: 5
             })
         );
-        assert_eq!(o.spec.threads, 2);
+        assert_eq!(o.threads, 2);
         let o = parse(&[
             "himeno",
             "--grid",
@@ -478,8 +318,8 @@ mod tests {
             "256MiB",
         ])
         .unwrap();
-        assert_eq!(o.spec.mem_limit, Some(Bytes(256 << 20)));
-        let MemKernelSpec::Himeno(h) = o.spec.kernel else {
+        assert_eq!(o.mem_limit, Some(Bytes(256 << 20)));
+        let MemKernelSpec::Himeno(h) = o.kernel else {
             panic!("himeno")
         };
         assert_eq!(h.length, HimenoLength::Iterations(64));

@@ -5,7 +5,8 @@
 //! This crate owns the kernels, where their data lives ([`region`]), the
 //! memory cgroup ([`cgroup`]) and the parent/child protocol that runs a kernel
 //! under a limit ([`job`]). It knows nothing of the command line, the store or
-//! the report: it takes an [`iomark_model::mem::MemJobSpec`] and returns an
+//! the report: [`settings`] checks what a front end was given and turns it
+//! into a job; the rest takes an [`iomark_model::mem::MemJobSpec`] and returns an
 //! [`iomark_model::mem::MemRun`].
 //!
 //! Why a child process for limits: a heap working set larger than a memory
@@ -33,6 +34,7 @@ mod error;
 pub mod himeno;
 pub mod job;
 pub mod region;
+pub mod settings;
 mod split;
 pub mod stencil;
 pub mod stream;

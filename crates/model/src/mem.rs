@@ -60,6 +60,17 @@ impl Advice {
     }
 }
 
+impl std::str::FromStr for Advice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [Advice::Normal, Advice::Sequential, Advice::Random]
+            .into_iter()
+            .find(|a| a.as_str() == s)
+            .ok_or_else(|| format!("unknown advice {s:?}: use normal, sequential or random"))
+    }
+}
+
 /// STREAM's parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StreamSpec {
