@@ -4,15 +4,12 @@
 //! runs the same test as `iperf3 -c HOST -P 4 -R`, against either server.
 
 use std::io::Write;
-use std::net::IpAddr;
-use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::{Args, Subcommand};
 use iomark_model::units::{Bytes, Nanos};
-use iomark_model::{epoch_ms, RunBody, RunDocument, RunStatus};
-use iomark_net::proto::{params, Protocol};
-use iomark_net::{ClientConfig, NetError, ServerConfig, TestReport};
+use iomark_net::settings::{parse_bitrate, ClientSettings, ServerSettings};
+use iomark_net::NetError;
 
 use crate::exit::Exit;
 
@@ -105,8 +102,8 @@ pub struct ClientArgs {
     #[arg(short = 'u', long)]
     udp: bool,
     /// Target bits per second per stream, e.g. 100M or 1G (UDP default 1M; TCP unlimited).
-    #[arg(short = 'b', long = "bitrate", value_name = "RATE")]
-    bitrate: Option<String>,
+    #[arg(short = 'b', long = "bitrate", value_name = "RATE", value_parser = parse_bitrate)]
+    bitrate: Option<u64>,
     /// Print the results as JSON in iperf3's -J layout.
     #[arg(short = 'J', long = "json")]
     json: bool,
@@ -114,11 +111,49 @@ pub struct ClientArgs {
     store: crate::record::StoreArgs,
 }
 
+impl ServerArgs {
+    fn settings(self) -> ServerSettings {
+        ServerSettings {
+            port: self.port,
+            bind: self.bind,
+            one_off: self.one_off,
+            interval_secs: self.interval,
+            json: self.json,
+            first_byte_timeout: self.first_byte_timeout,
+            setup_timeout: self.setup_timeout,
+            grace: self.grace,
+            rcv_timeout: self.rcv_timeout,
+            max_duration: self.max_duration,
+        }
+    }
+}
+
+impl ClientArgs {
+    fn settings(&self) -> ClientSettings {
+        ClientSettings {
+            host: self.host.clone(),
+            port: self.port,
+            time: self.time,
+            interval_secs: self.interval,
+            parallel: self.parallel,
+            reverse: self.reverse,
+            bidir: self.bidir,
+            length: self.length,
+            window: self.window,
+            no_delay: self.no_delay,
+            omit: self.omit,
+            udp: self.udp,
+            bitrate: self.bitrate,
+            json: self.json,
+        }
+    }
+}
+
 /// Run `iomark net ...`.
 pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
     match args.command {
         NetCommand::Server(a) => {
-            let cfg = server_config(a)?;
+            let cfg = a.settings().build()?;
             iomark_net::server::run(cfg).context("net server")?;
             Ok(Exit::Success)
         }
@@ -126,7 +161,7 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
             a.store.check()?;
             let json = a.json;
             let store = a.store.clone();
-            let mut cfg = client_config(a)?;
+            let mut cfg = a.settings().build()?;
             cfg.interrupt = Some(crate::signals::stop_flag()?);
             let stdout = std::io::stdout();
             let report = match iomark_net::client::run(&cfg, &mut stdout.lock()) {
@@ -143,7 +178,7 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
             if json {
                 writeln!(stdout.lock(), "{}", report.to_iperf3_json())?;
             }
-            let mut doc = run_document(&report, std::env::args().collect());
+            let mut doc = iomark_net::run_document(&report, std::env::args().collect());
             crate::record::Recorder::begin(&store, &mut doc).finish(&doc);
             Ok(if report.interrupted {
                 Exit::Interrupted
@@ -154,157 +189,15 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
     }
 }
 
-fn interval(secs: f64) -> anyhow::Result<Option<Duration>> {
-    if secs == 0.0 {
-        return Ok(None);
-    }
-    if !(0.1..=60.0).contains(&secs) {
-        bail!("-i {secs} is out of range: give 0 (no interval reports) or 0.1 to 60 seconds");
-    }
-    Ok(Some(Duration::from_secs_f64(secs)))
-}
-
-fn server_config(a: ServerArgs) -> anyhow::Result<ServerConfig> {
-    let bind = match a.bind {
-        Some(b) => Some(b.parse::<IpAddr>().with_context(|| {
-            format!("-B {b} is not an IP address: give a local address such as 127.0.0.1 or ::1")
-        })?),
-        None => None,
-    };
-    let rcv_timeout = a.rcv_timeout.as_duration();
-    if rcv_timeout < Duration::from_millis(100) {
-        bail!(
-            "--rcv-timeout {} is too short: give at least 100ms (default 120s)",
-            a.rcv_timeout
-        );
-    }
-    let max_duration = a.max_duration.as_duration();
-    if max_duration < Duration::from_secs(1) {
-        bail!(
-            "--max-duration {} is too short: give at least 1s (default 24h)",
-            a.max_duration
-        );
-    }
-    Ok(ServerConfig {
-        port: a.port,
-        bind,
-        one_off: a.one_off,
-        first_byte_timeout: a.first_byte_timeout.as_duration(),
-        setup_timeout: a.setup_timeout.as_duration(),
-        grace: a.grace.as_duration(),
-        rcv_timeout,
-        max_duration,
-        interval: interval(a.interval)?,
-        text: !a.json,
-        json: a.json,
-    })
-}
-
-/// Read a bit rate as iperf3 does: 1000-based `k`, `m`, `g`, `t` suffixes.
-fn parse_rate(s: &str) -> anyhow::Result<u64> {
-    let t = s.trim();
-    if t.contains('/') {
-        bail!("-b {s}: bursts (RATE/N) are not supported; give a plain rate such as 100M");
-    }
-    let (num, mult) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let m = match c.to_ascii_lowercase() {
-                'k' => 1e3,
-                'm' => 1e6,
-                'g' => 1e9,
-                't' => 1e12,
-                _ => bail!("-b {s}: unknown unit '{c}'; use k, M, G or T (bits per second)"),
-            };
-            (&t[..i], m)
-        }
-        _ => (t, 1.0),
-    };
-    let v: f64 = num
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-        .with_context(|| format!("-b {s} is not a rate: write it like 100M or 1G"))?;
-    Ok((v * mult).round() as u64)
-}
-
-fn client_config(a: ClientArgs) -> anyhow::Result<ClientConfig> {
-    let protocol = if a.udp { Protocol::Udp } else { Protocol::Tcp };
-    if !(1..=params::MAX_PARALLEL).contains(&a.parallel) {
-        bail!("-P {} is out of range: give 1 to 128 streams", a.parallel);
-    }
-    if a.time == 0 || a.time as u64 > params::MAX_TIME {
-        bail!("-t {} is out of range: give 1 to 86400 seconds", a.time);
-    }
-    if a.omit as u64 > params::MAX_OMIT {
-        bail!("-O {} is out of range: give 0 to 600 seconds", a.omit);
-    }
-    let len = match a.length {
-        None => None,
-        Some(l) => {
-            let l = l.get();
-            match protocol {
-                Protocol::Tcp if !(1..=params::MAX_TCP_LEN as u64).contains(&l) => {
-                    bail!("-l {l} is out of range: TCP takes 1 byte to 1M")
-                }
-                Protocol::Udp
-                    if !(*params::UDP_LEN_RANGE.start() as u64
-                        ..=*params::UDP_LEN_RANGE.end() as u64)
-                        .contains(&l) =>
-                {
-                    bail!("-l {l} is out of range: UDP datagrams take 16 to 65507 bytes")
-                }
-                _ => Some(l as u32),
-            }
-        }
-    };
-    let window = match a.window {
-        None => None,
-        Some(w) if w.get() > params::MAX_WINDOW => {
-            bail!("-w {w} is too large: give at most 512M")
-        }
-        Some(w) => Some(w.get() as u32),
-    };
-    let bandwidth = a.bitrate.as_deref().map(parse_rate).transpose()?;
-    Ok(ClientConfig {
-        host: a.host,
-        port: a.port,
-        protocol,
-        time: a.time,
-        omit: a.omit,
-        interval: interval(a.interval)?,
-        parallel: a.parallel,
-        reverse: a.reverse,
-        bidirectional: a.bidir,
-        len,
-        window,
-        nodelay: a.no_delay,
-        bandwidth,
-        text: !a.json,
-        connect_timeout: Duration::from_secs(10),
-        interrupt: None,
-    })
-}
-
-/// The iomark result document for a finished client run, for the store.
-pub fn run_document(report: &TestReport, command_line: Vec<String>) -> RunDocument {
-    let interface = iomark_net::iface::describe(report.control_local.ip());
-    RunDocument {
-        started_at_ms: epoch_ms(report.started),
-        finished_at_ms: epoch_ms(report.finished),
-        status: if report.interrupted {
-            RunStatus::Interrupted
-        } else {
-            RunStatus::Complete
-        },
-        ..RunDocument::iomark(command_line, RunBody::Net(report.to_net_run(interface)))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
     use iomark_model::net::NetDirection;
+    use iomark_model::{RunBody, RunDocument, RunStatus};
+    use iomark_net::proto::Protocol;
+    use iomark_net::{ClientConfig, ServerConfig};
+    use std::time::Duration;
 
     #[derive(Parser)]
     struct T {
@@ -316,7 +209,7 @@ mod tests {
         let mut v = vec!["t", "client"];
         v.extend_from_slice(args);
         match T::try_parse_from(v)?.net {
-            NetCommand::Client(a) => client_config(a),
+            NetCommand::Client(a) => Ok(a.settings().build()?),
             NetCommand::Server(_) => unreachable!("parsed a client"),
         }
     }
@@ -325,7 +218,7 @@ mod tests {
         let mut v = vec!["t", "server"];
         v.extend_from_slice(args);
         match T::try_parse_from(v)?.net {
-            NetCommand::Server(a) => server_config(a),
+            NetCommand::Server(a) => Ok(a.settings().build()?),
             NetCommand::Client(_) => unreachable!("parsed a server"),
         }
     }
@@ -392,7 +285,7 @@ mod tests {
         c.text = false;
         let report = iomark_net::client::run(&c, &mut std::io::sink()).unwrap();
         h.join().unwrap().unwrap();
-        let doc = run_document(&report, vec!["iomark".into(), "net".into()]);
+        let doc = iomark_net::run_document(&report, vec!["iomark".into(), "net".into()]);
         assert_eq!(doc.status, RunStatus::Complete);
         let RunBody::Net(run) = &doc.body else {
             panic!("not a net run: {:?}", doc.body)
@@ -410,13 +303,5 @@ mod tests {
         let json = serde_json::to_string(&doc).unwrap();
         let back: RunDocument = serde_json::from_str(&json).unwrap();
         assert_eq!(back.body, doc.body);
-    }
-
-    #[test]
-    fn rates_are_1000_based() {
-        assert_eq!(parse_rate("1G").unwrap(), 1_000_000_000);
-        assert_eq!(parse_rate("2.5k").unwrap(), 2500);
-        assert_eq!(parse_rate("100").unwrap(), 100);
-        assert!(parse_rate("1M/10").is_err());
     }
 }

@@ -18,15 +18,18 @@
 pub mod client;
 mod control;
 mod cpu;
+mod document;
 pub mod iface;
 pub mod proto;
 mod report;
 pub mod server;
 mod session;
+pub mod settings;
 mod stream;
 mod sys;
 
 pub use client::ClientConfig;
+pub use document::run_document;
 pub use report::TestReport;
 pub use server::ServerConfig;
 
@@ -109,6 +112,9 @@ pub enum NetError {
         /// `client` or `server`.
         who: &'static str,
     },
+    /// A setting is out of range or malformed; the message names the fix.
+    #[error("{0}")]
+    Invalid(String),
     /// Ctrl-C (or SIGTERM) arrived before the test ran.
     #[error("interrupted")]
     Interrupted,

@@ -1,0 +1,244 @@
+//! A client or server from what the user gave, with iperf3's defaults and
+//! limits checked in one place, so the command line only parses.
+//!
+//! The messages name iperf3's flags (`-P`, `-t`, `-l`, ...): they are the
+//! vocabulary of the test, whatever front end fills it in.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use iomark_model::units::{Bytes, Nanos};
+
+use crate::proto::{params, Protocol};
+use crate::{ClientConfig, NetError, ServerConfig};
+
+/// What the user said about a server.
+#[derive(Debug, Clone)]
+pub struct ServerSettings {
+    /// Port for control and data connections.
+    pub port: u16,
+    /// Local address to listen on; `None` listens on every address.
+    pub bind: Option<String>,
+    /// Serve one test, then exit.
+    pub one_off: bool,
+    /// Seconds between interval reports; 0 turns them off.
+    pub interval_secs: f64,
+    /// iperf3-layout JSON instead of text.
+    pub json: bool,
+    /// Longest wait for the first byte of a set-up message.
+    pub first_byte_timeout: Nanos,
+    /// Longest wait for a test's whole set-up.
+    pub setup_timeout: Nanos,
+    /// Slack after duration + omit before a running test is dropped.
+    pub grace: Nanos,
+    /// End a test whose data streams move nothing for this long.
+    pub rcv_timeout: Nanos,
+    /// Longest test.
+    pub max_duration: Nanos,
+}
+
+/// What the user said about a client test.
+#[derive(Debug, Clone)]
+pub struct ClientSettings {
+    /// The server: a host name or an address.
+    pub host: String,
+    /// The server's port.
+    pub port: u16,
+    /// Seconds to transmit (`-t`).
+    pub time: u32,
+    /// Seconds between interval reports; 0 turns them off (`-i`).
+    pub interval_secs: f64,
+    /// Parallel streams (`-P`).
+    pub parallel: u32,
+    /// The server sends (`-R`).
+    pub reverse: bool,
+    /// Both directions (`--bidir`).
+    pub bidir: bool,
+    /// Bytes per write or datagram (`-l`).
+    pub length: Option<Bytes>,
+    /// Socket buffer size (`-w`).
+    pub window: Option<Bytes>,
+    /// `TCP_NODELAY` (`-N`).
+    pub no_delay: bool,
+    /// Seconds left out at the start (`-O`).
+    pub omit: u32,
+    /// UDP instead of TCP (`-u`).
+    pub udp: bool,
+    /// Bits per second per stream (`-b`), see [`parse_bitrate`].
+    pub bitrate: Option<u64>,
+    /// iperf3-layout JSON instead of text (`-J`).
+    pub json: bool,
+}
+
+fn invalid<T>(msg: String) -> Result<T, NetError> {
+    Err(NetError::Invalid(msg))
+}
+
+/// `-i`: `None` for 0, else 0.1 to 60 seconds.
+fn interval(secs: f64) -> Result<Option<Duration>, NetError> {
+    if secs == 0.0 {
+        return Ok(None);
+    }
+    if !(0.1..=60.0).contains(&secs) {
+        return invalid(format!(
+            "-i {secs} is out of range: give 0 (no interval reports) or 0.1 to 60 seconds"
+        ));
+    }
+    Ok(Some(Duration::from_secs_f64(secs)))
+}
+
+impl ServerSettings {
+    /// Check the settings and make the server's configuration.
+    pub fn build(&self) -> Result<ServerConfig, NetError> {
+        let bind = match &self.bind {
+            Some(b) => match b.parse::<IpAddr>() {
+                Ok(ip) => Some(ip),
+                Err(e) => return invalid(format!(
+                    "-B {b} is not an IP address: give a local address such as 127.0.0.1 or ::1: {e}"
+                )),
+            },
+            None => None,
+        };
+        let rcv_timeout = self.rcv_timeout.as_duration();
+        if rcv_timeout < Duration::from_millis(100) {
+            return invalid(format!(
+                "--rcv-timeout {} is too short: give at least 100ms (default 120s)",
+                self.rcv_timeout
+            ));
+        }
+        let max_duration = self.max_duration.as_duration();
+        if max_duration < Duration::from_secs(1) {
+            return invalid(format!(
+                "--max-duration {} is too short: give at least 1s (default 24h)",
+                self.max_duration
+            ));
+        }
+        Ok(ServerConfig {
+            port: self.port,
+            bind,
+            one_off: self.one_off,
+            first_byte_timeout: self.first_byte_timeout.as_duration(),
+            setup_timeout: self.setup_timeout.as_duration(),
+            grace: self.grace.as_duration(),
+            rcv_timeout,
+            max_duration,
+            interval: interval(self.interval_secs)?,
+            text: !self.json,
+            json: self.json,
+        })
+    }
+}
+
+impl ClientSettings {
+    /// Check the settings against iperf3's limits and make the client's
+    /// configuration.
+    pub fn build(&self) -> Result<ClientConfig, NetError> {
+        let protocol = if self.udp {
+            Protocol::Udp
+        } else {
+            Protocol::Tcp
+        };
+        if !(1..=params::MAX_PARALLEL).contains(&self.parallel) {
+            return invalid(format!(
+                "-P {} is out of range: give 1 to 128 streams",
+                self.parallel
+            ));
+        }
+        if self.time == 0 || self.time as u64 > params::MAX_TIME {
+            return invalid(format!(
+                "-t {} is out of range: give 1 to 86400 seconds",
+                self.time
+            ));
+        }
+        if self.omit as u64 > params::MAX_OMIT {
+            return invalid(format!(
+                "-O {} is out of range: give 0 to 600 seconds",
+                self.omit
+            ));
+        }
+        let udp_len = *params::UDP_LEN_RANGE.start() as u64..=*params::UDP_LEN_RANGE.end() as u64;
+        let len = match (self.length.map(Bytes::get), protocol) {
+            (None, _) => None,
+            (Some(l), Protocol::Tcp) if !(1..=params::MAX_TCP_LEN as u64).contains(&l) => {
+                return invalid(format!("-l {l} is out of range: TCP takes 1 byte to 1M"))
+            }
+            (Some(l), Protocol::Udp) if !udp_len.contains(&l) => {
+                return invalid(format!(
+                    "-l {l} is out of range: UDP datagrams take 16 to 65507 bytes"
+                ))
+            }
+            (Some(l), _) => Some(l as u32),
+        };
+        let window = match self.window {
+            None => None,
+            Some(w) if w.get() > params::MAX_WINDOW => {
+                return invalid(format!("-w {w} is too large: give at most 512M"))
+            }
+            Some(w) => Some(w.get() as u32),
+        };
+        Ok(ClientConfig {
+            host: self.host.clone(),
+            port: self.port,
+            protocol,
+            time: self.time,
+            omit: self.omit,
+            interval: interval(self.interval_secs)?,
+            parallel: self.parallel,
+            reverse: self.reverse,
+            bidirectional: self.bidir,
+            len,
+            window,
+            nodelay: self.no_delay,
+            bandwidth: self.bitrate,
+            text: !self.json,
+            connect_timeout: Duration::from_secs(10),
+            interrupt: None,
+        })
+    }
+}
+
+/// Read a bit rate as iperf3 does: 1000-based `k`, `m`, `g`, `t` suffixes.
+pub fn parse_bitrate(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    if t.contains('/') {
+        return Err(format!(
+            "-b {s}: bursts (RATE/N) are not supported; give a plain rate such as 100M"
+        ));
+    }
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_lowercase() {
+                'k' => 1e3,
+                'm' => 1e6,
+                'g' => 1e9,
+                't' => 1e12,
+                _ => {
+                    return Err(format!(
+                        "-b {s}: unknown unit '{c}'; use k, M, G or T (bits per second)"
+                    ))
+                }
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1.0),
+    };
+    let v: f64 = num
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+        .ok_or_else(|| format!("-b {s} is not a rate: write it like 100M or 1G"))?;
+    Ok((v * mult).round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_1000_based() {
+        assert_eq!(parse_bitrate("1G").unwrap(), 1_000_000_000);
+        assert_eq!(parse_bitrate("2.5k").unwrap(), 2500);
+        assert_eq!(parse_bitrate("100").unwrap(), 100);
+        assert!(parse_bitrate("1M/10").is_err());
+    }
+}
