@@ -11,15 +11,15 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 use iomark_disk::job::JobSettings;
+use iomark_disk::plan::{run_document, DiskOutcome, DiskSettings, Workload};
 use iomark_disk::profiles::settings::{Depths, EngineList};
-use iomark_disk::profiles::{self, ProfileName, ProfileObserver, ProfilePlan, ProfileSettings};
-use iomark_disk::target::{DirectMode, OpenTarget, TargetRequest};
+use iomark_disk::profiles::{ProfileName, ProfileObserver, ProfileSettings};
+use iomark_disk::target::{OpenTarget, TargetRequest};
 use iomark_disk::{runner, DiskError};
 use iomark_mem::cgroup::SelfLimit;
-use iomark_model::disk::{DataPattern, DiskJobResult, DiskJobSpec, DiskRun, EngineKind, RwMode};
-use iomark_model::profile::ProfileResult;
+use iomark_model::disk::{DataPattern, DiskJobResult, EngineKind, RwMode};
 use iomark_model::units::{Bytes, Nanos};
-use iomark_model::{now_ms, RunBody, RunDocument, RunStatus, Warning};
+use iomark_model::{now_ms, RunBody, RunDocument};
 
 use crate::exit::Exit;
 use crate::{progress, signals};
@@ -205,15 +205,6 @@ fn parse_mix(s: &str) -> Result<u8, String> {
     }
 }
 
-/// A checked disk job and where it runs.
-#[derive(Debug)]
-struct DiskOptions {
-    spec: DiskJobSpec,
-    request: TargetRequest,
-    keep_cache: bool,
-    json: bool,
-}
-
 impl DiskArgs {
     /// `Some(true)` for --direct, `Some(false)` for --buffered.
     fn direct(&self) -> Option<bool> {
@@ -224,133 +215,47 @@ impl DiskArgs {
         }
     }
 
-    /// The workload flags given, by name: any of them makes a custom
-    /// workload.
-    fn custom_flags(&self) -> Vec<&'static str> {
-        let given = [
-            ("--rw", self.rw.is_some()),
-            ("--bs", self.bs.is_some()),
-            ("--iodepth", self.iodepth.is_some()),
-            ("--iodepth-batch", self.iodepth_batch.is_some()),
-            ("--numjobs", self.numjobs.is_some()),
-            ("--runtime", self.runtime.is_some()),
-            ("--ramp", self.ramp.is_some()),
-            ("--engine", self.engine.is_some()),
-            ("--rwmix-read", self.rwmix_read.is_some()),
-        ];
-        given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect()
-    }
-}
-
-impl TryFrom<DiskArgs> for DiskOptions {
-    type Error = DiskError;
-
-    fn try_from(a: DiskArgs) -> Result<Self, DiskError> {
-        let job = JobSettings {
-            rw: a.rw,
-            bs: a.bs,
-            iodepth: a.iodepth,
-            iodepth_batch: a.iodepth_batch,
-            numjobs: a.numjobs,
-            size: a.size,
-            runtime: a.runtime,
-            ramp: a.ramp,
-            engine: a.engine,
-            rwmix_read: a.rwmix_read,
-            data: a.data,
-            seed: a.seed,
-            direct: a.direct(),
+    /// What the user said, for the library to check.
+    fn settings(&self) -> DiskSettings {
+        let p = &self.prof;
+        DiskSettings {
+            path: self.path.clone(),
+            job: JobSettings {
+                rw: self.rw,
+                bs: self.bs,
+                iodepth: self.iodepth,
+                iodepth_batch: self.iodepth_batch,
+                numjobs: self.numjobs,
+                size: self.size,
+                runtime: self.runtime,
+                ramp: self.ramp,
+                engine: self.engine,
+                rwmix_read: self.rwmix_read,
+                data: self.data,
+                seed: self.seed,
+                direct: self.direct(),
+            },
+            profile: p.profile,
+            profile_settings: ProfileSettings {
+                quick: p.quick,
+                passes: p.passes,
+                pass_time: p.pass_time,
+                interval: p.interval,
+                mix: p.mix,
+                qd: p.qd.clone(),
+                runtime: self.runtime,
+                ramp: self.ramp,
+                engine: self.engine,
+                engines: p.engines.clone(),
+                samples: p.samples,
+                sample_size: p.sample_size,
+                access_samples: p.access_samples,
+                write: p.write,
+                data: self.data,
+                seed: self.seed,
+            },
+            allow_write: self.allow_write.clone(),
         }
-        .build()?;
-        let request = TargetRequest {
-            path: a.path,
-            size: job.size,
-            default_size: Bytes(Bytes::GIB),
-            write: job.spec.rw.writes(),
-            allow_write: a.allow_write,
-            direct: job.direct,
-            data: job.spec.data,
-            seed: job.spec.seed,
-            io_sizes: vec![job.spec.bs],
-        };
-        Ok(DiskOptions {
-            spec: job.spec,
-            request,
-            keep_cache: a.keep_cache,
-            json: a.json,
-        })
-    }
-}
-
-/// A checked profile run.
-#[derive(Debug)]
-struct ProfileOptions {
-    name: ProfileName,
-    plan: ProfilePlan,
-    request: TargetRequest,
-    keep_cache: bool,
-    json: bool,
-    verbose: bool,
-}
-
-impl TryFrom<DiskArgs> for ProfileOptions {
-    type Error = DiskError;
-
-    fn try_from(a: DiskArgs) -> Result<Self, DiskError> {
-        let name = a.prof.profile.unwrap_or(ProfileName::Cdm);
-        // Workload flags that only make sense for a custom workload: those
-        // that are no profile's setting too (--runtime, --ramp, --engine are).
-        let is_setting = |f: &&str| profiles::Setting::ALL.iter().any(|s| s.flag() == *f);
-        if let Some(flag) = a.custom_flags().into_iter().find(|f| !is_setting(f)) {
-            return Err(DiskError::Invalid(format!(
-                "{flag} sets a custom workload and cannot be combined with --profile {name}: drop one of them"
-            )));
-        }
-        let p = &a.prof;
-        let settings = ProfileSettings {
-            quick: p.quick,
-            passes: p.passes,
-            pass_time: p.pass_time,
-            interval: p.interval,
-            mix: p.mix,
-            qd: p.qd.clone(),
-            runtime: a.runtime,
-            ramp: a.ramp,
-            engine: a.engine,
-            engines: p.engines.clone(),
-            samples: p.samples,
-            sample_size: p.sample_size,
-            access_samples: p.access_samples,
-            write: p.write,
-            data: a.data,
-            seed: a.seed,
-        };
-        let plan = profiles::plan(name, &settings)?;
-        if a.size == Some(Bytes(0)) {
-            return Err(DiskError::Invalid(
-                "--size must be larger than 0: try --size 1GiB".into(),
-            ));
-        }
-        let direct = DirectMode::from_choice(a.direct());
-        let request = TargetRequest {
-            path: a.path,
-            size: a.size,
-            default_size: plan.default_size(),
-            write: plan.writes(),
-            allow_write: a.allow_write,
-            direct,
-            data: a.data,
-            seed: a.seed,
-            io_sizes: plan.io_sizes(),
-        };
-        Ok(ProfileOptions {
-            name,
-            plan,
-            request,
-            keep_cache: a.keep_cache,
-            json: a.json,
-            verbose: a.prof.verbose,
-        })
     }
 }
 
@@ -391,50 +296,57 @@ impl ProfileObserver for ProfileProgress {
     }
 }
 
-fn run_profile(
-    opts: ProfileOptions,
-    store: &crate::record::StoreArgs,
-    limit: Option<&SelfLimit>,
-) -> anyhow::Result<Exit> {
+/// Run `iomark disk`: a custom workload when a workload flag is given,
+/// otherwise a profile (cdm by default).
+pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
+    args.store.check()?;
+    let plan = args.settings().build()?;
+    let limit = enter_mem_limit(args.mem_limit)?;
     let stop = signals::stop_flag()?;
     let started_at_ms = now_ms();
-    let Some(target) = open_target(&opts.request, stop)? else {
+    let Some(target) = open_target(&plan.request, stop)? else {
         return Ok(Exit::Interrupted);
     };
-    if !opts.keep_cache {
+    let workload = &plan.workload;
+    workload.check_target(&target)?;
+    if !args.keep_cache {
         target.invalidate_cache();
     }
-    let (recorder, partial) = begin_record(store, &target, started_at_ms, opts.name.as_str());
+    // Recorded as soon as the target is open, so a run that is killed
+    // reads back as interrupted; finish() replaces it with the result.
+    let name = workload.name();
+    let mut partial = run_document(
+        &target,
+        name,
+        DiskOutcome::default(),
+        started_at_ms,
+        args_now(),
+    );
+    let recorder = crate::record::Recorder::begin(&args.store, &mut partial);
     let mut obs = ProfileProgress {
-        json: opts.json,
+        json: args.json,
         bar: None,
         recorder,
         partial,
     };
-    let outcome = opts.plan.run(&target, stop, &mut obs);
-    obs.end();
-    let outcome =
-        outcome.with_context(|| format!("profile {} on {}", opts.name, target.info.path))?;
+    let outcome = workload
+        .run(&target, stop, &mut obs)
+        .with_context(|| format!("{} on {}", workload.describe(), target.info.path))?;
     let interrupted = outcome.interrupted;
-    let mut doc = document(
-        &target,
-        outcome.jobs,
-        started_at_ms,
-        interrupted,
-        (opts.name.as_str(), Some(outcome.result), outcome.warnings),
-    );
+    let mut doc = run_document(&target, name, outcome, started_at_ms, args_now());
     drop(target);
-    attach_cgroup(&mut doc, limit);
-    store.apply(&mut doc);
+    if let (RunBody::Disk(run), Some(limit)) = (&mut doc.body, &limit) {
+        run.cgroup = Some(Box::new(limit.usage()));
+    }
+    args.store.apply(&mut doc);
     obs.recorder.finish(&doc);
 
-    if opts.json {
+    if args.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!(
-            "{}",
-            iomark_text::run(&doc, opts.verbose).unwrap_or_default()
-        );
+        // -v shows a profile's spread and series; a custom job has none.
+        let verbose = args.prof.verbose && matches!(workload, Workload::Profile(..));
+        print!("{}", iomark_text::run(&doc, verbose).unwrap_or_default());
     }
     Ok(if interrupted {
         Exit::Interrupted
@@ -443,21 +355,8 @@ fn run_profile(
     })
 }
 
-/// Run `iomark disk`: a custom workload when a workload flag is given,
-/// otherwise a profile (cdm by default).
-pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
-    args.store.check()?;
-    let store = args.store.clone();
-    let mem_limit = args.mem_limit;
-    if args.prof.profile.is_none() && !args.custom_flags().is_empty() {
-        let opts = DiskOptions::try_from(args)?;
-        let limit = enter_mem_limit(mem_limit)?;
-        run_custom(opts, &store, limit.as_ref())
-    } else {
-        let opts = ProfileOptions::try_from(args)?;
-        let limit = enter_mem_limit(mem_limit)?;
-        run_profile(opts, &store, limit.as_ref())
-    }
+fn args_now() -> Vec<String> {
+    std::env::args().collect()
 }
 
 /// The smallest `--mem-limit`: iomark's own buffers and tables must fit.
@@ -472,13 +371,6 @@ fn enter_mem_limit(limit: Option<Bytes>) -> anyhow::Result<Option<SelfLimit>> {
         );
     }
     Ok(Some(SelfLimit::enter(limit)?))
-}
-
-/// Put what the memory cgroup recorded into the run document.
-fn attach_cgroup(doc: &mut RunDocument, limit: Option<&SelfLimit>) {
-    if let (RunBody::Disk(run), Some(limit)) = (&mut doc.body, limit) {
-        run.cgroup = Some(Box::new(limit.usage()));
-    }
 }
 
 /// Open the target (creating and filling a test file), saying which stale
@@ -501,127 +393,6 @@ fn open_target(
     Ok(Some(target))
 }
 
-/// Record the run in the store as soon as its target is open, so a run
-/// that is killed reads back as interrupted; [`Recorder::finish`] replaces
-/// it with the final document.
-///
-/// [`Recorder::finish`]: crate::record::Recorder::finish
-fn begin_record(
-    store: &crate::record::StoreArgs,
-    target: &OpenTarget,
-    started_at_ms: u64,
-    profile: &'static str,
-) -> (crate::record::Recorder, RunDocument) {
-    let mut doc = document(
-        target,
-        Vec::new(),
-        started_at_ms,
-        true,
-        (profile, None, Vec::new()),
-    );
-    let recorder = crate::record::Recorder::begin(store, &mut doc);
-    (recorder, doc)
-}
-
-fn run_custom(
-    opts: DiskOptions,
-    store: &crate::record::StoreArgs,
-    limit: Option<&SelfLimit>,
-) -> anyhow::Result<Exit> {
-    let stop = signals::stop_flag()?;
-    let started_at_ms = now_ms();
-    let Some(target) = open_target(&opts.request, stop)? else {
-        return Ok(Exit::Interrupted);
-    };
-    let mut spec = opts.spec.clone();
-    spec.size = target.info.size;
-    spec.direct = target.direct;
-    iomark_disk::validate_job(&spec, &target)?;
-    if !opts.keep_cache {
-        target.invalidate_cache();
-    }
-
-    let (recorder, _) = begin_record(store, &target, started_at_ms, "custom");
-    let mut bar = progress::JobProgress::new(&spec.name, opts.json);
-    let job = runner::run_job(&spec, &target, stop, &mut bar)
-        .with_context(|| format!("{} on {}", describe(&spec), target.info.path))?;
-    bar.finish();
-    let interrupted = job.interrupted;
-    let mut doc = document(
-        &target,
-        vec![job],
-        started_at_ms,
-        interrupted,
-        ("custom", None, Vec::new()),
-    );
-    drop(target);
-    attach_cgroup(&mut doc, limit);
-    store.apply(&mut doc);
-    recorder.finish(&doc);
-
-    if opts.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        print!("{}", iomark_text::run(&doc, false).unwrap_or_default());
-    }
-    Ok(if interrupted {
-        Exit::Interrupted
-    } else {
-        Exit::Success
-    })
-}
-
-fn describe(spec: &DiskJobSpec) -> String {
-    format!(
-        "{} bs={} iodepth={} numjobs={} engine={}",
-        spec.rw, spec.bs, spec.iodepth, spec.numjobs, spec.engine
-    )
-}
-
-/// A profile's name, its result and its warnings, for [`document`].
-type ProfilePart = (&'static str, Option<ProfileResult>, Vec<Warning>);
-
-fn document(
-    target: &OpenTarget,
-    jobs: Vec<DiskJobResult>,
-    started_at_ms: u64,
-    interrupted: bool,
-    (profile, profile_result, profile_warnings): ProfilePart,
-) -> RunDocument {
-    let chain = iomark_host::DeviceChain::for_path(&target.info.path).ok();
-    let mut warnings: Vec<Warning> = target.warnings.clone();
-    warnings.extend(profile_warnings);
-    if let Some(chain) = &chain {
-        for job in &jobs {
-            let dirs = [("read", job.read.as_ref()), ("write", job.write.as_ref())];
-            for (what, d) in dirs {
-                let Some(d) = d else { continue };
-                let what = format!("{} {what}", job.spec.name);
-                warnings.extend(iomark_host::check_ceiling(chain, d.bw, &what));
-            }
-        }
-    }
-    let body = RunBody::Disk(DiskRun {
-        profile: profile.into(),
-        target: target.info.clone(),
-        jobs,
-        profile_result,
-        cgroup: None,
-    });
-    RunDocument {
-        started_at_ms,
-        status: if interrupted {
-            RunStatus::Interrupted
-        } else {
-            RunStatus::Complete
-        },
-        warnings,
-        host: Some(<iomark_model::device::HostInfo as iomark_host::HostInfoExt>::collect()),
-        device: chain.map(iomark_host::DeviceChain::into_report),
-        ..RunDocument::iomark(std::env::args().collect(), body)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -633,10 +404,30 @@ mod tests {
         disk: DiskArgs,
     }
 
-    fn parse(args: &[&str]) -> anyhow::Result<DiskOptions> {
+    /// A custom job's spec and target request.
+    #[derive(Debug)]
+    struct Custom {
+        spec: iomark_model::disk::DiskJobSpec,
+        request: TargetRequest,
+    }
+
+    fn parse(args: &[&str]) -> anyhow::Result<Custom> {
         let mut all = vec!["disk"];
         all.extend_from_slice(args);
-        Ok(DiskOptions::try_from(Wrap::try_parse_from(all)?.disk)?)
+        let mut settings = Wrap::try_parse_from(all)?.disk.settings();
+        // The tests give no workload flag at times; a custom job still.
+        settings.profile = None;
+        if settings.job.given().is_empty() {
+            settings.job.rw = Some(RwMode::RandRead);
+        }
+        let plan = settings.build()?;
+        let Workload::Custom(spec) = plan.workload else {
+            panic!("a custom job");
+        };
+        Ok(Custom {
+            spec,
+            request: plan.request,
+        })
     }
 
     #[test]
@@ -697,7 +488,7 @@ mod tests {
     #[test]
     fn mmap_engines_go_through_the_page_cache() {
         let o = parse(&["--engine", "mmap-sync"]).unwrap();
-        assert_eq!(o.request.direct, DirectMode::Buffered);
+        assert_eq!(o.request.direct, iomark_disk::target::DirectMode::Buffered);
         assert!(!o.spec.direct);
         let err = parse(&["--engine", "mmap-async", "--direct"]).unwrap_err();
         assert!(err.to_string().contains("page cache"), "{err}");

@@ -69,6 +69,23 @@ pub struct CustomJob {
 }
 
 impl JobSettings {
+    /// The workload settings given, by flag: any of them makes a custom
+    /// job unless a profile is named.
+    pub fn given(&self) -> Vec<&'static str> {
+        let given = [
+            ("--rw", self.rw.is_some()),
+            ("--bs", self.bs.is_some()),
+            ("--iodepth", self.iodepth.is_some()),
+            ("--iodepth-batch", self.iodepth_batch.is_some()),
+            ("--numjobs", self.numjobs.is_some()),
+            ("--runtime", self.runtime.is_some()),
+            ("--ramp", self.ramp.is_some()),
+            ("--engine", self.engine.is_some()),
+            ("--rwmix-read", self.rwmix_read.is_some()),
+        ];
+        given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect()
+    }
+
     /// Fill in the defaults and check everything that can be checked
     /// before a target is opened ([`crate::validate_spec`] included).
     pub fn build(&self) -> Result<CustomJob, DiskError> {

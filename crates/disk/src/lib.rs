@@ -41,6 +41,7 @@ pub mod buffer;
 pub mod engine;
 pub mod job;
 mod pattern;
+pub mod plan;
 pub mod profiles;
 pub mod runner;
 pub mod target;

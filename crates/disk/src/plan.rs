@@ -1,0 +1,250 @@
+//! What `iomark disk` runs: a custom job or a classic profile, checked as a
+//! whole before anything is opened, then run on its target and written up
+//! as a result document.
+//!
+//! A run is custom when any workload setting is given and no profile is
+//! named; otherwise it is a profile (CrystalDiskMark 8's by default).
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use iomark_model::device::HostInfo;
+use iomark_model::disk::{DiskJobResult, DiskJobSpec, DiskRun};
+use iomark_model::profile::ProfileResult;
+use iomark_model::units::Bytes;
+use iomark_model::{RunBody, RunDocument, RunStatus, Warning};
+
+use crate::job::JobSettings;
+use crate::profiles::{self, ProfileName, ProfileObserver, ProfilePlan, ProfileSettings, Setting};
+use crate::target::{DirectMode, OpenTarget, TargetRequest};
+use crate::DiskError;
+
+/// Everything the user said about a disk run.
+#[derive(Debug, Clone, Default)]
+pub struct DiskSettings {
+    /// A directory for a test file, an existing file, or a block device.
+    pub path: PathBuf,
+    /// The workload settings (fio's vocabulary).
+    pub job: JobSettings,
+    /// The profile named, if any.
+    pub profile: Option<ProfileName>,
+    /// The profile settings.
+    pub profile_settings: ProfileSettings,
+    /// Existing files and devices the user allowed writes to.
+    pub allow_write: Vec<PathBuf>,
+}
+
+/// What runs: one custom job, or a profile's plan.
+#[derive(Debug, Clone)]
+pub enum Workload {
+    /// A job with fio's vocabulary; its size and direct flag are the
+    /// target's, filled in once it is open.
+    Custom(DiskJobSpec),
+    /// A classic profile.
+    Profile(ProfileName, ProfilePlan),
+}
+
+/// A checked run: the workload and how its target is to be opened.
+#[derive(Debug, Clone)]
+pub struct DiskPlan {
+    /// What runs.
+    pub workload: Workload,
+    /// Where it runs.
+    pub request: TargetRequest,
+}
+
+/// What a run measured; the default is a run that measured nothing yet.
+#[derive(Debug, Default)]
+pub struct DiskOutcome {
+    /// Every measured job, in order.
+    pub jobs: Vec<DiskJobResult>,
+    /// A profile's statistic and series.
+    pub result: Option<ProfileResult>,
+    /// Doubts about the figures.
+    pub warnings: Vec<Warning>,
+    /// Whether Ctrl-C ended the run early (or, in a document written
+    /// before the end, may still end it).
+    pub interrupted: bool,
+}
+
+impl DiskSettings {
+    /// Whether this is a custom job: a workload setting given, no profile
+    /// named.
+    pub fn is_custom(&self) -> bool {
+        self.profile.is_none() && !self.job.given().is_empty()
+    }
+
+    /// Check everything that can be checked before the target is opened.
+    pub fn build(self) -> Result<DiskPlan, DiskError> {
+        if self.is_custom() {
+            let job = self.job.build()?;
+            let request = TargetRequest {
+                path: self.path,
+                size: job.size,
+                default_size: Bytes(Bytes::GIB),
+                write: job.spec.rw.writes(),
+                allow_write: self.allow_write,
+                direct: job.direct,
+                data: job.spec.data,
+                seed: job.spec.seed,
+                io_sizes: vec![job.spec.bs],
+            };
+            return Ok(DiskPlan {
+                workload: Workload::Custom(job.spec),
+                request,
+            });
+        }
+        let name = self.profile.unwrap_or(ProfileName::Cdm);
+        // Workload settings that are no profile's setting too (--runtime,
+        // --ramp and --engine are) make a custom job.
+        let is_setting = |f: &&str| Setting::ALL.iter().any(|s| s.flag() == *f);
+        if let Some(flag) = self.job.given().into_iter().find(|f| !is_setting(f)) {
+            return Err(DiskError::Invalid(format!(
+                "{flag} sets a custom workload and cannot be combined with --profile {name}: drop one of them"
+            )));
+        }
+        let plan = profiles::plan(name, &self.profile_settings)?;
+        if self.job.size == Some(Bytes(0)) {
+            return Err(DiskError::Invalid(
+                "--size must be larger than 0: try --size 1GiB".into(),
+            ));
+        }
+        let request = TargetRequest {
+            path: self.path,
+            size: self.job.size,
+            default_size: plan.default_size(),
+            write: plan.writes(),
+            allow_write: self.allow_write,
+            direct: DirectMode::from_choice(self.job.direct),
+            data: self.job.data,
+            seed: self.job.seed,
+            io_sizes: plan.io_sizes(),
+        };
+        Ok(DiskPlan {
+            workload: Workload::Profile(name, plan),
+            request,
+        })
+    }
+}
+
+impl Workload {
+    /// The name stored with the run: `custom` or the profile's.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Workload::Custom(_) => "custom",
+            Workload::Profile(name, _) => name.as_str(),
+        }
+    }
+
+    /// What is running, for an error's context.
+    pub fn describe(&self) -> String {
+        match self {
+            Workload::Custom(s) => format!(
+                "{} bs={} iodepth={} numjobs={} engine={}",
+                s.rw, s.bs, s.iodepth, s.numjobs, s.engine
+            ),
+            Workload::Profile(name, _) => format!("profile {name}"),
+        }
+    }
+
+    /// A custom job as it runs on `target`: with the target's size and
+    /// direct flag, checked against the target.
+    fn custom_on(spec: &DiskJobSpec, target: &OpenTarget) -> Result<DiskJobSpec, DiskError> {
+        let mut spec = spec.clone();
+        spec.size = target.info.size;
+        spec.direct = target.direct;
+        crate::validate_job(&spec, target)?;
+        Ok(spec)
+    }
+
+    /// Check the workload against its open target (a custom job's block
+    /// size against the device's, for one), before anything is measured.
+    pub fn check_target(&self, target: &OpenTarget) -> Result<(), DiskError> {
+        match self {
+            Workload::Custom(spec) => Self::custom_on(spec, target).map(drop),
+            // Each profile's sizes were checked when the target was opened
+            // (TargetRequest::io_sizes).
+            Workload::Profile(..) => Ok(()),
+        }
+    }
+
+    /// Run on an open target; `obs` hears of each job and each finished
+    /// test.
+    pub fn run(
+        &self,
+        target: &OpenTarget,
+        stop: &AtomicBool,
+        obs: &mut dyn ProfileObserver,
+    ) -> Result<DiskOutcome, DiskError> {
+        match self {
+            Workload::Custom(spec) => {
+                let spec = Self::custom_on(spec, target)?;
+                obs.begin(&spec.name);
+                let job = crate::runner::run_job(&spec, target, stop, obs);
+                obs.end();
+                let job = job?;
+                Ok(DiskOutcome {
+                    interrupted: job.interrupted,
+                    jobs: vec![job],
+                    result: None,
+                    warnings: Vec::new(),
+                })
+            }
+            Workload::Profile(_, plan) => {
+                let o = plan.run(target, stop, obs);
+                obs.end();
+                let o = o?;
+                Ok(DiskOutcome {
+                    jobs: o.jobs,
+                    result: Some(o.result),
+                    warnings: o.warnings,
+                    interrupted: o.interrupted,
+                })
+            }
+        }
+    }
+}
+
+/// The result document of a disk run on `target`: the target's and the
+/// run's warnings, each rate checked against the ceiling of the links the
+/// device sits behind, the host and the device chain.
+pub fn run_document(
+    target: &OpenTarget,
+    workload: &'static str,
+    outcome: DiskOutcome,
+    started_at_ms: u64,
+    command_line: Vec<String>,
+) -> RunDocument {
+    let chain = iomark_host::DeviceChain::for_path(&target.info.path).ok();
+    let mut warnings: Vec<Warning> = target.warnings.clone();
+    warnings.extend(outcome.warnings);
+    if let Some(chain) = &chain {
+        for job in &outcome.jobs {
+            let dirs = [("read", job.read.as_ref()), ("write", job.write.as_ref())];
+            for (what, d) in dirs {
+                let Some(d) = d else { continue };
+                let what = format!("{} {what}", job.spec.name);
+                warnings.extend(iomark_host::check_ceiling(chain, d.bw, &what));
+            }
+        }
+    }
+    let body = RunBody::Disk(DiskRun {
+        profile: workload.into(),
+        target: target.info.clone(),
+        jobs: outcome.jobs,
+        profile_result: outcome.result,
+        cgroup: None,
+    });
+    RunDocument {
+        started_at_ms,
+        status: if outcome.interrupted {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Complete
+        },
+        warnings,
+        host: Some(<HostInfo as iomark_host::HostInfoExt>::collect()),
+        device: chain.map(iomark_host::DeviceChain::into_report),
+        ..RunDocument::iomark(command_line, body)
+    }
+}
