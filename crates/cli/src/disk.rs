@@ -16,7 +16,7 @@ use iomark_disk::profiles::settings::{Depths, EngineList};
 use iomark_disk::profiles::{ProfileName, ProfileObserver, ProfileSettings};
 use iomark_disk::target::{OpenTarget, TargetRequest};
 use iomark_disk::{runner, DiskError};
-use iomark_mem::cgroup::SelfLimit;
+use iomark_host::cgroup::SelfLimit;
 use iomark_model::disk::{DataPattern, DiskJobResult, EngineKind, RwMode};
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{now_ms, RunBody, RunDocument};
@@ -301,7 +301,7 @@ impl ProfileObserver for ProfileProgress {
 pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     args.store.check()?;
     let plan = args.settings().build()?;
-    let limit = enter_mem_limit(args.mem_limit)?;
+    let limit = args.mem_limit.map(SelfLimit::enter).transpose()?;
     let stop = signals::stop_flag()?;
     let started_at_ms = now_ms();
     let Some(target) = open_target(&plan.request, stop)? else {
@@ -357,20 +357,6 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
 
 fn args_now() -> Vec<String> {
     std::env::args().collect()
-}
-
-/// The smallest `--mem-limit`: iomark's own buffers and tables must fit.
-const MIN_MEM_LIMIT: Bytes = Bytes(32 << 20);
-
-/// Move this process into a memory cgroup of `limit` for the run.
-fn enter_mem_limit(limit: Option<Bytes>) -> anyhow::Result<Option<SelfLimit>> {
-    let Some(limit) = limit else { return Ok(None) };
-    if limit < MIN_MEM_LIMIT {
-        anyhow::bail!(
-            "--mem-limit {limit} is too small for iomark itself: use at least {MIN_MEM_LIMIT}"
-        );
-    }
-    Ok(Some(SelfLimit::enter(limit)?))
 }
 
 /// Open the target (creating and filling a test file), saying which stale

@@ -2,8 +2,9 @@
 //!
 //! This crate owns the walk from a path to its file system, block device,
 //! disk and links (`/proc/self/mountinfo` and `/sys`), the table of link
-//! ceilings, the check that flags figures above them, and the "is it mounted
-//! or held" questions the disk engine asks before it writes to a device. It
+//! ceilings, the check that flags figures above them, the "is it mounted
+//! or held" questions the disk engine asks before it writes to a device, and
+//! the memory cgroups that hold a run to a memory limit ([`cgroup`]). It
 //! knows nothing about benchmarks, the store or output: it returns
 //! [`iomark_model::device`] data and [`Warning`](iomark_model::Warning)s.
 //!
@@ -28,6 +29,7 @@
 #![deny(missing_docs)]
 
 mod ceiling;
+pub mod cgroup;
 mod chain;
 mod hostinfo;
 mod in_use;

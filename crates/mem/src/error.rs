@@ -42,27 +42,9 @@ pub enum MemError {
         /// Bytes free.
         free: u64,
     },
-    /// Memory limits need root.
-    #[error("--mem-limit needs root to create a memory cgroup (run as root or drop --mem-limit)")]
-    NeedsRoot,
-    /// No usable memory cgroup controller.
-    #[error("--mem-limit needs the memory cgroup controller, found neither {v1} nor memory in {v2} (mount the memory controller or drop --mem-limit)")]
-    NoMemoryCgroup {
-        /// Where v1 was looked for.
-        v1: &'static str,
-        /// Where v2 was looked for.
-        v2: &'static str,
-    },
-    /// A cgroup file operation failed.
-    #[error("memory cgroup {path}: {what}: {source}")]
-    Cgroup {
-        /// The file or directory.
-        path: PathBuf,
-        /// What was being done.
-        what: &'static str,
-        /// The system's answer.
-        source: io::Error,
-    },
+    /// The memory cgroup of `--mem-limit` could not be made or used.
+    #[error(transparent)]
+    Cgroup(#[from] iomark_host::cgroup::CgroupError),
     /// The child process could not be started or talked to.
     #[error("limited child process: {what}: {source}")]
     Child {

@@ -23,9 +23,9 @@ use iomark_model::mem::{
 use iomark_model::units::Bytes;
 use iomark_model::{Warning, WarningKind};
 
-use crate::cgroup::{self, MemCgroup};
 use crate::region::{Region, ARRAY_PAD};
 use crate::{himeno, stencil, stream, sys, threads, MemError};
+use iomark_host::cgroup::{self, MemCgroup};
 
 /// Environment variable carrying the job (JSON) to the limited child.
 pub const CHILD_JOB_ENV: &str = "IOMARK_MEM_CHILD_JOB";

@@ -2,11 +2,12 @@
 //! benchmark, with their arrays on the heap or in a file mapped `MAP_SHARED`,
 //! optionally run inside a memory cgroup so the data outgrows the memory.
 //!
-//! This crate owns the kernels, where their data lives ([`region`]), the
-//! memory cgroup ([`cgroup`]) and the parent/child protocol that runs a kernel
-//! under a limit ([`job`]). It knows nothing of the command line, the store or
-//! the report: [`settings`] checks what a front end was given and turns it
-//! into a job; the rest takes an [`iomark_model::mem::MemJobSpec`] and returns an
+//! This crate owns the kernels, where their data lives ([`region`]) and the
+//! parent/child protocol that runs a kernel under a limit ([`job`]), in a
+//! memory cgroup of [`iomark_host::cgroup`]. It knows nothing of the command
+//! line, the store or the report: [`settings`] checks what a front end was
+//! given and turns it into a job; the rest takes an
+//! [`iomark_model::mem::MemJobSpec`] and returns an
 //! [`iomark_model::mem::MemRun`].
 //!
 //! Why a child process for limits: a heap working set larger than a memory
@@ -29,7 +30,6 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod cgroup;
 mod error;
 pub mod himeno;
 pub mod job;

@@ -3,7 +3,7 @@
 //! A thread the kernel refuses (a pids cgroup limit: EAGAIN) must become an
 //! error, not a panic in `Scope::spawn` that leaves the threads already
 //! started waiting forever at a barrier for one that never comes. So threads
-//! are started with [`spawn`], and the barrier can be called off.
+//! are started with `spawn`, and the barrier can be called off.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError};

@@ -16,7 +16,40 @@ use std::time::Duration;
 use iomark_model::mem::CgroupUsage;
 use iomark_model::units::Bytes;
 
-use crate::MemError;
+/// Why a memory cgroup could not be made, joined or read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CgroupError {
+    /// Memory limits need root.
+    #[error("--mem-limit needs root to create a memory cgroup (run as root or drop --mem-limit)")]
+    NeedsRoot,
+    /// No usable memory cgroup controller.
+    #[error("--mem-limit needs the memory cgroup controller, found neither {v1} nor memory in {v2} (mount the memory controller or drop --mem-limit)")]
+    NoMemoryCgroup {
+        /// Where v1 was looked for.
+        v1: &'static str,
+        /// Where v2 was looked for.
+        v2: &'static str,
+    },
+    /// A cgroup file operation failed.
+    #[error("memory cgroup {path}: {what}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What was being done.
+        what: &'static str,
+        /// The system's answer.
+        source: io::Error,
+    },
+    /// The limit is below what a process needs to run at all.
+    #[error("--mem-limit {limit} is too small for iomark itself: use at least {min}")]
+    TooSmall {
+        /// The limit asked for.
+        limit: Bytes,
+        /// The smallest that works.
+        min: Bytes,
+    },
+}
 
 const V1_ROOT: &str = "/sys/fs/cgroup/memory";
 const V2_ROOT: &str = "/sys/fs/cgroup";
@@ -55,11 +88,11 @@ pub fn detect() -> Option<Version> {
 
 /// The interface to use, or why a limit cannot be set here (checked before
 /// any work starts, so a refusal comes in the first second).
-pub fn available() -> Result<Version, MemError> {
+pub fn available() -> Result<Version, CgroupError> {
     if !rustix::process::geteuid().is_root() {
-        return Err(MemError::NeedsRoot);
+        return Err(CgroupError::NeedsRoot);
     }
-    detect().ok_or(MemError::NoMemoryCgroup {
+    detect().ok_or(CgroupError::NoMemoryCgroup {
         v1: V1_ROOT,
         v2: "/sys/fs/cgroup/cgroup.controllers",
     })
@@ -77,7 +110,7 @@ pub struct MemCgroup {
 impl MemCgroup {
     /// Create a group limited to `limit` bytes. Needs root and a memory
     /// controller.
-    pub fn create(limit: Bytes) -> Result<MemCgroup, MemError> {
+    pub fn create(limit: Bytes) -> Result<MemCgroup, CgroupError> {
         let version = available()?;
         let root = match version {
             Version::V1 => Path::new(V1_ROOT),
@@ -94,7 +127,7 @@ impl MemCgroup {
             SEQ.fetch_add(1, Ordering::Relaxed)
         );
         let dir = root.join(name);
-        fs::create_dir(&dir).map_err(|source| MemError::Cgroup {
+        fs::create_dir(&dir).map_err(|source| CgroupError::Io {
             path: dir.clone(),
             what: "create",
             source,
@@ -158,9 +191,9 @@ impl MemCgroup {
         }
     }
 
-    fn write(&self, file: &str, value: &str, what: &'static str) -> Result<(), MemError> {
+    fn write(&self, file: &str, value: &str, what: &'static str) -> Result<(), CgroupError> {
         let path = self.dir.join(file);
-        fs::write(&path, value).map_err(|source| MemError::Cgroup { path, what, source })
+        fs::write(&path, value).map_err(|source| CgroupError::Io { path, what, source })
     }
 
     fn single(&self, file: &str) -> Option<u64> {
@@ -194,8 +227,8 @@ impl Drop for MemCgroup {
 }
 
 /// Move the calling process into the group whose `cgroup.procs` is `procs`.
-pub fn join(procs: &Path) -> Result<(), MemError> {
-    fs::write(procs, "0").map_err(|source| MemError::Cgroup {
+pub fn join(procs: &Path) -> Result<(), CgroupError> {
+    fs::write(procs, "0").map_err(|source| CgroupError::Io {
         path: procs.to_path_buf(),
         what: "join",
         source,
@@ -239,10 +272,21 @@ pub struct SelfLimit {
 }
 
 impl SelfLimit {
-    /// Create a group of `limit` bytes and move this process into it.
-    pub fn enter(limit: Bytes) -> Result<SelfLimit, MemError> {
+    /// The smallest limit for a whole iomark process: its own buffers
+    /// and tables must fit.
+    pub const MIN: Bytes = Bytes(32 << 20);
+
+    /// Create a group of `limit` bytes (at least [`SelfLimit::MIN`]) and
+    /// move this process into it.
+    pub fn enter(limit: Bytes) -> Result<SelfLimit, CgroupError> {
+        if limit < Self::MIN {
+            return Err(CgroupError::TooSmall {
+                limit,
+                min: Self::MIN,
+            });
+        }
         let group = MemCgroup::create(limit)?;
-        let home = current_procs(group.version()).ok_or_else(|| MemError::Cgroup {
+        let home = current_procs(group.version()).ok_or_else(|| CgroupError::Io {
             path: PathBuf::from("/proc/self/cgroup"),
             what: "find the memory group of this process",
             source: io::Error::from(io::ErrorKind::NotFound),
