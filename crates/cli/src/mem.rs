@@ -217,29 +217,8 @@ impl MemCommand {
     }
 }
 
-/// The disk engine's SIGBUS handling, watching the mem crate's file regions
-/// too: a backing file truncated by another process is then an error, not a
-/// silent death by SIGBUS.
-#[derive(Debug)]
-struct BusWatch(iomark_disk::engine::sigbus::Watch);
-
-impl iomark_mem::region::ShrinkWatch for BusWatch {
-    fn shrank(&self) -> bool {
-        self.0.shrank()
-    }
-}
-
-fn watch_file(
-    start: usize,
-    len: usize,
-) -> std::io::Result<Box<dyn iomark_mem::region::ShrinkWatch>> {
-    let watch = iomark_disk::engine::sigbus::Watch::new(start, len)?;
-    Ok(Box::new(BusWatch(watch)))
-}
-
 /// Run `iomark mem ...`.
 pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
-    iomark_mem::region::watch_file_mappings(watch_file);
     let Some(options) = args.command.options()? else {
         job::serve_child(signals::stop_flag()?)?;
         return Ok(Exit::Success);

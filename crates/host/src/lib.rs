@@ -35,6 +35,7 @@ mod hostinfo;
 mod in_use;
 mod mounts;
 mod read;
+pub mod sigbus;
 mod sysfs;
 
 use std::path::PathBuf;

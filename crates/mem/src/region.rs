@@ -9,18 +9,17 @@
 //! removes it when the region is dropped, on success, error or panic.
 //!
 //! A file mapping can still fault if another process truncates the file
-//! while it is mapped (SIGBUS, which kills the process silently). This
-//! crate has no signal handling of its own: the program plugs a watcher in
-//! with [`watch_file_mappings`], and a region whose file shrank is reported
-//! by [`Region::shrank`] as [`MemError::FileShrank`].
+//! while it is mapped (SIGBUS, which kills the process silently). Each file
+//! mapping is watched by [`iomark_host::sigbus`], and a region whose file
+//! shrank is reported by [`Region::shrank`] as [`MemError::FileShrank`].
 //!
 //! Array `n` starts on a page boundary plus `n x` [`ARRAY_PAD`] bytes: 14
 //! arrays at identical page offsets alias in the caches (the erikarn Himeno
 //! README measured 673 against 1056 MFLOPS for that), so they are staggered.
 
+use iomark_host::sigbus::Watch;
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::time::Instant;
 
 use iomark_model::mem::{Advice, Backing};
@@ -76,26 +75,6 @@ pub fn resolve_mmap_path(user: &Path) -> Result<PathBuf, MemError> {
     }
 }
 
-/// Watches one file mapping for its file shrinking under it; dropped before
-/// the mapping is unmapped.
-pub trait ShrinkWatch: Send + Sync + std::fmt::Debug {
-    /// Whether an access found a page past the end of the file (and what
-    /// it read or wrote there is void).
-    fn shrank(&self) -> bool;
-}
-
-/// Makes a [`ShrinkWatch`] for the mapping of `len` bytes at address
-/// `start`, or says why it cannot.
-pub type WatchFile = fn(start: usize, len: usize) -> std::io::Result<Box<dyn ShrinkWatch>>;
-
-static WATCH_FILE: OnceLock<WatchFile> = OnceLock::new();
-
-/// Have every later file region watched by `watch` (the program's SIGBUS
-/// handling). The first call wins.
-pub fn watch_file_mappings(watch: WatchFile) {
-    let _ = WATCH_FILE.set(watch);
-}
-
 /// Removes the backing file when dropped.
 #[derive(Debug)]
 struct FileGuard {
@@ -117,7 +96,7 @@ impl Drop for FileGuard {
 pub struct Region {
     // Declared first: unregistered before the range is unmapped, after
     // which it may be reused.
-    watch: Option<Box<dyn ShrinkWatch>>,
+    watch: Option<Watch>,
     // Declared before `file` so the mapping is unmapped before the file is
     // removed.
     map: MmapMut,
@@ -153,15 +132,14 @@ impl Region {
                     what: "madvise",
                     source,
                 })?;
-                if let Some(make) = WATCH_FILE.get() {
-                    watch = Some(make(map.as_ptr() as usize, map.len()).map_err(|source| {
-                        MemError::BackingFile {
-                            path: guard.path.clone(),
-                            what: "watch for truncation",
-                            source,
-                        }
-                    })?);
-                }
+                let w = Watch::new(map.as_ptr() as usize, map.len()).map_err(|source| {
+                    MemError::BackingFile {
+                        path: guard.path.clone(),
+                        what: "watch for truncation",
+                        source,
+                    }
+                })?;
+                watch = Some(w);
                 (map, Some(guard))
             }
         };
@@ -193,7 +171,7 @@ impl Region {
     }
 
     /// [`MemError::FileShrank`] when the backing file was truncated under
-    /// the mapping (seen only when a watcher was plugged in).
+    /// the mapping.
     pub fn shrank(&self) -> Result<(), MemError> {
         match (&self.watch, &self.file) {
             (Some(w), Some(guard)) if w.shrank() => Err(MemError::FileShrank {

@@ -10,7 +10,7 @@
 //!
 //! A file truncated by another process while it is mapped would end the
 //! process with SIGBUS at the next access past its new end; the mapping is
-//! registered with [`super::sigbus`], which turns that into an error.
+//! registered with [`iomark_host::sigbus`], which turns that into an error.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -19,9 +19,9 @@ use std::sync::Arc;
 
 use rustix::mm::{MapFlags, MsyncFlags, ProtFlags};
 
-use super::sigbus::Watch;
 use super::{Dir, Done, Engine, EngineSetup, IoUnit, Queued};
 use crate::DiskError;
+use iomark_host::sigbus::Watch;
 
 /// How writes are flushed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

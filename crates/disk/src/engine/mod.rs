@@ -25,7 +25,6 @@
 mod mmap;
 mod null;
 mod psync;
-pub mod sigbus;
 mod uring;
 
 use std::fs::File;
