@@ -262,7 +262,6 @@ impl DiskArgs {
 /// One progress bar per job or phase of a profile; each finished test is
 /// written to the store, so a killed run keeps what it measured.
 struct ProfileProgress {
-    json: bool,
     bar: Option<progress::JobProgress>,
     recorder: crate::record::Recorder,
     partial: RunDocument,
@@ -279,7 +278,7 @@ impl runner::Observer for ProfileProgress {
 impl ProfileObserver for ProfileProgress {
     fn begin(&mut self, label: &str) {
         self.end();
-        self.bar = Some(progress::JobProgress::new(label, self.json));
+        self.bar = Some(progress::JobProgress::new(label));
     }
 
     fn end(&mut self) {
@@ -324,7 +323,6 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     );
     let recorder = crate::record::Recorder::begin(&args.store, &mut partial);
     let mut obs = ProfileProgress {
-        json: args.json,
         bar: None,
         recorder,
         partial,

@@ -16,7 +16,7 @@ pub struct JobProgress {
 
 impl JobProgress {
     /// A bar labelled `name`, shown only on a terminal.
-    pub fn new(name: &str, _json: bool) -> Self {
+    pub fn new(name: &str) -> Self {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr());
             bar.set_style(
