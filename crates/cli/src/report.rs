@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use clap::Args;
 use iomark_report::{Report, ReportRun};
-use iomark_store::{RunId, RunQuery};
+use iomark_store::{RunId, RunSelection};
 
 use crate::exit::Exit;
 use crate::record::parse_label;
@@ -48,46 +48,6 @@ pub struct ReportArgs {
     png_scale: u32,
 }
 
-/// The checked options.
-struct Options {
-    ids: Vec<RunId>,
-    baseline: Option<RunId>,
-    html: Option<PathBuf>,
-    png: Option<PathBuf>,
-}
-
-fn validate(args: &ReportArgs, store: &mut dyn iomark_store::Store) -> anyhow::Result<Options> {
-    if args.ids.is_empty() && args.labels.is_empty() && args.baseline.is_none() {
-        bail!("no runs named: give run IDs (from `iomark results list`) or --label LABEL");
-    }
-    let mut ids: Vec<RunId> = Vec::new();
-    let mut add = |id: RunId| {
-        if !ids.contains(&id) {
-            ids.push(id);
-        }
-    };
-    if let Some(b) = args.baseline {
-        add(b);
-    }
-    args.ids.iter().copied().for_each(&mut add);
-    for label in &args.labels {
-        let found = store.list(&RunQuery {
-            labels: vec![label.clone()],
-            ..RunQuery::default()
-        })?;
-        if found.is_empty() {
-            bail!("no stored run has the label '{label}': see `iomark results list`");
-        }
-        found.iter().for_each(|s| add(s.id));
-    }
-    Ok(Options {
-        ids,
-        baseline: args.baseline,
-        html: args.html.clone(),
-        png: args.png.clone(),
-    })
-}
-
 /// Run `iomark report ...`.
 pub fn run(args: ReportArgs) -> anyhow::Result<Exit> {
     if args.html.is_none() && args.png.is_none() {
@@ -96,15 +56,21 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Exit> {
     // A report only reads: a read-only database, or one on a read-only
     // mount, is enough, and none is created where there is none.
     let mut store = iomark_store::open_read_only(args.db.as_deref())?;
-    let opts = validate(&args, store.as_mut())?;
-    let mut runs = Vec::new();
-    for id in &opts.ids {
-        let stored = store.load(*id)?;
-        let doc = stored.document()?;
-        runs.push(ReportRun::new(id, doc).with_figures(stored.figures));
+    if args.ids.is_empty() && args.labels.is_empty() && args.baseline.is_none() {
+        bail!("no runs named: give run IDs (from `iomark results list`) or --label LABEL");
     }
-    let report = Report::new(runs, opts.baseline.map(|b| b.to_string()).as_deref())?;
-    if let Some(path) = &opts.html {
+    let selection = RunSelection {
+        ids: args.ids,
+        labels: args.labels,
+        baseline: args.baseline,
+    };
+    let mut runs = Vec::new();
+    for stored in selection.load(store.as_mut())? {
+        let doc = stored.document()?;
+        runs.push(ReportRun::new(stored.summary.id, doc).with_figures(stored.figures));
+    }
+    let report = Report::new(runs, args.baseline.map(|b| b.to_string()).as_deref())?;
+    if let Some(path) = &args.html {
         let page = report.html();
         if path.as_os_str() == "-" {
             use std::io::Write;
@@ -115,7 +81,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Exit> {
             eprintln!("wrote {}", path.display());
         }
     }
-    if let Some(dir) = &opts.png {
+    if let Some(dir) = &args.png {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create directory {}", dir.display()))?;
         let files = report.pngs(args.png_scale)?;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
-use iomark_store::{RunId, RunQuery, Store, StoreError, StoredRun};
+use iomark_store::{RunId, RunQuery, RunSelection, Store, StoreError};
 use iomark_text::results::{self, TableStyle};
 
 use crate::exit::Exit;
@@ -136,8 +136,16 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
             out.write_all(results::run_detail(&run).as_bytes())?;
         }
         ResultsCommand::Compare { ids, baseline } => {
-            let runs =
-                load_for_compare(iomark_store::open_read_only(db)?.as_mut(), &ids, baseline)?;
+            let selection = RunSelection {
+                baseline,
+                ..RunSelection::of(&ids)
+            };
+            let mut store = iomark_store::open_read_only(db)?;
+            let ids = selection.resolve(store.as_mut())?;
+            if ids.len() < 2 {
+                bail!("compare needs two runs or more: iomark results compare ID ID... [--baseline ID]");
+            }
+            let runs = RunSelection::of(&ids).load(store.as_mut())?;
             out.write_all(results::comparison(&runs, TableStyle::Terminal).as_bytes())?;
         }
         ResultsCommand::Export { ids, format } => {
@@ -155,7 +163,7 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
         } => import(db, &files, &labels, note.as_deref())?,
         ResultsCommand::Delete { ids } => {
             let mut store = iomark_store::open(db)?;
-            for id in dedup(&ids) {
+            for id in RunSelection::of(&ids).resolve(store.as_mut())? {
                 store.delete(id)?;
                 eprintln!("deleted run {id}");
             }
@@ -163,16 +171,6 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
     }
     out.flush()?;
     Ok(Exit::Success)
-}
-
-fn dedup(ids: &[RunId]) -> Vec<RunId> {
-    let mut seen = Vec::new();
-    for id in ids {
-        if !seen.contains(id) {
-            seen.push(*id);
-        }
-    }
-    seen
 }
 
 /// `--since`: a span back from now (`7d`, `24h`, `2 weeks`) or a local date
@@ -205,33 +203,13 @@ fn list(store: &mut dyn Store, q: &RunQuery, out: &mut impl Write) -> anyhow::Re
     Ok(out.write_all(results::run_list(&runs).as_bytes())?)
 }
 
-/// The runs to compare, the baseline first.
-fn load_for_compare(
-    store: &mut dyn Store,
-    ids: &[RunId],
-    baseline: Option<RunId>,
-) -> anyhow::Result<Vec<StoredRun>> {
-    let mut order = Vec::new();
-    if let Some(b) = baseline {
-        order.push(b);
-    }
-    order.extend(dedup(ids).into_iter().filter(|id| Some(*id) != baseline));
-    if order.len() < 2 {
-        bail!("compare needs two runs or more: iomark results compare ID ID... [--baseline ID]");
-    }
-    order.into_iter().map(|id| Ok(store.load(id)?)).collect()
-}
-
 fn export(
     store: &mut dyn Store,
     ids: &[RunId],
     format: ExportFormat,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
-    let runs = dedup(ids)
-        .into_iter()
-        .map(|id| Ok(store.load(id)?))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let runs = RunSelection::of(ids).load(store)?;
     match format {
         ExportFormat::Json => out.write_all(results::export_json(&runs)?.as_bytes())?,
         ExportFormat::Csv => results::export_csv(&runs, out)?,

@@ -122,4 +122,10 @@ pub enum StoreError {
         /// What.
         reason: String,
     },
+    /// A label named to select runs is on none.
+    #[error("no stored run has the label '{label}': see `iomark results list`")]
+    NoRunWithLabel {
+        /// The label.
+        label: String,
+    },
 }

@@ -47,11 +47,13 @@ pub mod import;
 mod ops;
 mod pg;
 mod row;
+mod select;
 mod sqlite;
 
 pub use db_arg::{check_db, default_sqlite_path, is_postgres_url, redact};
 pub use error::StoreError;
 pub use pg::PgStore;
+pub use select::RunSelection;
 pub use sqlite::SqliteStore;
 
 use db_arg::Target;
