@@ -7,7 +7,7 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime};
 
-use socket2::{Domain, SockRef, Socket, Type};
+use socket2::{Domain, Socket, Type};
 
 use crate::control::{Control, Wait};
 use crate::proto::{code, params, Cookie, Params, Protocol, State};
@@ -29,29 +29,15 @@ pub struct ClientConfig {
     pub host: String,
     /// Server port.
     pub port: u16,
-    /// TCP or UDP.
-    pub protocol: Protocol,
-    /// Measured seconds (`-t`).
-    pub time: u32,
-    /// Seconds left out at the start (`-O`).
-    pub omit: u32,
+    /// The test, sent to the server as it is but for two fields: a `len`
+    /// of 0 becomes iperf3's default (128 KiB for TCP, the control
+    /// connection's MSS for UDP), and `client_version` names iomark. The
+    /// client ends the test after `omit` + `time` seconds. A `bandwidth` of
+    /// 0 is unlimited, as `-b 0` is; iperf3's UDP default is
+    /// [`params::DEFAULT_UDP_RATE`].
+    pub params: Params,
     /// Report interval; `None` disables interval reports.
     pub interval: Option<Duration>,
-    /// Streams per direction (`-P`).
-    pub parallel: u32,
-    /// The server sends (`-R`).
-    pub reverse: bool,
-    /// Both directions (`--bidir`).
-    pub bidirectional: bool,
-    /// Block or datagram length; `None` picks iperf3's default.
-    pub len: Option<u32>,
-    /// Socket buffer size (`-w`).
-    pub window: Option<u32>,
-    /// `TCP_NODELAY` on data streams (`-N`).
-    pub nodelay: bool,
-    /// Target bits per second per stream; `None` is iperf3's default
-    /// (unlimited for TCP, 1 Mbit/s for UDP).
-    pub bandwidth: Option<u64>,
     /// Print the text report while running (off for `-J`).
     pub text: bool,
     /// Limit for connecting the control connection.
@@ -62,22 +48,16 @@ pub struct ClientConfig {
 }
 
 impl ClientConfig {
-    /// iperf3's defaults against `host`.
+    /// iperf3's defaults against `host`: a 10 s TCP test on one stream.
     pub fn new(host: impl Into<String>) -> ClientConfig {
         ClientConfig {
             host: host.into(),
             port: 5201,
-            protocol: Protocol::Tcp,
-            time: 10,
-            omit: 0,
+            params: Params {
+                len: 0,
+                ..Params::default()
+            },
             interval: Some(Duration::from_secs(1)),
-            parallel: 1,
-            reverse: false,
-            bidirectional: false,
-            len: None,
-            window: None,
-            nodelay: false,
-            bandwidth: None,
             text: true,
             connect_timeout: Duration::from_secs(10),
             interrupt: None,
@@ -99,55 +79,31 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
     if cfg.text {
         let _ = writeln!(out, "Connecting to host {}, port {}", cfg.host, cfg.port);
     }
-    let server = sock
-        .peer_addr()
-        .map_err(NetError::io("read the peer address"))?;
-    let control_local = sock
-        .local_addr()
-        .map_err(NetError::io("read the local address"))?;
     let mut ctrl = Control::new(sock)?.with_interrupt(cfg.interrupt);
+    let (server, control_local) = ctrl.ends()?;
     let cookie = Cookie::random();
     ctrl.write_raw(cookie.wire())?;
     expect(&mut ctrl, State::ParamExchange, "PARAM_EXCHANGE")?;
 
-    let mss = SockRef::from(ctrl.socket()).mss().ok();
-    let len = cfg.len.unwrap_or(match cfg.protocol {
-        Protocol::Tcp => params::DEFAULT_TCP_LEN,
-        Protocol::Udp => mss.filter(|&m| m > 0).unwrap_or(1460),
-    });
-    let bandwidth = cfg.bandwidth.unwrap_or(match cfg.protocol {
-        Protocol::Tcp => 0,
-        Protocol::Udp => 1 << 20,
-    });
+    let mss = ctrl.mss();
     let params = Params {
-        protocol: cfg.protocol,
-        omit: cfg.omit,
-        time: cfg.time,
-        parallel: cfg.parallel,
-        reverse: cfg.reverse,
-        bidirectional: cfg.bidirectional,
-        window: cfg.window,
-        len,
-        bandwidth,
-        nodelay: cfg.nodelay,
+        len: match (cfg.params.len, cfg.params.protocol) {
+            (0, Protocol::Tcp) => params::DEFAULT_TCP_LEN,
+            (0, Protocol::Udp) => mss.filter(|&m| m > 0).unwrap_or(1460),
+            (len, _) => len,
+        },
         client_version: Some(format!("iomark {}", env!("CARGO_PKG_VERSION"))),
-        ..Params::default()
+        ..cfg.params.clone()
     };
     ctrl.write_frame(&params.to_json())?;
     expect(&mut ctrl, State::CreateStreams, "CREATE_STREAMS")?;
 
-    let p = cfg.parallel as usize;
-    let total = if cfg.bidirectional { 2 * p } else { p };
-    let mut streams = Vec::with_capacity(total);
-    for i in 0..total {
-        let sending = if cfg.bidirectional {
-            i < p
-        } else {
-            !cfg.reverse
-        };
-        let sock = match cfg.protocol {
+    let mut streams = Vec::with_capacity(params.stream_count());
+    for i in 0..params.stream_count() {
+        let sending = params.client_sends(i);
+        let sock = match params.protocol {
             Protocol::Tcp => DataSock::Tcp(tcp_stream(server, cfg, &cookie)?),
-            Protocol::Udp => DataSock::Udp(udp_stream(server, cfg, len, !sending)?),
+            Protocol::Udp => DataSock::Udp(udp_stream(server, cfg, params.len, !sending)?),
         };
         let s = Stream::new(stream_id(i), sending, sock)
             .map_err(NetError::io("set up a data stream"))?;
@@ -156,12 +112,7 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
     expect(&mut ctrl, State::TestStart, "TEST_START")?;
     expect(&mut ctrl, State::TestRunning, "TEST_RUNNING")?;
 
-    let plan = StreamPlan {
-        protocol: cfg.protocol,
-        len: len as usize,
-        rate: bandwidth,
-        udp_counters_64bit: false,
-    };
+    let plan = StreamPlan::of(&params);
     let peering = Peering {
         role: Role::Client,
         cookie: cookie.as_text(),
@@ -170,18 +121,15 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         control_local,
         tcp_mss: mss,
     };
+    let omit = Duration::from_secs(params.omit as u64);
+    let end_after = omit + Duration::from_secs(params.time as u64);
     let mut report = TestReport::opening(peering, params, &streams, started, cfg.interval);
     if cfg.text {
         let _ = write!(out, "{}", report.header_text());
     }
 
-    let mut session = Session::start(
-        streams,
-        plan,
-        Duration::from_secs(cfg.omit as u64),
-        cfg.interval,
-    )?;
-    let end_at = Instant::now() + Duration::from_secs(cfg.omit as u64 + cfg.time as u64);
+    let mut session = Session::start(streams, plan, omit, cfg.interval)?;
+    let end_at = Instant::now() + end_after;
     let mut lines = IntervalLines::new(cfg.text);
     let mut interrupted = false;
     loop {
@@ -303,12 +251,12 @@ fn tcp_stream(
 ) -> Result<TcpStream, NetError> {
     let sock = Socket::new(Domain::for_address(server), Type::STREAM, None)
         .map_err(NetError::io("create a data socket"))?;
-    if let Some(w) = cfg.window {
+    if let Some(w) = cfg.params.window {
         // Before connect, so the window scale in the SYN fits the buffer.
         let _ = sock.set_send_buffer_size(w as usize);
         let _ = sock.set_recv_buffer_size(w as usize);
     }
-    if cfg.nodelay {
+    if cfg.params.nodelay {
         let _ = sock.set_nodelay(true);
     }
     sock.connect_timeout(&server.into(), cfg.connect_timeout)
@@ -327,7 +275,7 @@ fn udp_stream(
 ) -> Result<UdpSocket, NetError> {
     let sock = Socket::new(Domain::for_address(server), Type::DGRAM, None)
         .map_err(NetError::io("create a UDP socket"))?;
-    match cfg.window {
+    match cfg.params.window {
         Some(w) => {
             let _ = sock.set_send_buffer_size(w as usize);
             let _ = sock.set_recv_buffer_size(w as usize);

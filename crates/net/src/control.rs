@@ -2,7 +2,7 @@
 //! read timeouts so a silent peer cannot hold a side forever.
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::{Shutdown, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -65,8 +65,22 @@ impl Control {
         self.interrupt.is_some_and(|f| f.load(Ordering::Relaxed))
     }
 
-    pub fn socket(&self) -> &TcpStream {
-        &self.sock
+    /// The connection's two ends: the peer's address, then this host's.
+    pub fn ends(&self) -> Result<(SocketAddr, SocketAddr), NetError> {
+        let peer = self
+            .sock
+            .peer_addr()
+            .map_err(NetError::io("read the peer address"))?;
+        let local = self
+            .sock
+            .local_addr()
+            .map_err(NetError::io("read the local address"))?;
+        Ok((peer, local))
+    }
+
+    /// The connection's MSS, when the kernel gives it.
+    pub fn mss(&self) -> Option<u32> {
+        socket2::SockRef::from(&self.sock).mss().ok()
     }
 
     /// Read more bytes into the decoder. `Ok(false)` on end of file.

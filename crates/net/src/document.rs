@@ -7,7 +7,7 @@ use crate::TestReport;
 /// The result document of a client test, with the interface the control
 /// connection left through.
 pub fn run_document(report: &TestReport, command_line: Vec<String>) -> RunDocument {
-    let interface = crate::iface::describe(report.control_local.ip());
+    let interface = crate::iface::describe(report.peering.control_local.ip());
     RunDocument {
         started_at_ms: epoch_ms(report.started),
         finished_at_ms: epoch_ms(report.finished),

@@ -30,7 +30,7 @@ mod sys;
 
 pub use client::ClientConfig;
 pub use document::run_document;
-pub use report::TestReport;
+pub use report::{Peering, Role, TestReport};
 pub use server::ServerConfig;
 
 /// Why a network test could not run or finish.

@@ -211,13 +211,8 @@ impl Server {
             phase: &self.phase,
             done: false,
         };
-        let peer = conn
-            .peer_addr()
-            .map_err(NetError::io("read the peer address"))?;
-        let control_local = conn
-            .local_addr()
-            .map_err(NetError::io("read the local address"))?;
         let mut ctrl = Control::new(conn)?;
+        let (peer, control_local) = ctrl.ends()?;
         let setup_end = Instant::now() + cfg.setup_timeout;
         let wait = Wait {
             first: Some(cfg.owed(cfg.first_byte_timeout)),
@@ -264,8 +259,7 @@ impl Server {
             });
         }
 
-        let p = params.parallel as usize;
-        let total = if params.bidirectional { 2 * p } else { p };
+        let total = params.stream_count();
         let udp = match params.protocol {
             Protocol::Udp => match udp_listener(self.local, None) {
                 Ok(u) => Some(u),
@@ -290,11 +284,7 @@ impl Server {
         let socks = socks?;
         let mut streams = Vec::with_capacity(total);
         for (i, sock) in socks.into_iter().enumerate() {
-            let sending = if params.bidirectional {
-                i >= p
-            } else {
-                params.reverse
-            };
+            let sending = !params.client_sends(i);
             if let DataSock::Tcp(s) = &sock {
                 let r = SockRef::from(s);
                 if let Some(w) = params.window {
@@ -313,19 +303,14 @@ impl Server {
         ctrl.write_state(State::TestStart)?;
         ctrl.write_state(State::TestRunning)?;
 
-        let plan = StreamPlan {
-            protocol: params.protocol,
-            len: params.len as usize,
-            rate: params.bandwidth,
-            udp_counters_64bit: params.udp_counters_64bit,
-        };
+        let plan = StreamPlan::of(&params);
         let peering = Peering {
             role: Role::Server,
             cookie: cookie.as_text(),
             peer_host: peer.ip().to_string(),
             peer_port: peer.port(),
             control_local,
-            tcp_mss: SockRef::from(ctrl.socket()).mss().ok(),
+            tcp_mss: ctrl.mss(),
         };
         let mut report =
             TestReport::opening(peering, params, &streams, SystemTime::now(), cfg.interval);

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use iomark_model::units::{Bytes, Nanos};
 
-use crate::proto::{params, Protocol};
+use crate::proto::{params, Params, Protocol};
 use crate::{ClientConfig, NetError, ServerConfig};
 
 /// What the user said about a server.
@@ -158,7 +158,8 @@ impl ClientSettings {
         }
         let udp_len = *params::UDP_LEN_RANGE.start() as u64..=*params::UDP_LEN_RANGE.end() as u64;
         let len = match (self.length.map(Bytes::get), protocol) {
-            (None, _) => None,
+            // 0 is iperf3's default for the protocol, see ClientConfig::params.
+            (None, _) => 0,
             (Some(l), Protocol::Tcp) if !(1..=params::MAX_TCP_LEN as u64).contains(&l) => {
                 return invalid(format!("-l {l} is out of range: TCP takes 1 byte to 1M"))
             }
@@ -167,7 +168,7 @@ impl ClientSettings {
                     "-l {l} is out of range: UDP datagrams take 16 to 65507 bytes"
                 ))
             }
-            (Some(l), _) => Some(l as u32),
+            (Some(l), _) => l as u32,
         };
         let window = match self.window {
             None => None,
@@ -176,23 +177,28 @@ impl ClientSettings {
             }
             Some(w) => Some(w.get() as u32),
         };
+        let bandwidth = self.bitrate.unwrap_or(match protocol {
+            Protocol::Tcp => 0,
+            Protocol::Udp => params::DEFAULT_UDP_RATE,
+        });
         Ok(ClientConfig {
-            host: self.host.clone(),
             port: self.port,
-            protocol,
-            time: self.time,
-            omit: self.omit,
+            params: Params {
+                protocol,
+                omit: self.omit,
+                time: self.time,
+                parallel: self.parallel,
+                reverse: self.reverse,
+                bidirectional: self.bidir,
+                window,
+                len,
+                bandwidth,
+                nodelay: self.no_delay,
+                ..Params::default()
+            },
             interval: interval(self.interval_secs)?,
-            parallel: self.parallel,
-            reverse: self.reverse,
-            bidirectional: self.bidir,
-            len,
-            window,
-            nodelay: self.no_delay,
-            bandwidth: self.bitrate,
             text: !self.json,
-            connect_timeout: Duration::from_secs(10),
-            interrupt: None,
+            ..ClientConfig::new(self.host.clone())
         })
     }
 }

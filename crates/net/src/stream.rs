@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use iomark_model::net::NetDirection;
 use rand::RngCore;
 
-use crate::proto::Protocol;
+use crate::proto::{Params, Protocol};
 use crate::sys;
 
 /// How often a blocked stream thread wakes to look at the stop flag.
@@ -90,6 +90,18 @@ pub(crate) struct StreamPlan {
     /// Bits per second for this stream; 0 is unlimited.
     pub rate: u64,
     pub udp_counters_64bit: bool,
+}
+
+impl StreamPlan {
+    /// What the streams of a test with these (resolved) parameters do.
+    pub fn of(params: &Params) -> StreamPlan {
+        StreamPlan {
+            protocol: params.protocol,
+            len: params.len as usize,
+            rate: params.bandwidth,
+            udp_counters_64bit: params.udp_counters_64bit,
+        }
+    }
 }
 
 pub(crate) enum DataSock {

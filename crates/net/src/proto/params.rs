@@ -34,6 +34,8 @@ pub const MAX_PARALLEL: u32 = 128;
 pub const MAX_TIME: u64 = 86400;
 /// The longest omit period, in seconds.
 pub const MAX_OMIT: u64 = 600;
+/// iperf3's UDP rate when `-b` is not given, in bits per second per stream.
+pub const DEFAULT_UDP_RATE: u64 = 1 << 20;
 
 /// The test as the client describes it to the server.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,6 +110,28 @@ impl Default for Params {
 }
 
 impl Params {
+    /// How many data streams the test opens: `parallel`, twice with
+    /// `--bidir`.
+    pub fn stream_count(&self) -> usize {
+        let p = self.parallel as usize;
+        if self.bidirectional {
+            2 * p
+        } else {
+            p
+        }
+    }
+
+    /// Whether the client sends on the `i`th data stream opened: with
+    /// `--bidir` on the first `parallel`, the server on the rest; otherwise
+    /// on all of them unless `-R`.
+    pub fn client_sends(&self, i: usize) -> bool {
+        if self.bidirectional {
+            i < self.parallel as usize
+        } else {
+            !self.reverse
+        }
+    }
+
     /// The JSON body, compact, with the emission rules above.
     pub fn to_json(&self) -> Vec<u8> {
         let mut m = Map::new();

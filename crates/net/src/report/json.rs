@@ -28,6 +28,15 @@ impl TestReport {
             .started
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
+        // A client says where it connected to, a server whom it accepted.
+        let peer = Some(JHostPort {
+            host: self.peering.peer_host.clone(),
+            port: self.peering.peer_port,
+        });
+        let (connecting_to, accepted_connection) = match self.peering.role {
+            Role::Client => (peer, None),
+            Role::Server => (None, peer),
+        };
         let start = JStart {
             connected: self
                 .streams
@@ -46,19 +55,13 @@ impl TestReport {
                 time: http_date(secs),
                 timesecs: secs,
             },
-            connecting_to: (self.role == Role::Client).then(|| JHostPort {
-                host: self.peer_host.clone(),
-                port: self.peer_port,
-            }),
-            accepted_connection: (self.role == Role::Server).then(|| JHostPort {
-                host: self.peer_host.clone(),
-                port: self.peer_port,
-            }),
-            cookie: self.cookie.clone(),
-            tcp_mss_default: if udp { None } else { self.tcp_mss },
+            connecting_to,
+            accepted_connection,
+            cookie: self.peering.cookie.clone(),
+            tcp_mss_default: if udp { None } else { self.peering.tcp_mss },
             target_bitrate: p.bandwidth,
             fq_rate: 0,
-            sock_bufsize: self.sock_bufsize,
+            sock_bufsize: p.window.map_or(0, u64::from),
             sndbuf_actual: self.sndbuf_actual,
             rcvbuf_actual: self.rcvbuf_actual,
             test_start: JTestStart {

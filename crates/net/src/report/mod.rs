@@ -75,26 +75,14 @@ pub(crate) struct StreamTotals {
 /// A finished test, from this host's side, with the peer's results merged.
 #[derive(Debug, Clone)]
 pub struct TestReport {
-    /// Client or server.
-    pub role: Role,
-    /// The test's parameters.
+    /// Which end this host was, and of which connection.
+    pub peering: Peering,
+    /// The test's parameters (`-w` as asked is `params.window`).
     pub params: Params,
-    /// The test's cookie text.
-    pub cookie: String,
-    /// The peer as named (client: the host given; server: the peer address).
-    pub peer_host: String,
-    /// The peer's port.
-    pub peer_port: u16,
-    /// Local end of the control connection.
-    pub control_local: SocketAddr,
     /// When the test started.
     pub started: SystemTime,
     /// When it finished.
     pub finished: SystemTime,
-    /// The control connection's MSS.
-    pub tcp_mss: Option<u32>,
-    /// `-w` as asked, 0 when not.
-    pub sock_bufsize: u64,
     /// Actual `SO_SNDBUF` of the first data stream.
     pub sndbuf_actual: u64,
     /// Actual `SO_RCVBUF` of the first data stream.
@@ -116,12 +104,19 @@ pub struct TestReport {
 }
 
 /// Who a report is from and with, as the control connection has it.
-pub(crate) struct Peering {
+#[derive(Debug, Clone)]
+pub struct Peering {
+    /// Client or server.
     pub role: Role,
+    /// The test's cookie text.
     pub cookie: String,
+    /// The peer as named (client: the host given; server: the peer address).
     pub peer_host: String,
+    /// The peer's port.
     pub peer_port: u16,
+    /// Local end of the control connection.
     pub control_local: SocketAddr,
+    /// The control connection's MSS.
     pub tcp_mss: Option<u32>,
 }
 
@@ -153,15 +148,9 @@ impl TestReport {
             Role::Server => NetDirection::Download,
         };
         TestReport {
-            role: peering.role,
-            cookie: peering.cookie,
-            peer_host: peering.peer_host,
-            peer_port: peering.peer_port,
-            control_local: peering.control_local,
+            peering,
             started,
             finished: started,
-            tcp_mss: peering.tcp_mss,
-            sock_bufsize: params.window.unwrap_or(0) as u64,
             sndbuf_actual,
             rcvbuf_actual,
             congestion: streams.first().and_then(|s| s.congestion()),

@@ -61,8 +61,8 @@ impl TestReport {
         }
         NetRun {
             spec: NetSpec {
-                host: self.peer_host.clone(),
-                port: self.peer_port,
+                host: self.peering.peer_host.clone(),
+                port: self.peering.peer_port,
                 protocol: if self.udp() {
                     NetProtocol::Udp
                 } else {

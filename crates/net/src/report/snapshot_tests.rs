@@ -115,16 +115,17 @@ fn peer_stream(id: i64, bytes: u64, retransmits: i64, packets: i64, end: f64) ->
 fn base(role: Role, params: Params, streams: Vec<StreamInfo>) -> TestReport {
     let started = UNIX_EPOCH + Duration::from_secs(STARTED);
     TestReport {
-        role,
+        peering: Peering {
+            role,
+            cookie: "mvzq4kxjbk7bqjw5r2kdqzp3yq6t7n4hgs2a".into(),
+            peer_host: "198.51.100.7".into(),
+            peer_port: 5201,
+            control_local: addr("192.0.2.1:40000"),
+            tcp_mss: Some(1448),
+        },
         params,
-        cookie: "mvzq4kxjbk7bqjw5r2kdqzp3yq6t7n4hgs2a".into(),
-        peer_host: "198.51.100.7".into(),
-        peer_port: 5201,
-        control_local: addr("192.0.2.1:40000"),
         started,
         finished: started + Duration::from_secs(3),
-        tcp_mss: Some(1448),
-        sock_bufsize: 0,
         sndbuf_actual: 16_384,
         rcvbuf_actual: 131_072,
         congestion: None,
@@ -279,7 +280,6 @@ fn udp_reverse_download() -> TestReport {
             NetDirection::Download,
         )],
     );
-    r.sock_bufsize = 4_194_304;
     r.sndbuf_actual = 8_388_608;
     r.rcvbuf_actual = 8_388_608;
     r.intervals = vec![
@@ -347,8 +347,8 @@ fn tcp_bidir_server() -> TestReport {
             ),
         ],
     );
-    r.peer_port = 40010;
-    r.control_local = addr("203.0.113.5:5201");
+    r.peering.peer_port = 40010;
+    r.peering.control_local = addr("203.0.113.5:5201");
     r.congestion = Some("bbr".into());
     r.intervals = vec![
         interval(

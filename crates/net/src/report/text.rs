@@ -51,7 +51,7 @@ impl TestReport {
         if !self.bidir() {
             return "";
         }
-        match (self.role, self.streams[i].sending) {
+        match (self.peering.role, self.streams[i].sending) {
             (Role::Client, true) => "[TX-C]",
             (Role::Client, false) => "[RX-C]",
             (Role::Server, true) => "[TX-S]",
@@ -62,8 +62,12 @@ impl TestReport {
     /// The lines printed once the streams are connected.
     pub fn header_text(&self) -> String {
         let mut o = String::new();
-        if self.role == Role::Client && self.params.reverse {
-            let _ = writeln!(o, "Reverse mode, remote host {} is sending", self.peer_host);
+        if self.peering.role == Role::Client && self.params.reverse {
+            let _ = writeln!(
+                o,
+                "Reverse mode, remote host {} is sending",
+                self.peering.peer_host
+            );
         }
         for s in &self.streams {
             let _ = writeln!(
