@@ -19,7 +19,6 @@ pub struct HostInfo {
     /// The kernel release (`uname -r`), e.g. `6.1.0-18-amd64`.
     pub kernel_release: String,
     /// The distribution's `PRETTY_NAME` from `/etc/os-release`, when present.
-    #[serde(default)]
     pub os: Option<String>,
     /// The machine architecture (`uname -m`), e.g. `x86_64`.
     pub arch: String,
@@ -140,19 +139,14 @@ impl fmt::Display for Transport {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiskIdentity {
     /// Vendor (`ATA` behind libata; the bridge's name behind USB).
-    #[serde(default)]
     pub vendor: Option<String>,
     /// Model (cut to 16 characters by SCSI INQUIRY).
-    #[serde(default)]
     pub model: Option<String>,
     /// Serial number.
-    #[serde(default)]
     pub serial: Option<String>,
     /// Firmware revision.
-    #[serde(default)]
     pub firmware: Option<String>,
     /// World wide name or other unique id.
-    #[serde(default)]
     pub wwn: Option<String>,
 }
 
@@ -160,25 +154,18 @@ pub struct DiskIdentity {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QueueInfo {
     /// Spinning media, by the driver's (advisory) word.
-    #[serde(default)]
     pub rotational: Option<bool>,
     /// The smallest addressable unit: the `O_DIRECT` alignment.
-    #[serde(default)]
     pub logical_block_size: Option<u32>,
     /// The smallest unit written atomically.
-    #[serde(default)]
     pub physical_block_size: Option<u32>,
     /// The active I/O scheduler; none for bio-based drivers such as zram.
-    #[serde(default)]
     pub scheduler: Option<String>,
     /// The depth of the block layer's request pool.
-    #[serde(default)]
     pub nr_requests: Option<u32>,
     /// Largest request the block layer sends, KiB.
-    #[serde(default)]
     pub max_sectors_kb: Option<u32>,
     /// `write back` or `write through`.
-    #[serde(default)]
     pub write_cache: Option<String>,
 }
 
@@ -203,10 +190,8 @@ pub struct Hop {
     /// The sysfs directory name.
     pub name: String,
     /// Its subsystem (`block`, `scsi`, `usb`, `pci`, `nvme`, `virtio`, ...).
-    #[serde(default)]
     pub subsystem: Option<String>,
     /// The bound driver, when one is.
-    #[serde(default)]
     pub driver: Option<String>,
 }
 
@@ -217,25 +202,18 @@ pub struct UsbLink {
     pub device: String,
     /// The negotiated speed of this device's link, Mb/s (1.5, 12, 480, 5000,
     /// 10000, 20000).
-    #[serde(default)]
     pub speed_mbps: Option<f64>,
     /// The USB version the device claims (bcdUSB), e.g. `3.20`.
-    #[serde(default)]
     pub version: Option<String>,
     /// Lanes in use (2 for USB 3.2 x2 modes).
-    #[serde(default)]
     pub lanes: Option<u32>,
     /// The driver bound to the mass-storage interface: `uas` or `usb-storage`.
-    #[serde(default)]
     pub driver: Option<String>,
     /// `idVendor:idProduct`.
-    #[serde(default)]
     pub id: Option<String>,
     /// The device's manufacturer string.
-    #[serde(default)]
     pub manufacturer: Option<String>,
     /// The device's product string.
-    #[serde(default)]
     pub product: Option<String>,
 }
 
@@ -257,7 +235,6 @@ pub struct SataLink {
     pub port: String,
     /// The negotiated link speed, Gb/s (1.5, 3.0, 6.0); none for PATA or
     /// when the kernel says `<unknown>`.
-    #[serde(default)]
     pub speed_gbps: Option<f64>,
 }
 
@@ -267,17 +244,14 @@ pub struct PcieLink {
     /// The PCI address, e.g. `0000:01:00.0`.
     pub address: String,
     /// The bound driver (`nvme`, `ahci`, `xhci_hcd`, `pcieport`).
-    #[serde(default)]
     pub driver: Option<String>,
     /// Current link speed, GT/s per lane.
     pub speed_gts: f64,
     /// Current link width (lanes).
     pub width: u32,
     /// The fastest speed both ends support, GT/s.
-    #[serde(default)]
     pub max_speed_gts: Option<f64>,
     /// The widest link the function supports.
-    #[serde(default)]
     pub max_width: Option<u32>,
 }
 
@@ -290,7 +264,6 @@ pub struct LinkCeiling {
     /// Signalling minus line coding: above it is impossible.
     pub hard: BytesPerSec,
     /// What real sequential transfers reach: above it is suspicious.
-    #[serde(default)]
     pub typical: Option<BytesPerSec>,
 }
 
@@ -302,10 +275,8 @@ pub struct BlockLayer {
     /// Its device number.
     pub devno: DevNo,
     /// The whole disk when this is a partition.
-    #[serde(default)]
     pub partition_of: Option<String>,
     /// The partition number when this is a partition.
-    #[serde(default)]
     pub partition: Option<u32>,
     /// Size in bytes (sysfs counts 512-byte sectors whatever the block size).
     pub size: Bytes,
@@ -329,10 +300,8 @@ pub struct BlockLayer {
     #[serde(default)]
     pub hops: Vec<Hop>,
     /// The USB link, for USB disks.
-    #[serde(default)]
     pub usb: Option<UsbLink>,
     /// The SATA link, for libata disks.
-    #[serde(default)]
     pub sata: Option<SataLink>,
     /// Every PCIe link on the chain, nearest first.
     #[serde(default)]
@@ -341,10 +310,8 @@ pub struct BlockLayer {
     #[serde(default)]
     pub ceilings: Vec<LinkCeiling>,
     /// For a loop device: its backing file.
-    #[serde(default)]
     pub loop_backing: Option<LoopBacking>,
     /// For a device-mapper device: its name (`dm/name`).
-    #[serde(default)]
     pub dm_name: Option<String>,
     /// Devices stacked on top of this one (`holders/`).
     #[serde(default)]
@@ -354,7 +321,6 @@ pub struct BlockLayer {
     #[serde(default)]
     pub lower: Vec<BlockLayer>,
     /// A plain-words remark, e.g. why the ceiling is unknown.
-    #[serde(default)]
     pub note: Option<String>,
 }
 
@@ -366,19 +332,52 @@ pub struct DeviceReport {
     /// What the path is.
     pub target: TargetKind,
     /// The file system holding the path (for files and directories).
-    #[serde(default)]
     pub filesystem: Option<MountEntry>,
     /// Where the device is mounted (for a block device node; `[SWAP]` for
     /// active swap).
     #[serde(default)]
     pub mounted_at: Vec<String>,
     /// The block device behind the path; none for tmpfs, NFS and the like.
-    #[serde(default)]
     pub device: Option<BlockLayer>,
     /// The slowest link on the whole chain; none when no ceiling is known.
-    #[serde(default)]
     pub slowest: Option<LinkCeiling>,
     /// Plain-words remarks about the chain as a whole.
     #[serde(default)]
     pub notes: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absent_optional_fields_read_as_none() {
+        let report: DeviceReport = serde_json::from_str(
+            r#"{"path": "/dev/sdb", "target": "block_device", "device": {
+                "name": "sdb", "devno": {"major": 8, "minor": 16}, "size": 0,
+                "transport": "usb", "sysfs_path": "/sys/block/sdb",
+                "hops": [{"name": "sdb"}],
+                "usb": {"device": "2-1"},
+                "pcie": [{"address": "0000:00:14.0", "speed_gts": 8.0, "width": 1}],
+                "ceilings": [{"name": "USB 2.0", "hard": 40e6}]}}"#,
+        )
+        .unwrap();
+        assert!(report.filesystem.is_none() && report.slowest.is_none());
+        let dev = report.device.unwrap();
+        assert_eq!(
+            (dev.partition_of, dev.partition, dev.note),
+            (None, None, None)
+        );
+        assert!(dev.sata.is_none() && dev.loop_backing.is_none() && dev.dm_name.is_none());
+        assert_eq!(dev.identity, DiskIdentity::default());
+        assert_eq!(dev.queue, QueueInfo::default());
+        assert_eq!(
+            (&dev.hops[0].subsystem, &dev.hops[0].driver),
+            (&None, &None)
+        );
+        let usb = dev.usb.unwrap();
+        assert!(usb.speed_mbps.is_none() && usb.driver.is_none() && usb.product.is_none());
+        assert!(dev.pcie[0].driver.is_none() && dev.pcie[0].max_width.is_none());
+        assert!(dev.ceilings[0].typical.is_none());
+    }
 }

@@ -223,11 +223,11 @@ pub struct DiskRun {
     /// Each job, in the order run.
     pub jobs: Vec<DiskJobResult>,
     /// What a classic profile reports (its statistic, series), when one ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub profile_result: Option<ProfileResult>,
     /// The memory cgroup the run was held in (`--mem-limit`), and what it
     /// recorded; boxed to keep `RunBody` variants of similar size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<Box<CgroupUsage>>,
 }
 

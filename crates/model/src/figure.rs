@@ -228,29 +228,13 @@ pub fn cdm_figures(cdm: &CdmResult) -> Vec<Figure> {
         let bws: Vec<f64> = t.pass_bw.iter().map(|b| b.0).collect();
         let bw_spread = min_max(&bws);
         let bs = t.bs.get().max(1) as f64;
-        let mut push = |metric: &str, unit, value, spread| {
-            out.push(Figure {
-                test: test.clone(),
-                metric: format!("{dir} {metric}"),
-                unit,
-                value,
-                spread,
-            })
-        };
-        push("bw", FigureUnit::BytesPerSec, t.bw.0, bw_spread);
-        push(
-            "iops",
-            FigureUnit::Iops,
-            t.iops.0,
-            bw_spread.map(|(lo, hi)| (lo / bs, hi / bs)),
-        );
+        let iops_spread = bw_spread.map(|(lo, hi)| (lo / bs, hi / bs));
+        let mut figs = TestFigures::new(&mut out, &test, dir);
+        figs.push("bw", FigureUnit::BytesPerSec, t.bw.0, bw_spread);
+        figs.push("iops", FigureUnit::Iops, t.iops.0, iops_spread);
         if t.lat_mean_ns > 0.0 {
-            push(
-                "lat mean",
-                FigureUnit::Nanos,
-                t.lat_mean_ns,
-                min_max(&t.pass_lat_mean_ns),
-            );
+            let lat_spread = min_max(&t.pass_lat_mean_ns);
+            figs.push("lat mean", FigureUnit::Nanos, t.lat_mean_ns, lat_spread);
         }
     }
     out
@@ -289,21 +273,13 @@ fn direction_figures(
     } else {
         None
     };
-    let mut push = |metric: &str, unit, value, spread| {
-        out.push(Figure {
-            test: test.to_string(),
-            metric: format!("{dir} {metric}"),
-            unit,
-            value,
-            spread,
-        })
-    };
-    push("bw", FigureUnit::BytesPerSec, d.bw.0, bw_spread);
-    push("iops", FigureUnit::Iops, d.iops.0, iops_spread);
+    let mut figs = TestFigures::new(out, test, dir);
+    figs.push("bw", FigureUnit::BytesPerSec, d.bw.0, bw_spread);
+    figs.push("iops", FigureUnit::Iops, d.iops.0, iops_spread);
     if d.clat.count > 0 {
-        push("lat mean", FigureUnit::Nanos, d.clat.mean_ns, lat_spread);
+        figs.push("lat mean", FigureUnit::Nanos, d.clat.mean_ns, lat_spread);
         if let Some(p99) = d.clat.percentile(99.0) {
-            push("lat p99", FigureUnit::Nanos, p99 as f64, None);
+            figs.push("lat p99", FigureUnit::Nanos, p99 as f64, None);
         }
     }
 }
@@ -334,15 +310,7 @@ pub fn mem_figures(run: &MemRun) -> Vec<Figure> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    let mut push = |metric: String, unit, value, spread| {
-        out.push(Figure {
-            test: test.clone(),
-            metric,
-            unit,
-            value,
-            spread,
-        })
-    };
+    let mut figs = TestFigures::new(&mut out, &test, "");
     match result {
         KernelResult::Stream(r) => {
             for k in &r.kernels {
@@ -350,33 +318,20 @@ pub fn mem_figures(run: &MemRun) -> Vec<Figure> {
                 let rate = |t: crate::units::Nanos| bytes / t.as_secs_f64();
                 let spread =
                     (k.min.get() > 0 && k.max.get() > 0).then(|| (rate(k.max), rate(k.min)));
-                push(
-                    format!("{} rate", k.op.label()),
-                    FigureUnit::BytesPerSec,
-                    k.best_rate.0,
-                    spread,
-                );
+                let metric = format!("{} rate", k.op.label());
+                figs.push(&metric, FigureUnit::BytesPerSec, k.best_rate.0, spread);
             }
         }
         KernelResult::Stencil(r) => {
-            push("mflops".into(), FigureUnit::Mflops, r.mflops, None);
-            push(
-                "effective rate".into(),
-                FigureUnit::BytesPerSec,
-                r.effective_rate.0,
-                None,
-            );
+            figs.push("mflops", FigureUnit::Mflops, r.mflops, None);
+            let rate = r.effective_rate.0;
+            figs.push("effective rate", FigureUnit::BytesPerSec, rate, None);
         }
         KernelResult::Himeno(r) => {
-            push("mflops".into(), FigureUnit::Mflops, r.mflops, None);
+            figs.push("mflops", FigureUnit::Mflops, r.mflops, None);
         }
     }
-    push(
-        "execution".into(),
-        FigureUnit::Nanos,
-        execution.get() as f64,
-        None,
-    );
+    figs.push("execution", FigureUnit::Nanos, execution.get() as f64, None);
     out
 }
 
@@ -419,55 +374,60 @@ pub fn net_figures(run: &NetRun) -> Vec<Figure> {
                 i.bytes.get() as f64 * 8.0 / secs
             })
             .collect();
-        let mut push = |metric: &str, unit, value, spread| {
-            out.push(Figure {
-                test: test.clone(),
-                metric: format!("{name} {metric}"),
-                unit,
-                value,
-                spread,
-            })
-        };
-        push(
-            "goodput",
-            FigureUnit::BitsPerSec,
-            goodput.0 * 8.0,
-            min_max(&rates),
-        );
+        let mut figs = TestFigures::new(&mut out, &test, name);
+        let spread = min_max(&rates);
+        figs.push("goodput", FigureUnit::BitsPerSec, goodput.0 * 8.0, spread);
         let streams = || run.streams.iter().filter(|s| s.direction == dir);
         let retrans: Vec<u64> = streams().filter_map(|s| s.retransmits).collect();
         if !retrans.is_empty() {
-            push(
-                "retransmits",
-                FigureUnit::Count,
-                retrans.iter().sum::<u64>() as f64,
-                None,
-            );
+            let total = retrans.iter().sum::<u64>() as f64;
+            figs.push("retransmits", FigureUnit::Count, total, None);
         }
         let packets: u64 = streams().filter_map(|s| s.packets).sum();
         let lost: Vec<u64> = streams().filter_map(|s| s.lost_packets).collect();
         if packets > 0 && !lost.is_empty() {
             let lost: u64 = lost.iter().sum();
-            push(
-                "loss",
-                FigureUnit::Percent,
-                lost as f64 * 100.0 / packets as f64,
-                None,
-            );
+            let loss = lost as f64 * 100.0 / packets as f64;
+            figs.push("loss", FigureUnit::Percent, loss, None);
         }
         let jitter: Vec<f64> = streams()
             .filter_map(|s| s.jitter.map(|j| j.get() as f64))
             .collect();
         if !jitter.is_empty() {
-            push(
-                "jitter",
-                FigureUnit::Nanos,
-                jitter.iter().sum::<f64>() / jitter.len() as f64,
-                None,
-            );
+            let mean = jitter.iter().sum::<f64>() / jitter.len() as f64;
+            figs.push("jitter", FigureUnit::Nanos, mean, None);
         }
     }
     out
+}
+
+/// Where the figures of one test go, each metric named `{prefix} {metric}`
+/// (just `metric` with an empty prefix).
+struct TestFigures<'a> {
+    out: &'a mut Vec<Figure>,
+    test: &'a str,
+    prefix: &'a str,
+}
+
+impl<'a> TestFigures<'a> {
+    fn new(out: &'a mut Vec<Figure>, test: &'a str, prefix: &'a str) -> Self {
+        TestFigures { out, test, prefix }
+    }
+
+    fn push(&mut self, metric: &str, unit: FigureUnit, value: f64, spread: Option<(f64, f64)>) {
+        let metric = if self.prefix.is_empty() {
+            metric.to_string()
+        } else {
+            format!("{} {metric}", self.prefix)
+        };
+        self.out.push(Figure {
+            test: self.test.to_string(),
+            metric,
+            unit,
+            value,
+            spread,
+        });
+    }
 }
 
 /// The lowest and highest of at least two values.

@@ -138,10 +138,8 @@ pub struct NetRun {
     /// What was asked.
     pub spec: NetSpec,
     /// The peer's version string, when it sent one (iomark servers do).
-    #[serde(default)]
     pub peer_version: Option<String>,
     /// The local interface the control connection used.
-    #[serde(default)]
     pub interface: Option<NetInterface>,
     /// Per-stream totals.
     pub streams: Vec<NetStreamResult>,

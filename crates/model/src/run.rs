@@ -71,16 +71,13 @@ pub struct RunDocument {
     #[serde(default)]
     pub labels: Vec<String>,
     /// A free note.
-    #[serde(default)]
     pub note: Option<String>,
     /// Doubts about the run as a whole (each job carries its own too).
     #[serde(default)]
     pub warnings: Vec<Warning>,
     /// The machine the run was measured on.
-    #[serde(default)]
     pub host: Option<crate::device::HostInfo>,
     /// The device and link chain behind the measured path.
-    #[serde(default)]
     pub device: Option<crate::device::DeviceReport>,
     /// The measurements.
     pub body: RunBody,
@@ -131,4 +128,28 @@ pub fn epoch_ms(t: SystemTime) -> u64 {
 /// Now, in milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
     epoch_ms(SystemTime::now())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_without_optional_fields_still_read() {
+        let doc: RunDocument = serde_json::from_str(
+            r#"{"schema_version": 1, "tool": "iomark", "tool_version": "0.1.0",
+                "command_line": ["iomark"], "started_at_ms": 1, "finished_at_ms": 2,
+                "status": "complete",
+                "body": {"kind": "disk", "profile": "custom", "jobs": [],
+                    "target": {"given": "/tmp", "path": "/tmp/x", "kind": "test_file",
+                        "size": 0, "logical_block_size": 512}}}"#,
+        )
+        .unwrap();
+        assert!(doc.labels.is_empty() && doc.warnings.is_empty());
+        assert_eq!((doc.note, doc.host, doc.device), (None, None, None));
+        let RunBody::Disk(disk) = doc.body else {
+            panic!("not a disk run")
+        };
+        assert_eq!((disk.profile_result, disk.cgroup), (None, None));
+    }
 }

@@ -48,11 +48,52 @@ pub enum ParseUnitError {
     },
 }
 
-fn split_number(s: &str) -> (&str, &str) {
+impl ParseUnitError {
+    fn bad_number(input: &str, example: &'static str) -> Self {
+        ParseUnitError::BadNumber {
+            input: input.to_string(),
+            example,
+        }
+    }
+
+    fn unknown_unit(input: &str, unit: &str, allowed: &'static str) -> Self {
+        ParseUnitError::UnknownUnit {
+            input: input.to_string(),
+            unit: unit.to_string(),
+            allowed,
+        }
+    }
+
+    fn overflow(input: &str) -> Self {
+        ParseUnitError::Overflow {
+            input: input.to_string(),
+        }
+    }
+}
+
+/// `input` trimmed and split after its leading number: `("1.5", "MiB")`.
+fn number_and_unit<'a>(
+    input: &'a str,
+    example: &'static str,
+) -> Result<(&'a str, &'a str), ParseUnitError> {
+    let s = input.trim();
+    if s.is_empty() {
+        return Err(ParseUnitError::Empty { example });
+    }
     let end = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(s.len());
-    (&s[..end], s[end..].trim())
+    Ok((&s[..end], s[end..].trim()))
+}
+
+/// `v` times `scale`, rounded to a whole count; too large for `u64` is an
+/// overflow of `input`.
+fn scaled(input: &str, v: f64, scale: f64) -> Result<u64, ParseUnitError> {
+    let x = v * scale;
+    if !x.is_finite() || x > u64::MAX as f64 {
+        return Err(ParseUnitError::overflow(input));
+    }
+    Ok(x.round() as u64)
 }
 
 /// A number of bytes.
@@ -94,11 +135,7 @@ impl FromStr for Bytes {
     fn from_str(input: &str) -> Result<Self, Self::Err> {
         const EXAMPLE: &str = "4k, 1MiB, 500MB or 1GiB";
         const ALLOWED: &str = "k/KiB, m/MiB, g/GiB, t/TiB (1024-based) or kB/MB/GB/TB (1000-based)";
-        let s = input.trim();
-        if s.is_empty() {
-            return Err(ParseUnitError::Empty { example: EXAMPLE });
-        }
-        let (num, unit) = split_number(s);
+        let (num, unit) = number_and_unit(input, EXAMPLE)?;
         let mult: u64 = match unit {
             "" | "b" | "B" => 1,
             "k" | "K" | "KiB" | "kiB" | "Ki" => 1 << 10,
@@ -109,37 +146,20 @@ impl FromStr for Bytes {
             "MB" => 1_000_000,
             "GB" => 1_000_000_000,
             "TB" => 1_000_000_000_000,
-            other => {
-                return Err(ParseUnitError::UnknownUnit {
-                    input: input.to_string(),
-                    unit: other.to_string(),
-                    allowed: ALLOWED,
-                })
-            }
+            other => return Err(ParseUnitError::unknown_unit(input, other, ALLOWED)),
         };
-        let bad = || ParseUnitError::BadNumber {
-            input: input.to_string(),
-            example: EXAMPLE,
-        };
+        let bad = || ParseUnitError::bad_number(input, EXAMPLE);
         if num.is_empty() {
             return Err(bad());
         }
         if num.contains('.') {
             let v: f64 = num.parse().map_err(|_| bad())?;
-            let bytes = v * mult as f64;
-            if !bytes.is_finite() || bytes > u64::MAX as f64 {
-                return Err(ParseUnitError::Overflow {
-                    input: input.to_string(),
-                });
-            }
-            return Ok(Bytes(bytes.round() as u64));
+            return scaled(input, v, mult as f64).map(Bytes);
         }
         let v: u64 = num.parse().map_err(|_| bad())?;
         v.checked_mul(mult)
             .map(Bytes)
-            .ok_or_else(|| ParseUnitError::Overflow {
-                input: input.to_string(),
-            })
+            .ok_or_else(|| ParseUnitError::overflow(input))
     }
 }
 
@@ -201,11 +221,7 @@ impl FromStr for Nanos {
     /// `10s`, `500ms`, `2m`, `1h`, `250us`; a bare number is seconds, as in fio.
     fn from_str(input: &str) -> Result<Self, Self::Err> {
         const EXAMPLE: &str = "10s, 500ms or 2m";
-        let s = input.trim();
-        if s.is_empty() {
-            return Err(ParseUnitError::Empty { example: EXAMPLE });
-        }
-        let (num, unit) = split_number(s);
+        let (num, unit) = number_and_unit(input, EXAMPLE)?;
         let scale: f64 = match unit {
             "" | "s" | "sec" | "secs" => 1e9,
             "ms" | "msec" => 1e6,
@@ -214,24 +230,14 @@ impl FromStr for Nanos {
             "m" | "min" | "mins" => 60e9,
             "h" | "hour" | "hours" => 3600e9,
             other => {
-                return Err(ParseUnitError::UnknownUnit {
-                    input: input.to_string(),
-                    unit: other.to_string(),
-                    allowed: "ns, us, ms, s, m (minutes), h",
-                })
+                let allowed = "ns, us, ms, s, m (minutes), h";
+                return Err(ParseUnitError::unknown_unit(input, other, allowed));
             }
         };
-        let v: f64 = num.parse().map_err(|_| ParseUnitError::BadNumber {
-            input: input.to_string(),
-            example: EXAMPLE,
-        })?;
-        let ns = v * scale;
-        if !ns.is_finite() || ns > u64::MAX as f64 {
-            return Err(ParseUnitError::Overflow {
-                input: input.to_string(),
-            });
-        }
-        Ok(Nanos(ns.round() as u64))
+        let v: f64 = num
+            .parse()
+            .map_err(|_| ParseUnitError::bad_number(input, EXAMPLE))?;
+        scaled(input, v, scale).map(Nanos)
     }
 }
 
@@ -254,6 +260,15 @@ impl fmt::Display for Nanos {
     }
 }
 
+/// `count` over a time span, per second; zero when no time passed.
+fn per_sec(count: u64, elapsed: Nanos) -> f64 {
+    if elapsed.0 == 0 {
+        0.0
+    } else {
+        count as f64 / elapsed.as_secs_f64()
+    }
+}
+
 /// A throughput in bytes per second.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -262,11 +277,7 @@ pub struct BytesPerSec(pub f64);
 impl BytesPerSec {
     /// Bytes moved over a time span; zero when no time passed.
     pub fn over(bytes: Bytes, elapsed: Nanos) -> Self {
-        if elapsed.0 == 0 {
-            BytesPerSec(0.0)
-        } else {
-            BytesPerSec(bytes.0 as f64 / elapsed.as_secs_f64())
-        }
+        BytesPerSec(per_sec(bytes.0, elapsed))
     }
 
     /// In MB/s, 10^6 bytes per second (CrystalDiskMark's and GNOME Disks' unit).
@@ -299,11 +310,7 @@ pub struct Iops(pub f64);
 impl Iops {
     /// Operations over a time span; zero when no time passed.
     pub fn over(ops: u64, elapsed: Nanos) -> Self {
-        if elapsed.0 == 0 {
-            Iops(0.0)
-        } else {
-            Iops(ops as f64 / elapsed.as_secs_f64())
-        }
+        Iops(per_sec(ops, elapsed))
     }
 }
 
