@@ -68,15 +68,55 @@ fn with_profile<'a, T>(
 
 /// Every chart for the report, in page order.
 pub fn all(report: &Report) -> Vec<Chart> {
+    let mut kinds: Vec<ProfileCharts> = report
+        .runs
+        .iter()
+        .filter_map(|r| disk(r)?.profile_result.as_ref())
+        .map(ProfileCharts::of)
+        .collect();
+    kinds.sort();
+    kinds.dedup();
     let mut out = Vec::new();
-    cdm(report, &mut out);
-    iometer(report, &mut out);
-    gnome(report, &mut out);
-    macbench(report, &mut out);
-    sweep(report, &mut out);
+    for kind in kinds {
+        kind.draw(report, &mut out);
+    }
     net(report, &mut out);
     mem(report, &mut out);
     out
+}
+
+/// The charts of each profile, in page order. [`ProfileCharts::of`]
+/// matches every profile result, so the compiler points here when a
+/// profile is added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum ProfileCharts {
+    Cdm,
+    Iometer,
+    Gnome,
+    Macbench,
+    Sweep,
+}
+
+impl ProfileCharts {
+    fn of(result: &ProfileResult) -> ProfileCharts {
+        match result {
+            ProfileResult::Cdm(_) => ProfileCharts::Cdm,
+            ProfileResult::Iometer(_) => ProfileCharts::Iometer,
+            ProfileResult::Gnome(_) => ProfileCharts::Gnome,
+            ProfileResult::Macbench(_) => ProfileCharts::Macbench,
+            ProfileResult::Sweep(_) => ProfileCharts::Sweep,
+        }
+    }
+
+    fn draw(self, report: &Report, out: &mut Vec<Chart>) {
+        match self {
+            ProfileCharts::Cdm => cdm(report, out),
+            ProfileCharts::Iometer => iometer(report, out),
+            ProfileCharts::Gnome => gnome(report, out),
+            ProfileCharts::Macbench => macbench(report, out),
+            ProfileCharts::Sweep => sweep(report, out),
+        }
+    }
 }
 
 fn push_bars(out: &mut Vec<Chart>, chart: BarChart) {
