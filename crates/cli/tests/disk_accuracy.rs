@@ -1,7 +1,9 @@
 //! Accuracy against a device of known speed (../shared/TEST-RIGS.md): a
 //! loop device throttled by the block-I/O cgroup to a known read and write
-//! bandwidth and a known IOPS. iomark's figures must land within 3% of the
-//! throttle, for psync and io_uring, direct.
+//! bandwidth and a known IOPS. iomark's figures must land at the throttle,
+//! for psync and io_uring, direct: never above it by more than 3%, and
+//! within 3% below it on a quiet machine (`bench/rig-accuracy`; the tests
+//! allow more below, see `common::rig_band`).
 //!
 //! Two kernel artefacts are avoided, not hidden: io_uring reads of exactly
 //! 1 MiB run at half the limit under the v1 throttle (TEST-RIGS.md), and a
@@ -67,34 +69,6 @@ fn job(doc: &Value) -> &Value {
     &doc["body"]["jobs"][0]
 }
 
-/// Up to three attempts: a throttled device is a fair yardstick only while
-/// the host keeps its queue fed, and a loaded 2-core machine sometimes
-/// cannot (fio misses the same way). Every attempt is printed; the case
-/// passes on the first within 3% of the throttle.
-const ATTEMPTS: usize = 3;
-
-fn within_3pct(what: &str, measured: f64, expected: f64) -> bool {
-    let err = (measured - expected) / expected;
-    eprintln!(
-        "{what}: measured {measured:.1}, throttle {expected:.1}, error {:+.2}%",
-        err * 100.0
-    );
-    err.abs() < 0.03
-}
-
-fn assert_some_attempt_within_3pct(what: &str, expected: f64, mut measure: impl FnMut() -> f64) {
-    let tries: Vec<f64> = (0..ATTEMPTS)
-        .map_while(|_| {
-            let m = measure();
-            (!within_3pct(what, m, expected)).then_some(m)
-        })
-        .collect();
-    assert!(
-        tries.len() < ATTEMPTS,
-        "{what}: {tries:?} vs {expected}: no attempt within 3%"
-    );
-}
-
 fn bandwidth_case(engine: &str, rw: &str, bs: &str, depth: &str) {
     let limits = Limits {
         read_bps: Some(READ_BPS),
@@ -122,12 +96,10 @@ fn bandwidth_case(engine: &str, rw: &str, bs: &str, depth: &str) {
         ("read", READ_BPS)
     };
     let what = format!("{engine} {rw} {bs} bandwidth");
-    assert_some_attempt_within_3pct(&what, limit as f64, || {
-        let doc = run(&r, &args);
-        let j = job(&doc);
-        assert_eq!(j["page_cache_bypassed"], true);
-        j[dir]["bw"].as_f64().unwrap()
-    });
+    let doc = run(&r, &args);
+    let j = job(&doc);
+    assert_eq!(j["page_cache_bypassed"], true);
+    assert_at_the_limit(&what, j[dir]["bw"].as_f64().unwrap(), limit as f64);
 }
 
 #[test]
@@ -153,24 +125,23 @@ fn io_uring_random_write_matches_the_bandwidth_throttle() {
 fn iops_case(engine: &str, depth: &str, threads: &str) {
     let r = or_skip!(rig(read_iops_limit()));
     let what = format!("{engine} randread 4k IOPS");
-    assert_some_attempt_within_3pct(&what, READ_IOPS as f64, || {
-        let doc = run(
-            &r,
-            &[
-                "--engine",
-                engine,
-                "--rw",
-                "randread",
-                "--bs",
-                "4k",
-                "--iodepth",
-                depth,
-                "--numjobs",
-                threads,
-            ],
-        );
-        job(&doc)["read"]["iops"].as_f64().unwrap()
-    });
+    let doc = run(
+        &r,
+        &[
+            "--engine",
+            engine,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            depth,
+            "--numjobs",
+            threads,
+        ],
+    );
+    let iops = job(&doc)["read"]["iops"].as_f64().unwrap();
+    assert_at_the_limit(&what, iops, READ_IOPS as f64);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The classic profiles on a loop device throttled to a known read rate
 //! (../shared/TEST-RIGS.md): CrystalDiskMark's SEQ1M Q1T1 read and GNOME
-//! Disks' average read rate must land within 3% of the throttle, GNOME's
+//! Disks' average read rate must land at the throttle (within 3% on a
+//! quiet machine, `bench/rig-accuracy`; see `common::rig_band`), GNOME's
 //! access test must take exactly the samples asked for at aligned offsets
 //! inside the device, and IOmeter's sweep must hold each queue depth.
 
@@ -54,14 +55,9 @@ fn read_limit() -> Limits {
     }
 }
 
-/// A read rate (`what`) within 3% of the throttle.
+/// A read rate (`what`) at the throttle (see `common::rig_band`).
 fn assert_at_the_throttle(what: &str, bw: f64) {
-    let (mb, limit) = (bw / 1e6, READ_BPS as f64 / 1e6);
-    eprintln!("{what} {mb:.2} MB/s, throttle {limit:.2} MB/s");
-    assert!(
-        (bw / READ_BPS as f64 - 1.0).abs() <= 0.03,
-        "{what} {mb:.2} MB/s vs throttle {limit:.2} MB/s"
-    );
+    assert_at_the_limit(what, bw, READ_BPS as f64);
 }
 
 /// The `key` of each element of the array `a`.
