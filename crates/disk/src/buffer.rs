@@ -7,9 +7,9 @@
 //!
 //! Each buffer is its own anonymous mapping rather than a heap allocation,
 //! so it has no pages until first touched, and it reads as zeroes. That
-//! lets the caller leave the first touch to the kernel: `runner::prepare`
-//! registers the buffers with io_uring before filling them, and never fills
-//! those of a read-only job. Pages the kernel faults in while pinning an
+//! lets the caller leave the first touch to the kernel: the runner's
+//! `prepare` (runner/worker.rs) registers the buffers with io_uring before
+//! filling them, and never fills those of a read-only job. Pages the kernel faults in while pinning an
 //! untouched range come out in physically contiguous runs far more often
 //! than pages the program touches one by one (runs of 4.3 pages on average
 //! in the median try, against 1.0, on the test VM), and fewer physical

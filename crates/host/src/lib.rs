@@ -31,6 +31,7 @@
 mod ceiling;
 pub mod cgroup;
 mod chain;
+mod cpu;
 mod hostinfo;
 mod in_use;
 mod mounts;
@@ -45,6 +46,7 @@ pub use chain::{
     check_ceiling, holders_of_device, logical_block_size_for, logical_block_size_of,
     mount_points_of_device, DeviceChain,
 };
+pub use cpu::process_cpu_time;
 pub use hostinfo::HostInfoExt;
 pub use in_use::{users_of, WriteObject};
 pub use sysfs::Sysfs;

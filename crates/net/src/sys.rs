@@ -1,5 +1,5 @@
 //! The few system calls std and socket2 do not wrap: `getsockopt(TCP_INFO)`,
-//! `getrusage`, `clock_gettime(CLOCK_MONOTONIC)` and `getifaddrs`. All of
+//! `clock_gettime(CLOCK_MONOTONIC)` and `getifaddrs`. All of
 //! this crate's `unsafe` lives here.
 
 use std::mem::MaybeUninit;
@@ -55,19 +55,7 @@ pub(crate) fn tcp_info(fd: RawFd) -> Option<TcpInfo> {
 
 /// User and system CPU time of this process (all threads).
 pub(crate) fn process_cpu() -> (Duration, Duration) {
-    let mut ru = MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: `ru` is a valid, writable `rusage`; RUSAGE_SELF cannot fail
-    // on Linux with a valid pointer.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
-    if rc != 0 {
-        return (Duration::ZERO, Duration::ZERO);
-    }
-    // SAFETY: zero-initialised and filled by the kernel; plain integers.
-    let ru = unsafe { ru.assume_init() };
-    let tv = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-    };
-    (tv(ru.ru_utime), tv(ru.ru_stime))
+    iomark_host::process_cpu_time()
 }
 
 /// `CLOCK_MONOTONIC` as (seconds, microseconds), the clock iperf3 stamps

@@ -242,17 +242,8 @@ pub(super) struct CpuClock {
 
 impl CpuClock {
     pub(super) fn now() -> Self {
-        // SAFETY: getrusage only writes the struct we hand it.
-        let usage = unsafe {
-            let mut u: libc::rusage = std::mem::zeroed();
-            libc::getrusage(libc::RUSAGE_SELF, &mut u);
-            u
-        };
-        let d = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
-        CpuClock {
-            user: d(usage.ru_utime),
-            system: d(usage.ru_stime),
-        }
+        let (user, system) = iomark_host::process_cpu_time();
+        CpuClock { user, system }
     }
 
     /// The CPU time spent between `earlier` and this reading.
