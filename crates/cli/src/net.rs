@@ -245,13 +245,16 @@ mod tests {
             "h", "-P", "4", "-R", "-t", "3", "-l", "64K", "-w", "4M", "-N",
         ])
         .unwrap();
-        assert_eq!((c.parallel, c.reverse, c.time), (4, true, 3));
-        assert_eq!(c.len, Some(65536));
-        assert_eq!(c.window, Some(4 << 20));
-        assert!(c.nodelay);
+        assert_eq!(
+            (c.params.parallel, c.params.reverse, c.params.time),
+            (4, true, 3)
+        );
+        assert_eq!(c.params.len, 65536);
+        assert_eq!(c.params.window, Some(4 << 20));
+        assert!(c.params.nodelay);
         let u = client(&["h", "-u", "-b", "50M"]).unwrap();
-        assert_eq!(u.protocol, Protocol::Udp);
-        assert_eq!(u.bandwidth, Some(50_000_000));
+        assert_eq!(u.params.protocol, Protocol::Udp);
+        assert_eq!(u.params.bandwidth, 50_000_000);
     }
 
     #[test]
@@ -280,8 +283,8 @@ mod tests {
             std::thread::spawn(move || server.serve(&mut std::io::sink(), &mut std::io::sink()));
         let mut c = ClientConfig::new("127.0.0.1");
         c.port = port;
-        c.time = 1;
-        c.parallel = 2;
+        c.params.time = 1;
+        c.params.parallel = 2;
         c.text = false;
         let report = iomark_net::client::run(&c, &mut std::io::sink()).unwrap();
         h.join().unwrap().unwrap();
