@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use serde_json::Value;
@@ -54,22 +54,31 @@ fn gnome_with_write_on_a_test_file_leaves_nothing() {
     );
 }
 
-/// Start the cdm profile, send SIGINT `after` the test file appears, and
-/// return the exit code and stdout.
-fn interrupted_cdm(dir: &Path, json: bool, after: Duration) -> (Option<i32>, String) {
+/// Start the cdm profile, send SIGINT once its first test is stored (the
+/// store is written after each finished test), and return the exit code
+/// and stdout.
+fn interrupted_cdm(dir: &Path, json: bool) -> (Option<i32>, String) {
+    let db = ScratchDb::new();
     let mut cmd = Command::new(IOMARK);
     cmd.args(["disk", dir.to_str().unwrap(), "--quick", "--size", "16MiB"])
+        .args(["--db", db.db()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     if json {
         cmd.arg("--json");
     }
     let child = cmd.spawn().unwrap();
-    let start = Instant::now();
-    while leftovers(dir).is_empty() && start.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(after);
+    // A fresh database's first run is run 1; its CSV export has a row per
+    // stored figure under the header.
+    let first_test_stored = || {
+        let out = results(db.db(), &["export", "1", "--format", "csv"]);
+        out.status.success() && stdout(&out).lines().count() > 1
+    };
+    wait_until(
+        Duration::from_secs(120),
+        "the first test stored",
+        first_test_stored,
+    );
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let out = child.wait_with_output().unwrap();
@@ -80,50 +89,32 @@ fn interrupted_cdm(dir: &Path, json: bool, after: Duration) -> (Option<i32>, Str
 fn ctrl_c_keeps_finished_tests_and_removes_the_test_file() {
     let dir = scratch();
     for json in [false, true] {
-        // SEQ1M Q8T1 read (1 s preparation, two 1 s passes) is done after
-        // about 3.5 s; on a loaded machine later, so wait longer and retry
-        // until the interrupt comes after it.
-        let mut kept = false;
-        for after_ms in [5_500, 9_000, 14_000] {
-            let (code, stdout) = interrupted_cdm(dir.path(), json, Duration::from_millis(after_ms));
-            assert_eq!(code, Some(130), "{stdout}");
-            assert!(
-                leftovers(dir.path()).is_empty(),
-                "{:?}",
-                leftovers(dir.path())
-            );
-            if json {
-                let doc: Value = serde_json::from_str(&stdout).unwrap();
-                assert_eq!(doc["status"], "interrupted");
-                let tests = doc["body"]["profile_result"]["tests"].as_array().unwrap();
-                assert!(tests.len() < 8, "{}", tests.len());
-                if let Some(t) = tests.first() {
-                    assert_eq!(t["row"], "SEQ1M Q8T1");
-                    assert!(t["bw"].as_f64().unwrap() > 0.0);
-                    kept = true;
-                    break;
-                }
-            } else {
-                assert!(stdout.contains("status: interrupted"), "{stdout}");
-                let row = stdout
-                    .lines()
-                    .find(|l| l.starts_with("SEQ1M Q8T1"))
-                    .unwrap_or_else(|| panic!("no grid in:\n{stdout}"));
-                if let Some(read) = row
-                    .split_whitespace()
-                    .nth(2)
-                    .and_then(|v| v.parse::<f64>().ok())
-                {
-                    assert!(read > 0.0, "{row}");
-                    kept = true;
-                    break;
-                }
-            }
-        }
+        let (code, stdout) = interrupted_cdm(dir.path(), json);
+        assert_eq!(code, Some(130), "{stdout}");
         assert!(
-            kept,
-            "no test finished before the interrupt, even after 14 s"
+            leftovers(dir.path()).is_empty(),
+            "{:?}",
+            leftovers(dir.path())
         );
+        if json {
+            let doc: Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(doc["status"], "interrupted");
+            let tests = doc["body"]["profile_result"]["tests"].as_array().unwrap();
+            assert!(!tests.is_empty() && tests.len() < 8, "{}", tests.len());
+            assert_eq!(tests[0]["row"], "SEQ1M Q8T1");
+            assert!(tests[0]["bw"].as_f64().unwrap() > 0.0);
+        } else {
+            assert!(stdout.contains("status: interrupted"), "{stdout}");
+            let row = stdout
+                .lines()
+                .find(|l| l.starts_with("SEQ1M Q8T1"))
+                .unwrap_or_else(|| panic!("no grid in:\n{stdout}"));
+            let read = row
+                .split_whitespace()
+                .nth(2)
+                .and_then(|v| v.parse::<f64>().ok());
+            assert!(read.is_some_and(|r| r > 0.0), "{row}");
+        }
     }
 }
 
