@@ -205,22 +205,24 @@ mod tests {
         net: NetCommand,
     }
 
-    fn client(args: &[&str]) -> anyhow::Result<ClientConfig> {
-        let mut v = vec!["t", "client"];
+    fn parse(side: &str, args: &[&str]) -> anyhow::Result<NetCommand> {
+        let mut v = vec!["t", side];
         v.extend_from_slice(args);
-        match T::try_parse_from(v)?.net {
-            NetCommand::Client(a) => Ok(a.settings().build()?),
-            NetCommand::Server(_) => unreachable!("parsed a client"),
-        }
+        Ok(T::try_parse_from(v)?.net)
+    }
+
+    fn client(args: &[&str]) -> anyhow::Result<ClientConfig> {
+        let NetCommand::Client(a) = parse("client", args)? else {
+            unreachable!("parsed a client")
+        };
+        Ok(a.settings().build()?)
     }
 
     fn server(args: &[&str]) -> anyhow::Result<ServerConfig> {
-        let mut v = vec!["t", "server"];
-        v.extend_from_slice(args);
-        match T::try_parse_from(v)?.net {
-            NetCommand::Server(a) => Ok(a.settings().build()?),
-            NetCommand::Client(_) => unreachable!("parsed a server"),
-        }
+        let NetCommand::Server(a) = parse("server", args)? else {
+            unreachable!("parsed a server")
+        };
+        Ok(a.settings().build()?)
     }
 
     #[test]

@@ -170,6 +170,20 @@ pub const MAX_IODEPTH: u32 = 65_536;
 /// The largest single I/O.
 pub const MAX_BS: Bytes = Bytes(1 << 30);
 
+/// A count setting (`flag`) from 1 to `max`; `too_big` says what more
+/// than `max` means.
+fn check_count(flag: &str, value: u32, max: u32, too_big: &str) -> Result<(), DiskError> {
+    if value == 0 {
+        return Err(DiskError::Invalid(format!("{flag} must be at least 1")));
+    }
+    if value > max {
+        return Err(DiskError::Invalid(format!(
+            "{flag} {value} is {too_big}: use at most {max}"
+        )));
+    }
+    Ok(())
+}
+
 /// Check a job on its own, before any target is opened or created: sizes,
 /// depths, threads and the memory their buffers need (`numjobs x iodepth
 /// x bs` against the memory available now), so nothing is written for a
@@ -186,24 +200,8 @@ pub fn validate_spec(spec: &DiskJobSpec) -> Result<(), DiskError> {
             spec.bs
         )));
     }
-    if spec.iodepth == 0 {
-        return Err(DiskError::Invalid("--iodepth must be at least 1".into()));
-    }
-    if spec.iodepth > MAX_IODEPTH {
-        return Err(DiskError::Invalid(format!(
-            "--iodepth {} is too deep: use at most {MAX_IODEPTH}",
-            spec.iodepth
-        )));
-    }
-    if spec.numjobs == 0 {
-        return Err(DiskError::Invalid("--numjobs must be at least 1".into()));
-    }
-    if spec.numjobs > MAX_NUMJOBS {
-        return Err(DiskError::Invalid(format!(
-            "--numjobs {} is too many threads: use at most {MAX_NUMJOBS}",
-            spec.numjobs
-        )));
-    }
+    check_count("--iodepth", spec.iodepth, MAX_IODEPTH, "too deep")?;
+    check_count("--numjobs", spec.numjobs, MAX_NUMJOBS, "too many threads")?;
     if spec.rwmix_read > 100 {
         return Err(DiskError::Invalid(
             "--rwmix-read is a percentage: 0 to 100".into(),
