@@ -243,16 +243,13 @@ impl DiskArgs {
                 interval: p.interval,
                 mix: p.mix,
                 qd: p.qd.clone(),
-                runtime: self.runtime,
-                ramp: self.ramp,
-                engine: self.engine,
                 engines: p.engines.clone(),
                 samples: p.samples,
                 sample_size: p.sample_size,
                 access_samples: p.access_samples,
                 write: p.write,
-                data: self.data,
-                seed: self.seed,
+                // --runtime, --ramp, --engine, --data, --seed: the job's.
+                ..ProfileSettings::default()
             },
             allow_write: self.allow_write.clone(),
         }

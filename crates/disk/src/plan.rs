@@ -28,7 +28,8 @@ pub struct DiskSettings {
     pub job: JobSettings,
     /// The profile named, if any.
     pub profile: Option<ProfileName>,
-    /// The profile settings.
+    /// The profile settings; the ones a job has too (runtime, ramp,
+    /// engine, data, seed) are taken from [`job`](Self::job).
     pub profile_settings: ProfileSettings,
     /// Existing files and devices the user allowed writes to.
     pub allow_write: Vec<PathBuf>,
@@ -103,7 +104,16 @@ impl DiskSettings {
                 "{flag} sets a custom workload and cannot be combined with --profile {name}: drop one of them"
             )));
         }
-        let plan = profiles::plan(name, &self.profile_settings)?;
+        let job = &self.job;
+        let settings = ProfileSettings {
+            runtime: job.runtime,
+            ramp: job.ramp,
+            engine: job.engine,
+            data: job.data,
+            seed: job.seed,
+            ..self.profile_settings.clone()
+        };
+        let plan = profiles::plan(name, &settings)?;
         if self.job.size == Some(Bytes(0)) {
             return Err(DiskError::Invalid(
                 "--size must be larger than 0: try --size 1GiB".into(),
