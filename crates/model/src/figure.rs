@@ -183,8 +183,17 @@ pub fn disk_test_name(job: &DiskJobResult) -> String {
 /// each); its figures are CrystalDiskMark's own (the best pass) with the
 /// spread over the passes, one test per row and direction.
 pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
-    if let Some(ProfileResult::Cdm(cdm)) = &run.profile_result {
-        return cdm_figures(cdm);
+    // Every profile is named, so a new one is flagged here until it says
+    // what its figures are.
+    match &run.profile_result {
+        Some(ProfileResult::Cdm(cdm)) => return cdm_figures(cdm),
+        Some(
+            ProfileResult::Iometer(_)
+            | ProfileResult::Gnome(_)
+            | ProfileResult::Macbench(_)
+            | ProfileResult::Sweep(_),
+        )
+        | None => {}
     }
     let mut out = Vec::new();
     let mut seen: HashMap<String, u32> = HashMap::new();
