@@ -3,7 +3,7 @@
 //! each completion.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -137,7 +137,8 @@ fn prepare(
     // kernel faults in while pinning them for registration are physically
     // contiguous far more often than pages the program touches one by one
     // (see buffer.rs). A read-only job never writes them at all; its reads
-    // overwrite whatever is there.
+    // overwrite whatever is there. Filled once here; `drive` stamps each
+    // write so that no two are alike.
     engine.register_buffers(&mut units)?;
     if plan.spec.rw.writes() {
         for unit in &mut units {
@@ -158,6 +159,17 @@ fn drive(
 ) -> Result<ThreadStats, DiskError> {
     let mut stats = ThreadStats::new(plan);
     let mut work = Workload::new(plan, thread);
+    // Each write is stamped just before it is issued, so none repeats
+    // another (fio's scramble_buffers); reads are never touched. Tags start
+    // from the clock, as fio's come from the issue time, so a second run
+    // does not rewrite the first one's bytes either.
+    let clock = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut scrambler = pattern::Scrambler::new(
+        plan.spec.data,
+        clock ^ (thread as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    );
     let start = Instant::now();
     let measure_start = start + plan.ramp;
     let deadline = plan.runtime.map(|r| measure_start + r);
@@ -209,6 +221,10 @@ fn drive(
                     *b = b.saturating_sub(unit.len as u64);
                 }
                 let (offset, dir) = work.next();
+                if dir == Dir::Write {
+                    let len = unit.len as usize;
+                    scrambler.scramble(&mut unit.buf.as_mut_slice()[..len], offset);
+                }
                 unit.offset = offset;
                 unit.dir = dir;
                 unit.issued = now;
