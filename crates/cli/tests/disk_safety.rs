@@ -221,3 +221,53 @@ fn a_file_system_without_direct_io_suggests_buffered() {
     assert!(stdout(&o).contains("does not support O_DIRECT"));
     assert_no_test_files(mnt);
 }
+
+#[test]
+fn size_suffixes_are_1024_based_as_in_fio() {
+    // Issue 14: `16MB` and `4KB` were 16_000_000 and 4000 bytes; fio's
+    // default (kb_base=1024) reads them as 16 MiB and 4 KiB.
+    let dir = tempfile::Builder::new()
+        .prefix("iomark-units-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let d = dir.path().to_str().unwrap();
+    let o = iomark(&[
+        "disk",
+        d,
+        "--size",
+        "16MB",
+        "--bs",
+        "4KB",
+        "--runtime",
+        "200ms",
+        "--json",
+        "--no-store",
+    ]);
+    let doc = json_of(&o);
+    let run = &doc["body"];
+    assert_eq!(run["target"]["size"], 16_777_216, "{run}");
+    let spec = &run["jobs"][0]["spec"];
+    assert_eq!(spec["size"], 16_777_216, "{spec}");
+    assert_eq!(spec["bs"], 4096, "{spec}");
+    assert_no_test_files(dir.path());
+    // The text labels say which unit: IEC for sizes, MB/s next to MiB/s.
+    let o = iomark(&[
+        "disk",
+        d,
+        "--size",
+        "16MB",
+        "--bs",
+        "4KB",
+        "--runtime",
+        "200ms",
+        "--no-store",
+    ]);
+    let text = ok(&o);
+    assert!(text.contains("16 MiB"), "{text}");
+    assert!(text.contains("bs=4 KiB"), "{text}");
+    assert!(
+        text.contains(" MB/s (") && text.contains(" MiB/s)"),
+        "{text}"
+    );
+    assert_no_test_files(dir.path());
+}

@@ -1,10 +1,22 @@
 //! Unit newtypes so that MB/s can never be added to MiB/s by accident.
 //!
-//! One rule for size input, the one fio and ripgrep use: a bare `k`/`m`/`g`/`t`
-//! suffix, or `KiB`/`MiB`/`GiB`/`TiB`, is 1024-based; an explicit
-//! `kB`/`MB`/`GB`/`TB` is 1000-based. Sizes print in IEC units. Throughput is
-//! stored as bytes per second and printed as MB/s (10^6 bytes/s) or MiB/s,
-//! always with the unit written out.
+//! Sizes are read as fio reads them by default (`kb_base=1024`): every
+//! prefix is 1024-based, whatever its spelling and case. `4k`, `4K`, `4kb`,
+//! `4KB`, `4Ki` and `4KiB` are all 4096 bytes; likewise `M`/`MB`/`MiB`
+//! (2^20), `G`/`GB`/`GiB` (2^30), `T`/`TB`/`TiB` (2^40) and `P`/`PB`/`PiB`
+//! (2^50). A `b` or `B` after the prefix means bytes, never bits. So
+//! `--size 16MB` is 16 MiB (16777216 bytes) and `--bs 4KB` is 4096 bytes,
+//! the same numbers fio uses for the same job. One departure: in that
+//! compatibility mode fio also turns the IEC spellings around (its HOWTO:
+//! `1mi` and `1000ki` are 10^6 bytes); here `KiB`/`MiB`/... keep their IEC
+//! meaning, so every spelling of a prefix means the same power of 1024. No
+//! suffix reads 1000-based: a decimal size is written out in bytes
+//! (`1000000000`).
+//!
+//! Output labels are never ambiguous: sizes print in IEC units (`16 MiB`),
+//! throughput is stored as bytes per second and printed as MB/s (10^6
+//! bytes/s, as fio's and CrystalDiskMark's outputs use it) or MiB/s, always
+//! with the unit written out.
 
 use std::fmt;
 use std::str::FromStr;
@@ -90,7 +102,8 @@ fn number_and_unit<'a>(
 /// overflow of `input`.
 fn scaled(input: &str, v: f64, scale: f64) -> Result<u64, ParseUnitError> {
     let x = v * scale;
-    if !x.is_finite() || x > u64::MAX as f64 {
+    // `u64::MAX as f64` is 2^64, one past the largest count.
+    if !x.is_finite() || x >= u64::MAX as f64 {
         return Err(ParseUnitError::overflow(input));
     }
     Ok(x.round() as u64)
@@ -116,7 +129,8 @@ impl Bytes {
         self.0
     }
 
-    /// A short label as CrystalDiskMark writes block sizes: `4K`, `1M`, `512K`.
+    /// A short label as CrystalDiskMark writes block sizes: `4K`, `1M`, `512K`
+    /// (1024-based, and read back to the same count).
     pub fn short_label(self) -> String {
         let b = self.0;
         if b >= Self::MIB && b.is_multiple_of(Self::MIB) {
@@ -132,31 +146,33 @@ impl Bytes {
 impl FromStr for Bytes {
     type Err = ParseUnitError;
 
+    /// A count of bytes with an optional 1024-based suffix, read as fio
+    /// reads it by default (see the module docs): `512`, `4k`, `4KB`,
+    /// `4KiB`, `16MB`, `1.5M`, `1GiB`. Case does not matter.
     fn from_str(input: &str) -> Result<Self, Self::Err> {
-        const EXAMPLE: &str = "4k, 1MiB, 500MB or 1GiB";
-        const ALLOWED: &str = "k/KiB, m/MiB, g/GiB, t/TiB (1024-based) or kB/MB/GB/TB (1000-based)";
+        const EXAMPLE: &str = "4k, 16MB, 1.5M or 1GiB";
+        const ALLOWED: &str = "k/K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB or P/PB/PiB \
+                               (all 1024-based, as in fio; any case) or B for bytes";
         let (num, unit) = number_and_unit(input, EXAMPLE)?;
-        let mult: u64 = match unit {
-            "" | "b" | "B" => 1,
-            "k" | "K" | "KiB" | "kiB" | "Ki" => 1 << 10,
-            "m" | "M" | "MiB" | "Mi" => 1 << 20,
-            "g" | "G" | "GiB" | "Gi" => 1 << 30,
-            "t" | "T" | "TiB" | "Ti" => 1 << 40,
-            "kB" | "KB" => 1_000,
-            "MB" => 1_000_000,
-            "GB" => 1_000_000_000,
-            "TB" => 1_000_000_000_000,
-            other => return Err(ParseUnitError::unknown_unit(input, other, ALLOWED)),
-        };
         let bad = || ParseUnitError::bad_number(input, EXAMPLE);
         if num.is_empty() {
             return Err(bad());
         }
+        let mult: u64 = match unit.to_ascii_lowercase().as_str() {
+            "" | "b" => 1,
+            "k" | "kb" | "ki" | "kib" => 1 << 10,
+            "m" | "mb" | "mi" | "mib" => 1 << 20,
+            "g" | "gb" | "gi" | "gib" => 1 << 30,
+            "t" | "tb" | "ti" | "tib" => 1 << 40,
+            "p" | "pb" | "pi" | "pib" => 1 << 50,
+            _ => return Err(ParseUnitError::unknown_unit(input, unit, ALLOWED)),
+        };
         if num.contains('.') {
             let v: f64 = num.parse().map_err(|_| bad())?;
             return scaled(input, v, mult as f64).map(Bytes);
         }
-        let v: u64 = num.parse().map_err(|_| bad())?;
+        // Digits only, so the one way to fail is a number beyond u64.
+        let v: u64 = num.parse().map_err(|_| ParseUnitError::overflow(input))?;
         v.checked_mul(mult)
             .map(Bytes)
             .ok_or_else(|| ParseUnitError::overflow(input))
@@ -165,6 +181,7 @@ impl FromStr for Bytes {
 
 impl fmt::Display for Bytes {
     /// IEC units with up to two decimals: `4 KiB`, `1 GiB`, `1.50 MiB`.
+    /// Never `KB`/`MB`: the binary prefix is always spelled out.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
         let mut v = self.0 as f64;
@@ -328,42 +345,109 @@ impl fmt::Display for Iops {
 mod tests {
     use super::*;
 
-    #[test]
-    fn bare_and_iec_suffixes_are_1024_based() {
-        assert_eq!("4k".parse::<Bytes>().unwrap(), Bytes(4096));
-        assert_eq!("4K".parse::<Bytes>().unwrap(), Bytes(4096));
-        assert_eq!("4KiB".parse::<Bytes>().unwrap(), Bytes(4096));
-        assert_eq!("1M".parse::<Bytes>().unwrap(), Bytes(1 << 20));
-        assert_eq!("1GiB".parse::<Bytes>().unwrap(), Bytes(1 << 30));
-        assert_eq!("2t".parse::<Bytes>().unwrap(), Bytes(2 << 40));
-        assert_eq!("1.5M".parse::<Bytes>().unwrap(), Bytes(3 << 19));
-        assert_eq!("512".parse::<Bytes>().unwrap(), Bytes(512));
+    fn bytes(s: &str) -> u64 {
+        s.parse::<Bytes>()
+            .unwrap_or_else(|e| panic!("{s}: {e}"))
+            .get()
     }
 
     #[test]
-    fn si_suffixes_are_1000_based() {
-        assert_eq!("1kB".parse::<Bytes>().unwrap(), Bytes(1000));
-        assert_eq!("500MB".parse::<Bytes>().unwrap(), Bytes(500_000_000));
-        assert_eq!("1GB".parse::<Bytes>().unwrap(), Bytes(1_000_000_000));
+    fn every_spelling_of_a_prefix_is_1024_based_as_in_fio() {
+        // fio's default (kb_base=1024): 4k, 4kb, 4kB, 4K and 4KB are all 4096.
+        for s in [
+            "4k", "4K", "4kb", "4kB", "4Kb", "4KB", "4ki", "4Ki", "4kib", "4KiB", "4KIB",
+        ] {
+            assert_eq!(bytes(s), 4096, "{s}");
+        }
+        for s in ["16m", "16M", "16mb", "16MB", "16Mi", "16mib", "16MiB"] {
+            assert_eq!(bytes(s), 16 << 20, "{s}");
+        }
+        for s in ["2g", "2G", "2gb", "2GB", "2Gi", "2gib", "2GiB"] {
+            assert_eq!(bytes(s), 2 << 30, "{s}");
+        }
+        for s in ["3t", "3T", "3tb", "3TB", "3Ti", "3tib", "3TiB"] {
+            assert_eq!(bytes(s), 3 << 40, "{s}");
+        }
+        for s in ["1p", "1P", "1PB", "1PiB"] {
+            assert_eq!(bytes(s), 1 << 50, "{s}");
+        }
+    }
+
+    #[test]
+    fn the_findings_examples_match_fio() {
+        // Issue 14: these were 16_000_000 and 4000 bytes.
+        assert_eq!(bytes("16MB"), 16_777_216);
+        assert_eq!(bytes("4KB"), 4096);
+        assert_eq!(bytes("500MB"), 500 << 20);
+        assert_eq!(bytes("1GB"), 1 << 30);
+        assert_eq!(bytes("1kB"), 1024);
+    }
+
+    #[test]
+    fn plain_numbers_bytes_decimals_and_spaces() {
+        assert_eq!(bytes("512"), 512);
+        assert_eq!(bytes("512b"), 512);
+        assert_eq!(bytes("512B"), 512);
+        assert_eq!(bytes("0"), 0);
+        assert_eq!(bytes("1000000000"), 1_000_000_000);
+        assert_eq!(bytes("1.5M"), 3 << 19);
+        assert_eq!(bytes("1.5MB"), 3 << 19);
+        assert_eq!(bytes("1.5MiB"), 3 << 19);
+        assert_eq!(bytes("0.5k"), 512);
+        assert_eq!(bytes(".5G"), 1 << 29);
+        assert_eq!(bytes("2.5KB"), 2560);
+        assert_eq!(bytes("16 MB"), 16 << 20);
+        assert_eq!(bytes("  4 KiB  "), 4096);
     }
 
     #[test]
     fn bad_sizes_say_what_to_write() {
-        let e = "4q".parse::<Bytes>().unwrap_err();
-        assert!(matches!(e, ParseUnitError::UnknownUnit { .. }));
-        assert!(e.to_string().contains("KiB"), "{e}");
+        for s in [
+            "4q",
+            "4kk",
+            "4KiBs",
+            "4bit",
+            "4 kilobytes",
+            "4Mbps",
+            "4E",
+            "1KB/s",
+        ] {
+            let e = s.parse::<Bytes>().unwrap_err();
+            assert!(matches!(e, ParseUnitError::UnknownUnit { .. }), "{s}: {e}");
+            assert!(e.to_string().contains("KiB"), "{e}");
+            assert!(e.to_string().contains("1024-based"), "{e}");
+        }
         assert!(matches!(
             "".parse::<Bytes>(),
             Err(ParseUnitError::Empty { .. })
         ));
         assert!(matches!(
-            "k".parse::<Bytes>(),
-            Err(ParseUnitError::BadNumber { .. })
+            "   ".parse::<Bytes>(),
+            Err(ParseUnitError::Empty { .. })
         ));
-        assert!(matches!(
-            "99999999999T".parse::<Bytes>(),
-            Err(ParseUnitError::Overflow { .. })
-        ));
+        for s in ["k", "KB", "MiB", "-1k", "1.2.3M", ".", ".k"] {
+            assert!(
+                matches!(s.parse::<Bytes>(), Err(ParseUnitError::BadNumber { .. })),
+                "{s}: {:?}",
+                s.parse::<Bytes>()
+            );
+        }
+        for s in [
+            "99999999999T",
+            "16384P",
+            "16384.0P",
+            "16384.5P",
+            "18446744073709551616",
+            "18446744073709551616k",
+        ] {
+            let r = s.parse::<Bytes>();
+            assert!(
+                matches!(r, Err(ParseUnitError::Overflow { .. })),
+                "{s}: {r:?}"
+            );
+        }
+        assert_eq!(bytes("16383P"), 16383 << 50);
+        assert_eq!(bytes("18446744073709551615"), u64::MAX);
     }
 
     #[test]
@@ -378,12 +462,26 @@ mod tests {
 
     #[test]
     fn sizes_print_in_iec_units() {
+        assert_eq!(Bytes(512).to_string(), "512 B");
         assert_eq!(Bytes(4096).to_string(), "4 KiB");
+        assert_eq!(Bytes(16 << 20).to_string(), "16 MiB");
+        assert_eq!(Bytes(1 << 40).to_string(), "1 TiB");
         assert_eq!(Bytes(1 << 30).to_string(), "1 GiB");
         assert_eq!(Bytes(3 << 19).to_string(), "1.50 MiB");
         assert_eq!(Bytes(1 << 20).short_label(), "1M");
         assert_eq!(Bytes(4096).short_label(), "4K");
         assert_eq!(Bytes(128 << 10).short_label(), "128K");
+        assert_eq!(Bytes(1000).short_label(), "1000B");
+    }
+
+    #[test]
+    fn printed_sizes_read_back_to_the_same_count() {
+        for b in [512, 4096, 128 << 10, 16 << 20, 3 << 19, 1 << 30, 5 << 40] {
+            let printed = Bytes(b).to_string();
+            assert_eq!(bytes(&printed), b, "{printed}");
+            let label = Bytes(b).short_label();
+            assert_eq!(bytes(&label), b, "{label}");
+        }
     }
 
     #[test]
