@@ -172,3 +172,55 @@ fn disk_mem_limit_below_iomark_itself_is_refused() {
     let err = fails_with(&out, "--mem-limit");
     assert!(err.contains("at least"), "{err}");
 }
+
+/// `--relative` compares equal work: Himeno in its default timed mode
+/// (`--seconds`) hands the baseline's sweep count to the constrained run,
+/// which does exactly those sweeps and no rehearsal, so under a limit that
+/// does not bind the relative time is 1.0 within noise. One thread, since a
+/// sweep of two threads on a loaded 2-core machine waits for whichever is
+/// descheduled; the band is wide for the same reason.
+#[test]
+fn himeno_relative_time_is_one_when_the_limit_does_not_bind() {
+    require!(memory_cgroup());
+    let out = iomark(&[
+        "mem",
+        "himeno",
+        "--grid",
+        "xs",
+        "--seconds",
+        "1",
+        "--threads",
+        "1",
+        "--relative",
+        "--mem-limit",
+        "1GiB",
+        "--json",
+        "--no-store",
+    ]);
+    let doc = json_of(&out);
+    let body = &doc["body"];
+    assert_eq!(body["outcome"]["kind"], "completed");
+    let run = &body["outcome"]["result"];
+    let base = &body["baseline"]["result"];
+    assert_eq!(base["rehearsal_iterations"], 3, "{base}");
+    assert_eq!(run["rehearsal_iterations"], 0, "{run}");
+    let n = base["iterations"].as_u64().unwrap();
+    assert!(n > 0);
+    assert_eq!(run["iterations"], n, "the constrained run did other work");
+    // Each execution time is its initialisation plus its timed sweeps.
+    for (what, r, exec) in [
+        ("constrained", run, &body["outcome"]["execution"]),
+        ("baseline", base, &body["baseline"]["execution"]),
+    ] {
+        let parts = r["init"].as_u64().unwrap() + r["elapsed"].as_u64().unwrap();
+        assert_eq!(exec.as_u64().unwrap(), parts, "{what}");
+    }
+    let rel = body["baseline"]["relative_time"].as_f64().unwrap();
+    eprintln!("himeno xs, {n} sweeps each: relative time {rel:.3}");
+    assert!(
+        (0.5..=2.0).contains(&rel),
+        "relative time {rel} for equal work"
+    );
+    assert_held_to(&body["cgroup"], 1 << 30);
+    assert_no_groups_left();
+}

@@ -18,9 +18,10 @@ use std::process::Command;
 use std::sync::atomic::AtomicBool;
 
 use iomark_model::mem::{
-    Backing, KernelResult, MemBaseline, MemHost, MemJobSpec, MemKernelSpec, MemOutcome, MemRun,
+    Backing, HimenoLength, HimenoSpec, KernelResult, MemBaseline, MemHost, MemJobSpec,
+    MemKernelSpec, MemOutcome, MemRun,
 };
-use iomark_model::units::Bytes;
+use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{Warning, WarningKind};
 
 use crate::region::{Region, ARRAY_PAD};
@@ -393,8 +394,33 @@ pub fn warnings(spec: &MemJobSpec, host: &MemHost) -> Vec<Warning> {
     out
 }
 
+/// The job the constrained run does after the all-in-memory baseline
+/// produced `baseline`: the same work. Himeno with a time target repeats
+/// the baseline's timed sweeps exactly (`HimenoLength::Iterations`), so the
+/// two execution times count the same sweeps; every other job already has a
+/// fixed amount of work and runs as given.
+pub fn same_work(spec: &MemJobSpec, baseline: &KernelResult) -> MemJobSpec {
+    match (&spec.kernel, baseline) {
+        (MemKernelSpec::Himeno(h), KernelResult::Himeno(r))
+            if matches!(h.length, HimenoLength::Target(_)) =>
+        {
+            MemJobSpec {
+                kernel: MemKernelSpec::Himeno(HimenoSpec {
+                    grid: h.grid.clone(),
+                    length: HimenoLength::Iterations(r.iterations),
+                }),
+                ..spec.clone()
+            }
+        }
+        _ => spec.clone(),
+    }
+}
+
 /// Run a job completely: the optional all-in-memory baseline (`relative`),
-/// then the job itself, in a limited child when it has a limit.
+/// then the job itself, in a limited child when it has a limit. After a
+/// baseline the job does the baseline's work ([`same_work`]), and the
+/// relative time is the ratio of the two execution times (initialisation
+/// plus the counted work; see [`MemOutcome::Completed`]).
 /// `child` builds the command that re-executes the binary into
 /// [`serve_child`].
 /// `stop` is the Ctrl-C flag (see [`run_in_process`]).
@@ -425,25 +451,23 @@ pub fn run(
     } else {
         None
     };
-    let (outcome, cgroup) = match spec.mem_limit {
+    let constrained = match &baseline {
+        Some((result, _)) => same_work(spec, result),
+        None => spec.clone(),
+    };
+    let (outcome, cgroup) = match constrained.mem_limit {
         _ if stop.load(std::sync::atomic::Ordering::Relaxed) => (MemOutcome::Interrupted, None),
         Some(limit) => {
-            let (o, u) = run_limited(spec, limit, &host, child(), stop)?;
+            let (o, u) = run_limited(&constrained, limit, &host, child(), stop)?;
             (o, Some(Box::new(u)))
         }
-        None => (run_in_process(spec, stop)?, None),
+        None => (run_in_process(&constrained, stop)?, None),
     };
     let baseline = baseline.map(|(result, execution)| {
-        let relative_time = match &outcome {
-            MemOutcome::Completed { execution: e, .. } if execution.get() > 0 => {
-                Some(e.get() as f64 / execution.get() as f64)
-            }
-            _ => None,
-        };
         Box::new(MemBaseline {
+            relative_time: relative_time(&outcome, execution),
             result,
             execution,
-            relative_time,
         })
     });
     Ok(MemRun {
@@ -454,6 +478,17 @@ pub fn run(
         baseline,
         warnings,
     })
+}
+
+/// The constrained run's execution time over the baseline's, when it
+/// completed and the baseline took any time.
+fn relative_time(outcome: &MemOutcome, baseline: Nanos) -> Option<f64> {
+    match outcome {
+        MemOutcome::Completed { execution, .. } if baseline.get() > 0 => {
+            Some(execution.get() as f64 / baseline.get() as f64)
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -491,5 +526,84 @@ mod tests {
         });
         let err = check_limits(&spec(huge, 1), false).unwrap_err().to_string();
         assert!(err.contains("use a smaller --grid"), "{err}");
+    }
+
+    fn himeno_xs(length: HimenoLength) -> MemJobSpec {
+        let grid = crate::himeno::parse_grid("xs").unwrap();
+        spec(MemKernelSpec::Himeno(HimenoSpec { grid, length }), 1)
+    }
+
+    fn completed(spec: &MemJobSpec) -> (KernelResult, Nanos) {
+        match run_in_process(spec, &AtomicBool::new(false)).unwrap() {
+            MemOutcome::Completed {
+                result, execution, ..
+            } => (result, execution),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn himeno_of(r: &KernelResult) -> &iomark_model::mem::HimenoResult {
+        match r {
+            KernelResult::Himeno(h) => h,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A timed baseline hands its sweep count on; fixed work is kept.
+    #[test]
+    fn the_constrained_run_repeats_a_timed_baselines_sweeps() {
+        let timed = himeno_xs(HimenoLength::Target(Nanos(50_000_000)));
+        let (base, base_exec) = completed(&timed);
+        let b = himeno_of(&base);
+        assert_eq!(b.rehearsal_iterations, 3);
+        let same = same_work(&timed, &base);
+        let MemKernelSpec::Himeno(h) = &same.kernel else {
+            panic!("{same:?}")
+        };
+        assert_eq!(h.length, HimenoLength::Iterations(b.iterations));
+        assert_eq!(
+            (same.threads, &same.backing),
+            (timed.threads, &timed.backing)
+        );
+        let (run, exec) = completed(&same);
+        let r = himeno_of(&run);
+        assert_eq!((r.rehearsal_iterations, r.iterations), (0, b.iterations));
+        // Both count initialisation and the timed sweeps, no rehearsal.
+        for (h, e) in [(b, base_exec), (r, exec)] {
+            assert_eq!(e.get(), h.init.get() + h.elapsed.get());
+        }
+        assert!(relative_time(
+            &MemOutcome::Completed {
+                result: run.clone(),
+                execution: exec,
+                msync: None
+            },
+            base_exec
+        )
+        .is_some_and(|t| t > 0.0));
+
+        let fixed = himeno_xs(HimenoLength::Iterations(3));
+        assert_eq!(same_work(&fixed, &base), fixed);
+        let stream = spec(
+            MemKernelSpec::Stream(StreamSpec {
+                array_len: 1000,
+                ntimes: 2,
+            }),
+            1,
+        );
+        assert_eq!(same_work(&stream, &base), stream);
+    }
+
+    #[test]
+    fn no_relative_time_without_a_completed_run_or_a_baseline_time() {
+        assert_eq!(relative_time(&MemOutcome::Interrupted, Nanos(1)), None);
+        let (result, execution) = completed(&himeno_xs(HimenoLength::Iterations(1)));
+        let done = MemOutcome::Completed {
+            result,
+            execution,
+            msync: None,
+        };
+        assert_eq!(relative_time(&done, Nanos(0)), None);
+        assert_eq!(relative_time(&done, execution), Some(1.0));
     }
 }

@@ -55,7 +55,8 @@ fn affine(i: usize, j: usize) -> f64 {
 }
 
 /// Run the stencil on the region's two arrays (made from [`sizes`]).
-/// Returns the figures and the wall time of all sweeps, `None` when `stop`
+/// Returns the figures and the execution time (initialisation and all
+/// sweeps, the warm-up one too), `None` when `stop`
 /// was raised (checked before each sweep), or an error when a thread cannot
 /// be started.
 pub fn run(
@@ -73,12 +74,11 @@ pub fn run(
         unreachable!("stencil::sizes makes two arrays")
     };
 
-    let t = Instant::now();
+    let start = Instant::now();
     init(&mut x[..], &mut y[..], n, threads, affine)?;
-    let init_time = Nanos::from_duration(t.elapsed());
+    let init_time = Nanos::from_duration(start.elapsed());
 
     let mut times = Vec::with_capacity(spec.sweeps as usize);
-    let start = Instant::now();
     for s in 0..spec.sweeps {
         if stop.load(Ordering::Relaxed) {
             return Ok(None);

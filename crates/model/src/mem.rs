@@ -294,7 +294,8 @@ pub struct StreamKernelResult {
 pub struct StreamResult {
     /// Bytes of one array.
     pub array_bytes: Bytes,
-    /// The first-touch initialisation (a=1, b=2, c=0), not counted.
+    /// The first-touch initialisation (a=1, b=2, c=0): not in the rates,
+    /// part of the execution time.
     pub init: Nanos,
     /// How Copy is done: `memcpy` (slice `copy_from_slice`), as gcc's STREAM does.
     pub copy_method: String,
@@ -309,7 +310,8 @@ pub struct StreamResult {
 pub struct StencilResult {
     /// Bytes of both arrays.
     pub data_bytes: Bytes,
-    /// The first-touch initialisation, not counted.
+    /// The first-touch initialisation: not in MFLOPS, part of the execution
+    /// time.
     pub init: Nanos,
     /// The first sweep (warm-up), reported on its own.
     pub first_sweep: Nanos,
@@ -338,9 +340,11 @@ pub struct StencilResult {
 pub struct HimenoResult {
     /// Bytes of the 14 float arrays.
     pub data_bytes: Bytes,
-    /// The first-touch initialisation, not counted.
+    /// The first-touch initialisation: not in MFLOPS, part of the execution
+    /// time.
     pub init: Nanos,
-    /// Rehearsal sweeps before the timed run (3 with a time target, else 0).
+    /// Rehearsal sweeps before the timed run (3 with a time target, else 0);
+    /// in neither MFLOPS nor the execution time.
     pub rehearsal_iterations: u32,
     /// Timed sweeps (Himeno's `nn`).
     pub iterations: u32,
@@ -387,8 +391,10 @@ pub enum MemOutcome {
     Completed {
         /// Its figures.
         result: KernelResult,
-        /// Wall time of the kernel phase (initialisation and msync excluded):
-        /// what `--relative` compares.
+        /// What `--relative` compares: wall time of the initialisation plus
+        /// the counted work (STREAM: the timing probe and all passes; the
+        /// stencil: all sweeps; Himeno: the timed sweeps, rehearsal
+        /// excluded). The final msync is not in it.
         execution: Nanos,
         /// Time of the final `msync` of a file mapping (not part of `execution`).
         msync: Option<Nanos>,
@@ -429,7 +435,9 @@ pub struct MemHost {
 /// the all-in-memory baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemRun {
-    /// What ran.
+    /// What ran, as asked. With a baseline and a Himeno time target, the
+    /// target applies to the baseline and this run repeats exactly the
+    /// baseline's timed sweeps (its result shows the count, no rehearsal).
     pub spec: MemJobSpec,
     /// The machine's memory facts.
     pub host: MemHost,
@@ -444,16 +452,19 @@ pub struct MemRun {
     pub warnings: Vec<Warning>,
 }
 
-/// The all-in-memory run `--relative` compares against.
+/// The all-in-memory run `--relative` compares against. The constrained
+/// run does the same work: the same passes or sweeps (for Himeno with a
+/// time target, exactly the baseline's timed sweeps).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemBaseline {
     /// Its figures.
     pub result: KernelResult,
-    /// Its kernel-phase wall time.
+    /// Its execution time, counted as the constrained run's (initialisation
+    /// plus the counted work; see [`MemOutcome::Completed`]).
     pub execution: Nanos,
     /// The constrained run's execution time over this one (the paper's
-    /// "relative execution time"); `None` when the constrained run did not
-    /// complete.
+    /// "relative execution time", on equal work); `None` when the
+    /// constrained run did not complete.
     pub relative_time: Option<f64>,
 }
 

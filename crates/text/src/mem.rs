@@ -29,7 +29,8 @@ pub fn mem_run(run: &MemRun) -> String {
                 KernelResult::Himeno(r) => render_himeno(&mut out, spec, r),
             }
             out.push_str(&format!(
-                "Kernel execution time: {:.6} s\n",
+                "Execution time ({}): {:.6} s\n",
+                counted_work(spec, result),
                 secs(*execution)
             ));
             if let Some(m) = msync {
@@ -79,14 +80,17 @@ pub fn mem_run(run: &MemRun) -> String {
         ));
     }
     if let Some(b) = &run.baseline {
+        let head = format!(
+            "All-in-memory baseline (heap, no limit): {:.6} s ({})",
+            secs(b.execution),
+            counted_work(spec, &b.result)
+        );
         match b.relative_time {
             Some(rel) => out.push_str(&format!(
-                "All-in-memory baseline (heap, no limit): {:.6} s; relative execution time: {rel:.3}\n",
-                secs(b.execution)
+                "{head}; same work as this run, relative execution time: {rel:.3}\n"
             )),
             None => out.push_str(&format!(
-                "All-in-memory baseline (heap, no limit): {:.6} s; no relative time (this run did not complete)\n",
-                secs(b.execution)
+                "{head}; no relative time (this run did not complete)\n"
             )),
         }
     }
@@ -94,6 +98,26 @@ pub fn mem_run(run: &MemRun) -> String {
         out.push_str(&format!("warning: {w}\n"));
     }
     out
+}
+
+/// What an execution time counts, as `--relative` compares it:
+/// "initialisation + 10 passes", "initialisation + 306 sweeps, 3 rehearsal
+/// sweeps not counted".
+fn counted_work(spec: &MemJobSpec, result: &KernelResult) -> String {
+    match (&spec.kernel, result) {
+        (MemKernelSpec::Stream(s), KernelResult::Stream(_)) => {
+            format!("initialisation + {} passes", s.ntimes.max(2))
+        }
+        (MemKernelSpec::Stencil(s), KernelResult::Stencil(_)) => {
+            format!("initialisation + {} sweeps", s.sweeps)
+        }
+        (_, KernelResult::Himeno(r)) if r.rehearsal_iterations > 0 => format!(
+            "initialisation + {} sweeps, {} rehearsal sweeps not counted",
+            r.iterations, r.rehearsal_iterations
+        ),
+        (_, KernelResult::Himeno(r)) => format!("initialisation + {} sweeps", r.iterations),
+        _ => "initialisation + the kernel's work".into(),
+    }
 }
 
 const RULE: &str = "-------------------------------------------------------------\n";
@@ -130,7 +154,7 @@ fn render_stream(out: &mut String, spec: &MemJobSpec, r: &StreamResult) {
         spec.threads, spec.backing, r.copy_method
     ));
     out.push_str(&format!(
-        "Initialisation (first touch, not counted): {:.6} s\n",
+        "Initialisation (first touch, not in the rates): {:.6} s\n",
         secs(r.init)
     ));
     out.push_str(RULE);
@@ -164,12 +188,12 @@ fn render_stencil(out: &mut String, spec: &MemJobSpec, r: &StencilResult) {
         n = s.n
     ));
     for (label, t) in [
-        ("Initialisation (not counted):", r.init),
+        ("Initialisation (not in MFLOPS):", r.init),
         ("First sweep (warm-up):", r.first_sweep),
         ("Best sweep:", r.best_sweep),
         ("Mean sweep:", r.mean_sweep),
     ] {
-        out.push_str(&format!("{label:<29} {:.6} s\n", secs(t)));
+        out.push_str(&format!("{label:<31} {:.6} s\n", secs(t)));
     }
     out.push_str(&format!(
         "MFLOPS (best sweep, {} flop per point): {:.1}\n",
@@ -192,11 +216,14 @@ fn render_himeno(out: &mut String, spec: &MemJobSpec, r: &HimenoResult) {
         s.grid, r.data_bytes, spec.threads, spec.backing
     ));
     out.push_str(&format!(
-        "Initialisation (not counted): {:.6} s\n",
+        "Initialisation (not in MFLOPS): {:.6} s\n",
         secs(r.init)
     ));
     if r.rehearsal_iterations > 0 {
-        out.push_str(&format!("Rehearsal: {} sweeps\n", r.rehearsal_iterations));
+        out.push_str(&format!(
+            "Rehearsal: {} sweeps (not counted)\n",
+            r.rehearsal_iterations
+        ));
     }
     out.push_str(&format!("Loop executed for {} times\n", r.iterations));
     out.push_str(&format!("Gosa : {:.6e} (summed in f64)\n", r.gosa));
@@ -215,4 +242,71 @@ fn render_himeno(out: &mut String, spec: &MemJobSpec, r: &HimenoResult) {
         CheckOutcome::Unchecked => "not checked",
     };
     out.push_str(&format!("Validation ({tag}): {}\n", r.validation.detail));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomark_model::mem::{
+        Advice, CgroupUsage, HimenoGrid, HimenoLength, HimenoSpec, MemBaseline, MemHost, Validation,
+    };
+    use iomark_model::units::Bytes;
+
+    fn himeno(rehearsal: u32, iterations: u32, secs: u64) -> KernelResult {
+        KernelResult::Himeno(HimenoResult {
+            data_bytes: Bytes(3_670_016),
+            init: Nanos(4_000_000),
+            rehearsal_iterations: rehearsal,
+            iterations,
+            elapsed: Nanos::from_secs(secs),
+            mflops: 1234.5,
+            gosa: 1.5e-3,
+            gosa_reference: None,
+            validation: Validation::unchecked("no reference"),
+        })
+    }
+
+    /// `himeno --seconds 1 --relative --mem-limit 1GiB`: both lines say
+    /// what the times count, and that the work is the same.
+    #[test]
+    fn himeno_relative_says_what_both_times_count() {
+        let run = MemRun {
+            spec: MemJobSpec {
+                kernel: MemKernelSpec::Himeno(HimenoSpec {
+                    grid: HimenoGrid {
+                        name: Some("xs".into()),
+                        i: 32,
+                        j: 32,
+                        k: 64,
+                    },
+                    length: HimenoLength::Target(Nanos::from_secs(1)),
+                }),
+                threads: 2,
+                backing: Backing::Heap,
+                advice: Advice::Normal,
+                mem_limit: Some(Bytes(1 << 30)),
+            },
+            host: MemHost::default(),
+            outcome: MemOutcome::Completed {
+                result: himeno(0, 306, 2),
+                execution: Nanos(2_004_000_000),
+                msync: None,
+            },
+            cgroup: Some(Box::new(CgroupUsage {
+                version: "v1".into(),
+                limit: Bytes(1 << 30),
+                peak: Some(Bytes(4 << 20)),
+                oom_kills: 0,
+                limit_hits: Some(0),
+                major_faults: Some(0),
+            })),
+            baseline: Some(Box::new(MemBaseline {
+                result: himeno(3, 306, 1),
+                execution: Nanos(1_004_000_000),
+                relative_time: Some(2_004.0 / 1_004.0),
+            })),
+            warnings: Vec::new(),
+        };
+        insta::assert_snapshot!(mem_run(&run));
+    }
 }
