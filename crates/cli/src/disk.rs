@@ -12,7 +12,7 @@ use anyhow::Context;
 use clap::Args;
 use iomark_disk::job::JobSettings;
 use iomark_disk::plan::{run_document, DiskOutcome, DiskSettings, Workload};
-use iomark_disk::profiles::settings::{Depths, EngineList};
+use iomark_disk::profiles::settings::{Depths, EngineList, SizeList};
 use iomark_disk::profiles::{ProfileName, ProfileObserver, ProfileSettings};
 use iomark_disk::target::{OpenTarget, TargetRequest};
 use iomark_disk::{runner, DiskError};
@@ -103,8 +103,9 @@ pub struct DiskArgs {
     #[arg(long, help_heading = "Engine")]
     pub buffered: bool,
 
-    /// Keep the target's pages in the page cache before the job (fio's
-    /// --invalidate=0); with --buffered this measures the cache on purpose.
+    /// Keep the target's pages in the page cache before the job, and
+    /// between a profile's jobs (fio's --invalidate=0); with --buffered this
+    /// measures the cache on purpose.
     #[arg(long, help_heading = "Engine")]
     pub keep_cache: bool,
 
@@ -190,6 +191,11 @@ pub struct ProfileArgs {
     /// sweep: engines to compare (default psync), e.g. psync,mmap-sync,mmap-async.
     #[arg(long, value_name = "LIST", help_heading = "Profile")]
     pub engines: Option<EngineList>,
+
+    /// sweep: random block sizes, run in the order given (default every
+    /// power of two from 4k to 4M), e.g. 4k,64k,1M.
+    #[arg(long, value_name = "LIST", help_heading = "Profile")]
+    pub sizes: Option<SizeList>,
 }
 
 /// `--mix` takes an optional value, so it also swallows a path that follows
@@ -244,10 +250,12 @@ impl DiskArgs {
                 mix: p.mix,
                 qd: p.qd.clone(),
                 engines: p.engines.clone(),
+                sizes: p.sizes.clone(),
                 samples: p.samples,
                 sample_size: p.sample_size,
                 access_samples: p.access_samples,
                 write: p.write,
+                keep_cache: self.keep_cache,
                 // --runtime, --ramp, --engine, --data, --seed: the job's.
                 ..ProfileSettings::default()
             },

@@ -94,12 +94,15 @@ pub fn run_job(
 ) -> Result<DiskJobResult, DiskError> {
     let mut warnings = Vec::new();
     let depth = effective_depth(spec, &mut warnings);
+    // A file mapping goes through the page cache whatever the descriptor's
+    // O_DIRECT says: only the other engines bypass it on a direct target.
+    let bypassed = target.direct && !spec.engine.is_mapped();
     // A fallback to buffered I/O is already explained by the target.
     let explained = target
         .warnings
         .iter()
         .any(|w| w.kind == WarningKind::BufferedIo);
-    if !target.direct && !explained {
+    if !bypassed && !explained {
         let remedy = if spec.engine.is_mapped() {
             "a file mapping always goes through it; use --engine psync or io_uring to bypass it"
         } else {
@@ -207,7 +210,7 @@ pub fn run_job(
     for r in results {
         merged.merge(r?);
     }
-    Ok(merged.into_result(spec, &plan, target.direct, cpu, stop, warnings))
+    Ok(merged.into_result(spec, &plan, bypassed, cpu, stop, warnings))
 }
 
 /// A synchronous engine keeps one I/O in flight whatever was asked; say so.

@@ -14,7 +14,7 @@ use iomark_model::profile::{CdmResult, CdmTest, ProfileResult, TestDir};
 use iomark_model::units::{Bytes, BytesPerSec, Iops, Nanos};
 use iomark_model::{Warning, WarningKind};
 
-use super::common::shortened;
+use super::common::{direct_for, shortened};
 use super::settings::{ProfileSettings, Setting};
 use super::{measure, pause, ProfileName, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
@@ -212,6 +212,8 @@ pub struct CdmOptions {
     pub quick: bool,
     /// Seed of the first pass; later passes add their index.
     pub seed: u64,
+    /// Leave the page cache as the previous pass left it.
+    pub keep_cache: bool,
 }
 
 impl CdmOptions {
@@ -235,6 +237,7 @@ impl CdmOptions {
             data: DataPattern::Random,
             quick,
             seed: 1,
+            keep_cache: false,
         }
     }
 }
@@ -283,6 +286,7 @@ pub fn plan(name: ProfileName, s: &ProfileSettings) -> Result<(CdmDef, CdmOption
     o.engine = s.engine;
     o.data = s.data;
     o.seed = s.seed;
+    o.keep_cache = s.keep_cache;
     Ok((def, o))
 }
 
@@ -311,7 +315,7 @@ pub fn pass_spec(
         runtime: Some(opts.pass_time),
         ramp: Nanos(0),
         engine,
-        direct: target.direct,
+        direct: direct_for(engine, target),
         data: opts.data,
         rwmix_read: opts.mix.unwrap_or(70),
         seed: opts.seed.wrapping_add(u64::from(pass)),
@@ -359,7 +363,16 @@ pub fn run(
             let label = format!("{} {}", row.label(), dir.as_str());
             let mut prep = pass_spec(def, row, dir, opts, target, 0);
             prep.runtime = Some(opts.prep_time);
-            if measure(&prep, target, stop, obs, &format!("{label} prep"))?.is_none() {
+            if measure(
+                &prep,
+                target,
+                opts.keep_cache,
+                stop,
+                obs,
+                &format!("{label} prep"),
+            )?
+            .is_none()
+            {
                 interrupted = true;
                 break 'rows;
             }
@@ -368,7 +381,7 @@ pub fn run(
             for pass in 1..=opts.passes {
                 let spec = pass_spec(def, row, dir, opts, target, pass);
                 let tag = format!("{label} {pass}/{}", opts.passes);
-                match measure(&spec, target, stop, obs, &tag)? {
+                match measure(&spec, target, opts.keep_cache, stop, obs, &tag)? {
                     Some(job) => passes.push(job),
                     None => {
                         interrupted = true;

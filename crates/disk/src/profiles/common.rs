@@ -4,7 +4,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use iomark_model::disk::{DiskJobResult, DiskJobSpec};
+use iomark_model::disk::{DiskJobResult, DiskJobSpec, EngineKind};
 use iomark_model::profile::ProfileResult;
 use iomark_model::{Warning, WarningKind};
 
@@ -41,9 +41,11 @@ impl<P> Points<P> {
 
 /// Run each point's job in order, under the job's name, and make the
 /// profile's point of each finished job with `point` (given the job's
-/// index). A job the stop flag ends is not kept, and ends the run.
+/// index). A job the stop flag ends is not kept, and ends the run. Each
+/// job starts with the target's pages dropped unless `keep_cache`.
 pub(super) fn run_points<K, P>(
     target: &OpenTarget,
+    keep_cache: bool,
     stop: &AtomicBool,
     obs: &mut dyn ProfileObserver,
     specs: impl IntoIterator<Item = (K, DiskJobSpec)>,
@@ -55,7 +57,7 @@ pub(super) fn run_points<K, P>(
         interrupted: false,
     };
     for (key, spec) in specs {
-        let Some(job) = measure(&spec, target, stop, obs, &spec.name)? else {
+        let Some(job) = measure(&spec, target, keep_cache, stop, obs, &spec.name)? else {
             run.interrupted = true;
             break;
         };
@@ -64,6 +66,12 @@ pub(super) fn run_points<K, P>(
         obs.finished(&run.jobs);
     }
     Ok(run)
+}
+
+/// A job's `direct` flag with `engine` on `target`: a file mapping goes
+/// through the page cache even on a descriptor opened O_DIRECT.
+pub(super) fn direct_for(engine: EngineKind, target: &OpenTarget) -> bool {
+    target.direct && !engine.is_mapped()
 }
 
 /// The warning of a run `--quick` shortened, `what` saying how; none for a

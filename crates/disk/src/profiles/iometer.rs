@@ -8,7 +8,7 @@ use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::{IometerPoint, IometerResult, ProfileResult};
 use iomark_model::units::{Bytes, Nanos};
 
-use super::common::{run_points, shortened};
+use super::common::{direct_for, run_points, shortened};
 use super::settings::{ProfileSettings, Setting};
 use super::{powers_of_two, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
@@ -50,6 +50,8 @@ pub struct IometerOptions {
     pub quick: bool,
     /// Seed for offsets and data.
     pub seed: u64,
+    /// Leave the page cache as the previous point left it.
+    pub keep_cache: bool,
 }
 
 impl IometerOptions {
@@ -67,6 +69,7 @@ impl IometerOptions {
             data: DataPattern::Random,
             quick,
             seed: 1,
+            keep_cache: false,
         }
     }
 }
@@ -94,6 +97,7 @@ pub fn plan(s: &ProfileSettings) -> Result<IometerOptions, DiskError> {
     }
     o.data = s.data;
     o.seed = s.seed;
+    o.keep_cache = s.keep_cache;
     Ok(o)
 }
 
@@ -147,7 +151,7 @@ pub fn point_spec(
         runtime: Some(opts.runtime),
         ramp: opts.ramp,
         engine: opts.engine,
-        direct: target.direct,
+        direct: direct_for(opts.engine, target),
         data: opts.data,
         rwmix_read: 70,
         seed: opts.seed,
@@ -172,30 +176,37 @@ pub fn run(
             .iter()
             .map(move |&depth| ((pattern, depth), point_spec(pattern, depth, opts, target)))
     });
-    let run = run_points(target, stop, obs, specs, |(pattern, depth), job, index| {
-        let d = job.read.as_ref().or(job.write.as_ref());
-        let (bw, iops, mean, p99) = d.map_or(Default::default(), |d| {
-            (
-                d.bw,
-                d.iops,
-                d.clat.mean_ns,
-                d.clat.percentile(99.0).unwrap_or(0),
-            )
-        });
-        IometerPoint {
-            pattern: pattern.0.into(),
-            rw: pattern.1,
-            bs: Bytes(pattern.2),
-            depth,
-            achieved_depth: job.mean_depth,
-            bw,
-            iops,
-            lat_mean_ns: mean,
-            lat_p99_ns: p99,
-            cpu_pct: job.cpu.user_pct + job.cpu.system_pct,
-            job: index,
-        }
-    })?;
+    let run = run_points(
+        target,
+        opts.keep_cache,
+        stop,
+        obs,
+        specs,
+        |(pattern, depth), job, index| {
+            let d = job.read.as_ref().or(job.write.as_ref());
+            let (bw, iops, mean, p99) = d.map_or(Default::default(), |d| {
+                (
+                    d.bw,
+                    d.iops,
+                    d.clat.mean_ns,
+                    d.clat.percentile(99.0).unwrap_or(0),
+                )
+            });
+            IometerPoint {
+                pattern: pattern.0.into(),
+                rw: pattern.1,
+                bs: Bytes(pattern.2),
+                depth,
+                achieved_depth: job.mean_depth,
+                bw,
+                iops,
+                lat_mean_ns: mean,
+                lat_p99_ns: p99,
+                cpu_pct: job.cpu.user_pct + job.cpu.system_pct,
+                job: index,
+            }
+        },
+    )?;
     Ok(run.into_outcome(warnings, |points| {
         ProfileResult::Iometer(IometerResult {
             depths: opts.depths.clone(),

@@ -8,7 +8,7 @@ use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::{MacbenchResult, MacbenchTest, ProfileResult};
 use iomark_model::units::{Bytes, Nanos};
 
-use super::common::{run_points, shortened};
+use super::common::{direct_for, run_points, shortened};
 use super::settings::{ProfileSettings, Setting};
 use super::{ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
@@ -42,6 +42,8 @@ pub struct MacbenchOptions {
     pub quick: bool,
     /// Seed for offsets and data.
     pub seed: u64,
+    /// Leave the page cache as the previous test left it.
+    pub keep_cache: bool,
 }
 
 impl MacbenchOptions {
@@ -57,6 +59,7 @@ impl MacbenchOptions {
             data: DataPattern::Random,
             quick,
             seed: 1,
+            keep_cache: false,
         }
     }
 }
@@ -79,7 +82,7 @@ pub fn test_spec(
         runtime: Some(opts.runtime),
         ramp: Nanos(0),
         engine: opts.engine,
-        direct: target.direct,
+        direct: direct_for(opts.engine, target),
         data: opts.data,
         rwmix_read: 70,
         seed: opts.seed,
@@ -96,6 +99,7 @@ pub fn plan(s: &ProfileSettings) -> Result<MacbenchOptions, DiskError> {
     o.engine = s.engine.unwrap_or(o.engine);
     o.data = s.data;
     o.seed = s.seed;
+    o.keep_cache = s.keep_cache;
     Ok(o)
 }
 
@@ -111,11 +115,18 @@ pub fn run(
     });
     // Each job is named after its test, and measured under that name.
     let specs = TESTS.map(|(name, rw)| (name, test_spec(name, rw, opts, target)));
-    let run = run_points(target, stop, obs, specs, |name, job, index| MacbenchTest {
-        name: name.into(),
-        bw: job.total_bw(),
-        job: index,
-    })?;
+    let run = run_points(
+        target,
+        opts.keep_cache,
+        stop,
+        obs,
+        specs,
+        |name, job, index| MacbenchTest {
+            name: name.into(),
+            bw: job.total_bw(),
+            job: index,
+        },
+    )?;
     Ok(run.into_outcome(warnings, |tests| {
         ProfileResult::Macbench(MacbenchResult {
             runtime: opts.runtime,

@@ -185,7 +185,10 @@ impl ProfilePlan {
             ProfilePlan::Iometer(_) => iometer::PATTERNS.iter().map(|p| p.2).collect(),
             ProfilePlan::Gnome(o) => vec![o.sample_size.get(), gnome::PAGE],
             ProfilePlan::Macbench(_) => vec![macbench::TRANSFER],
-            ProfilePlan::Sweep(_) => sweep::points().into_iter().map(|(_, bs)| bs).collect(),
+            ProfilePlan::Sweep(o) => sweep::points(&o.sizes)
+                .into_iter()
+                .map(|(_, bs)| bs)
+                .collect(),
         };
         sizes.into_iter().map(Bytes).collect()
     }
@@ -272,9 +275,18 @@ pub struct ProfileOutcome {
 
 /// Run one job under a label; `None` when the stop flag ended it early (its
 /// partial figures are not kept).
+///
+/// Unless `keep_cache` (`--keep-cache`), the target's pages are dropped
+/// from the page cache first, as fio invalidates before each job: every
+/// job starts cold, so a buffered or mapped job does not read what the
+/// jobs before it left in the cache, and a profile's figures do not depend
+/// on the order of its points. The previous job's mapping is gone by then
+/// (an engine unmaps when its thread ends), so nothing pins the pages.
+/// For direct I/O this changes nothing.
 fn measure(
     spec: &DiskJobSpec,
     target: &OpenTarget,
+    keep_cache: bool,
     stop: &AtomicBool,
     obs: &mut dyn ProfileObserver,
     label: &str,
@@ -283,6 +295,9 @@ fn measure(
         return Ok(None);
     }
     crate::validate_job(spec, target)?;
+    if !keep_cache {
+        target.invalidate_cache();
+    }
     obs.begin(label);
     let result = runner::run_job(spec, target, stop, obs);
     obs.end();

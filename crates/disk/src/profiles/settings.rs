@@ -35,6 +35,19 @@ impl FromStr for EngineList {
     }
 }
 
+/// Block sizes for the sweep, comma-separated, run in the order given:
+/// `4k,64k,1M`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SizeList(pub Vec<Bytes>);
+
+impl FromStr for SizeList {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        super::sweep::parse_sizes(s).map(SizeList)
+    }
+}
+
 /// Everything a user may set on a profile; `None` (or `false`) keeps the
 /// profile's default.
 #[derive(Debug, Clone, Default)]
@@ -59,6 +72,8 @@ pub struct ProfileSettings {
     pub engine: Option<EngineKind>,
     /// Engines to compare.
     pub engines: Option<EngineList>,
+    /// The sweep's block sizes, in order.
+    pub sizes: Option<SizeList>,
     /// Transfer-rate samples.
     pub samples: Option<u32>,
     /// Bytes per transfer-rate sample.
@@ -71,6 +86,10 @@ pub struct ProfileSettings {
     pub data: DataPattern,
     /// Seed for offsets and data.
     pub seed: u64,
+    /// Leave the target's pages in the page cache between jobs
+    /// (`--keep-cache`); by default each job starts with them dropped.
+    /// Every profile obeys it, so it is no [`Setting`].
+    pub keep_cache: bool,
 }
 
 /// A setting a profile may take, by the flag that gives it.
@@ -94,6 +113,8 @@ pub enum Setting {
     Engine,
     /// `--engines`
     Engines,
+    /// `--sizes`
+    Sizes,
     /// `--samples`
     Samples,
     /// `--sample-size`
@@ -106,7 +127,7 @@ pub enum Setting {
 
 impl Setting {
     /// Every setting, in `--help`'s order.
-    pub const ALL: [Setting; 13] = [
+    pub const ALL: [Setting; 14] = [
         Setting::Passes,
         Setting::PassTime,
         Setting::Interval,
@@ -120,6 +141,7 @@ impl Setting {
         Setting::AccessSamples,
         Setting::Write,
         Setting::Engines,
+        Setting::Sizes,
     ];
 
     /// The flag that gives it.
@@ -134,6 +156,7 @@ impl Setting {
             Setting::Ramp => "--ramp",
             Setting::Engine => "--engine",
             Setting::Engines => "--engines",
+            Setting::Sizes => "--sizes",
             Setting::Samples => "--samples",
             Setting::SampleSize => "--sample-size",
             Setting::AccessSamples => "--access-samples",
@@ -153,6 +176,7 @@ impl Setting {
             Setting::Ramp => s.ramp.is_some(),
             Setting::Engine => s.engine.is_some(),
             Setting::Engines => s.engines.is_some(),
+            Setting::Sizes => s.sizes.is_some(),
             Setting::Samples => s.samples.is_some(),
             Setting::SampleSize => s.sample_size.is_some(),
             Setting::AccessSamples => s.access_samples.is_some(),

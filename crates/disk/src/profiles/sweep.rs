@@ -2,6 +2,12 @@
 //! write at every power-of-two size from 4 KiB to 4 MiB, plus sequential
 //! read and write at 1 MiB, per engine (read/write, mmap with MS_SYNC, mmap
 //! with MS_ASYNC), reported in MiB/s.
+//!
+//! `--sizes` picks the random sizes and their order (the sequential tests
+//! stay at 1 MiB, last). Each point starts with the target's pages dropped
+//! from the page cache (unless `--keep-cache`), so a mapped engine's point
+//! reads the device the same whichever points ran before it: a sweep run
+//! in the reverse order gives the same figures.
 
 use std::sync::atomic::AtomicBool;
 
@@ -9,7 +15,7 @@ use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::{ProfileResult, SweepPoint, SweepResult};
 use iomark_model::units::{Bytes, Nanos};
 
-use super::common::{run_points, shortened};
+use super::common::{direct_for, run_points, shortened};
 use super::settings::{ProfileSettings, Setting};
 use super::{powers_of_two, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
@@ -26,12 +32,17 @@ pub const DEFAULT_RUNTIME: Nanos = Nanos::from_secs(5);
 /// `--quick` measured time per point.
 pub const QUICK_RUNTIME: Nanos = Nanos::from_secs(1);
 
-/// The points of one engine, in the order run: every size's random read
-/// and random write, then sequential read and write at 1 MiB.
-pub fn points() -> Vec<(RwMode, u64)> {
-    let mut out: Vec<(RwMode, u64)> = powers_of_two(MIN_BS, MAX_BS)
-        .into_iter()
-        .flat_map(|bs| [(RwMode::RandRead, bs), (RwMode::RandWrite, bs)])
+/// The default random sizes: every power of two from 4 KiB to 4 MiB.
+pub fn default_sizes() -> Vec<u64> {
+    powers_of_two(MIN_BS, MAX_BS)
+}
+
+/// The points of one engine, in the order run: each of `sizes`' random
+/// read and random write, then sequential read and write at 1 MiB.
+pub fn points(sizes: &[u64]) -> Vec<(RwMode, u64)> {
+    let mut out: Vec<(RwMode, u64)> = sizes
+        .iter()
+        .flat_map(|&bs| [(RwMode::RandRead, bs), (RwMode::RandWrite, bs)])
         .collect();
     out.push((RwMode::Read, SEQ_BS));
     out.push((RwMode::Write, SEQ_BS));
@@ -51,8 +62,31 @@ pub fn parse_engines(s: &str) -> Result<Vec<EngineKind>, String> {
     Ok(engines)
 }
 
+/// Parse `--sizes`: a comma-separated list of block sizes, each larger than
+/// 0 and at most [`crate::MAX_BS`], none twice; run in the order given.
+pub fn parse_sizes(s: &str) -> Result<Vec<Bytes>, String> {
+    let mut sizes: Vec<Bytes> = Vec::new();
+    for part in s.split(',') {
+        let bs: Bytes = part
+            .trim()
+            .parse()
+            .map_err(|e| format!("--sizes '{s}': {e}"))?;
+        if bs.get() == 0 || bs > crate::MAX_BS {
+            return Err(format!(
+                "--sizes '{s}': each size must be larger than 0 and at most {}",
+                crate::MAX_BS
+            ));
+        }
+        if sizes.contains(&bs) {
+            return Err(format!("--sizes '{s}': {bs} is given twice"));
+        }
+        sizes.push(bs);
+    }
+    Ok(sizes)
+}
+
 /// The settings the block-size sweep takes.
-pub const SETTINGS: &[Setting] = &[Setting::Runtime, Setting::Engines];
+pub const SETTINGS: &[Setting] = &[Setting::Runtime, Setting::Engines, Setting::Sizes];
 
 /// The sweep's options from the user's settings.
 pub fn plan(s: &ProfileSettings) -> Result<SweepOptions, DiskError> {
@@ -60,9 +94,13 @@ pub fn plan(s: &ProfileSettings) -> Result<SweepOptions, DiskError> {
     if let Some(e) = &s.engines {
         o.engines = e.0.clone();
     }
+    if let Some(sizes) = &s.sizes {
+        o.sizes = sizes.0.iter().map(|b| b.get()).collect();
+    }
     o.runtime = s.runtime.unwrap_or(o.runtime);
     o.data = s.data;
     o.seed = s.seed;
+    o.keep_cache = s.keep_cache;
     Ok(o)
 }
 
@@ -71,6 +109,8 @@ pub fn plan(s: &ProfileSettings) -> Result<SweepOptions, DiskError> {
 pub struct SweepOptions {
     /// Engines, in order.
     pub engines: Vec<EngineKind>,
+    /// Random block sizes, in order.
+    pub sizes: Vec<u64>,
     /// Measured time per point.
     pub runtime: Nanos,
     /// Data written.
@@ -79,6 +119,8 @@ pub struct SweepOptions {
     pub quick: bool,
     /// Seed for offsets and data.
     pub seed: u64,
+    /// Leave the page cache as the previous point left it.
+    pub keep_cache: bool,
 }
 
 impl SweepOptions {
@@ -86,6 +128,7 @@ impl SweepOptions {
     pub fn defaults(quick: bool) -> Self {
         SweepOptions {
             engines: vec![EngineKind::Psync],
+            sizes: default_sizes(),
             runtime: if quick {
                 QUICK_RUNTIME
             } else {
@@ -94,6 +137,7 @@ impl SweepOptions {
             data: DataPattern::Random,
             quick,
             seed: 1,
+            keep_cache: false,
         }
     }
 }
@@ -117,7 +161,7 @@ pub fn point_spec(
         runtime: Some(opts.runtime),
         ramp: Nanos(0),
         engine,
-        direct: target.direct,
+        direct: direct_for(engine, target),
         data: opts.data,
         rwmix_read: 70,
         seed: opts.seed,
@@ -135,19 +179,24 @@ pub fn run(
         format!("{} per point instead of {}", opts.runtime, DEFAULT_RUNTIME)
     });
     let specs = opts.engines.iter().flat_map(|&engine| {
-        points()
+        points(&opts.sizes)
             .into_iter()
             .map(move |(rw, bs)| ((engine, rw, bs), point_spec(engine, rw, bs, opts, target)))
     });
-    let run = run_points(target, stop, obs, specs, |(engine, rw, bs), job, index| {
-        SweepPoint {
+    let run = run_points(
+        target,
+        opts.keep_cache,
+        stop,
+        obs,
+        specs,
+        |(engine, rw, bs), job, index| SweepPoint {
             engine,
             rw,
             bs: Bytes(bs),
             bw: job.total_bw(),
             job: index,
-        }
-    })?;
+        },
+    )?;
     Ok(run.into_outcome(warnings, |points| {
         ProfileResult::Sweep(SweepResult {
             engines: opts.engines.clone(),
@@ -163,7 +212,7 @@ mod tests {
 
     #[test]
     fn points_match_profiles_md() {
-        let p = points();
+        let p = points(&default_sizes());
         let sizes: Vec<u64> = p
             .iter()
             .filter(|(rw, _)| *rw == RwMode::RandRead)
@@ -195,5 +244,37 @@ mod tests {
             ]
         );
         assert!(parse_engines("psync,libaio").is_err());
+    }
+
+    #[test]
+    fn sizes_parse_in_the_order_given() {
+        assert_eq!(
+            parse_sizes("1M, 4k").unwrap(),
+            [Bytes(1 << 20), Bytes(4096)]
+        );
+        for bad in ["", "0", "4k,,8k", "4k,4k", "2G", "x"] {
+            assert!(parse_sizes(bad).is_err(), "{bad}");
+        }
+        let s = ProfileSettings {
+            sizes: Some(super::super::settings::SizeList(vec![
+                Bytes(1 << 20),
+                Bytes(4096),
+            ])),
+            ..ProfileSettings::default()
+        };
+        let o = plan(&s).unwrap();
+        assert_eq!(o.sizes, [1 << 20, 4096]);
+        assert_eq!(
+            points(&o.sizes),
+            [
+                (RwMode::RandRead, 1 << 20),
+                (RwMode::RandWrite, 1 << 20),
+                (RwMode::RandRead, 4096),
+                (RwMode::RandWrite, 4096),
+                (RwMode::Read, SEQ_BS),
+                (RwMode::Write, SEQ_BS),
+            ]
+        );
+        assert!(!o.keep_cache);
     }
 }

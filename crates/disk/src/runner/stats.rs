@@ -148,7 +148,7 @@ impl ThreadStats {
         self,
         spec: &DiskJobSpec,
         plan: &Plan,
-        direct: bool,
+        bypassed: bool,
         cpu: CpuClock,
         stop: &AtomicBool,
         mut warnings: Vec<Warning>,
@@ -226,7 +226,7 @@ impl ThreadStats {
             cpu,
             iodepth_level,
             mean_depth,
-            page_cache_bypassed: direct,
+            page_cache_bypassed: bypassed,
             interrupted: stop.load(Ordering::Relaxed),
             warnings,
         }

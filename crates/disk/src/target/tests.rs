@@ -196,3 +196,85 @@ fn writing_an_existing_file_needs_allow_write() {
     req.allow_write.clear();
     assert!(open(&req).is_ok());
 }
+
+/// How many of the first `len` bytes of `file` are in the page cache, in
+/// pages, seen through a fresh mapping (which faults nothing in).
+fn resident_pages(file: &File, len: usize) -> usize {
+    use std::os::fd::AsRawFd;
+    let page = 4096;
+    // SAFETY: a fresh shared read-only mapping of an open file, only
+    // inspected with mincore and unmapped before returning.
+    unsafe {
+        let ptr = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            0,
+        );
+        assert_ne!(ptr, libc::MAP_FAILED);
+        let mut vec = vec![0u8; len.div_ceil(page)];
+        assert_eq!(libc::mincore(ptr, len, vec.as_mut_ptr()), 0);
+        libc::munmap(ptr, len);
+        vec.iter().filter(|v| *v & 1 == 1).count()
+    }
+}
+
+/// `invalidate_cache` drops what a buffered read or a mapping left in the
+/// page cache, once the mapping is gone (the engines unmap at the end of
+/// each job); pages a live mapping holds stay, which is why the profiles
+/// drop the cache between jobs, not during one.
+#[test]
+fn invalidate_cache_drops_read_and_unmapped_pages() {
+    let dir = tempfile::Builder::new()
+        .prefix("iomark-inval-")
+        .tempdir_in("/var/tmp")
+        .or_else(|_| tempfile::tempdir())
+        .unwrap();
+    let len = 4 << 20;
+    let t = open(&request(dir.path(), len as u64)).unwrap();
+    let pages = len / 4096;
+    // Read through the descriptor: cached.
+    let mut buf = vec![0u8; len];
+    rustix::io::pread(&*t.file, &mut buf, 0).unwrap();
+    assert!(resident_pages(&t.file, len) > pages / 2);
+    t.invalidate_cache();
+    let after_read = resident_pages(&t.file, len);
+    if after_read > pages / 2 {
+        eprintln!("skipped: this file system keeps pages after POSIX_FADV_DONTNEED");
+        return;
+    }
+    // Faulted in through a mapping, then unmapped: dropped.
+    use std::os::fd::AsRawFd;
+    // SAFETY: a shared read-only mapping of the open file, read within its
+    // length and unmapped before the file is dropped.
+    let ptr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            t.file.as_raw_fd(),
+            0,
+        )
+    };
+    assert_ne!(ptr, libc::MAP_FAILED);
+    let mut sum = 0u64;
+    for i in (0..len).step_by(4096) {
+        // SAFETY: inside the mapping.
+        sum += u64::from(unsafe { std::ptr::read_volatile(ptr.cast::<u8>().add(i)) });
+    }
+    std::hint::black_box(sum);
+    assert!(resident_pages(&t.file, len) > pages / 2);
+    // A live mapping pins its pages: dropping the cache now keeps them.
+    t.invalidate_cache();
+    assert!(resident_pages(&t.file, len) > pages / 2);
+    // SAFETY: the mapping made above, no longer used.
+    unsafe { libc::munmap(ptr, len) };
+    t.invalidate_cache();
+    assert!(
+        resident_pages(&t.file, len) <= after_read.max(pages / 16),
+        "pages of an unmapped file stay cached after invalidate_cache"
+    );
+}
