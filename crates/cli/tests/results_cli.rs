@@ -192,7 +192,8 @@ fn compare_shows_ratios_to_the_baseline_and_marks_noise() {
 
     let show = ok(&results(db, &["show", &fast]));
     assert!(
-        show.contains("read 1M Q8T1") && show.contains("67.20 MB/s"),
+        show.contains("read 1MiB QD8 T1, io_uring, direct, random data, 1GiB")
+            && show.contains("67.20 MB/s"),
         "{show}"
     );
     assert!(show.contains("63.84 MB/s – 70.56 MB/s"), "{show}");
@@ -203,8 +204,9 @@ fn compare_shows_ratios_to_the_baseline_and_marks_noise() {
         &["export", &base, &fast, "--format", "markdown"],
     ));
     assert!(
-        md.lines()
-            .any(|l| l.starts_with("| read 1M Q8T1") && l.contains("1.68x")),
+        md.lines().any(|l| l
+            .starts_with("| read 1MiB QD8 T1, io_uring, direct, random data, 1GiB")
+            && l.contains("1.68x")),
         "{md}"
     );
     let csv = ok(&results(db, &["export", &fast, "--format", "csv"]));
@@ -213,7 +215,7 @@ fn compare_shows_ratios_to_the_baseline_and_marks_noise() {
         .next()
         .unwrap()
         .starts_with("run_id,started_at_ms,status"));
-    assert!(csv.contains(&format!("{fast},1790000000000,complete,iomark,usb3,/mnt/usb3,,read 1M Q8T1,read bw,B/s,67200000,63840000,70560000")), "{csv}");
+    assert!(csv.contains(&format!("{fast},1790000000000,complete,iomark,usb3,/mnt/usb3,,\"read 1MiB QD8 T1, io_uring, direct, random data, 1GiB\",read bw,B/s,67200000,63840000,70560000")), "{csv}");
 }
 
 #[test]
@@ -276,7 +278,8 @@ fn fio_output_imports_lists_exports_and_deletes() {
     assert_eq!(back, docs);
     let cmp = ok(&results(db, &["compare", "1", "2"]));
     assert!(
-        cmp.contains("read 64K Q1T1") && cmp.contains("read 1M Q1T1"),
+        cmp.contains("read 64KiB QD1 T1, psync, buffered, random data, 4MiB")
+            && cmp.contains("read 1MiB QD1 T1, psync, buffered, random data, 4MiB"),
         "{cmp}"
     );
     ok(&results(db, &["delete", "1"]));
@@ -545,4 +548,146 @@ fn postgres_urls_store_and_read_the_same_data() {
     assert_eq!(list.lines().count(), 2, "{list}");
     let cmp = ok(&results(&url, &["compare", &a, &b]));
     assert!(cmp.contains("80.00 MB/s 2.00x"), "{cmp}");
+}
+
+/// A scratch directory on a real disk (`/var/tmp`), removed on drop.
+fn disk_scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("iomark-figs-")
+        .tempdir_in("/var/tmp")
+        .or_else(|_| tempfile::tempdir())
+        .unwrap()
+}
+
+/// Runs `iomark disk <dir> <args> --db <db>` and returns the stored run's id.
+fn disk_run(dir: &Path, db: &str, args: &[&str]) -> String {
+    let out = iomark_cmd(&["disk", dir.to_str().unwrap()])
+        .args(args)
+        .args(["--db", db])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let list = ok(&results(db, &["list"]));
+    let last = list.lines().last().expect("a stored run");
+    last.split_whitespace().next().unwrap().to_string()
+}
+
+#[test]
+fn a_gnome_run_stores_its_figures_and_compares_with_what_it_can() {
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    let dir = disk_scratch();
+    let gnome = disk_run(
+        dir.path(),
+        db,
+        &[
+            "--profile",
+            "gnome",
+            "--size",
+            "16MiB",
+            "--samples",
+            "4",
+            "--sample-size",
+            "1MiB",
+            "--access-samples",
+            "20",
+        ],
+    );
+    let show = ok(&results(db, &["show", &gnome]));
+    assert!(!show.contains("no figures were stored"), "{show}");
+    let transfer = "GNOME transfer rate, 4 x 1MiB samples of 16MiB";
+    assert!(
+        show.contains(transfer) && show.contains("read bw"),
+        "{show}"
+    );
+    assert!(show.contains("read bw at 0.0%"), "{show}");
+    assert!(
+        show.contains("GNOME access time, 20 samples of 16MiB") && show.contains("access mean"),
+        "{show}"
+    );
+
+    let csv = ok(&results(db, &["export", &gnome, "--format", "csv"]));
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    // The read average, four positions, the access mean and median.
+    assert_eq!(rows.len(), 7, "{csv}");
+    assert!(rows.iter().any(|r| r.contains(transfer)), "{csv}");
+
+    // A different test: a custom psync job asked for depth 32 ran at 1.
+    let custom = disk_run(
+        dir.path(),
+        db,
+        &[
+            "--size",
+            "4MiB",
+            "--runtime",
+            "200ms",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--engine",
+            "psync",
+            "--iodepth",
+            "32",
+        ],
+    );
+    let show = ok(&results(db, &["show", &custom]));
+    assert!(show.contains("randread 4KiB QD1 T1, psync"), "{show}");
+    assert!(!show.contains("QD32"), "{show}");
+
+    let cmp = results(db, &["compare", &gnome, &custom]);
+    let cmp = ok(&cmp);
+    // Nothing lines up: each run's tests are listed as missing from the other.
+    assert!(
+        cmp.contains(&format!("not in #{gnome}: randread 4KiB QD1 T1, psync")),
+        "{cmp}"
+    );
+    assert!(
+        cmp.contains(&format!("not in #{custom}: {transfer}")),
+        "{cmp}"
+    );
+    // The headers name what each run measured through, when it was stored.
+    assert!(cmp.contains(&format!("#{gnome}")) && cmp.contains(&format!("#{custom}")));
+    assert!(
+        test_files(dir.path()).is_empty(),
+        "{:?}",
+        test_files(dir.path())
+    );
+}
+
+#[test]
+fn runs_of_the_same_test_line_up_and_other_sizes_do_not() {
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    let dir = disk_scratch();
+    let job = |size: &'static str| {
+        [
+            "--size",
+            size,
+            "--runtime",
+            "200ms",
+            "--rw",
+            "read",
+            "--bs",
+            "64k",
+            "--engine",
+            "psync",
+        ]
+    };
+    let a = disk_run(dir.path(), db, &job("4MiB"));
+    let b = disk_run(dir.path(), db, &job("4MiB"));
+    let c = disk_run(dir.path(), db, &job("8MiB"));
+    let same = ok(&results(db, &["compare", &a, &b]));
+    assert!(!same.contains("not in #"), "{same}");
+    let row = same
+        .lines()
+        .find(|l| l.contains("read 64KiB QD1 T1, psync") && l.contains("read bw"))
+        .expect(&same);
+    assert!(row.contains('x'), "a ratio: {row}");
+    let other = ok(&results(db, &["compare", &a, &c]));
+    assert!(
+        other.contains(&format!("not in #{a}: read 64KiB QD1 T1, psync")) && other.contains("8MiB"),
+        "{other}"
+    );
+    assert!(other.contains(&format!("not in #{c}:")), "{other}");
 }

@@ -231,6 +231,45 @@ fn mem_row(out: &mut String, r: &ReportRun, m: &MemRun) {
     );
 }
 
+/// Per run, the tests other runs have and it has not (a different test
+/// size, engine or depth is a different test): their rows compare nothing.
+fn unmatched_tests(o: &mut String, runs: &[ReportRun]) {
+    if runs.len() < 2 {
+        return;
+    }
+    let mut all: Vec<&str> = Vec::new();
+    for r in runs {
+        for f in &r.figures {
+            if !all.contains(&f.test.as_str()) {
+                all.push(&f.test);
+            }
+        }
+    }
+    let mut items = String::new();
+    for r in runs {
+        let missing: Vec<String> = all
+            .iter()
+            .filter(|t| !r.figures.iter().any(|f| f.test == **t))
+            .map(|t| esc(t))
+            .collect();
+        if !missing.is_empty() {
+            let _ = write!(
+                items,
+                "<li data-run=\"{}\">not in {}: {}</li>",
+                esc(&r.id),
+                esc(&r.name),
+                missing.join("; ")
+            );
+        }
+    }
+    if !items.is_empty() {
+        let _ = write!(
+            o,
+            "<p>Tests without a counterpart in every run:</p><ul id=\"unmatched\">{items}</ul>"
+        );
+    }
+}
+
 /// The device table's row for a run without a device (net, mem): what ran,
 /// then its setup across the device columns and its host or peer across the
 /// ceiling columns; every text is escaped here.
@@ -340,6 +379,11 @@ pub fn render(report: &Report) -> String {
 
     o.push_str("<h2>Figures</h2><table id=\"figures\"><tr><th>run</th><th>test</th><th>metric</th><th>value</th><th>lowest</th><th>highest</th></tr>");
     for r in report.runs() {
+        // The run's name, then what it measured through.
+        let run_cell = match iomark_model::figure::device_link(&r.doc) {
+            Some(d) => format!("{}<br><small>{}</small>", esc(&r.name), esc(&d)),
+            None => esc(&r.name),
+        };
         for f in &r.figures {
             let (lo, hi) = f
                 .spread
@@ -352,7 +396,7 @@ pub fn render(report: &Report) -> String {
                 esc(&f.test),
                 esc(&f.metric),
                 f.value,
-                esc(&r.name),
+                run_cell,
                 esc(&f.test),
                 esc(&f.metric),
                 esc(&f.display_value()),
@@ -361,6 +405,8 @@ pub fn render(report: &Report) -> String {
             );
         }
     }
-    o.push_str("</table><p><small>Made by iomark from stored results: the charts plot the stored figures, and each bar, point and figure row carries its stored value (base units) in <code>data-value</code>.</small></p></body></html>\n");
+    o.push_str("</table>");
+    unmatched_tests(&mut o, report.runs());
+    o.push_str("<p><small>Made by iomark from stored results: the charts plot the stored figures, and each bar, point and figure row carries its stored value (base units) in <code>data-value</code>.</small></p></body></html>\n");
     o
 }

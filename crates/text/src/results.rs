@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
 use comfy_table::{Cell, CellAlignment, Table};
-use iomark_model::figure::Figure;
+use iomark_model::figure::{device_link, Figure};
 use iomark_model::RunStatus;
 use iomark_stats::compare::{compare, format_ratio, Measured};
 use iomark_store::{RunSummary, StoredRun};
@@ -229,10 +229,14 @@ pub fn comparison(runs: &[StoredRun], style: TableStyle) -> String {
     if style == TableStyle::Markdown && runs.len() > 1 {
         out.push('\n');
     }
+    out += &unmatched(runs);
     out + &legend(runs)
 }
 
-fn column_header(s: &RunSummary) -> String {
+/// `#12`, the labels, the tool when not iomark, and what the run measured
+/// through (`Samsung T7, USB 3.2 10 Gb/s, uas`; a network run's interface).
+fn column_header(run: &StoredRun) -> String {
+    let s = &run.summary;
     let mut h = format!("#{}", s.id);
     if !s.labels.is_empty() {
         h += &format!("\n{}", esc(&s.labels.join(",")));
@@ -240,7 +244,41 @@ fn column_header(s: &RunSummary) -> String {
     if s.tool != "iomark" {
         h += &format!("\n({})", esc(&s.tool));
     }
+    if let Some(d) = run.document().ok().as_ref().and_then(device_link) {
+        h += &format!("\n{}", esc(&d));
+    } else if let Some(d) = &s.device {
+        h += &format!("\n{}", esc(d));
+    }
     h
+}
+
+/// Per run, the tests other runs have and it has not: those rows compare
+/// nothing (a different test size, engine or depth is a different test).
+/// Empty when every run has every test.
+fn unmatched(runs: &[StoredRun]) -> String {
+    if runs.len() < 2 {
+        return String::new();
+    }
+    let mut all: Vec<&str> = Vec::new();
+    for r in runs {
+        for f in &r.figures {
+            if !all.contains(&f.test.as_str()) {
+                all.push(&f.test);
+            }
+        }
+    }
+    let mut out = String::new();
+    for r in runs {
+        let missing: Vec<String> = all
+            .iter()
+            .filter(|t| !r.figures.iter().any(|f| f.test == **t))
+            .map(|t| esc(t).into_owned())
+            .collect();
+        if !missing.is_empty() {
+            let _ = writeln!(out, "not in #{}: {}", r.summary.id, missing.join("; "));
+        }
+    }
+    out
 }
 
 /// Tests as rows, runs as columns; the first run is the baseline.
@@ -261,7 +299,7 @@ fn comparison_table(runs: &[StoredRun]) -> Table {
     let mut t = Table::new();
     let mut header = vec![Cell::new("test"), Cell::new("metric")];
     header.extend(runs.iter().enumerate().map(|(i, r)| {
-        let mut h = column_header(&r.summary);
+        let mut h = column_header(r);
         if i == 0 {
             h += "\n(baseline)";
         }
