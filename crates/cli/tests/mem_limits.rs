@@ -217,8 +217,13 @@ fn himeno_relative_time_is_one_when_the_limit_does_not_bind() {
     }
     let rel = body["baseline"]["relative_time"].as_f64().unwrap();
     eprintln!("himeno xs, {n} sweeps each: relative time {rel:.3}");
+    // Equal work is asserted exactly above; the time itself is two short
+    // runs one after the other, which other tests on a loaded 2-core
+    // machine can slow by a factor of two either way (0.69 to 1.46 seen
+    // in six runs beside the suite), so the band only catches a ratio of
+    // unequal work (0.14 to 5.2 before) or of a binding limit.
     assert!(
-        (0.5..=2.0).contains(&rel),
+        (0.25..=4.0).contains(&rel),
         "relative time {rel} for equal work"
     );
     assert_held_to(&body["cgroup"], 1 << 30);
