@@ -59,6 +59,23 @@ impl Scrambler {
         let Some(pct) = self.pct else { return };
         self.tag = self.tag.wrapping_add(1);
         let tag = self.tag.to_le_bytes();
+        if pct == 0 {
+            // Random data: every sector, without the chunk arithmetic.
+            let mut at = offset;
+            for sector in buf.chunks_exact_mut(SECTOR) {
+                sector[..8].copy_from_slice(&at.to_le_bytes());
+                sector[8..STAMP].copy_from_slice(&tag);
+                at = at.wrapping_add(SECTOR as u64);
+            }
+            let len = buf.len();
+            let tail = len % SECTOR;
+            if tail >= STAMP {
+                let sector = &mut buf[len - tail..];
+                sector[..8].copy_from_slice(&at.to_le_bytes());
+                sector[8..STAMP].copy_from_slice(&tag);
+            }
+            return;
+        }
         let mut chunk_offset = offset;
         for chunk in buf.chunks_mut(COMPRESS_CHUNK) {
             let random = random_len(chunk.len(), pct);
@@ -163,5 +180,11 @@ mod tests {
         Scrambler::new(DataPattern::Compressible(50), 5).scramble(&mut short, 0);
         assert!(short[random_len(1000, 50)..].iter().all(|&b| b == 0));
         assert_eq!(&short[8..16], &6u64.to_le_bytes());
+        // Random data: every sector, a short last one too when a stamp fits.
+        let mut odd = vec![0xa5u8; 1000];
+        Scrambler::new(DataPattern::Random, 9).scramble(&mut odd, 4096);
+        assert_eq!(&odd[512..520], &4608u64.to_le_bytes());
+        assert_eq!(&odd[520..528], &10u64.to_le_bytes());
+        assert!(odd[528..].iter().all(|&b| b == 0xa5));
     }
 }
