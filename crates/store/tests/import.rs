@@ -105,11 +105,21 @@ fn fio_json_becomes_a_disk_run_with_bytes_per_second() {
     assert!(job.write.is_none());
     let figs = doc.body.figures();
     assert_eq!(
-        figure(&figs, "read 64KiB QD1 T1, psync, buffered, random data, 4MiB", "read bw").value,
+        figure(
+            &figs,
+            "read 64KiB QD1 T1, psync, buffered, random data, 4MiB",
+            "read bw"
+        )
+        .value,
         r["bw_bytes"].as_f64().unwrap()
     );
     assert_eq!(
-        figure(&figs, "read 64KiB QD1 T1, psync, buffered, random data, 4MiB", "read lat mean").value,
+        figure(
+            &figs,
+            "read 64KiB QD1 T1, psync, buffered, random data, 4MiB",
+            "read lat mean"
+        )
+        .value,
         r["clat_ns"]["mean"].as_f64().unwrap()
     );
     // Buffered fio runs say so.
@@ -146,8 +156,16 @@ fn fio_json_plus_mixed_jobs_keep_both_directions_and_threads() {
         raw["jobs"][0]["write"]["bw_bytes"].as_f64().unwrap()
     );
     let figs = doc.body.figures();
-    figure(&figs, "randrw 70/30 4KiB QD1 T2, psync, buffered, random data, 4MiB", "read iops");
-    figure(&figs, "randrw 70/30 4KiB QD1 T2, psync, buffered, random data, 4MiB", "write iops");
+    figure(
+        &figs,
+        "randrw 70/30 4KiB QD1 T2, psync, buffered, random data, 4MiB",
+        "read iops",
+    );
+    figure(
+        &figs,
+        "randrw 70/30 4KiB QD1 T2, psync, buffered, random data, 4MiB",
+        "write iops",
+    );
     store_round_trip(&doc);
 }
 
@@ -164,8 +182,16 @@ fn fio_clones_without_group_reporting_are_separate_single_thread_jobs() {
     assert_eq!(run.jobs.len(), 2);
     assert!(run.jobs.iter().all(|j| j.spec.numjobs == 1));
     let figs = doc.body.figures();
-    figure(&figs, "write 128KiB QD1 T1, psync, buffered, random data, 4MiB", "write bw");
-    figure(&figs, "write 128KiB QD1 T1, psync, buffered, random data, 4MiB #2", "write bw");
+    figure(
+        &figs,
+        "write 128KiB QD1 T1, psync, buffered, random data, 4MiB",
+        "write bw",
+    );
+    figure(
+        &figs,
+        "write 128KiB QD1 T1, psync, buffered, random data, 4MiB #2",
+        "write bw",
+    );
 }
 
 /// An iperf3 server on a free loopback port, killed on drop.
@@ -837,7 +863,11 @@ fn twenty_thousand_clones_of_one_job_import() {
     assert!(run.jobs.iter().all(|j| j.spec.numjobs == 1));
     let figs = imported.body.figures();
     assert_eq!(figs.len(), n * 4);
-    figure(&figs, &format!("randread 4KiB QD1 T1, psync, direct, random data #{n}"), "read bw");
+    figure(
+        &figs,
+        &format!("randread 4KiB QD1 T1, psync, direct, random data #{n}"),
+        "read bw",
+    );
 }
 
 // ---- Any input at all: never a panic, never a document that does not read back ----
