@@ -1,0 +1,69 @@
+//! Network figures and test names.
+
+use super::*;
+
+/// The name of a network test: `tcp P4`, `udp P1 reverse`, `tcp P2 bidir`.
+pub fn net_test_name(run: &NetRun) -> String {
+    let s = &run.spec;
+    let proto = match s.protocol {
+        NetProtocol::Tcp => "tcp",
+        NetProtocol::Udp => "udp",
+    };
+    let mode = if s.bidirectional {
+        " bidir"
+    } else if s.reverse {
+        " reverse"
+    } else {
+        ""
+    };
+    format!("{proto} P{}{mode}", s.parallel)
+}
+
+/// Figures of a network run, per direction: goodput in bits per second
+/// (spread over the per-interval samples), TCP retransmits, UDP loss and
+/// jitter.
+pub fn net_figures(run: &NetRun) -> Vec<Figure> {
+    let test = net_test_name(run);
+    let mut out = Vec::new();
+    for (dir, name) in [
+        (NetDirection::Upload, "upload"),
+        (NetDirection::Download, "download"),
+    ] {
+        let Some(goodput) = run.goodput(dir) else {
+            continue;
+        };
+        let rates: Vec<f64> = run
+            .intervals
+            .iter()
+            .filter(|i| i.direction == dir && !i.omitted && i.end > i.start)
+            .map(|i| {
+                let secs = (i.end.get() - i.start.get()) as f64 / 1e9;
+                i.bytes.get() as f64 * 8.0 / secs
+            })
+            .collect();
+        let mut figs = TestFigures::new(&mut out, &test, name);
+        let spread = min_max(&rates);
+        figs.push("goodput", FigureUnit::BitsPerSec, goodput.0 * 8.0, spread);
+        let streams = || run.streams.iter().filter(|s| s.direction == dir);
+        let retrans: Vec<u64> = streams().filter_map(|s| s.retransmits).collect();
+        if !retrans.is_empty() {
+            let total = retrans.iter().sum::<u64>() as f64;
+            figs.push("retransmits", FigureUnit::Count, total, None);
+        }
+        let packets: u64 = streams().filter_map(|s| s.packets).sum();
+        let lost: Vec<u64> = streams().filter_map(|s| s.lost_packets).collect();
+        if packets > 0 && !lost.is_empty() {
+            let lost: u64 = lost.iter().sum();
+            let loss = lost as f64 * 100.0 / packets as f64;
+            figs.push("loss", FigureUnit::Percent, loss, None);
+        }
+        let jitter: Vec<f64> = streams()
+            .filter_map(|s| s.jitter.map(|j| j.get() as f64))
+            .collect();
+        if !jitter.is_empty() {
+            let mean = jitter.iter().sum::<f64>() / jitter.len() as f64;
+            figs.push("jitter", FigureUnit::Nanos, mean, None);
+        }
+    }
+    out
+}

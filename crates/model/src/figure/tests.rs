@@ -1,0 +1,531 @@
+//! Tests of the figures and their test names.
+
+use super::device::{device_report_text, interface_text};
+use super::*;
+use crate::disk::*;
+use crate::units::{Bytes, BytesPerSec, Iops, Nanos};
+
+fn job(rw: RwMode, read: bool, write: bool) -> DiskJobResult {
+    let dir = |bw: f64| DirectionResult {
+        io_bytes: Bytes(1000),
+        ios: 10,
+        runtime: Nanos::from_secs(2),
+        bw: BytesPerSec(bw),
+        iops: Iops(5.0),
+        clat: LatencySummary {
+            count: 10,
+            min_ns: 1,
+            max_ns: 9,
+            mean_ns: 4.0,
+            stddev_ns: 1.0,
+            percentiles: vec![Percentile {
+                percent: 99.0,
+                ns: 8,
+            }],
+        },
+    };
+    let sample = |rb: u64| IntervalSample {
+        start: Nanos(0),
+        length: Nanos::from_secs(1),
+        read_bytes: rb,
+        read_ios: rb / 100,
+        write_bytes: 0,
+        write_ios: 0,
+        mean_lat_ns: rb as f64,
+    };
+    DiskJobResult {
+        spec: DiskJobSpec {
+            name: "x".into(),
+            rw,
+            bs: Bytes(1 << 20),
+            iodepth: 8,
+            iodepth_batch: 1,
+            numjobs: 1,
+            size: Bytes(1 << 30),
+            runtime: None,
+            ramp: Nanos(0),
+            engine: EngineKind::Psync,
+            direct: true,
+            data: DataPattern::Random,
+            rwmix_read: 50,
+            seed: 1,
+        },
+        read: read.then(|| dir(500.0)),
+        write: write.then(|| dir(300.0)),
+        samples: vec![sample(400), sample(600)],
+        cpu: CpuUsage::default(),
+        iodepth_level: Default::default(),
+        mean_depth: 1.0,
+        page_cache_bypassed: true,
+        interrupted: false,
+        warnings: vec![],
+    }
+}
+
+fn run(jobs: Vec<DiskJobResult>) -> RunBody {
+    RunBody::Disk(DiskRun {
+        profile: "custom".into(),
+        target: DiskTarget {
+            given: "/tmp".into(),
+            path: "/tmp/x".into(),
+            kind: TargetKind::TestFile,
+            size: Bytes(0),
+            logical_block_size: 512,
+        },
+        jobs,
+        profile_result: None,
+        cgroup: None,
+    })
+}
+
+#[test]
+fn disk_jobs_flatten_per_direction_with_sample_spread() {
+    let figs = run(vec![job(RwMode::Read, true, false)]).figures();
+    let names: Vec<_> = figs.iter().map(|f| f.metric.as_str()).collect();
+    assert_eq!(
+        names,
+        ["read bw", "read iops", "read lat mean", "read lat p99"]
+    );
+    // psync runs at depth 1 whatever --iodepth (8 here) asked.
+    assert_eq!(
+        figs[0].test,
+        "read 1MiB QD1 T1, psync, direct, random data, 1GiB"
+    );
+    assert_eq!(figs[0].value, 500.0);
+    assert_eq!(figs[0].spread, Some((400.0, 600.0)));
+    assert_eq!(figs[1].spread, Some((4.0, 6.0)));
+    assert_eq!(figs[2].spread, Some((400.0, 600.0)));
+    assert_eq!(figs[3].value, 8.0);
+}
+
+#[test]
+fn mixed_jobs_have_no_latency_spread_and_repeated_shapes_stay_apart() {
+    let figs = run(vec![
+        job(RwMode::RandRw, true, true),
+        job(RwMode::RandRw, true, true),
+    ])
+    .figures();
+    assert_eq!(figs.len(), 16);
+    assert!(figs
+        .iter()
+        .filter(|f| f.metric.contains("lat mean"))
+        .all(|f| f.spread.is_none()));
+    assert_eq!(
+        figs[8].test,
+        "randrw 50/50 1MiB QD1 T1, psync, direct, random data, 1GiB #2"
+    );
+}
+
+#[test]
+fn cdm_runs_report_the_best_pass_with_the_pass_spread() {
+    use crate::profile::{CdmResult, CdmTest, ProfileResult, TestDir};
+    let test = CdmTest {
+        row: "RND4K Q32T1".into(),
+        dir: TestDir::Read,
+        bs: Bytes(4096),
+        queues: 32,
+        threads: 1,
+        pass_bw: vec![BytesPerSec(400e6), BytesPerSec(410e6), BytesPerSec(390e6)],
+        pass_lat_mean_ns: vec![320e3, 310e3, 330e3],
+        bw: BytesPerSec(410e6),
+        iops: Iops(410e6 / 4096.0),
+        lat_mean_ns: 310e3,
+        first_job: 0,
+    };
+    let mut j = job(RwMode::RandRead, true, false);
+    j.spec.bs = Bytes(4096);
+    j.spec.iodepth = 32;
+    j.spec.engine = EngineKind::IoUring;
+    let mut body = run(vec![j; 3]);
+    if let RunBody::Disk(d) = &mut body {
+        d.profile_result = Some(ProfileResult::Cdm(CdmResult {
+            profile: "cdm".into(),
+            rows: vec!["RND4K Q32T1".into()],
+            shows_iops: true,
+            size: Bytes(1 << 30),
+            data: DataPattern::Random,
+            passes: 3,
+            pass_time: Nanos::from_secs(5),
+            interval: Nanos(0),
+            mix_read: None,
+            quick: false,
+            tests: vec![test],
+        }));
+    }
+    let figs = body.figures();
+    assert_eq!(figs.len(), 3, "one test, not one per pass: {figs:?}");
+    assert_eq!(
+        figs[0].test,
+        "randread 4KiB QD32 T1, io_uring, direct, random data, 1GiB"
+    );
+    assert_eq!(figs[0].metric, "read bw");
+    assert_eq!(figs[0].value, 410e6);
+    assert_eq!(figs[0].spread, Some((390e6, 410e6)));
+    assert_eq!(figs[1].spread, Some((390e6 / 4096.0, 410e6 / 4096.0)));
+    assert_eq!(figs[2].value, 310e3);
+    assert_eq!(figs[2].spread, Some((310e3, 330e3)));
+}
+
+fn cdm3(size: Bytes) -> RunBody {
+    use crate::profile::{CdmResult, CdmTest, ProfileResult, TestDir};
+    let mut j = job(RwMode::Read, true, false);
+    j.spec.size = size;
+    j.spec.iodepth = 1;
+    j.spec.engine = EngineKind::IoUring;
+    let mut body = run(vec![j]);
+    if let RunBody::Disk(d) = &mut body {
+        d.profile_result = Some(ProfileResult::Cdm(CdmResult {
+            profile: "cdm3".into(),
+            rows: vec!["Seq".into()],
+            shows_iops: false,
+            size,
+            data: DataPattern::Random,
+            passes: 1,
+            pass_time: Nanos::from_secs(5),
+            interval: Nanos(0),
+            mix_read: None,
+            quick: false,
+            tests: vec![CdmTest {
+                row: "Seq".into(),
+                dir: TestDir::Read,
+                bs: Bytes(1 << 20),
+                queues: 1,
+                threads: 1,
+                pass_bw: vec![BytesPerSec(100e6)],
+                pass_lat_mean_ns: vec![],
+                bw: BytesPerSec(100e6),
+                iops: Iops(100.0),
+                lat_mean_ns: 0.0,
+                first_job: 0,
+            }],
+        }));
+    }
+    body
+}
+
+fn tests_of(body: &RunBody) -> Vec<String> {
+    let mut t: Vec<String> = body.figures().into_iter().map(|f| f.test).collect();
+    t.dedup();
+    t
+}
+
+#[test]
+fn cdm3_at_100mib_and_1gib_are_different_tests() {
+    let small = tests_of(&cdm3(Bytes(100 << 20)));
+    let big = tests_of(&cdm3(Bytes(1 << 30)));
+    assert_eq!(
+        small,
+        ["read 1MiB QD1 T1, io_uring, direct, random data, 100MiB"]
+    );
+    assert_eq!(
+        big,
+        ["read 1MiB QD1 T1, io_uring, direct, random data, 1GiB"]
+    );
+    // Without its jobs the result's own settings still name the size.
+    if let RunBody::Disk(DiskRun {
+        profile_result: Some(crate::profile::ProfileResult::Cdm(c)),
+        ..
+    }) = cdm3(Bytes(100 << 20))
+    {
+        assert_eq!(
+            cdm_figures(&c)[0].test,
+            "read 1MiB QD1 T1, random data, 100MiB"
+        );
+    }
+}
+
+#[test]
+fn the_depth_in_a_name_is_the_depth_run_and_engines_stay_apart() {
+    let mut sync = job(RwMode::RandRead, true, false);
+    sync.spec.bs = Bytes(4096);
+    sync.spec.iodepth = 32;
+    assert_eq!(
+        disk_test_name(&sync),
+        "randread 4KiB QD1 T1, psync, direct, random data, 1GiB"
+    );
+    let mut uring = sync.clone();
+    uring.spec.engine = EngineKind::IoUring;
+    assert!(disk_test_name(&uring).starts_with("randread 4KiB QD32 T1, io_uring,"));
+    let mut mapped = sync.clone();
+    mapped.spec.engine = EngineKind::MmapAsync;
+    mapped.spec.direct = false;
+    mapped.spec.data = DataPattern::Zeros;
+    assert_eq!(
+        disk_test_name(&mapped),
+        "randread 4KiB QD1 T1, mmap-async, buffered, zeros data, 1GiB"
+    );
+}
+
+#[test]
+fn every_profile_yields_named_figures() {
+    use crate::profile::*;
+    let with = |pr: ProfileResult, jobs: Vec<DiskJobResult>| {
+        let mut b = run(jobs);
+        if let RunBody::Disk(d) = &mut b {
+            d.profile_result = Some(pr);
+            d.target.size = Bytes(1 << 30);
+        }
+        b.figures()
+    };
+    // GNOME Disks: no jobs, its own averages and series.
+    let gnome = with(
+        ProfileResult::Gnome(GnomeResult {
+            sample_size: Bytes(10 << 20),
+            samples_requested: 2,
+            access_samples_requested: 3,
+            write: true,
+            avg_read: Some(BytesPerSec(200e6)),
+            avg_write: Some(BytesPerSec(100e6)),
+            avg_access: Some(Nanos(2_000_000)),
+            transfer: vec![
+                GnomeTransferSample {
+                    offset: 0,
+                    position_pct: 0.0,
+                    read: BytesPerSec(190e6),
+                    write: Some(BytesPerSec(90e6)),
+                },
+                GnomeTransferSample {
+                    offset: 1,
+                    position_pct: 50.0,
+                    read: BytesPerSec(210e6),
+                    write: Some(BytesPerSec(110e6)),
+                },
+            ],
+            access: [1_000_000, 2_000_000, 3_000_000]
+                .into_iter()
+                .map(|t| GnomeAccessSample {
+                    offset: 0,
+                    time: Nanos(t),
+                    distance_pct: None,
+                })
+                .collect(),
+        }),
+        vec![],
+    );
+    let names: Vec<_> = gnome
+        .iter()
+        .map(|f| format!("{} | {}", f.test, f.metric))
+        .collect();
+    let t = "GNOME transfer rate, 2 x 10MiB samples of 1GiB";
+    let a = "GNOME access time, 3 samples of 1GiB";
+    assert_eq!(
+        names,
+        [
+            format!("{t} | read bw"),
+            format!("{t} | write bw"),
+            format!("{t} | read bw at 0.0%"),
+            format!("{t} | write bw at 0.0%"),
+            format!("{t} | read bw at 50.0%"),
+            format!("{t} | write bw at 50.0%"),
+            format!("{a} | access mean"),
+            format!("{a} | access median"),
+        ]
+    );
+    assert_eq!(gnome[0].spread, Some((190e6, 210e6)));
+    assert_eq!(gnome[6].spread, Some((1e6, 3e6)));
+    assert_eq!(gnome[7].value, 2e6);
+
+    // MacBench: per test its bandwidth.
+    let mb = with(
+        ProfileResult::Macbench(MacbenchResult {
+            runtime: Nanos::from_secs(1),
+            tests: vec![MacbenchTest {
+                name: "Sequential read".into(),
+                bw: BytesPerSec(5e6),
+                job: 0,
+            }],
+        }),
+        vec![job(RwMode::Read, true, false)],
+    );
+    assert_eq!(mb.len(), 1);
+    assert!(mb[0].test.starts_with("Sequential read: read 1MiB QD1 T1"));
+    assert_eq!((mb[0].metric.as_str(), mb[0].value), ("read bw", 5e6));
+
+    // IOmeter: per pattern and depth.
+    let mut deep = job(RwMode::RandRead, true, false);
+    deep.spec.engine = EngineKind::IoUring;
+    let mut shallow = deep.clone();
+    shallow.spec.iodepth = 1;
+    let point = |depth, job| IometerPoint {
+        pattern: "1 MiB random read".into(),
+        rw: RwMode::RandRead,
+        bs: Bytes(1 << 20),
+        depth,
+        achieved_depth: depth as f64,
+        bw: BytesPerSec(1e6),
+        iops: Iops(1.0),
+        lat_mean_ns: 5.0,
+        lat_p99_ns: 9,
+        cpu_pct: 3.0,
+        job,
+    };
+    let io = with(
+        ProfileResult::Iometer(IometerResult {
+            depths: vec![1, 8],
+            ramp: Nanos(0),
+            runtime: Nanos::from_secs(1),
+            points: vec![point(1, 0), point(8, 1)],
+        }),
+        vec![shallow, deep],
+    );
+    let tests: Vec<_> = io.iter().map(|f| f.test.as_str()).collect();
+    assert!(tests[0].starts_with("randread 1MiB QD1 T1, io_uring"));
+    assert!(tests
+        .last()
+        .unwrap()
+        .starts_with("randread 1MiB QD8 T1, io_uring"));
+    let metrics: Vec<_> = io.iter().take(6).map(|f| f.metric.as_str()).collect();
+    assert_eq!(
+        metrics,
+        [
+            "read bw",
+            "read iops",
+            "read lat mean",
+            "read lat p99",
+            "depth reached",
+            "cpu"
+        ]
+    );
+
+    // The sweep: per engine and block size, the engines apart.
+    let engines = [
+        EngineKind::Psync,
+        EngineKind::MmapSync,
+        EngineKind::MmapAsync,
+    ];
+    let jobs: Vec<_> = engines
+        .iter()
+        .map(|e| {
+            let mut j = job(RwMode::RandRead, true, false);
+            j.spec.engine = *e;
+            j.spec.iodepth = 1;
+            j
+        })
+        .collect();
+    let sweep = with(
+        ProfileResult::Sweep(SweepResult {
+            engines: engines.to_vec(),
+            runtime: Nanos::from_secs(1),
+            points: engines
+                .iter()
+                .enumerate()
+                .map(|(i, e)| SweepPoint {
+                    engine: *e,
+                    rw: RwMode::RandRead,
+                    bs: Bytes(1 << 20),
+                    bw: BytesPerSec(1e6),
+                    job: i,
+                })
+                .collect(),
+        }),
+        jobs,
+    );
+    let tests: Vec<_> = sweep.iter().map(|f| f.test.as_str()).collect();
+    assert_eq!(
+        tests,
+        [
+            "randread 1MiB QD1 T1, psync, direct, random data, 1GiB",
+            "randread 1MiB QD1 T1, mmap-sync, direct, random data, 1GiB",
+            "randread 1MiB QD1 T1, mmap-async, direct, random data, 1GiB",
+        ]
+    );
+    assert!(sweep.iter().all(|f| f.metric == "read bw"));
+}
+
+#[test]
+fn memory_tests_name_kernel_size_backing_and_threads() {
+    use crate::mem::*;
+    let spec = |kernel, backing| MemJobSpec {
+        kernel,
+        threads: 2,
+        backing,
+        advice: Advice::Normal,
+        mem_limit: None,
+    };
+    let stencil = |mask| {
+        MemKernelSpec::Stencil(StencilSpec {
+            n: 4096,
+            mask,
+            sweeps: 10,
+        })
+    };
+    let s3 = mem_spec_test_name(&spec(stencil(3), Backing::Heap));
+    let s15 = mem_spec_test_name(&spec(stencil(15), Backing::Heap));
+    assert_eq!(s3, "stencil 3x3, 4096x4096 grid, heap, 2 threads");
+    assert_ne!(s3, s15);
+    let mapped = Backing::Mmap {
+        path: "/ssd/f".into(),
+    };
+    let mut m = spec(stencil(3), mapped);
+    m.mem_limit = Some(Bytes(256 << 20));
+    m.advice = Advice::Random;
+    assert_eq!(
+        mem_spec_test_name(&m),
+        "stencil 3x3, 4096x4096 grid, mmap, 2 threads, advice random, limit 256MiB"
+    );
+    let stream = |n| {
+        MemKernelSpec::Stream(StreamSpec {
+            array_len: n,
+            ntimes: 10,
+        })
+    };
+    assert_eq!(
+        mem_spec_test_name(&spec(stream(1_000_000), Backing::Heap)),
+        "STREAM, 1M elements, heap, 2 threads"
+    );
+    assert_ne!(
+        mem_spec_test_name(&spec(stream(1_000_000), Backing::Heap)),
+        mem_spec_test_name(&spec(stream(3_000_000), Backing::Heap))
+    );
+    let himeno = |i| {
+        MemKernelSpec::Himeno(HimenoSpec {
+            grid: HimenoGrid {
+                name: None,
+                i,
+                j: 33,
+                k: 65,
+            },
+            length: HimenoLength::Iterations(3),
+        })
+    };
+    assert_ne!(
+        mem_spec_test_name(&spec(himeno(33), Backing::Heap)),
+        mem_spec_test_name(&spec(himeno(65), Backing::Heap))
+    );
+}
+
+#[test]
+fn device_link_names_device_link_and_driver() {
+    use crate::device::*;
+    let report: DeviceReport = serde_json::from_str(
+        r#"{"path": "/mnt/t7", "target": "directory", "device": {
+            "name": "sdb1", "devno": {"major": 8, "minor": 17}, "size": 0,
+            "transport": "usb", "sysfs_path": "/sys/block/sdb/sdb1",
+            "lower": [{"name": "sdb", "devno": {"major": 8, "minor": 16}, "size": 0,
+              "transport": "usb", "sysfs_path": "/sys/block/sdb",
+              "identity": {"vendor": "Samsung", "model": "T7"},
+              "usb": {"device": "2-1", "speed_mbps": 10000.0, "version": "3.20", "driver": "uas"}}]}}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        device_report_text(&report).unwrap(),
+        "Samsung T7, USB 3.2 10 Gb/s, uas"
+    );
+    assert_eq!(
+        interface_text(&NetInterface {
+            name: "eth0".into(),
+            driver: Some("r8152".into()),
+            speed_mbit: Some(2500),
+        }),
+        "eth0, r8152, 2500 Mb/s"
+    );
+}
+
+#[test]
+fn units_round_trip_and_format() {
+    for u in FigureUnit::ALL {
+        assert_eq!(FigureUnit::from_name(u.as_str()), Some(u));
+    }
+    assert_eq!(FigureUnit::BytesPerSec.format(612_345_678.0), "612.35 MB/s");
+    assert_eq!(FigureUnit::Nanos.format(94_100.0), "94.1 µs");
+}
