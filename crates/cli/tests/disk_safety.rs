@@ -231,19 +231,13 @@ fn size_suffixes_are_1024_based_as_in_fio() {
         .tempdir_in("/var/tmp")
         .unwrap();
     let d = dir.path().to_str().unwrap();
-    let o = iomark(&[
-        "disk",
-        d,
-        "--size",
-        "16MB",
-        "--bs",
-        "4KB",
-        "--runtime",
-        "200ms",
-        "--json",
-        "--no-store",
-    ]);
-    let doc = json_of(&o);
+    let disk = |json: &[&str]| {
+        let mut args = vec!["disk", d, "--size", "16MB", "--bs", "4KB"];
+        args.extend(["--runtime", "200ms", "--no-store"]);
+        args.extend(json);
+        iomark(&args)
+    };
+    let doc = json_of(&disk(&["--json"]));
     let run = &doc["body"];
     assert_eq!(run["target"]["size"], 16_777_216, "{run}");
     let spec = &run["jobs"][0]["spec"];
@@ -251,18 +245,7 @@ fn size_suffixes_are_1024_based_as_in_fio() {
     assert_eq!(spec["bs"], 4096, "{spec}");
     assert_no_test_files(dir.path());
     // The text labels say which unit: IEC for sizes, MB/s next to MiB/s.
-    let o = iomark(&[
-        "disk",
-        d,
-        "--size",
-        "16MB",
-        "--bs",
-        "4KB",
-        "--runtime",
-        "200ms",
-        "--no-store",
-    ]);
-    let text = ok(&o);
+    let text = ok(&disk(&[]));
     assert!(text.contains("16 MiB"), "{text}");
     assert!(text.contains("bs=4 KiB"), "{text}");
     assert!(

@@ -58,21 +58,13 @@ impl Scrambler {
     pub fn scramble(&mut self, buf: &mut [u8], offset: u64) {
         let Some(pct) = self.pct else { return };
         self.tag = self.tag.wrapping_add(1);
-        let tag = self.tag.to_le_bytes();
+        let tag = self.tag;
         if pct == 0 {
-            // Random data: every sector, without the chunk arithmetic.
-            let mut at = offset;
-            for sector in buf.chunks_exact_mut(SECTOR) {
-                sector[..8].copy_from_slice(&at.to_le_bytes());
-                sector[8..STAMP].copy_from_slice(&tag);
-                at = at.wrapping_add(SECTOR as u64);
-            }
-            let len = buf.len();
-            let tail = len % SECTOR;
-            if tail >= STAMP {
-                let sector = &mut buf[len - tail..];
-                sector[..8].copy_from_slice(&at.to_le_bytes());
-                sector[8..STAMP].copy_from_slice(&tag);
+            // Random data: every sector long enough for a stamp, without
+            // the chunk arithmetic.
+            let sectors = buf.chunks_mut(SECTOR).filter(|s| s.len() >= STAMP);
+            for (i, sector) in sectors.enumerate() {
+                stamp(sector, offset.wrapping_add((i * SECTOR) as u64), tag);
             }
             return;
         }
@@ -83,13 +75,19 @@ impl Scrambler {
                 .step_by(SECTOR)
                 .zip(chunk.chunks_mut(SECTOR))
             {
-                let here = chunk_offset.wrapping_add(at as u64).to_le_bytes();
-                sector[..8].copy_from_slice(&here);
-                sector[8..STAMP].copy_from_slice(&tag);
+                stamp(sector, chunk_offset.wrapping_add(at as u64), tag);
             }
             chunk_offset = chunk_offset.wrapping_add(chunk.len() as u64);
         }
     }
+}
+
+/// Write a sector's stamp: its file offset and the write's tag, as
+/// little-endian u64s in its first 16 bytes.
+#[inline]
+fn stamp(sector: &mut [u8], offset: u64, tag: u64) {
+    sector[..8].copy_from_slice(&offset.to_le_bytes());
+    sector[8..STAMP].copy_from_slice(&tag.to_le_bytes());
 }
 
 /// Fill `buf` with `pattern`, drawing random bytes from `rng`.

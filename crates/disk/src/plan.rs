@@ -162,7 +162,7 @@ impl Workload {
     fn custom_on(spec: &DiskJobSpec, target: &OpenTarget) -> Result<DiskJobSpec, DiskError> {
         let mut spec = spec.clone();
         spec.size = target.info.size;
-        spec.direct = target.direct;
+        spec.direct = target.bypasses_cache(spec.engine);
         crate::validate_job(&spec, target)?;
         Ok(spec)
     }

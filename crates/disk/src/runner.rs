@@ -94,9 +94,7 @@ pub fn run_job(
 ) -> Result<DiskJobResult, DiskError> {
     let mut warnings = Vec::new();
     let depth = effective_depth(spec, &mut warnings);
-    // A file mapping goes through the page cache whatever the descriptor's
-    // O_DIRECT says: only the other engines bypass it on a direct target.
-    let bypassed = target.direct && !spec.engine.is_mapped();
+    let bypassed = target.bypasses_cache(spec.engine);
     // A fallback to buffered I/O is already explained by the target.
     let explained = target
         .warnings
@@ -215,7 +213,8 @@ pub fn run_job(
 
 /// A synchronous engine keeps one I/O in flight whatever was asked; say so.
 fn effective_depth(spec: &DiskJobSpec, warnings: &mut Vec<Warning>) -> u32 {
-    if spec.engine.is_synchronous() && spec.iodepth > 1 {
+    let depth = spec.depth_run();
+    if depth < spec.iodepth {
         warnings.push(Warning::new(
             WarningKind::SyncEngineDepth,
             format!(
@@ -224,10 +223,8 @@ fn effective_depth(spec: &DiskJobSpec, warnings: &mut Vec<Warning>) -> u32 {
                 spec.engine, spec.iodepth
             ),
         ));
-        1
-    } else {
-        spec.iodepth.max(1)
     }
+    depth
 }
 
 /// Everything a worker needs to know, computed once.

@@ -195,6 +195,13 @@ impl OpenTarget {
         }
     }
 
+    /// Whether a job with `engine` bypasses the page cache here: a file
+    /// mapping goes through it whatever the descriptor's O_DIRECT says, so
+    /// only the other engines bypass it, and only on a direct target.
+    pub fn bypasses_cache(&self, engine: iomark_model::disk::EngineKind) -> bool {
+        self.direct && !engine.is_mapped()
+    }
+
     /// Drop the target's pages from the page cache, so buffered jobs start
     /// cold (fio's default `invalidate=1`). Block devices are flushed first.
     pub fn invalidate_cache(&self) {

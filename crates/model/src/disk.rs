@@ -53,6 +53,19 @@ pub struct DiskJobSpec {
     pub seed: u64,
 }
 
+impl DiskJobSpec {
+    /// The queue depth per thread the job actually runs at: a synchronous
+    /// engine (psync, mmap) keeps one I/O in flight whatever `iodepth`
+    /// asks for (the job then carries a `sync_engine_depth` warning).
+    pub fn depth_run(&self) -> u32 {
+        if self.engine.is_synchronous() {
+            1
+        } else {
+            self.iodepth.max(1)
+        }
+    }
+}
+
 fn one() -> u32 {
     1
 }

@@ -34,8 +34,7 @@ mod tests;
 
 pub use device::device_link;
 pub use disk::{
-    cdm_figures, depth_run, disk_figures, disk_job_test_name, disk_test_name, gnome_figures,
-    size_label,
+    cdm_figures, disk_figures, disk_job_test_name, disk_test_name, gnome_figures, size_label,
 };
 pub use mem::{mem_figures, mem_spec_test_name, mem_test_name};
 pub use net::{net_figures, net_test_name};

@@ -14,7 +14,7 @@ use iomark_model::profile::{CdmResult, CdmTest, ProfileResult, TestDir};
 use iomark_model::units::{Bytes, BytesPerSec, Iops, Nanos};
 use iomark_model::{Warning, WarningKind};
 
-use super::common::{direct_for, shortened};
+use super::common::shortened;
 use super::settings::{ProfileSettings, Setting};
 use super::{measure, pause, ProfileName, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
@@ -315,7 +315,7 @@ pub fn pass_spec(
         runtime: Some(opts.pass_time),
         ramp: Nanos(0),
         engine,
-        direct: direct_for(engine, target),
+        direct: target.bypasses_cache(engine),
         data: opts.data,
         rwmix_read: opts.mix.unwrap_or(70),
         seed: opts.seed.wrapping_add(u64::from(pass)),

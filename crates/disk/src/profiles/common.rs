@@ -4,7 +4,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use iomark_model::disk::{DiskJobResult, DiskJobSpec, EngineKind};
+use iomark_model::disk::{DiskJobResult, DiskJobSpec};
 use iomark_model::profile::ProfileResult;
 use iomark_model::{Warning, WarningKind};
 
@@ -66,12 +66,6 @@ pub(super) fn run_points<K, P>(
         obs.finished(&run.jobs);
     }
     Ok(run)
-}
-
-/// A job's `direct` flag with `engine` on `target`: a file mapping goes
-/// through the page cache even on a descriptor opened O_DIRECT.
-pub(super) fn direct_for(engine: EngineKind, target: &OpenTarget) -> bool {
-    target.direct && !engine.is_mapped()
 }
 
 /// The warning of a run `--quick` shortened, `what` saying how; none for a

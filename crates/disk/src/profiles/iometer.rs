@@ -8,7 +8,7 @@ use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::{IometerPoint, IometerResult, ProfileResult};
 use iomark_model::units::{Bytes, Nanos};
 
-use super::common::{direct_for, run_points, shortened};
+use super::common::{run_points, shortened};
 use super::settings::{ProfileSettings, Setting};
 use super::{powers_of_two, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
@@ -151,7 +151,7 @@ pub fn point_spec(
         runtime: Some(opts.runtime),
         ramp: opts.ramp,
         engine: opts.engine,
-        direct: direct_for(opts.engine, target),
+        direct: target.bypasses_cache(opts.engine),
         data: opts.data,
         rwmix_read: 70,
         seed: opts.seed,

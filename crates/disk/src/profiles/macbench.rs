@@ -8,7 +8,7 @@ use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::{MacbenchResult, MacbenchTest, ProfileResult};
 use iomark_model::units::{Bytes, Nanos};
 
-use super::common::{direct_for, run_points, shortened};
+use super::common::{run_points, shortened};
 use super::settings::{ProfileSettings, Setting};
 use super::{ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
@@ -82,7 +82,7 @@ pub fn test_spec(
         runtime: Some(opts.runtime),
         ramp: Nanos(0),
         engine: opts.engine,
-        direct: direct_for(opts.engine, target),
+        direct: target.bypasses_cache(opts.engine),
         data: opts.data,
         rwmix_read: 70,
         seed: opts.seed,

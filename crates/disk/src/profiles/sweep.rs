@@ -15,7 +15,7 @@ use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::{ProfileResult, SweepPoint, SweepResult};
 use iomark_model::units::{Bytes, Nanos};
 
-use super::common::{direct_for, run_points, shortened};
+use super::common::{run_points, shortened};
 use super::settings::{ProfileSettings, Setting};
 use super::{powers_of_two, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
@@ -161,7 +161,7 @@ pub fn point_spec(
         runtime: Some(opts.runtime),
         ramp: Nanos(0),
         engine,
-        direct: direct_for(engine, target),
+        direct: target.bypasses_cache(engine),
         data: opts.data,
         rwmix_read: 70,
         seed: opts.seed,

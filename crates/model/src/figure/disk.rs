@@ -21,17 +21,6 @@ pub fn size_label(b: Bytes) -> String {
     format!("{b}B")
 }
 
-/// The queue depth per thread a job actually ran at: a synchronous engine
-/// (psync, mmap) keeps one I/O in flight whatever `iodepth` asked for (the
-/// job then carries a `sync_engine_depth` warning).
-pub fn depth_run(spec: &DiskJobSpec) -> u32 {
-    if spec.engine.is_synchronous() {
-        1
-    } else {
-        spec.iodepth.max(1)
-    }
-}
-
 /// The name of a disk job's test: everything that changes its result.
 /// `randread 4KiB QD1 T1, psync, direct, random data, 1GiB`: pattern (with
 /// the read share of a mix, `randrw 70/30`), block size, the depth actually
@@ -52,7 +41,7 @@ pub fn disk_job_test_name(s: &DiskJobSpec) -> String {
         "{}{mix} {} QD{} T{}, {}{batch}, {}, {} data",
         s.rw,
         size_label(s.bs),
-        depth_run(s),
+        s.depth_run(),
         s.numjobs,
         s.engine,
         if s.direct { "direct" } else { "buffered" },
