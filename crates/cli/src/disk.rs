@@ -12,16 +12,20 @@ use anyhow::Context;
 use clap::Args;
 use iomark_disk::job::JobSettings;
 use iomark_disk::plan::{run_document, DiskOutcome, DiskSettings, Workload};
+use iomark_disk::profiles::artefacts::ArtefactsOptions;
 use iomark_disk::profiles::settings::{Depths, EngineList, SizeList};
-use iomark_disk::profiles::{ProfileName, ProfileObserver, ProfileSettings};
+use iomark_disk::profiles::{ProfileName, ProfileObserver, ProfilePlan, ProfileSettings};
 use iomark_disk::target::{OpenTarget, TargetRequest};
 use iomark_disk::{runner, DiskError};
 use iomark_host::cgroup::SelfLimit;
+use iomark_model::artefact::{ProbeVerdict, RatedSpeed};
 use iomark_model::disk::{DataPattern, DiskJobResult, EngineKind, RwMode};
+use iomark_model::profile::ProfileResult;
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{now_ms, RunBody, RunDocument};
 
 use crate::exit::Exit;
+use crate::known::Known;
 use crate::{progress, signals};
 
 /// The raw arguments of `iomark disk`.
@@ -115,6 +119,13 @@ pub struct DiskArgs {
     #[arg(long, value_name = "SIZE", help_heading = "Engine")]
     pub mem_limit: Option<Bytes>,
 
+    /// The speed the device is rated at, e.g. read=550MB/s,write=520MB/s
+    /// (rates as iomark prints them: MB/s is 10^6 bytes/s). Remembered per
+    /// device in the results store, so later runs there are checked too: a
+    /// figure more than 5% above it is flagged.
+    #[arg(long, value_name = "RATES", help_heading = "Target")]
+    pub rated: Option<RatedSpeed>,
+
     /// Allow writes to this existing file or block device (repeatable).
     /// A device must not be mounted or held; it is opened exclusively.
     #[arg(long, value_name = "PATH", help_heading = "Target")]
@@ -191,6 +202,12 @@ pub struct ProfileArgs {
     /// sweep: engines to compare (default psync), e.g. psync,mmap-sync,mmap-async.
     #[arg(long, value_name = "LIST", help_heading = "Profile")]
     pub engines: Option<EngineList>,
+
+    /// Skip the short artefacts probe (does this device compress?) that
+    /// runs before the default profile when the store has no verdict for
+    /// the device yet.
+    #[arg(long, help_heading = "Profile")]
+    pub no_probe: bool,
 
     /// sweep: random block sizes, run in the order given (default every
     /// power of two from 4k to 4M), e.g. 4k,64k,1M.
@@ -300,6 +317,26 @@ impl ProfileObserver for ProfileProgress {
     }
 }
 
+/// The short probe's progress, shown as a profile's; its jobs are not the
+/// run's, so they are not stored as the run's finished tests.
+struct ProbeProgress<'a>(&'a mut ProfileProgress);
+
+impl runner::Observer for ProbeProgress<'_> {
+    fn progress(&mut self, p: &runner::Progress) {
+        self.0.progress(p);
+    }
+}
+
+impl ProfileObserver for ProbeProgress<'_> {
+    fn begin(&mut self, label: &str) {
+        self.0.begin(&format!("probe {label}"));
+    }
+
+    fn end(&mut self) {
+        self.0.end();
+    }
+}
+
 /// Run `iomark disk`: a custom workload when a workload flag is given,
 /// otherwise a profile (cdm by default).
 pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
@@ -326,15 +363,40 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
         started_at_ms,
         args_now(),
     );
-    let recorder = crate::record::Recorder::begin(&args.store, &mut partial);
+    let mut recorder = crate::record::Recorder::begin(&args.store, &mut partial);
+    let mut known = Known::recall(
+        &mut recorder,
+        partial.device.as_ref(),
+        target.direct,
+        args.rated,
+    );
     let mut obs = ProfileProgress {
         bar: None,
         recorder,
         partial,
     };
-    let outcome = workload
+    let probe = match known.probe() {
+        Some(remembered) => Some(remembered.clone()),
+        None if args.probes_first(workload) && target.writable => {
+            let verdict = short_probe(&args, &target, stop, &mut obs)?;
+            if let Some(v) = &verdict {
+                known.learned(&mut obs.recorder, v.clone());
+            }
+            verdict
+        }
+        None => None,
+    };
+    let mut outcome = workload
         .run(&target, stop, &mut obs)
         .with_context(|| format!("{} on {}", workload.describe(), target.info.path))?;
+    outcome.probe = probe;
+    // A full probe (--profile artefacts) is remembered as the short one is.
+    if let Some(ProfileResult::Artefacts(a)) = &outcome.result {
+        if let (Some(v), false) = (&a.verdict, outcome.interrupted) {
+            known.learned(&mut obs.recorder, v.clone());
+        }
+    }
+    outcome.warnings.extend(known.warnings(&outcome.jobs));
     let interrupted = outcome.interrupted;
     let mut doc = run_document(&target, name, outcome, started_at_ms, args_now());
     drop(target);
@@ -355,6 +417,35 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
         Exit::Interrupted
     } else {
         Exit::Success
+    })
+}
+
+impl DiskArgs {
+    /// Whether the short artefacts probe runs first: before the default
+    /// profile (no --profile, no workload flag), unless --no-probe.
+    fn probes_first(&self, workload: &Workload) -> bool {
+        !self.prof.no_probe
+            && self.prof.profile.is_none()
+            && matches!(workload, Workload::Profile(..))
+    }
+}
+
+/// The short artefacts probe on the region the profile will use; its
+/// verdict, none when Ctrl-C cut it short.
+fn short_probe(
+    args: &DiskArgs,
+    target: &OpenTarget,
+    stop: &std::sync::atomic::AtomicBool,
+    obs: &mut ProfileProgress,
+) -> anyhow::Result<Option<ProbeVerdict>> {
+    let opts = ArtefactsOptions::short(args.engine.unwrap_or(EngineKind::IoUring), args.seed);
+    let outcome = ProfilePlan::Artefacts(opts)
+        .run(target, stop, &mut ProbeProgress(obs))
+        .with_context(|| format!("artefacts probe on {}", target.info.path))?;
+    obs.end();
+    Ok(match outcome.result {
+        ProfileResult::Artefacts(a) => a.verdict,
+        _ => None,
     })
 }
 

@@ -14,6 +14,7 @@ mod clean;
 mod disk;
 mod exit;
 mod info;
+mod known;
 mod mem;
 mod net;
 mod progress;

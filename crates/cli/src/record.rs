@@ -25,7 +25,7 @@
 
 use clap::Args;
 use iomark_model::{RunDocument, RunStatus};
-use iomark_store::{RunId, Store};
+use iomark_store::{DeviceMemory, RunId, Store};
 
 /// Where and whether to store the run, with its labels and note.
 #[derive(Debug, Clone, Default, Args)]
@@ -130,9 +130,29 @@ impl Recorder {
     }
 
     /// The stored run's id, once it has one.
-    #[cfg_attr(not(test), allow(dead_code))] // the commands print the id from finish
     pub fn id(&self) -> Option<RunId> {
         self.id
+    }
+
+    /// What the store remembers under `key`; none without a store, and a
+    /// store error is a warning.
+    pub fn device(&mut self, key: &str) -> Option<DeviceMemory> {
+        match self.store.as_mut()?.device(key) {
+            Ok(found) => found,
+            Err(e) => {
+                warn(&format!("{e}"));
+                None
+            }
+        }
+    }
+
+    /// Remember `device` in the store, if there is one.
+    pub fn remember(&mut self, device: &DeviceMemory) {
+        if let Some(store) = self.store.as_mut() {
+            if let Err(e) = store.remember_device(device) {
+                warn(&format!("{e}"));
+            }
+        }
     }
 
     /// Store the document as it is now (call after each finished job).

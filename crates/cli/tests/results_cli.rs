@@ -132,6 +132,7 @@ fn disk_doc(label: &str, mb: f64, wobble: f64) -> RunDocument {
             }],
             profile_result: None,
             cgroup: None,
+            probe: None,
         }),
     }
 }

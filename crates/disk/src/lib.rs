@@ -38,6 +38,7 @@
 #![deny(missing_docs)]
 
 pub mod buffer;
+pub mod checks;
 pub mod engine;
 pub mod job;
 mod pattern;

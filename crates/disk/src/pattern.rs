@@ -3,11 +3,13 @@
 //! Random data is incompressible; zeros compress to nothing; a
 //! compressible:N block is random bytes followed by N% zeros, chunk by
 //! chunk, the way fio's `buffer_compress_percentage` builds it, so a
-//! compressor working on 4 KiB chunks saves about N%.
+//! compressor working on 4 KiB chunks saves about N%; repeat data is one
+//! 4 KiB random block over and over, which a deduplicating device stores
+//! once.
 
 use iomark_model::disk::DataPattern;
 use rand::rngs::SmallRng;
-use rand::RngCore;
+use rand::{RngCore, SeedableRng};
 
 /// The granularity at which compressible data alternates random and zero
 /// bytes (fio's `buffer_compress_chunk` default is 512; 4 KiB matches the
@@ -46,7 +48,8 @@ impl Scrambler {
         let pct = match pattern {
             DataPattern::Random => Some(0),
             DataPattern::Compressible(p) if p < 100 => Some(p),
-            DataPattern::Compressible(_) | DataPattern::Zeros => None,
+            // Repeated blocks stay identical: that is the point of them.
+            DataPattern::Compressible(_) | DataPattern::Zeros | DataPattern::Repeat => None,
         };
         Scrambler { pct, tag: start }
     }
@@ -102,13 +105,24 @@ pub fn fill(buf: &mut [u8], pattern: DataPattern, rng: &mut SmallRng) {
                 chunk[random..].fill(0);
             }
         }
+        DataPattern::Repeat => {
+            // One block for every buffer of every thread and run, so that
+            // all of them are copies of each other.
+            let mut block = [0u8; COMPRESS_CHUNK];
+            SmallRng::seed_from_u64(REPEAT_SEED).fill_bytes(&mut block);
+            for chunk in buf.chunks_mut(COMPRESS_CHUNK) {
+                chunk.copy_from_slice(&block[..chunk.len()]);
+            }
+        }
     }
 }
+
+/// The seed of the block `repeat` data repeats.
+const REPEAT_SEED: u64 = 0x4ea7_b10c;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::SeedableRng;
 
     fn zero_share(buf: &[u8]) -> f64 {
         buf.iter().filter(|&&b| b == 0).count() as f64 / buf.len() as f64
@@ -125,6 +139,25 @@ mod tests {
         fill(&mut buf, DataPattern::Compressible(50), &mut rng);
         let z = zero_share(&buf);
         assert!((z - 0.5).abs() < 0.01, "zero share {z}");
+        // repeat: every 4 KiB the same random block, whatever the rng.
+        fill(&mut buf, DataPattern::Repeat, &mut rng);
+        let mut other = vec![0u8; 8192];
+        fill(
+            &mut other,
+            DataPattern::Repeat,
+            &mut SmallRng::seed_from_u64(9),
+        );
+        assert!(zero_share(&buf) < 0.01);
+        assert!(buf
+            .chunks(COMPRESS_CHUNK)
+            .all(|c| c == &other[..COMPRESS_CHUNK]));
+        let mut s = Scrambler::new(DataPattern::Repeat, 1);
+        s.scramble(&mut other, 0);
+        assert_eq!(
+            &other[..COMPRESS_CHUNK],
+            &buf[..COMPRESS_CHUNK],
+            "never stamped"
+        );
     }
 
     #[test]

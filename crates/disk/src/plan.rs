@@ -8,12 +8,14 @@
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
+use iomark_model::artefact::ProbeVerdict;
 use iomark_model::device::HostInfo;
 use iomark_model::disk::{DiskJobResult, DiskJobSpec, DiskRun};
 use iomark_model::profile::ProfileResult;
 use iomark_model::units::Bytes;
 use iomark_model::{RunBody, RunDocument, RunStatus, Warning};
 
+use crate::checks;
 use crate::job::JobSettings;
 use crate::profiles::{self, ProfileName, ProfileObserver, ProfilePlan, ProfileSettings, Setting};
 use crate::target::{DirectMode, OpenTarget, TargetRequest};
@@ -66,6 +68,9 @@ pub struct DiskOutcome {
     /// Whether Ctrl-C ended the run early (or, in a document written
     /// before the end, may still end it).
     pub interrupted: bool,
+    /// The short artefacts probe's verdict, when one ran before the
+    /// profile.
+    pub probe: Option<ProbeVerdict>,
 }
 
 impl DiskSettings {
@@ -196,8 +201,7 @@ impl Workload {
                 Ok(DiskOutcome {
                     interrupted: job.interrupted,
                     jobs: vec![job],
-                    result: None,
-                    warnings: Vec::new(),
+                    ..DiskOutcome::default()
                 })
             }
             Workload::Profile(_, plan) => {
@@ -209,6 +213,7 @@ impl Workload {
                     result: Some(o.result),
                     warnings: o.warnings,
                     interrupted: o.interrupted,
+                    probe: None,
                 })
             }
         }
@@ -217,7 +222,8 @@ impl Workload {
 
 /// The result document of a disk run on `target`: the target's and the
 /// run's warnings, each rate checked against the ceiling of the links the
-/// device sits behind, the host and the device chain.
+/// device sits behind and for the signs of a cache ([`crate::checks`]),
+/// the host and the device chain.
 pub fn run_document(
     target: &OpenTarget,
     workload: &'static str,
@@ -237,13 +243,19 @@ pub fn run_document(
                 warnings.extend(iomark_host::check_ceiling(chain, d.bw, &what));
             }
         }
+        warnings.extend(checks::reads_above_writes(chain.report(), &outcome.jobs));
     }
+    warnings.extend(checks::warmed_passes(
+        outcome.result.as_ref(),
+        &outcome.jobs,
+    ));
     let body = RunBody::Disk(DiskRun {
         profile: workload.into(),
         target: target.info.clone(),
         jobs: outcome.jobs,
         profile_result: outcome.result,
         cgroup: None,
+        probe: outcome.probe,
     });
     RunDocument {
         started_at_ms,

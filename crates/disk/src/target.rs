@@ -211,6 +211,14 @@ impl OpenTarget {
         let _ = rustix::fs::fadvise(&*self.file, 0, None, rustix::fs::Advice::DontNeed);
     }
 
+    /// Write the target's dirty pages to the device and wait (fdatasync).
+    pub fn flush(&self) -> Result<(), DiskError> {
+        rustix::fs::fdatasync(&*self.file).map_err(|e| DiskError::Io {
+            errno: e.raw_os_error(),
+            message: format!("fdatasync of {}: {e}", self.info.path),
+        })
+    }
+
     /// A second descriptor for the same object with other flags (O_SYNC,
     /// O_DIRECT), opened through `/proc/self/fd` and checked to be the same
     /// object: never by name. Writable only if the target is.

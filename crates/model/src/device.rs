@@ -346,6 +346,62 @@ pub struct DeviceReport {
     pub notes: Vec<String>,
 }
 
+impl DeviceReport {
+    /// The key under which the store remembers the disk behind the path
+    /// (its rated speed): the serial or WWN with the model when sysfs
+    /// gives one, so the disk is known on any port; otherwise its kernel
+    /// name (a loop device's with its backing file), or for a path on no
+    /// block device (tmpfs, NFS) the file system's type and source.
+    pub fn disk_key(&self) -> Option<String> {
+        let Some(dev) = &self.device else {
+            let fs = self.filesystem.as_ref()?;
+            return Some(format!("fs:{}:{}", fs.fs_type, fs.source));
+        };
+        let id = &dev.identity;
+        let model = id.model.as_deref().unwrap_or("").trim();
+        if let Some(serial) = id.serial.as_deref().or(id.wwn.as_deref()) {
+            return Some(format!("serial:{model}:{}", serial.trim()));
+        }
+        Some(match &dev.loop_backing {
+            Some(b) => format!("dev:{}:{}", dev.name, b.backing_file),
+            None => format!("dev:{}", dev.name),
+        })
+    }
+
+    /// The key of what an artefacts probe measured here: the disk, the
+    /// file system on it with its options for a file or directory (btrfs
+    /// compresses by mount option), and whether the page cache was
+    /// bypassed (a device may treat the two differently; a probe speaks
+    /// for the mode it ran in).
+    pub fn probe_key(&self, direct: bool) -> Option<String> {
+        let mut key = self.disk_key()?;
+        if let (Some(fs), Some(_)) = (&self.filesystem, &self.device) {
+            key += &format!("|fs:{}:{}", fs.fs_type, fs.super_options);
+        }
+        key += if direct { "|direct" } else { "|buffered" };
+        Some(key)
+    }
+
+    /// The disk in a few words, for the store's device table.
+    pub fn describe(&self) -> String {
+        let Some(dev) = &self.device else {
+            return self.path.clone();
+        };
+        let id = &dev.identity;
+        let words: Vec<&str> = [id.vendor.as_deref(), id.model.as_deref()]
+            .into_iter()
+            .flatten()
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+            .collect();
+        if words.is_empty() {
+            dev.name.clone()
+        } else {
+            format!("{} ({})", words.join(" "), dev.name)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -379,5 +435,40 @@ mod tests {
         assert!(usb.speed_mbps.is_none() && usb.driver.is_none() && usb.product.is_none());
         assert!(dev.pcie[0].driver.is_none() && dev.pcie[0].max_width.is_none());
         assert!(dev.ceilings[0].typical.is_none());
+    }
+
+    #[test]
+    fn keys_name_the_disk_then_the_file_system_and_mode() {
+        let report = |identity: &str, fs: bool| -> DeviceReport {
+            let mut v: serde_json::Value = serde_json::from_str(&format!(
+                r#"{{"path": "/mnt/x", "target": "directory", "device": {{
+                    "name": "sdb", "devno": {{"major": 8, "minor": 16}}, "size": 0,
+                    "transport": "usb", "sysfs_path": "/sys/block/sdb",
+                    "identity": {identity}}}}}"#
+            ))
+            .unwrap();
+            if fs {
+                v["filesystem"] = serde_json::json!({"mount_id": 1,
+                    "devno": {"major": 8, "minor": 16}, "mount_point": "/mnt/x",
+                    "fs_type": "btrfs", "source": "/dev/sdb",
+                    "mount_options": "rw", "super_options": "rw,compress=zstd:3"});
+            }
+            serde_json::from_value(v).unwrap()
+        };
+        let stick = report(
+            r#"{"vendor": "ACME", "model": "Turbo ", "serial": "0042"}"#,
+            true,
+        );
+        assert_eq!(stick.disk_key().unwrap(), "serial:Turbo:0042");
+        assert_eq!(
+            stick.probe_key(true).unwrap(),
+            "serial:Turbo:0042|fs:btrfs:rw,compress=zstd:3|direct"
+        );
+        assert_ne!(stick.probe_key(true), stick.probe_key(false));
+        assert_eq!(stick.describe(), "ACME Turbo (sdb)");
+        let bare = report("{}", false);
+        assert_eq!(bare.disk_key().unwrap(), "dev:sdb");
+        assert_eq!(bare.probe_key(false).unwrap(), "dev:sdb|buffered");
+        assert_eq!(bare.describe(), "sdb");
     }
 }

@@ -242,6 +242,10 @@ pub struct DiskRun {
     /// recorded; boxed to keep `RunBody` variants of similar size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cgroup: Option<Box<CgroupUsage>>,
+    /// The short artefacts probe run before the default profile, when it
+    /// ran (or what the store remembered of an earlier one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<crate::artefact::ProbeVerdict>,
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use crate::device::{BlockLayer, DeviceReport};
 use crate::disk::{DirectionResult, DiskJobResult, DiskJobSpec, DiskRun, IntervalSample, RwMode};
 use crate::mem::{Advice, Backing, KernelResult, MemJobSpec, MemKernelSpec, MemOutcome, MemRun};
 use crate::net::{NetDirection, NetInterface, NetProtocol, NetRun};
-use crate::profile::{CdmResult, GnomeResult, ProfileResult, TestDir};
+use crate::profile::{ArtefactsResult, CdmResult, GnomeResult, ProfileResult, TestDir};
 use crate::run::{RunBody, RunDocument};
 use crate::units::Bytes;
 

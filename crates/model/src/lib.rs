@@ -13,6 +13,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod artefact;
 pub mod cgroup;
 pub mod device;
 pub mod disk;

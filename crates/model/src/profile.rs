@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::artefact::{PatternRates, ProbeVerdict};
 use crate::units::{Bytes, BytesPerSec, Iops, Nanos};
 use crate::workload::{DataPattern, EngineKind, RwMode};
 
@@ -26,6 +27,8 @@ pub enum ProfileResult {
     Macbench(MacbenchResult),
     /// The block-size sweep, per engine.
     Sweep(SweepResult),
+    /// The compression and deduplication probe.
+    Artefacts(ArtefactsResult),
 }
 
 /// Which way a test moves data.
@@ -253,4 +256,21 @@ pub struct SweepPoint {
     pub bw: BytesPerSec,
     /// Index of the job in `DiskRun::jobs`.
     pub job: usize,
+}
+
+/// The artefacts probe: one region written with each data pattern and read
+/// back, round after round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArtefactsResult {
+    /// Bytes written per pattern and round.
+    pub region: Bytes,
+    /// Rounds run (the best of each pattern's rounds is kept).
+    pub rounds: u32,
+    /// Whether `--quick` (or the short probe before the default profile)
+    /// shortened it.
+    pub quick: bool,
+    /// Each pattern's best rates, random data first.
+    pub patterns: Vec<PatternRates>,
+    /// What the rates show; none when random data did not finish.
+    pub verdict: Option<ProbeVerdict>,
 }

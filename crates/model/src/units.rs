@@ -313,6 +313,35 @@ impl BytesPerSec {
     }
 }
 
+impl FromStr for BytesPerSec {
+    type Err = ParseUnitError;
+
+    /// A rate in the units iomark prints rates in: `550MB/s` (10^6 bytes
+    /// a second, as drive makers and CrystalDiskMark count), `1.2GB/s`,
+    /// `400MiB/s` (2^20), `800KB/s`; the `/s` may be left out.
+    fn from_str(input: &str) -> Result<Self, Self::Err> {
+        const EXAMPLE: &str = "550MB/s, 1.2GB/s or 400MiB/s";
+        const ALLOWED: &str = "B/s, KB/s, MB/s, GB/s (10^3-based, as rates are printed) \
+                               or KiB/s, MiB/s, GiB/s (1024-based)";
+        let (num, unit) = number_and_unit(input, EXAMPLE)?;
+        let v: f64 = num
+            .parse()
+            .map_err(|_| ParseUnitError::bad_number(input, EXAMPLE))?;
+        let unit = unit.strip_suffix("/s").unwrap_or(unit).trim();
+        let mult: f64 = match unit.to_ascii_lowercase().as_str() {
+            "" | "b" => 1.0,
+            "kb" | "k" => 1e3,
+            "mb" | "m" => 1e6,
+            "gb" | "g" => 1e9,
+            "kib" => 1024.0,
+            "mib" => (1u64 << 20) as f64,
+            "gib" => (1u64 << 30) as f64,
+            _ => return Err(ParseUnitError::unknown_unit(input, unit, ALLOWED)),
+        };
+        Ok(BytesPerSec(v * mult))
+    }
+}
+
 impl fmt::Display for BytesPerSec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:.2} MB/s", self.mb_per_sec())

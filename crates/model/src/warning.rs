@@ -26,6 +26,14 @@ pub enum WarningKind {
     CompressibleData,
     /// STREAM-style arrays are too small compared with the last-level cache.
     ArrayFitsInCache,
+    /// The device or file system compresses or deduplicates what is
+    /// written (found by the artefacts probe).
+    Compression,
+    /// A cache, not the medium, likely served a figure: reads far above
+    /// writes for the device's class, or a later pass faster than the first.
+    CacheSuspected,
+    /// A figure above the speed the device is rated at (`--rated`).
+    AboveRated,
     /// Anything else worth keeping with the run.
     Other,
 }

@@ -187,6 +187,11 @@ pub enum DataPattern {
     /// Roughly this percentage of each block compresses away (fio's
     /// `buffer_compress_percentage`): random data followed by zeros.
     Compressible(u8),
+    /// The same 4 KiB of random bytes in every block of every write, as a
+    /// deduplicating device sees copies of one file (fio's
+    /// `dedupe_percentage=100`); a compressor with a window of 4 KiB or
+    /// more shrinks it too.
+    Repeat,
 }
 
 impl FromStr for DataPattern {
@@ -196,13 +201,14 @@ impl FromStr for DataPattern {
         match s {
             "random" | "rand" => Ok(DataPattern::Random),
             "zeros" | "zero" | "0fill" => Ok(DataPattern::Zeros),
+            "repeat" | "repeated" => Ok(DataPattern::Repeat),
             _ => {
                 let pct = s
                     .strip_prefix("compressible:")
                     .and_then(|p| p.trim_end_matches('%').parse::<u8>().ok())
                     .filter(|p| *p <= 100);
                 pct.map(DataPattern::Compressible).ok_or_else(|| {
-                    format!("unknown --data '{s}': use random, zeros or compressible:N with N from 0 to 100")
+                    format!("unknown --data '{s}': use random, zeros, repeat or compressible:N with N from 0 to 100")
                 })
             }
         }
@@ -215,6 +221,7 @@ impl fmt::Display for DataPattern {
             DataPattern::Random => f.write_str("random"),
             DataPattern::Zeros => f.write_str("zeros"),
             DataPattern::Compressible(p) => write!(f, "compressible:{p}"),
+            DataPattern::Repeat => f.write_str("repeat"),
         }
     }
 }

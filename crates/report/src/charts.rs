@@ -10,6 +10,8 @@ use iomark_model::profile::{
 use iomark_model::{Bytes, BytesPerSec, Nanos, RunBody};
 use iomark_stats::compare::ratio;
 
+mod artefacts;
+
 use crate::svg::{Bar, BarChart, BarSeries, LineChart, LineSeries, Scale, TickFormat};
 use crate::{Report, ReportRun};
 
@@ -95,6 +97,7 @@ enum ProfileCharts {
     Gnome,
     Macbench,
     Sweep,
+    Artefacts,
 }
 
 impl ProfileCharts {
@@ -105,6 +108,7 @@ impl ProfileCharts {
             ProfileResult::Gnome(_) => ProfileCharts::Gnome,
             ProfileResult::Macbench(_) => ProfileCharts::Macbench,
             ProfileResult::Sweep(_) => ProfileCharts::Sweep,
+            ProfileResult::Artefacts(_) => ProfileCharts::Artefacts,
         }
     }
 
@@ -115,6 +119,7 @@ impl ProfileCharts {
             ProfileCharts::Gnome => gnome(report, out),
             ProfileCharts::Macbench => macbench(report, out),
             ProfileCharts::Sweep => sweep(report, out),
+            ProfileCharts::Artefacts => artefacts::draw(report, out),
         }
     }
 }

@@ -6,7 +6,7 @@ use iomark_model::figure::{Figure, FigureUnit};
 use iomark_model::{RunStatus, Warning, WarningKind};
 
 use crate::backend::Row;
-use crate::{RunId, RunSummary, StoreError, StoredWarning};
+use crate::{DeviceMemory, RememberedProbe, RunId, RunSummary, StoreError, StoredWarning};
 
 /// What a row of a query's answer is read into.
 pub(crate) trait Decode: Sized {
@@ -82,6 +82,29 @@ impl Decode for StoredWarning {
         Ok(StoredWarning {
             scope: r.get(0)?,
             warning: Warning::new(warning_kind_from_str(&kind), r.get::<String>(2)?),
+        })
+    }
+}
+
+/// A remembered device: key, description, rated, probe, probe_run_id,
+/// probe_at_ms. A JSON value this version cannot read is forgotten rather
+/// than failing the run that asks.
+impl Decode for DeviceMemory {
+    fn decode(r: &impl Row, _: &str) -> Result<Self, StoreError> {
+        let rated: Option<String> = r.get(2)?;
+        let probe: Option<String> = r.get(3)?;
+        let run: Option<i64> = r.get(4)?;
+        let at: Option<i64> = r.get(5)?;
+        let verdict = probe.and_then(|p| serde_json::from_str(&p).ok());
+        Ok(DeviceMemory {
+            key: r.get(0)?,
+            description: r.get(1)?,
+            rated: rated.and_then(|j| serde_json::from_str(&j).ok()),
+            probe: verdict.map(|verdict| RememberedProbe {
+                verdict,
+                run: run.map(RunId),
+                at_ms: at.unwrap_or(0).max(0) as u64,
+            }),
         })
     }
 }

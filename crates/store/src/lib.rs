@@ -30,6 +30,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use iomark_model::artefact::{ProbeVerdict, RatedSpeed};
 use iomark_model::figure::Figure;
 use iomark_model::{RunDocument, RunStatus, Warning};
 
@@ -198,6 +199,52 @@ pub trait Store {
 
     /// The schema version the database is at.
     fn schema_version(&mut self) -> Result<i64, StoreError>;
+
+    /// What is remembered under `key` ([`DeviceReport::disk_key`],
+    /// [`DeviceReport::probe_key`]), if anything.
+    ///
+    /// [`DeviceReport::disk_key`]: iomark_model::device::DeviceReport::disk_key
+    /// [`DeviceReport::probe_key`]: iomark_model::device::DeviceReport::probe_key
+    fn device(&mut self, key: &str) -> Result<Option<DeviceMemory>, StoreError>;
+
+    /// Remember `device` under its key, replacing what was there.
+    fn remember_device(&mut self, device: &DeviceMemory) -> Result<(), StoreError>;
+}
+
+/// What the store remembers about a device between runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceMemory {
+    /// The key it is remembered under.
+    pub key: String,
+    /// The device in words, for people reading the table.
+    pub description: String,
+    /// The speed the user said it is rated at (`--rated`).
+    pub rated: Option<RatedSpeed>,
+    /// The artefacts probe's last verdict here.
+    pub probe: Option<RememberedProbe>,
+}
+
+impl DeviceMemory {
+    /// Nothing remembered yet about `key`.
+    pub fn new(key: &str, description: &str) -> Self {
+        DeviceMemory {
+            key: key.into(),
+            description: description.into(),
+            rated: None,
+            probe: None,
+        }
+    }
+}
+
+/// An artefacts probe's verdict, with where and when it was found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RememberedProbe {
+    /// The verdict.
+    pub verdict: ProbeVerdict,
+    /// The run it was found in (which may since have been deleted).
+    pub run: Option<RunId>,
+    /// When, ms since the Unix epoch.
+    pub at_ms: u64,
 }
 
 /// Open the store `db` names, for reading and writing: `postgres://` or

@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::backend::{Db, Param};
 use crate::decode::SUMMARY_COLUMNS;
 use crate::row::RunRow;
-use crate::{RunId, RunQuery, RunSummary, StoreError, StoredRun};
+use crate::{DeviceMemory, RunId, RunQuery, RunSummary, StoreError, StoredRun};
 
 /// Bring the schema up to the newest migration this build knows; a
 /// database from a newer iomark is [`StoreError::NewerSchema`].
@@ -39,8 +39,12 @@ pub(crate) fn migrate<D: Db>(db: &mut D) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// A database opened read-only must already be at this build's schema
-/// version: it cannot be migrated.
+/// The oldest schema version whose runs this build reads: version 2 only
+/// added the `devices` table, which reading runs never touches.
+const READABLE_FROM: i64 = 1;
+
+/// A database opened read-only cannot be migrated: it must be at a schema
+/// version this build reads ([`READABLE_FROM`] up to its own).
 pub(crate) fn check_schema<D: Db>(db: &mut D) -> Result<(), StoreError> {
     let has_table = db.query::<bool>(D::HAS_MIGRATIONS_TABLE, &[])?;
     if has_table.first() != Some(&true) {
@@ -56,6 +60,8 @@ pub(crate) fn check_schema<D: Db>(db: &mut D) -> Result<(), StoreError> {
             found,
             known,
         }),
+        // Reading needs only the tables of READABLE_FROM.
+        std::cmp::Ordering::Less if found >= READABLE_FROM => Ok(()),
         std::cmp::Ordering::Less => Err(StoreError::OlderSchema {
             location: db.location(),
             found,
@@ -286,6 +292,38 @@ macro_rules! store_writes {
     };
 }
 pub(crate) use store_writes;
+
+/// What is remembered under `key`.
+pub(crate) fn device<D: Db>(db: &mut D, key: &str) -> Result<Option<DeviceMemory>, StoreError> {
+    let found: Vec<DeviceMemory> = db.query(
+        "SELECT key, description, rated, probe, probe_run_id, probe_at_ms
+         FROM devices WHERE key = ?1",
+        &[&key],
+    )?;
+    Ok(found.into_iter().next())
+}
+
+/// Remember `d` under its key, replacing what was there.
+pub(crate) fn remember_device<D: Db>(db: &mut D, d: &DeviceMemory) -> Result<(), StoreError> {
+    // Plain data with string keys: serialising cannot fail.
+    let rated = d.rated.as_ref().and_then(|r| serde_json::to_string(r).ok());
+    let probe = d
+        .probe
+        .as_ref()
+        .and_then(|p| serde_json::to_string(&p.verdict).ok());
+    let run = d.probe.as_ref().and_then(|p| p.run).map(|r| r.0);
+    let at = d.probe.as_ref().map(|p| p.at_ms as i64);
+    db.execute(
+        "INSERT INTO devices (key, description, rated, probe, probe_run_id, probe_at_ms, updated_at_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT (key) DO UPDATE SET description = excluded.description,
+             rated = excluded.rated, probe = excluded.probe,
+             probe_run_id = excluded.probe_run_id, probe_at_ms = excluded.probe_at_ms,
+             updated_at_ms = excluded.updated_at_ms",
+        &[&d.key, &d.description, &rated, &probe, &run, &at, &now_ms()],
+    )
+    .map(drop)
+}
 
 /// A `LIKE` pattern matching `text` anywhere, with its wildcards escaped.
 fn like_pattern(text: &str) -> String {

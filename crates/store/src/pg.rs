@@ -14,7 +14,7 @@ use crate::backend::{Column, Db, DriverRow, Migration, Param, Row};
 use crate::decode::Decode;
 use crate::ops;
 use crate::row::RunRow;
-use crate::{redact, RunId, RunQuery, RunSummary, Store, StoreError, StoredRun};
+use crate::{redact, DeviceMemory, RunId, RunQuery, RunSummary, Store, StoreError, StoredRun};
 
 mod errors;
 mod tls;
@@ -202,11 +202,18 @@ fn pg_params<'a>(params: &[&'a dyn Param]) -> Vec<&'a (dyn postgres::types::ToSq
 }
 
 impl<C: GenericClient> Db for Pg<'_, C> {
-    const MIGRATIONS: &'static [Migration] = &[(
-        1,
-        "runs",
-        include_str!("../migrations/postgres/0001_runs.sql"),
-    )];
+    const MIGRATIONS: &'static [Migration] = &[
+        (
+            1,
+            "runs",
+            include_str!("../migrations/postgres/0001_runs.sql"),
+        ),
+        (
+            2,
+            "devices",
+            include_str!("../migrations/postgres/0002_devices.sql"),
+        ),
+    ];
     const LIKE: &'static str = "ILIKE";
     const BIGINT: &'static str = "BIGINT";
     const HAS_MIGRATIONS_TABLE: &'static str =
@@ -268,5 +275,13 @@ impl Store for PgStore {
 
     fn schema_version(&mut self) -> Result<i64, StoreError> {
         ops::schema_version(&mut self.db())
+    }
+
+    fn device(&mut self, key: &str) -> Result<Option<DeviceMemory>, StoreError> {
+        ops::device(&mut self.db(), key)
+    }
+
+    fn remember_device(&mut self, device: &DeviceMemory) -> Result<(), StoreError> {
+        ops::remember_device(&mut self.db(), device)
     }
 }

@@ -12,7 +12,7 @@ use crate::backend::{Column, Db, DriverRow, Migration, Param, Row};
 use crate::decode::Decode;
 use crate::ops;
 use crate::row::RunRow;
-use crate::{RunId, RunQuery, RunSummary, Store, StoreError, StoredRun};
+use crate::{DeviceMemory, RunId, RunQuery, RunSummary, Store, StoreError, StoredRun};
 
 /// How long a writer waits for another process's transaction to end.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -326,11 +326,18 @@ struct Sqlite<'a> {
 }
 
 impl Db for Sqlite<'_> {
-    const MIGRATIONS: &'static [Migration] = &[(
-        1,
-        "runs",
-        include_str!("../migrations/sqlite/0001_runs.sql"),
-    )];
+    const MIGRATIONS: &'static [Migration] = &[
+        (
+            1,
+            "runs",
+            include_str!("../migrations/sqlite/0001_runs.sql"),
+        ),
+        (
+            2,
+            "devices",
+            include_str!("../migrations/sqlite/0002_devices.sql"),
+        ),
+    ];
     const LIKE: &'static str = "LIKE";
     const BIGINT: &'static str = "INTEGER";
     const HAS_MIGRATIONS_TABLE: &'static str = "SELECT EXISTS (SELECT 1 FROM sqlite_master
@@ -400,5 +407,14 @@ impl Store for SqliteStore {
 
     fn schema_version(&mut self) -> Result<i64, StoreError> {
         ops::schema_version(&mut self.db())
+    }
+
+    fn device(&mut self, key: &str) -> Result<Option<DeviceMemory>, StoreError> {
+        ops::device(&mut self.db(), key)
+    }
+
+    fn remember_device(&mut self, device: &DeviceMemory) -> Result<(), StoreError> {
+        self.writable()?;
+        ops::remember_device(&mut self.db(), device)
     }
 }

@@ -170,6 +170,7 @@ pub fn run(seed: u64, jobs: usize) -> RunDocument {
             jobs: (0..jobs).map(|t| job(t, speed, seed)).collect(),
             profile_result: None,
             cgroup: None,
+            probe: None,
         }),
     }
 }

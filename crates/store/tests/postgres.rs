@@ -58,12 +58,12 @@ impl Drop for TestDb {
 fn migrations_build_an_empty_database_and_runs_round_trip() {
     let Some(db) = TestDb::new() else { return };
     let mut store = PgStore::connect(&db.url).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 1);
+    assert_eq!(store.schema_version().unwrap(), 2);
     assert!(store.list(&RunQuery::default()).unwrap().is_empty());
     drop(store);
     // Reopening applies nothing twice.
     let mut store = iomark_store::open(Some(&db.url)).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 1);
+    assert_eq!(store.schema_version().unwrap(), 2);
 
     let doc = synthetic::full_run(3);
     let id = store.insert_complete(&doc).unwrap();
@@ -367,4 +367,18 @@ fn a_read_only_open_never_migrates_and_refuses_writes() {
     let err = ro.insert_complete(&synthetic::full_run(2)).unwrap_err();
     assert!(err.to_string().contains("read-only"), "{err}");
     assert_eq!(ro.list(&RunQuery::default()).unwrap().len(), 1);
+}
+
+#[test]
+fn devices_are_remembered_by_key_as_on_sqlite() {
+    use iomark_store::DeviceMemory;
+    let Some(db) = TestDb::new() else { return };
+    let mut store = PgStore::connect(&db.url).unwrap();
+    assert_eq!(store.device("serial:X:1").unwrap(), None);
+    let mut d = DeviceMemory::new("serial:X:1", "ACME X (sdb)");
+    d.rated = Some("read=550MB/s,write=520MB/s".parse().unwrap());
+    store.remember_device(&d).unwrap();
+    d.description = "ACME X (sdc)".into();
+    store.remember_device(&d).unwrap();
+    assert_eq!(store.device("serial:X:1").unwrap().as_ref(), Some(&d));
 }

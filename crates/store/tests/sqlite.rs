@@ -14,17 +14,17 @@ fn fresh() -> (tempfile::TempDir, SqliteStore) {
 #[test]
 fn migrations_build_an_empty_database_and_reopen_cleanly() {
     let (dir, mut store) = fresh();
-    assert_eq!(store.schema_version().unwrap(), 1);
+    assert_eq!(store.schema_version().unwrap(), 2);
     assert!(store.list(&RunQuery::default()).unwrap().is_empty());
     drop(store);
     let path = dir.path().join("sub/dir/results.db");
     let mut again = SqliteStore::open(path.clone()).unwrap();
-    assert_eq!(again.schema_version().unwrap(), 1);
+    assert_eq!(again.schema_version().unwrap(), 2);
     let conn = rusqlite::Connection::open(&path).unwrap();
     let n: i64 = conn
         .query_row("SELECT COUNT(*) FROM schema_migrations", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(n, 1, "a migration ran twice");
+    assert_eq!(n, 2, "a migration ran twice");
     assert_eq!(common::pragma(&path, "journal_mode"), "wal");
 }
 
@@ -279,7 +279,7 @@ fn a_read_only_open_reads_everything_and_writes_nothing() {
     {
         let mut ro = SqliteStore::open_read_only(path.clone()).unwrap();
         assert!(ro.is_read_only());
-        assert_eq!(ro.schema_version().unwrap(), 1);
+        assert_eq!(ro.schema_version().unwrap(), 2);
         assert_eq!(ro.list(&RunQuery::default()).unwrap().len(), 1);
         common::assert_same_document(&ro.load(id).unwrap(), &doc);
         for err in [
@@ -304,4 +304,56 @@ fn a_database_from_a_newer_iomark_is_refused_read_only_too() {
         matches!(err, StoreError::NewerSchema { found: 99, .. }),
         "{err}"
     );
+}
+
+#[test]
+fn devices_are_remembered_by_key_and_replaced_whole() {
+    use iomark_model::artefact::{PatternRates, ProbeVerdict};
+    use iomark_model::{Bytes, BytesPerSec};
+    use iomark_store::{DeviceMemory, RememberedProbe};
+
+    let (_dir, mut store) = fresh();
+    assert_eq!(store.device("dev:zram0").unwrap(), None);
+    let mut zram = DeviceMemory::new("dev:zram0", "zram0");
+    zram.rated = Some("read=1GB/s".parse().unwrap());
+    store.remember_device(&zram).unwrap();
+    assert_eq!(store.device("dev:zram0").unwrap().as_ref(), Some(&zram));
+
+    let rates = |zeros: f64| {
+        [("random", 1.0), ("zeros", zeros)].map(|(d, x)| PatternRates {
+            data: d.parse().unwrap(),
+            write: BytesPerSec(100e6 * x),
+            read: BytesPerSec(200e6 * x),
+        })
+    };
+    let verdict = ProbeVerdict::judge(&rates(3.0), Bytes(64 << 20)).unwrap();
+    zram.probe = Some(RememberedProbe {
+        verdict,
+        run: Some(RunId(7)),
+        at_ms: 1_795_000_000_000,
+    });
+    store.remember_device(&zram).unwrap();
+    assert_eq!(store.device("dev:zram0").unwrap().as_ref(), Some(&zram));
+    // Another key is another device.
+    assert_eq!(store.device("dev:zram1").unwrap(), None);
+}
+
+#[test]
+fn a_version_1_database_is_read_as_it_is_and_migrated_by_a_writer() {
+    let (_dir, path) = common::scratch_db("r.db");
+    let mut store = SqliteStore::open(path.clone()).unwrap();
+    let id = store.insert_complete(&synthetic::full_run(1)).unwrap();
+    drop(store);
+    // Back to version 1, as an earlier iomark left it.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DROP TABLE devices; DELETE FROM schema_migrations WHERE version = 2")
+        .unwrap();
+    drop(conn);
+    let mut ro = SqliteStore::open_read_only(path.clone()).unwrap();
+    assert_eq!(ro.schema_version().unwrap(), 1);
+    assert_eq!(ro.load(id).unwrap().summary.id, id);
+    drop(ro);
+    let mut rw = SqliteStore::open(path).unwrap();
+    assert_eq!(rw.schema_version().unwrap(), 2);
+    assert_eq!(rw.device("dev:sda").unwrap(), None);
 }

@@ -4,7 +4,12 @@
 //!   would read holes at memory speed).
 //! * [`Throttle`]: a block-I/O cgroup that limits one device to known
 //!   bytes and I/Os per second; commands are started inside it.
-//! * [`MountedFs`]: a small ext4 file system on a loop device, mounted.
+//! * [`DeviceThrottle`]: the same limits for every process and kernel
+//!   thread, so a file system's own workers (btrfs compresses in them) are
+//!   held to it too.
+//! * [`MountedFs`]: a small ext4 or btrfs file system on a loop device,
+//!   mounted.
+//! * [`Zram`]: `/dev/zram0` reset to a size, and reset again afterwards.
 //!
 //! Everything a rig creates is removed by its `Drop`, also when a test
 //! fails. Rigs need root; [`require_root`] says why a test skips.
@@ -211,7 +216,106 @@ impl Drop for Throttle {
     }
 }
 
-/// A small ext4 file system on its own loop device, mounted.
+/// Limits on one device for everyone, set in cgroup v1's root blkio group:
+/// bios a file system submits from its worker threads (btrfs compression,
+/// writeback) are throttled as well as the test's own.
+#[derive(Debug)]
+pub struct DeviceThrottle {
+    majmin: String,
+    limits: Limits,
+}
+
+const V1_ROOT: &str = "/sys/fs/cgroup/blkio";
+
+impl DeviceThrottle {
+    /// Throttle the device `majmin` to `limits` for every process.
+    pub fn new(majmin: &str, limits: Limits) -> Result<Self, String> {
+        let root = Path::new(V1_ROOT);
+        if !root.join("blkio.throttle.read_bps_device").exists() {
+            return Err(
+                "needs cgroup v1 blkio (a device-wide throttle is set in its root group)".into(),
+            );
+        }
+        let rig = DeviceThrottle {
+            majmin: majmin.to_string(),
+            limits,
+        };
+        for (file, _, value) in limits.named() {
+            if let Some(v) = value {
+                fs::write(root.join(file), format!("{majmin} {v}"))
+                    .map_err(|e| format!("{file}: {e}"))?;
+            }
+        }
+        Ok(rig)
+    }
+}
+
+impl Drop for DeviceThrottle {
+    fn drop(&mut self) {
+        // 0 removes a rule.
+        for (file, _, value) in self.limits.named() {
+            if value.is_some() {
+                let _ = fs::write(Path::new(V1_ROOT).join(file), format!("{} 0", self.majmin));
+            }
+        }
+    }
+}
+
+/// `/dev/zram0` reset and sized for a test; reset again (freeing its
+/// memory) when dropped. Tests using it must not run at the same time.
+#[derive(Debug)]
+pub struct Zram {
+    /// `/dev/zram0`.
+    pub dev: PathBuf,
+}
+
+impl Zram {
+    /// zram0 reset to an empty device of `size` bytes; an error when the
+    /// module is not loaded or the device is in use (swap, mounted).
+    pub fn new(size: u64) -> Result<Self, String> {
+        let sys = Path::new("/sys/block/zram0");
+        if !sys.exists() {
+            return Err("/dev/zram0 is absent (modprobe zram)".into());
+        }
+        fs::write(sys.join("reset"), "1").map_err(|e| format!("zram0 is in use ({e})"))?;
+        let zram = Zram {
+            dev: PathBuf::from("/dev/zram0"),
+        };
+        fs::write(sys.join("disksize"), size.to_string())
+            .map_err(|e| format!("zram0 disksize: {e}"))?;
+        Ok(zram)
+    }
+
+    /// `mm_stat`'s first two fields: bytes stored and bytes they take
+    /// compressed (incompressible pages count at full size).
+    pub fn stored_and_compressed(&self) -> Result<(u64, u64), String> {
+        let text = fs::read_to_string("/sys/block/zram0/mm_stat").map_err(|e| e.to_string())?;
+        let f: Vec<u64> = text
+            .split_whitespace()
+            .take(2)
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        match f[..] {
+            [orig, compr] => Ok((orig, compr)),
+            _ => Err(format!("mm_stat: '{}'", text.trim())),
+        }
+    }
+
+    /// `MAJ:MIN` of the device.
+    pub fn majmin(&self) -> Result<String, String> {
+        fs::read_to_string("/sys/block/zram0/dev")
+            .map(|s| s.trim().to_string())
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        let _ = fs::write("/sys/block/zram0/reset", "1");
+    }
+}
+
+/// A small file system on its own loop device, mounted.
 #[derive(Debug)]
 pub struct MountedFs {
     /// Where it is mounted.
@@ -223,13 +327,32 @@ pub struct MountedFs {
 impl MountedFs {
     /// `size` bytes of ext4, mounted on a fresh directory.
     pub fn ext4(size: u64) -> Result<Self, String> {
+        Self::make(size, &["mkfs.ext4", "-q", "-F"], "defaults")
+    }
+
+    /// `size` bytes of btrfs (btrfs-progs), mounted with `options` (e.g.
+    /// `compress=zstd`).
+    pub fn btrfs(size: u64, options: &str) -> Result<Self, String> {
+        if Command::new("mkfs.btrfs")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            return Err("needs mkfs.btrfs (apt-get install btrfs-progs)".into());
+        }
+        Self::make(size, &["mkfs.btrfs", "-q", "-f"], options)
+    }
+
+    fn make(size: u64, mkfs: &[&str], options: &str) -> Result<Self, String> {
         let device = LoopDevice::new(size)?;
-        run(Command::new("mkfs.ext4")
-            .args(["-q", "-F"])
-            .arg(&device.dev))?;
+        run(Command::new(mkfs[0]).args(&mkfs[1..]).arg(&device.dev))?;
         let mountpoint = std::env::temp_dir().join(unique_name("mnt"));
         fs::create_dir(&mountpoint).map_err(|e| e.to_string())?;
-        if let Err(e) = run(Command::new("mount").arg(&device.dev).arg(&mountpoint)) {
+        if let Err(e) = run(Command::new("mount")
+            .args(["-o", options])
+            .arg(&device.dev)
+            .arg(&mountpoint))
+        {
             let _ = fs::remove_dir(&mountpoint);
             return Err(e);
         }

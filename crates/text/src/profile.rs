@@ -6,8 +6,8 @@ use std::fmt::Write;
 
 use iomark_model::disk::{DiskRun, RwMode, TargetKind};
 use iomark_model::profile::{
-    CdmResult, CdmTest, GnomeResult, IometerResult, MacbenchResult, ProfileResult, SweepResult,
-    TestDir,
+    ArtefactsResult, CdmResult, CdmTest, GnomeResult, IometerResult, MacbenchResult, ProfileResult,
+    SweepResult, TestDir,
 };
 use iomark_model::units::{Bytes, BytesPerSec, Nanos};
 use iomark_model::{RunBody, RunDocument, RunStatus};
@@ -28,6 +28,7 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
         ProfileResult::Gnome(r) => gnome(&mut out, run, r, verbose),
         ProfileResult::Macbench(r) => macbench(&mut out, run, r),
         ProfileResult::Sweep(r) => sweep(&mut out, run, r),
+        ProfileResult::Artefacts(r) => artefacts(&mut out, run, r),
     }
     footer(&mut out, doc, run);
     // Names and messages come from the run and may hold control characters.
@@ -44,6 +45,9 @@ fn target_line(out: &mut String, run: &DiskRun) {
     let _ = writeln!(out, "Target: {} ({kind}, {})", t.path, t.size);
     if let Some(line) = crate::disk::memory_limit_line(run) {
         let _ = writeln!(out, "{line}");
+    }
+    if let Some(p) = &run.probe {
+        let _ = writeln!(out, "Artefacts probe: {}", p.summary());
     }
 }
 
@@ -315,6 +319,44 @@ fn macbench(out: &mut String, run: &DiskRun, r: &MacbenchResult) {
     let _ = writeln!(out, "\n{:18} {:>12}", "Test", "KB/s");
     for t in &r.tests {
         let _ = writeln!(out, "{:18} {:>12.0}", t.name, t.bw.kb_per_sec());
+    }
+}
+
+fn artefacts(out: &mut String, run: &DiskRun, r: &ArtefactsResult) {
+    let how = run.jobs.first().map_or_else(String::new, |j| {
+        let s = &j.spec;
+        let direct = if s.direct { "direct" } else { "buffered" };
+        format!(", {} QD{}, {}, {direct}", s.bs, s.depth_run(), s.engine)
+    });
+    let _ = writeln!(
+        out,
+        "Artefacts probe: {} written and read back per pattern{how}, best of {} round{}",
+        r.region,
+        r.rounds,
+        if r.rounds == 1 { "" } else { "s" }
+    );
+    target_line(out, run);
+    let _ = writeln!(
+        out,
+        "\n{:16} {:>12} {:>12} {:>10} {:>10}",
+        "Data", "Write MB/s", "Read MB/s", "Write x", "Read x"
+    );
+    let verdict = r.verdict.as_ref();
+    for p in &r.patterns {
+        let factor = verdict.and_then(|v| v.factor(p.data));
+        let x = |f: Option<f64>| f.map_or("-".into(), |f| format!("{f:.2}"));
+        let _ = writeln!(
+            out,
+            "{:16} {:>12.2} {:>12.2} {:>10} {:>10}",
+            p.data.to_string(),
+            p.write.mb_per_sec(),
+            p.read.mb_per_sec(),
+            x(factor.map(|f| f.write)),
+            x(factor.map(|f| f.read)),
+        );
+    }
+    if let Some(v) = verdict {
+        let _ = writeln!(out, "\nVerdict: {}", v.summary());
     }
 }
 

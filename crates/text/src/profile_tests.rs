@@ -34,6 +34,7 @@ fn doc(result: ProfileResult, status: RunStatus, warnings: Vec<Warning>) -> RunD
             jobs: vec![],
             profile_result: Some(result),
             cgroup: None,
+            probe: None,
         }),
     }
 }

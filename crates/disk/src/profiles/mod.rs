@@ -9,6 +9,7 @@
 //! * [`gnome`]: GNOME Disks' transfer-rate and access-time benchmark.
 //! * [`macbench`]: MacBench 5.0's disk test.
 //! * [`sweep`]: the block-size sweep of the PCIe SSD paper, per engine.
+//! * [`artefacts`]: the compression and deduplication probe.
 //!
 //! Each profile is a module: data (its rows, sizes, depths and defaults),
 //! the [`Setting`]s it takes (`SETTINGS`), a `plan` function that turns the
@@ -19,6 +20,7 @@
 //! every place that must learn it. A raised stop flag (Ctrl-C) ends a
 //! profile after the tests already finished, which are kept.
 
+pub mod artefacts;
 pub mod cdm;
 mod common;
 pub mod gnome;
@@ -63,11 +65,13 @@ pub enum ProfileName {
     Macbench,
     /// The block-size sweep.
     Sweep,
+    /// The compression and deduplication probe.
+    Artefacts,
 }
 
 impl ProfileName {
     /// Every profile, in the order `--help` lists them.
-    pub const ALL: [ProfileName; 9] = [
+    pub const ALL: [ProfileName; 10] = [
         ProfileName::Cdm,
         ProfileName::CdmNvme,
         ProfileName::CdmPeak,
@@ -77,6 +81,7 @@ impl ProfileName {
         ProfileName::Gnome,
         ProfileName::Macbench,
         ProfileName::Sweep,
+        ProfileName::Artefacts,
     ];
 
     /// The name on the command line and in results.
@@ -91,6 +96,7 @@ impl ProfileName {
             ProfileName::Gnome => "gnome",
             ProfileName::Macbench => "macbench",
             ProfileName::Sweep => "sweep",
+            ProfileName::Artefacts => "artefacts",
         }
     }
 
@@ -111,6 +117,7 @@ impl ProfileName {
             ProfileName::Gnome => gnome::SETTINGS,
             ProfileName::Macbench => macbench::SETTINGS,
             ProfileName::Sweep => sweep::SETTINGS,
+            ProfileName::Artefacts => artefacts::SETTINGS,
         }
     }
 }
@@ -128,6 +135,8 @@ pub enum ProfilePlan {
     Macbench(macbench::MacbenchOptions),
     /// The block-size sweep.
     Sweep(sweep::SweepOptions),
+    /// The artefacts probe.
+    Artefacts(artefacts::ArtefactsOptions),
 }
 
 /// Check the user's settings against what profile `name` takes and turn
@@ -162,6 +171,7 @@ pub fn plan(name: ProfileName, s: &ProfileSettings) -> Result<ProfilePlan, DiskE
         ProfileName::Gnome => ProfilePlan::Gnome(gnome::plan(s)?),
         ProfileName::Macbench => ProfilePlan::Macbench(macbench::plan(s)?),
         ProfileName::Sweep => ProfilePlan::Sweep(sweep::plan(s)?),
+        ProfileName::Artefacts => ProfilePlan::Artefacts(artefacts::plan(s)?),
     })
 }
 
@@ -174,6 +184,7 @@ impl ProfilePlan {
             | ProfilePlan::Gnome(_)
             | ProfilePlan::Macbench(_)
             | ProfilePlan::Sweep(_) => Bytes(Bytes::GIB),
+            ProfilePlan::Artefacts(_) => artefacts::DEFAULT_REGION,
         }
     }
 
@@ -189,6 +200,7 @@ impl ProfilePlan {
                 .into_iter()
                 .map(|(_, bs)| bs)
                 .collect(),
+            ProfilePlan::Artefacts(_) => vec![artefacts::BLOCK],
         };
         sizes.into_iter().map(Bytes).collect()
     }
@@ -201,7 +213,8 @@ impl ProfilePlan {
             ProfilePlan::Cdm(_)
             | ProfilePlan::Iometer(_)
             | ProfilePlan::Macbench(_)
-            | ProfilePlan::Sweep(_) => true,
+            | ProfilePlan::Sweep(_)
+            | ProfilePlan::Artefacts(_) => true,
         }
     }
 
@@ -218,6 +231,7 @@ impl ProfilePlan {
             ProfilePlan::Gnome(o) => gnome::run(o, target, stop, obs),
             ProfilePlan::Macbench(o) => macbench::run(o, target, stop, obs),
             ProfilePlan::Sweep(o) => sweep::run(o, target, stop, obs),
+            ProfilePlan::Artefacts(o) => artefacts::run(o, target, stop, obs),
         }
     }
 }
@@ -385,12 +399,13 @@ mod tests {
             ProfileName::Gnome => 6,
             ProfileName::Macbench => 7,
             ProfileName::Sweep => 8,
+            ProfileName::Artefacts => 9,
         };
         for (i, p) in ProfileName::ALL.into_iter().enumerate() {
             assert_eq!(index(p), i, "{p} is out of place in ProfileName::ALL");
             assert_eq!(p.as_str().parse::<ProfileName>(), Ok(p));
         }
-        assert_eq!(ProfileName::ALL.len(), index(ProfileName::Sweep) + 1);
+        assert_eq!(ProfileName::ALL.len(), index(ProfileName::Artefacts) + 1);
     }
 
     #[test]

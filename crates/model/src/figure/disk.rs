@@ -131,6 +131,7 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
     match &run.profile_result {
         Some(ProfileResult::Cdm(cdm)) => return cdm_run_figures(cdm, &run.jobs),
         Some(ProfileResult::Gnome(g)) => return gnome_figures(g, run.target.size),
+        Some(ProfileResult::Artefacts(a)) => return artefacts_figures(a, run.jobs.first()),
         Some(ProfileResult::Iometer(io)) => {
             for p in &io.points {
                 let job = run.jobs.get(p.job);
@@ -205,6 +206,48 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
             let Some(d) = dir else { continue };
             direction_figures(&mut out, &test, name, d, &job.samples, is_read, single);
         }
+    }
+    out
+}
+
+/// Figures of the artefacts probe, one test: each pattern's write and read
+/// rate, and each pattern's rates against random data's in percent. The
+/// test is named by the block size, depth, engine, direct or buffered (from
+/// its first job) and the region.
+pub fn artefacts_figures(a: &ArtefactsResult, first: Option<&DiskJobResult>) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let how = first.map_or_else(String::new, |j| {
+        let s = &j.spec;
+        format!(
+            " {} QD{} T{}, {}, {},",
+            size_label(s.bs),
+            s.depth_run(),
+            s.numjobs,
+            s.engine,
+            if s.direct { "direct" } else { "buffered" }
+        )
+    });
+    let test = format!("artefacts probe{how} {}", size_label(a.region));
+    let mut figs = TestFigures::new(&mut out, &test, "");
+    for p in &a.patterns {
+        let bw = FigureUnit::BytesPerSec;
+        figs.push(&format!("{} write bw", p.data), bw, p.write.0, None);
+        figs.push(&format!("{} read bw", p.data), bw, p.read.0, None);
+    }
+    for f in a.verdict.iter().flat_map(|v| &v.factors) {
+        let pct = FigureUnit::Percent;
+        figs.push(
+            &format!("{} write vs random", f.data),
+            pct,
+            f.write * 100.0,
+            None,
+        );
+        figs.push(
+            &format!("{} read vs random", f.data),
+            pct,
+            f.read * 100.0,
+            None,
+        );
     }
     out
 }

@@ -75,6 +75,7 @@ fn run(jobs: Vec<DiskJobResult>) -> RunBody {
         jobs,
         profile_result: None,
         cgroup: None,
+        probe: None,
     })
 }
 
@@ -430,6 +431,53 @@ fn every_profile_yields_named_figures() {
         ]
     );
     assert!(sweep.iter().all(|f| f.metric == "read bw"));
+
+    // The artefacts probe: each pattern's rates, and its rates against
+    // random data's in percent, under one test named by how it ran.
+    let rates = [("random", 100e6), ("zeros", 380e6)].map(|(d, w)| crate::artefact::PatternRates {
+        data: d.parse().unwrap(),
+        write: BytesPerSec(w),
+        read: BytesPerSec(2.0 * w),
+    });
+    let region = Bytes(64 << 20);
+    let mut probe_job = job(RwMode::Write, false, true);
+    probe_job.spec.bs = Bytes(1 << 20);
+    probe_job.spec.iodepth = 8;
+    probe_job.spec.engine = EngineKind::IoUring;
+    let probe = with(
+        ProfileResult::Artefacts(ArtefactsResult {
+            region,
+            rounds: 3,
+            quick: false,
+            verdict: crate::artefact::ProbeVerdict::judge(&rates, region),
+            patterns: rates.to_vec(),
+        }),
+        vec![probe_job],
+    );
+    let test = "artefacts probe 1MiB QD8 T1, io_uring, direct, 64MiB";
+    assert!(probe.iter().all(|f| f.test == test), "{probe:?}");
+    let metric = |m: &str| {
+        probe
+            .iter()
+            .find(|f| f.metric == m)
+            .map(|f| (f.unit, f.value))
+    };
+    assert_eq!(
+        metric("zeros write bw"),
+        Some((FigureUnit::BytesPerSec, 380e6))
+    );
+    assert_eq!(
+        metric("random read bw"),
+        Some((FigureUnit::BytesPerSec, 200e6))
+    );
+    assert_eq!(
+        metric("zeros write vs random"),
+        Some((FigureUnit::Percent, 380.0))
+    );
+    assert_eq!(
+        metric("zeros read vs random"),
+        Some((FigureUnit::Percent, 380.0))
+    );
 }
 
 #[test]

@@ -256,6 +256,7 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
         jobs: results,
         profile_result: None,
         cgroup: None,
+        probe: None,
     });
     Ok(RunDocument {
         // fio writes the time it finished; a job longer than the time since

@@ -1,0 +1,90 @@
+//! What the results store knows about the device a disk run is on: the
+//! speed the user rated it at (`--rated`, kept per disk) and the artefacts
+//! probe's verdict (kept per disk, file system and I/O mode). Both become
+//! warnings on every run there; a new `--rated` or probe is remembered.
+
+use iomark_model::artefact::{ProbeVerdict, RatedSpeed};
+use iomark_model::device::DeviceReport;
+use iomark_model::disk::DiskJobResult;
+use iomark_model::{now_ms, Warning};
+use iomark_store::{DeviceMemory, RememberedProbe};
+
+use crate::record::Recorder;
+
+/// The store's memory of one run's device.
+#[derive(Debug, Default)]
+pub struct Known {
+    /// The rated speed: given now, or remembered.
+    rated: Option<RatedSpeed>,
+    /// What is remembered under the probe's key; none when the run has no
+    /// device report.
+    probe_slot: Option<DeviceMemory>,
+}
+
+impl Known {
+    /// Recall what the store knows about `report`'s device for a run that
+    /// does (`direct`) or does not bypass the page cache, remembering a
+    /// rated speed given now.
+    pub fn recall(
+        rec: &mut Recorder,
+        report: Option<&DeviceReport>,
+        direct: bool,
+        rated: Option<RatedSpeed>,
+    ) -> Known {
+        let Some(report) = report else {
+            return Known {
+                rated,
+                probe_slot: None,
+            };
+        };
+        let describe = report.describe();
+        let recall = |rec: &mut Recorder, key: String| {
+            rec.device(&key)
+                .unwrap_or_else(|| DeviceMemory::new(&key, &describe))
+        };
+        let mut disk = report.disk_key().map(|k| recall(rec, k));
+        if let (Some(disk), Some(r)) = (&mut disk, rated) {
+            disk.rated = Some(r);
+            rec.remember(disk);
+        }
+        Known {
+            rated: rated.or_else(|| disk.and_then(|d| d.rated)),
+            probe_slot: report.probe_key(direct).map(|k| recall(rec, k)),
+        }
+    }
+
+    /// The verdict of an earlier probe here, if one is remembered.
+    pub fn probe(&self) -> Option<&ProbeVerdict> {
+        Some(&self.probe_slot.as_ref()?.probe.as_ref()?.verdict)
+    }
+
+    /// Remember what a probe of this run found.
+    pub fn learned(&mut self, rec: &mut Recorder, verdict: ProbeVerdict) {
+        let Some(slot) = &mut self.probe_slot else {
+            return;
+        };
+        slot.probe = Some(RememberedProbe {
+            verdict,
+            run: rec.id(),
+            at_ms: now_ms(),
+        });
+        rec.remember(slot);
+    }
+
+    /// The warnings of a run with `jobs` here: figures above the rated
+    /// speed, and what a probe found.
+    pub fn warnings(&self, jobs: &[DiskJobResult]) -> Vec<Warning> {
+        let mut out = Vec::new();
+        if let Some(rated) = &self.rated {
+            out.extend(iomark_disk::checks::above_rated(rated, jobs));
+        }
+        if let Some(p) = self.probe_slot.as_ref().and_then(|s| s.probe.as_ref()) {
+            let source = match p.run {
+                Some(id) => format!("artefacts probe of run {id}"),
+                None => "artefacts probe".to_string(),
+            };
+            out.extend(p.verdict.warning(&source));
+        }
+        out
+    }
+}

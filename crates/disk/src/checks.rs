@@ -1,0 +1,312 @@
+//! Checks of a finished run's figures against what the device can do, each
+//! naming the likely cause when a figure looks served by a cache:
+//!
+//! * reads faster than the same test's writes by more than the device's
+//!   class allows (a hard disk reads and writes at about one rate; flash
+//!   writes slower, but not by an order of magnitude unless it is a stick
+//!   or card);
+//! * a CrystalDiskMark read test whose later passes ran clearly faster than
+//!   its first (the cache filled during the first);
+//! * a figure above the speed the device is rated at (`--rated`).
+//!
+//! A rate above the link's ceiling is checked with the device chain
+//! ([`iomark_host::check_ceiling`]). Buffered jobs are left out: they
+//! carry their own warning, and the page cache is what they measure.
+
+use std::collections::BTreeMap;
+
+use iomark_model::artefact::RatedSpeed;
+use iomark_model::device::{DeviceReport, Transport};
+use iomark_model::disk::{DiskJobResult, RwMode};
+use iomark_model::figure::disk_job_test_name;
+use iomark_model::profile::{ProfileResult, TestDir};
+use iomark_model::units::BytesPerSec;
+use iomark_model::{Warning, WarningKind};
+
+/// How much faster a later pass must run than the first before it counts.
+pub const WARMED_FACTOR: f64 = 1.5;
+/// How far above its rated speed a figure may go before it is flagged:
+/// makers round, and a good sample beats the sheet by a little.
+pub const RATED_MARGIN: f64 = 1.05;
+
+/// How many times its writes a device of this kind may read, and the
+/// kind in words; none when nothing is known of the device.
+pub fn read_over_write_allowed(report: &DeviceReport) -> Option<(f64, &'static str)> {
+    let dev = report.device.as_ref()?;
+    if dev.queue.rotational == Some(true) {
+        return Some((1.5, "a hard disk"));
+    }
+    Some(match dev.transport {
+        // RAM: decompressing is cheaper than compressing, and there is no
+        // cache in front of it to find.
+        Transport::Zram => return None,
+        // Sticks and cards write at a tenth of their read rate and less.
+        Transport::Usb | Transport::Mmc => (20.0, "a USB or card flash device"),
+        _ if dev.removable => (20.0, "a removable flash device"),
+        Transport::Nvme | Transport::Sata | Transport::Scsi => (4.0, "an SSD"),
+        // A virtual or stacked device is what is beneath it; the host's
+        // cache behind a virtual disk is the usual reason to exceed this.
+        _ => (4.0, "a solid-state or virtual device"),
+    })
+}
+
+/// The same test with the direction left out, so a read and a write of one
+/// block size, depth, engine and region are paired.
+fn pair_key(job: &DiskJobResult) -> Option<(String, bool)> {
+    let (rw, read) = match job.spec.rw {
+        RwMode::Read => (RwMode::Read, true),
+        RwMode::Write => (RwMode::Read, false),
+        RwMode::RandRead => (RwMode::RandRead, true),
+        RwMode::RandWrite => (RwMode::RandRead, false),
+        RwMode::ReadWrite | RwMode::RandRw => return None,
+    };
+    // The data pattern stays in the key: a read returns what its own
+    // pattern's writes left.
+    let mut spec = job.spec.clone();
+    spec.rw = rw;
+    Some((disk_job_test_name(&spec), read))
+}
+
+/// Reads above the same test's writes by more than `report`'s class
+/// allows, per test, with the best of each direction's jobs.
+pub fn reads_above_writes(report: &DeviceReport, jobs: &[DiskJobResult]) -> Vec<Warning> {
+    let Some((allowed, class)) = read_over_write_allowed(report) else {
+        return Vec::new();
+    };
+    // test -> (best read, best write)
+    let mut best: BTreeMap<String, (f64, f64)> = BTreeMap::new();
+    for job in jobs.iter().filter(|j| j.page_cache_bypassed) {
+        let Some((key, read)) = pair_key(job) else {
+            continue;
+        };
+        let e = best.entry(key).or_default();
+        let dir = if read { &job.read } else { &job.write };
+        let bw = dir.as_ref().map_or(0.0, |d| d.bw.0);
+        let slot = if read { &mut e.0 } else { &mut e.1 };
+        *slot = slot.max(bw);
+    }
+    best.into_iter()
+        .filter(|(_, (r, w))| *w > 0.0 && r / w > allowed)
+        .map(|(test, (r, w))| {
+            Warning::new(
+                WarningKind::CacheSuspected,
+                format!(
+                    "{test}: reads ran {:.1}x as fast as writes ({} against {}), more than {class} allows ({allowed}x): \
+                     a cache (the drive's, or the host's behind a virtual disk) likely served the reads",
+                    r / w,
+                    BytesPerSec(r),
+                    BytesPerSec(w)
+                ),
+            )
+        })
+        .collect()
+}
+
+/// CrystalDiskMark read tests whose later passes ran clearly faster than
+/// the first: what the first pass read was cached for the others.
+pub fn warmed_passes(result: Option<&ProfileResult>, jobs: &[DiskJobResult]) -> Vec<Warning> {
+    let Some(ProfileResult::Cdm(cdm)) = result else {
+        return Vec::new();
+    };
+    cdm.tests
+        .iter()
+        .filter(|t| t.dir == TestDir::Read && t.pass_bw.len() >= 2)
+        .filter(|t| jobs.get(t.first_job).is_some_and(|j| j.page_cache_bypassed))
+        .filter_map(|t| {
+            let first = t.pass_bw[0].0;
+            let later = t.pass_bw[1..].iter().map(|b| b.0).fold(0.0, f64::max);
+            (first > 0.0 && later / first >= WARMED_FACTOR).then(|| {
+                Warning::new(
+                    WarningKind::CacheSuspected,
+                    format!(
+                        "{} read: later passes ran {:.1}x as fast as the first ({} against {}): \
+                         a cache kept what the first pass read; the first pass is the medium's rate",
+                        t.row,
+                        later / first,
+                        BytesPerSec(later),
+                        BytesPerSec(first)
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Figures above the device's rated speed (by more than [`RATED_MARGIN`]),
+/// each test once with its best job.
+pub fn above_rated(rated: &RatedSpeed, jobs: &[DiskJobResult]) -> Vec<Warning> {
+    let mut best: Vec<(&str, &'static str, BytesPerSec, f64)> = Vec::new();
+    for job in jobs {
+        for (dir, d) in [("read", &job.read), ("write", &job.write)] {
+            let (Some(d), Some(limit)) = (d, rated.for_dir(dir)) else {
+                continue;
+            };
+            if d.bw.0 <= limit.0 * RATED_MARGIN {
+                continue;
+            }
+            let name = job.spec.name.as_str();
+            match best.iter_mut().find(|b| b.0 == name && b.1 == dir) {
+                Some(b) => b.3 = b.3.max(d.bw.0),
+                None => best.push((name, dir, limit, d.bw.0)),
+            }
+        }
+    }
+    best.into_iter()
+        .map(|(name, dir, limit, bw)| {
+            Warning::new(
+                WarningKind::AboveRated,
+                format!(
+                    "{name}: {dir} {} is above the {limit} the device is rated to {dir} (--rated): \
+                     a cache or compression is being measured, not the medium",
+                    BytesPerSec(bw)
+                ),
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use iomark_model::disk::{CpuUsage, DataPattern, DirectionResult, DiskJobSpec, EngineKind};
+    use iomark_model::profile::{CdmResult, CdmTest};
+    use iomark_model::units::{Bytes, Iops, Nanos};
+
+    use super::*;
+
+    fn job(name: &str, rw: RwMode, mbps: f64, direct: bool) -> DiskJobResult {
+        let dir = DirectionResult {
+            bw: BytesPerSec(mbps * 1e6),
+            ..DirectionResult::default()
+        };
+        DiskJobResult {
+            spec: DiskJobSpec {
+                name: name.into(),
+                rw,
+                bs: Bytes(1 << 20),
+                iodepth: 8,
+                iodepth_batch: 1,
+                numjobs: 1,
+                size: Bytes(1 << 30),
+                runtime: Some(Nanos::from_secs(5)),
+                ramp: Nanos(0),
+                engine: EngineKind::IoUring,
+                direct,
+                data: DataPattern::Random,
+                rwmix_read: 70,
+                seed: 1,
+            },
+            read: rw.reads().then(|| dir.clone()),
+            write: rw.writes().then(|| dir.clone()),
+            samples: Vec::new(),
+            cpu: CpuUsage::default(),
+            iodepth_level: BTreeMap::new(),
+            mean_depth: 8.0,
+            page_cache_bypassed: direct,
+            interrupted: false,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn device(transport: &str, rotational: bool) -> DeviceReport {
+        serde_json::from_value(serde_json::json!({
+            "path": "/dev/sdb", "target": "block_device",
+            "device": {"name": "sdb", "devno": {"major": 8, "minor": 16}, "size": 0,
+                "transport": transport, "sysfs_path": "/sys/block/sdb",
+                "queue": {"rotational": rotational}}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn reads_far_above_writes_are_flagged_by_device_class() {
+        let jobs = [
+            job("SEQ1M read", RwMode::Read, 900.0, true),
+            job("SEQ1M write", RwMode::Write, 180.0, true),
+        ];
+        // 5x: too much for a hard disk or an SSD, normal for a USB stick.
+        let hdd = reads_above_writes(&device("sata", true), &jobs);
+        assert_eq!(hdd.len(), 1);
+        assert_eq!(hdd[0].kind, WarningKind::CacheSuspected);
+        assert!(hdd[0].message.contains("5.0x"), "{}", hdd[0]);
+        assert!(hdd[0].message.contains("a hard disk"), "{}", hdd[0]);
+        assert_eq!(reads_above_writes(&device("nvme", false), &jobs).len(), 1);
+        assert!(reads_above_writes(&device("usb", false), &jobs).is_empty());
+        assert!(reads_above_writes(&device("zram", false), &jobs).is_empty());
+        // Buffered jobs measure the page cache on purpose: not judged.
+        let buffered = [
+            job("SEQ1M read", RwMode::Read, 9000.0, false),
+            job("SEQ1M write", RwMode::Write, 180.0, false),
+        ];
+        assert!(reads_above_writes(&device("sata", true), &buffered).is_empty());
+        // Only the same test pairs: a random write is no sequential read's.
+        let unpaired = [
+            job("SEQ1M read", RwMode::Read, 900.0, true),
+            job("RND write", RwMode::RandWrite, 18.0, true),
+        ];
+        assert!(reads_above_writes(&device("sata", true), &unpaired).is_empty());
+    }
+
+    fn cdm_read_test(passes: &[f64]) -> ProfileResult {
+        ProfileResult::Cdm(CdmResult {
+            profile: "cdm".into(),
+            rows: vec!["SEQ1M Q8T1".into()],
+            shows_iops: false,
+            size: Bytes(1 << 30),
+            data: DataPattern::Random,
+            passes: passes.len() as u32,
+            pass_time: Nanos::from_secs(5),
+            interval: Nanos::from_secs(5),
+            mix_read: None,
+            quick: false,
+            tests: vec![CdmTest {
+                row: "SEQ1M Q8T1".into(),
+                dir: TestDir::Read,
+                bs: Bytes(1 << 20),
+                queues: 8,
+                threads: 1,
+                pass_bw: passes.iter().map(|m| BytesPerSec(m * 1e6)).collect(),
+                pass_lat_mean_ns: vec![0.0; passes.len()],
+                bw: BytesPerSec(0.0),
+                iops: Iops(0.0),
+                lat_mean_ns: 0.0,
+                first_job: 0,
+            }],
+        })
+    }
+
+    #[test]
+    fn later_passes_much_faster_than_the_first_are_flagged() {
+        let jobs = [job("SEQ1M Q8T1 read", RwMode::Read, 1.0, true)];
+        let warmed = warmed_passes(Some(&cdm_read_test(&[100.0, 480.0, 490.0])), &jobs);
+        assert_eq!(warmed.len(), 1);
+        assert!(warmed[0].message.contains("4.9x"), "{}", warmed[0]);
+        let steady = warmed_passes(Some(&cdm_read_test(&[100.0, 120.0, 110.0])), &jobs);
+        assert!(steady.is_empty());
+        assert!(warmed_passes(None, &jobs).is_empty());
+    }
+
+    #[test]
+    fn figures_above_the_rated_speed_are_flagged_once_per_test() {
+        let rated: RatedSpeed = "read=550MB/s,write=520MB/s".parse().unwrap();
+        let jobs = [
+            job("SEQ1M Q8T1 read", RwMode::Read, 560.0, true),
+            job("SEQ1M Q8T1 read", RwMode::Read, 812.0, true),
+            job("SEQ1M Q8T1 read", RwMode::Read, 790.0, true),
+            job("SEQ1M Q8T1 write", RwMode::Write, 530.0, true),
+        ];
+        let w = above_rated(&rated, &jobs);
+        // 560 and 530 are within 5% of the sheet; 812 is not.
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].kind, WarningKind::AboveRated);
+        assert!(w[0].message.contains("812.00 MB/s"), "{}", w[0]);
+        assert!(w[0].message.contains("550.00 MB/s"), "{}", w[0]);
+        let read_only: RatedSpeed = "read=100MB/s".parse().unwrap();
+        assert_eq!(
+            above_rated(&read_only, &jobs).len(),
+            1,
+            "writes are not rated"
+        );
+    }
+}
