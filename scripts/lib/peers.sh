@@ -13,7 +13,8 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-# ensure_peers: fio, iperf3 and likwid-bench, and strace for the tests.
+# ensure_peers: fio, iperf3 and likwid-bench, and strace and btrfs-progs
+# for the tests.
 ensure_peers() {
   local need=()
   command -v fio >/dev/null 2>&1 || need+=(fio)
@@ -21,6 +22,8 @@ ensure_peers() {
   command -v likwid-bench >/dev/null 2>&1 || need+=(likwid)
   # strace widens race windows in the safety tests (fault injection).
   command -v strace >/dev/null 2>&1 || need+=(strace)
+  # btrfs with compress=zstd is a rig the artefacts probe must flag.
+  command -v mkfs.btrfs >/dev/null 2>&1 || need+=(btrfs-progs)
   if [ ${#need[@]} -gt 0 ]; then
     echo "installing test peers: ${need[*]}" >&2
     apt_install "${need[@]}"
