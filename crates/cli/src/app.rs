@@ -22,7 +22,7 @@ enum Command {
     /// Remove test files left in PATH by killed iomark runs.
     Clean(crate::clean::CleanArgs),
     /// List the disk I/O engines.
-    Engines,
+    Engines(crate::clean::EnginesArgs),
     /// Measure network throughput with iperf3's protocol (server or client).
     Net(crate::net::NetArgs),
     /// Memory and out-of-core kernels: STREAM, 2D stencil, Himeno (heap or mmap, memory limits).
@@ -67,7 +67,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Info(args) => crate::info::run(args),
         Command::Disk(args) => crate::disk::run(args),
         Command::Clean(args) => crate::clean::run(args),
-        Command::Engines => crate::clean::engines(),
+        Command::Engines(args) => crate::clean::engines(args),
         Command::Net(args) => crate::net::run(args),
         Command::Mem(args) => crate::mem::run(args),
         Command::Results(args) => crate::results::run(args),

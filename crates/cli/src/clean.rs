@@ -1,5 +1,6 @@
 //! `iomark clean PATH` and `iomark engines`.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -34,18 +35,45 @@ pub fn run(args: CleanArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-/// List the engines compiled in.
-pub fn engines() -> anyhow::Result<Exit> {
-    for e in EngineKind::ALL {
-        let note = match (e, iomark_disk::engine::io_uring_available()) {
-            (EngineKind::IoUring, Err(why)) => format!(" [{why}]"),
-            _ => String::new(),
+/// The raw arguments of `iomark engines`.
+#[derive(Debug, Args)]
+pub struct EnginesArgs {
+    /// Print one JSON document (docs/result-schema.md) instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// List the engines compiled in, and whether each can run here.
+pub fn engines(args: EnginesArgs) -> anyhow::Result<Exit> {
+    let engines: Vec<(EngineKind, Result<(), String>)> = EngineKind::ALL
+        .into_iter()
+        .map(|e| {
+            let available = match e {
+                EngineKind::IoUring => iomark_disk::engine::io_uring_available(),
+                _ => Ok(()),
+            };
+            (e, available)
+        })
+        .collect();
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        // As an io::Error, a closed pipe is recognised and not reported.
+        serde_json::to_writer_pretty(&mut out, &iomark_text::json::engines(&engines))
+            .map_err(std::io::Error::from)?;
+        writeln!(out)?;
+        return Ok(Exit::Success);
+    }
+    for (e, available) in &engines {
+        let note = match available {
+            Err(why) => format!(" [{why}]"),
+            Ok(()) => String::new(),
         };
-        println!(
+        writeln!(
+            out,
             "{:<11} {}{note}",
             e.as_str(),
-            iomark_disk::engine::describe(e)
-        );
+            iomark_disk::engine::describe(*e)
+        )?;
     }
     Ok(Exit::Success)
 }

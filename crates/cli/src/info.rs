@@ -5,7 +5,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use iomark_host::{DeviceChain, HostInfoExt};
-use iomark_model::device::{DeviceReport, HostInfo};
+use iomark_model::device::HostInfo;
 
 use crate::exit::Exit;
 
@@ -15,17 +15,10 @@ pub struct InfoArgs {
     /// A file, directory or block device; symlinks are followed.
     #[arg(default_value = ".")]
     path: PathBuf,
-    /// Print one JSON object `{"host": ..., "device": ...}` instead of text.
+    /// Print one JSON object `{"schema_version": 1, "host": ..., "device": ...}`
+    /// instead of text (docs/result-schema.md).
     #[arg(long)]
     json: bool,
-}
-
-/// The JSON document `iomark info --json` prints: the same `HostInfo` and
-/// `DeviceReport` a stored run carries.
-#[derive(serde::Serialize)]
-struct InfoDocument<'a> {
-    host: &'a HostInfo,
-    device: &'a DeviceReport,
 }
 
 /// Runs `iomark info`.
@@ -35,10 +28,7 @@ pub fn run(args: InfoArgs) -> anyhow::Result<Exit> {
     let host = HostInfo::collect();
     let mut out = std::io::stdout().lock();
     if args.json {
-        let doc = InfoDocument {
-            host: &host,
-            device: chain.report(),
-        };
+        let doc = iomark_text::json::info(&host, chain.report());
         // As an io::Error, a closed pipe is recognised and not reported.
         serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from)?;
         writeln!(out)?;

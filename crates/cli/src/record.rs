@@ -33,7 +33,8 @@ use iomark_store::{DeviceMemory, RunId, Store};
 pub struct StoreArgs {
     /// Results database: a SQLite file or postgres://user@host/db.
     ///
-    /// Default: $XDG_DATA_HOME/iomark/results.db (~/.local/share/iomark/results.db).
+    /// Default: $IOMARK_DB when set (empty is refused), else
+    /// $XDG_DATA_HOME/iomark/results.db (~/.local/share/iomark/results.db).
     #[arg(long, value_name = "PATH|URL")]
     pub db: Option<String>,
     /// Do not store this run.

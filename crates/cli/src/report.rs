@@ -33,7 +33,8 @@ pub struct ReportArgs {
     baseline: Option<RunId>,
     /// Results database: a SQLite file or postgres://user@host/db.
     ///
-    /// Default: $XDG_DATA_HOME/iomark/results.db (~/.local/share/iomark/results.db).
+    /// Default: $IOMARK_DB when set (empty is refused), else
+    /// $XDG_DATA_HOME/iomark/results.db (~/.local/share/iomark/results.db).
     #[arg(long, value_name = "PATH|URL")]
     db: Option<String>,
     /// Write the HTML page to FILE (`-` for standard output).

@@ -6,7 +6,10 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
+use iomark_stats::gate::{ThresholdError, WorseThreshold};
 use iomark_store::{RunId, RunQuery, RunSelection, Store, StoreError};
+use iomark_text::comparison::Lineup;
+use iomark_text::json;
 use iomark_text::results::{self, TableStyle};
 
 use crate::exit::Exit;
@@ -19,7 +22,8 @@ pub struct ResultsArgs {
     /// Results database: a SQLite file (PATH or sqlite://PATH) or
     /// postgres://user@host:port/db[?sslmode=verify-full&sslrootcert=CA.pem].
     ///
-    /// Default: $XDG_DATA_HOME/iomark/results.db (~/.local/share/iomark/results.db).
+    /// Default: $IOMARK_DB when set (empty is refused), else
+    /// $XDG_DATA_HOME/iomark/results.db (~/.local/share/iomark/results.db).
     /// list, show, compare and export only read: they open the database
     /// read-only and never create one.
     #[arg(long, global = true, value_name = "PATH|URL")]
@@ -36,14 +40,22 @@ enum ResultsCommand {
     Show {
         /// The run's id (from `iomark results list`).
         id: RunId,
+        /// Print one JSON document (docs/result-schema.md) instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Compare runs side by side: tests as rows, runs as columns, ratios to a baseline.
     #[command(
         long_about = "Compare runs side by side: tests as rows, runs as columns.\n\n\
         Each figure shows its ratio to the baseline run (the first ID, or --baseline), \
-        e.g. 1.68x. A ~ after the ratio marks a difference inside the spread of the \
-        passes or per-second samples of both runs: not a real difference.\n\n\
-        Example: iomark results compare 12 15 --baseline 9"
+        e.g. 1.68x, and whether that is better or worse: bandwidth, IOPS and MFLOPS \
+        are better higher, latency and time lower; counts and percentages are only \
+        higher or lower. A ~ after the ratio marks a difference inside the spread of \
+        the passes or per-second samples of both runs: within noise, not a real \
+        difference.\n\n\
+        With --fail-if-worse, exit code 1 when a figure is worse than the baseline's \
+        by more than the threshold and outside the noise; stderr names each one.\n\n\
+        Example: iomark results compare 15 --baseline 9 --fail-if-worse 5%"
     )]
     Compare {
         /// Runs to compare.
@@ -52,6 +64,13 @@ enum ResultsCommand {
         /// The run the others are divided by (default: the first ID).
         #[arg(long, value_name = "ID")]
         baseline: Option<RunId>,
+        /// Exit with code 1 when a figure is worse than the baseline's by more
+        /// than this (e.g. 5%) and outside the noise of both runs.
+        #[arg(long, value_name = "PCT", value_parser = parse_threshold)]
+        fail_if_worse: Option<WorseThreshold>,
+        /// Print one JSON document (docs/result-schema.md) instead of the table.
+        #[arg(long)]
+        json: bool,
     },
     /// Export runs as JSON (the stored documents), CSV (one row per figure) or Markdown.
     Export {
@@ -97,6 +116,9 @@ struct ListArgs {
     /// Only the newest N runs.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
+    /// Print one JSON document (docs/result-schema.md) instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -120,22 +142,34 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
                 limit: l.limit,
             };
             match iomark_store::open_read_only(db) {
-                Ok(mut store) => list(store.as_mut(), &query, out)?,
+                Ok(mut store) => list(store.as_mut(), &query, l.json, out)?,
                 // Nothing stored yet is an empty list, not an error.
                 Err(StoreError::NoDatabase { path }) => {
                     eprintln!(
                         "no stored runs: there is no results database at {} yet",
                         esc(&path)
                     );
+                    if l.json {
+                        print_json(&json::run_list(&[]), out)?;
+                    }
                 }
                 Err(e) => return Err(e.into()),
             }
         }
-        ResultsCommand::Show { id } => {
+        ResultsCommand::Show { id, json: as_json } => {
             let run = iomark_store::open_read_only(db)?.load(id)?;
-            out.write_all(results::run_detail(&run).as_bytes())?;
+            if as_json {
+                print_json(&json::run_detail(&run), out)?;
+            } else {
+                out.write_all(results::run_detail(&run).as_bytes())?;
+            }
         }
-        ResultsCommand::Compare { ids, baseline } => {
+        ResultsCommand::Compare {
+            ids,
+            baseline,
+            fail_if_worse,
+            json: as_json,
+        } => {
             let selection = RunSelection {
                 baseline,
                 ..RunSelection::of(&ids)
@@ -146,7 +180,16 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
                 bail!("compare needs two runs or more: iomark results compare ID ID... [--baseline ID]");
             }
             let runs = RunSelection::of(&ids).load(store.as_mut())?;
-            out.write_all(results::comparison(&runs, TableStyle::Terminal).as_bytes())?;
+            let lineup = Lineup::new(&runs, fail_if_worse);
+            if as_json {
+                print_json(&json::comparison(&lineup), out)?;
+            } else {
+                out.write_all(results::comparison(&lineup, TableStyle::Terminal).as_bytes())?;
+            }
+            out.flush()?;
+            if let Some(t) = fail_if_worse {
+                return gate(&lineup, t);
+            }
         }
         ResultsCommand::Export { ids, format } => {
             export(
@@ -194,10 +237,63 @@ fn parse_since(s: &str) -> anyhow::Result<u64> {
     Ok(ms.max(0) as u64)
 }
 
-fn list(store: &mut dyn Store, q: &RunQuery, out: &mut impl Write) -> anyhow::Result<()> {
+/// `--fail-if-worse`: names each regressed figure on stderr and says so
+/// in the exit code. A candidate that shares no judged figure with the
+/// baseline is refused: a gate that compared nothing must not pass.
+fn gate(lineup: &Lineup, t: WorseThreshold) -> anyhow::Result<Exit> {
+    let ungated = lineup.ungated();
+    if !ungated.is_empty() {
+        let ids: Vec<String> = ungated.iter().map(|id| format!("#{id}")).collect();
+        bail!(
+            "--fail-if-worse has nothing to judge: {} shares no bandwidth, IOPS, MFLOPS or latency figure of the same test with baseline #{}; compare runs of the same test (same rw, bs, depth, engine, size)",
+            ids.join(", "),
+            lineup.runs()[0].summary.id
+        );
+    }
+    let lines = results::regression_lines(lineup);
+    for l in &lines {
+        eprintln!("{l}");
+    }
+    if lines.is_empty() {
+        eprintln!("no figure is worse than the baseline by more than {t} outside the noise");
+        Ok(Exit::Success)
+    } else {
+        eprintln!(
+            "{} figure{} regressed by more than {t}",
+            lines.len(),
+            if lines.len() == 1 { "" } else { "s" }
+        );
+        Ok(Exit::Regression)
+    }
+}
+
+/// `--fail-if-worse PCT`, refused with the fix when it is not a percentage.
+fn parse_threshold(s: &str) -> Result<WorseThreshold, String> {
+    s.parse().map_err(|e: ThresholdError| e.to_string())
+}
+
+/// One JSON document and a newline.
+fn print_json(v: &impl serde::Serialize, out: &mut impl Write) -> anyhow::Result<()> {
+    // As an io::Error, a closed pipe is recognised and not reported.
+    serde_json::to_writer_pretty(&mut *out, v).map_err(std::io::Error::from)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+fn list(
+    store: &mut dyn Store,
+    q: &RunQuery,
+    as_json: bool,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
     let runs = store.list(q)?;
     if runs.is_empty() {
         eprintln!("no stored runs match in {}", esc(&store.location()));
+    }
+    if as_json {
+        return print_json(&json::run_list(&runs), out);
+    }
+    if runs.is_empty() {
         return Ok(());
     }
     Ok(out.write_all(results::run_list(&runs).as_bytes())?)
@@ -214,7 +310,7 @@ fn export(
         ExportFormat::Json => out.write_all(results::export_json(&runs)?.as_bytes())?,
         ExportFormat::Csv => results::export_csv(&runs, out)?,
         ExportFormat::Markdown => {
-            let text = results::comparison(&runs, TableStyle::Markdown);
+            let text = results::comparison(&Lineup::new(&runs, None), TableStyle::Markdown);
             out.write_all(text.as_bytes())?;
         }
     }

@@ -95,15 +95,19 @@ impl FigureUnit {
         FigureUnit::ALL.into_iter().find(|u| u.as_str() == s)
     }
 
-    /// Whether a larger value is better (throughput) or worse (latency, loss).
-    pub fn higher_is_better(self) -> bool {
-        matches!(
-            self,
+    /// Which way is better for a figure in this unit. Only rates and
+    /// times have one: whether more CPU, a deeper queue reached, more UDP
+    /// loss or more retransmits is worse depends on what was asked, so
+    /// comparisons show those figures but never judge them.
+    pub fn direction(self) -> Direction {
+        match self {
             FigureUnit::BytesPerSec
-                | FigureUnit::BitsPerSec
-                | FigureUnit::Iops
-                | FigureUnit::Mflops
-        )
+            | FigureUnit::BitsPerSec
+            | FigureUnit::Iops
+            | FigureUnit::Mflops => Direction::HigherIsBetter,
+            FigureUnit::Nanos => Direction::LowerIsBetter,
+            FigureUnit::Percent | FigureUnit::Count => Direction::Unknown,
+        }
     }
 
     /// A value in this unit for a person: `612.35 MB/s`, `94.1 µs`.
@@ -142,6 +146,30 @@ impl FigureUnit {
     }
 }
 
+/// Which way a figure gets better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Bandwidth, IOPS, MFLOPS: more is better.
+    HigherIsBetter,
+    /// Latency and time: less is better.
+    LowerIsBetter,
+    /// Counts and percentages (CPU, depth reached, loss): not judged.
+    Unknown,
+}
+
+impl Direction {
+    /// The name in JSON layouts: `higher_is_better`, `lower_is_better`,
+    /// `unknown`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::HigherIsBetter => "higher_is_better",
+            Direction::LowerIsBetter => "lower_is_better",
+            Direction::Unknown => "unknown",
+        }
+    }
+}
+
 impl fmt::Display for FigureUnit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -168,6 +196,11 @@ impl Figure {
     /// `value` formatted for a person in its unit.
     pub fn display_value(&self) -> String {
         self.unit.format(self.value)
+    }
+
+    /// Which way this figure gets better (by its unit).
+    pub fn direction(&self) -> Direction {
+        self.unit.direction()
     }
 }
 

@@ -1,4 +1,5 @@
-//! Pure math for iomark: latency histograms, percentiles and comparisons.
+//! Pure math for iomark: latency histograms, percentiles, comparisons and
+//! the verdict a CI gate acts on.
 //!
 //! Nothing here knows about runs, storage or output; callers hand numbers in
 //! and get numbers out, so every view of a result computes it the same way.
@@ -15,4 +16,5 @@
 #![deny(missing_docs)]
 
 pub mod compare;
+pub mod gate;
 pub mod histogram;

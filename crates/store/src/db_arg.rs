@@ -2,9 +2,14 @@
 //! anything is opened, and the same names made fit for messages (every
 //! password hidden).
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
 
 use crate::StoreError;
+
+/// The environment variable that names the database when `--db` is not
+/// given: a CI job sets it once instead of passing `--db` to every step.
+pub const DB_ENV: &str = "IOMARK_DB";
 
 /// Where `--db` points, checked before anything is opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,12 +18,41 @@ pub(crate) enum Target {
     Postgres(String),
 }
 
-/// What `--db` names; refuses names that would not store anywhere real or
-/// would store somewhere the user did not mean.
+/// What `--db` names, else `$IOMARK_DB`, else the default file; refuses
+/// names that would not store anywhere real or would store somewhere the
+/// user did not mean.
 pub(crate) fn target(db: Option<&str>) -> Result<Target, StoreError> {
-    let Some(db) = db else {
+    target_or_env(db, std::env::var_os(DB_ENV).as_deref())
+}
+
+/// [`target`] with the value of `$IOMARK_DB` given, so tests need not
+/// change the process's environment.
+fn target_or_env(db: Option<&str>, env: Option<&OsStr>) -> Result<Target, StoreError> {
+    if let Some(db) = db {
+        return named(db);
+    }
+    let Some(value) = env else {
         return Ok(Target::Sqlite(default_sqlite_path()?));
     };
+    // An empty value is most often a CI variable that was never filled
+    // in: falling back to the home directory would store the runs where
+    // the next step does not look.
+    let value = value.to_str().ok_or(StoreError::DbEnv {
+        reason: "is not UTF-8: set it to a UTF-8 file path or a postgres:// URL, or unset it"
+            .into(),
+    })?;
+    if value.trim().is_empty() {
+        return Err(StoreError::DbEnv {
+            reason: "is set but empty: set it to a file path or a postgres:// URL, or unset it to use the default database".into(),
+        });
+    }
+    named(value).map_err(|e| StoreError::DbEnv {
+        reason: format!("does not name a database: {e}"),
+    })
+}
+
+/// What a database name given as text means.
+fn named(db: &str) -> Result<Target, StoreError> {
     let bad = |reason: &str| StoreError::BadUrl {
         url: redact(db),
         reason: reason.to_string(),

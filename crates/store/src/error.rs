@@ -122,6 +122,12 @@ pub enum StoreError {
         /// What.
         reason: String,
     },
+    /// `$IOMARK_DB` (used when `--db` is not given) names no database.
+    #[error("the environment variable IOMARK_DB {reason}")]
+    DbEnv {
+        /// What is wrong with it, and the fix.
+        reason: String,
+    },
     /// A label named to select runs is on none.
     #[error("no stored run has the label '{label}': see `iomark results list`")]
     NoRunWithLabel {

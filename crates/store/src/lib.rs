@@ -51,7 +51,7 @@ mod row;
 mod select;
 mod sqlite;
 
-pub use db_arg::{check_db, default_sqlite_path, is_postgres_url, redact};
+pub use db_arg::{check_db, default_sqlite_path, is_postgres_url, redact, DB_ENV};
 pub use error::StoreError;
 pub use pg::PgStore;
 pub use select::RunSelection;
@@ -249,8 +249,9 @@ pub struct RememberedProbe {
 
 /// Open the store `db` names, for reading and writing: `postgres://` or
 /// `postgresql://` URLs go to PostgreSQL, a path or `sqlite://PATH` to a
-/// SQLite file (created with its directory); `None` is the default SQLite
-/// file ([`default_sqlite_path`]). Names that would not keep anything
+/// SQLite file (created with its directory); `None` is what `$IOMARK_DB`
+/// names ([`DB_ENV`]; empty is refused), else the default SQLite file
+/// ([`default_sqlite_path`]). Names that would not keep anything
 /// (`:memory:`, an empty `sqlite://`) and libpq `key=value` strings are
 /// refused.
 ///

@@ -8,14 +8,18 @@
 //! `iomark info`'s device chain reads as an indented tree
 //! ([`device_info`]). A network run's text is iperf3's, printed live by
 //! `iomark-net` as the test goes, so it has no renderer here. Stored runs
-//! are listed, shown, compared and exported by [`results`].
+//! are listed, shown, compared and exported by [`results`], lined up and
+//! judged against a baseline by [`comparison`]; [`json`] holds the layouts
+//! scripts read from the commands that do not measure.
 //!
 //! Every text that came from outside (names, labels, imported files) goes
 //! through [`escape_controls`] on its way out.
 
+pub mod comparison;
 mod disk;
 mod escape;
 mod info;
+pub mod json;
 mod mem;
 mod profile;
 pub mod results;

@@ -3,15 +3,16 @@
 //! exports (the stored JSON documents, CSV with one row per figure,
 //! Markdown).
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
 use comfy_table::{Cell, CellAlignment, Table};
-use iomark_model::figure::{device_link, Figure};
+use iomark_model::figure::{device_link, Direction};
 use iomark_model::RunStatus;
-use iomark_stats::compare::{compare, format_ratio, Measured};
+use iomark_stats::compare::format_ratio;
 use iomark_store::{RunSummary, StoredRun};
+
+use crate::comparison::{Lineup, Matched};
 
 use crate::escape_controls as esc;
 
@@ -206,9 +207,11 @@ pub enum TableStyle {
 
 /// `iomark results compare` and the Markdown export: tests as rows, runs
 /// as columns, each figure with its ratio to the first run (the
-/// baseline), then the legend and the runs' warnings.
-pub fn comparison(runs: &[StoredRun], style: TableStyle) -> String {
-    let mut t = comparison_table(runs);
+/// baseline) and whether that is better or worse, then the legend and the
+/// runs' warnings.
+pub fn comparison(lineup: &Lineup, style: TableStyle) -> String {
+    let runs = lineup.runs();
+    let mut t = comparison_table(lineup);
     match style {
         TableStyle::Terminal => {
             t.load_preset(UTF8_FULL_CONDENSED);
@@ -229,8 +232,8 @@ pub fn comparison(runs: &[StoredRun], style: TableStyle) -> String {
     if style == TableStyle::Markdown && runs.len() > 1 {
         out.push('\n');
     }
-    out += &unmatched(runs);
-    out + &legend(runs)
+    out += &unmatched(lineup);
+    out + &legend(lineup)
 }
 
 /// `#12`, the labels, the tool when not iomark, and what the run measured
@@ -255,47 +258,18 @@ fn column_header(run: &StoredRun) -> String {
 /// Per run, the tests other runs have and it has not: those rows compare
 /// nothing (a different test size, engine or depth is a different test).
 /// Empty when every run has every test.
-fn unmatched(runs: &[StoredRun]) -> String {
-    if runs.len() < 2 {
-        return String::new();
-    }
-    let mut all: Vec<&str> = Vec::new();
-    for r in runs {
-        for f in &r.figures {
-            if !all.contains(&f.test.as_str()) {
-                all.push(&f.test);
-            }
-        }
-    }
+fn unmatched(lineup: &Lineup) -> String {
     let mut out = String::new();
-    for r in runs {
-        let missing: Vec<String> = all
-            .iter()
-            .filter(|t| !r.figures.iter().any(|f| f.test == **t))
-            .map(|t| esc(t).into_owned())
-            .collect();
-        if !missing.is_empty() {
-            let _ = writeln!(out, "not in #{}: {}", r.summary.id, missing.join("; "));
-        }
+    for (id, missing) in lineup.unmatched() {
+        let missing: Vec<String> = missing.iter().map(|t| esc(t).into_owned()).collect();
+        let _ = writeln!(out, "not in #{id}: {}", missing.join("; "));
     }
     out
 }
 
 /// Tests as rows, runs as columns; the first run is the baseline.
-fn comparison_table(runs: &[StoredRun]) -> Table {
-    let mut keys: Vec<(&str, &str)> = Vec::new();
-    let mut by_run: Vec<HashMap<(&str, &str), &Figure>> = Vec::new();
-    for r in runs {
-        let mut m = HashMap::new();
-        for f in &r.figures {
-            let k = (f.test.as_str(), f.metric.as_str());
-            if !keys.contains(&k) {
-                keys.push(k);
-            }
-            m.entry(k).or_insert(f);
-        }
-        by_run.push(m);
-    }
+fn comparison_table(lineup: &Lineup) -> Table {
+    let runs = lineup.runs();
     let mut t = Table::new();
     let mut header = vec![Cell::new("test"), Cell::new("metric")];
     header.extend(runs.iter().enumerate().map(|(i, r)| {
@@ -306,14 +280,13 @@ fn comparison_table(runs: &[StoredRun]) -> Table {
         Cell::new(h)
     }));
     t.set_header(header);
-    for k in keys {
-        let base = by_run[0].get(&k);
+    for &k in lineup.keys() {
         let mut row = vec![Cell::new(esc(k.0)), Cell::new(esc(k.1))];
-        for (i, m) in by_run.iter().enumerate() {
-            let text = match (m.get(&k), base) {
+        for i in 0..runs.len() {
+            let text = match (lineup.figure(i, k), lineup.judged(i, k)) {
                 (None, _) => "-".to_string(),
-                (Some(f), Some(b)) if i > 0 => with_ratio(b, f),
-                (Some(f), _) => f.display_value(),
+                (Some(_), Some(m)) => judged_cell(&m),
+                (Some(f), None) => f.display_value(),
             };
             row.push(Cell::new(text).set_alignment(CellAlignment::Right));
         }
@@ -323,29 +296,62 @@ fn comparison_table(runs: &[StoredRun]) -> Table {
 }
 
 /// A figure with its ratio to the baseline's, `~` where the difference is
-/// inside both spreads.
-fn with_ratio(base: &Figure, f: &Figure) -> String {
-    let measured = |f: &Figure| Measured {
-        value: f.value,
-        spread: f.spread,
-    };
-    let c = compare(measured(base), measured(f));
-    match c.ratio {
+/// inside both spreads, and what that means in words: `1.73x` on a latency
+/// is a loss, and only the words say so.
+fn judged_cell(m: &Matched) -> String {
+    match m.comparison.ratio {
         Some(r) => format!(
-            "{} {}{}",
-            f.display_value(),
+            "{} {}{} {}",
+            m.candidate.display_value(),
             format_ratio(r),
-            if c.within_noise { "~" } else { "" }
+            if m.comparison.within_noise { "~" } else { "" },
+            m.verdict.words()
         ),
-        None => f.display_value(),
+        None => m.candidate.display_value(),
     }
 }
 
-fn legend(runs: &[StoredRun]) -> String {
+/// The regressed figures, one line each, for stderr.
+pub fn regression_lines(lineup: &Lineup) -> Vec<String> {
+    let Some(t) = lineup.threshold() else {
+        return Vec::new();
+    };
+    lineup
+        .regressions()
+        .iter()
+        .map(|m| {
+            let r = m.comparison.ratio.unwrap_or(f64::NAN);
+            let worse = match m.candidate.direction() {
+                Direction::LowerIsBetter => r - 1.0,
+                _ => 1.0 - r,
+            };
+            format!(
+                "regressed: #{} {} {}: {} against {} in #{} ({}, {:.1}% worse, more than {t})",
+                m.run,
+                esc(&m.candidate.test),
+                esc(&m.candidate.metric),
+                m.candidate.display_value(),
+                m.baseline.display_value(),
+                lineup.runs()[0].summary.id,
+                format_ratio(r),
+                worse * 100.0,
+            )
+        })
+        .collect()
+}
+
+fn legend(lineup: &Lineup) -> String {
+    let runs = lineup.runs();
     let mut out = format!(
-        "ratios are run / baseline #{}; ~ marks a difference inside the spread (min – max) of both runs' passes or per-second samples: not a real difference\n",
+        "ratios are run / baseline #{}; better and worse: bandwidth, IOPS and MFLOPS are better higher, latency and time lower; counts and percentages are only higher or lower; ~ marks a difference inside the spread (min – max) of both runs' passes or per-second samples: not a real difference\n",
         runs[0].summary.id
     );
+    if let Some(t) = lineup.threshold() {
+        let _ = writeln!(
+            out,
+            "regressed: worse than the baseline by more than {t} and outside the spread"
+        );
+    }
     for r in runs {
         for w in &r.warnings {
             let _ = writeln!(

@@ -577,3 +577,34 @@ fn units_round_trip_and_format() {
     assert_eq!(FigureUnit::BytesPerSec.format(612_345_678.0), "612.35 MB/s");
     assert_eq!(FigureUnit::Nanos.format(94_100.0), "94.1 µs");
 }
+
+#[test]
+fn rates_are_better_higher_times_lower_and_counts_unjudged() {
+    use Direction::*;
+    let expect = |u: FigureUnit| match u {
+        FigureUnit::BytesPerSec
+        | FigureUnit::BitsPerSec
+        | FigureUnit::Iops
+        | FigureUnit::Mflops => HigherIsBetter,
+        FigureUnit::Nanos => LowerIsBetter,
+        FigureUnit::Percent | FigureUnit::Count => Unknown,
+    };
+    for u in FigureUnit::ALL {
+        assert_eq!(u.direction(), expect(u), "{u}");
+    }
+    // The names scripts read are serde's.
+    for d in [HigherIsBetter, LowerIsBetter, Unknown] {
+        assert_eq!(
+            serde_json::to_value(d).unwrap(),
+            serde_json::Value::from(d.as_str())
+        );
+    }
+    let lat = Figure {
+        test: "t".into(),
+        metric: "read lat mean".into(),
+        unit: FigureUnit::Nanos,
+        value: 1.0,
+        spread: None,
+    };
+    assert_eq!(lat.direction(), LowerIsBetter);
+}

@@ -153,3 +153,52 @@ fn names_that_keep_nothing_are_refused_with_the_fix() {
         Target::Sqlite("results=old.db".into())
     );
 }
+
+#[test]
+fn iomark_db_names_the_database_when_db_is_not_given() {
+    let env = |v: &str| Some(OsStr::new(v).to_os_string());
+    // --db wins over the variable.
+    assert_eq!(
+        target_or_env(Some("/a.db"), env("/b.db").as_deref()).unwrap(),
+        Target::Sqlite("/a.db".into())
+    );
+    assert_eq!(
+        target_or_env(None, env("/b.db").as_deref()).unwrap(),
+        Target::Sqlite("/b.db".into())
+    );
+    assert_eq!(
+        target_or_env(None, env("postgres://me@db/iomark").as_deref()).unwrap(),
+        Target::Postgres("postgres://me@db/iomark".into())
+    );
+    // Empty (an unfilled CI variable) is refused rather than falling back
+    // to the home directory, naming the variable and the fix.
+    for empty in ["", "  "] {
+        let msg = target_or_env(None, env(empty).as_deref())
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("IOMARK_DB is set but empty"), "{msg}");
+        assert!(msg.contains("unset it"), "{msg}");
+    }
+    // A bad value is refused as --db would be, saying where it came from,
+    // its password hidden.
+    let msg = target_or_env(None, env(":memory:").as_deref())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.starts_with("the environment variable IOMARK_DB"),
+        "{msg}"
+    );
+    assert!(msg.contains("in-memory"), "{msg}");
+    let msg = target_or_env(None, env(&format!("host=db password={SECRET}")).as_deref())
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("IOMARK_DB") && !msg.contains(SECRET), "{msg}");
+}
+
+#[test]
+fn iomark_db_that_is_not_utf8_is_refused() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = OsStr::from_bytes(b"/tmp/\xff.db");
+    let msg = target_or_env(None, Some(bad)).unwrap_err().to_string();
+    assert!(msg.contains("IOMARK_DB is not UTF-8"), "{msg}");
+}

@@ -1,0 +1,629 @@
+//! The CI gate and the JSON layouts for scripts: `results compare
+//! --fail-if-worse` on runs within noise, on a real regression measured on
+//! a throttled rig, and on a latency that got worse at the same bandwidth;
+//! every `--json` of the commands that do not measure, parsed and checked
+//! against the keys docs/result-schema.md lists; and `IOMARK_DB`.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::process::{Output, Stdio};
+
+use common::*;
+use iomark_model::disk::{
+    CpuUsage, DataPattern, DirectionResult, DiskJobResult, DiskJobSpec, DiskRun, DiskTarget,
+    EngineKind, IntervalSample, LatencySummary, RwMode, TargetKind,
+};
+use iomark_model::{
+    Bytes, BytesPerSec, Iops, Nanos, RunBody, RunDocument, RunStatus, SCHEMA_VERSION,
+};
+use iomark_testrig::{require_root, Limits, LoopDevice, Throttle};
+use serde_json::Value;
+
+/// A one-job sequential read at `mb` MB/s (per-second samples `mb * (1 ±
+/// wobble)`) whose completions took `lat_us` µs on average (samples
+/// `lat_us * (1 ± wobble)`).
+fn read_run(label: &str, mb: f64, lat_us: f64, wobble: f64) -> RunDocument {
+    let bw = mb * 1e6;
+    let secs = 4u64;
+    let f = |s: u64| {
+        if s.is_multiple_of(2) {
+            1.0 - wobble
+        } else {
+            1.0 + wobble
+        }
+    };
+    let samples: Vec<IntervalSample> = (0..secs)
+        .map(|s| {
+            let bytes = (bw * f(s)) as u64;
+            IntervalSample {
+                start: Nanos::from_secs(s),
+                length: Nanos::from_secs(1),
+                read_bytes: bytes,
+                read_ios: bytes >> 20,
+                write_bytes: 0,
+                write_ios: 0,
+                mean_lat_ns: lat_us * 1e3 * f(s),
+            }
+        })
+        .collect();
+    let total = (bw * secs as f64) as u64;
+    let mean = lat_us * 1e3;
+    RunDocument {
+        schema_version: SCHEMA_VERSION,
+        tool: "iomark".into(),
+        tool_version: "0.1.0".into(),
+        command_line: vec!["iomark".into(), "disk".into()],
+        started_at_ms: 1_790_000_000_000,
+        finished_at_ms: 1_790_000_004_000,
+        status: RunStatus::Complete,
+        labels: vec![label.into()],
+        note: None,
+        warnings: vec![],
+        host: None,
+        device: None,
+        body: RunBody::Disk(DiskRun {
+            profile: "custom".into(),
+            target: DiskTarget {
+                given: "/mnt/x".into(),
+                path: "/mnt/x/t".into(),
+                kind: TargetKind::TestFile,
+                size: Bytes(1 << 30),
+                logical_block_size: 512,
+            },
+            jobs: vec![DiskJobResult {
+                spec: DiskJobSpec {
+                    name: "seq".into(),
+                    rw: RwMode::Read,
+                    bs: Bytes(1 << 20),
+                    iodepth: 8,
+                    iodepth_batch: 1,
+                    numjobs: 1,
+                    size: Bytes(1 << 30),
+                    runtime: Some(Nanos::from_secs(secs)),
+                    ramp: Nanos(0),
+                    engine: EngineKind::IoUring,
+                    direct: true,
+                    data: DataPattern::Random,
+                    rwmix_read: 100,
+                    seed: 1,
+                },
+                read: Some(DirectionResult {
+                    io_bytes: Bytes(total),
+                    ios: total >> 20,
+                    runtime: Nanos::from_secs(secs),
+                    bw: BytesPerSec(bw),
+                    iops: Iops(bw / 1048576.0),
+                    clat: LatencySummary {
+                        count: total >> 20,
+                        min_ns: (mean / 2.0) as u64,
+                        max_ns: (mean * 3.0) as u64,
+                        mean_ns: mean,
+                        stddev_ns: mean / 10.0,
+                        percentiles: vec![],
+                    },
+                }),
+                write: None,
+                samples,
+                cpu: CpuUsage::default(),
+                iodepth_level: Default::default(),
+                mean_depth: 8.0,
+                page_cache_bypassed: true,
+                interrupted: false,
+                warnings: vec![],
+            }],
+            profile_result: None,
+            cgroup: None,
+            probe: None,
+        }),
+    }
+}
+
+/// Stores `docs` in `db`; their run ids.
+fn store<const N: usize>(db: &str, docs: [RunDocument; N]) -> [String; N] {
+    let mut store = iomark_store::open(Some(db)).unwrap();
+    docs.map(|doc| store.insert_complete(&doc).unwrap().to_string())
+}
+
+/// `results compare CANDIDATE --baseline BASE --fail-if-worse 5% [--json]`.
+fn gate(db: &str, base: &str, candidate: &str, json: bool) -> Output {
+    let mut args = vec![
+        "compare",
+        candidate,
+        "--baseline",
+        base,
+        "--fail-if-worse",
+        "5%",
+    ];
+    if json {
+        args.push("--json");
+    }
+    results(db, &args)
+}
+
+/// The judged figure `metric` of a compare document.
+fn figure<'a>(doc: &'a Value, metric: &str) -> &'a Value {
+    doc["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["metric"] == metric)
+        .unwrap_or_else(|| panic!("no {metric} in {doc:#}"))
+}
+
+/// The table row of `metric` in compare's text.
+fn row<'a>(table: &'a str, metric: &str) -> &'a str {
+    table
+        .lines()
+        .find(|l| l.contains(metric))
+        .unwrap_or_else(|| panic!("no {metric} row in:\n{table}"))
+}
+
+#[test]
+fn runs_within_noise_pass_the_gate() {
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    // 8% slower, but each run's samples scatter by 10%: the spreads
+    // overlap, so it is not a real difference.
+    let [base, again] = store(
+        db,
+        [
+            read_run("base", 100.0, 500.0, 0.1),
+            read_run("again", 92.0, 520.0, 0.1),
+        ],
+    );
+    let out = gate(db, &base, &again, false);
+    let table = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{table}{}", stderr(&out));
+    assert!(
+        row(&table, "read bw").contains("92.00 MB/s 0.92x~ within noise"),
+        "{table}"
+    );
+    assert!(
+        stderr(&out).contains("no figure is worse than the baseline by more than 5%"),
+        "{}",
+        stderr(&out)
+    );
+    let doc = json(&gate(db, &base, &again, true));
+    assert_eq!(doc["regressed"], false);
+    assert_eq!(figure(&doc, "read bw")["verdict"], "within_noise");
+    assert_eq!(doc["regressions"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn a_latency_that_rises_at_the_same_bandwidth_regresses() {
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    let [base, slow, quick] = store(
+        db,
+        [
+            read_run("base", 100.0, 500.0, 0.02),
+            read_run("slow", 100.0, 865.0, 0.02),
+            read_run("quick", 100.0, 250.0, 0.02),
+        ],
+    );
+    let out = gate(db, &base, &slow, false);
+    let table = stdout(&out);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{table}{err}");
+    // 1.73x on a latency is a loss, and the table says so.
+    assert!(
+        row(&table, "read lat mean").contains("865.0 µs 1.73x regressed"),
+        "{table}"
+    );
+    assert!(
+        row(&table, "read bw").contains("1.00x~ within noise"),
+        "{table}"
+    );
+    assert!(
+        err.contains(&format!("regressed: #{slow} read 1MiB QD8 T1"))
+            && err.contains("read lat mean: 865.0 µs against 500.0 µs")
+            && err.contains("73.0% worse"),
+        "{err}"
+    );
+    assert!(!err.contains("read bw"), "bandwidth did not regress: {err}");
+
+    let doc = json(&gate(db, &base, &slow, true));
+    assert_eq!(doc["regressed"], true);
+    let lat = figure(&doc, "read lat mean");
+    assert_eq!(lat["direction"], "lower_is_better");
+    assert_eq!(lat["verdict"], "regressed");
+    assert_eq!(lat["baseline"], 500_000.0);
+    assert_eq!(lat["candidate"], 865_000.0);
+    assert!((lat["ratio"].as_f64().unwrap() - 1.73).abs() < 1e-9);
+    assert_eq!(figure(&doc, "read bw")["direction"], "higher_is_better");
+    let regressed: Vec<&Value> = doc["regressions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["metric"])
+        .collect();
+    assert_eq!(regressed, ["read lat mean"]);
+
+    // Half the latency is better, and a better run passes.
+    let out = gate(db, &base, &quick, false);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        row(&stdout(&out), "read lat mean").contains("0.50x better"),
+        "{}",
+        stdout(&out)
+    );
+    // Without --fail-if-worse nothing gates: worse is only worse.
+    let out = results(db, &["compare", &base, &slow]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(row(&stdout(&out), "read lat mean").contains("1.73x worse"));
+}
+
+#[test]
+fn bad_thresholds_and_gates_with_nothing_to_judge_exit_2() {
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    let [a, b] = store(
+        db,
+        [
+            read_run("a", 100.0, 500.0, 0.0),
+            read_run("b", 100.0, 500.0, 0.0),
+        ],
+    );
+    for (bad, fix) in [
+        ("fast", "e.g. 5%"),
+        ("5", "no % sign"),
+        ("-5%", "0% or more"),
+    ] {
+        let flag = format!("--fail-if-worse={bad}");
+        let out = results(db, &["compare", &a, &b, &flag]);
+        let err = fails_with(&out, "--fail-if-worse");
+        assert!(err.contains(fix), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    // A run of another test shares nothing with the baseline: a gate that
+    // judged nothing must not pass.
+    let mut other = read_run("c", 100.0, 500.0, 0.0);
+    if let RunBody::Disk(d) = &mut other.body {
+        d.jobs[0].spec.bs = Bytes(4096);
+    }
+    let [c] = store(db, [other]);
+    let out = results(
+        db,
+        &["compare", &c, "--baseline", &a, "--fail-if-worse", "5%"],
+    );
+    fails_with(&out, "nothing to judge");
+}
+
+/// A 64 MiB loop device read through a throttle.
+struct Rig {
+    dev: LoopDevice,
+}
+
+impl Rig {
+    /// `iomark disk DEV --rw read --bs 1M --runtime 2s` at `mib_s` MiB/s,
+    /// stored in `db`.
+    fn read_at(&self, db: &str, mib_s: u64, label: &str) {
+        let throttle = Throttle::new(
+            &self.dev.majmin().unwrap(),
+            Limits {
+                read_bps: Some(mib_s << 20),
+                ..Limits::default()
+            },
+        )
+        .unwrap();
+        let dev = self.dev.dev.to_str().unwrap();
+        // psync: io_uring reads of exactly 1 MiB run at half the limit
+        // under the v1 throttle (TEST-RIGS.md).
+        let args = [
+            "disk",
+            dev,
+            "--rw",
+            "read",
+            "--bs",
+            "1M",
+            "--runtime",
+            "2s",
+            "--engine",
+            "psync",
+            "--db",
+            db,
+            "--label",
+            label,
+        ];
+        let out = throttle.command(IOMARK, &args).output().unwrap();
+        assert_ok(&out, &format!("the read at {mib_s} MiB/s"));
+    }
+}
+
+#[test]
+fn a_rig_read_four_times_slower_regresses_and_the_other_way_passes() {
+    or_skip!(require_root());
+    let dev = or_skip!(LoopDevice::new(64 << 20));
+    let rig = Rig { dev };
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    rig.read_at(db, 40, "fast");
+    rig.read_at(db, 10, "slow");
+    let list = json_of(&results(db, &["list", "--json"]));
+    let ids: Vec<String> = list["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].to_string())
+        .collect();
+    let [fast, slow] = [&ids[0], &ids[1]];
+
+    let out = gate(db, fast, slow, false);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{}{err}", stdout(&out));
+    assert!(
+        err.contains(&format!("regressed: #{slow} read 1MiB QD1 T1, psync"))
+            && err.contains("read bw:"),
+        "{err}"
+    );
+    assert!(row(&stdout(&out), "read bw").contains("regressed"));
+    let doc = json(&gate(db, fast, slow, true));
+    assert_eq!(doc["regressed"], true);
+    let bw = figure(&doc, "read bw");
+    assert_eq!(bw["verdict"], "regressed");
+    assert!(bw["ratio"].as_f64().unwrap() < 0.5, "{bw}");
+    // Each I/O waited longer at a quarter of the rate.
+    assert_eq!(figure(&doc, "read lat mean")["verdict"], "regressed");
+
+    // The fast run against the slow one is better on every judged figure.
+    let out = gate(db, slow, fast, false);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(row(&stdout(&out), "read bw").contains("better"));
+}
+
+/// The keys of a JSON object.
+fn keys(v: &Value) -> BTreeSet<&str> {
+    v.as_object()
+        .unwrap_or_else(|| panic!("not an object: {v}"))
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
+/// The section of docs/result-schema.md under the heading that contains
+/// `title`, up to the next heading of the same level.
+fn doc_section(title: &str) -> String {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/result-schema.md"
+    ))
+    .unwrap();
+    let start = text
+        .find(&format!("## {title}"))
+        .unwrap_or_else(|| panic!("docs/result-schema.md has no section {title}"));
+    let rest = &text[start + 3..];
+    let end = rest.find("\n## ").unwrap_or(rest.len());
+    rest[..end].to_string()
+}
+
+/// The doc section `title` names each of `keys`.
+fn documented_in(keys: &[&str], title: &str) {
+    let section = doc_section(title);
+    for k in keys {
+        assert!(
+            section.contains(&format!("`{k}`")),
+            "docs/result-schema.md, {title}: `{k}` is not documented"
+        );
+    }
+}
+
+/// `v` has exactly the keys `expected`, and the doc section `title`
+/// names each of them.
+fn documented(v: &Value, expected: &[&str], title: &str) {
+    let want: BTreeSet<&str> = expected.iter().copied().collect();
+    assert_eq!(keys(v), want, "in {v:#}");
+    documented_in(expected, title);
+}
+
+/// `v` is a run's row (documented under `results list`) with `extra`
+/// keys documented under `title`.
+fn run_row(v: &Value, extra: &[&str], title: &str) {
+    let mut all = RUN_ROW.to_vec();
+    all.extend(extra);
+    let want: BTreeSet<&str> = all.iter().copied().collect();
+    assert_eq!(keys(v), want, "in {v:#}");
+    documented_in(RUN_ROW, "`iomark results list --json`");
+    documented_in(extra, title);
+}
+
+const RUN_ROW: &[&str] = &[
+    "id",
+    "started_at_ms",
+    "finished_at_ms",
+    "status",
+    "kind",
+    "tool",
+    "tool_version",
+    "labels",
+    "note",
+    "target",
+    "device",
+    "warning_count",
+];
+
+#[test]
+fn every_json_layout_has_its_schema_version_and_documented_keys() {
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    let mut warned = read_run("base", 100.0, 500.0, 0.02);
+    warned.warnings.push(iomark_model::Warning::new(
+        iomark_model::WarningKind::FewSamples,
+        "few samples: run longer",
+    ));
+    let [base, cand] = store(db, [warned, read_run("cand", 90.0, 500.0, 0.02)]);
+
+    let list_title = "`iomark results list --json`";
+    let list = json_of(&results(db, &["list", "--json"]));
+    documented(&list, &["schema_version", "runs"], list_title);
+    assert_eq!(list["schema_version"], 1);
+    assert_eq!(list["runs"].as_array().unwrap().len(), 2);
+    run_row(&list["runs"][0], &[], list_title);
+    assert_eq!(list["runs"][0]["id"].to_string(), base);
+    assert_eq!(list["runs"][0]["labels"][0], "base");
+    // No database yet is an empty list, still in the layout.
+    let none = json_of(&results(
+        scratch.dir.path().join("none.db").to_str().unwrap(),
+        &["list", "--json"],
+    ));
+    assert_eq!(none["runs"].as_array().unwrap().len(), 0);
+    assert_eq!(none["schema_version"], 1);
+
+    let show_title = "`iomark results show --json`";
+    let show = json_of(&results(db, &["show", &base, "--json"]));
+    documented(
+        &show,
+        &[
+            "schema_version",
+            "run",
+            "command_line",
+            "figures",
+            "warnings",
+            "document",
+        ],
+        show_title,
+    );
+    run_row(&show["run"], &[], show_title);
+    documented(
+        &show["figures"][0],
+        &["test", "metric", "unit", "direction", "value", "spread"],
+        show_title,
+    );
+    documented(
+        &show["warnings"][0],
+        &["scope", "kind", "message"],
+        show_title,
+    );
+    assert_eq!(show["warnings"][0]["kind"], "few_samples");
+    assert_eq!(show["document"]["body"]["kind"], "disk");
+    let bw = show["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["metric"] == "read bw")
+        .unwrap();
+    assert_eq!(bw["unit"], "B/s");
+    assert_eq!(bw["value"], 100e6);
+
+    let cmp_title = "`iomark results compare --json`";
+    let cmp = json_of(&results(
+        db,
+        &["compare", &base, &cand, "--fail-if-worse", "20%", "--json"],
+    ));
+    documented(
+        &cmp,
+        &[
+            "schema_version",
+            "baseline",
+            "fail_if_worse_pct",
+            "runs",
+            "figures",
+            "unmatched",
+            "regressed",
+            "regressions",
+        ],
+        cmp_title,
+    );
+    assert_eq!(cmp["baseline"].to_string(), base);
+    assert_eq!(cmp["fail_if_worse_pct"], 20.0);
+    run_row(&cmp["runs"][0], &["warnings"], cmp_title);
+    documented(
+        &cmp["runs"][0]["warnings"][0],
+        &["scope", "kind", "message"],
+        cmp_title,
+    );
+    documented(
+        &cmp["figures"][0],
+        &[
+            "test",
+            "metric",
+            "unit",
+            "direction",
+            "run",
+            "baseline",
+            "baseline_spread",
+            "candidate",
+            "candidate_spread",
+            "ratio",
+            "within_noise",
+            "verdict",
+        ],
+        cmp_title,
+    );
+    // 10% slower is worse, but not past 20%.
+    let bw = figure(&cmp, "read bw");
+    assert_eq!(bw["verdict"], "worse");
+    assert_eq!(bw["run"].to_string(), cand);
+    assert_eq!(cmp["regressed"], false);
+    // A run of another test shows up as unmatched.
+    let mut other = read_run("other", 100.0, 500.0, 0.0);
+    if let RunBody::Disk(d) = &mut other.body {
+        d.jobs[0].spec.bs = Bytes(4096);
+    }
+    let [other] = store(db, [other]);
+    let cmp = json_of(&results(db, &["compare", &base, &other, "--json"]));
+    assert_eq!(cmp["fail_if_worse_pct"], Value::Null);
+    assert_eq!(cmp["figures"].as_array().unwrap().len(), 0);
+    documented(&cmp["unmatched"][0], &["run", "missing_tests"], cmp_title);
+    assert_eq!(cmp["unmatched"][0]["run"].to_string(), base);
+    assert!(cmp["unmatched"][0]["missing_tests"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("read 4KiB"));
+
+    let engines_title = "`iomark engines --json`";
+    let engines = json_of(&iomark(&["engines", "--json"]));
+    documented(&engines, &["schema_version", "engines"], engines_title);
+    let names: Vec<&str> = engines["engines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["psync", "io_uring", "mmap-sync", "mmap-async", "null"]
+    );
+    documented(
+        &engines["engines"][0],
+        &["name", "description", "available", "unavailable_reason"],
+        engines_title,
+    );
+    assert_eq!(engines["engines"][0]["available"], true);
+
+    let info = json_of(&iomark(&["info", ".", "--json"]));
+    documented(
+        &info,
+        &["schema_version", "host", "device"],
+        "`iomark info --json`",
+    );
+    assert!(info["host"]["cpu_count"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn iomark_db_is_the_database_when_db_is_not_given() {
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    let [id] = store(db, [read_run("env", 100.0, 500.0, 0.0)]);
+    let home = tempfile::tempdir().unwrap();
+    let run = |value: &str| {
+        iomark_cmd(&["results", "list", "--json"])
+            .env("IOMARK_DB", value)
+            // Were IOMARK_DB ignored, the default database would be here.
+            .env("XDG_DATA_HOME", home.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let list = json_of(&run(db));
+    assert_eq!(list["runs"][0]["id"].to_string(), id);
+    // --db still wins.
+    let out = iomark_cmd(&["results", "--db", db, "show", &id])
+        .env("IOMARK_DB", home.path().join("other.db"))
+        .output()
+        .unwrap();
+    assert_ok(&out, "show with --db over IOMARK_DB");
+    let err = fails_with(&run(""), "IOMARK_DB is set but empty");
+    assert!(err.contains("unset it"), "{err}");
+    assert_empty_dir(home.path(), "a database in the default place");
+}

@@ -1,0 +1,305 @@
+//! The JSON layouts a script reads from the commands that do not measure:
+//! `results list`, `results show`, `results compare`, `info` and
+//! `engines` (docs/result-schema.md describes each key). Every one starts
+//! with its own `schema_version`, raised on any change a reader could
+//! notice, so a script can refuse a layout it does not know.
+//!
+//! Text from outside (labels, names, notes) is carried unchanged: JSON is
+//! data, escaped by the JSON encoder, never terminal output.
+
+use iomark_model::device::{DeviceReport, HostInfo};
+use iomark_model::disk::EngineKind;
+use iomark_model::figure::{Direction, Figure, FigureUnit};
+use iomark_model::WarningKind;
+use iomark_stats::gate::Verdict;
+use iomark_store::{RunSummary, StoredRun, StoredWarning};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::comparison::{Lineup, Matched};
+
+/// Layout version of `iomark results list --json`.
+pub const LIST_SCHEMA_VERSION: u32 = 1;
+/// Layout version of `iomark results show --json`.
+pub const SHOW_SCHEMA_VERSION: u32 = 1;
+/// Layout version of `iomark results compare --json`.
+pub const COMPARE_SCHEMA_VERSION: u32 = 1;
+/// Layout version of `iomark info --json`.
+pub const INFO_SCHEMA_VERSION: u32 = 1;
+/// Layout version of `iomark engines --json`.
+pub const ENGINES_SCHEMA_VERSION: u32 = 1;
+
+/// A run's summary row: what `results list` shows, every field.
+#[derive(Debug, Serialize)]
+pub struct RunRow<'a> {
+    id: i64,
+    started_at_ms: u64,
+    finished_at_ms: u64,
+    status: &'static str,
+    kind: &'a str,
+    tool: &'a str,
+    tool_version: &'a str,
+    labels: &'a [String],
+    note: Option<&'a str>,
+    target: Option<&'a str>,
+    device: Option<&'a str>,
+    warning_count: u32,
+}
+
+impl<'a> From<&'a RunSummary> for RunRow<'a> {
+    fn from(s: &'a RunSummary) -> Self {
+        RunRow {
+            id: s.id.0,
+            started_at_ms: s.started_at_ms,
+            finished_at_ms: s.finished_at_ms,
+            status: s.status.as_str(),
+            kind: &s.kind,
+            tool: &s.tool,
+            tool_version: &s.tool_version,
+            labels: &s.labels,
+            note: s.note.as_deref(),
+            target: s.target.as_deref(),
+            device: s.device.as_deref(),
+            warning_count: s.warning_count,
+        }
+    }
+}
+
+/// `iomark results list --json`: the runs, oldest first.
+#[derive(Debug, Serialize)]
+pub struct RunList<'a> {
+    schema_version: u32,
+    runs: Vec<RunRow<'a>>,
+}
+
+/// The layout of `iomark results list --json`.
+pub fn run_list(runs: &[RunSummary]) -> RunList<'_> {
+    RunList {
+        schema_version: LIST_SCHEMA_VERSION,
+        runs: runs.iter().map(RunRow::from).collect(),
+    }
+}
+
+/// A stored warning with the job or test it is about.
+#[derive(Debug, Serialize)]
+pub struct ScopedWarning<'a> {
+    scope: &'a str,
+    kind: WarningKind,
+    message: &'a str,
+}
+
+impl<'a> From<&'a StoredWarning> for ScopedWarning<'a> {
+    fn from(w: &'a StoredWarning) -> Self {
+        ScopedWarning {
+            scope: &w.scope,
+            kind: w.warning.kind,
+            message: &w.warning.message,
+        }
+    }
+}
+
+/// One stored figure with its direction.
+#[derive(Debug, Serialize)]
+pub struct FigureRow<'a> {
+    test: &'a str,
+    metric: &'a str,
+    unit: FigureUnit,
+    direction: Direction,
+    /// Null when not a finite number, which JSON cannot carry.
+    value: Option<f64>,
+    spread: Option<(f64, f64)>,
+}
+
+/// A value JSON can carry: not NaN or infinite.
+fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}
+
+impl<'a> From<&'a Figure> for FigureRow<'a> {
+    fn from(f: &'a Figure) -> Self {
+        FigureRow {
+            test: &f.test,
+            metric: &f.metric,
+            unit: f.unit,
+            direction: f.direction(),
+            value: finite(f.value),
+            spread: f.spread,
+        }
+    }
+}
+
+/// `iomark results show --json`.
+#[derive(Debug, Serialize)]
+pub struct RunDetail<'a> {
+    schema_version: u32,
+    run: RunRow<'a>,
+    command_line: &'a [String],
+    figures: Vec<FigureRow<'a>>,
+    warnings: Vec<ScopedWarning<'a>>,
+    document: Value,
+}
+
+/// The layout of `iomark results show --json`: the summary and command
+/// line, the figures with their direction, the warnings and the stored
+/// document.
+pub fn run_detail(run: &StoredRun) -> RunDetail<'_> {
+    // A document this version cannot read is still shown as stored.
+    let document = match run.document() {
+        Ok(doc) => serde_json::to_value(doc).unwrap_or(Value::Null),
+        Err(_) => serde_json::from_str(&run.document_json).unwrap_or(Value::Null),
+    };
+    RunDetail {
+        schema_version: SHOW_SCHEMA_VERSION,
+        run: RunRow::from(&run.summary),
+        command_line: &run.summary.command_line,
+        figures: run.figures.iter().map(FigureRow::from).collect(),
+        warnings: run.warnings.iter().map(ScopedWarning::from).collect(),
+        document,
+    }
+}
+
+/// One candidate figure beside the baseline's, judged.
+#[derive(Debug, Serialize)]
+pub struct MatchedRow<'a> {
+    test: &'a str,
+    metric: &'a str,
+    unit: FigureUnit,
+    direction: Direction,
+    run: i64,
+    baseline: Option<f64>,
+    baseline_spread: Option<(f64, f64)>,
+    candidate: Option<f64>,
+    candidate_spread: Option<(f64, f64)>,
+    ratio: Option<f64>,
+    within_noise: bool,
+    verdict: Verdict,
+}
+
+impl<'a> From<&Matched<'a>> for MatchedRow<'a> {
+    fn from(m: &Matched<'a>) -> Self {
+        MatchedRow {
+            test: &m.candidate.test,
+            metric: &m.candidate.metric,
+            unit: m.candidate.unit,
+            direction: m.candidate.direction(),
+            run: m.run.0,
+            baseline: finite(m.baseline.value),
+            baseline_spread: m.baseline.spread,
+            candidate: finite(m.candidate.value),
+            candidate_spread: m.candidate.spread,
+            ratio: m.comparison.ratio,
+            within_noise: m.comparison.within_noise,
+            verdict: m.verdict,
+        }
+    }
+}
+
+/// A compared run: its summary row and its warnings.
+#[derive(Debug, Serialize)]
+pub struct ComparedRun<'a> {
+    #[serde(flatten)]
+    run: RunRow<'a>,
+    warnings: Vec<ScopedWarning<'a>>,
+}
+
+/// The tests a run lacks that other runs have.
+#[derive(Debug, Serialize)]
+pub struct Unmatched<'a> {
+    run: i64,
+    missing_tests: Vec<&'a str>,
+}
+
+/// `iomark results compare --json`.
+#[derive(Debug, Serialize)]
+pub struct ComparisonDoc<'a> {
+    schema_version: u32,
+    baseline: Option<i64>,
+    fail_if_worse_pct: Option<f64>,
+    runs: Vec<ComparedRun<'a>>,
+    figures: Vec<MatchedRow<'a>>,
+    unmatched: Vec<Unmatched<'a>>,
+    regressed: bool,
+    regressions: Vec<MatchedRow<'a>>,
+}
+
+/// The layout of `iomark results compare --json`: every matched figure of
+/// every candidate beside the baseline's, judged; the tests each run
+/// lacks; and the regressions past `--fail-if-worse`.
+pub fn comparison<'a>(lineup: &Lineup<'a>) -> ComparisonDoc<'a> {
+    let runs = lineup.runs();
+    let regressions: Vec<MatchedRow> = lineup.regressions().iter().map(MatchedRow::from).collect();
+    ComparisonDoc {
+        schema_version: COMPARE_SCHEMA_VERSION,
+        baseline: runs.first().map(|r| r.summary.id.0),
+        fail_if_worse_pct: lineup.threshold().map(|t| t.percent()),
+        runs: runs
+            .iter()
+            .map(|r| ComparedRun {
+                run: RunRow::from(&r.summary),
+                warnings: r.warnings.iter().map(ScopedWarning::from).collect(),
+            })
+            .collect(),
+        figures: lineup.matched().iter().map(MatchedRow::from).collect(),
+        unmatched: lineup
+            .unmatched()
+            .into_iter()
+            .map(|(id, missing_tests)| Unmatched {
+                run: id.0,
+                missing_tests,
+            })
+            .collect(),
+        regressed: !regressions.is_empty(),
+        regressions,
+    }
+}
+
+/// `iomark info --json`: the same host and device report a stored run
+/// carries.
+#[derive(Debug, Serialize)]
+pub struct Info<'a> {
+    schema_version: u32,
+    host: &'a HostInfo,
+    device: &'a DeviceReport,
+}
+
+/// The layout of `iomark info --json`.
+pub fn info<'a>(host: &'a HostInfo, device: &'a DeviceReport) -> Info<'a> {
+    Info {
+        schema_version: INFO_SCHEMA_VERSION,
+        host,
+        device,
+    }
+}
+
+/// An engine and whether it can run here.
+#[derive(Debug, Serialize)]
+pub struct Engine<'a> {
+    name: &'static str,
+    description: &'static str,
+    available: bool,
+    unavailable_reason: Option<&'a str>,
+}
+
+/// `iomark engines --json`.
+#[derive(Debug, Serialize)]
+pub struct Engines<'a> {
+    schema_version: u32,
+    engines: Vec<Engine<'a>>,
+}
+
+/// The layout of `iomark engines --json`: each engine with whether it can
+/// run here and, when not, why.
+pub fn engines(engines: &[(EngineKind, Result<(), String>)]) -> Engines<'_> {
+    Engines {
+        schema_version: ENGINES_SCHEMA_VERSION,
+        engines: engines
+            .iter()
+            .map(|(e, available)| Engine {
+                name: e.as_str(),
+                description: iomark_disk::engine::describe(*e),
+                available: available.is_ok(),
+                unavailable_reason: available.as_ref().err().map(String::as_str),
+            })
+            .collect(),
+    }
+}
