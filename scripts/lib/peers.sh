@@ -13,8 +13,8 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-# ensure_peers: fio, iperf3 and likwid-bench, and strace and btrfs-progs
-# for the tests.
+# ensure_peers: fio, iperf3 and likwid-bench, and strace, btrfs-progs,
+# man-db, zsh and fish for the tests.
 ensure_peers() {
   local need=()
   command -v fio >/dev/null 2>&1 || need+=(fio)
@@ -24,6 +24,11 @@ ensure_peers() {
   command -v strace >/dev/null 2>&1 || need+=(strace)
   # btrfs with compress=zstd is a rig the artefacts probe must flag.
   command -v mkfs.btrfs >/dev/null 2>&1 || need+=(btrfs-progs)
+  # The completion scripts are syntax-checked by each shell, and the man
+  # pages rendered by man (crates/cli/tests/shell_man.rs).
+  command -v man >/dev/null 2>&1 || need+=(man-db)
+  command -v zsh >/dev/null 2>&1 || need+=(zsh)
+  command -v fish >/dev/null 2>&1 || need+=(fish)
   if [ ${#need[@]} -gt 0 ]; then
     echo "installing test peers: ${need[*]}" >&2
     apt_install "${need[@]}"

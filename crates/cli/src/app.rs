@@ -23,7 +23,10 @@ enum Command {
     Clean(crate::clean::CleanArgs),
     /// List the disk I/O engines.
     Engines(crate::clean::EnginesArgs),
-    /// Measure network throughput with iperf3's protocol (server or client).
+    /// Measure network throughput with iperf3's protocol: `net -s` serves,
+    /// `net -c HOST` runs a test (or `net server`, `net client HOST`).
+    // -V under net is iperf3's --verbose, not the version.
+    #[command(disable_version_flag = true)]
     Net(crate::net::NetArgs),
     /// Memory and out-of-core kernels: STREAM, 2D stencil, Himeno (heap or mmap, memory limits).
     Mem(crate::mem::MemArgs),
@@ -31,6 +34,10 @@ enum Command {
     Results(crate::results::ResultsArgs),
     /// Draw stored runs: a self-contained HTML report with charts, or PNG charts.
     Report(crate::report::ReportArgs),
+    /// Print a shell completion script: bash, zsh or fish.
+    Completions(crate::shell::CompletionsArgs),
+    /// Print a man page, or write them all with --dir.
+    Man(crate::shell::ManArgs),
 }
 
 /// Parse the process arguments. Help and version print as clap prints
@@ -72,6 +79,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Mem(args) => crate::mem::run(args),
         Command::Results(args) => crate::results::run(args),
         Command::Report(args) => crate::report::run(args),
+        Command::Completions(args) => crate::shell::completions(args),
+        Command::Man(args) => crate::shell::man(args),
     }
 }
 
@@ -90,6 +99,17 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("unknown unit"), "{line}");
+    }
+
+    #[test]
+    fn dash_v_is_the_version_on_top_and_verbose_under_net() {
+        let err = Cli::try_parse_from(["iomark", "-V"]).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::DisplayVersion);
+        let err = Cli::try_parse_from(["iomark", "disk", "-V"]).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::DisplayVersion);
+        let cli = Cli::try_parse_from(["iomark", "net", "-c", "h", "-V"]).unwrap();
+        assert!(matches!(cli.command, Command::Net(_)));
+        assert!(Cli::try_parse_from(["iomark", "net", "-s", "--verbose"]).is_ok());
     }
 
     #[test]

@@ -13,6 +13,7 @@ use clap::Args;
 use iomark_disk::job::JobSettings;
 use iomark_disk::plan::{run_document, DiskOutcome, DiskSettings, Workload};
 use iomark_disk::profiles::artefacts::ArtefactsOptions;
+use iomark_disk::profiles::outline::{Eta, Outline, Tracker};
 use iomark_disk::profiles::settings::{Depths, EngineList, SizeList};
 use iomark_disk::profiles::{ProfileName, ProfileObserver, ProfilePlan, ProfileSettings};
 use iomark_disk::target::{OpenTarget, TargetRequest};
@@ -134,6 +135,10 @@ pub struct DiskArgs {
     /// Print one JSON document (the result schema in docs/) instead of text.
     #[arg(long, help_heading = "Output")]
     pub json: bool,
+
+    /// No progress line (it is shown only when stderr is a terminal).
+    #[arg(long, short = 'q', help_heading = "Output")]
+    pub quiet: bool,
 
     /// The profile options, boxed to keep the command enum small.
     #[command(flatten)]
@@ -281,31 +286,33 @@ impl DiskArgs {
     }
 }
 
-/// One progress bar per job or phase of a profile; each finished test is
-/// written to the store, so a killed run keeps what it measured.
+/// The progress line of the run (and of the probe before it); each
+/// finished test is written to the store, so a killed run keeps what it
+/// measured.
 struct ProfileProgress {
-    bar: Option<progress::JobProgress>,
+    line: Option<progress::RunProgress>,
     recorder: crate::record::Recorder,
     partial: RunDocument,
 }
 
 impl runner::Observer for ProfileProgress {
     fn progress(&mut self, p: &runner::Progress) {
-        if let Some(bar) = &mut self.bar {
-            bar.progress(p);
+        if let Some(line) = &mut self.line {
+            line.progress(p);
         }
     }
 }
 
 impl ProfileObserver for ProfileProgress {
     fn begin(&mut self, label: &str) {
-        self.end();
-        self.bar = Some(progress::JobProgress::new(label));
+        if let Some(line) = &mut self.line {
+            line.begin(label);
+        }
     }
 
     fn end(&mut self) {
-        if let Some(bar) = self.bar.take() {
-            bar.finish();
+        if let Some(line) = &mut self.line {
+            line.end();
         }
     }
 
@@ -314,6 +321,17 @@ impl ProfileObserver for ProfileProgress {
             run.jobs = jobs.to_vec();
         }
         self.recorder.update(&self.partial);
+    }
+}
+
+impl ProfileProgress {
+    /// Follow `outline` from here on, the line cleared between runs.
+    fn follow(&mut self, outline: Outline, show: bool, prefix: &'static str, then: Option<Eta>) {
+        if let Some(line) = self.line.take() {
+            line.finish();
+        }
+        let tracker = Tracker::new(outline);
+        self.line = Some(progress::RunProgress::new(tracker, show, prefix, then));
     }
 }
 
@@ -329,7 +347,7 @@ impl runner::Observer for ProbeProgress<'_> {
 
 impl ProfileObserver for ProbeProgress<'_> {
     fn begin(&mut self, label: &str) {
-        self.0.begin(&format!("probe {label}"));
+        self.0.begin(label);
     }
 
     fn end(&mut self) {
@@ -371,14 +389,18 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
         args.rated,
     );
     let mut obs = ProfileProgress {
-        bar: None,
+        line: None,
         recorder,
         partial,
     };
+    let show = progress::wanted(args.quiet);
+    let outline = workload.outline(&target);
     let probe = match known.probe() {
         Some(remembered) => Some(remembered.clone()),
         None if args.probes_first(workload) && target.writable => {
-            let verdict = short_probe(&args, &target, stop, &mut obs)?;
+            // The time left counts the profile that follows the probe.
+            let then = Tracker::new(outline.clone()).left();
+            let verdict = short_probe(&args, &target, stop, &mut obs, show, then)?;
             if let Some(v) = &verdict {
                 known.learned(&mut obs.recorder, v.clone());
             }
@@ -386,6 +408,7 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
         }
         None => None,
     };
+    obs.follow(outline, show, "", None);
     let mut outcome = workload
         .run(&target, stop, &mut obs)
         .with_context(|| format!("{} on {}", workload.describe(), target.info.path))?;
@@ -397,6 +420,9 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
         }
     }
     outcome.warnings.extend(known.warnings(&outcome.jobs));
+    if let Some(line) = obs.line.take() {
+        line.finish();
+    }
     let interrupted = outcome.interrupted;
     let mut doc = run_document(&target, name, outcome, started_at_ms, args_now());
     drop(target);
@@ -437,9 +463,13 @@ fn short_probe(
     target: &OpenTarget,
     stop: &std::sync::atomic::AtomicBool,
     obs: &mut ProfileProgress,
+    show: bool,
+    then: Eta,
 ) -> anyhow::Result<Option<ProbeVerdict>> {
     let opts = ArtefactsOptions::short(args.engine.unwrap_or(EngineKind::IoUring), args.seed);
-    let outcome = ProfilePlan::Artefacts(opts)
+    let plan = ProfilePlan::Artefacts(opts);
+    obs.follow(plan.outline(target.info.size), show, "probe ", Some(then));
+    let outcome = plan
         .run(target, stop, &mut ProbeProgress(obs))
         .with_context(|| format!("artefacts probe on {}", target.info.path))?;
     obs.end();

@@ -21,6 +21,7 @@ mod progress;
 mod record;
 mod report;
 mod results;
+mod shell;
 mod signals;
 
 use std::process::ExitCode;

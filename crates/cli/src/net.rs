@@ -2,6 +2,8 @@
 //!
 //! The flags mean what iperf3's mean, so `iomark net client HOST -P 4 -R`
 //! runs the same test as `iperf3 -c HOST -P 4 -R`, against either server.
+//! iperf3's spellings work too: `iomark net -s` and `iomark net -c HOST`
+//! are the two subcommands as flags, and `-V` is verbose, as in iperf3.
 
 use std::io::Write;
 
@@ -22,9 +24,12 @@ pub struct NetArgs {
 
 #[derive(Debug, Subcommand)]
 enum NetCommand {
-    /// Serve tests to iomark or iperf3 clients (like `iperf3 -s`).
+    /// Serve tests to iomark or iperf3 clients (`-s`, like `iperf3 -s`).
+    // A flag as well as a word, so iperf3's command lines work unchanged.
+    #[command(short_flag = 's', long_flag = "server", disable_version_flag = true)]
     Server(ServerArgs),
-    /// Run a test against an iomark or iperf3 server (like `iperf3 -c HOST`).
+    /// Run a test against an iomark or iperf3 server (`-c HOST`, like `iperf3 -c HOST`).
+    #[command(short_flag = 'c', long_flag = "client", disable_version_flag = true)]
     Client(ClientArgs),
 }
 
@@ -46,6 +51,10 @@ pub struct ServerArgs {
     /// Print each test's report as iperf3-layout JSON.
     #[arg(short = 'J', long = "json")]
     json: bool,
+    /// Verbose, as iperf3's -V: the settings, each test's cookie and
+    /// parameters, per-stream TCP figures.
+    #[arg(short = 'V', long)]
+    verbose: bool,
     /// Longest wait for the first byte of a set-up message (iperf3: 10s).
     #[arg(long, hide = true, default_value = "10s")]
     first_byte_timeout: Nanos,
@@ -107,6 +116,10 @@ pub struct ClientArgs {
     /// Print the results as JSON in iperf3's -J layout.
     #[arg(short = 'J', long = "json")]
     json: bool,
+    /// Verbose, as iperf3's -V: the settings, the cookie, the test's
+    /// parameters, per-stream TCP figures.
+    #[arg(short = 'V', long)]
+    verbose: bool,
     #[command(flatten)]
     store: crate::record::StoreArgs,
 }
@@ -119,6 +132,7 @@ impl ServerArgs {
             one_off: self.one_off,
             interval_secs: self.interval,
             json: self.json,
+            verbose: self.verbose,
             first_byte_timeout: self.first_byte_timeout,
             setup_timeout: self.setup_timeout,
             grace: self.grace,
@@ -145,6 +159,7 @@ impl ClientArgs {
             udp: self.udp,
             bitrate: self.bitrate,
             json: self.json,
+            verbose: self.verbose,
         }
     }
 }
@@ -154,6 +169,9 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
     match args.command {
         NetCommand::Server(a) => {
             let cfg = a.settings().build()?;
+            if cfg.verbose && cfg.text {
+                println!("{}", server_settings_line(&cfg));
+            }
             iomark_net::server::run(cfg).context("net server")?;
             Ok(Exit::Success)
         }
@@ -162,6 +180,9 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
             let json = a.json;
             let store = a.store.clone();
             let mut cfg = a.settings().build()?;
+            if cfg.verbose && cfg.text {
+                println!("{}", client_settings_line(&cfg));
+            }
             cfg.interrupt = Some(crate::signals::stop_flag()?);
             let stdout = std::io::stdout();
             let report = match iomark_net::client::run(&cfg, &mut stdout.lock()) {
@@ -187,6 +208,45 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
             })
         }
     }
+}
+
+/// `-V`: the server's settings, before it listens.
+fn server_settings_line(cfg: &iomark_net::ServerConfig) -> String {
+    format!(
+        "iomark {} server: port {}, bind {}, {}, interval {}, receive timeout {:?}, longest test {:?}",
+        env!("CARGO_PKG_VERSION"),
+        cfg.port,
+        cfg.bind.map_or("any address".to_string(), |b| b.to_string()),
+        if cfg.one_off { "one test" } else { "every test" },
+        cfg.interval
+            .map_or("off".to_string(), |i| format!("{:?}", i)),
+        cfg.rcv_timeout,
+        cfg.max_duration,
+    )
+}
+
+/// `-V`: the client's settings, before it connects.
+fn client_settings_line(cfg: &iomark_net::ClientConfig) -> String {
+    format!(
+        "iomark {} client: {}:{}, {}, {} s, {} stream(s){}{}, interval {}",
+        env!("CARGO_PKG_VERSION"),
+        cfg.host,
+        cfg.port,
+        match cfg.params.protocol {
+            iomark_net::proto::Protocol::Tcp => "TCP",
+            iomark_net::proto::Protocol::Udp => "UDP",
+        },
+        cfg.params.time,
+        cfg.params.parallel,
+        if cfg.params.reverse { ", reverse" } else { "" },
+        if cfg.params.bidirectional {
+            ", both ways"
+        } else {
+            ""
+        },
+        cfg.interval
+            .map_or("off".to_string(), |i| format!("{:?}", i)),
+    )
 }
 
 #[cfg(test)]
@@ -223,6 +283,67 @@ mod tests {
             unreachable!("parsed a server")
         };
         Ok(a.settings().build()?)
+    }
+
+    fn argv(args: &[&str]) -> NetCommand {
+        let mut v = vec!["t"];
+        v.extend_from_slice(args);
+        T::try_parse_from(v).unwrap().net
+    }
+
+    /// `-s` and `-c HOST` are iperf3's spellings of the two subcommands:
+    /// the same flags give the same settings.
+    #[test]
+    fn iperf3_spellings_parse_to_the_same_settings() {
+        let (NetCommand::Server(a), NetCommand::Server(b)) = (
+            argv(&[
+                "server",
+                "-p",
+                "5300",
+                "-1",
+                "-i",
+                "2",
+                "--rcv-timeout",
+                "5s",
+            ]),
+            argv(&["-s", "-p", "5300", "-1", "-i", "2", "--rcv-timeout", "5s"]),
+        ) else {
+            panic!("both are servers")
+        };
+        assert_eq!(format!("{:?}", a.settings()), format!("{:?}", b.settings()));
+        let (NetCommand::Client(a), NetCommand::Client(b)) = (
+            argv(&["client", "h", "-P", "4", "-R", "-t", "3", "-J"]),
+            argv(&["-c", "h", "-P", "4", "-R", "-t", "3", "-J"]),
+        ) else {
+            panic!("both are clients")
+        };
+        assert_eq!(format!("{:?}", a.settings()), format!("{:?}", b.settings()));
+        assert_eq!(b.settings().host, "h");
+        assert!(matches!(argv(&["--server"]), NetCommand::Server(_)));
+        assert!(matches!(argv(&["--client", "h"]), NetCommand::Client(_)));
+    }
+
+    /// Under net, -V is iperf3's --verbose, never the version.
+    #[test]
+    fn dash_v_is_verbose_under_net() {
+        let NetCommand::Client(c) = argv(&["-c", "h", "-V"]) else {
+            panic!("a client")
+        };
+        assert!(c.settings().build().unwrap().verbose);
+        let NetCommand::Server(s) = argv(&["-s", "-V"]) else {
+            panic!("a server")
+        };
+        let cfg = s.settings().build().unwrap();
+        assert!(cfg.verbose);
+        let line = server_settings_line(&cfg);
+        assert!(
+            line.contains("port 5201") && line.contains("receive timeout 120s"),
+            "{line}"
+        );
+        let NetCommand::Client(c) = argv(&["client", "h"]) else {
+            panic!("a client")
+        };
+        assert!(!c.settings().build().unwrap().verbose);
     }
 
     #[test]

@@ -1,49 +1,143 @@
-//! The progress bar: current MB/s and time left, on stderr, only when
-//! stderr is a terminal.
+//! The progress line: test k of N, the step, live MB/s and IOPS, and the
+//! time left in the whole run, on stderr, only when stderr is a terminal
+//! and `--quiet` was not given. Where a run is and how long it has left
+//! are the disk library's ([`Tracker`]); this module only draws them.
 
 use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use iomark_disk::runner::{Observer, Progress};
+use iomark_disk::profiles::outline::{Eta, Tracker};
+use iomark_disk::runner::Progress;
 
-/// A bar for one job; invisible when nobody is watching.
-pub struct JobProgress {
+/// What one progress line shows.
+#[derive(Debug, Clone, Default)]
+pub struct Status<'a> {
+    /// The step running: a job, a pass, a phase, a pause.
+    pub label: &'a str,
+    /// Test k of N.
+    pub test: Option<(u32, u32)>,
+    /// Bytes per second now; `None` in a pause.
+    pub rate: Option<f64>,
+    /// Bytes per I/O, so the rate becomes IOPS.
+    pub block: Option<u64>,
+    /// Still in the ramp (not counted).
+    pub ramping: bool,
+    /// Time left in the whole run.
+    pub left: Option<Eta>,
+}
+
+/// The line's text, e.g. `test 3 of 8: RND4K Q32T1 read 2/5, 41.2 MB/s,
+/// 10.1k IOPS, 2m 15s left`.
+pub fn status_line(s: &Status) -> String {
+    let mut parts = Vec::new();
+    parts.push(match s.test {
+        Some((k, n)) => format!("test {k} of {n}: {}", s.label),
+        None => s.label.to_string(),
+    });
+    if s.ramping && s.rate.is_some() {
+        parts.push("ramping".into());
+    }
+    if let Some(rate) = s.rate {
+        parts.push(format!("{:.1} MB/s", rate / 1e6));
+        if let Some(b) = s.block.filter(|b| *b > 0) {
+            parts.push(format!("{} IOPS", count(rate / b as f64)));
+        }
+    }
+    if let Some(eta) = s.left {
+        let over = if eta.at_least { "over " } else { "" };
+        parts.push(format!("{over}{} left", duration(eta.left)));
+    }
+    parts.join(", ")
+}
+
+/// 950, 10.1k, 1.25M.
+fn count(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if v >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// 45s, 2m 15s, 1h 05m: seconds rounded up, so the last second shows 1s.
+fn duration(d: Duration) -> String {
+    let s = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m {:02}s", s / 60, s % 60),
+        _ => format!("{}h {:02}m", s / 3600, s % 3600 / 60),
+    }
+}
+
+/// Whether progress is drawn: on a terminal, unless `--quiet`.
+pub fn wanted(quiet: bool) -> bool {
+    !quiet && std::io::stderr().is_terminal()
+}
+
+/// The line of one run, following its outline with a [`Tracker`].
+pub struct RunProgress {
     bar: Option<ProgressBar>,
+    tracker: Tracker,
+    /// Time after this run's end still to come (the profile after its probe).
+    then: Option<Eta>,
+    prefix: &'static str,
+    label: String,
     last: Option<(Duration, u64)>,
     rate: f64,
 }
 
-impl JobProgress {
-    /// A bar labelled `name`, shown only on a terminal.
-    pub fn new(name: &str) -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
+impl RunProgress {
+    /// Progress along `tracker`'s outline, drawn only if `show`; `prefix`
+    /// goes before each label, `then` is added to the time left.
+    pub fn new(tracker: Tracker, show: bool, prefix: &'static str, then: Option<Eta>) -> Self {
+        let bar = show.then(|| {
             let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr());
             bar.set_style(
-                ProgressStyle::with_template("{prefix:>12} [{bar:30}] {msg}")
+                ProgressStyle::with_template("[{bar:20}] {wide_msg}")
                     .expect("constant template")
                     .progress_chars("=> "),
             );
-            bar.set_prefix(name.to_string());
             bar
         });
-        JobProgress {
+        RunProgress {
             bar,
+            tracker,
+            then,
+            prefix,
+            label: String::new(),
             last: None,
             rate: 0.0,
         }
     }
 
-    /// Remove the bar.
-    pub fn finish(&self) {
+    /// Time left in this run and after it.
+    pub fn left(&self) -> Eta {
+        let eta = self.tracker.left();
+        self.then.map_or(eta, |t| eta + t)
+    }
+
+    /// A step began.
+    pub fn begin(&mut self, label: &str) {
+        self.tracker.begin(label);
+        self.label = format!("{}{label}", self.prefix);
+        self.last = None;
+        self.rate = 0.0;
         if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
+            bar.set_position(0);
         }
     }
-}
 
-impl Observer for JobProgress {
-    fn progress(&mut self, p: &Progress) {
+    /// The step ended.
+    pub fn end(&mut self) {
+        self.tracker.end();
+    }
+
+    /// A progress report of the current step.
+    pub fn progress(&mut self, p: &Progress) {
+        self.tracker.progress(p);
         let Some(bar) = &self.bar else { return };
         if let Some((t, b)) = self.last {
             let dt = p.elapsed.saturating_sub(t).as_secs_f64();
@@ -58,17 +152,79 @@ impl Observer for JobProgress {
             }
         }
         self.last = Some((p.elapsed, p.bytes));
-        let (fraction, left) = match (p.total, p.bytes_total) {
-            (Some(total), _) => (
-                p.elapsed.as_secs_f64() / total.as_secs_f64(),
-                Some(total.saturating_sub(p.elapsed)),
-            ),
-            (None, Some(bytes)) if bytes > 0 => (p.bytes as f64 / bytes as f64, None),
-            _ => (0.0, None),
+        let fraction = match (p.total, p.bytes_total) {
+            (Some(total), _) => p.elapsed.as_secs_f64() / total.as_secs_f64(),
+            (None, Some(bytes)) if bytes > 0 => p.bytes as f64 / bytes as f64,
+            _ => 0.0,
         };
         bar.set_position((fraction.clamp(0.0, 1.0) * 1000.0) as u64);
-        let phase = if p.ramping { "ramping, " } else { "" };
-        let left = left.map_or(String::new(), |l| format!(", {}s left", l.as_secs() + 1));
-        bar.set_message(format!("{phase}{:.1} MB/s{left}", self.rate / 1e6));
+        let step = self.tracker.step();
+        let block = step.and_then(|s| s.block);
+        // A pause moves no bytes; it shows no rate.
+        let moving = block.is_some() || step.is_none();
+        bar.set_message(status_line(&Status {
+            label: &self.label,
+            test: self.tracker.test(),
+            rate: (moving && self.rate > 0.0).then_some(self.rate),
+            block,
+            ramping: p.ramping,
+            left: Some(self.left()),
+        }));
+    }
+
+    /// Remove the line.
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_says_which_test_the_rate_and_the_time_left() {
+        let line = status_line(&Status {
+            label: "RND4K Q32T1 read 2/5",
+            test: Some((3, 8)),
+            rate: Some(41.2e6),
+            block: Some(4096),
+            ramping: false,
+            left: Some(Eta {
+                left: Duration::from_secs(135),
+                at_least: false,
+            }),
+        });
+        assert_eq!(
+            line,
+            "test 3 of 8: RND4K Q32T1 read 2/5, 41.2 MB/s, 10.1k IOPS, 2m 15s left"
+        );
+    }
+
+    #[test]
+    fn a_pause_shows_no_rate_and_an_unknown_rest_is_a_lower_bound() {
+        let line = status_line(&Status {
+            label: "interval",
+            test: Some((2, 2)),
+            rate: None,
+            block: None,
+            ramping: true,
+            left: Some(Eta {
+                left: Duration::from_millis(3_700_400),
+                at_least: true,
+            }),
+        });
+        assert_eq!(line, "test 2 of 2: interval, over 1h 01m left");
+    }
+
+    #[test]
+    fn durations_round_up_and_counts_scale() {
+        assert_eq!(duration(Duration::from_millis(100)), "1s");
+        assert_eq!(duration(Duration::from_secs(59)), "59s");
+        assert_eq!(duration(Duration::from_secs(60)), "1m 00s");
+        assert_eq!(count(950.0), "950");
+        assert_eq!(count(1.25e6), "1.25M");
     }
 }

@@ -17,6 +17,7 @@ use iomark_model::{RunBody, RunDocument, RunStatus, Warning};
 
 use crate::checks;
 use crate::job::JobSettings;
+use crate::profiles::outline::Outline;
 use crate::profiles::{self, ProfileName, ProfileObserver, ProfilePlan, ProfileSettings, Setting};
 use crate::target::{DirectMode, OpenTarget, TargetRequest};
 use crate::DiskError;
@@ -180,6 +181,17 @@ impl Workload {
             // Each profile's sizes were checked when the target was opened
             // (TargetRequest::io_sizes).
             Workload::Profile(..) => Ok(()),
+        }
+    }
+
+    /// The steps the workload runs on `target`, in order, for progress
+    /// (a custom job is one test).
+    pub fn outline(&self, target: &OpenTarget) -> Outline {
+        match self {
+            Workload::Custom(spec) => Self::custom_on(spec, target)
+                .map(|s| Outline::job(&s))
+                .unwrap_or_default(),
+            Workload::Profile(_, plan) => plan.outline(target.info.size),
         }
     }
 

@@ -40,6 +40,9 @@ pub struct ClientConfig {
     pub interval: Option<Duration>,
     /// Print the text report while running (off for `-J`).
     pub text: bool,
+    /// With `text`, add what iperf3's `-V` adds (cookie, test parameters,
+    /// per-stream TCP figures).
+    pub verbose: bool,
     /// Limit for connecting the control connection.
     pub connect_timeout: Duration,
     /// A flag a signal handler raises (Ctrl-C): the client then sends
@@ -59,6 +62,7 @@ impl ClientConfig {
             },
             interval: Some(Duration::from_secs(1)),
             text: true,
+            verbose: false,
             connect_timeout: Duration::from_secs(10),
             interrupt: None,
         }
@@ -126,6 +130,9 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
     let mut report = TestReport::opening(peering, params, &streams, started, cfg.interval);
     if cfg.text {
         let _ = write!(out, "{}", report.header_text());
+        if cfg.verbose {
+            let _ = write!(out, "{}", report.verbose_header_text());
+        }
     }
 
     let mut session = Session::start(streams, plan, omit, cfg.interval)?;
@@ -189,7 +196,13 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
     report.close(&mut session.intervals, totals, &mine, Some(theirs));
     drop(session);
     if cfg.text {
+        if cfg.verbose {
+            let _ = writeln!(out, "Test Complete. Summary Results:");
+        }
         let _ = write!(out, "{}", report.summary_text());
+        if cfg.verbose {
+            let _ = write!(out, "{}", report.verbose_summary_text());
+        }
         let _ = writeln!(out, "\niperf Done.");
     }
     Ok(report)

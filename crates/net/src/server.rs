@@ -59,6 +59,8 @@ pub struct ServerConfig {
     pub interval: Option<Duration>,
     /// Print the text report.
     pub text: bool,
+    /// With `text`, add what iperf3's `-V` adds to each test's report.
+    pub verbose: bool,
     /// Print each test's report in iperf3's `-J` layout.
     pub json: bool,
 }
@@ -77,6 +79,7 @@ impl ServerConfig {
             max_duration: Duration::from_secs(params::MAX_TIME),
             interval: Some(Duration::from_secs(1)),
             text: true,
+            verbose: false,
             json: false,
         }
     }
@@ -316,6 +319,9 @@ impl Server {
             TestReport::opening(peering, params, &streams, SystemTime::now(), cfg.interval);
         if cfg.text {
             let _ = write!(out, "{}", report.header_text());
+            if cfg.verbose {
+                let _ = write!(out, "{}", report.verbose_header_text());
+            }
         }
         let omit = Duration::from_secs(report.params.omit as u64);
         let mut session = Session::start(streams, plan, omit, cfg.interval)?;
@@ -408,7 +414,13 @@ impl Server {
 
         report.close(&mut session.intervals, totals, &mine, Some(theirs));
         if cfg.text {
+            if cfg.verbose {
+                let _ = writeln!(out, "Test Complete. Summary Results:");
+            }
             let _ = write!(out, "{}", report.summary_text());
+            if cfg.verbose {
+                let _ = write!(out, "{}", report.verbose_summary_text());
+            }
         }
         Ok(report)
     }

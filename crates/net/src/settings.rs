@@ -25,6 +25,8 @@ pub struct ServerSettings {
     pub interval_secs: f64,
     /// iperf3-layout JSON instead of text.
     pub json: bool,
+    /// iperf3's `-V`: more detail in the text output.
+    pub verbose: bool,
     /// Longest wait for the first byte of a set-up message.
     pub first_byte_timeout: Nanos,
     /// Longest wait for a test's whole set-up.
@@ -68,6 +70,8 @@ pub struct ClientSettings {
     pub bitrate: Option<u64>,
     /// iperf3-layout JSON instead of text (`-J`).
     pub json: bool,
+    /// More detail in the text output (`-V`).
+    pub verbose: bool,
 }
 
 fn invalid<T>(msg: String) -> Result<T, NetError> {
@@ -124,6 +128,7 @@ impl ServerSettings {
             max_duration,
             interval: interval(self.interval_secs)?,
             text: !self.json,
+            verbose: self.verbose,
             json: self.json,
         })
     }
@@ -198,6 +203,7 @@ impl ClientSettings {
             },
             interval: interval(self.interval_secs)?,
             text: !self.json,
+            verbose: self.verbose,
             ..ClientConfig::new(self.host.clone())
         })
     }

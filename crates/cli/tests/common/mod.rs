@@ -371,3 +371,42 @@ pub fn assert_at_the_limit(what: &str, measured: f64, limit: f64) {
         (hi - 1.0) * 100.0
     );
 }
+
+/// Runs `iomark ARGS...` on a pseudo-terminal (util-linux `script`), so
+/// stderr is a terminal as a person's is; what the terminal showed, or why
+/// it could not run.
+pub fn iomark_on_terminal(args: &[&str]) -> Result<String, String> {
+    have_command("script", "util-linux")?;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("typescript");
+    let line = std::iter::once(IOMARK)
+        .chain(args.iter().copied())
+        .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = Command::new("script")
+        .args(["-qec", &line])
+        .arg(&log)
+        .stdin(Stdio::null())
+        .output()
+        .expect("script runs");
+    assert!(
+        out.status.success(),
+        "{line} on a terminal failed: {}",
+        String::from_utf8_lossy(&fs::read(&log).unwrap_or_default())
+    );
+    Ok(String::from_utf8_lossy(&fs::read(&log).unwrap()).into_owned())
+}
+
+/// `Ok` when `tool` is on the PATH, else which Debian package has it.
+pub fn have_command(tool: &str, package: &str) -> Result<(), String> {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(tool).is_file()));
+    if found {
+        Ok(())
+    } else {
+        Err(format!(
+            "needs {tool} (Debian package {package}; scripts/test installs it)"
+        ))
+    }
+}

@@ -128,6 +128,14 @@ fn spec(
     }
 }
 
+/// The region each pattern is written to on a target of `size`: `--size`
+/// or the short probe's, whole blocks only, and at least one.
+pub fn region(o: &ArtefactsOptions, size: Bytes) -> Bytes {
+    let size = size.get();
+    let region = o.region.map_or(size, |r| r.get().min(size));
+    Bytes((region / BLOCK * BLOCK).max(BLOCK.min(size)))
+}
+
 /// Run the probe on `target`.
 pub fn run(
     o: &ArtefactsOptions,
@@ -135,10 +143,7 @@ pub fn run(
     stop: &AtomicBool,
     obs: &mut dyn ProfileObserver,
 ) -> Result<ProfileOutcome, DiskError> {
-    let size = target.info.size.get();
-    let region = o.region.map_or(size, |r| r.get().min(size));
-    // Whole blocks only, and at least one.
-    let region = Bytes((region / BLOCK * BLOCK).max(BLOCK.min(size)));
+    let region = region(o, target.info.size);
     let warnings = shortened(o.quick, || {
         format!("{} round(s) instead of {ROUNDS}", o.rounds)
     });

@@ -26,6 +26,7 @@ mod common;
 pub mod gnome;
 pub mod iometer;
 pub mod macbench;
+pub mod outline;
 pub mod settings;
 pub mod sweep;
 

@@ -22,6 +22,7 @@ use crate::sys::TcpInfo;
 mod json;
 mod model;
 mod text;
+mod verbose;
 
 pub(crate) use text::IntervalLines;
 

@@ -1,0 +1,138 @@
+//! `iomark completions SHELL` and `iomark man`: shell completions and man
+//! pages, both made from the one clap definition, so they cannot drift
+//! from the flags the binary really takes.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use clap::{Args, Command, CommandFactory};
+use clap_complete::Shell;
+
+use crate::exit::Exit;
+
+/// `iomark completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh or fish (also elvish, powershell).
+    #[arg(value_name = "SHELL", value_parser = parse_shell)]
+    shell: Shell,
+}
+
+/// A shell clap_complete knows, or a message naming them.
+fn parse_shell(s: &str) -> Result<Shell, String> {
+    s.parse::<Shell>()
+        .map_err(|_| format!("no completions for '{s}': use bash, zsh, fish, elvish or powershell"))
+}
+
+/// `iomark man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write every page (iomark.1, iomark-disk.1, iomark-net-client.1, ...)
+    /// into this directory instead of printing one page.
+    #[arg(long, value_name = "DIR", conflicts_with = "command")]
+    dir: Option<PathBuf>,
+    /// The (sub)command whose page is printed, e.g. `disk` or `net client`
+    /// (default: iomark's own page).
+    #[arg(value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+/// The whole command, built, so every subcommand knows its full name
+/// (`iomark-net-client`) as the man pages title them.
+fn built() -> Command {
+    let mut cmd = crate::app::Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    cmd
+}
+
+/// Print the completion script for one shell.
+pub fn completions(args: CompletionsArgs) -> anyhow::Result<Exit> {
+    let mut cmd = crate::app::Cli::command();
+    let mut out = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "iomark", &mut out);
+    std::io::stdout().lock().write_all(&out)?;
+    Ok(Exit::Success)
+}
+
+/// Print one man page, or write them all into `--dir`.
+pub fn man(args: ManArgs) -> anyhow::Result<Exit> {
+    let root = built();
+    if let Some(dir) = args.dir {
+        for path in write_pages(&root, &dir)? {
+            println!("{}", path.display());
+        }
+        return Ok(Exit::Success);
+    }
+    let mut cmd = &root;
+    for name in &args.command {
+        cmd = match cmd.find_subcommand(name).filter(|c| !c.is_hide_set()) {
+            Some(sub) => sub,
+            None => {
+                let names: Vec<&str> = cmd
+                    .get_subcommands()
+                    .filter(|c| !c.is_hide_set())
+                    .map(Command::get_name)
+                    .collect();
+                bail!(
+                    "no command '{name}' under '{}': use one of {}",
+                    cmd.get_display_name().unwrap_or("iomark"),
+                    names.join(", ")
+                );
+            }
+        };
+    }
+    let mut out = Vec::new();
+    clap_mangen::Man::new(cmd.clone()).render(&mut out)?;
+    std::io::stdout().lock().write_all(&out)?;
+    Ok(Exit::Success)
+}
+
+/// Write the page of `cmd` and of every visible subcommand below it into
+/// `dir` (created if missing); the paths written, parents first.
+fn write_pages(cmd: &Command, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
+    let mut written = Vec::new();
+    let mut todo = vec![cmd.clone()];
+    while let Some(cmd) = todo.pop() {
+        let subs: Vec<Command> = cmd
+            .get_subcommands()
+            .filter(|c| !c.is_hide_set())
+            .cloned()
+            .collect();
+        todo.extend(subs.into_iter().rev());
+        let man = clap_mangen::Man::new(cmd);
+        let path = man
+            .generate_to(dir)
+            .with_context(|| format!("write a man page into {}", dir.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_visible_command_gets_a_page_named_after_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let written = write_pages(&built(), dir.path()).unwrap();
+        let names: Vec<String> = written
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        for page in [
+            "iomark.1",
+            "iomark-disk.1",
+            "iomark-net.1",
+            "iomark-net-server.1",
+            "iomark-net-client.1",
+            "iomark-results-compare.1",
+            "iomark-completions.1",
+        ] {
+            assert!(names.iter().any(|n| n == page), "{page} not in {names:?}");
+        }
+        assert!(!names.iter().any(|n| n.contains("help")), "{names:?}");
+    }
+}

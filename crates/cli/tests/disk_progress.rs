@@ -1,0 +1,88 @@
+//! The progress line of a profile: test k of N, MB/s, IOPS and the time
+//! left on a terminal; nothing with `--quiet`, and nothing at all when
+//! stderr is not a terminal (what scripts and tests see).
+
+mod common;
+
+use common::*;
+use iomark_testrig::require;
+
+/// A four-test profile of 0.3 s per test on a small test file.
+fn macbench(dir: &std::path::Path, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "disk",
+        dir.to_str().unwrap(),
+        "--profile",
+        "macbench",
+        "--runtime",
+        "300ms",
+        "--size",
+        "16MiB",
+        "--engine",
+        "psync",
+        "--no-store",
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+fn refs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn a_terminal_sees_test_k_of_n_the_rate_and_the_time_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = macbench(dir.path(), &[]);
+    let shown = match iomark_on_terminal(&refs(&args)) {
+        Ok(s) => s,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    for k in 1..=4 {
+        assert!(
+            shown.contains(&format!("test {k} of 4: ")),
+            "no test {k}: {shown}"
+        );
+    }
+    assert!(shown.contains(" MB/s, "), "{shown}");
+    assert!(shown.contains(" IOPS, "), "{shown}");
+    // 4 x 0.3 s: the first line says 2s left (rounded up), never more.
+    assert!(shown.contains("s left"), "{shown}");
+    assert!(!shown.contains("m 0"), "minutes for a 1.2 s run: {shown}");
+    assert!(shown.contains("MacBench"), "the result follows: {shown}");
+}
+
+#[test]
+fn quiet_silences_the_line_on_a_terminal() {
+    require!(have_command("script", "util-linux"));
+    let dir = tempfile::tempdir().unwrap();
+    let args = macbench(dir.path(), &["-q"]);
+    let shown = iomark_on_terminal(&refs(&args)).unwrap();
+    assert!(!shown.contains("test 1 of"), "{shown}");
+    assert!(!shown.contains(" left"), "{shown}");
+    assert!(
+        shown.contains("MacBench"),
+        "the result still prints: {shown}"
+    );
+}
+
+#[test]
+fn no_progress_when_stderr_is_not_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = macbench(dir.path(), &[]);
+    let out = iomark(&refs(&args));
+    let text = ok(&out);
+    assert!(text.contains("MacBench"), "{text}");
+    let err = stderr(&out);
+    assert!(!err.contains("test 1 of"), "progress on a pipe: {err}");
+    assert!(!err.contains(" left"), "{err}");
+    assert!(
+        !err.contains('\r') && !err.contains('\u{1b}'),
+        "terminal codes: {err:?}"
+    );
+}

@@ -1,0 +1,183 @@
+//! Shell completions and man pages, made from the clap definition: each
+//! script passes its shell's syntax check and knows every subcommand; each
+//! man page renders with `man -l` and names the subcommands and key flags.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+use iomark_testrig::require;
+
+const SUBCOMMANDS: &[&str] = &[
+    "info",
+    "disk",
+    "clean",
+    "engines",
+    "net",
+    "mem",
+    "results",
+    "report",
+    "completions",
+    "man",
+];
+
+/// The script for `shell`, saved to a file for the syntax check.
+fn script(shell: &str, dir: &std::path::Path) -> (String, std::path::PathBuf) {
+    let text = ok(&iomark_ok(&["completions", shell]));
+    let path = dir.join(format!("iomark.{shell}"));
+    std::fs::write(&path, &text).unwrap();
+    (text, path)
+}
+
+fn syntax_ok(shell: &str, path: &std::path::Path) {
+    let out = Command::new(shell).arg("-n").arg(path).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{shell} -n rejects the completion script: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn completions_pass_each_shells_syntax_check_and_name_every_subcommand() {
+    let dir = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish"] {
+        let (text, path) = script(shell, dir.path());
+        for sub in SUBCOMMANDS {
+            assert!(text.contains(sub), "{shell}: no {sub}");
+        }
+        // Flags of the subcommands, down to net's. (clap_complete offers
+        // `net server`/`net client` as words, not iperf3's -s/-c flags.)
+        // fish spells --profile as `-l profile`.
+        for flag in ["profile", "quiet", "verbose", "rcv-timeout", "bidir"] {
+            assert!(text.contains(flag), "{shell}: no {flag}");
+        }
+        match have_command(shell, shell) {
+            Ok(()) => syntax_ok(shell, &path),
+            Err(why) => eprintln!("{shell}: syntax not checked: {why}"),
+        }
+    }
+}
+
+#[test]
+fn bash_completion_offers_the_subcommands_when_sourced() {
+    require!(have_command("bash", "bash"));
+    let dir = tempfile::tempdir().unwrap();
+    let (_, path) = script("bash", dir.path());
+    // Ask the completion function what follows `iomark ` and
+    // `iomark net client h --`.
+    let probe = format!(
+        "source {}; COMP_WORDS=(iomark ''); COMP_CWORD=1; _iomark iomark '' iomark; \
+         echo \"${{COMPREPLY[*]}}\"; COMP_WORDS=(iomark net client h --); COMP_CWORD=4; \
+         _iomark iomark -- h; echo \"${{COMPREPLY[*]}}\"",
+        path.display()
+    );
+    let out = Command::new("bash").args(["-c", &probe]).output().unwrap();
+    let text = ok(&out);
+    let mut lines = text.lines();
+    let top = lines.next().unwrap_or_default();
+    for sub in SUBCOMMANDS {
+        assert!(
+            top.split(' ').any(|w| w == *sub),
+            "{sub} not offered: {top}"
+        );
+    }
+    let net = lines.next().unwrap_or_default();
+    for flag in ["--parallel", "--reverse", "--verbose", "--json"] {
+        assert!(
+            net.split(' ').any(|w| w == flag),
+            "{flag} not offered: {net}"
+        );
+    }
+}
+
+#[test]
+fn a_bad_shell_is_one_line_and_exit_2() {
+    let out = iomark(&["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("bash") && err.contains("zsh") && err.contains("fish"),
+        "{err}"
+    );
+    let out = iomark(&["man", "dsk"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("use one of info, disk"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `man -l PAGE` as plain text.
+fn rendered(page: &std::path::Path) -> String {
+    let out = Command::new("man")
+        .arg("-l")
+        .arg(page)
+        .env("MANPAGER", "cat")
+        .env("MANWIDTH", "100")
+        .env("MAN_KEEP_FORMATTING", "0")
+        .output()
+        .unwrap();
+    let text = ok(&out);
+    // Undo overstriking (bold: c\bc, underline: _\bc), if any.
+    let mut plain = String::new();
+    for c in text.chars() {
+        if c == '\u{8}' {
+            plain.pop();
+        } else {
+            plain.push(c);
+        }
+    }
+    plain
+}
+
+#[test]
+fn man_pages_render_with_man_and_name_the_subcommands_and_key_flags() {
+    require!(have_command("man", "man-db"));
+    let dir = tempfile::tempdir().unwrap();
+    let listed = ok(&iomark_ok(&["man", "--dir", dir.path().to_str().unwrap()]));
+    for page in [
+        "iomark.1",
+        "iomark-disk.1",
+        "iomark-net-client.1",
+        "iomark-net-server.1",
+    ] {
+        assert!(
+            dir.path().join(page).is_file(),
+            "{page} not written: {listed}"
+        );
+        assert!(listed.contains(page), "{page} not listed: {listed}");
+    }
+    let top = rendered(&dir.path().join("iomark.1"));
+    assert!(top.contains("NAME") && top.contains("SYNOPSIS"), "{top}");
+    for sub in SUBCOMMANDS {
+        assert!(
+            top.contains(&format!("iomark-{sub}(1)")),
+            "iomark(1) has no {sub}: {top}"
+        );
+    }
+    let disk = rendered(&dir.path().join("iomark-disk.1"));
+    for flag in [
+        "--profile",
+        "--rw",
+        "--bs",
+        "--iodepth",
+        "--quiet",
+        "--json",
+    ] {
+        assert!(disk.contains(flag), "iomark-disk(1) has no {flag}");
+    }
+    let client = rendered(&dir.path().join("iomark-net-client.1"));
+    for flag in ["--parallel", "--reverse", "--verbose", "-V"] {
+        assert!(client.contains(flag), "iomark-net-client(1) has no {flag}");
+    }
+    // One page on stdout is the same page.
+    let one = ok(&iomark_ok(&["man", "net", "client"]));
+    assert_eq!(
+        one,
+        std::fs::read_to_string(dir.path().join("iomark-net-client.1")).unwrap()
+    );
+}

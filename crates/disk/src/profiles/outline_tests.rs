@@ -1,0 +1,303 @@
+//! The outline of every profile (its test count and expected time against
+//! docs/profiles.md's figures), the outline against what each profile
+//! really begins, and the tracker's time left.
+
+use std::sync::atomic::AtomicBool;
+
+use iomark_model::disk::{DataPattern, EngineKind};
+use iomark_model::units::Nanos;
+
+use super::super::settings::{Depths, Setting, SizeList};
+use super::super::{plan, ProfileName, ProfileObserver, ProfileSettings};
+use super::*;
+use crate::runner::Observer;
+use crate::target::{DirectMode, OpenTarget, TargetRequest};
+
+const GIB: Bytes = Bytes(Bytes::GIB);
+
+fn outline_of(name: ProfileName, s: ProfileSettings) -> Outline {
+    plan(name, &s).unwrap().outline(GIB)
+}
+
+/// iometer checks io_uring unless an engine is named.
+fn psync() -> ProfileSettings {
+    ProfileSettings {
+        engine: Some(EngineKind::Psync),
+        ..ProfileSettings::default()
+    }
+}
+
+fn secs(s: u64) -> Option<Duration> {
+    Some(Duration::from_secs(s))
+}
+
+#[test]
+fn cdm_is_eight_tests_of_a_prep_and_five_passes_with_pauses_between() {
+    let o = outline_of(ProfileName::Cdm, ProfileSettings::default());
+    assert_eq!(o.tests(), 8);
+    // 8 x (5 s prep + 5 x 5 s) + 7 pauses of 5 s.
+    assert_eq!(o.expected(None), secs(8 * 30 + 7 * 5));
+    assert_eq!(o.steps[0].label, "SEQ1M Q8T1 read prep");
+    assert_eq!(o.steps[1].label, "SEQ1M Q8T1 read 1/5");
+    assert_eq!(o.steps[6].label, "interval");
+    assert_eq!(o.steps[6].test, 2);
+    let mix = outline_of(
+        ProfileName::Cdm,
+        ProfileSettings {
+            mix: Some(70),
+            ..ProfileSettings::default()
+        },
+    );
+    assert_eq!(mix.tests(), 12);
+    let quick = outline_of(
+        ProfileName::Cdm,
+        ProfileSettings {
+            quick: true,
+            ..ProfileSettings::default()
+        },
+    );
+    // No pause at all: --quick's interval is 0, which begins nothing.
+    assert_eq!(quick.expected(None), secs(8 * 3));
+    assert!(quick.steps.iter().all(|s| s.label != "interval"));
+}
+
+#[test]
+fn cdm3_and_the_other_cdm_presets() {
+    let o = outline_of(ProfileName::Cdm3, ProfileSettings::default());
+    assert_eq!(o.tests(), 8);
+    assert_eq!(o.expected(None), secs(8 * (6 + 5 * 6) + 7 * 5));
+    assert_eq!(
+        outline_of(ProfileName::CdmPeak, ProfileSettings::default()).tests(),
+        4
+    );
+    assert_eq!(
+        outline_of(ProfileName::CdmNvme, ProfileSettings::default()).tests(),
+        8
+    );
+    let real = outline_of(
+        ProfileName::CdmReal,
+        ProfileSettings {
+            passes: Some(2),
+            pass_time: Some(Nanos::from_secs(1)),
+            interval: Some(Nanos(0)),
+            ..ProfileSettings::default()
+        },
+    );
+    // --pass-time sets the preparation pass too (cdm::plan).
+    assert_eq!(real.expected(None), secs(4 * (1 + 2)));
+}
+
+#[test]
+fn iometer_is_a_test_per_pattern_and_depth() {
+    let o = outline_of(ProfileName::Iometer, psync());
+    assert_eq!(o.tests(), 16);
+    assert_eq!(o.expected(None), secs(16 * 12));
+    assert_eq!(o.steps[0].label, "2 MiB sequential read QD1");
+    let o = outline_of(
+        ProfileName::Iometer,
+        ProfileSettings {
+            qd: Some(Depths(vec![1, 32])),
+            ..psync()
+        },
+    );
+    assert_eq!(o.tests(), 8);
+}
+
+#[test]
+fn macbench_and_sweep_are_timed_points() {
+    let o = outline_of(ProfileName::Macbench, ProfileSettings::default());
+    assert_eq!((o.tests(), o.expected(None)), (4, secs(40)));
+    let o = outline_of(ProfileName::Sweep, ProfileSettings::default());
+    // 11 random sizes read and written, then sequential read and write.
+    assert_eq!((o.tests(), o.expected(None)), (24, secs(120)));
+    let o = outline_of(
+        ProfileName::Sweep,
+        ProfileSettings {
+            sizes: Some(SizeList(vec![Bytes(4096)])),
+            quick: true,
+            ..ProfileSettings::default()
+        },
+    );
+    assert_eq!((o.tests(), o.expected(None)), (4, secs(4)));
+}
+
+#[test]
+fn gnome_and_artefacts_are_bound_by_size() {
+    let o = outline_of(ProfileName::Gnome, ProfileSettings::default());
+    assert_eq!(o.tests(), 2);
+    assert_eq!(o.sized(), 100 * (10 << 20) + 1000 * 4096);
+    assert_eq!(o.expected(None), None, "no rate, no estimate");
+    let at = o.expected(Some(100e6)).unwrap().as_secs_f64();
+    assert!((at - o.sized() as f64 / 100e6).abs() < 1e-6, "{at}");
+
+    // The probe's region is the whole test file (256 MiB by default).
+    let p = plan(ProfileName::Artefacts, &ProfileSettings::default()).unwrap();
+    let o = p.outline(p.default_size());
+    assert_eq!(o.tests(), 12, "3 rounds of 4 patterns");
+    assert_eq!(o.sized(), 24 * (256 << 20));
+    // A target smaller than the region: the region is the target.
+    let small = plan(ProfileName::Artefacts, &ProfileSettings::default())
+        .unwrap()
+        .outline(Bytes(8 << 20));
+    assert_eq!(small.sized(), 24 * (8 << 20));
+}
+
+fn progress(
+    elapsed_ms: u64,
+    total_ms: Option<u64>,
+    bytes: u64,
+    bytes_total: Option<u64>,
+) -> Progress {
+    Progress {
+        elapsed: Duration::from_millis(elapsed_ms),
+        total: total_ms.map(Duration::from_millis),
+        ramping: false,
+        bytes,
+        bytes_total,
+    }
+}
+
+#[test]
+fn the_tracker_counts_tests_and_time_left_from_the_plan() {
+    let o = outline_of(ProfileName::Cdm, ProfileSettings::default());
+    let mut t = Tracker::new(o);
+    assert_eq!(t.test(), None);
+    assert_eq!(
+        t.left(),
+        Eta {
+            left: Duration::from_secs(275),
+            at_least: false
+        }
+    );
+    t.begin("SEQ1M Q8T1 read prep");
+    t.progress(&progress(2000, Some(5000), 1 << 30, None));
+    assert_eq!(t.test(), Some((1, 8)));
+    assert_eq!(t.left().left, Duration::from_secs(273));
+    t.end();
+    for pass in 1..=5 {
+        t.begin(&format!("SEQ1M Q8T1 read {pass}/5"));
+        t.end();
+    }
+    t.begin("interval");
+    assert_eq!(t.test(), Some((2, 8)));
+    // Six tests of 30 s and six pauses after this one, plus this pause and test.
+    assert_eq!(t.left().left, Duration::from_secs(6 * 35 + 5 + 30));
+    // A label the plan does not know moves nothing.
+    t.begin("something else");
+    assert_eq!(t.test(), Some((2, 8)));
+}
+
+#[test]
+fn size_bound_steps_are_priced_by_the_rate_at_their_block_size() {
+    let o = outline_of(ProfileName::Gnome, ProfileSettings::default());
+    let mut t = Tracker::new(o);
+    assert!(t.left().at_least, "nothing measured: a lower bound");
+    t.begin("transfer rate");
+    let total = 100 * (10 << 20);
+    // A quarter done in 5 s: 15 s left in this phase; the access phase
+    // has another block size, so it adds an unknown.
+    t.progress(&progress(5000, None, total / 4, Some(total)));
+    let eta = t.left();
+    assert_eq!(eta.left, Duration::from_secs(15));
+    assert!(eta.at_least);
+    t.end();
+    t.begin("access time");
+    t.progress(&progress(1000, None, 4096 * 100, Some(4096 * 1000)));
+    let eta = t.left();
+    assert_eq!((eta.left, eta.at_least), (Duration::from_secs(9), false));
+    assert_eq!(t.test(), Some((2, 2)));
+}
+
+#[test]
+fn a_custom_job_is_one_test() {
+    let mut spec = DiskJobSpec {
+        name: "job".into(),
+        rw: iomark_model::disk::RwMode::RandRead,
+        bs: Bytes(4096),
+        iodepth: 32,
+        iodepth_batch: 1,
+        numjobs: 2,
+        size: Bytes(1 << 30),
+        runtime: Some(Nanos::from_secs(10)),
+        ramp: Nanos::from_secs(2),
+        engine: EngineKind::Psync,
+        direct: true,
+        data: DataPattern::Random,
+        rwmix_read: 70,
+        seed: 1,
+    };
+    let o = Outline::job(&spec);
+    assert_eq!((o.tests(), o.expected(None)), (1, secs(12)));
+    // --runtime 0: one pass over --size per thread.
+    spec.runtime = None;
+    assert_eq!(Outline::job(&spec).sized(), 2 << 30);
+}
+
+/// Records what a profile begins.
+#[derive(Default)]
+struct Labels(Vec<String>);
+
+impl Observer for Labels {
+    fn progress(&mut self, _p: &Progress) {}
+}
+
+impl ProfileObserver for Labels {
+    fn begin(&mut self, label: &str) {
+        self.0.push(label.to_string());
+    }
+    fn end(&mut self) {}
+}
+
+/// The outline is only as good as its match with the run: every profile,
+/// run for a few milliseconds per step on a small test file, begins
+/// exactly the outline's steps, in order.
+#[test]
+fn every_profile_begins_the_steps_of_its_outline() {
+    let dir = tempfile::tempdir().unwrap();
+    let request = TargetRequest {
+        path: dir.path().to_path_buf(),
+        size: Some(Bytes(4 << 20)),
+        default_size: Bytes(4 << 20),
+        write: true,
+        allow_write: Vec::new(),
+        direct: DirectMode::Buffered,
+        data: DataPattern::Random,
+        seed: 1,
+        io_sizes: vec![Bytes(4096)],
+    };
+    let stop = AtomicBool::new(false);
+    let target = OpenTarget::open(&request, &stop).unwrap();
+    let short = Some(Nanos(20_000_000));
+    for name in ProfileName::ALL {
+        let takes = name.settings();
+        let mut s = ProfileSettings::default();
+        let mut give = |setting: Setting, apply: &mut dyn FnMut(&mut ProfileSettings)| {
+            if takes.contains(&setting) {
+                apply(&mut s);
+            }
+        };
+        give(Setting::Engine, &mut |s| s.engine = Some(EngineKind::Psync));
+        give(Setting::Passes, &mut |s| s.passes = Some(1));
+        give(Setting::PassTime, &mut |s| s.pass_time = short);
+        give(Setting::Interval, &mut |s| s.interval = short);
+        give(Setting::Mix, &mut |s| s.mix = Some(50));
+        give(Setting::Runtime, &mut |s| s.runtime = short);
+        give(Setting::Ramp, &mut |s| s.ramp = Some(Nanos(0)));
+        give(Setting::Qd, &mut |s| s.qd = Some(Depths(vec![1, 2])));
+        give(Setting::Sizes, &mut |s| {
+            s.sizes = Some(SizeList(vec![Bytes(4096)]))
+        });
+        give(Setting::Samples, &mut |s| s.samples = Some(2));
+        give(Setting::SampleSize, &mut |s| {
+            s.sample_size = Some(Bytes(64 << 10))
+        });
+        give(Setting::AccessSamples, &mut |s| s.access_samples = Some(4));
+        let p = plan(name, &s).unwrap();
+        let outline = p.outline(target.info.size);
+        let mut seen = Labels::default();
+        let out = p.run(&target, &stop, &mut seen).unwrap();
+        assert!(!out.interrupted, "{name}");
+        let planned: Vec<&str> = outline.steps.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(seen.0, planned, "{name}");
+    }
+}
