@@ -15,6 +15,7 @@
 
 mod disk;
 mod escape;
+mod fio_json;
 mod info;
 mod mem;
 mod profile;
@@ -22,6 +23,7 @@ pub mod results;
 
 pub use disk::{cgroup_usage, disk_run};
 pub use escape::{escape_controls, escape_controls_keep_lines};
+pub use fio_json::fio_json;
 pub use info::device_info;
 pub use mem::mem_run;
 pub use profile::profile_run;
