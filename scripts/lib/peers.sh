@@ -13,11 +13,15 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-# ensure_peers: fio, iperf3 and likwid-bench, and strace, btrfs-progs,
-# man-db, zsh and fish for the tests.
+# ensure_peers: fio (with Debian's fio-examples job files, which the job-file
+# tests run), iperf3 and likwid-bench, and strace, btrfs-progs, man-db, zsh
+# and fish for the tests.
 ensure_peers() {
   local need=()
   command -v fio >/dev/null 2>&1 || need+=(fio)
+  [ -e /usr/share/doc/fio/examples/fio-seq-read.fio ] || need+=(fio-examples)
+  # fio_jsonplus_clat2csv (in fio) needs python3-six.
+  python3 -c 'import six' >/dev/null 2>&1 || need+=(python3-six)
   command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
   command -v likwid-bench >/dev/null 2>&1 || need+=(likwid)
   # strace widens race windows in the safety tests (fault injection).

@@ -18,7 +18,12 @@ enum Command {
     /// Show the file system, devices, links and ceilings behind a path.
     Info(crate::info::InfoArgs),
     /// Benchmark storage: a test file in a directory, a file or a block device.
+    // A flag given twice takes the last value, as in fio.
+    #[command(args_override_self = true)]
     Disk(crate::disk::DiskArgs),
+    /// Run a fio job file (the common subset): `iomark disk --job FILE`.
+    #[command(args_override_self = true)]
+    Fio(crate::fio::FioArgs),
     /// Remove test files left in PATH by killed iomark runs.
     Clean(crate::clean::CleanArgs),
     /// List the disk I/O engines.
@@ -73,6 +78,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Info(args) => crate::info::run(args),
         Command::Disk(args) => crate::disk::run(args),
+        Command::Fio(args) => crate::fio::run(args),
         Command::Clean(args) => crate::clean::run(args),
         Command::Engines(args) => crate::clean::engines(args),
         Command::Net(args) => crate::net::run(args),

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
+use iomark_disk::fio_job::EngineChoice;
 use iomark_disk::job::JobSettings;
 use iomark_disk::plan::{run_document, DiskOutcome, DiskSettings, Workload};
 use iomark_disk::profiles::artefacts::ArtefactsOptions;
@@ -33,9 +34,25 @@ use crate::{progress, signals};
 #[derive(Debug, Args)]
 pub struct DiskArgs {
     /// A directory (a test file is created there and removed afterwards),
-    /// an existing file, or a block device.
-    #[arg(value_name = "PATH", default_value = ".")]
-    pub path: PathBuf,
+    /// an existing file, or a block device (default: the current
+    /// directory; with --job, the file's filename= or directory=).
+    #[arg(value_name = "PATH")]
+    pub path: Option<PathBuf>,
+
+    /// The same as PATH, as fio spells it.
+    #[arg(
+        long,
+        value_name = "PATH",
+        conflicts_with = "path",
+        help_heading = "Target"
+    )]
+    pub filename: Option<PathBuf>,
+
+    /// Run a fio job file (the common subset, docs/fio.md): its jobs one
+    /// after another, stored as one run. PATH or --filename, if given,
+    /// replaces the file's filename= and directory=.
+    #[arg(long, value_name = "FILE", help_heading = "Workload")]
+    pub job: Option<PathBuf>,
 
     /// Access pattern: read, write, randread, randwrite, readwrite, randrw
     /// (default randread). Any workload flag makes a custom workload
@@ -72,12 +89,29 @@ pub struct DiskArgs {
     #[arg(long, value_name = "TIME", help_heading = "Workload")]
     pub runtime: Option<Nanos>,
 
-    /// Time run before measuring starts, not counted (default 0s; iometer 2s).
-    #[arg(long, value_name = "TIME", help_heading = "Workload")]
+    /// Accepted for fio's sake: --runtime is always time-based (the job
+    /// goes over --size again until the time is up).
+    #[arg(long = "time_based", alias = "time-based", help_heading = "Workload")]
+    pub time_based: bool,
+
+    /// Time run before measuring starts, not counted (default 0s; iometer
+    /// 2s). fio's --ramp_time too.
+    #[arg(
+        long,
+        alias = "ramp_time",
+        value_name = "TIME",
+        help_heading = "Workload"
+    )]
     pub ramp: Option<Nanos>,
 
-    /// Percentage of reads in readwrite and randrw (default 70).
-    #[arg(long, value_name = "PCT", help_heading = "Workload")]
+    /// Percentage of reads in readwrite and randrw (default 70). fio's
+    /// --rwmixread too.
+    #[arg(
+        long,
+        alias = "rwmixread",
+        value_name = "PCT",
+        help_heading = "Workload"
+    )]
     pub rwmix_read: Option<u8>,
 
     /// Data written: random, zeros, or compressible:N (N% compressible).
@@ -94,15 +128,31 @@ pub struct DiskArgs {
     pub seed: u64,
 
     /// I/O engine: psync, io_uring, mmap-sync, mmap-async, null (default
-    /// io_uring). With a CrystalDiskMark profile, iometer or macbench: the
-    /// engine of every test.
-    #[arg(long, value_name = "ENGINE", help_heading = "Engine")]
-    pub engine: Option<EngineKind>,
+    /// io_uring); fio's --ioengine with sync (psync), mmap (mmap-sync) and
+    /// libaio (runs as io_uring). With a CrystalDiskMark profile, iometer
+    /// or macbench: the engine of every test.
+    #[arg(
+        long,
+        alias = "ioengine",
+        value_name = "ENGINE",
+        help_heading = "Engine"
+    )]
+    pub engine: Option<EngineChoice>,
 
     /// Bypass the page cache (O_DIRECT); an error where the file system
-    /// cannot. The default is direct where supported.
-    #[arg(long, conflicts_with = "buffered", help_heading = "Engine")]
-    pub direct: bool,
+    /// cannot. The default is direct where supported. fio's --direct=1 and
+    /// --direct=0 (the page cache) too.
+    #[arg(
+        long,
+        value_name = "0|1",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "1",
+        value_parser = crate::fio::parse_direct,
+        conflicts_with = "buffered",
+        help_heading = "Engine"
+    )]
+    pub direct: Option<bool>,
 
     /// Go through the page cache.
     #[arg(long, help_heading = "Engine")]
@@ -139,6 +189,16 @@ pub struct DiskArgs {
     /// No progress line (it is shown only when stderr is a terminal).
     #[arg(long, short = 'q', help_heading = "Output")]
     pub quiet: bool,
+
+    /// normal (text), json or json+: fio's JSON layout, in fio's units, for
+    /// what reads fio's output (json+ adds the latency histogram bins).
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        conflicts_with = "json",
+        help_heading = "Output"
+    )]
+    pub output_format: Option<crate::fio::OutputFormat>,
 
     /// The profile options, boxed to keep the command enum small.
     #[command(flatten)]
@@ -234,20 +294,24 @@ fn parse_mix(s: &str) -> Result<u8, String> {
 }
 
 impl DiskArgs {
-    /// `Some(true)` for --direct, `Some(false)` for --buffered.
+    /// `Some(true)` for --direct, `Some(false)` for --buffered or
+    /// --direct=0.
     fn direct(&self) -> Option<bool> {
-        match (self.direct, self.buffered) {
-            (true, _) => Some(true),
-            (_, true) => Some(false),
-            _ => None,
-        }
+        self.direct.or(self.buffered.then_some(false))
+    }
+
+    /// PATH or --filename, when given.
+    pub(crate) fn path_given(&self) -> Option<&std::path::Path> {
+        self.path.as_deref().or(self.filename.as_deref())
     }
 
     /// What the user said, for the library to check.
-    fn settings(&self) -> DiskSettings {
+    pub(crate) fn settings(&self) -> DiskSettings {
         let p = &self.prof;
         DiskSettings {
-            path: self.path.clone(),
+            path: self
+                .path_given()
+                .map_or_else(|| PathBuf::from("."), PathBuf::from),
             job: JobSettings {
                 rw: self.rw,
                 bs: self.bs,
@@ -257,7 +321,7 @@ impl DiskArgs {
                 size: self.size,
                 runtime: self.runtime,
                 ramp: self.ramp,
-                engine: self.engine,
+                engine: self.engine.map(|e| e.kind),
                 rwmix_read: self.rwmix_read,
                 data: self.data,
                 seed: self.seed,
@@ -289,10 +353,10 @@ impl DiskArgs {
 /// The progress line of the run (and of the probe before it); each
 /// finished test is written to the store, so a killed run keeps what it
 /// measured.
-struct ProfileProgress {
-    line: Option<progress::RunProgress>,
-    recorder: crate::record::Recorder,
-    partial: RunDocument,
+pub(crate) struct ProfileProgress {
+    pub(crate) line: Option<progress::RunProgress>,
+    pub(crate) recorder: crate::record::Recorder,
+    pub(crate) partial: RunDocument,
 }
 
 impl runner::Observer for ProfileProgress {
@@ -326,7 +390,13 @@ impl ProfileObserver for ProfileProgress {
 
 impl ProfileProgress {
     /// Follow `outline` from here on, the line cleared between runs.
-    fn follow(&mut self, outline: Outline, show: bool, prefix: &'static str, then: Option<Eta>) {
+    pub(crate) fn follow(
+        &mut self,
+        outline: Outline,
+        show: bool,
+        prefix: &'static str,
+        then: Option<Eta>,
+    ) {
         if let Some(line) = self.line.take() {
             line.finish();
         }
@@ -359,6 +429,12 @@ impl ProfileObserver for ProbeProgress<'_> {
 /// otherwise a profile (cdm by default).
 pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     args.store.check()?;
+    if let Some(file) = &args.job {
+        return crate::fio::run_job_file(&args, file);
+    }
+    if let Some(note) = args.engine.and_then(|e| e.note) {
+        eprintln!("iomark: note: {note}");
+    }
     let plan = args.settings().build()?;
     let limit = args.mem_limit.map(SelfLimit::enter).transpose()?;
     let stop = signals::stop_flag()?;
@@ -432,13 +508,9 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     args.store.apply(&mut doc);
     obs.recorder.finish(&doc);
 
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        // -v shows a profile's spread and series; a custom job has none.
-        let verbose = args.prof.verbose && matches!(workload, Workload::Profile(..));
-        print!("{}", iomark_text::run(&doc, verbose).unwrap_or_default());
-    }
+    // -v shows a profile's spread and series; a custom job has none.
+    let verbose = args.prof.verbose && matches!(workload, Workload::Profile(..));
+    crate::fio::print_run(&args, &doc, verbose)?;
     Ok(if interrupted {
         Exit::Interrupted
     } else {
@@ -466,7 +538,8 @@ fn short_probe(
     show: bool,
     then: Eta,
 ) -> anyhow::Result<Option<ProbeVerdict>> {
-    let opts = ArtefactsOptions::short(args.engine.unwrap_or(EngineKind::IoUring), args.seed);
+    let engine = args.engine.map_or(EngineKind::IoUring, |e| e.kind);
+    let opts = ArtefactsOptions::short(engine, args.seed);
     let plan = ProfilePlan::Artefacts(opts);
     obs.follow(plan.outline(target.info.size), show, "probe ", Some(then));
     let outcome = plan
@@ -479,13 +552,13 @@ fn short_probe(
     })
 }
 
-fn args_now() -> Vec<String> {
+pub(crate) fn args_now() -> Vec<String> {
     std::env::args().collect()
 }
 
 /// Open the target (creating and filling a test file), saying which stale
 /// files were removed; `None` when Ctrl-C came first.
-fn open_target(
+pub(crate) fn open_target(
     request: &TargetRequest,
     stop: &std::sync::atomic::AtomicBool,
 ) -> anyhow::Result<Option<OpenTarget>> {
@@ -580,7 +653,7 @@ mod tests {
             (vec!["--bs", "4q"], "unknown unit"),
             (vec!["--iodepth", "0"], "--iodepth must be at least 1"),
             (vec!["--rw", "sideways"], "use read, write"),
-            (vec!["--engine", "libaio"], "use psync"),
+            (vec!["--engine", "windowsaio"], "use psync"),
             (vec!["--runtime", "10x"], "--runtime"),
             (vec!["--size", "0"], "--size must be larger than 0"),
             (vec!["--rwmix-read", "101"], "0 to 100"),

@@ -13,6 +13,7 @@ mod app;
 mod clean;
 mod disk;
 mod exit;
+mod fio;
 mod info;
 mod known;
 mod mem;

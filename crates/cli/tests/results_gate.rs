@@ -101,6 +101,7 @@ fn read_run(label: &str, mb: f64, lat_us: f64, wobble: f64) -> RunDocument {
                         mean_ns: mean,
                         stddev_ns: mean / 10.0,
                         percentiles: vec![],
+                        bins: vec![],
                     },
                 }),
                 write: None,

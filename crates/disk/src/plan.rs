@@ -219,7 +219,13 @@ impl Workload {
             Workload::Profile(_, plan) => {
                 let o = plan.run(target, stop, obs);
                 obs.end();
-                let o = o?;
+                let mut o = o?;
+                // A profile's figures are its statistics; its jobs' bins
+                // (fio's json+) would only bloat the stored document.
+                let dirs = o.jobs.iter_mut().flat_map(|j| [&mut j.read, &mut j.write]);
+                for d in dirs.flatten() {
+                    d.clat.bins = Vec::new();
+                }
                 Ok(DiskOutcome {
                     jobs: o.jobs,
                     result: Some(o.result),

@@ -85,6 +85,13 @@ pub struct LatencySummary {
     pub stddev_ns: f64,
     /// Percentiles (fio's default list), each `(percent, ns)`.
     pub percentiles: Vec<Percentile>,
+    /// The histogram behind the percentiles, `[ns, count]` per non-empty
+    /// bucket (the bucket's midpoint, under 0.5% from any value in it), in
+    /// order: what fio's `json+` prints as `bins`. Kept for a custom job or
+    /// a job file's jobs only; a profile's many jobs drop them, which
+    /// would make their documents ten times the size for no figure.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bins: Vec<[u64; 2]>,
 }
 
 impl LatencySummary {

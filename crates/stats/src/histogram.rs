@@ -148,7 +148,20 @@ impl LatencyHistogram {
                     ns: self.value_at_percentile(p),
                 })
                 .collect(),
+            bins: self.bins(),
         }
+    }
+
+    /// Each non-empty bucket as `[midpoint ns, count]`, in order (fio's
+    /// `json+` bins). The midpoint is the value percentiles report too.
+    pub fn bins(&self) -> Vec<[u64; 2]> {
+        self.buckets
+            .iter_recorded()
+            .map(|v| {
+                let mid = self.buckets.median_equivalent(v.value_iterated_to());
+                [mid, v.count_at_value()]
+            })
+            .collect()
     }
 }
 
@@ -233,6 +246,24 @@ mod tests {
         for p in FIO_PERCENTILES {
             assert_eq!(a.value_at_percentile(p), all.value_at_percentile(p));
         }
+    }
+
+    #[test]
+    fn bins_count_every_value_once_near_its_value() {
+        let mut h = LatencyHistogram::new();
+        for v in [100, 100, 101, 5_000, 1_000_000] {
+            h.record(v);
+        }
+        let bins = h.bins();
+        assert_eq!(bins.iter().map(|b| b[1]).sum::<u64>(), 5);
+        assert!(bins.windows(2).all(|w| w[0][0] < w[1][0]), "{bins:?}");
+        for v in [100u64, 5_000, 1_000_000] {
+            let near = bins
+                .iter()
+                .any(|b| (b[0] as f64 - v as f64).abs() / v as f64 <= 0.01);
+            assert!(near, "{v} in {bins:?}");
+        }
+        assert!(LatencyHistogram::new().bins().is_empty());
     }
 
     #[test]

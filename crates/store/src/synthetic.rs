@@ -80,6 +80,7 @@ pub fn job(t: usize, speed: f64, seed: u64) -> DiskJobResult {
                     ns: (mean * (1.0 + (p - 50.0) / 20.0)) as u64,
                 })
                 .collect(),
+            bins: Vec::new(),
         },
     };
     DiskJobResult {

@@ -18,6 +18,7 @@
 pub mod comparison;
 mod disk;
 mod escape;
+mod fio_json;
 mod info;
 pub mod json;
 mod mem;
@@ -26,6 +27,7 @@ pub mod results;
 
 pub use disk::{cgroup_usage, disk_run};
 pub use escape::{escape_controls, escape_controls_keep_lines};
+pub use fio_json::fio_json;
 pub use info::device_info;
 pub use mem::mem_run;
 pub use profile::profile_run;

@@ -22,6 +22,7 @@ fn job(rw: RwMode, read: bool, write: bool) -> DiskJobResult {
                 percent: 99.0,
                 ns: 8,
             }],
+            bins: Vec::new(),
         },
     };
     let sample = |rb: u64| IntervalSample {

@@ -556,6 +556,7 @@ fn direction(job: &Value, key: &str, path: &str) -> Result<Option<DirectionResul
             mean_ns: at_c.f64(c, "mean")?.unwrap_or(0.0),
             stddev_ns: at_c.f64(c, "stddev")?.unwrap_or(0.0),
             percentiles,
+            bins: Vec::new(),
         },
     }))
 }

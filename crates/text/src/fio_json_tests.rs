@@ -1,0 +1,181 @@
+use super::*;
+use iomark_model::disk::{CpuUsage, DiskRun, DiskTarget, IntervalSample, RwMode, TargetKind};
+use iomark_model::units::{Bytes, BytesPerSec, Iops};
+use iomark_stats::histogram::LatencyHistogram;
+
+/// A 2 s randrw job of 4 KiB I/Os: 3000 reads and 1000 writes.
+fn doc() -> RunDocument {
+    let dir = |ios: u64, base: u64| {
+        let mut h = LatencyHistogram::new();
+        for i in 0..ios {
+            h.record(base + (i % 97) * 1000);
+        }
+        DirectionResult {
+            io_bytes: Bytes(ios * 4096),
+            ios,
+            runtime: Nanos::from_secs(2),
+            bw: BytesPerSec(ios as f64 * 4096.0 / 2.0),
+            iops: Iops(ios as f64 / 2.0),
+            clat: h.summary(),
+        }
+    };
+    let sample = |start: u64| IntervalSample {
+        start: Nanos::from_secs(start),
+        length: Nanos::from_secs(1),
+        read_bytes: 1500 * 4096,
+        read_ios: 1500,
+        write_bytes: 500 * 4096,
+        write_ios: 500,
+        mean_lat_ns: 50_000.0,
+    };
+    let job = DiskJobResult {
+        spec: DiskJobSpec {
+            name: "mixed".into(),
+            rw: RwMode::RandRw,
+            bs: Bytes(4096),
+            iodepth: 8,
+            iodepth_batch: 1,
+            numjobs: 2,
+            size: Bytes(64 << 20),
+            runtime: Some(Nanos::from_secs(2)),
+            ramp: Nanos(500_000_000),
+            engine: EngineKind::IoUring,
+            direct: true,
+            data: DataPattern::Compressible(50),
+            rwmix_read: 75,
+            seed: 9,
+        },
+        read: Some(dir(3000, 20_000)),
+        write: Some(dir(1000, 40_000)),
+        samples: vec![sample(0), sample(1)],
+        cpu: CpuUsage {
+            user_pct: 3.0,
+            system_pct: 12.5,
+        },
+        iodepth_level: [("8".to_string(), 100.0)].into_iter().collect(),
+        mean_depth: 8.0,
+        page_cache_bypassed: true,
+        interrupted: false,
+        warnings: Vec::new(),
+    };
+    let body = RunBody::Disk(DiskRun {
+        profile: "fio-job".into(),
+        target: DiskTarget {
+            given: "/dev/loop7".into(),
+            path: "/dev/loop7".into(),
+            kind: TargetKind::BlockDevice,
+            size: Bytes(64 << 20),
+            logical_block_size: 512,
+        },
+        jobs: vec![job],
+        profile_result: None,
+        cgroup: None,
+        probe: None,
+    });
+    RunDocument {
+        started_at_ms: 1_700_000_000_000,
+        finished_at_ms: 1_700_000_003_000,
+        ..RunDocument::iomark(vec!["iomark".into()], body)
+    }
+}
+
+#[test]
+fn figures_are_in_fios_units_and_places() {
+    let v = fio_json(&doc(), false).unwrap();
+    assert!(v["fio version"].as_str().unwrap().starts_with("iomark-"));
+    assert_eq!(v["timestamp"], 1_700_000_003);
+    let j = &v["jobs"][0];
+    assert_eq!(j["jobname"], "mixed");
+    assert_eq!(j["elapsed"], 3, "2 s measured + 0.5 s ramp, rounded up");
+    let r = &j["read"];
+    assert_eq!(r["io_bytes"], 3000 * 4096);
+    assert_eq!(r["bw_bytes"], 3000 * 4096 / 2);
+    assert_eq!(r["bw"], 3000 * 4096 / 2 / 1024, "KiB/s");
+    assert_eq!(r["iops"], 1500.0);
+    assert_eq!(r["runtime"], 2000, "ms");
+    assert_eq!(r["total_ios"], 3000);
+    assert_eq!(r["clat_ns"]["N"], 3000);
+    assert_eq!(r["lat_ns"]["N"], 3000);
+    assert_eq!(r["slat_ns"]["N"], 0);
+    let pct = r["clat_ns"]["percentile"].as_object().unwrap();
+    assert_eq!(pct.len(), 17);
+    assert!(pct.contains_key("99.000000") && pct.contains_key("99.990000"));
+    assert!(r["clat_ns"].get("bins").is_none(), "bins are json+'s");
+    assert_eq!(r["bw_mean"], 1500.0 * 4096.0 / 1024.0);
+    assert_eq!(r["bw_samples"], 2);
+    assert_eq!(j["write"]["total_ios"], 1000);
+    assert_eq!(j["trim"]["total_ios"], 0);
+    assert_eq!(j["iodepth_level"]["8"], 100.0);
+    assert_eq!(j["sys_cpu"], 12.5);
+    let o = &j["job options"];
+    for (k, want) in [
+        ("rw", "randrw"),
+        ("bs", "4096"),
+        ("iodepth", "8"),
+        ("numjobs", "2"),
+        ("ioengine", "io_uring"),
+        ("direct", "1"),
+        ("runtime", "2"),
+        ("ramp_time", "500ms"),
+        ("rwmixread", "75"),
+        ("buffer_compress_percentage", "50"),
+        ("filename", "/dev/loop7"),
+    ] {
+        assert_eq!(o[k], want, "{k}");
+    }
+    let lat_us: f64 = j["latency_us"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_f64().unwrap())
+        .sum();
+    assert!(
+        (lat_us - 100.0).abs() < 1e-6,
+        "every I/O is in µs: {lat_us}"
+    );
+}
+
+#[test]
+fn json_plus_adds_bins_that_count_every_io() {
+    let v = fio_json(&doc(), true).unwrap();
+    for (dir, n) in [("read", 3000u64), ("write", 1000)] {
+        let bins = v["jobs"][0][dir]["clat_ns"]["bins"].as_object().unwrap();
+        let total: u64 = bins.values().map(|c| c.as_u64().unwrap()).sum();
+        assert_eq!(total, n, "{dir}");
+        assert!(bins.keys().all(|k| k.parse::<u64>().is_ok()));
+    }
+    assert!(v["jobs"][0]["trim"]["clat_ns"].get("bins").is_none());
+}
+
+#[test]
+fn iomarks_importer_reads_it_back() {
+    let d = doc();
+    let text = serde_json::to_string_pretty(&fio_json(&d, true).unwrap()).unwrap();
+    let back = iomark_store::import::import_str(&text).unwrap();
+    let (RunBody::Disk(a), RunBody::Disk(b)) = (&d.body, &back.body) else {
+        panic!("disk runs");
+    };
+    let (a, b) = (&a.jobs[0], &b.jobs[0]);
+    assert_eq!(b.spec.rw, a.spec.rw);
+    assert_eq!(b.spec.bs, a.spec.bs);
+    assert_eq!((b.spec.iodepth, b.spec.numjobs), (8, 2));
+    assert_eq!(b.spec.engine, a.spec.engine);
+    assert!(b.spec.direct);
+    assert_eq!(b.spec.runtime, a.spec.runtime);
+    assert_eq!(b.spec.ramp, a.spec.ramp);
+    assert_eq!(b.spec.rwmix_read, 75);
+    assert_eq!(b.spec.seed, 9);
+    assert_eq!(b.spec.data, DataPattern::Compressible(50));
+    for (x, y) in [(&a.read, &b.read), (&a.write, &b.write)] {
+        let (x, y) = (x.as_ref().unwrap(), y.as_ref().unwrap());
+        assert_eq!(
+            (y.ios, y.io_bytes, y.runtime),
+            (x.ios, x.io_bytes, x.runtime)
+        );
+        assert!((y.bw.0 - x.bw.0).abs() <= 1.0);
+        assert_eq!(y.iops, x.iops);
+        assert_eq!(y.clat.percentiles, x.clat.percentiles);
+        assert_eq!(y.clat.count, x.clat.count);
+    }
+    assert_eq!(back.finished_at_ms, d.finished_at_ms);
+}
