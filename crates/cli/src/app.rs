@@ -66,10 +66,22 @@ pub fn parse() -> Cli {
 
 /// clap's message without its `error:` prefix and the lines after it
 /// (a blank line and "For more information, try '--help'"), with a pointer
-/// to the help instead.
+/// to the help instead. A first line ending in a colon ("the following
+/// required arguments were not provided:") keeps the indented list under
+/// it, joined, so the line names what is missing.
 fn one_line(rendered: &str) -> String {
-    let first = rendered.lines().next().unwrap_or("bad arguments");
+    let mut lines = rendered.lines();
+    let first = lines.next().unwrap_or("bad arguments");
     let first = first.strip_prefix("error: ").unwrap_or(first);
+    if let Some(head) = first.strip_suffix(':') {
+        let items: Vec<&str> = lines
+            .take_while(|l| l.starts_with(' '))
+            .map(str::trim)
+            .collect();
+        if !items.is_empty() {
+            return format!("{head}: {} (see --help)", items.join(", "));
+        }
+    }
     format!("{first} (see --help)")
 }
 
@@ -105,6 +117,14 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("unknown unit"), "{line}");
+    }
+
+    #[test]
+    fn a_missing_argument_is_named_on_the_one_line() {
+        let err = Cli::try_parse_from(["iomark", "net", "-c"]).unwrap_err();
+        let line = one_line(&err.to_string());
+        assert!(!line.contains('\n'), "{line}");
+        assert!(line.contains("not provided: <HOST>"), "{line}");
     }
 
     #[test]
