@@ -6,14 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use common::*;
-use iomark_model::disk::{
-    CpuUsage, DataPattern, DirectionResult, DiskJobResult, DiskJobSpec, DiskRun, DiskTarget,
-    EngineKind, IntervalSample, LatencySummary, RwMode, TargetKind,
-};
-use iomark_model::{
-    Bytes, BytesPerSec, Iops, Nanos, RunBody, RunDocument, RunStatus, Warning, WarningKind,
-    SCHEMA_VERSION,
-};
+use iomark_model::{RunBody, RunDocument, Warning, WarningKind};
 use iomark_testrig::require;
 
 fn fails(out: &Output) -> String {
@@ -47,100 +40,14 @@ fn fio_json(dir: &Path, bs: &str) -> PathBuf {
 }
 
 /// A one-job disk run reading at `mb` MB/s with per-second samples of
-/// `mb * (1 ± wobble)`.
+/// `mb * (1 ± wobble)`, warned about its link.
 fn disk_doc(label: &str, mb: f64, wobble: f64) -> RunDocument {
-    let bw = mb * 1e6;
-    let secs = 4u64;
-    let samples: Vec<IntervalSample> = (0..secs)
-        .map(|s| {
-            let f = if s % 2 == 0 {
-                1.0 - wobble
-            } else {
-                1.0 + wobble
-            };
-            let bytes = (bw * f) as u64;
-            IntervalSample {
-                start: Nanos::from_secs(s),
-                length: Nanos::from_secs(1),
-                read_bytes: bytes,
-                read_ios: bytes >> 20,
-                write_bytes: 0,
-                write_ios: 0,
-                mean_lat_ns: 1e6,
-            }
-        })
-        .collect();
-    let total = (bw * secs as f64) as u64;
-    RunDocument {
-        schema_version: SCHEMA_VERSION,
-        tool: "iomark".into(),
-        tool_version: "0.1.0".into(),
-        command_line: vec!["iomark".into(), "disk".into()],
-        started_at_ms: 1_790_000_000_000,
-        finished_at_ms: 1_790_000_004_000,
-        status: RunStatus::Complete,
-        labels: vec![label.into()],
-        note: None,
-        warnings: vec![Warning::new(
-            WarningKind::AboveLinkCeiling,
-            format!("{label}: read is above the USB 2.0 ceiling"),
-        )],
-        host: None,
-        device: None,
-        body: RunBody::Disk(DiskRun {
-            profile: "custom".into(),
-            target: DiskTarget {
-                given: format!("/mnt/{label}"),
-                path: format!("/mnt/{label}/t"),
-                kind: TargetKind::TestFile,
-                size: Bytes(1 << 30),
-                logical_block_size: 512,
-            },
-            jobs: vec![DiskJobResult {
-                spec: DiskJobSpec {
-                    name: "SEQ1M Q8T1".into(),
-                    rw: RwMode::Read,
-                    bs: Bytes(1 << 20),
-                    iodepth: 8,
-                    iodepth_batch: 1,
-                    numjobs: 1,
-                    size: Bytes(1 << 30),
-                    runtime: Some(Nanos::from_secs(secs)),
-                    ramp: Nanos(0),
-                    engine: EngineKind::IoUring,
-                    direct: true,
-                    data: DataPattern::Random,
-                    rwmix_read: 100,
-                    seed: 1,
-                },
-                read: Some(DirectionResult {
-                    io_bytes: Bytes(total),
-                    ios: total >> 20,
-                    runtime: Nanos::from_secs(secs),
-                    bw: BytesPerSec(bw),
-                    iops: Iops(bw / 1048576.0),
-                    clat: LatencySummary::default(),
-                }),
-                write: None,
-                samples,
-                cpu: CpuUsage::default(),
-                iodepth_level: Default::default(),
-                mean_depth: 8.0,
-                page_cache_bypassed: true,
-                interrupted: false,
-                warnings: vec![],
-            }],
-            profile_result: None,
-            cgroup: None,
-            probe: None,
-        }),
-    }
-}
-
-/// Stores `docs` in the database `db` (a path or URL); their run ids.
-fn store<const N: usize>(db: &str, docs: [RunDocument; N]) -> [String; N] {
-    let mut store = iomark_store::open(Some(db)).unwrap();
-    docs.map(|doc| store.insert_complete(&doc).unwrap().to_string())
+    let mut doc = read_run(label, mb, wobble, None);
+    doc.warnings.push(Warning::new(
+        WarningKind::AboveLinkCeiling,
+        format!("{label}: read is above the USB 2.0 ceiling"),
+    ));
+    doc
 }
 
 /// `run.json` in `dir`: one run document, to import.

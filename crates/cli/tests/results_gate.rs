@@ -10,13 +10,7 @@ use std::collections::BTreeSet;
 use std::process::{Output, Stdio};
 
 use common::*;
-use iomark_model::disk::{
-    CpuUsage, DataPattern, DirectionResult, DiskJobResult, DiskJobSpec, DiskRun, DiskTarget,
-    EngineKind, IntervalSample, LatencySummary, RwMode, TargetKind,
-};
-use iomark_model::{
-    Bytes, BytesPerSec, Iops, Nanos, RunBody, RunDocument, RunStatus, SCHEMA_VERSION,
-};
+use iomark_model::{Bytes, RunBody, RunDocument};
 use iomark_testrig::{require_root, Limits, LoopDevice, Throttle};
 use serde_json::Value;
 
@@ -24,106 +18,7 @@ use serde_json::Value;
 /// wobble)`) whose completions took `lat_us` µs on average (samples
 /// `lat_us * (1 ± wobble)`).
 fn read_run(label: &str, mb: f64, lat_us: f64, wobble: f64) -> RunDocument {
-    let bw = mb * 1e6;
-    let secs = 4u64;
-    let f = |s: u64| {
-        if s.is_multiple_of(2) {
-            1.0 - wobble
-        } else {
-            1.0 + wobble
-        }
-    };
-    let samples: Vec<IntervalSample> = (0..secs)
-        .map(|s| {
-            let bytes = (bw * f(s)) as u64;
-            IntervalSample {
-                start: Nanos::from_secs(s),
-                length: Nanos::from_secs(1),
-                read_bytes: bytes,
-                read_ios: bytes >> 20,
-                write_bytes: 0,
-                write_ios: 0,
-                mean_lat_ns: lat_us * 1e3 * f(s),
-            }
-        })
-        .collect();
-    let total = (bw * secs as f64) as u64;
-    let mean = lat_us * 1e3;
-    RunDocument {
-        schema_version: SCHEMA_VERSION,
-        tool: "iomark".into(),
-        tool_version: "0.1.0".into(),
-        command_line: vec!["iomark".into(), "disk".into()],
-        started_at_ms: 1_790_000_000_000,
-        finished_at_ms: 1_790_000_004_000,
-        status: RunStatus::Complete,
-        labels: vec![label.into()],
-        note: None,
-        warnings: vec![],
-        host: None,
-        device: None,
-        body: RunBody::Disk(DiskRun {
-            profile: "custom".into(),
-            target: DiskTarget {
-                given: "/mnt/x".into(),
-                path: "/mnt/x/t".into(),
-                kind: TargetKind::TestFile,
-                size: Bytes(1 << 30),
-                logical_block_size: 512,
-            },
-            jobs: vec![DiskJobResult {
-                spec: DiskJobSpec {
-                    name: "seq".into(),
-                    rw: RwMode::Read,
-                    bs: Bytes(1 << 20),
-                    iodepth: 8,
-                    iodepth_batch: 1,
-                    numjobs: 1,
-                    size: Bytes(1 << 30),
-                    runtime: Some(Nanos::from_secs(secs)),
-                    ramp: Nanos(0),
-                    engine: EngineKind::IoUring,
-                    direct: true,
-                    data: DataPattern::Random,
-                    rwmix_read: 100,
-                    seed: 1,
-                },
-                read: Some(DirectionResult {
-                    io_bytes: Bytes(total),
-                    ios: total >> 20,
-                    runtime: Nanos::from_secs(secs),
-                    bw: BytesPerSec(bw),
-                    iops: Iops(bw / 1048576.0),
-                    clat: LatencySummary {
-                        count: total >> 20,
-                        min_ns: (mean / 2.0) as u64,
-                        max_ns: (mean * 3.0) as u64,
-                        mean_ns: mean,
-                        stddev_ns: mean / 10.0,
-                        percentiles: vec![],
-                        bins: vec![],
-                    },
-                }),
-                write: None,
-                samples,
-                cpu: CpuUsage::default(),
-                iodepth_level: Default::default(),
-                mean_depth: 8.0,
-                page_cache_bypassed: true,
-                interrupted: false,
-                warnings: vec![],
-            }],
-            profile_result: None,
-            cgroup: None,
-            probe: None,
-        }),
-    }
-}
-
-/// Stores `docs` in `db`; their run ids.
-fn store<const N: usize>(db: &str, docs: [RunDocument; N]) -> [String; N] {
-    let mut store = iomark_store::open(Some(db)).unwrap();
-    docs.map(|doc| store.insert_complete(&doc).unwrap().to_string())
+    common::read_run(label, mb, wobble, Some(lat_us))
 }
 
 /// `results compare CANDIDATE --baseline BASE --fail-if-worse 5% [--json]`.

@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+mod runs;
+pub use runs::*;
+
 /// The binary under test.
 pub const IOMARK: &str = env!("CARGO_BIN_EXE_iomark");
 
