@@ -203,6 +203,7 @@ mod tests {
             cpu: CpuUsage::default(),
             iodepth_level: BTreeMap::new(),
             mean_depth: 8.0,
+            queue: None,
             page_cache_bypassed: direct,
             interrupted: false,
             warnings: Vec::new(),

@@ -42,6 +42,7 @@ pub mod checks;
 pub mod engine;
 pub mod fio_job;
 pub mod job;
+pub mod knee;
 mod pattern;
 pub mod plan;
 pub mod profiles;

@@ -241,7 +241,8 @@ impl Workload {
 /// The result document of a disk run on `target`: the target's and the
 /// run's warnings, each rate checked against the ceiling of the links the
 /// device sits behind and for the signs of a cache ([`crate::checks`]),
-/// the host and the device chain.
+/// the knee of each depth sweep ([`crate::knee`]), the host and the device
+/// chain.
 pub fn run_document(
     target: &OpenTarget,
     workload: &'static str,
@@ -267,6 +268,12 @@ pub fn run_document(
         outcome.result.as_ref(),
         &outcome.jobs,
     ));
+    let knees = crate::knee::sweep_knees(
+        outcome.result.as_ref(),
+        &outcome.jobs,
+        chain.as_ref().and_then(iomark_host::DeviceChain::ceiling),
+        iomark_stats::knee::DEFAULT_GAIN_PCT,
+    );
     let body = RunBody::Disk(DiskRun {
         profile: workload.into(),
         target: target.info.clone(),
@@ -274,6 +281,7 @@ pub fn run_document(
         profile_result: outcome.result,
         cgroup: None,
         probe: outcome.probe,
+        knees,
     });
     RunDocument {
         started_at_ms,

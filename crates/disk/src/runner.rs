@@ -143,6 +143,7 @@ pub fn run_job(
     let counters: Vec<PaddedCounter> = (0..threads).map(|_| PaddedCounter::default()).collect();
     let gate = StartGate::new(threads + 1);
     let thread_stop = AtomicBool::new(false);
+    let mut device = iomark_host::BlockStat::for_path(&target.info.path).map(DeviceWatch::new);
 
     let outcome = std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(threads);
@@ -178,12 +179,25 @@ pub fn run_job(
         let bytes_total = plan.bytes_per_thread.map(|b| b * threads as u64);
         // CPU time counts from the end of the ramp.
         let mut cpu_start = plan.ramp.is_zero().then(CpuClock::now);
+        if cpu_start.is_some() {
+            if let Some(d) = device.as_mut() {
+                d.start();
+            }
+        }
         while !handles.iter().all(|h| h.is_finished()) {
             std::thread::sleep(Duration::from_millis(100));
             let elapsed = start.elapsed();
             let ramping = elapsed < plan.ramp;
             if !ramping && cpu_start.is_none() {
                 cpu_start = Some(CpuClock::now());
+                if let Some(d) = device.as_mut() {
+                    d.start();
+                }
+            }
+            if !ramping && total.is_none_or(|t| elapsed < t) {
+                if let Some(d) = device.as_mut() {
+                    d.sample();
+                }
             }
             let bytes = counters.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
             observer.progress(&Progress {
@@ -195,20 +209,71 @@ pub fn run_job(
             });
         }
         let cpu_end = CpuClock::now();
+        let device = device.and_then(DeviceWatch::finish);
         let cpu_start = cpu_start.unwrap_or(cpu_end);
         let results: Vec<Result<ThreadStats, DiskError>> = handles
             .into_iter()
             .map(|h| h.join().unwrap_or(Err(DiskError::WorkerPanicked)))
             .collect();
-        Ok((results, cpu_end.since(&cpu_start)))
+        Ok((results, cpu_end.since(&cpu_start), device))
     });
 
-    let (results, cpu) = outcome?;
+    let (results, cpu, device) = outcome?;
     let mut merged = ThreadStats::new(&plan);
     for r in results {
         merged.merge(r?);
     }
-    Ok(merged.into_result(spec, &plan, bypassed, cpu, stop, warnings))
+    Ok(merged.into_result(spec, &plan, bypassed, cpu, device, stop, warnings))
+}
+
+/// The target's block device watched over the measured time: its busy and
+/// queue times at the start and end, and its requests in flight at each
+/// look of the monitoring loop (ten a second).
+struct DeviceWatch {
+    stat: iomark_host::BlockStat,
+    start: Option<(Instant, iomark_host::BlockTicks)>,
+    inflight_sum: u64,
+    looks: u64,
+}
+
+impl DeviceWatch {
+    fn new(stat: iomark_host::BlockStat) -> Self {
+        DeviceWatch {
+            stat,
+            start: None,
+            inflight_sum: 0,
+            looks: 0,
+        }
+    }
+
+    fn start(&mut self) {
+        self.start = self.stat.ticks().map(|t| (Instant::now(), t));
+    }
+
+    fn sample(&mut self) {
+        if let Some(n) = self.stat.inflight() {
+            self.inflight_sum += n;
+            self.looks += 1;
+        }
+    }
+
+    /// The device's queue over the watch; none if it never started (a job
+    /// shorter than its ramp) or sysfs stopped answering.
+    fn finish(self) -> Option<iomark_model::knee::DeviceQueue> {
+        let (at, begin) = self.start?;
+        let end = self.stat.ticks()?;
+        let (queue_size, utilization_pct) = end.since(&begin, at.elapsed());
+        Some(iomark_model::knee::DeviceQueue {
+            name: self.stat.name().to_string(),
+            queue_size,
+            utilization_pct,
+            inflight: if self.looks == 0 {
+                0.0
+            } else {
+                self.inflight_sum as f64 / self.looks as f64
+            },
+        })
+    }
 }
 
 /// A synchronous engine keeps one I/O in flight whatever was asked; say so.

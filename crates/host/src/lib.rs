@@ -28,6 +28,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod blockstat;
 mod ceiling;
 pub mod cgroup;
 mod chain;
@@ -41,12 +42,13 @@ mod sysfs;
 
 use std::path::PathBuf;
 
+pub use blockstat::{BlockStat, BlockTicks};
 pub use ceiling::{check_against, pcie_ceiling, sata_ceiling, usb_ceiling, SUSPICIOUS_FACTOR};
 pub use chain::{
     check_ceiling, holders_of_device, logical_block_size_for, logical_block_size_of,
     mount_points_of_device, DeviceChain,
 };
-pub use cpu::process_cpu_time;
+pub use cpu::{process_cpu_time, thread_cpu_time};
 pub use hostinfo::HostInfoExt;
 pub use in_use::{users_of, WriteObject};
 pub use sysfs::Sysfs;

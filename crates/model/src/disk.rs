@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::cgroup::CgroupUsage;
+use crate::knee::QueueFigures;
 use crate::profile::ProfileResult;
 use crate::units::{Bytes, BytesPerSec, Iops, Nanos};
 use crate::warning::Warning;
@@ -189,6 +190,10 @@ pub struct DiskJobResult {
     pub iodepth_level: BTreeMap<String, f64>,
     /// Mean number of I/Os in flight per thread when one was issued.
     pub mean_depth: f64,
+    /// The queue over time and the submitting threads' CPU (none in runs
+    /// stored before these were measured, and in imported ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueFigures>,
     /// Whether the page cache was bypassed (O_DIRECT took effect).
     pub page_cache_bypassed: bool,
     /// Whether the job ended early (Ctrl-C) and figures cover only part of it.
@@ -253,6 +258,11 @@ pub struct DiskRun {
     /// ran (or what the store remembered of an earlier one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<crate::artefact::ProbeVerdict>,
+    /// Where each queue-depth sweep of the run (IOmeter's patterns, a
+    /// custom job given several depths) stops rising, and why; empty for
+    /// runs without one and runs stored before it was worked out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub knees: Vec<crate::knee::Knee>,
 }
 
 #[cfg(test)]

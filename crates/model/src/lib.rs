@@ -18,6 +18,7 @@ pub mod cgroup;
 pub mod device;
 pub mod disk;
 pub mod figure;
+pub mod knee;
 pub mod mem;
 pub mod net;
 pub mod profile;

@@ -1,5 +1,6 @@
-//! Pure math for iomark: latency histograms, percentiles, comparisons and
-//! the verdict a CI gate acts on.
+//! Pure math for iomark: latency histograms, percentiles, comparisons, the
+//! verdict a CI gate acts on and where a queue-depth sweep stops gaining
+//! ([`knee`]).
 //!
 //! Nothing here knows about runs, storage or output; callers hand numbers in
 //! and get numbers out, so every view of a result computes it the same way.
@@ -18,3 +19,4 @@
 pub mod compare;
 pub mod gate;
 pub mod histogram;
+pub mod knee;

@@ -117,6 +117,7 @@ pub fn job(t: usize, speed: f64, seed: u64) -> DiskJobResult {
             .into_iter()
             .collect(),
         mean_depth: f64::from(qd),
+        queue: None,
         page_cache_bypassed: true,
         interrupted: false,
         warnings: if t == 0 && seed.is_multiple_of(3) {
@@ -172,6 +173,7 @@ pub fn run(seed: u64, jobs: usize) -> RunDocument {
             profile_result: None,
             cgroup: None,
             probe: None,
+            knees: vec![],
         }),
     }
 }

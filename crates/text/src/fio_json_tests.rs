@@ -54,6 +54,7 @@ fn doc() -> RunDocument {
         },
         iodepth_level: [("8".to_string(), 100.0)].into_iter().collect(),
         mean_depth: 8.0,
+        queue: None,
         page_cache_bypassed: true,
         interrupted: false,
         warnings: Vec::new(),
@@ -71,6 +72,7 @@ fn doc() -> RunDocument {
         profile_result: None,
         cgroup: None,
         probe: None,
+        knees: vec![],
     });
     RunDocument {
         started_at_ms: 1_700_000_000_000,

@@ -35,6 +35,7 @@ fn doc(result: ProfileResult, status: RunStatus, warnings: Vec<Warning>) -> RunD
             profile_result: Some(result),
             cgroup: None,
             probe: None,
+            knees: vec![],
         }),
     }
 }

@@ -102,6 +102,7 @@ pub fn read_run(label: &str, mb: f64, wobble: f64, lat_us: Option<f64>) -> RunDo
                 cpu: CpuUsage::default(),
                 iodepth_level: Default::default(),
                 mean_depth: 8.0,
+                queue: None,
                 page_cache_bypassed: true,
                 interrupted: false,
                 warnings: vec![],
@@ -109,6 +110,7 @@ pub fn read_run(label: &str, mb: f64, wobble: f64, lat_us: Option<f64>) -> RunDo
             profile_result: None,
             cgroup: None,
             probe: None,
+            knees: vec![],
         }),
     }
 }

@@ -595,6 +595,7 @@ mod tests {
             cpu: CpuUsage::default(),
             iodepth_level: Default::default(),
             mean_depth: 1.0,
+            queue: None,
             page_cache_bypassed: true,
             interrupted: false,
             warnings: vec![],

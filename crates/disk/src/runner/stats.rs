@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use iomark_model::disk::{CpuUsage, DirectionResult, DiskJobResult, DiskJobSpec, IntervalSample};
+use iomark_model::knee::{DeviceQueue, QueueFigures};
 use iomark_model::units::{Bytes, BytesPerSec, Iops, Nanos};
 use iomark_model::{Warning, WarningKind};
 use iomark_stats::histogram::LatencyHistogram;
@@ -59,6 +60,11 @@ pub(super) struct ThreadStats {
     depth_sum: u64,
     issued_measured: u64,
     pub(super) measured: Duration,
+    /// I/Os in flight times seconds over the measured time, summed over
+    /// threads.
+    pub(super) depth_area: f64,
+    /// CPU time of the busiest thread over its measured time.
+    pub(super) cpu_share: f64,
 }
 
 impl ThreadStats {
@@ -74,6 +80,8 @@ impl ThreadStats {
             depth_sum: 0,
             issued_measured: 0,
             measured: Duration::ZERO,
+            depth_area: 0.0,
+            cpu_share: 0.0,
         }
     }
 
@@ -142,6 +150,8 @@ impl ThreadStats {
         self.depth_sum += o.depth_sum;
         self.issued_measured += o.issued_measured;
         self.measured = self.measured.max(o.measured);
+        self.depth_area += o.depth_area;
+        self.cpu_share = self.cpu_share.max(o.cpu_share);
     }
 
     pub(super) fn into_result(
@@ -150,6 +160,7 @@ impl ThreadStats {
         plan: &Plan,
         bypassed: bool,
         cpu: CpuClock,
+        device: Option<DeviceQueue>,
         stop: &AtomicBool,
         mut warnings: Vec<Warning>,
     ) -> DiskJobResult {
@@ -218,6 +229,12 @@ impl ThreadStats {
         } else {
             CpuUsage::default()
         };
+        let threads = f64::from(plan.spec.numjobs.max(1));
+        let queue = (measured_s > 0.0).then(|| QueueFigures {
+            engine_depth: self.depth_area / (threads * measured_s),
+            busiest_thread_cpu_pct: 100.0 * self.cpu_share,
+            device,
+        });
         DiskJobResult {
             spec: spec.clone(),
             read,
@@ -226,6 +243,7 @@ impl ThreadStats {
             cpu,
             iodepth_level,
             mean_depth,
+            queue,
             page_cache_bypassed: bypassed,
             interrupted: stop.load(Ordering::Relaxed),
             warnings,

@@ -179,6 +179,9 @@ fn drive(
     let mut issuing = true;
     let mut last_counted = measure_start;
     let mut first_error: Option<DiskError> = None;
+    let mut depth_clock = DepthClock::new(measure_start, deadline);
+    let mut cpu_at_start: Option<std::time::Duration> = None;
+    let mut cpu_at_end: Option<std::time::Duration> = None;
 
     // Account one completion observed at `at`; false on an I/O error.
     let mut complete = |d: &Done, at: Instant, stats: &mut ThreadStats| -> Result<(), DiskError> {
@@ -199,6 +202,9 @@ fn drive(
 
     loop {
         let mut now = Instant::now();
+        if cpu_at_start.is_none() && now >= measure_start {
+            cpu_at_start = Some(iomark_host::thread_cpu_time());
+        }
         if issuing
             && (stop.load(Ordering::Relaxed)
                 || thread_stop.load(Ordering::Relaxed)
@@ -206,6 +212,7 @@ fn drive(
                 || budget == Some(0))
         {
             issuing = false;
+            cpu_at_end = Some(iomark_host::thread_cpu_time());
         }
         if issuing {
             // Issue every free unit once, then go round to look at the clock.
@@ -228,6 +235,7 @@ fn drive(
                 unit.offset = offset;
                 unit.dir = dir;
                 unit.issued = now;
+                depth_clock.advance(now, in_flight);
                 in_flight += 1;
                 match engine.queue(unit)? {
                     Queued::InFlight => {
@@ -244,8 +252,9 @@ fn drive(
                         if now >= measure_start {
                             stats.record_depth(in_flight, 1);
                         }
-                        in_flight -= 1;
                         now = Instant::now();
+                        depth_clock.advance(now, in_flight);
+                        in_flight -= 1;
                         if let Err(e) = complete(&d, now, &mut stats) {
                             first_error.get_or_insert(e);
                             issuing = false;
@@ -267,6 +276,7 @@ fn drive(
         engine.reap(1, &mut done)?;
         let at = Instant::now();
         for d in done.drain(..) {
+            depth_clock.advance(at, in_flight);
             in_flight -= 1;
             if let Err(e) = complete(&d, at, &mut stats) {
                 first_error.get_or_insert(e);
@@ -282,5 +292,47 @@ fn drive(
         Some(dl) if !stop.load(Ordering::Relaxed) => dl - measure_start,
         _ => last_counted.saturating_duration_since(measure_start),
     };
+    stats.depth_area = depth_clock.area;
+    let cpu_at_end = cpu_at_end.unwrap_or_else(iomark_host::thread_cpu_time);
+    stats.cpu_share = match cpu_at_start {
+        Some(t0) if !stats.measured.is_zero() => {
+            cpu_at_end.saturating_sub(t0).as_secs_f64() / stats.measured.as_secs_f64()
+        }
+        _ => 0.0,
+    };
     Ok(stats)
+}
+
+/// The integral of the number of I/Os in flight over the measured window,
+/// for the time-weighted mean depth: fio's depth at issue counts a depth
+/// once per I/O, which overstates a queue that is full only at the moment
+/// of each submission.
+struct DepthClock {
+    from: Instant,
+    until: Option<Instant>,
+    last: Instant,
+    /// I/Os in flight times seconds.
+    area: f64,
+}
+
+impl DepthClock {
+    fn new(from: Instant, until: Option<Instant>) -> Self {
+        DepthClock {
+            from,
+            until,
+            last: from,
+            area: 0.0,
+        }
+    }
+
+    /// `in_flight` I/Os were in flight from the last change until `at`.
+    #[inline]
+    fn advance(&mut self, at: Instant, in_flight: u32) {
+        let lo = self.last.max(self.from);
+        let hi = self.until.map_or(at, |u| at.min(u));
+        if hi > lo {
+            self.area += f64::from(in_flight) * (hi - lo).as_secs_f64();
+        }
+        self.last = self.last.max(at);
+    }
 }

@@ -57,6 +57,7 @@ fn job(rw: RwMode, read: bool, write: bool) -> DiskJobResult {
         cpu: CpuUsage::default(),
         iodepth_level: Default::default(),
         mean_depth: 1.0,
+        queue: None,
         page_cache_bypassed: true,
         interrupted: false,
         warnings: vec![],
@@ -77,6 +78,7 @@ fn run(jobs: Vec<DiskJobResult>) -> RunBody {
         profile_result: None,
         cgroup: None,
         probe: None,
+        knees: vec![],
     })
 }
 

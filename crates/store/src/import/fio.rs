@@ -257,6 +257,7 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
         profile_result: None,
         cgroup: None,
         probe: None,
+        knees: vec![],
     });
     Ok(RunDocument {
         // fio writes the time it finished; a job longer than the time since
@@ -461,6 +462,7 @@ fn convert_job(
         // Not in fio's output; its iodepth_level buckets are too coarse to
         // recover it.
         mean_depth: 0.0,
+        queue: None,
         page_cache_bypassed: direct,
         interrupted: false,
         warnings,
