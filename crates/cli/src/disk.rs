@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 use iomark_disk::fio_job::EngineChoice;
-use iomark_disk::job::JobSettings;
+use iomark_disk::job::{IodepthList, JobSettings};
 use iomark_disk::plan::{run_document, DiskOutcome, DiskSettings, Workload};
 use iomark_disk::profiles::artefacts::ArtefactsOptions;
 use iomark_disk::profiles::outline::{Eta, Outline, Tracker};
@@ -65,9 +65,10 @@ pub struct DiskArgs {
     pub bs: Option<Bytes>,
 
     /// I/Os each thread keeps in flight (needs an asynchronous engine;
-    /// default 32).
+    /// default 32). Several depths, a list 1,2,4,8 or a range 1..32, run
+    /// the job once at each and report where throughput stops rising.
     #[arg(long, value_name = "N", help_heading = "Workload")]
-    pub iodepth: Option<u32>,
+    pub iodepth: Option<IodepthList>,
 
     /// I/Os queued before they are handed to the kernel in one system call
     /// (fio's iodepth_batch_submit; default 1: each I/O at once, which keeps
@@ -315,7 +316,12 @@ impl DiskArgs {
             job: JobSettings {
                 rw: self.rw,
                 bs: self.bs,
-                iodepth: self.iodepth,
+                iodepth: self.iodepth.as_ref().and_then(|d| d.split().0),
+                depth_sweep: self
+                    .iodepth
+                    .as_ref()
+                    .map(|d| d.split().1)
+                    .unwrap_or_default(),
                 iodepth_batch: self.iodepth_batch,
                 numjobs: self.numjobs,
                 size: self.size,

@@ -5,6 +5,8 @@
 //! the messages name: they are the vocabulary of the job, whatever front
 //! end fills it in.
 
+use std::str::FromStr;
+
 use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::units::{Bytes, Nanos};
 
@@ -31,8 +33,12 @@ pub struct JobSettings {
     pub rw: Option<RwMode>,
     /// Bytes per I/O.
     pub bs: Option<Bytes>,
-    /// I/Os in flight per thread.
+    /// I/Os in flight per thread (with several depths, the deepest).
     pub iodepth: Option<u32>,
+    /// Several depths (`--iodepth 1,2,4,8`): the job runs once at each, in
+    /// order, and the run reports where throughput stops rising. Empty
+    /// for one depth.
+    pub depth_sweep: Vec<u32>,
     /// I/Os per submission.
     pub iodepth_batch: Option<u32>,
     /// Threads.
@@ -66,6 +72,40 @@ pub struct CustomJob {
     pub direct: DirectMode,
     /// The size asked for, if any.
     pub size: Option<Bytes>,
+    /// The depths to run the job at, one job each, when several were given.
+    pub depth_sweep: Vec<u32>,
+}
+
+/// `--iodepth`: one depth, or several as a list `1,2,4,8` or a range
+/// `1..32` (powers of two) for a depth sweep.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IodepthList(pub Vec<u32>);
+
+impl FromStr for IodepthList {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        // One number, even 0, is the job's depth and is checked with the
+        // rest of the job, which names the fix.
+        if let Ok(n) = s.trim().parse::<u32>() {
+            return Ok(IodepthList(vec![n]));
+        }
+        crate::profiles::iometer::parse_depths_for("--iodepth", s).map(IodepthList)
+    }
+}
+
+impl IodepthList {
+    /// The job's `iodepth` (the deepest, which sizes its buffers) and the
+    /// sweep's depths (empty for one depth).
+    pub fn split(&self) -> (Option<u32>, Vec<u32>) {
+        let deepest = self.0.iter().copied().max();
+        let sweep = if self.0.len() > 1 {
+            self.0.clone()
+        } else {
+            Vec::new()
+        };
+        (deepest, sweep)
+    }
 }
 
 impl JobSettings {
@@ -139,6 +179,7 @@ impl JobSettings {
             spec,
             direct,
             size: self.size,
+            depth_sweep: self.depth_sweep.clone(),
         })
     }
 }
@@ -223,5 +264,18 @@ mod tests {
         assert_eq!(job.direct, DirectMode::Buffered);
         assert!(!job.spec.direct);
         assert_eq!(job.spec.runtime, None);
+    }
+
+    #[test]
+    fn iodepth_takes_one_depth_or_a_sweep() {
+        let split = |s: &str| s.parse::<IodepthList>().map(|l| l.split());
+        assert_eq!(split("8"), Ok((Some(8), vec![])));
+        // Zero passes here; the job's check names the fix.
+        assert_eq!(split("0"), Ok((Some(0), vec![])));
+        assert_eq!(split("1,2,4,8"), Ok((Some(8), vec![1, 2, 4, 8])));
+        assert_eq!(split("8,1"), Ok((Some(8), vec![8, 1])));
+        assert_eq!(split("1..8"), Ok((Some(8), vec![1, 2, 4, 8])));
+        let err = split("1,x").unwrap_err();
+        assert!(err.starts_with("--iodepth '1,x': give a list"), "{err}");
     }
 }

@@ -44,6 +44,8 @@ pub enum Workload {
     /// A job with fio's vocabulary; its size and direct flag are the
     /// target's, filled in once it is open.
     Custom(DiskJobSpec),
+    /// A custom job given several depths: run once at each, in order.
+    Depths(Vec<DiskJobSpec>),
     /// A classic profile.
     Profile(ProfileName, ProfilePlan),
 }
@@ -96,10 +98,22 @@ impl DiskSettings {
                 seed: job.spec.seed,
                 io_sizes: vec![job.spec.bs],
             };
-            return Ok(DiskPlan {
-                workload: Workload::Custom(job.spec),
-                request,
-            });
+            let workload = if job.depth_sweep.len() > 1 {
+                Workload::Depths(
+                    job.depth_sweep
+                        .iter()
+                        .map(|&depth| DiskJobSpec {
+                            name: format!("custom QD{depth}"),
+                            iodepth: depth,
+                            iodepth_batch: job.spec.iodepth_batch.min(depth),
+                            ..job.spec.clone()
+                        })
+                        .collect(),
+                )
+            } else {
+                Workload::Custom(job.spec)
+            };
+            return Ok(DiskPlan { workload, request });
         }
         let name = self.profile.unwrap_or(ProfileName::Cdm);
         // Workload settings that are no profile's setting too (--runtime,
@@ -147,7 +161,7 @@ impl Workload {
     /// The name stored with the run: `custom` or the profile's.
     pub fn name(&self) -> &'static str {
         match self {
-            Workload::Custom(_) => "custom",
+            Workload::Custom(_) | Workload::Depths(_) => "custom",
             Workload::Profile(name, _) => name.as_str(),
         }
     }
@@ -159,6 +173,21 @@ impl Workload {
                 "{} bs={} iodepth={} numjobs={} engine={}",
                 s.rw, s.bs, s.iodepth, s.numjobs, s.engine
             ),
+            Workload::Depths(specs) => match specs.first() {
+                Some(s) => format!(
+                    "{} bs={} iodepth={} numjobs={} engine={}",
+                    s.rw,
+                    s.bs,
+                    specs
+                        .iter()
+                        .map(|s| s.iodepth.to_string())
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    s.numjobs,
+                    s.engine
+                ),
+                None => "custom".into(),
+            },
             Workload::Profile(name, _) => format!("profile {name}"),
         }
     }
@@ -178,6 +207,9 @@ impl Workload {
     pub fn check_target(&self, target: &OpenTarget) -> Result<(), DiskError> {
         match self {
             Workload::Custom(spec) => Self::custom_on(spec, target).map(drop),
+            Workload::Depths(specs) => specs
+                .iter()
+                .try_for_each(|s| Self::custom_on(s, target).map(drop)),
             // Each profile's sizes were checked when the target was opened
             // (TargetRequest::io_sizes).
             Workload::Profile(..) => Ok(()),
@@ -191,6 +223,10 @@ impl Workload {
             Workload::Custom(spec) => Self::custom_on(spec, target)
                 .map(|s| Outline::job(&s))
                 .unwrap_or_default(),
+            Workload::Depths(specs) => {
+                let jobs = specs.iter().map(|s| Self::custom_on(s, target));
+                Outline::jobs(jobs.flatten())
+            }
             Workload::Profile(_, plan) => plan.outline(target.info.size),
         }
     }
@@ -215,6 +251,23 @@ impl Workload {
                     jobs: vec![job],
                     ..DiskOutcome::default()
                 })
+            }
+            Workload::Depths(specs) => {
+                let mut outcome = DiskOutcome::default();
+                for spec in specs {
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        outcome.interrupted = true;
+                        break;
+                    }
+                    let spec = Self::custom_on(spec, target)?;
+                    obs.begin(&spec.name);
+                    let job = crate::runner::run_job(&spec, target, stop, obs);
+                    obs.end();
+                    let job = job?;
+                    outcome.interrupted |= job.interrupted;
+                    outcome.jobs.push(job);
+                }
+                Ok(outcome)
             }
             Workload::Profile(_, plan) => {
                 let o = plan.run(target, stop, obs);

@@ -61,6 +61,7 @@ fn disk_run_raw(doc: &RunDocument) -> String {
     for job in &run.jobs {
         job_block(&mut out, job);
     }
+    crate::knee::depth_sweep(&mut out, run);
     let warnings: Vec<_> = doc
         .warnings
         .iter()

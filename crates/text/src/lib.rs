@@ -21,6 +21,7 @@ mod escape;
 mod fio_json;
 mod info;
 pub mod json;
+mod knee;
 mod mem;
 mod profile;
 pub mod results;
@@ -29,6 +30,7 @@ pub use disk::{cgroup_usage, disk_run};
 pub use escape::{escape_controls, escape_controls_keep_lines};
 pub use fio_json::fio_json;
 pub use info::device_info;
+pub use knee::knee_sentence;
 pub use mem::mem_run;
 pub use profile::profile_run;
 

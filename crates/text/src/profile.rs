@@ -243,6 +243,9 @@ fn iometer(out: &mut String, run: &DiskRun, r: &IometerResult) {
                 p.achieved_depth
             );
         }
+        for k in run.knees.iter().filter(|k| k.series == pat) {
+            let _ = writeln!(out, "{}", crate::knee::knee_sentence(k));
+        }
     }
 }
 

@@ -104,7 +104,12 @@ pub fn plan(s: &ProfileSettings) -> Result<IometerOptions, DiskError> {
 /// Parse `--qd`: a list `1,2,4,8` or a range `1..32` (powers of two, as
 /// IOmeter's exponential cycling).
 pub fn parse_depths(s: &str) -> Result<Vec<u32>, String> {
-    let bad = || format!("--qd '{s}': give a list such as 1,2,4,8 or a range such as 1..32");
+    parse_depths_for("--qd", s)
+}
+
+/// Parse a list or range of depths given to `flag`, as [`parse_depths`].
+pub fn parse_depths_for(flag: &str, s: &str) -> Result<Vec<u32>, String> {
+    let bad = || format!("{flag} '{s}': give a list such as 1,2,4,8 or a range such as 1..32");
     let depths: Vec<u32> = if let Some((a, b)) = s.split_once("..") {
         let a: u32 = a.trim().parse().map_err(|_| bad())?;
         let b: u32 = b
@@ -128,7 +133,7 @@ pub fn parse_depths(s: &str) -> Result<Vec<u32>, String> {
         return Err(bad());
     }
     if depths.iter().any(|d| *d > 65_536) {
-        return Err(format!("--qd '{s}': depths go up to 65536"));
+        return Err(format!("{flag} '{s}': depths go up to 65536"));
     }
     Ok(depths)
 }

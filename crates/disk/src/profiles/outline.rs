@@ -126,6 +126,20 @@ impl Outline {
         }
     }
 
+    /// Custom jobs run one after another (a depth sweep): one test each.
+    pub fn jobs(specs: impl IntoIterator<Item = DiskJobSpec>) -> Outline {
+        let mut out = Outline::default();
+        for (i, spec) in specs.into_iter().enumerate() {
+            for step in Outline::job(&spec).steps {
+                out.steps.push(Step {
+                    test: i as u32 + 1,
+                    ..step
+                });
+            }
+        }
+        out
+    }
+
     fn push(&mut self, label: String, test: u32, cost: Cost, block: Option<u64>) {
         self.steps.push(Step {
             label,
