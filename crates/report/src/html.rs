@@ -376,6 +376,7 @@ pub fn render(report: &Report) -> String {
         );
     }
     o.push_str("</div>");
+    crate::knees::section(&mut o, report.runs());
 
     o.push_str("<h2>Figures</h2><table id=\"figures\"><tr><th>run</th><th>test</th><th>metric</th><th>value</th><th>lowest</th><th>highest</th></tr>");
     for r in report.runs() {

@@ -12,6 +12,7 @@
 
 mod charts;
 mod html;
+mod knees;
 mod png;
 pub mod svg;
 

@@ -158,6 +158,7 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
                 figs.push("depth reached", FigureUnit::Count, p.achieved_depth, None);
                 figs.push("cpu", FigureUnit::Percent, p.cpu_pct, None);
             }
+            knee_figures(&mut out, run, &io.depths);
             return out;
         }
         Some(ProfileResult::Sweep(sw)) => {
@@ -207,7 +208,34 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
             direction_figures(&mut out, &test, name, d, &job.samples, is_read, single);
         }
     }
+    let depths: Vec<u32> = run.jobs.iter().map(|j| j.spec.iodepth).collect();
+    knee_figures(&mut out, run, &depths);
     out
+}
+
+/// The `knee depth` of each depth sweep in the run ([`DiskRun::knees`]),
+/// one test per sweep: `depth sweep 1,2,4,8: 4 KiB random read, io_uring,
+/// direct` (the engine and direct flag of the run's first job; a custom
+/// sweep's series names its own). Its cause stays in the run's `knees`.
+fn knee_figures(out: &mut Vec<Figure>, run: &DiskRun, depths: &[u32]) {
+    let list: Vec<String> = depths.iter().map(u32::to_string).collect();
+    let how = match (&run.profile_result, run.jobs.first()) {
+        (Some(_), Some(j)) => format!(
+            ", {}, {}",
+            j.spec.engine,
+            if j.spec.direct { "direct" } else { "buffered" }
+        ),
+        _ => String::new(),
+    };
+    for k in &run.knees {
+        let test = format!("depth sweep {}: {}{how}", list.join(","), k.series);
+        TestFigures::new(out, &test, "").push(
+            "knee depth",
+            FigureUnit::Count,
+            f64::from(k.depth),
+            None,
+        );
+    }
 }
 
 /// Figures of the artefacts probe, one test: each pattern's write and read

@@ -611,3 +611,34 @@ fn rates_are_better_higher_times_lower_and_counts_unjudged() {
     };
     assert_eq!(lat.direction(), LowerIsBetter);
 }
+
+#[test]
+fn each_depth_sweep_stores_its_knee_depth() {
+    use crate::knee::{Knee, KneeCause, KneeShape};
+    let mut shallow = job(RwMode::RandRead, true, false);
+    shallow.spec.iodepth = 1;
+    let mut deep = shallow.clone();
+    deep.spec.iodepth = 8;
+    let mut body = run(vec![shallow, deep]);
+    let RunBody::Disk(r) = &mut body else {
+        unreachable!()
+    };
+    r.knees.push(Knee {
+        series: "randread 4KiB T1, psync, direct".into(),
+        shape: KneeShape::FlatFromStart,
+        depth: 1,
+        gain_threshold_pct: 10.0,
+        cause: Some(KneeCause::DepthBound),
+        evidence: None,
+    });
+    let figs = body.figures();
+    let knee = figs.last().unwrap();
+    assert_eq!(
+        knee.test,
+        "depth sweep 1,8: randread 4KiB T1, psync, direct"
+    );
+    assert_eq!(
+        (knee.metric.as_str(), knee.unit, knee.value),
+        ("knee depth", FigureUnit::Count, 1.0)
+    );
+}
