@@ -82,6 +82,8 @@ fn point(job: &DiskJobResult, depth: u32) -> KneePoint {
         device_utilization_pct: device.map(|d| d.utilization_pct),
         bw: job.total_bw(),
         lat_mean_ns: if ios == 0 { 0.0 } else { lat_sum / ios as f64 },
-        cpu_pct: queue.map(|q| q.busiest_thread_cpu_pct),
+        // On a CPU or waiting for one: a thread that never sleeps is the
+        // limit even when a loaded machine gives it only part of a CPU.
+        cpu_pct: queue.map(|q| q.busiest_thread_busy_pct.max(q.busiest_thread_cpu_pct)),
     }
 }

@@ -16,6 +16,12 @@ pub struct QueueFigures {
     /// CPU time (user plus system) of the busiest submitting thread, in
     /// percent of one CPU over the measured time.
     pub busiest_thread_cpu_pct: f64,
+    /// Time the busiest submitting thread spent on a CPU or runnable and
+    /// waiting for one, percent of the measured time: what it did not spend
+    /// asleep waiting for I/O. On a loaded machine a thread that is the
+    /// limit gets only part of a CPU; this shows it still never slept.
+    #[serde(default)]
+    pub busiest_thread_busy_pct: f64,
     /// The block device's own view of its queue, when the target sits on one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<DeviceQueue>,
@@ -103,8 +109,8 @@ pub struct KneeEvidence {
     pub ceiling: Option<(String, BytesPerSec)>,
     /// The best rate of the plateau.
     pub plateau_bw: BytesPerSec,
-    /// The busiest submitting thread's CPU at the deepest point, percent of
-    /// one CPU, when measured.
+    /// The busiest submitting thread's time on a CPU or waiting for one at
+    /// the deepest point, percent, when measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_pct: Option<f64>,
     /// Mean latency at the deepest point over that at the knee.

@@ -16,9 +16,10 @@
 //!    depth in flight (a synchronous engine keeps 1), or it kept the depth
 //!    but the device had about one request in flight at a time while busy
 //!    (usb-storage's Bulk-Only Transport queues one command);
-//! 3. **CPU-bound**: the busiest submitting thread used at least
-//!    [`CPU_SATURATED_PCT`] of one CPU: the CPU, not the device, sets the
-//!    pace (the page cache);
+//! 3. **CPU-bound**: the busiest submitting thread was on a CPU or waiting
+//!    for one at least [`CPU_SATURATED_PCT`] of the time, so it never slept
+//!    waiting for I/O: the CPU, not the device, sets the pace (the page
+//!    cache);
 //! 4. **device-bound**: mean latency grew at least [`LITTLE_SHARE`] as
 //!    fast as the achieved depth: Little's law (depth = rate x latency) at
 //!    a constant rate, the device or a limit in front of it is saturated.
@@ -40,7 +41,8 @@ pub const DEPTH_SHARE: f64 = 0.75;
 pub const ONE_AT_A_TIME: f64 = 1.3;
 /// A device busier than this, percent, is the one holding the queue.
 pub const DEVICE_BUSY_PCT: f64 = 80.0;
-/// CPU of one thread, percent, from which it is saturated.
+/// Time of one thread on or waiting for a CPU, percent, from which the CPU
+/// is its limit.
 pub const CPU_SATURATED_PCT: f64 = 90.0;
 /// Latency growth over depth growth from which latency follows depth.
 pub const LITTLE_SHARE: f64 = 0.6;
@@ -60,7 +62,8 @@ pub struct KneePoint {
     pub bw: BytesPerSec,
     /// Mean completion latency, nanoseconds.
     pub lat_mean_ns: f64,
-    /// CPU of the busiest submitting thread, percent of one CPU, when known.
+    /// Time the busiest submitting thread spent on a CPU or runnable and
+    /// waiting for one, percent of the point's time, when known.
     pub cpu_pct: Option<f64>,
 }
 

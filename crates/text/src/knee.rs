@@ -53,8 +53,8 @@ fn because(cause: KneeCause, e: &KneeEvidence, knee: u32) -> String {
             e.device_utilization_pct.unwrap_or(0.0)
         ),
         KneeCause::CpuBound => format!(
-            "CPU-bound, the submitting thread used {:.0}% of one CPU at QD{deepest}: \
-             the CPU sets the pace, not the device",
+            "CPU-bound, the submitting thread was on a CPU or waiting for one {:.0}% of the \
+             time at QD{deepest}: the CPU sets the pace, not the device",
             e.cpu_pct.unwrap_or(0.0)
         ),
         KneeCause::DeviceBound => format!(
@@ -70,7 +70,7 @@ fn because(cause: KneeCause, e: &KneeEvidence, knee: u32) -> String {
             e.depth_growth,
             e.engine_depth,
             e.cpu_pct.map_or(String::new(), |c| format!(
-                ", busiest thread {c:.0}% of a CPU"
+                ", the busiest thread on or waiting for a CPU {c:.0}% of the time"
             ))
         ),
     }
@@ -97,7 +97,7 @@ pub(crate) fn depth_sweep(out: &mut String, run: &DiskRun) {
     let _ = writeln!(
         out,
         "{:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
-        "QD", "MB/s", "IOPS", "mean lat", "in flight", "device q", "thread CPU"
+        "QD", "MB/s", "IOPS", "mean lat", "in flight", "device q", "CPU/busy"
     );
     for job in &run.jobs {
         sweep_row(out, job);
@@ -129,7 +129,12 @@ fn sweep_row(out: &mut String, job: &DiskJobResult) {
         q.map_or_else(na, |q| format!("{:.1}", q.engine_depth)),
         q.and_then(|q| q.device.as_ref())
             .map_or_else(na, |d| format!("{:.1}", d.queue_size)),
-        q.map_or_else(na, |q| format!("{:.0}%", q.busiest_thread_cpu_pct)),
+        q.map_or_else(na, |q| {
+            format!(
+                "{:.0}%/{:.0}%",
+                q.busiest_thread_cpu_pct, q.busiest_thread_busy_pct
+            )
+        }),
     );
 }
 
@@ -214,7 +219,9 @@ mod tests {
             ..evidence()
         };
         let s = knee_sentence(&knee(KneeShape::FlatFromStart, 1, KneeCause::CpuBound, cpu));
-        assert!(s.contains("CPU-bound, the submitting thread used 100% of one CPU at QD8"));
+        assert!(s.contains(
+            "CPU-bound, the submitting thread was on a CPU or waiting for one 100% of the time at QD8"
+        ));
         let s = knee_sentence(&knee(
             KneeShape::Knee,
             4,

@@ -65,6 +65,9 @@ pub(super) struct ThreadStats {
     pub(super) depth_area: f64,
     /// CPU time of the busiest thread over its measured time.
     pub(super) cpu_share: f64,
+    /// Time on or waiting for a CPU of the busiest thread over its measured
+    /// time.
+    pub(super) busy_share: f64,
 }
 
 impl ThreadStats {
@@ -82,6 +85,7 @@ impl ThreadStats {
             measured: Duration::ZERO,
             depth_area: 0.0,
             cpu_share: 0.0,
+            busy_share: 0.0,
         }
     }
 
@@ -152,6 +156,7 @@ impl ThreadStats {
         self.measured = self.measured.max(o.measured);
         self.depth_area += o.depth_area;
         self.cpu_share = self.cpu_share.max(o.cpu_share);
+        self.busy_share = self.busy_share.max(o.busy_share);
     }
 
     pub(super) fn into_result(
@@ -233,6 +238,7 @@ impl ThreadStats {
         let queue = (measured_s > 0.0).then(|| QueueFigures {
             engine_depth: self.depth_area / (threads * measured_s),
             busiest_thread_cpu_pct: 100.0 * self.cpu_share,
+            busiest_thread_busy_pct: (100.0 * self.busy_share).min(100.0),
             device,
         });
         DiskJobResult {

@@ -180,8 +180,9 @@ fn drive(
     let mut last_counted = measure_start;
     let mut first_error: Option<DiskError> = None;
     let mut depth_clock = DepthClock::new(measure_start, deadline);
-    let mut cpu_at_start: Option<std::time::Duration> = None;
-    let mut cpu_at_end: Option<std::time::Duration> = None;
+    type RunWait = (std::time::Duration, std::time::Duration);
+    let mut cpu_at_start: Option<RunWait> = None;
+    let mut cpu_at_end: Option<RunWait> = None;
 
     // Account one completion observed at `at`; false on an I/O error.
     let mut complete = |d: &Done, at: Instant, stats: &mut ThreadStats| -> Result<(), DiskError> {
@@ -203,7 +204,7 @@ fn drive(
     loop {
         let mut now = Instant::now();
         if cpu_at_start.is_none() && now >= measure_start {
-            cpu_at_start = Some(iomark_host::thread_cpu_time());
+            cpu_at_start = Some(iomark_host::thread_run_and_wait());
         }
         if issuing
             && (stop.load(Ordering::Relaxed)
@@ -212,7 +213,7 @@ fn drive(
                 || budget == Some(0))
         {
             issuing = false;
-            cpu_at_end = Some(iomark_host::thread_cpu_time());
+            cpu_at_end = Some(iomark_host::thread_run_and_wait());
         }
         if issuing {
             // Issue every free unit once, then go round to look at the clock.
@@ -293,13 +294,14 @@ fn drive(
         _ => last_counted.saturating_duration_since(measure_start),
     };
     stats.depth_area = depth_clock.area;
-    let cpu_at_end = cpu_at_end.unwrap_or_else(iomark_host::thread_cpu_time);
-    stats.cpu_share = match cpu_at_start {
-        Some(t0) if !stats.measured.is_zero() => {
-            cpu_at_end.saturating_sub(t0).as_secs_f64() / stats.measured.as_secs_f64()
-        }
-        _ => 0.0,
-    };
+    let (run_end, wait_end) = cpu_at_end.unwrap_or_else(iomark_host::thread_run_and_wait);
+    if let Some((run0, wait0)) = cpu_at_start.filter(|_| !stats.measured.is_zero()) {
+        let wall = stats.measured.as_secs_f64();
+        let ran = run_end.saturating_sub(run0).as_secs_f64();
+        let waited = wait_end.saturating_sub(wait0).as_secs_f64();
+        stats.cpu_share = ran / wall;
+        stats.busy_share = (ran + waited) / wall;
+    }
     Ok(stats)
 }
 
