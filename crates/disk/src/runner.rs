@@ -223,7 +223,11 @@ pub fn run_job(
     for r in results {
         merged.merge(r?);
     }
-    Ok(merged.into_result(spec, &plan, bypassed, cpu, device, stop, warnings))
+    let mut result = merged.into_result(spec, &plan, bypassed, cpu, stop, warnings);
+    if let Some(q) = result.queue.as_mut() {
+        q.device = device;
+    }
+    Ok(result)
 }
 
 /// The target's block device watched over the measured time: its busy and

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use iomark_model::disk::{CpuUsage, DirectionResult, DiskJobResult, DiskJobSpec, IntervalSample};
-use iomark_model::knee::{DeviceQueue, QueueFigures};
+use iomark_model::knee::QueueFigures;
 use iomark_model::units::{Bytes, BytesPerSec, Iops, Nanos};
 use iomark_model::{Warning, WarningKind};
 use iomark_stats::histogram::LatencyHistogram;
@@ -165,7 +165,6 @@ impl ThreadStats {
         plan: &Plan,
         bypassed: bool,
         cpu: CpuClock,
-        device: Option<DeviceQueue>,
         stop: &AtomicBool,
         mut warnings: Vec<Warning>,
     ) -> DiskJobResult {
@@ -239,7 +238,7 @@ impl ThreadStats {
             engine_depth: self.depth_area / (threads * measured_s),
             busiest_thread_cpu_pct: 100.0 * self.cpu_share,
             busiest_thread_busy_pct: (100.0 * self.busy_share).min(100.0),
-            device,
+            device: None,
         });
         DiskJobResult {
             spec: spec.clone(),
