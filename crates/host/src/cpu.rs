@@ -75,7 +75,5 @@ mod tests {
             Some((Duration::from_nanos(368_791), Duration::from_nanos(81_356)))
         );
         assert_eq!(parse_schedstat("12"), None);
-        let (run, _) = thread_run_and_wait();
-        assert!(run > Duration::ZERO);
     }
 }
