@@ -131,7 +131,7 @@ fn custom_and_fio_runs_get_job_time_and_latency_charts() {
         notes,
         [
             "fio: no per-interval samples stored (fio's JSON has none), so no time series",
-            "fio: no latency histogram bins stored (fio writes them with --output-format=json+), so no histogram",
+            "fio: no latency histogram bins stored (fio prints them only with --output-format=json+), so no histogram",
         ]
     );
     let html = String::from_utf8(r.html()).unwrap();

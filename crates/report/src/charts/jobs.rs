@@ -119,7 +119,7 @@ pub(super) fn notes(report: &Report) -> Vec<String> {
         }
         if !lat(|l| !l.bins.is_empty()) {
             let why = if d.profile == "fio" {
-                " (fio writes them with --output-format=json+)"
+                " (fio prints them only with --output-format=json+)"
             } else {
                 ""
             };
