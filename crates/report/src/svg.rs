@@ -36,7 +36,7 @@ const BOTTOM: f64 = 48.0;
 const LEGEND_MAX: f64 = 210.0;
 const LEGEND_ROW: f64 = 18.0;
 /// Average advance of a 12 px DejaVu Sans character, for sizing text.
-const CHAR_W: f64 = 6.6;
+const CHAR_W: f64 = 7.0;
 
 /// Run colours: Okabe and Ito's palette, distinguishable with colour-blindness.
 const PALETTE: [&str; 8] = [

@@ -224,17 +224,16 @@ fn cdm(out: &mut String, run: &DiskRun, r: &CdmResult, verbose: bool) {
             .all(|t| spread_of(t).is_none_or(|s| s <= HIGH_SPREAD));
         let _ = writeln!(
             out,
-            "spread: highest pass minus lowest, in % of the highest{}",
-            if steady {
-                String::new()
-            } else {
-                format!(
-                    "; ! over {:.0}%: the device was not steady (raise --pass-time or \
-                     --interval, or check for background load)",
-                    HIGH_SPREAD * 100.0
-                )
-            }
+            "spread: highest pass minus lowest, in % of the highest"
         );
+        if !steady {
+            let _ = writeln!(
+                out,
+                "!: over {:.0}%, the device was not steady (raise --pass-time or --interval, \
+                 or check for background load)",
+                HIGH_SPREAD * 100.0
+            );
+        }
     }
     if r.shows_iops {
         grid(
