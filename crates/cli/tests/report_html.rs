@@ -157,6 +157,45 @@ fn report_shows_the_stored_runs_in_chromium() {
         "stream",
         &fixtures::stream(&["mmap"], 5000.0, Some(2.5)),
     );
+    // Run 9: a real custom run, two seconds of one-second samples.
+    let custom = iomark_ok(&[
+        "disk",
+        target.to_str().unwrap(),
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--size",
+        "8M",
+        "--runtime",
+        "2s",
+        "--engine",
+        "psync",
+        "--json",
+    ]);
+    let custom_file = dir.join("custom.json");
+    std::fs::write(&custom_file, &custom.stdout).unwrap();
+    iomark_ok(&[
+        "results",
+        "import",
+        custom_file.to_str().unwrap(),
+        "--label",
+        "custom",
+        "--db",
+        dbs,
+    ]);
+    // Run 10: fio's own json+, through the fio importer.
+    let fio_file = dir.join("fio.json");
+    std::fs::write(&fio_file, fio_json_plus().to_string()).unwrap();
+    iomark_ok(&[
+        "results",
+        "import",
+        fio_file.to_str().unwrap(),
+        "--label",
+        "fio",
+        "--db",
+        dbs,
+    ]);
 
     let html = dir.join("report.html");
     let pngs = dir.join("png");
@@ -175,6 +214,10 @@ fn report_shows_the_stored_runs_in_chromium() {
         "lo",
         "--label",
         "mmap",
+        "--label",
+        "custom",
+        "--label",
+        "fio",
         "--db",
         dbs,
         "--html",
@@ -187,6 +230,8 @@ fn report_shows_the_stored_runs_in_chromium() {
     let expected = [
         "cdm-read",
         "cdm-write",
+        "cdm-iops",
+        "cdm-latency",
         "iometer-4-kib-random-read",
         "gnome-rate",
         "gnome-access",
@@ -194,6 +239,14 @@ fn report_shows_the_stored_runs_in_chromium() {
         "sweep-randread",
         "sweep-relative-read",
         "sweep-relative-randread",
+        "jobs-bw",
+        "jobs-iops",
+        "time-bw-9",
+        "time-iops-9",
+        "time-lat-9",
+        "latency-percentiles",
+        "latency-hist-9-1",
+        "latency-hist-10-1",
         "net-bitrate",
         "mem-stream",
         "mem-relative",
@@ -230,7 +283,7 @@ fn report_shows_the_stored_runs_in_chromium() {
 
     // The figures in the page are the store's, run by run.
     let mut store = iomark_store::open(Some(dbs)).unwrap();
-    for id in 1..=8 {
+    for id in 1..=10 {
         let stored = store.load(RunId(id)).unwrap();
         let in_page = attr_values(&page, &format!("class=\"figure\" data-run=\"{id}\""));
         let want: Vec<f64> = stored.figures.iter().map(|f| f.value).collect();
@@ -279,6 +332,7 @@ fn report_shows_the_stored_runs_in_chromium() {
         page.contains("USB 2.0: 53 MB/s hard"),
         "device table lacks the ceiling"
     );
+    job_charts_show_the_stored_numbers(&page, store.as_mut());
 
     // A screenshot of the page is not blank.
     let shot = dir.join("shot.png");
@@ -310,6 +364,96 @@ fn report_shows_the_stored_runs_in_chromium() {
     if let Ok(keep) = std::env::var("IOMARK_REPORT_SHOT") {
         std::fs::copy(&shot, keep).unwrap();
     }
+}
+
+/// fio 3.33's json+ for one 4 KiB random-read job, cut to what the
+/// importer reads, with a latency histogram of ten I/Os.
+fn fio_json_plus() -> serde_json::Value {
+    serde_json::json!({
+        "fio version": "fio-3.33",
+        "timestamp": 1795399698,
+        "timestamp_ms": 1795399698802u64,
+        "global options": {"ioengine": "psync"},
+        "jobs": [{
+            "jobname": "rand-read",
+            "groupid": 0,
+            "error": 0,
+            "elapsed": 2,
+            "job options": {"name": "rand-read", "rw": "randread", "bs": "4k", "direct": "1"},
+            "read": {
+                "io_bytes": 40960, "bw_bytes": 2_560_000, "bw": 2500, "iops": 625.0,
+                "runtime": 16, "total_ios": 10,
+                "clat_ns": {
+                    "min": 640, "max": 143472, "mean": 38789.15, "stddev": 40169.3, "N": 10,
+                    "percentile": {"50.000000": 38144, "99.000000": 117248, "99.990000": 144384},
+                    "bins": {"640": 1, "38144": 6, "117248": 2, "144384": 1}
+                }
+            },
+            "write": {"io_bytes": 0, "total_ios": 0, "runtime": 0, "bw_bytes": 0, "iops": 0.0},
+            "usr_cpu": 1.5,
+            "sys_cpu": 20.0,
+            "iodepth_level": {"1": 100.0}
+        }]
+    })
+}
+
+/// The custom run's (9) and the fio import's (10) charts carry the
+/// stored numbers: per-job bandwidth, per-interval rates, percentiles and
+/// histogram counts; the CDM IOPS bars are the stored IOPS.
+fn job_charts_show_the_stored_numbers(page: &str, store: &mut dyn iomark_store::Store) {
+    let disk = |store: &mut dyn iomark_store::Store, id: i64| {
+        let doc = store.load(RunId(id)).unwrap().document().unwrap();
+        let RunBody::Disk(d) = doc.body else {
+            panic!("run {id} is not a disk run")
+        };
+        d
+    };
+    let (custom, fio) = (disk(store, 9), disk(store, 10));
+    let read = |d: &iomark_model::disk::DiskRun| d.jobs[0].read.clone().unwrap();
+    // One category each (custom read, rand-read read), one bar each.
+    assert_eq!(
+        attr_values(svg_of(page, "jobs-bw"), "class=\"bar\""),
+        [read(&custom).bw.0, read(&fio).bw.0]
+    );
+    let samples = &custom.jobs[0].samples;
+    assert!(!samples.is_empty(), "a 2 s custom run has samples");
+    assert_eq!(
+        attr_values(svg_of(page, "time-bw-9"), "class=\"point\""),
+        samples.iter().map(|s| s.bw().0).collect::<Vec<_>>()
+    );
+    let pct: Vec<f64> = [&custom, &fio]
+        .iter()
+        .flat_map(|d| read(d).clat.percentiles)
+        .filter(|p| p.percent > 0.0 && p.percent < 100.0)
+        .map(|p| p.ns as f64)
+        .collect();
+    assert_eq!(
+        attr_values(svg_of(page, "latency-percentiles"), "class=\"point\""),
+        pct
+    );
+    for (id, d) in [(9, &custom), (10, &fio)] {
+        let counts = attr_values(
+            svg_of(page, &format!("latency-hist-{id}-1")),
+            "class=\"bin\"",
+        );
+        assert_eq!(
+            counts.iter().sum::<f64>(),
+            read(d).clat.count as f64,
+            "run {id}"
+        );
+    }
+    assert!(
+        page.contains("fio: no per-interval samples stored (fio"),
+        "the fio run's missing time series is not explained"
+    );
+    let RunBody::Disk(cdm) = store.load(RunId(1)).unwrap().document().unwrap().body else {
+        panic!("run 1 is not a disk run")
+    };
+    let Some(ProfileResult::Cdm(c)) = cdm.profile_result else {
+        panic!("no CDM result")
+    };
+    let iops = attr_values(svg_of(page, "cdm-iops"), "data-series=\"here\"");
+    assert_eq!(iops, c.tests.iter().map(|t| t.iops.0).collect::<Vec<_>>());
 }
 
 #[test]

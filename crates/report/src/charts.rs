@@ -11,6 +11,8 @@ use iomark_model::{Bytes, BytesPerSec, Nanos, RunBody};
 use iomark_stats::compare::ratio;
 
 mod artefacts;
+mod cdm_units;
+mod jobs;
 
 use crate::svg::{Bar, BarChart, BarSeries, LineChart, LineSeries, Scale, TickFormat};
 use crate::{Report, ReportRun};
@@ -27,7 +29,7 @@ pub struct Chart {
     pub svg: String,
 }
 
-const MB: &str = "MB/s (10^6 B/s)";
+const MB: &str = "MB/s (10⁶ B/s)";
 
 fn mb(b: BytesPerSec) -> f64 {
     b.mb_per_sec()
@@ -82,9 +84,15 @@ pub fn all(report: &Report) -> Vec<Chart> {
     for kind in kinds {
         kind.draw(report, &mut out);
     }
+    jobs::draw(report, &mut out);
     net(report, &mut out);
     mem(report, &mut out);
     out
+}
+
+/// What the charts leave out for lack of stored data, one sentence each.
+pub fn notes(report: &Report) -> Vec<String> {
+    jobs::notes(report)
 }
 
 /// The charts of each profile, in page order. [`ProfileCharts::of`]
@@ -204,6 +212,7 @@ fn cdm(report: &Report, out: &mut Vec<Chart>) {
             },
         );
     }
+    cdm_units::draw(&runs, out);
     cdm_relative(report, &runs, out);
 }
 
@@ -404,7 +413,7 @@ fn macbench(report: &Report, out: &mut Vec<Chart>) {
         BarChart {
             id: "macbench".into(),
             title: "MacBench 5.0 disk tests".into(),
-            y_label: "KB/s (10^3 B/s)".into(),
+            y_label: "KB/s (10³ B/s)".into(),
             categories: cats,
             series,
             reference: None,
@@ -465,7 +474,7 @@ fn sweep(report: &Report, out: &mut Vec<Chart>) {
                 id: format!("sweep-{}", rw.as_str()),
                 title: format!("Bandwidth by I/O size: {rw}"),
                 x_label: "I/O size (bytes, log scale)".into(),
-                y_label: "MiB/s (2^20 B/s)".into(),
+                y_label: "MiB/s (2²⁰ B/s)".into(),
                 x_scale: Scale::Log2,
                 x_tick: TickFormat::Bytes,
                 series,
@@ -581,7 +590,7 @@ fn net(report: &Report, out: &mut Vec<Chart>) {
             id: "net-bitrate".into(),
             title: "Network bitrate per interval".into(),
             x_label: "time (s, interval end)".into(),
-            y_label: "Mbit/s (10^6 bit/s)".into(),
+            y_label: "Mbit/s (10⁶ bit/s)".into(),
             x_scale: Scale::Linear,
             x_tick: TickFormat::Number,
             series,
@@ -660,7 +669,7 @@ fn mem(report: &Report, out: &mut Vec<Chart>) {
         BarChart {
             id: "mem-mflops".into(),
             title: "Stencil and Himeno rate".into(),
-            y_label: "MFLOPS (10^6 flop/s)".into(),
+            y_label: "MFLOPS (10⁶ flop/s)".into(),
             categories: cats,
             series,
             reference: None,

@@ -377,6 +377,14 @@ pub fn render(report: &Report) -> String {
     }
     o.push_str("</div>");
     crate::knees::section(&mut o, report.runs());
+    let notes = report.chart_notes();
+    if !notes.is_empty() {
+        o.push_str("<ul class=\"chart-notes\" id=\"chart-notes\">");
+        for n in notes {
+            let _ = write!(o, "<li>{}</li>", esc(&n));
+        }
+        o.push_str("</ul>");
+    }
 
     o.push_str("<h2>Figures</h2><table id=\"figures\"><tr><th>run</th><th>test</th><th>metric</th><th>value</th><th>lowest</th><th>highest</th></tr>");
     for r in report.runs() {

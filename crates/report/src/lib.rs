@@ -157,6 +157,12 @@ impl Report {
         charts::all(self)
     }
 
+    /// What the charts leave out for lack of stored data (an imported fio
+    /// run has no per-interval samples), one sentence each, for the page.
+    pub fn chart_notes(&self) -> Vec<String> {
+        charts::notes(self)
+    }
+
     /// The HTML page, one self-contained file.
     pub fn html(&self) -> Vec<u8> {
         html::render(self).into_bytes()

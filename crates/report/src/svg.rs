@@ -1,12 +1,25 @@
-//! Small hand-written SVG charts: grouped bars and lines on linear or
-//! base-2 axes.
+//! Small hand-written SVG charts: grouped bars, lines and histograms on
+//! linear, base-2, base-10 and "nines" axes.
 //!
 //! Written by hand rather than with a plotting crate so the output needs no
 //! fonts at render time (text stays text for the browser), is byte-stable
 //! for snapshot tests, and carries each bar's and point's stored value in a
-//! `data-value` attribute for checks.
+//! `data-value` attribute for checks. Every bar and point also carries a
+//! `<title>` (the browser's tooltip) with its value and unit, so the page
+//! needs no script to show exact numbers.
+//!
+//! Axis rules (see [`axis`]): SI tick labels (`2500`, `100k`, `0.2`), units
+//! as text with superscripts, a log value axis when the data span more than
+//! two decades, and the legend beside the plot.
 
 use std::fmt::Write;
+
+pub mod axis;
+mod histogram;
+
+pub use histogram::{log_buckets, Histogram, HistogramSeries};
+
+use axis::{nines, nines_ticks, ValueAxis};
 
 /// Width of every chart, in SVG user units (pixels at scale 1).
 pub const WIDTH: u32 = 800;
@@ -14,9 +27,16 @@ pub const WIDTH: u32 = 800;
 pub const HEIGHT: u32 = 420;
 
 const LEFT: f64 = 78.0;
-const RIGHT: f64 = 20.0;
-const TOP: f64 = 40.0;
-const BOTTOM: f64 = 110.0;
+const GAP_RIGHT: f64 = 16.0;
+const TOP: f64 = 36.0;
+/// Room under a plot for its tick labels and axis title.
+const BOTTOM: f64 = 48.0;
+/// The widest the legend beside the plot may grow; longer names are cut
+/// (the whole name is the entry's tooltip).
+const LEGEND_MAX: f64 = 210.0;
+const LEGEND_ROW: f64 = 18.0;
+/// Average advance of a 12 px DejaVu Sans character, for sizing text.
+const CHAR_W: f64 = 7.0;
 
 /// Run colours: Okabe and Ito's palette, distinguishable with colour-blindness.
 const PALETTE: [&str; 8] = [
@@ -49,18 +69,10 @@ pub fn esc(s: &str) -> String {
     out
 }
 
-/// A number for a label: three significant digits, no exponent.
+/// A number for a label: three significant digits, thousands grouped, no
+/// exponent and no trailing zeros ([`axis::plain`]).
 pub fn fmt_num(v: f64) -> String {
-    let a = v.abs();
-    if a >= 100.0 || v.fract() == 0.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    }
+    axis::plain(v)
 }
 
 /// One bar: the plotted value (in the axis unit), the stored value it comes
@@ -102,7 +114,8 @@ pub struct BarSeries {
     pub bars: Vec<Option<Bar>>,
 }
 
-/// A grouped bar chart.
+/// A grouped bar chart. The value axis turns logarithmic by itself when
+/// the bars span more than two decades ([`axis::wants_log`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BarChart {
     /// `id` of the `<svg>`.
@@ -119,29 +132,40 @@ pub struct BarChart {
     pub reference: Option<f64>,
 }
 
-/// How an axis maps values.
+/// How an x axis maps values. (Value axes choose linear or log themselves.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scale {
     /// Evenly spaced.
     Linear,
     /// Base 2 (queue depths, block sizes): ticks at the data's powers of two.
     Log2,
+    /// Base 10 (latencies): ticks at whole decades.
+    Log10,
+    /// Percentiles by their nines: 90, 99, 99.9 and 99.99 evenly spaced,
+    /// so a latency tail gets as much room as the body.
+    Nines,
 }
 
 /// How tick values print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TickFormat {
-    /// A plain number: `32`, `2.5`.
+    /// A number with SI grouping or prefix: `32`, `2.5`, `100k`.
     Number,
     /// A byte count as CrystalDiskMark writes block sizes: `4K`, `1M`.
     Bytes,
+    /// A duration given in nanoseconds: `800 ns`, `12 µs`, `1.5 ms`.
+    Duration,
+    /// A percentile exactly as written: `50`, `99.99`.
+    Percentile,
 }
 
 impl TickFormat {
     fn format(self, v: f64) -> String {
         match self {
-            TickFormat::Number => fmt_num(v),
+            TickFormat::Number => axis::si(v),
             TickFormat::Bytes => iomark_model::Bytes(v as u64).short_label(),
+            TickFormat::Duration => axis::duration(v),
+            TickFormat::Percentile => format!("{v}"),
         }
     }
 }
@@ -161,7 +185,8 @@ pub struct LineSeries {
     pub colour: usize,
 }
 
-/// A line chart or scatter.
+/// A line chart or scatter. The y axis turns logarithmic by itself when
+/// the points span more than two decades ([`axis::wants_log`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LineChart {
     /// `id` of the `<svg>`.
@@ -180,35 +205,46 @@ pub struct LineChart {
     pub series: Vec<LineSeries>,
 }
 
-/// Ticks from 0 (or below) to at least `max`: 1, 2 or 5 times a power of ten.
-fn nice_ticks(min: f64, max: f64, want: usize) -> Vec<f64> {
-    let span = (max - min).max(f64::MIN_POSITIVE);
-    let raw = span / want as f64;
-    let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * mag)
-        .find(|s| span / s <= want as f64)
-        .unwrap_or(10.0 * mag);
-    let first = (min / step).floor() * step;
-    let mut t = Vec::new();
-    let mut v = first;
-    while v < max + step * 0.999 {
-        t.push(v);
-        v += step;
-        if t.len() > 50 {
-            break;
-        }
+/// One legend entry: name, colour index, dashed.
+type LegendEntry = (String, usize, bool);
+
+/// A name cut to `chars` characters, with an ellipsis when cut.
+fn cut(name: &str, chars: usize) -> String {
+    if name.chars().count() <= chars {
+        name.to_string()
+    } else {
+        let mut s: String = name.chars().take(chars.saturating_sub(1)).collect();
+        s.push('…');
+        s
     }
-    t
 }
 
-struct Canvas {
+/// The legend's width beside the plot: enough for the longest name, within
+/// [`LEGEND_MAX`]; none for a chart without series.
+fn legend_width(entries: &[LegendEntry]) -> f64 {
+    entries
+        .iter()
+        .map(|(n, _, _)| 34.0 + CHAR_W * n.chars().count() as f64)
+        .fold(0.0, f64::max)
+        .min(LEGEND_MAX)
+}
+
+pub(crate) struct Canvas {
     out: String,
+    right: f64,
+    bottom: f64,
 }
 
 impl Canvas {
-    fn new(id: &str, title: &str, kind: &str) -> Canvas {
+    /// A chart with the legend beside the plot (its width comes off the
+    /// plot) and `bottom` units under the plot for the x axis.
+    pub(crate) fn new(
+        id: &str,
+        title: &str,
+        kind: &str,
+        legend: &[LegendEntry],
+        bottom: f64,
+    ) -> Canvas {
         let mut out = String::new();
         let _ = write!(
             out,
@@ -217,56 +253,99 @@ impl Canvas {
             WIDTH / 2,
             esc(title)
         );
-        Canvas { out }
+        let lw = legend_width(legend);
+        let mut c = Canvas {
+            out,
+            right: GAP_RIGHT + if lw > 0.0 { lw + 8.0 } else { 0.0 },
+            bottom,
+        };
+        c.legend(legend, lw);
+        c
     }
 
-    fn plot_w() -> f64 {
-        WIDTH as f64 - LEFT - RIGHT
+    pub(crate) fn plot_w(&self) -> f64 {
+        WIDTH as f64 - LEFT - self.right
     }
 
-    fn plot_h() -> f64 {
-        HEIGHT as f64 - TOP - BOTTOM
+    pub(crate) fn plot_h(&self) -> f64 {
+        HEIGHT as f64 - TOP - self.bottom
     }
 
-    fn y_axis(&mut self, ticks: &[f64], y: impl Fn(f64) -> f64, label: &str) {
-        for &t in ticks {
-            let py = y(t);
+    /// The y of the plot's bottom edge.
+    pub(crate) fn base(&self) -> f64 {
+        TOP + self.plot_h()
+    }
+
+    /// The y of value `v` on `axis`.
+    pub(crate) fn y_of(&self, axis: &ValueAxis, v: f64) -> f64 {
+        self.base() - axis.frac(v) * self.plot_h()
+    }
+
+    /// Grid lines, tick labels and title of the value axis.
+    pub(crate) fn y_axis(&mut self, axis: &ValueAxis, label: &str) {
+        let x2 = LEFT + self.plot_w();
+        for &t in &axis.minor {
+            let py = self.y_of(axis, t);
             let _ = write!(
                 self.out,
-                r##"<line x1="{LEFT}" x2="{:.1}" y1="{py:.1}" y2="{py:.1}" stroke="#e0e0e0"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-                LEFT + Self::plot_w(),
-                LEFT - 6.0,
-                py + 4.0,
-                fmt_num(t)
+                r##"<line x1="{LEFT}" x2="{x2:.1}" y1="{py:.1}" y2="{py:.1}" stroke="#f2f2f2"/>"##
             );
         }
-        let cy = TOP + Self::plot_h() / 2.0;
+        for &t in &axis.ticks {
+            let py = self.y_of(axis, t);
+            let _ = write!(
+                self.out,
+                r##"<line x1="{LEFT}" x2="{x2:.1}" y1="{py:.1}" y2="{py:.1}" stroke="#e0e0e0"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                LEFT - 6.0,
+                py + 4.0,
+                axis::si(t)
+            );
+        }
+        let cy = TOP + self.plot_h() / 2.0;
+        let log = if axis.is_log() { ", log scale" } else { "" };
         let _ = write!(
             self.out,
-            r##"<text x="16" y="{cy:.1}" text-anchor="middle" transform="rotate(-90 16 {cy:.1})">{}</text><line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{:.1}" stroke="#333"/>"##,
+            r##"<text x="16" y="{cy:.1}" text-anchor="middle" transform="rotate(-90 16 {cy:.1})">{}{log}</text><line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{:.1}" stroke="#333"/>"##,
             esc(label),
-            TOP + Self::plot_h()
+            self.base()
         );
     }
 
-    fn x_axis_line(&mut self) {
-        let y = TOP + Self::plot_h();
+    pub(crate) fn x_axis_line(&mut self) {
+        let y = self.base();
         let _ = write!(
             self.out,
             r##"<line x1="{LEFT}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}" stroke="#333"/>"##,
-            LEFT + Self::plot_w()
+            LEFT + self.plot_w()
         );
     }
 
-    /// The legend, in rows under the x axis title.
-    fn legend(&mut self, entries: &[(String, usize, bool)]) {
-        let mut x = LEFT;
-        let mut y = HEIGHT as f64 - 30.0;
-        for (name, c, dashed) in entries {
-            let w = 30.0 + 7.0 * name.chars().count() as f64;
-            if x + w > WIDTH as f64 - RIGHT && x > LEFT {
-                x = LEFT;
-                y += 16.0;
+    /// The x axis title, under the tick labels.
+    pub(crate) fn x_title(&mut self, label: &str) {
+        let _ = write!(
+            self.out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            LEFT + self.plot_w() / 2.0,
+            self.base() + 34.0,
+            esc(label)
+        );
+    }
+
+    /// The legend, one entry per row beside the plot from its top edge; a
+    /// name too long for the column is cut and whole in its tooltip.
+    fn legend(&mut self, entries: &[LegendEntry], width: f64) {
+        let x = WIDTH as f64 - GAP_RIGHT - width;
+        let chars = ((width - 34.0) / CHAR_W).round().max(4.0) as usize;
+        let rows = ((self.plot_h() - 4.0) / LEGEND_ROW).floor().max(1.0) as usize;
+        for (i, (name, c, dashed)) in entries.iter().enumerate() {
+            let y = TOP + 12.0 + LEGEND_ROW * i as f64;
+            if i + 1 == rows && entries.len() > rows {
+                let _ = write!(
+                    self.out,
+                    r#"<text class="legend-more" x="{x:.1}" y="{y:.1}">… {} more</text>"#,
+                    entries.len() - i
+                );
+                break;
             }
             let dash = if *dashed {
                 r#" stroke-dasharray="5 3""#
@@ -275,46 +354,86 @@ impl Canvas {
             };
             let _ = write!(
                 self.out,
-                r##"<g class="legend"><line x1="{x:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="{}" stroke-width="4"{dash}/><text x="{:.1}" y="{y:.1}">{}</text></g>"##,
-                x + 18.0,
+                r##"<g class="legend"><title>{}</title><line x1="{x:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="{}" stroke-width="4"{dash}/><text x="{:.1}" y="{y:.1}">{}</text></g>"##,
+                esc(name),
+                x + 22.0,
                 y - 4.0,
                 y - 4.0,
                 colour(*c),
-                x + 22.0,
-                esc(name)
+                x + 28.0,
+                esc(&cut(name, chars))
             );
-            x += w;
         }
     }
 
+    pub(crate) fn push(&mut self, s: &str) {
+        self.out.push_str(s);
+    }
+
     /// One element per line, so snapshot diffs point at the changed bar.
-    fn finish(mut self) -> String {
+    pub(crate) fn finish(mut self) -> String {
         self.out.push_str("</svg>");
         self.out.replace("><", ">\n<")
     }
 }
 
+/// The tooltip of a bar or point: what it is, then the axis and the value.
+fn tooltip(what: &str, label: &str, value: &str) -> String {
+    format!(
+        "<title>{}\n{}: {}</title>",
+        esc(what),
+        esc(label),
+        esc(value)
+    )
+}
+
 impl BarChart {
     /// The SVG text.
     pub fn render(&self) -> String {
-        let mut c = Canvas::new(&self.id, &self.title, "bars");
-        let max = self
+        let legend: Vec<_> = self
             .series
             .iter()
-            .flat_map(|s| s.bars.iter().flatten())
-            .map(|b| b.spread.map_or(b.value, |s| s.1.max(b.value)))
-            .chain(self.reference)
-            .fold(0.0, f64::max);
-        let ticks = nice_ticks(0.0, if max > 0.0 { max * 1.08 } else { 1.0 }, 6);
-        let top = *ticks.last().unwrap_or(&1.0);
-        let ph = Canvas::plot_h();
-        let y = |v: f64| TOP + ph - v / top * ph;
-        c.y_axis(&ticks, y, &self.y_label);
+            .enumerate()
+            .map(|(i, s)| (s.name.clone(), i, false))
+            .collect();
+        // Room under the plot for the category labels, turned when long.
+        let plot_w_guess = WIDTH as f64 - LEFT - GAP_RIGHT - legend_width(&legend) - 8.0;
+        let group_w = plot_w_guess / self.categories.len().max(1) as f64;
+        let longest = self
+            .categories
+            .iter()
+            .map(|c| c.chars().count())
+            .max()
+            .unwrap_or(0) as f64;
+        let turned = CHAR_W * longest > group_w * 0.95;
+        let bottom = if turned {
+            (24.0 + longest * CHAR_W * 0.5).clamp(BOTTOM, 150.0)
+        } else {
+            BOTTOM
+        };
+        let mut c = Canvas::new(&self.id, &self.title, "bars", &legend, bottom);
+        let values = || {
+            self.series
+                .iter()
+                .flat_map(|s| s.bars.iter().flatten())
+                .flat_map(|b| {
+                    let (lo, hi) = b.spread.unwrap_or((b.value, b.value));
+                    [b.value, lo, hi]
+                })
+                .chain(self.reference)
+        };
+        let max = values().fold(0.0, f64::max);
+        let min = values().fold(f64::INFINITY, f64::min);
+        let axis = ValueAxis::fit(min, max);
+        c.y_axis(&axis, &self.y_label);
+        let ph = c.plot_h();
+        let base = c.base();
         let n_cat = self.categories.len().max(1) as f64;
-        let group_w = Canvas::plot_w() / n_cat;
+        let group_w = c.plot_w() / n_cat;
         let n_ser = self.series.len().max(1) as f64;
         let bar_w = (group_w * 0.8 / n_ser).min(60.0);
         let label_size = if bar_w < 22.0 { 8 } else { 10 };
+        let y = |v: f64| base - axis.frac(v) * ph;
         for (ci, cat) in self.categories.iter().enumerate() {
             let gx = LEFT + group_w * ci as f64;
             let start = gx + (group_w - bar_w * n_ser) / 2.0;
@@ -323,16 +442,21 @@ impl BarChart {
                     continue;
                 };
                 let bx = start + bar_w * si as f64;
-                let by = y(b.value.max(0.0));
+                let by = y(b.value.max(axis.floor()));
+                let mut tip = fmt_num(b.value);
+                if let Some((lo, hi)) = b.spread {
+                    let _ = write!(tip, " (passes {} to {})", fmt_num(lo), fmt_num(hi));
+                }
                 let _ = write!(
                     c.out,
-                    r#"<rect class="bar" x="{bx:.1}" y="{by:.1}" width="{:.1}" height="{:.1}" fill="{}" data-series="{}" data-category="{}" data-value="{}"/>"#,
+                    r#"<rect class="bar" x="{bx:.1}" y="{by:.1}" width="{:.1}" height="{:.1}" fill="{}" data-series="{}" data-category="{}" data-value="{}">{}</rect>"#,
                     bar_w - 2.0,
-                    (TOP + ph - by).max(0.0),
+                    (base - by).max(0.0),
                     colour(si),
                     esc(&s.name),
                     esc(cat),
-                    b.stored
+                    b.stored,
+                    tooltip(&format!("{}, {cat}", s.name), &self.y_label, &tip)
                 );
                 if let Some((lo, hi)) = b.spread {
                     let mx = bx + (bar_w - 2.0) / 2.0;
@@ -356,9 +480,9 @@ impl BarChart {
                 );
             }
             let tx = gx + group_w / 2.0;
-            let ty = TOP + ph + 16.0;
+            let ty = base + 16.0;
             // Labels wider than their group turn so neighbours do not overlap.
-            if 6.8 * cat.chars().count() as f64 > group_w * 0.95 {
+            if turned {
                 let _ = write!(
                     c.out,
                     r#"<text x="{tx:.1}" y="{ty:.1}" text-anchor="end" font-size="11" transform="rotate(-30 {tx:.1} {ty:.1})">{}</text>"#,
@@ -377,17 +501,10 @@ impl BarChart {
             let _ = write!(
                 c.out,
                 r##"<line x1="{LEFT}" x2="{:.1}" y1="{ry:.1}" y2="{ry:.1}" stroke="#b00" stroke-dasharray="4 3"/>"##,
-                LEFT + Canvas::plot_w()
+                LEFT + c.plot_w()
             );
         }
         c.x_axis_line();
-        let legend: Vec<_> = self
-            .series
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.name.clone(), i, false))
-            .collect();
-        c.legend(&legend);
         c.finish()
     }
 }
@@ -400,11 +517,18 @@ impl LineChart {
         } else {
             "lines"
         };
-        let mut c = Canvas::new(&self.id, &self.title, kind);
+        let legend: Vec<_> = self
+            .series
+            .iter()
+            .map(|s| (s.name.clone(), s.colour, s.dashed))
+            .collect();
+        let mut c = Canvas::new(&self.id, &self.title, kind, &legend, BOTTOM);
         let pts = || self.series.iter().flat_map(|s| s.points.iter());
         let fx = |v: f64| match self.x_scale {
             Scale::Linear => v,
             Scale::Log2 => v.max(f64::MIN_POSITIVE).log2(),
+            Scale::Log10 => v.max(f64::MIN_POSITIVE).log10(),
+            Scale::Nines => nines(v),
         };
         let (mut x0, mut x1) = pts().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
             (a.min(fx(p.0)), b.max(fx(p.0)))
@@ -414,7 +538,7 @@ impl LineChart {
         }
         let x_ticks: Vec<f64> = match self.x_scale {
             Scale::Linear => {
-                let t = nice_ticks(x0.min(0.0), x1, 8);
+                let t = axis::nice_ticks(x0.min(0.0), x1, 8);
                 x0 = t[0];
                 x1 = *t.last().unwrap_or(&x1);
                 t
@@ -423,6 +547,20 @@ impl LineChart {
                 let mut t: Vec<f64> = pts().map(|p| p.0).collect();
                 t.sort_by(f64::total_cmp);
                 t.dedup();
+                t
+            }
+            Scale::Log10 => {
+                let a = ValueAxis::log(10f64.powf(x0), 10f64.powf(x1));
+                x0 = a.floor().log10();
+                x1 = *a.ticks.last().unwrap_or(&10.0);
+                x1 = x1.log10();
+                a.ticks
+            }
+            Scale::Nines => {
+                let max_p = pts().map(|p| p.0).fold(0.0, f64::max);
+                let t = nines_ticks(max_p);
+                x0 = 0.0;
+                x1 = x1.max(nines(*t.last().unwrap_or(&99.0)));
                 t
             }
         };
@@ -434,34 +572,27 @@ impl LineChart {
             }
         }
         let ymax = pts().map(|p| p.1).fold(0.0, f64::max);
-        let y_ticks = nice_ticks(0.0, if ymax > 0.0 { ymax * 1.05 } else { 1.0 }, 6);
-        let ytop = *y_ticks.last().unwrap_or(&1.0);
-        let (pw, ph) = (Canvas::plot_w(), Canvas::plot_h());
+        let ymin = pts().map(|p| p.1).fold(f64::INFINITY, f64::min);
+        let axis = ValueAxis::fit(ymin, ymax);
+        let (pw, ph, base) = (c.plot_w(), c.plot_h(), c.base());
         let pad = if self.x_scale == Scale::Log2 {
             20.0
         } else {
             0.0
         };
         let px = |v: f64| LEFT + pad + (fx(v) - x0) / (x1 - x0) * (pw - 2.0 * pad);
-        let py = |v: f64| TOP + ph - v / ytop * ph;
-        c.y_axis(&y_ticks, py, &self.y_label);
+        let py = |v: f64| base - axis.frac(v) * ph;
+        c.y_axis(&axis, &self.y_label);
         for &t in &x_ticks {
             let x = px(t);
             let _ = write!(
                 c.out,
-                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{:.1}" stroke="#f0f0f0"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
-                TOP + ph,
-                TOP + ph + 16.0,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{base:.1}" stroke="#f0f0f0"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+                base + 16.0,
                 esc(&self.x_tick.format(t))
             );
         }
-        let _ = write!(
-            c.out,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            LEFT + pw / 2.0,
-            TOP + ph + 34.0,
-            esc(&self.x_label)
-        );
+        c.x_title(&self.x_label);
         for s in &self.series {
             let col = colour(s.colour);
             let _ = write!(
@@ -492,24 +623,20 @@ impl LineChart {
                 1.5
             };
             for p in &s.points {
+                let what = format!("{}\n{}: {}", s.name, self.x_label, self.x_tick.format(p.0));
                 let _ = write!(
                     c.out,
-                    r#"<circle class="point" cx="{:.1}" cy="{:.1}" r="{r}" fill="{col}" data-x="{}" data-value="{}"/>"#,
+                    r#"<circle class="point" cx="{:.1}" cy="{:.1}" r="{r}" fill="{col}" data-x="{}" data-value="{}">{}</circle>"#,
                     px(p.0),
                     py(p.1),
                     p.0,
-                    p.2
+                    p.2,
+                    tooltip(&what, &self.y_label, &fmt_num(p.1))
                 );
             }
             c.out.push_str("</g>");
         }
         c.x_axis_line();
-        let legend: Vec<_> = self
-            .series
-            .iter()
-            .map(|s| (s.name.clone(), s.colour, s.dashed))
-            .collect();
-        c.legend(&legend);
         c.finish()
     }
 }
@@ -525,15 +652,58 @@ mod tests {
     }
 
     #[test]
-    fn ticks_cover_the_range_in_round_steps() {
-        let t = nice_ticks(0.0, 473.0, 6);
-        assert_eq!(t.first(), Some(&0.0));
-        assert!(*t.last().unwrap() >= 473.0);
-        assert_eq!(t[1] - t[0], 100.0);
+    fn text_is_escaped() {
+        assert_eq!(esc(r#"a<b & "c""#), "a&lt;b &amp; &quot;c&quot;");
+    }
+
+    fn bars(values: &[f64]) -> BarChart {
+        BarChart {
+            id: "t".into(),
+            title: "t".into(),
+            y_label: "MB/s".into(),
+            categories: (0..values.len()).map(|i| format!("c{i}")).collect(),
+            series: vec![BarSeries {
+                name: "a run with a very long name that does not fit beside the plot".into(),
+                bars: values.iter().map(|&v| Some(Bar::new(v, v))).collect(),
+            }],
+            reference: None,
+        }
     }
 
     #[test]
-    fn text_is_escaped() {
-        assert_eq!(esc(r#"a<b & "c""#), "a&lt;b &amp; &quot;c&quot;");
+    fn bars_spanning_three_decades_get_a_log_axis_with_si_ticks() {
+        let svg = bars(&[40.0, 7000.0]).render();
+        assert!(svg.contains("MB/s, log scale"), "{svg}");
+        assert!(svg.contains(">10k</text>"), "{svg}");
+        let linear = bars(&[400.0, 7000.0]).render();
+        assert!(!linear.contains("log scale"));
+        assert!(linear.contains(">8000</text>"), "{linear}");
+    }
+
+    #[test]
+    fn bars_carry_tooltips_and_the_legend_sits_beside_the_plot() {
+        let svg = bars(&[1234.6]).render();
+        assert!(
+            svg.contains("<title>a run with a very long name that does not fit beside the plot, c0\nMB/s: 1235</title>"),
+            "{svg}"
+        );
+        // The legend starts level with the plot's top, right of it, and the
+        // long name is cut there (whole in the entry's tooltip).
+        let legend = &svg[svg.find("class=\"legend\"").unwrap()..];
+        assert!(
+            legend.contains(&format!("y=\"{:.1}\"", TOP + 12.0)),
+            "{legend}"
+        );
+        assert!(legend.contains('…'));
+        let x: f64 = legend
+            .split("x1=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(x > 560.0, "legend at x {x}");
     }
 }

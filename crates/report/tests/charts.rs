@@ -4,6 +4,7 @@
 mod fixtures;
 
 use iomark_model::disk::EngineKind;
+use iomark_model::RunBody;
 use iomark_report::{Chart, Report, ReportRun};
 
 fn report(docs: Vec<iomark_model::RunDocument>, baseline: Option<&str>) -> Report {
@@ -40,7 +41,16 @@ fn cdm_bars_carry_the_stored_best_pass() {
     let usb3 = fixtures::cdm(&["usb3"], 400.0);
     let r = report(vec![usb2.clone(), usb3], Some("1"));
     let charts = r.charts();
-    assert_eq!(ids(&charts), ["cdm-read", "cdm-write", "cdm-relative"]);
+    assert_eq!(
+        ids(&charts),
+        [
+            "cdm-read",
+            "cdm-write",
+            "cdm-iops",
+            "cdm-latency",
+            "cdm-relative"
+        ]
+    );
     let read = chart(&charts, "cdm-read");
     // SEQ1M usb2, SEQ1M usb3, RND4K usb2, RND4K usb3.
     assert_eq!(values(&read.svg), [40e6, 400e6, 10e6, 100e6]);
@@ -49,6 +59,87 @@ fn cdm_bars_carry_the_stored_best_pass() {
     let rel = chart(&charts, "cdm-relative");
     assert_eq!(values(&rel.svg), [10.0, 10.0, 10.0, 10.0]);
     insta::assert_snapshot!("cdm_read", read.svg);
+    // CrystalDiskMark 8's other units: the stored IOPS and mean latency.
+    let iops = chart(&charts, "cdm-iops");
+    let stored_iops = |mb: f64| {
+        [
+            mb * 1e6 / 1048576.0,
+            mb * 0.8e6 / 1048576.0,
+            mb * 0.25e6 / 4096.0,
+            mb * 0.2e6 / 4096.0,
+        ]
+    };
+    let want: Vec<f64> = stored_iops(40.0)
+        .into_iter()
+        .zip(stored_iops(400.0))
+        .flat_map(|(a, b)| [a, b])
+        .collect();
+    assert_eq!(values(&iops.svg), want);
+    // SEQ1M at 38 IOPS beside RND4K at 24 000: a log axis.
+    assert!(iops.svg.contains("log scale"), "{}", iops.svg);
+    assert_eq!(values(&chart(&charts, "cdm-latency").svg), [900.0; 8]);
+    insta::assert_snapshot!("cdm_iops", iops.svg);
+}
+
+#[test]
+fn custom_and_fio_runs_get_job_time_and_latency_charts() {
+    let r = report(
+        vec![
+            fixtures::custom(&["custom"], 100.0),
+            fixtures::fio_import(&["fio"], 50.0),
+        ],
+        None,
+    );
+    let charts = r.charts();
+    assert_eq!(
+        ids(&charts),
+        [
+            "jobs-bw",
+            "jobs-iops",
+            "time-bw-1",
+            "time-iops-1",
+            "time-lat-1",
+            "latency-percentiles",
+            "latency-hist-1-1",
+        ]
+    );
+    // Per job and direction, one bar per run that has it.
+    let bw = chart(&charts, "jobs-bw");
+    assert_eq!(values(&bw.svg), [100e6, 200e6, 50e6]);
+    assert!(bw.svg.contains(r#"data-category="seq-read read""#));
+    // The samples: 100 MB/s but for the middle second at half.
+    let time = chart(&charts, "time-bw-1");
+    let v = values(&time.svg);
+    assert_eq!(v.len(), 5);
+    assert!((v[2] / v[0] - 0.5).abs() < 1e-3, "{v:?}");
+    assert_eq!(values(&chart(&charts, "time-lat-1").svg)[2], 120_000.0);
+    // Three curves of six percentiles, each ending at 4 ms on the 99.99 tick.
+    let pct = chart(&charts, "latency-percentiles");
+    assert_eq!(values(&pct.svg).len(), 18);
+    assert!(pct.svg.contains(">99.99</text>") && pct.svg.contains("log scale"));
+    assert!(pct.svg.contains("custom: custom read"));
+    // The histogram's buckets add up to the I/Os measured.
+    let hist = chart(&charts, "latency-hist-1-1");
+    let RunBody::Disk(d) = &r.runs()[0].doc.body else {
+        unreachable!()
+    };
+    let ios = d.jobs[0].read.as_ref().unwrap().clat.count;
+    assert_eq!(values(&hist.svg).iter().sum::<f64>(), ios as f64);
+    // What the fio import lacks is said, not drawn empty.
+    let notes = r.chart_notes();
+    assert_eq!(
+        notes,
+        [
+            "fio: no per-interval samples stored (fio's JSON has none), so no time series",
+            "fio: no latency histogram bins stored (fio prints them only with --output-format=json+), so no histogram",
+        ]
+    );
+    let html = String::from_utf8(r.html()).unwrap();
+    assert!(html.contains("so no time series"));
+    insta::assert_snapshot!("jobs_bw", bw.svg);
+    insta::assert_snapshot!("time_bw", time.svg);
+    insta::assert_snapshot!("latency_percentiles", pct.svg);
+    insta::assert_snapshot!("latency_hist", hist.svg);
 }
 
 #[test]
@@ -132,7 +223,7 @@ fn html_is_one_file_with_tables_and_no_scripts() {
     assert!(html.contains("passes ranged 10% apart"));
     // The unlabelled run is named by id and date.
     assert!(html.contains("#2 2025-11-21 04:40 UTC"), "{}", &html[..600]);
-    assert_eq!(html.matches("<figure data-chart-id=").count(), 2);
+    assert_eq!(html.matches("<figure data-chart-id=").count(), 4);
 }
 
 #[test]

@@ -456,6 +456,32 @@ fn reads_back(doc: &RunDocument) {
 }
 
 #[test]
+fn fio_json_plus_bins_are_kept_for_the_histogram() {
+    let bins = serde_json::json!({"38144": 6, "640": 1, "117248": 3, "500": 0});
+    let doc = with(fio_doc(), "/jobs/0/read/clat_ns/bins", Some(bins));
+    let run = import_str(&doc.to_string()).unwrap();
+    let RunBody::Disk(d) = &run.body else {
+        panic!("not a disk run")
+    };
+    // In order, empty buckets left out, every I/O counted.
+    let clat = &d.jobs[0].read.as_ref().unwrap().clat;
+    assert_eq!(clat.bins, [[640, 1], [38144, 6], [117248, 3]]);
+    assert_eq!(clat.bins.iter().map(|b| b[1]).sum::<u64>(), clat.count);
+    assert!(d.jobs[1].read.as_ref().unwrap().clat.bins.is_empty());
+    reads_back(&run);
+    let bad = with(
+        fio_doc(),
+        "/jobs/0/read/clat_ns/bins",
+        Some(serde_json::json!({"fast": 1})),
+    );
+    refused(
+        &bad,
+        "jobs[0].read.clat_ns.bins",
+        "has a key that is not a latency in ns",
+    );
+}
+
+#[test]
 fn the_synthetic_documents_import_and_read_back() {
     let doc = import_str(&fio_doc().to_string()).unwrap();
     let RunBody::Disk(run) = &doc.body else {

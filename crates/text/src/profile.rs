@@ -4,13 +4,14 @@
 
 use std::fmt::Write;
 
+use iomark_disk::profiles::cdm::HIGH_SPREAD;
 use iomark_model::disk::{DiskRun, RwMode, TargetKind};
 use iomark_model::profile::{
     ArtefactsResult, CdmResult, CdmTest, GnomeResult, IometerResult, MacbenchResult, ProfileResult,
     SweepResult, TestDir,
 };
 use iomark_model::units::{Bytes, BytesPerSec, Nanos};
-use iomark_model::{RunBody, RunDocument, RunStatus};
+use iomark_model::{RunBody, RunDocument, RunStatus, WarningKind};
 
 /// The text of a profile run; falls back to the generic job view for a
 /// run without a profile result.
@@ -22,6 +23,12 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
         return crate::disk::disk_run(doc);
     };
     let mut out = String::new();
+    // The CDM grid's spread column shows what the per-test high-spread
+    // warnings say (they stay stored with the run).
+    let shown: &[WarningKind] = match result {
+        ProfileResult::Cdm(_) => &[WarningKind::HighSpread],
+        _ => &[],
+    };
     match result {
         ProfileResult::Cdm(r) => cdm(&mut out, run, r, verbose),
         ProfileResult::Iometer(r) => iometer(&mut out, run, r),
@@ -30,7 +37,7 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
         ProfileResult::Sweep(r) => sweep(&mut out, run, r),
         ProfileResult::Artefacts(r) => artefacts(&mut out, run, r),
     }
-    footer(&mut out, doc, run);
+    footer(&mut out, doc, run, shown);
     // Names and messages come from the run and may hold control characters.
     crate::escape::escape_controls_keep_lines(&out).into_owned()
 }
@@ -51,12 +58,15 @@ fn target_line(out: &mut String, run: &DiskRun) {
     }
 }
 
-fn footer(out: &mut String, doc: &RunDocument, run: &DiskRun) {
+/// The warnings (but those of a kind the tables already show) and the
+/// status.
+fn footer(out: &mut String, doc: &RunDocument, run: &DiskRun, shown: &[WarningKind]) {
     let mut warnings: Vec<String> = Vec::new();
     for w in doc
         .warnings
         .iter()
         .chain(run.jobs.iter().flat_map(|j| &j.warnings))
+        .filter(|w| !shown.contains(&w.kind))
     {
         // Every pass of a test repeats its job's warnings; say each once.
         if !warnings.contains(&w.message) {
@@ -105,6 +115,35 @@ fn cell(t: Option<&CdmTest>, f: impl Fn(&CdmTest) -> String) -> String {
     t.map_or_else(|| "-".to_string(), f)
 }
 
+/// Width of the spread column: `12.3% !`.
+const SPREAD_W: usize = 7;
+
+/// The spread of a test's passes as a fraction of the highest; `None` for
+/// a single pass.
+fn spread_of(t: &CdmTest) -> Option<f64> {
+    let (lo, hi) = t.bw_spread()?;
+    (t.pass_bw.len() > 1).then(|| {
+        if hi.0 > 0.0 {
+            (hi.0 - lo.0) / hi.0
+        } else {
+            0.0
+        }
+    })
+}
+
+/// The spread column's cell: `0.8%`, `12.0% !` over [`HIGH_SPREAD`], `-`
+/// without passes to compare, blank for a test that did not run.
+fn spread_cell(t: Option<&CdmTest>) -> String {
+    let Some(t) = t else {
+        return String::new();
+    };
+    match spread_of(t) {
+        None => "-".into(),
+        Some(s) if s > HIGH_SPREAD => format!("{:.1}% !", s * 100.0),
+        Some(s) => format!("{:.1}%", s * 100.0),
+    }
+}
+
 fn cdm(out: &mut String, run: &DiskRun, r: &CdmResult, verbose: bool) {
     let title = iomark_disk::profiles::cdm::definition(
         r.profile
@@ -138,31 +177,64 @@ fn cdm(out: &mut String, run: &DiskRun, r: &CdmResult, verbose: bool) {
         TestDir::Mix => "Mix",
     };
     // A grid of rows by figure and direction; each figure has its unit, its
-    // column width and how a test shows it.
+    // column width and how a test shows it, and the MB/s figure the spread
+    // of its passes beside it.
     type Figure<'f> = (&'f str, usize, &'f dyn Fn(&CdmTest) -> String);
-    let grid = |out: &mut String, figures: &[Figure]| {
+    let with_spread = r.passes > 1;
+    let grid = |out: &mut String, figures: &[Figure], spread: bool| {
         let _ = write!(out, "\n{:width$}", "");
         for &(unit, w, _) in figures {
             for &d in &dirs {
                 let _ = write!(out, " {:>w$}", format!("{} [{unit}]", name(d)));
+                if spread {
+                    let _ = write!(out, " {:<SPREAD_W$}", "spread");
+                }
             }
         }
+        let end = out.trim_end_matches(' ').len();
+        out.truncate(end);
         let _ = writeln!(out);
         for row in &r.rows {
             let _ = write!(out, "{row:width$}");
             for &(_, w, show) in figures {
                 for &d in &dirs {
-                    let v = cell(find(r, row, d), show);
+                    let t = find(r, row, d);
+                    let v = cell(t, show);
                     let _ = write!(out, " {v:>w$}");
+                    if spread {
+                        let _ = write!(out, " {:<SPREAD_W$}", spread_cell(t));
+                    }
                 }
             }
+            // The last spread cell pads to its width; the line ends without.
+            let end = out.trim_end_matches(' ').len();
+            out.truncate(end);
             let _ = writeln!(out);
         }
     };
     grid(
         out,
         &[("MB/s", 14, &|t| format!("{:.2}", t.bw.mb_per_sec()))],
+        with_spread,
     );
+    if with_spread {
+        let steady = r
+            .tests
+            .iter()
+            .all(|t| spread_of(t).is_none_or(|s| s <= HIGH_SPREAD));
+        let _ = writeln!(
+            out,
+            "spread: highest pass minus lowest, in % of the highest"
+        );
+        if !steady {
+            let _ = writeln!(
+                out,
+                "!: over {:.0}%, the device was not steady (raise --pass-time or --interval, \
+                 or check for background load)",
+                HIGH_SPREAD * 100.0
+            );
+        }
+    }
     if r.shows_iops {
         grid(
             out,
@@ -170,6 +242,7 @@ fn cdm(out: &mut String, run: &DiskRun, r: &CdmResult, verbose: bool) {
                 ("IOPS", 14, &|t| format!("{:.2}", t.iops.0)),
                 ("µs", 12, &|t| format!("{:.2}", t.lat_mean_ns / 1e3)),
             ],
+            false,
         );
     }
     if verbose {

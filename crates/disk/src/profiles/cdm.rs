@@ -20,8 +20,9 @@ use super::{measure, pause, ProfileName, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
 use crate::DiskError;
 
-/// Passes over which the spread counts as high, as a fraction of the maximum.
-const HIGH_SPREAD: f64 = 0.10;
+/// Passes over which the spread counts as high, as a fraction of the maximum
+/// (the text summary marks such tests in its spread column).
+pub const HIGH_SPREAD: f64 = 0.10;
 
 /// One row of the grid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

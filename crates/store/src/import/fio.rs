@@ -24,12 +24,15 @@ use super::{need, short, At, ImportError};
 
 const TOOL: &str = "fio";
 
+/// Up to this many jobs, json+'s `clat_ns.bins` are kept.
+const BIN_JOBS: usize = 64;
+
 /// The fields of fio's JSON that [`convert`] reads, as a much smaller
 /// [`Value`]; `None` when `text` is not fio's JSON (or not JSON), for the
 /// caller to parse it whole.
 ///
-/// A 20,000-job file is over 100 MB of JSON, most of it latency buckets,
-/// bandwidth statistics and `json+` histogram bins that no figure uses;
+/// A 20,000-job file is over 100 MB of JSON, most of it latency buckets
+/// and bandwidth statistics that no figure uses;
 /// parsed whole into values it takes a gigabyte and most of the import's
 /// time. Here those are skipped as they are read. What is kept is exactly
 /// what a whole parse would hold at those places, whatever its type, so
@@ -88,6 +91,7 @@ const LATENCY: Shape = Shape::Keys(&[
     ("stddev", Shape::All),
     ("N", Shape::All),
     ("percentile", Shape::All),
+    ("bins", Shape::All),
 ]);
 
 /// Reads a JSON value keeping only what its [`Shape`] names.
@@ -223,6 +227,10 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
     for job in jobs {
         *clones.entry(job["jobname"].to_string()).or_insert(0) += 1;
     }
+    // json+'s histogram bins (for the report's latency histograms) are
+    // kept for a job file's worth of jobs; thousands of clones would make
+    // the stored document many times larger for no figure.
+    let keep_bins = jobs.len() <= BIN_JOBS;
     let mut results = Vec::with_capacity(jobs.len());
     let mut run_warnings = Vec::new();
     let mut failed = false;
@@ -232,7 +240,7 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
         let at = At::new(TOOL, &path);
         let name = job["jobname"].as_str().unwrap_or("fio job").to_string();
         let is_clone = clones[&job["jobname"].to_string()] > 1;
-        let (result, error) = convert_job(job, i, &name, global, is_clone)?;
+        let (result, error) = convert_job(job, i, &name, global, is_clone, keep_bins)?;
         if error != 0 {
             failed = true;
             run_warnings.push(Warning::new(
@@ -320,6 +328,7 @@ fn convert_job(
     name: &str,
     global: Option<&Value>,
     is_clone: bool,
+    keep_bins: bool,
 ) -> Result<(DiskJobResult, i64), ImportError> {
     let o = |k: &'static str| opt(job, global, k);
     let job_opts = format!("jobs[{index}].job options");
@@ -424,8 +433,8 @@ fn convert_job(
     };
     let path = format!("jobs[{index}]");
     let at = At::new(TOOL, &path);
-    let read = direction(job, "read", &format!("{path}.read"))?;
-    let write = direction(job, "write", &format!("{path}.write"))?;
+    let read = direction(job, "read", &format!("{path}.read"), keep_bins)?;
+    let write = direction(job, "write", &format!("{path}.write"), keep_bins)?;
     if read.is_none() && write.is_none() && job.get("read").is_none() {
         return Err(at.missing("read", ""));
     }
@@ -488,7 +497,12 @@ fn parse_unit<T: std::str::FromStr<Err = ParseUnitError>>(
 }
 
 /// One direction of a job, or `None` when it did no I/O that way.
-fn direction(job: &Value, key: &str, path: &str) -> Result<Option<DirectionResult>, ImportError> {
+fn direction(
+    job: &Value,
+    key: &str,
+    path: &str,
+    keep_bins: bool,
+) -> Result<Option<DirectionResult>, ImportError> {
     let Some(d) = job.get(key) else {
         return Ok(None);
     };
@@ -545,6 +559,31 @@ fn direction(job: &Value, key: &str, path: &str) -> Result<Option<DirectionResul
         }
         percentiles.sort_by(|a, b| a.percent.total_cmp(&b.percent));
     }
+    let mut bins = Vec::new();
+    if let (true, Some(m)) = (keep_bins, c["bins"].as_object()) {
+        let at_b = At::new(TOOL, &clat);
+        for (k, v) in m {
+            let ns = k.trim().parse::<u64>().map_err(|_| {
+                at_b.invalid(
+                    "bins",
+                    format!("has a key that is not a latency in ns (\"{}\")", short(k)),
+                )
+            })?;
+            let n = v.as_u64().ok_or_else(|| {
+                at_b.invalid(
+                    "bins",
+                    format!(
+                        "has a count that is not a whole number ({})",
+                        short(&v.to_string())
+                    ),
+                )
+            })?;
+            if n > 0 {
+                bins.push([ns, n]);
+            }
+        }
+        bins.sort_unstable();
+    }
     Ok(Some(DirectionResult {
         io_bytes: Bytes(io_bytes),
         ios: total_ios,
@@ -558,7 +597,7 @@ fn direction(job: &Value, key: &str, path: &str) -> Result<Option<DirectionResul
             mean_ns: at_c.f64(c, "mean")?.unwrap_or(0.0),
             stddev_ns: at_c.f64(c, "stddev")?.unwrap_or(0.0),
             percentiles,
-            bins: Vec::new(),
+            bins,
         },
     }))
 }

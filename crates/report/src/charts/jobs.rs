@@ -1,0 +1,386 @@
+//! Charts of runs without a profile: custom runs, job files and imported
+//! fio runs. Per-job bars, the per-interval time series of each run, the
+//! latency percentile curves and each job's latency histogram.
+//!
+//! A run that lacks what a chart needs (fio's JSON has no per-interval
+//! samples; its plain JSON has no histogram bins) gets a note saying so
+//! rather than an empty chart.
+
+use iomark_model::disk::{DirectionResult, DiskJobResult, DiskRun, LatencySummary};
+
+use super::{disk, push_bars, push_lines, union, Chart, MB};
+use crate::svg::{
+    log_buckets, Bar, BarChart, BarSeries, Histogram, HistogramSeries, LineChart, LineSeries,
+    Scale, TickFormat,
+};
+use crate::{Report, ReportRun};
+
+/// Jobs of one run in the per-job bar charts; a 20,000-job fio file would
+/// give bars too thin to see.
+const BAR_JOBS: usize = 24;
+/// Jobs of one run drawn as lines in its time series.
+const TIME_JOBS: usize = 8;
+/// Lines in the percentile chart.
+const CURVES: usize = 12;
+/// Histograms per run.
+const HISTOGRAMS: usize = 4;
+/// Histogram buckets per power of ten: 1, 1.6, 2.5, 4, 6.3.
+const PER_DECADE: u32 = 5;
+
+/// Runs this module draws: disk runs with jobs and no profile result.
+fn job_runs(report: &Report) -> Vec<(&ReportRun, &DiskRun)> {
+    report
+        .runs()
+        .iter()
+        .filter_map(|r| {
+            let d = disk(r)?;
+            (d.profile_result.is_none() && !d.jobs.is_empty()).then_some((r, d))
+        })
+        .collect()
+}
+
+/// Each job's name, numbered where a run repeats one (fio's `numjobs`
+/// without `group_reporting` lists every clone under the same name).
+fn job_labels(d: &DiskRun) -> Vec<String> {
+    d.jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            let name = &j.spec.name;
+            if d.jobs.iter().filter(|o| &o.spec.name == name).count() > 1 {
+                format!("{name} ({})", i + 1)
+            } else {
+                name.clone()
+            }
+        })
+        .collect()
+}
+
+/// The job's directions that ran, with their names.
+fn directions(j: &DiskJobResult) -> impl Iterator<Item = (&'static str, &DirectionResult)> {
+    [("read", &j.read), ("write", &j.write)]
+        .into_iter()
+        .filter_map(|(n, d)| d.as_ref().filter(|d| d.ios > 0).map(|d| (n, d)))
+}
+
+/// Every chart of the runs without a profile, in page order.
+pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
+    let runs = job_runs(report);
+    if runs.is_empty() {
+        return;
+    }
+    job_bars(&runs, out);
+    for (r, d) in &runs {
+        time_series(r, d, out);
+    }
+    percentiles(&runs, out);
+    for (r, d) in &runs {
+        histograms(r, d, out);
+    }
+}
+
+/// What the charts of these runs leave out, and why, one sentence each.
+pub(super) fn notes(report: &Report) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (r, d) in job_runs(report) {
+        let n = d.jobs.len();
+        if n > BAR_JOBS {
+            notes.push(format!(
+                "{}: the per-job bars show the first {BAR_JOBS} of {n} jobs (every figure is in the table)",
+                r.name
+            ));
+        }
+        if d.jobs.iter().all(|j| j.samples.is_empty()) {
+            let why = if d.profile == "fio" {
+                " (fio's JSON has none)"
+            } else {
+                ""
+            };
+            notes.push(format!(
+                "{}: no per-interval samples stored{why}, so no time series",
+                r.name
+            ));
+        } else if n > TIME_JOBS {
+            notes.push(format!(
+                "{}: the time series show the first {TIME_JOBS} of {n} jobs",
+                r.name
+            ));
+        }
+        let lat = |f: fn(&LatencySummary) -> bool| {
+            d.jobs
+                .iter()
+                .any(|j| directions(j).any(|(_, dr)| f(&dr.clat)))
+        };
+        if !lat(|l| !l.percentiles.is_empty()) {
+            notes.push(format!(
+                "{}: no latency percentiles stored, so no percentile curve",
+                r.name
+            ));
+        }
+        if !lat(|l| !l.bins.is_empty()) {
+            let why = if d.profile == "fio" {
+                " (fio prints them only with --output-format=json+)"
+            } else {
+                ""
+            };
+            notes.push(format!(
+                "{}: no latency histogram bins stored{why}, so no histogram",
+                r.name
+            ));
+        }
+    }
+    notes
+}
+
+/// Bandwidth and IOPS per job and direction, one bar per run.
+fn job_bars(runs: &[(&ReportRun, &DiskRun)], out: &mut Vec<Chart>) {
+    // Per run: (category, direction result) for its first jobs.
+    let per_run: Vec<Vec<(String, &DirectionResult)>> = runs
+        .iter()
+        .map(|(_, d)| {
+            let labels = job_labels(d);
+            d.jobs
+                .iter()
+                .zip(labels)
+                .take(BAR_JOBS)
+                .flat_map(|(j, l)| {
+                    directions(j)
+                        .map(move |(dir, dr)| (format!("{l} {dir}"), dr))
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        })
+        .collect();
+    let cats = union(per_run.iter().flatten().map(|(c, _)| c.clone()));
+    let series = |value: &dyn Fn(&DirectionResult) -> Bar| -> Vec<BarSeries> {
+        runs.iter()
+            .zip(&per_run)
+            .map(|((r, _), dirs)| BarSeries {
+                name: r.name.clone(),
+                bars: cats
+                    .iter()
+                    .map(|c| dirs.iter().find(|(k, _)| k == c).map(|(_, d)| value(d)))
+                    .collect(),
+            })
+            .collect()
+    };
+    push_bars(
+        out,
+        BarChart {
+            id: "jobs-bw".into(),
+            title: "Bandwidth per job".into(),
+            y_label: MB.into(),
+            categories: cats.clone(),
+            series: series(&|d| Bar::new(d.bw.mb_per_sec(), d.bw.0)),
+            reference: None,
+        },
+    );
+    push_bars(
+        out,
+        BarChart {
+            id: "jobs-iops".into(),
+            title: "IOPS per job".into(),
+            y_label: "IOPS (I/Os per second)".into(),
+            categories: cats.clone(),
+            series: series(&|d| Bar::as_stored(d.iops.0)),
+            reference: None,
+        },
+    );
+}
+
+/// Latency in µs, or in ms when the largest value reaches 10 ms: the
+/// divisor from ns and the axis title.
+fn latency_unit(max_ns: f64) -> (f64, &'static str) {
+    if max_ns >= 1e7 {
+        (1e6, "ms")
+    } else {
+        (1e3, "µs")
+    }
+}
+
+/// Bandwidth, IOPS and mean latency per interval, one line per job.
+fn time_series(r: &ReportRun, d: &DiskRun, out: &mut Vec<Chart>) {
+    let labels = job_labels(d);
+    let jobs: Vec<(usize, &DiskJobResult, &String)> = d
+        .jobs
+        .iter()
+        .zip(&labels)
+        .enumerate()
+        .take(TIME_JOBS)
+        .filter(|(_, (j, _))| !j.samples.is_empty())
+        .map(|(k, (j, l))| (k, j, l))
+        .collect();
+    if jobs.is_empty() {
+        return;
+    }
+    let line = |k: usize, label: &str, points: Vec<(f64, f64, f64)>| LineSeries {
+        name: label.to_string(),
+        points,
+        dashed: false,
+        scatter: false,
+        colour: k,
+    };
+    let end =
+        |s: &iomark_model::disk::IntervalSample| (s.start.get() + s.length.get()) as f64 / 1e9;
+    let chart = |id: &str, what: &str, y_label: &str, series: Vec<LineSeries>| LineChart {
+        id: format!("{id}-{}", r.id),
+        title: format!("{}: {what} per interval", r.name),
+        x_label: "time (s, interval end)".into(),
+        y_label: y_label.into(),
+        x_scale: Scale::Linear,
+        x_tick: TickFormat::Number,
+        series,
+    };
+    let bw = jobs
+        .iter()
+        .map(|(k, j, l)| {
+            line(
+                *k,
+                l,
+                j.samples
+                    .iter()
+                    .map(|s| (end(s), s.bw().mb_per_sec(), s.bw().0))
+                    .collect(),
+            )
+        })
+        .collect();
+    push_lines(out, chart("time-bw", "bandwidth", MB, bw));
+    let iops = jobs
+        .iter()
+        .map(|(k, j, l)| {
+            line(
+                *k,
+                l,
+                j.samples
+                    .iter()
+                    .map(|s| (end(s), s.iops().0, s.iops().0))
+                    .collect(),
+            )
+        })
+        .collect();
+    push_lines(
+        out,
+        chart("time-iops", "IOPS", "IOPS (I/Os per second)", iops),
+    );
+    // An interval without a completed I/O has no latency to show.
+    let with_ios = |s: &&iomark_model::disk::IntervalSample| s.read_ios + s.write_ios > 0;
+    let max_ns = jobs
+        .iter()
+        .flat_map(|(_, j, _)| j.samples.iter().filter(with_ios).map(|s| s.mean_lat_ns))
+        .fold(0.0, f64::max);
+    let (div, unit) = latency_unit(max_ns);
+    let lat = jobs
+        .iter()
+        .map(|(k, j, l)| {
+            line(
+                *k,
+                l,
+                j.samples
+                    .iter()
+                    .filter(with_ios)
+                    .map(|s| (end(s), s.mean_lat_ns / div, s.mean_lat_ns))
+                    .collect(),
+            )
+        })
+        .collect();
+    push_lines(
+        out,
+        chart(
+            "time-lat",
+            "mean completion latency",
+            &format!("mean latency ({unit})"),
+            lat,
+        ),
+    );
+}
+
+/// Completion latency against percentile, one line per job and direction
+/// of every run, overlaid.
+fn percentiles(runs: &[(&ReportRun, &DiskRun)], out: &mut Vec<Chart>) {
+    let several = runs.len() > 1;
+    let mut curves: Vec<(String, &LatencySummary)> = Vec::new();
+    for (r, d) in runs {
+        for (j, l) in d.jobs.iter().zip(job_labels(d)) {
+            for (dir, dr) in directions(j) {
+                if dr.clat.percentiles.is_empty() {
+                    continue;
+                }
+                let name = if several {
+                    format!("{}: {l} {dir}", r.name)
+                } else {
+                    format!("{l} {dir}")
+                };
+                curves.push((name, &dr.clat));
+            }
+        }
+    }
+    curves.truncate(CURVES);
+    let max_ns = curves
+        .iter()
+        .flat_map(|(_, c)| c.percentiles.iter().map(|p| p.ns as f64))
+        .fold(0.0, f64::max);
+    let (div, unit) = latency_unit(max_ns);
+    let series = curves
+        .iter()
+        .enumerate()
+        .map(|(k, (name, c))| LineSeries {
+            name: name.clone(),
+            points: c
+                .percentiles
+                .iter()
+                .filter(|p| p.percent > 0.0 && p.percent < 100.0)
+                .map(|p| (p.percent, p.ns as f64 / div, p.ns as f64))
+                .collect(),
+            dashed: false,
+            scatter: false,
+            colour: k,
+        })
+        .collect();
+    push_lines(
+        out,
+        LineChart {
+            id: "latency-percentiles".into(),
+            title: "Completion latency by percentile".into(),
+            x_label: "percentile (each nine gets the same width)".into(),
+            y_label: format!("completion latency ({unit})"),
+            x_scale: Scale::Nines,
+            x_tick: TickFormat::Percentile,
+            series,
+        },
+    );
+}
+
+/// Each job's latency histogram, read and write overlaid.
+fn histograms(r: &ReportRun, d: &DiskRun, out: &mut Vec<Chart>) {
+    let labels = job_labels(d);
+    let mut drawn = 0;
+    for (k, (j, l)) in d.jobs.iter().zip(&labels).enumerate() {
+        if drawn == HISTOGRAMS {
+            break;
+        }
+        let series: Vec<HistogramSeries> = directions(j)
+            .filter(|(_, dr)| !dr.clat.bins.is_empty())
+            .enumerate()
+            .map(|(c, (dir, dr))| HistogramSeries {
+                name: dir.to_string(),
+                colour: c,
+                buckets: log_buckets(&dr.clat.bins, PER_DECADE),
+            })
+            .collect();
+        if series.is_empty() {
+            continue;
+        }
+        drawn += 1;
+        let h = Histogram {
+            id: format!("latency-hist-{}-{}", r.id, k + 1),
+            title: format!("{}: {l}, completion latency histogram", r.name),
+            x_label: "completion latency (log scale)".into(),
+            series,
+        };
+        out.push(Chart {
+            id: h.id.clone(),
+            title: h.title.clone(),
+            svg: h.render(),
+        });
+    }
+}
