@@ -22,8 +22,8 @@ use crate::disk::{DirectionResult, DiskJobResult, DiskJobSpec, DiskRun, Interval
 use crate::mem::{Advice, Backing, KernelResult, MemJobSpec, MemKernelSpec, MemOutcome, MemRun};
 use crate::net::{NetDirection, NetInterface, NetProtocol, NetRun};
 use crate::profile::{ArtefactsResult, CdmResult, GnomeResult, ProfileResult, TestDir};
-use crate::sustained::SustainedResult;
 use crate::run::{RunBody, RunDocument};
+use crate::sustained::SustainedResult;
 use crate::units::Bytes;
 
 mod device;

@@ -253,9 +253,17 @@ pub fn find_cliff(points: &[WrittenAt], p: &CliffParams) -> Option<Cliff> {
 
 /// Whether the rate has been steady over the last `span` of the series,
 /// all of it after `since`: the mean rate of each fifth of the span within
-/// `tolerance` (0.1 is 10%) of the median of the five. False when the
+/// `tolerance` (0.1 is 10%) of the median of the five, give or take one
+/// `quantum` (the block size: bytes complete a block at a time, so a slow
+/// rate over a short part cannot be told more finely). False when the
 /// series is shorter than that.
-pub fn steady(points: &[WrittenAt], since: Nanos, span: Nanos, tolerance: f64) -> bool {
+pub fn steady(
+    points: &[WrittenAt],
+    since: Nanos,
+    span: Nanos,
+    tolerance: f64,
+    quantum: Bytes,
+) -> bool {
     let c = Curve::new(points);
     let (end, span) = (c.end(), span.as_secs_f64());
     let from = end - span;
@@ -263,10 +271,16 @@ pub fn steady(points: &[WrittenAt], since: Nanos, span: Nanos, tolerance: f64) -
         return false;
     }
     let parts: Vec<f64> = (0..5)
-        .map(|i| c.rate(from + span * i as f64 / 5.0, from + span * (i + 1) as f64 / 5.0))
+        .map(|i| {
+            c.rate(
+                from + span * i as f64 / 5.0,
+                from + span * (i + 1) as f64 / 5.0,
+            )
+        })
         .collect();
     let mid = median(&mut parts.clone());
-    mid > 0.0 && parts.iter().all(|r| (r - mid).abs() <= tolerance * mid)
+    let slack = tolerance * mid + quantum.get() as f64 / (span / 5.0);
+    mid > 0.0 && parts.iter().all(|r| (r - mid).abs() <= slack)
 }
 
 /// The mean rate of the series between two times (linear between points).
@@ -358,12 +372,7 @@ mod tests {
     fn a_late_cliff_on_a_long_pass_is_found_too() {
         // A 40 GB SLC cache at 1 GB/s, then 150 MB/s, sampled four times a
         // second.
-        let s = series(
-            120.0,
-            0.25,
-            |t| if t < 40.0 { 1e9 } else { 150e6 },
-            jitter,
-        );
+        let s = series(120.0, 0.25, |t| if t < 40.0 { 1e9 } else { 150e6 }, jitter);
         let c = find_cliff(&s, &CliffParams::default()).expect("a cliff");
         assert!(close(c.at.get() as f64, 40e9, 0.02), "{c:?}");
         assert!(close(c.rate_after.0, 150e6, 0.02), "{c:?}");
@@ -377,7 +386,13 @@ mod tests {
         let dip = series(
             20.0,
             0.1,
-            |t| if (8.0..9.5).contains(&t) { 5.0 * MIB } else { 50.0 * MIB },
+            |t| {
+                if (8.0..9.5).contains(&t) {
+                    5.0 * MIB
+                } else {
+                    50.0 * MIB
+                }
+            },
             |_| 1.0,
         );
         assert_eq!(find_cliff(&dip, &CliffParams::default()), None);
@@ -428,11 +443,17 @@ mod tests {
     fn steadiness_needs_the_whole_span_after_the_drop() {
         let s = series(15.0, 0.1, rig_rate, jitter);
         let secs = Nanos::from_secs;
-        assert!(steady(&s, secs(3), secs(10), 0.1));
+        let block = Bytes(1 << 20);
+        assert!(steady(&s, secs(3), secs(10), 0.1, block));
         // The span would reach back before the drop.
-        assert!(!steady(&s, secs(6), secs(10), 0.1));
+        assert!(!steady(&s, secs(6), secs(10), 0.1, block));
         // Across the drop the parts disagree.
-        assert!(!steady(&s, secs(0), secs(14), 0.1));
+        assert!(!steady(&s, secs(0), secs(14), 0.1, block));
+        // One block a part is within the slack: at 10 MiB/s, 1 MiB
+        // blocks, parts of one second see 9 to 11 blocks.
+        let lumpy = series(10.0, 1.0, |_| 10.0 * MIB, |i| [0.9, 1.1, 1.0][i % 3]);
+        assert!(steady(&lumpy, secs(0), secs(5), 0.05, block));
+        assert!(!steady(&lumpy, secs(0), secs(5), 0.05, Bytes(0)));
         let r = rate_between(&s, secs(5), secs(15));
         assert!(close(r.0, 20.0 * MIB, 0.05), "{r:?}");
     }

@@ -25,11 +25,21 @@ pub fn sustained_figures(s: &SustainedResult, first: Option<&DiskJobResult>) -> 
     let test = format!("sustained write{how}");
     let mut figs = TestFigures::new(&mut out, &test, "");
     let pass = &s.pass;
-    figs.push("written", FigureUnit::Bytes, pass.written.get() as f64, None);
+    figs.push(
+        "written",
+        FigureUnit::Bytes,
+        pass.written.get() as f64,
+        None,
+    );
     match &pass.cliff {
         Some(c) => {
             figs.push("cache size", FigureUnit::Bytes, c.at.get() as f64, None);
-            figs.push("rate before", FigureUnit::BytesPerSec, c.rate_before.0, None);
+            figs.push(
+                "rate before",
+                FigureUnit::BytesPerSec,
+                c.rate_before.0,
+                None,
+            );
             figs.push("rate after", FigureUnit::BytesPerSec, c.rate_after.0, None);
         }
         None => figs.push("rate", FigureUnit::BytesPerSec, pass.mean_rate.0, None),
