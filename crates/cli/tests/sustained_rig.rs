@@ -227,3 +227,26 @@ fn bad_sustained_settings_are_refused_naming_the_flag() {
     }
     assert_no_test_files(dir.path());
 }
+
+#[test]
+fn a_directory_gets_an_unfilled_test_file_that_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = iomark_ok(&[
+        "disk",
+        d,
+        "--profile",
+        "sustained",
+        "--size",
+        "32MiB",
+        "--json",
+        "--no-store",
+    ]);
+    let doc = json(&out);
+    let r = sustained(&doc);
+    // Every byte of the file written once by the test itself.
+    assert_eq!(r["pass"]["written"].as_u64(), Some(32 * MIB), "{r}");
+    assert_eq!(r["pass"]["end"], "region");
+    assert!(r["pass"]["cliff"].is_null(), "{r}");
+    assert_no_test_files(dir.path());
+}

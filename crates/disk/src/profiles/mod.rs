@@ -43,7 +43,7 @@ use iomark_model::units::{Bytes, Nanos};
 use iomark_model::Warning;
 
 use crate::runner::{self, Observer, Progress, Quiet};
-use crate::target::OpenTarget;
+use crate::target::{OpenTarget, TestFilePrep};
 use crate::DiskError;
 pub use settings::{ProfileSettings, Setting};
 
@@ -216,6 +216,20 @@ impl ProfilePlan {
             ProfilePlan::Sustained(_) => vec![sustained::BLOCK],
         };
         sizes.into_iter().map(Bytes).collect()
+    }
+
+    /// How a new test file is made ready: filled before the jobs, except
+    /// for the sustained-write test, whose own writes are the measurement.
+    pub fn test_file_prep(&self) -> TestFilePrep {
+        match self {
+            ProfilePlan::Sustained(_) => TestFilePrep::Unwritten,
+            ProfilePlan::Cdm(_)
+            | ProfilePlan::Iometer(_)
+            | ProfilePlan::Gnome(_)
+            | ProfilePlan::Macbench(_)
+            | ProfilePlan::Sweep(_)
+            | ProfilePlan::Artefacts(_) => TestFilePrep::Filled,
+        }
     }
 
     /// Whether the profile writes to its target (GNOME Disks only with
