@@ -114,16 +114,14 @@ fn watch(
             last_change = Instant::now();
         }
         match (full_at, shape.recovers) {
-            (Some(limit), _) if now >= limit => {
-                if set_rule(majmin, shape.slow_bps).is_ok() {
-                    full_at = None;
-                    falls.fetch_add(1, Ordering::Relaxed);
-                }
+            (Some(limit), _) if now >= limit && set_rule(majmin, shape.slow_bps).is_ok() => {
+                full_at = None;
+                falls.fetch_add(1, Ordering::Relaxed);
             }
-            (None, Some((idle, bytes))) if last_change.elapsed() >= idle => {
-                if set_rule(majmin, shape.fast_bps).is_ok() {
-                    full_at = Some(now + bytes);
-                }
+            (None, Some((idle, bytes)))
+                if last_change.elapsed() >= idle && set_rule(majmin, shape.fast_bps).is_ok() =>
+            {
+                full_at = Some(now + bytes);
             }
             _ => {}
         }

@@ -120,7 +120,7 @@ mod tests {
         let series: Vec<WrittenAt> = (0..=20u64)
             .map(|i| WrittenAt {
                 time: Nanos(i * 250_000_000),
-                bytes: Bytes(i * 10 << 20),
+                bytes: Bytes((i * 10) << 20),
             })
             .collect();
         let pts = rate_points(&series, (1u64 << 20) as f64);
