@@ -71,9 +71,11 @@ pub(crate) fn sustained(run: &DiskRun, r: &SustainedResult) -> (String, String) 
         let direct = if s.direct { "direct" } else { "buffered" };
         format!(", {}, {direct}", s.engine)
     });
+    // The depth actually run: a synchronous engine keeps one write in flight.
+    let depth = run.jobs.first().map_or(r.depth, |j| j.spec.depth_run());
     let header = format!(
-        "Sustained write: {} blocks QD{}{how}, over up to {}\n",
-        r.bs, r.depth, r.region
+        "Sustained write: {} blocks QD{depth}{how}, over up to {}\n",
+        r.bs, r.region
     );
     let mut body = String::from("\n");
     pass_lines(&mut body, &r.pass);
