@@ -217,7 +217,8 @@ pub struct ProfileArgs {
     pub verbose: bool,
 
     /// A classic test: cdm (the default without workload flags), cdm-nvme,
-    /// cdm-peak, cdm-real, cdm3, iometer, gnome, macbench, sweep.
+    /// cdm-peak, cdm-real, cdm3, iometer, gnome, macbench, sweep,
+    /// artefacts, sustained.
     #[arg(long, value_name = "NAME", help_heading = "Profile")]
     pub profile: Option<ProfileName>,
 
@@ -279,6 +280,17 @@ pub struct ProfileArgs {
     /// power of two from 4k to 4M), e.g. 4k,64k,1M.
     #[arg(long, value_name = "LIST", help_heading = "Profile")]
     pub sizes: Option<SizeList>,
+
+    /// sustained: stop once the rate has fallen and then held steady this
+    /// long (default 20s; write --until-steady=30s with a value), instead
+    /// of writing the whole region.
+    #[arg(long, value_name = "TIME", num_args = 0..=1, require_equals = true, default_missing_value = "20s", help_heading = "Profile")]
+    pub until_steady: Option<Nanos>,
+
+    /// sustained: after the first pass idle this long (e.g. 60s), then write
+    /// again and report how much of the fast cache came back.
+    #[arg(long, value_name = "TIME", help_heading = "Profile")]
+    pub recover: Option<Nanos>,
 }
 
 /// `--mix` takes an optional value, so it also swallows a path that follows
@@ -347,6 +359,8 @@ impl DiskArgs {
                 sample_size: p.sample_size,
                 access_samples: p.access_samples,
                 write: p.write,
+                until_steady: p.until_steady,
+                recover: p.recover,
                 keep_cache: self.keep_cache,
                 // --runtime, --ramp, --engine, --data, --seed: the job's.
                 ..ProfileSettings::default()

@@ -15,7 +15,7 @@
 //!
 //! ```no_run
 //! use std::sync::atomic::AtomicBool;
-//! use iomark_disk::{runner, target::{DirectMode, OpenTarget, TargetRequest}};
+//! use iomark_disk::{runner, target::{DirectMode, OpenTarget, TargetRequest, TestFilePrep}};
 //! use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 //! use iomark_model::units::{Bytes, Nanos};
 //!
@@ -24,6 +24,7 @@
 //!     path: ".".into(), size: Some(Bytes(64 << 20)), default_size: Bytes(1 << 30),
 //!     write: false, allow_write: vec![], direct: DirectMode::Auto,
 //!     data: DataPattern::Random, seed: 1, io_sizes: vec![Bytes(4096)],
+//!     prep: TestFilePrep::Filled,
 //! }, &stop)?;
 //! let spec = DiskJobSpec {
 //!     name: "custom".into(), rw: RwMode::RandRead, bs: Bytes(4096), iodepth: 32, iodepth_batch: 1,

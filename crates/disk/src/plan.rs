@@ -19,7 +19,7 @@ use crate::checks;
 use crate::job::JobSettings;
 use crate::profiles::outline::Outline;
 use crate::profiles::{self, ProfileName, ProfileObserver, ProfilePlan, ProfileSettings, Setting};
-use crate::target::{DirectMode, OpenTarget, TargetRequest};
+use crate::target::{DirectMode, OpenTarget, TargetRequest, TestFilePrep};
 use crate::DiskError;
 
 /// Everything the user said about a disk run.
@@ -97,6 +97,7 @@ impl DiskSettings {
                 data: job.spec.data,
                 seed: job.spec.seed,
                 io_sizes: vec![job.spec.bs],
+                prep: TestFilePrep::Filled,
             };
             let workload = if job.depth_sweep.len() > 1 {
                 Workload::Depths(
@@ -149,6 +150,7 @@ impl DiskSettings {
             data: self.job.data,
             seed: self.job.seed,
             io_sizes: plan.io_sizes(),
+            prep: plan.test_file_prep(),
         };
         Ok(DiskPlan {
             workload: Workload::Profile(name, plan),

@@ -102,6 +102,26 @@ impl DirectMode {
     }
 }
 
+/// How a new test file is made ready.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TestFilePrep {
+    /// Preallocated and filled with the run's data before the jobs, so
+    /// reads never hit holes; `default_size` without `--size`.
+    #[default]
+    Filled,
+    /// Preallocated, never written before the jobs: for a test whose own
+    /// writes are the measurement (a fill would spend a drive's write
+    /// cache before the sustained-write test began). Without `--size` it
+    /// takes the free space less [`free_space_margin`].
+    Unwritten,
+}
+
+/// What an unwritten test file leaves free when it takes the free space:
+/// 5% of it, and at least 1 GiB, so the file system stays usable.
+pub fn free_space_margin(available: Bytes) -> Bytes {
+    Bytes((available.get() / 20).max(Bytes::GIB))
+}
+
 /// What the user asked to run on.
 #[derive(Debug, Clone)]
 pub struct TargetRequest {
@@ -125,6 +145,8 @@ pub struct TargetRequest {
     /// multiple of the target's logical block size; this is checked before
     /// a test file is created, so a bad size costs no fill.
     pub io_sizes: Vec<Bytes>,
+    /// How a new test file is made ready.
+    pub prep: TestFilePrep,
 }
 
 /// An open target, ready for jobs. Dropping it removes a test file.

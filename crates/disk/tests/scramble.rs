@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicBool;
 
 use iomark_disk::engine;
 use iomark_disk::runner;
-use iomark_disk::target::{DirectMode, OpenTarget, TargetRequest};
+use iomark_disk::target::{DirectMode, OpenTarget, TargetRequest, TestFilePrep};
 use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::units::{Bytes, Nanos};
 
@@ -45,6 +45,7 @@ fn written(kind: EngineKind, depth: u32, rw: RwMode, data: DataPattern) -> Vec<u
             data: DataPattern::Random,
             seed: 1,
             io_sizes: vec![Bytes(BS)],
+            prep: TestFilePrep::Filled,
         },
         &stop,
     )

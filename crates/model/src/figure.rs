@@ -23,12 +23,14 @@ use crate::mem::{Advice, Backing, KernelResult, MemJobSpec, MemKernelSpec, MemOu
 use crate::net::{NetDirection, NetInterface, NetProtocol, NetRun};
 use crate::profile::{ArtefactsResult, CdmResult, GnomeResult, ProfileResult, TestDir};
 use crate::run::{RunBody, RunDocument};
+use crate::sustained::SustainedResult;
 use crate::units::Bytes;
 
 mod device;
 pub mod disk;
 pub mod mem;
 pub mod net;
+pub mod sustained;
 #[cfg(test)]
 mod tests;
 
@@ -63,11 +65,14 @@ pub enum FigureUnit {
     /// Millions of floating-point operations per second.
     #[serde(rename = "MFLOPS")]
     Mflops,
+    /// An amount of data (a write cache's size).
+    #[serde(rename = "B")]
+    Bytes,
 }
 
 impl FigureUnit {
     /// Every unit.
-    pub const ALL: [FigureUnit; 7] = [
+    pub const ALL: [FigureUnit; 8] = [
         FigureUnit::BytesPerSec,
         FigureUnit::BitsPerSec,
         FigureUnit::Iops,
@@ -75,6 +80,7 @@ impl FigureUnit {
         FigureUnit::Percent,
         FigureUnit::Count,
         FigureUnit::Mflops,
+        FigureUnit::Bytes,
     ];
 
     /// The name used in the store and in exports.
@@ -87,6 +93,7 @@ impl FigureUnit {
             FigureUnit::Percent => "%",
             FigureUnit::Count => "count",
             FigureUnit::Mflops => "MFLOPS",
+            FigureUnit::Bytes => "B",
         }
     }
 
@@ -98,7 +105,9 @@ impl FigureUnit {
     /// Which way is better for a figure in this unit. Only rates and
     /// times have one: whether more CPU, a deeper queue reached, more UDP
     /// loss or more retransmits is worse depends on what was asked, so
-    /// comparisons show those figures but never judge them.
+    /// comparisons show those figures but never judge them. Nor is an
+    /// amount of data judged: a larger write cache is better, but not a
+    /// larger amount written before a stop.
     pub fn direction(self) -> Direction {
         match self {
             FigureUnit::BytesPerSec
@@ -106,7 +115,7 @@ impl FigureUnit {
             | FigureUnit::Iops
             | FigureUnit::Mflops => Direction::HigherIsBetter,
             FigureUnit::Nanos => Direction::LowerIsBetter,
-            FigureUnit::Percent | FigureUnit::Count => Direction::Unknown,
+            FigureUnit::Percent | FigureUnit::Count | FigureUnit::Bytes => Direction::Unknown,
         }
     }
 
@@ -142,6 +151,18 @@ impl FigureUnit {
             FigureUnit::Percent => format!("{v:.2} %"),
             FigureUnit::Count => format!("{v:.0}"),
             FigureUnit::Mflops => format!("{v:.1} MFLOPS"),
+            FigureUnit::Bytes => {
+                const UNITS: [(f64, &str); 4] = [
+                    (1_099_511_627_776.0, "TiB"),
+                    (1_073_741_824.0, "GiB"),
+                    (1_048_576.0, "MiB"),
+                    (1024.0, "KiB"),
+                ];
+                match UNITS.iter().find(|(u, _)| v >= *u) {
+                    Some((u, name)) => format!("{:.2} {name}", v / u),
+                    None => format!("{v:.0} B"),
+                }
+            }
         }
     }
 }

@@ -23,6 +23,7 @@ pub mod mem;
 pub mod net;
 pub mod profile;
 pub mod run;
+pub mod sustained;
 pub mod units;
 pub mod warning;
 pub mod workload;

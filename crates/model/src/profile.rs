@@ -29,6 +29,8 @@ pub enum ProfileResult {
     Sweep(SweepResult),
     /// The compression and deduplication probe.
     Artefacts(ArtefactsResult),
+    /// The sustained-write test: where the write cache runs out.
+    Sustained(crate::sustained::SustainedResult),
 }
 
 /// Which way a test moves data.

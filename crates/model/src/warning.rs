@@ -34,6 +34,9 @@ pub enum WarningKind {
     CacheSuspected,
     /// A figure above the speed the device is rated at (`--rated`).
     AboveRated,
+    /// The sustained-write test filled its region without the rate
+    /// falling: a cache, if there is one, is larger than what was written.
+    NoCliff,
     /// Anything else worth keeping with the run.
     Other,
 }

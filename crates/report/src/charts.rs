@@ -13,6 +13,7 @@ use iomark_stats::compare::ratio;
 mod artefacts;
 mod cdm_units;
 mod jobs;
+mod sustained;
 
 use crate::svg::{Bar, BarChart, BarSeries, LineChart, LineSeries, Scale, TickFormat};
 use crate::{Report, ReportRun};
@@ -106,6 +107,7 @@ enum ProfileCharts {
     Macbench,
     Sweep,
     Artefacts,
+    Sustained,
 }
 
 impl ProfileCharts {
@@ -117,6 +119,7 @@ impl ProfileCharts {
             ProfileResult::Macbench(_) => ProfileCharts::Macbench,
             ProfileResult::Sweep(_) => ProfileCharts::Sweep,
             ProfileResult::Artefacts(_) => ProfileCharts::Artefacts,
+            ProfileResult::Sustained(_) => ProfileCharts::Sustained,
         }
     }
 
@@ -128,6 +131,7 @@ impl ProfileCharts {
             ProfileCharts::Macbench => macbench(report, out),
             ProfileCharts::Sweep => sweep(report, out),
             ProfileCharts::Artefacts => artefacts::draw(report, out),
+            ProfileCharts::Sustained => sustained::draw(report, out),
         }
     }
 }

@@ -16,6 +16,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod cliff;
 pub mod compare;
 pub mod gate;
 pub mod histogram;

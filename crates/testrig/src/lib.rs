@@ -10,6 +10,9 @@
 //! * [`MountedFs`]: a small ext4 or btrfs file system on a loop device,
 //!   mounted.
 //! * [`Zram`]: `/dev/zram0` reset to a size, and reset again afterwards.
+//! * [`ThrottleCliff`]: a write cache that runs out, on a loop device: the
+//!   write throttle lowered once a known number of bytes is written
+//!   (docs/rigs.md).
 //!
 //! Everything a rig creates is removed by its `Drop`, also when a test
 //! fails. Rigs need root; [`require_root`] says why a test skips.
@@ -45,6 +48,9 @@ macro_rules! require {
         }
     };
 }
+
+mod cliff;
+pub use cliff::{CacheShape, ThrottleCliff};
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
@@ -97,6 +103,29 @@ impl LoopDevice {
             dev: PathBuf::from(dev),
             image,
         })
+    }
+
+    /// An empty (sparse) image of `size` bytes in `/dev/shm`, attached
+    /// with direct I/O: for rigs that only write, where the backing store
+    /// must never be the bottleneck and a fill would cost time for nothing.
+    pub fn blank_in_memory(size: u64) -> Result<Self, String> {
+        let image = Path::new("/dev/shm").join(format!("{}.img", unique_name("loop")));
+        fs::File::create(&image)
+            .and_then(|f| f.set_len(size))
+            .map_err(|e| format!("{}: {e}", image.display()))?;
+        match run(Command::new("losetup")
+            .args(["-f", "--show", "--direct-io=on"])
+            .arg(&image))
+        {
+            Ok(dev) => Ok(LoopDevice {
+                dev: PathBuf::from(dev),
+                image,
+            }),
+            Err(e) => {
+                let _ = fs::remove_file(&image);
+                Err(e)
+            }
+        }
     }
 
     /// `MAJ:MIN` of the device, as cgroups want it.

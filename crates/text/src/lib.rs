@@ -25,6 +25,7 @@ mod knee;
 mod mem;
 mod profile;
 pub mod results;
+mod sustained;
 
 pub use disk::{cgroup_usage, disk_run};
 pub use escape::{escape_controls, escape_controls_keep_lines};

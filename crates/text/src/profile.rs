@@ -36,6 +36,12 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
         ProfileResult::Macbench(r) => macbench(&mut out, run, r),
         ProfileResult::Sweep(r) => sweep(&mut out, run, r),
         ProfileResult::Artefacts(r) => artefacts(&mut out, run, r),
+        ProfileResult::Sustained(r) => {
+            let (header, body) = crate::sustained::sustained(run, r);
+            out.push_str(&header);
+            target_line(&mut out, run);
+            out.push_str(&body);
+        }
     }
     footer(&mut out, doc, run, shown);
     // Names and messages come from the run and may hold control characters.

@@ -10,6 +10,7 @@
 //! * [`macbench`]: MacBench 5.0's disk test.
 //! * [`sweep`]: the block-size sweep of the PCIe SSD paper, per engine.
 //! * [`artefacts`]: the compression and deduplication probe.
+//! * [`sustained`]: sustained writes, where the write cache runs out.
 //!
 //! Each profile is a module: data (its rows, sizes, depths and defaults),
 //! the [`Setting`]s it takes (`SETTINGS`), a `plan` function that turns the
@@ -28,6 +29,7 @@ pub mod iometer;
 pub mod macbench;
 pub mod outline;
 pub mod settings;
+pub mod sustained;
 pub mod sweep;
 
 use std::fmt;
@@ -41,7 +43,7 @@ use iomark_model::units::{Bytes, Nanos};
 use iomark_model::Warning;
 
 use crate::runner::{self, Observer, Progress, Quiet};
-use crate::target::OpenTarget;
+use crate::target::{OpenTarget, TestFilePrep};
 use crate::DiskError;
 pub use settings::{ProfileSettings, Setting};
 
@@ -68,11 +70,13 @@ pub enum ProfileName {
     Sweep,
     /// The compression and deduplication probe.
     Artefacts,
+    /// Sustained writes: where the write cache runs out.
+    Sustained,
 }
 
 impl ProfileName {
     /// Every profile, in the order `--help` lists them.
-    pub const ALL: [ProfileName; 10] = [
+    pub const ALL: [ProfileName; 11] = [
         ProfileName::Cdm,
         ProfileName::CdmNvme,
         ProfileName::CdmPeak,
@@ -83,6 +87,7 @@ impl ProfileName {
         ProfileName::Macbench,
         ProfileName::Sweep,
         ProfileName::Artefacts,
+        ProfileName::Sustained,
     ];
 
     /// The name on the command line and in results.
@@ -98,6 +103,7 @@ impl ProfileName {
             ProfileName::Macbench => "macbench",
             ProfileName::Sweep => "sweep",
             ProfileName::Artefacts => "artefacts",
+            ProfileName::Sustained => "sustained",
         }
     }
 
@@ -119,6 +125,7 @@ impl ProfileName {
             ProfileName::Macbench => macbench::SETTINGS,
             ProfileName::Sweep => sweep::SETTINGS,
             ProfileName::Artefacts => artefacts::SETTINGS,
+            ProfileName::Sustained => sustained::SETTINGS,
         }
     }
 }
@@ -138,6 +145,8 @@ pub enum ProfilePlan {
     Sweep(sweep::SweepOptions),
     /// The artefacts probe.
     Artefacts(artefacts::ArtefactsOptions),
+    /// Sustained writes.
+    Sustained(sustained::SustainedOptions),
 }
 
 /// Check the user's settings against what profile `name` takes and turn
@@ -173,6 +182,7 @@ pub fn plan(name: ProfileName, s: &ProfileSettings) -> Result<ProfilePlan, DiskE
         ProfileName::Macbench => ProfilePlan::Macbench(macbench::plan(s)?),
         ProfileName::Sweep => ProfilePlan::Sweep(sweep::plan(s)?),
         ProfileName::Artefacts => ProfilePlan::Artefacts(artefacts::plan(s)?),
+        ProfileName::Sustained => ProfilePlan::Sustained(sustained::plan(s)?),
     })
 }
 
@@ -186,6 +196,7 @@ impl ProfilePlan {
             | ProfilePlan::Macbench(_)
             | ProfilePlan::Sweep(_) => Bytes(Bytes::GIB),
             ProfilePlan::Artefacts(_) => artefacts::DEFAULT_REGION,
+            ProfilePlan::Sustained(_) => Bytes(Bytes::GIB),
         }
     }
 
@@ -202,8 +213,23 @@ impl ProfilePlan {
                 .map(|(_, bs)| bs)
                 .collect(),
             ProfilePlan::Artefacts(_) => vec![artefacts::BLOCK],
+            ProfilePlan::Sustained(_) => vec![sustained::BLOCK],
         };
         sizes.into_iter().map(Bytes).collect()
+    }
+
+    /// How a new test file is made ready: filled before the jobs, except
+    /// for the sustained-write test, whose own writes are the measurement.
+    pub fn test_file_prep(&self) -> TestFilePrep {
+        match self {
+            ProfilePlan::Sustained(_) => TestFilePrep::Unwritten,
+            ProfilePlan::Cdm(_)
+            | ProfilePlan::Iometer(_)
+            | ProfilePlan::Gnome(_)
+            | ProfilePlan::Macbench(_)
+            | ProfilePlan::Sweep(_)
+            | ProfilePlan::Artefacts(_) => TestFilePrep::Filled,
+        }
     }
 
     /// Whether the profile writes to its target (GNOME Disks only with
@@ -215,7 +241,8 @@ impl ProfilePlan {
             | ProfilePlan::Iometer(_)
             | ProfilePlan::Macbench(_)
             | ProfilePlan::Sweep(_)
-            | ProfilePlan::Artefacts(_) => true,
+            | ProfilePlan::Artefacts(_)
+            | ProfilePlan::Sustained(_) => true,
         }
     }
 
@@ -233,6 +260,7 @@ impl ProfilePlan {
             ProfilePlan::Macbench(o) => macbench::run(o, target, stop, obs),
             ProfilePlan::Sweep(o) => sweep::run(o, target, stop, obs),
             ProfilePlan::Artefacts(o) => artefacts::run(o, target, stop, obs),
+            ProfilePlan::Sustained(o) => sustained::run(o, target, stop, obs),
         }
     }
 }
@@ -401,12 +429,13 @@ mod tests {
             ProfileName::Macbench => 7,
             ProfileName::Sweep => 8,
             ProfileName::Artefacts => 9,
+            ProfileName::Sustained => 10,
         };
         for (i, p) in ProfileName::ALL.into_iter().enumerate() {
             assert_eq!(index(p), i, "{p} is out of place in ProfileName::ALL");
             assert_eq!(p.as_str().parse::<ProfileName>(), Ok(p));
         }
-        assert_eq!(ProfileName::ALL.len(), index(ProfileName::Artefacts) + 1);
+        assert_eq!(ProfileName::ALL.len(), index(ProfileName::Sustained) + 1);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use iomark_model::disk::DiskJobSpec;
 use iomark_model::profile::TestDir;
 use iomark_model::units::Bytes;
 
-use super::{artefacts, gnome, iometer, macbench, sweep, ProfilePlan};
+use super::{artefacts, gnome, iometer, macbench, sustained, sweep, ProfilePlan};
 use crate::runner::Progress;
 
 /// What a step costs.
@@ -232,6 +232,18 @@ impl ProfilePlan {
                         o.push(format!("{label} write"), test, cost, block);
                         o.push(format!("{label} read"), test, cost, block);
                     }
+                }
+            }
+            // The whole region is the most a pass writes; --until-steady
+            // and the recovery pass may stop sooner.
+            ProfilePlan::Sustained(opts) => {
+                let region = Cost::Bytes(sustained::region(target_size).get());
+                let block = Some(sustained::BLOCK);
+                o.push("sustained write".into(), 1, region, block);
+                if let Some(idle) = opts.recover {
+                    o.push("interval".into(), 2, Cost::Time(idle.as_duration()), None);
+                    let label = "sustained write after idle".into();
+                    o.push(label, 2, region, block);
                 }
             }
         }

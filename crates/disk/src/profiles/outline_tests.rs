@@ -11,7 +11,7 @@ use super::super::settings::{Depths, Setting, SizeList};
 use super::super::{plan, ProfileName, ProfileObserver, ProfileSettings};
 use super::*;
 use crate::runner::Observer;
-use crate::target::{DirectMode, OpenTarget, TargetRequest};
+use crate::target::{DirectMode, OpenTarget, TargetRequest, TestFilePrep};
 
 const GIB: Bytes = Bytes(Bytes::GIB);
 
@@ -264,6 +264,7 @@ fn every_profile_begins_the_steps_of_its_outline() {
         data: DataPattern::Random,
         seed: 1,
         io_sizes: vec![Bytes(4096)],
+        prep: TestFilePrep::Filled,
     };
     let stop = AtomicBool::new(false);
     let target = OpenTarget::open(&request, &stop).unwrap();

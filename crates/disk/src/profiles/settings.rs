@@ -86,6 +86,12 @@ pub struct ProfileSettings {
     pub data: DataPattern,
     /// Seed for offsets and data.
     pub seed: u64,
+    /// Stop once the rate after a drop has been steady this long
+    /// (`--until-steady`).
+    pub until_steady: Option<Nanos>,
+    /// Idle this long, then write again to see how much cache came back
+    /// (`--recover`).
+    pub recover: Option<Nanos>,
     /// Leave the target's pages in the page cache between jobs
     /// (`--keep-cache`); by default each job starts with them dropped.
     /// Every profile obeys it, so it is no [`Setting`].
@@ -123,11 +129,15 @@ pub enum Setting {
     AccessSamples,
     /// `--write`
     Write,
+    /// `--until-steady`
+    UntilSteady,
+    /// `--recover`
+    Recover,
 }
 
 impl Setting {
     /// Every setting, in `--help`'s order.
-    pub const ALL: [Setting; 14] = [
+    pub const ALL: [Setting; 16] = [
         Setting::Passes,
         Setting::PassTime,
         Setting::Interval,
@@ -142,6 +152,8 @@ impl Setting {
         Setting::Write,
         Setting::Engines,
         Setting::Sizes,
+        Setting::UntilSteady,
+        Setting::Recover,
     ];
 
     /// The flag that gives it.
@@ -161,6 +173,8 @@ impl Setting {
             Setting::SampleSize => "--sample-size",
             Setting::AccessSamples => "--access-samples",
             Setting::Write => "--write",
+            Setting::UntilSteady => "--until-steady",
+            Setting::Recover => "--recover",
         }
     }
 
@@ -181,6 +195,8 @@ impl Setting {
             Setting::SampleSize => s.sample_size.is_some(),
             Setting::AccessSamples => s.access_samples.is_some(),
             Setting::Write => s.write,
+            Setting::UntilSteady => s.until_steady.is_some(),
+            Setting::Recover => s.recover.is_some(),
         }
     }
 }

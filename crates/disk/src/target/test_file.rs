@@ -21,7 +21,10 @@ use rustix::io::Errno;
 
 use super::identity::Identity;
 use super::stale::remove_stale_in;
-use super::{check_io_sizes, no_direct_warning, DirectMode, OpenTarget, TargetRequest};
+use super::{
+    check_io_sizes, free_space_margin, no_direct_warning, DirectMode, OpenTarget, TargetRequest,
+    TestFilePrep,
+};
 use crate::buffer::AlignedBuf;
 use crate::{pattern, DiskError};
 
@@ -116,11 +119,33 @@ pub(super) fn open_test_file(
         }
     }
     let lbs = known_lbs.unwrap_or(512);
-    // Whole pages, so O_DIRECT can write the last chunk too.
-    let size = req.size.unwrap_or(req.default_size).get().div_ceil(4096) * 4096;
     let removed_stale = remove_stale_in(&dir, dir_path)
         .map_err(|e| DiskError::target(dir_path, format!("cannot list the directory: {e}")))?;
     let available = free_space(&dir, dir_path)?;
+    let size = match (req.size, req.prep) {
+        (Some(size), _) => size,
+        (None, TestFilePrep::Filled) => req.default_size,
+        // A file system that reports no size (ramfs) gets the default.
+        (None, TestFilePrep::Unwritten) if available == u64::MAX => req.default_size,
+        (None, TestFilePrep::Unwritten) => {
+            let margin = free_space_margin(Bytes(available));
+            let size = available.saturating_sub(margin.get());
+            if size == 0 {
+                return Err(DiskError::NoSpace {
+                    path: dir_path.to_path_buf(),
+                    needed: margin,
+                    available: Bytes(available),
+                });
+            }
+            Bytes(size)
+        }
+    };
+    // Whole pages, so O_DIRECT can write the last chunk too; an unwritten
+    // file sized to the free space rounds down instead.
+    let size = match (req.size, req.prep) {
+        (None, TestFilePrep::Unwritten) => size.get() / 4096 * 4096,
+        _ => size.get().div_ceil(4096) * 4096,
+    };
     if size > available {
         return Err(DiskError::NoSpace {
             path: dir_path.to_path_buf(),
@@ -177,14 +202,16 @@ pub(super) fn open_test_file(
         // File systems without fallocate get their blocks from the fill.
         Some(Err(_)) => {}
     }
-    fill(&file, size, direct, req, lbs, stop).map_err(|e| match e {
-        DiskError::Io { errno, .. } if errno == libc::ENOSPC => DiskError::NoSpace {
-            path: dir_path.to_path_buf(),
-            needed: Bytes(size),
-            available: Bytes(free_space(&guard.dir, dir_path).unwrap_or(0)),
-        },
-        other => other,
-    })?;
+    if req.prep == TestFilePrep::Filled {
+        fill(&file, size, direct, req, lbs, stop).map_err(|e| match e {
+            DiskError::Io { errno, .. } if errno == libc::ENOSPC => DiskError::NoSpace {
+                path: dir_path.to_path_buf(),
+                needed: Bytes(size),
+                available: Bytes(free_space(&guard.dir, dir_path).unwrap_or(0)),
+            },
+            other => other,
+        })?;
+    }
     if req.data != DataPattern::Random {
         warnings.push(Warning::new(
             WarningKind::CompressibleData,

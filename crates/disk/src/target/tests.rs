@@ -24,6 +24,7 @@ fn request(dir: &Path, size: u64) -> TargetRequest {
         data: DataPattern::Random,
         seed: 1,
         io_sizes: vec![Bytes(4096)],
+        prep: TestFilePrep::Filled,
     }
 }
 
@@ -277,4 +278,25 @@ fn invalidate_cache_drops_read_and_unmapped_pages() {
         resident_pages(&t.file, len) <= after_read.max(pages / 16),
         "pages of an unmapped file stay cached after invalidate_cache"
     );
+}
+
+#[test]
+fn an_unwritten_test_file_is_preallocated_but_not_filled() {
+    let dir = tempfile::tempdir().unwrap();
+    let req = TargetRequest {
+        prep: TestFilePrep::Unwritten,
+        ..request(dir.path(), 4 << 20)
+    };
+    let t = open(&req).unwrap();
+    assert_eq!(t.info.size, Bytes(4 << 20));
+    // A fill writes random data; an unwritten file reads back zeros.
+    let mut head = vec![0u8; 1 << 20];
+    std::os::unix::fs::FileExt::read_exact_at(&*t.file, &mut head, 0).unwrap();
+    assert!(head.iter().all(|b| *b == 0));
+}
+
+#[test]
+fn the_free_space_margin_is_five_percent_and_at_least_a_gibibyte() {
+    assert_eq!(free_space_margin(Bytes(10 << 30)), Bytes(1 << 30));
+    assert_eq!(free_space_margin(Bytes(100 << 30)), Bytes(5 << 30));
 }

@@ -132,6 +132,9 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
         Some(ProfileResult::Cdm(cdm)) => return cdm_run_figures(cdm, &run.jobs),
         Some(ProfileResult::Gnome(g)) => return gnome_figures(g, run.target.size),
         Some(ProfileResult::Artefacts(a)) => return artefacts_figures(a, run.jobs.first()),
+        Some(ProfileResult::Sustained(s)) => {
+            return super::sustained::sustained_figures(s, run.jobs.first())
+        }
         Some(ProfileResult::Iometer(io)) => {
             for p in &io.points {
                 let job = run.jobs.get(p.job);

@@ -1,0 +1,252 @@
+//! The sustained-write profile on a loop device whose write cache runs
+//! out (docs/rigs.md, "A write cache that runs out"): 100 MiB/s for the
+//! first 256 MiB, then 20 MiB/s. iomark must find the cache size within
+//! 10% and both rates within 5%; say "no cliff in N" on a target that
+//! fills before any drop; measure how much cache came back after an idle
+//! time; and write to a device only when it is named with --allow-write.
+//!
+//! The loop devices are backed by sparse files in /dev/shm, so the
+//! backing store is never the bottleneck; the throttle rule is set in
+//! cgroup v1's root blkio group and removed by the rig's Drop.
+
+mod common;
+
+use common::*;
+use iomark_testrig::{require, require_root, CacheShape, LoopDevice, ThrottleCliff};
+use serde_json::Value;
+use std::time::Duration;
+
+const MIB: u64 = 1 << 20;
+const FAST: u64 = 100 * MIB;
+const SLOW: u64 = 20 * MIB;
+const CACHE: u64 = 256 * MIB;
+
+fn rig_shape() -> CacheShape {
+    CacheShape {
+        fast_bps: FAST,
+        cache: CACHE,
+        slow_bps: SLOW,
+        recovers: None,
+    }
+}
+
+/// The profile's result in a `--json` run.
+fn sustained(doc: &Value) -> &Value {
+    let r = &doc["body"]["profile_result"];
+    assert_eq!(r["family"], "sustained", "{}", doc["body"]["profile"]);
+    r
+}
+
+fn within(what: &str, measured: f64, expected: f64, tolerance: f64) {
+    let err = measured / expected - 1.0;
+    eprintln!(
+        "rig-accuracy: {what}: measured {measured:.0}, expected {expected:.0}, error {:+.2}%",
+        err * 100.0
+    );
+    assert!(
+        err.abs() <= tolerance,
+        "{what}: {measured:.0} vs {expected:.0} ({:+.2}%), outside +-{:.0}%",
+        err * 100.0,
+        tolerance * 100.0
+    );
+}
+
+/// The first pass's cliff: cache size within 10%, both rates within 5%.
+fn assert_rig_cliff(pass: &Value) {
+    let c = &pass["cliff"];
+    assert!(c.is_object(), "no cliff found: {pass}");
+    within("cache size", c["at"].as_f64().unwrap(), CACHE as f64, 0.10);
+    within(
+        "rate before",
+        c["rate_before"].as_f64().unwrap(),
+        FAST as f64,
+        0.05,
+    );
+    within(
+        "rate after",
+        c["rate_after"].as_f64().unwrap(),
+        SLOW as f64,
+        0.05,
+    );
+    assert_eq!(c["gradual"], false, "{c}");
+}
+
+/// A run with psync: under cgroup v1's throttle a loop device serves
+/// io_uring's 1 MiB I/Os at exactly half the limit (a kernel artefact,
+/// ../shared/TEST-RIGS.md; fio sees the same), psync at the limit.
+fn run_json(dev: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "disk",
+        dev,
+        "--allow-write",
+        dev,
+        "--profile",
+        "sustained",
+        "--engine",
+        "psync",
+        "--json",
+        "--no-store",
+    ];
+    args.extend_from_slice(extra);
+    json(&iomark_ok(&args))
+}
+
+#[test]
+fn the_cliff_is_found_where_the_rig_put_it() {
+    require!(require_root());
+    let dev = LoopDevice::blank_in_memory(1024 * MIB).expect("loop device");
+    let rig = ThrottleCliff::new(&dev, rig_shape());
+    require!(rig.as_ref().map(drop));
+    let d = dev.dev.to_str().unwrap();
+    let doc = run_json(d, &["--until-steady=5s"]);
+    let r = sustained(&doc);
+    assert_rig_cliff(&r["pass"]);
+    assert_eq!(r["pass"]["end"], "steady", "{r}");
+    // It stopped well before the device's end: 256 MiB, the drop's hold
+    // and the steady span at 20 MiB/s.
+    let written = r["pass"]["written"].as_u64().unwrap();
+    assert!(written < 700 * MIB, "{written}");
+    // The figures stored with the run.
+    let figures = doc["figures"].as_array().cloned().unwrap_or_default();
+    if !figures.is_empty() {
+        let names: Vec<&str> = figures
+            .iter()
+            .filter_map(|f| f["metric"].as_str())
+            .collect();
+        for m in ["cache size", "rate before", "rate after"] {
+            assert!(names.contains(&m), "{m} missing from {names:?}");
+        }
+    }
+}
+
+#[test]
+fn a_target_that_fills_before_any_drop_says_no_cliff() {
+    require!(require_root());
+    let dev = LoopDevice::blank_in_memory(256 * MIB).expect("loop device");
+    // A cache larger than the device: the rate never falls.
+    let shape = CacheShape {
+        fast_bps: 40 * MIB,
+        cache: 1024 * MIB,
+        ..rig_shape()
+    };
+    let rig = ThrottleCliff::new(&dev, shape);
+    require!(rig.as_ref().map(drop));
+    let d = dev.dev.to_str().unwrap();
+    let out = iomark_ok(&[
+        "disk",
+        d,
+        "--allow-write",
+        d,
+        "--profile",
+        "sustained",
+        "--no-store",
+    ]);
+    let text = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(text.contains("No cliff in 256 MiB"), "{text}");
+    assert!(!text.contains("Cache size"), "{text}");
+    assert_eq!(rig.unwrap().falls(), 0);
+}
+
+#[test]
+fn recover_measures_the_cache_that_came_back_after_idle() {
+    require!(require_root());
+    let dev = LoopDevice::blank_in_memory(1024 * MIB).expect("loop device");
+    // After a second without writes, 128 MiB of cache is free again.
+    let shape = CacheShape {
+        recovers: Some((Duration::from_secs(1), 128 * MIB)),
+        ..rig_shape()
+    };
+    let rig = ThrottleCliff::new(&dev, shape);
+    require!(rig.as_ref().map(drop));
+    let d = dev.dev.to_str().unwrap();
+    let doc = run_json(d, &["--until-steady=5s", "--recover", "3s"]);
+    let r = sustained(&doc);
+    assert_rig_cliff(&r["pass"]);
+    let rec = &r["recovery"];
+    assert!(rec.is_object(), "no recovery: {r}");
+    within(
+        "recovered cache",
+        rec["recovered"].as_f64().unwrap(),
+        (128 * MIB) as f64,
+        0.10,
+    );
+    assert_eq!(rec["at_least"], false);
+    assert_eq!(rig.unwrap().falls(), 2);
+}
+
+#[test]
+fn a_device_not_named_with_allow_write_is_not_written() {
+    require!(require_root());
+    let dev = LoopDevice::blank_in_memory(64 * MIB).expect("loop device");
+    let d = dev.dev.to_str().unwrap();
+    let name = dev.dev.file_name().unwrap().to_str().unwrap().to_string();
+    let written = || {
+        let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+        stat.split_whitespace()
+            .nth(6)
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+    };
+    let before = written();
+    let out = iomark(&["disk", d, "--profile", "sustained", "--no-store"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--allow-write"), "{}", stderr(&out));
+    assert_eq!(written(), before, "sectors were written");
+}
+
+#[test]
+fn bad_sustained_settings_are_refused_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for (args, needle) in [
+        (
+            vec!["--profile", "sustained", "--until-steady=1s"],
+            "--until-steady",
+        ),
+        (
+            vec!["--profile", "sustained", "--recover", "0s"],
+            "--recover",
+        ),
+        (
+            vec!["--profile", "cdm", "--recover", "60s"],
+            "--recover does not apply",
+        ),
+        (
+            vec!["--profile", "sustained", "--passes", "3"],
+            "--passes does not apply",
+        ),
+    ] {
+        let out = iomark_cmd(&["disk", d, "--no-store"])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out).trim().lines().count(), 1, "{}", stderr(&out));
+    }
+    assert_no_test_files(dir.path());
+}
+
+#[test]
+fn a_directory_gets_an_unfilled_test_file_that_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = iomark_ok(&[
+        "disk",
+        d,
+        "--profile",
+        "sustained",
+        "--size",
+        "32MiB",
+        "--json",
+        "--no-store",
+    ]);
+    let doc = json(&out);
+    let r = sustained(&doc);
+    // Every byte of the file written once by the test itself.
+    assert_eq!(r["pass"]["written"].as_u64(), Some(32 * MIB), "{r}");
+    assert_eq!(r["pass"]["end"], "region");
+    assert!(r["pass"]["cliff"].is_null(), "{r}");
+    assert_no_test_files(dir.path());
+}

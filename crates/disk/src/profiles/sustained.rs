@@ -1,0 +1,469 @@
+//! The sustained-write test: where a drive's write cache runs out.
+//!
+//! A QLC SSD or a USB stick writes into a fast cache (SLC, DRAM) until it is
+//! full and then at the speed of its slow medium; CrystalDiskMark's 1 GiB
+//! never sees the second speed. This profile writes sequentially (1 MiB
+//! blocks, queue depth 8, the runner's engine) from the start of the region
+//! to its end, or with `--until-steady` until the rate has fallen and then
+//! held steady for a while, and records bytes written over time from the
+//! runner's progress reports (ten a second). The cliff is found in that
+//! series by [`iomark_stats::cliff::find_cliff`]: the bytes written before
+//! the rate fell (the cache size), the rate before and the rate after.
+//!
+//! `--recover TIME` idles that long after the first pass and writes again
+//! from the start of the region, to see how much of the cache the drive
+//! freed while idle: the bytes the second pass wrote at the fast rate.
+//!
+//! A region that ends before any drop gives no cache size, only "no cliff
+//! in N": the rate it held and the bytes it held it for.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use iomark_model::disk::{DataPattern, DiskJobResult, DiskJobSpec, EngineKind, RwMode};
+use iomark_model::profile::ProfileResult;
+use iomark_model::sustained::{
+    Cliff, PassEnd, Recovery, SustainedPass, SustainedResult, WrittenAt,
+};
+use iomark_model::units::{Bytes, BytesPerSec, Nanos};
+use iomark_model::{Warning, WarningKind};
+use iomark_stats::cliff::{find_cliff, rate_between, steady, CliffParams};
+
+use super::settings::{ProfileSettings, Setting};
+use super::{pause, ProfileObserver, ProfileOutcome};
+use crate::runner::{self, Observer, Progress};
+use crate::target::OpenTarget;
+use crate::DiskError;
+
+/// Bytes per write: large, so the rate is the medium's, not per-I/O cost.
+pub const BLOCK: u64 = 1 << 20;
+/// Writes in flight with an asynchronous engine.
+pub const DEPTH: u32 = 8;
+/// How long the rate after a drop must hold for `--until-steady` without
+/// a value, and for the recovery pass.
+pub const STEADY_SPAN: Nanos = Nanos::from_secs(20);
+/// Steady: each fifth of the span within this share of their median.
+pub const STEADY_TOLERANCE: f64 = 0.1;
+/// How often a running pass is checked for its end.
+const CHECK_EVERY: Duration = Duration::from_secs(1);
+/// The series stored with the result has at most about this many points.
+const STORED_POINTS: u32 = 2000;
+/// and its points are at least this far apart.
+const STORED_STEP: Duration = Duration::from_millis(250);
+
+/// How to run the test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SustainedOptions {
+    /// The engine.
+    pub engine: EngineKind,
+    /// Stop once the rate after a drop has been steady this long.
+    pub until_steady: Option<Nanos>,
+    /// Idle this long after the first pass, then write again.
+    pub recover: Option<Nanos>,
+    /// What is written.
+    pub data: DataPattern,
+    /// Seed for the data.
+    pub seed: u64,
+}
+
+/// The settings the test takes.
+pub const SETTINGS: &[Setting] = &[Setting::Engine, Setting::UntilSteady, Setting::Recover];
+
+/// The test's options from the user's settings.
+pub fn plan(s: &ProfileSettings) -> Result<SustainedOptions, DiskError> {
+    let min = CliffParams::default().hold;
+    if let Some(span) = s.until_steady.filter(|d| *d < min) {
+        return Err(DiskError::Invalid(format!(
+            "--until-steady={span} is too short to call a rate steady: give at least {min}, \
+             e.g. --until-steady=20s"
+        )));
+    }
+    if s.recover == Some(Nanos(0)) {
+        return Err(DiskError::Invalid(
+            "--recover needs an idle time longer than 0: try --recover 60s".into(),
+        ));
+    }
+    Ok(SustainedOptions {
+        engine: s.engine.unwrap_or(EngineKind::IoUring),
+        until_steady: s.until_steady,
+        recover: s.recover,
+        data: s.data,
+        seed: s.seed,
+    })
+}
+
+/// The region the passes write on a target of `size`: whole blocks, at
+/// least one.
+pub fn region(size: Bytes) -> Bytes {
+    let size = size.get();
+    Bytes((size / BLOCK * BLOCK).max(BLOCK.min(size)))
+}
+
+fn spec(o: &SustainedOptions, region: Bytes, t: &OpenTarget, name: &str) -> DiskJobSpec {
+    DiskJobSpec {
+        name: name.into(),
+        rw: RwMode::Write,
+        bs: Bytes(BLOCK),
+        iodepth: DEPTH,
+        iodepth_batch: 1,
+        numjobs: 1,
+        size: region,
+        runtime: None,
+        ramp: Nanos(0),
+        engine: o.engine,
+        direct: t.bypasses_cache(o.engine),
+        data: o.data,
+        rwmix_read: 0,
+        seed: o.seed,
+    }
+}
+
+/// Watches a pass: passes progress on, records bytes written over time,
+/// and raises the pass's own stop flag at Ctrl-C or when `ends` says the
+/// pass has shown what it had to.
+struct Watch<'a> {
+    inner: &'a mut dyn ProfileObserver,
+    user_stop: &'a AtomicBool,
+    pass_stop: &'a AtomicBool,
+    ends: &'a dyn Fn(&[WrittenAt]) -> Option<PassEnd>,
+    points: Vec<WrittenAt>,
+    checked: Duration,
+    end: Option<PassEnd>,
+}
+
+impl Observer for Watch<'_> {
+    fn progress(&mut self, p: &Progress) {
+        self.inner.progress(p);
+        self.points.push(WrittenAt {
+            time: Nanos::from_duration(p.elapsed),
+            bytes: Bytes(p.bytes),
+        });
+        if self.end.is_some() {
+            return;
+        }
+        if self.user_stop.load(Ordering::Relaxed) {
+            self.end = Some(PassEnd::Interrupted);
+        } else if p.elapsed >= self.checked + CHECK_EVERY {
+            self.checked = p.elapsed;
+            self.end = (self.ends)(&self.points);
+        }
+        if self.end.is_some() {
+            self.pass_stop.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// One pass: its job, its full series and why it ended.
+struct Pass {
+    job: DiskJobResult,
+    points: Vec<WrittenAt>,
+    end: PassEnd,
+}
+
+fn run_pass(
+    spec: &DiskJobSpec,
+    target: &OpenTarget,
+    stop: &AtomicBool,
+    obs: &mut dyn ProfileObserver,
+    ends: &dyn Fn(&[WrittenAt]) -> Option<PassEnd>,
+) -> Result<Pass, DiskError> {
+    crate::validate_job(spec, target)?;
+    let pass_stop = AtomicBool::new(stop.load(Ordering::Relaxed));
+    let mut watch = Watch {
+        inner: obs,
+        user_stop: stop,
+        pass_stop: &pass_stop,
+        ends,
+        points: vec![WrittenAt {
+            time: Nanos(0),
+            bytes: Bytes(0),
+        }],
+        checked: Duration::ZERO,
+        end: None,
+    };
+    watch.inner.begin(&spec.name);
+    let job = runner::run_job(spec, target, &pass_stop, &mut watch);
+    watch.inner.end();
+    let mut job = job?;
+    let end = match watch.end {
+        _ if stop.load(Ordering::Relaxed) => PassEnd::Interrupted,
+        Some(end) => end,
+        None => PassEnd::Region,
+    };
+    // Stopping the pass on purpose is no interruption.
+    job.interrupted = end == PassEnd::Interrupted;
+    let mut points = watch.points;
+    // The job's own total is the last word: the progress reports are
+    // taken every 100 ms and may miss the final completions.
+    if let Some(w) = &job.write {
+        if points.last().is_none_or(|p| p.time < w.runtime) {
+            points.push(WrittenAt {
+                time: w.runtime,
+                bytes: w.io_bytes,
+            });
+        }
+    }
+    Ok(Pass { job, points, end })
+}
+
+/// The series kept with the result: points at least [`STORED_STEP`] apart
+/// (farther on long passes), the first and last always.
+fn thin(points: &[WrittenAt]) -> Vec<WrittenAt> {
+    let Some(last) = points.last() else {
+        return Vec::new();
+    };
+    let step = STORED_STEP.max(last.time.as_duration() / STORED_POINTS);
+    let mut out: Vec<WrittenAt> = Vec::new();
+    for p in points {
+        if out
+            .last()
+            .is_none_or(|q| p.time.as_duration() >= q.time.as_duration() + step)
+        {
+            out.push(*p);
+        }
+    }
+    if out.last() != Some(last) {
+        out.push(*last);
+    }
+    out
+}
+
+fn summary(pass: &Pass, cliff: Option<Cliff>, job: usize) -> SustainedPass {
+    let last = pass.points.last().copied().unwrap_or(WrittenAt {
+        time: Nanos(0),
+        bytes: Bytes(0),
+    });
+    SustainedPass {
+        written: last.bytes,
+        elapsed: last.time,
+        mean_rate: BytesPerSec::over(last.bytes, last.time),
+        cliff,
+        end: pass.end,
+        series: thin(&pass.points),
+        job,
+    }
+}
+
+/// The first pass's end under `--until-steady`: a drop, then a rate
+/// steady for `span` after it.
+fn steady_after_drop(points: &[WrittenAt], span: Nanos) -> Option<PassEnd> {
+    let params = CliffParams::default();
+    let cliff = find_cliff(points, &params)?;
+    let since = Nanos(cliff.time.get() + params.hold.get());
+    steady(points, since, span, STEADY_TOLERANCE, Bytes(BLOCK)).then_some(PassEnd::Steady)
+}
+
+/// The recovery pass's end: a drop with a steady rate after it, a steady
+/// slow rate from the start (nothing came back), or twice the first
+/// cache written without a drop (it all came back).
+fn recovery_seen(points: &[WrittenAt], first: &Cliff, span: Nanos) -> Option<PassEnd> {
+    if steady_after_drop(points, span).is_some() {
+        return Some(PassEnd::Enough);
+    }
+    let last = points.last()?;
+    if last.bytes.get() >= first.at.get().saturating_mul(2) {
+        return Some(PassEnd::Enough);
+    }
+    let mid = (first.rate_before.0 + first.rate_after.0) / 2.0;
+    let from = Nanos(last.time.get().saturating_sub(span.get()));
+    let slow = rate_between(points, from, last.time).0 < mid;
+    (slow && steady(points, Nanos(0), span, STEADY_TOLERANCE, Bytes(BLOCK)))
+        .then_some(PassEnd::Enough)
+}
+
+/// How much cache the second pass found: its own cliff when it has one;
+/// else, when it ran at the slow rate, the bytes it wrote above what the
+/// slow rate alone would have written, turned into bytes at the fast rate
+/// (a cache too small for a cliff of its own, or none); else all it wrote,
+/// as a lower bound.
+fn recovered(pass: &[WrittenAt], first: &Cliff) -> (Bytes, bool) {
+    if let Some(c) = find_cliff(pass, &CliffParams::default()) {
+        return (c.at, false);
+    }
+    let Some(last) = pass.last() else {
+        return (Bytes(0), false);
+    };
+    let (fast, slow) = (first.rate_before.0, first.rate_after.0);
+    let (t, b) = (last.time.as_secs_f64(), last.bytes.get() as f64);
+    if b / t.max(1e-9) >= (fast + slow) / 2.0 {
+        return (last.bytes, true);
+    }
+    // Written = fast * T + slow * (t - T), so the fast stretch lasted
+    // T = (b - slow * t) / (fast - slow) and wrote fast * T.
+    let fast_time = ((b - slow * t) / (fast - slow)).clamp(0.0, t);
+    (Bytes((fast * fast_time).min(b).round() as u64), false)
+}
+
+/// Run the test on `target`.
+pub fn run(
+    o: &SustainedOptions,
+    target: &OpenTarget,
+    stop: &AtomicBool,
+    obs: &mut dyn ProfileObserver,
+) -> Result<ProfileOutcome, DiskError> {
+    let region = region(target.info.size);
+    let mut warnings = Vec::new();
+    let first_spec = spec(o, region, target, "sustained write");
+    let first = match o.until_steady {
+        Some(span) => run_pass(&first_spec, target, stop, obs, &|p| {
+            steady_after_drop(p, span)
+        })?,
+        None => run_pass(&first_spec, target, stop, obs, &|_| None)?,
+    };
+    let cliff = find_cliff(&first.points, &CliffParams::default());
+    let pass = summary(&first, cliff, 0);
+    let mut interrupted = first.end == PassEnd::Interrupted;
+    if cliff.is_none() && !interrupted {
+        warnings.push(Warning::new(
+            WarningKind::NoCliff,
+            format!(
+                "no cliff in {}: the rate held at {:.2} MB/s over everything written; \
+                 a write cache, if there is one, is larger (write more with --size or a \
+                 larger target)",
+                pass.written,
+                pass.mean_rate.mb_per_sec()
+            ),
+        ));
+    }
+    let mut jobs = vec![first.job];
+    obs.finished(&jobs);
+    let mut recover_pass = None;
+    let mut recovery = None;
+    if let (Some(idle), false) = (o.recover, interrupted) {
+        match cliff {
+            None => warnings.push(Warning::new(
+                WarningKind::NoCliff,
+                "--recover: the first pass had no cliff, so there was no cache to recover; \
+                 the second pass was not run",
+            )),
+            Some(c) if pause(idle.as_duration(), stop, obs) => {
+                let span = o.until_steady.unwrap_or(STEADY_SPAN);
+                let again = spec(o, region, target, "sustained write after idle");
+                let second = run_pass(&again, target, stop, obs, &|p| recovery_seen(p, &c, span))?;
+                interrupted = second.end == PassEnd::Interrupted;
+                let (bytes, at_least) = recovered(&second.points, &c);
+                let own_cliff = find_cliff(&second.points, &CliffParams::default());
+                recover_pass = Some(summary(&second, own_cliff, jobs.len()));
+                if !interrupted {
+                    recovery = Some(Recovery {
+                        idle,
+                        recovered: bytes,
+                        at_least,
+                    });
+                }
+                jobs.push(second.job);
+                obs.finished(&jobs);
+            }
+            Some(_) => interrupted = true,
+        }
+    }
+    Ok(ProfileOutcome {
+        jobs,
+        result: ProfileResult::Sustained(SustainedResult {
+            bs: Bytes(BLOCK),
+            depth: DEPTH,
+            region,
+            until_steady: o.until_steady.is_some(),
+            pass,
+            recover_pass,
+            recovery,
+        }),
+        warnings,
+        interrupted,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: f64 = (1u64 << 20) as f64;
+
+    /// A pass every 100 ms: `fast` bytes/s for `cache` bytes, then `slow`.
+    fn pass(secs: f64, cache: f64, fast: f64, slow: f64) -> Vec<WrittenAt> {
+        let knee = cache / fast;
+        (0..=(secs * 10.0) as u64)
+            .map(|i| {
+                let t = i as f64 / 10.0;
+                let b = if t < knee {
+                    fast * t
+                } else {
+                    cache + slow * (t - knee)
+                };
+                WrittenAt {
+                    time: Nanos((t * 1e9) as u64),
+                    bytes: Bytes(b as u64),
+                }
+            })
+            .collect()
+    }
+
+    fn first_cliff() -> Cliff {
+        find_cliff(
+            &pass(20.0, 256.0 * MIB, 100.0 * MIB, 20.0 * MIB),
+            &CliffParams::default(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn until_steady_waits_for_the_span_after_the_drop() {
+        let span = Nanos::from_secs(5);
+        let short = pass(9.0, 256.0 * MIB, 100.0 * MIB, 20.0 * MIB);
+        assert_eq!(steady_after_drop(&short, span), None);
+        let long = pass(12.0, 256.0 * MIB, 100.0 * MIB, 20.0 * MIB);
+        assert_eq!(steady_after_drop(&long, span), Some(PassEnd::Steady));
+    }
+
+    #[test]
+    fn a_recovered_cache_is_measured_in_bytes_at_the_fast_rate() {
+        let first = first_cliff();
+        // Half the cache came back: its own cliff.
+        let half = pass(15.0, 128.0 * MIB, 100.0 * MIB, 20.0 * MIB);
+        let (b, at_least) = recovered(&half, &first);
+        assert!(
+            (b.get() as f64 - 128.0 * MIB).abs() < 0.03 * 128.0 * MIB,
+            "{b}"
+        );
+        assert!(!at_least);
+        // A sliver, too short for a cliff of its own: from the bytes above
+        // the slow rate.
+        let sliver = pass(15.0, 64.0 * MIB, 100.0 * MIB, 20.0 * MIB);
+        let (b, _) = recovered(&sliver, &first);
+        assert!(
+            (b.get() as f64 - 64.0 * MIB).abs() < 0.03 * 64.0 * MIB,
+            "{b}"
+        );
+        // Nothing came back.
+        let none = pass(15.0, 0.0, 100.0 * MIB, 20.0 * MIB);
+        assert!(recovered(&none, &first).0.get() < MIB as u64);
+        assert!(recovery_seen(&none, &first, Nanos::from_secs(10)).is_some());
+        // All of it and more: a lower bound.
+        let all = pass(5.0, 1e12, 100.0 * MIB, 20.0 * MIB);
+        let (b, at_least) = recovered(&all, &first);
+        assert!(at_least && b.get() > 400 * MIB as u64, "{b}");
+        assert_eq!(
+            recovery_seen(&pass(6.0, 1e12, 100.0 * MIB, 20.0 * MIB), &first, Nanos(1)),
+            Some(PassEnd::Enough)
+        );
+    }
+
+    #[test]
+    fn the_stored_series_is_thinned_but_keeps_both_ends() {
+        let p = pass(30.0, 256.0 * MIB, 100.0 * MIB, 20.0 * MIB);
+        let t = thin(&p);
+        assert_eq!(t.first(), p.first());
+        assert_eq!(t.last(), p.last());
+        assert!(t.len() < p.len() / 2 && t.len() > 100, "{}", t.len());
+    }
+
+    #[test]
+    fn a_too_short_steady_span_is_refused_naming_the_flag() {
+        let s = ProfileSettings {
+            until_steady: Some(Nanos::from_secs(1)),
+            ..ProfileSettings::default()
+        };
+        let e = plan(&s).unwrap_err().to_string();
+        assert!(e.contains("--until-steady"), "{e}");
+    }
+}

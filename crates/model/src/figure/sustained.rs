@@ -1,0 +1,56 @@
+//! Figures of the sustained-write profile.
+
+use super::*;
+use crate::disk::DiskJobResult;
+
+/// Figures of the sustained-write profile, one test named by the block
+/// size, depth, engine and direct or buffered (from its first job):
+/// `written` (bytes the first pass wrote) always; with a cliff its
+/// `cache size`, `rate before` and `rate after`; without one the pass's
+/// `rate` and no cache size ("no cliff in N GiB" is `written` alone); and
+/// after `--recover`, `recovered cache`.
+pub fn sustained_figures(s: &SustainedResult, first: Option<&DiskJobResult>) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let how = first.map_or_else(String::new, |j| {
+        let s = &j.spec;
+        format!(
+            " {} QD{} T{}, {}, {}",
+            size_label(s.bs),
+            s.depth_run(),
+            s.numjobs,
+            s.engine,
+            if s.direct { "direct" } else { "buffered" }
+        )
+    });
+    let test = format!("sustained write{how}");
+    let mut figs = TestFigures::new(&mut out, &test, "");
+    let pass = &s.pass;
+    figs.push(
+        "written",
+        FigureUnit::Bytes,
+        pass.written.get() as f64,
+        None,
+    );
+    match &pass.cliff {
+        Some(c) => {
+            figs.push("cache size", FigureUnit::Bytes, c.at.get() as f64, None);
+            figs.push(
+                "rate before",
+                FigureUnit::BytesPerSec,
+                c.rate_before.0,
+                None,
+            );
+            figs.push("rate after", FigureUnit::BytesPerSec, c.rate_after.0, None);
+        }
+        None => figs.push("rate", FigureUnit::BytesPerSec, pass.mean_rate.0, None),
+    }
+    if let Some(r) = &s.recovery {
+        figs.push(
+            "recovered cache",
+            FigureUnit::Bytes,
+            r.recovered.get() as f64,
+            None,
+        );
+    }
+    out
+}

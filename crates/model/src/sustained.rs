@@ -1,0 +1,107 @@
+//! The sustained-write profile's result: where a drive's write cache runs
+//! out.
+//!
+//! A QLC SSD or a USB stick writes fast into its cache (SLC, DRAM) and
+//! slowly once the cache is full; a one-gigabyte benchmark only ever sees
+//! the cache. The profile writes sequentially until the rate has fallen and
+//! settled, and keeps the series of bytes written over time, so the cliff
+//! can be found ([`Cliff`]) and drawn (rate over bytes written).
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::{Bytes, BytesPerSec, Nanos};
+
+/// Bytes written by a point in time: one point of a cumulative series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WrittenAt {
+    /// Time since the pass started.
+    pub time: Nanos,
+    /// Bytes completed by then.
+    pub bytes: Bytes,
+}
+
+/// Where the rate fell: the cache size and the rates on either side.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Cliff {
+    /// Bytes written at the fast rate before it fell: the cache size.
+    pub at: Bytes,
+    /// When the rate fell, from the start of the pass.
+    pub time: Nanos,
+    /// The rate before the fall.
+    pub rate_before: BytesPerSec,
+    /// The steady rate after it.
+    pub rate_after: BytesPerSec,
+    /// Whether the rate slid over a long stretch rather than fell at once;
+    /// `at` is then where the two straight lines through the fast and slow
+    /// stretches meet.
+    pub gradual: bool,
+}
+
+/// Why a sustained pass ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PassEnd {
+    /// The whole region was written.
+    Region,
+    /// `--until-steady`: the rate had been steady for a while after a drop.
+    Steady,
+    /// The recovery pass had seen what it needed: a drop and a steady rate
+    /// after it, a steady slow rate from the start, or twice the first
+    /// pass's cache written at the fast rate.
+    Enough,
+    /// Ctrl-C.
+    Interrupted,
+}
+
+/// One sequential pass: its series and what it showed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SustainedPass {
+    /// Bytes written.
+    pub written: Bytes,
+    /// Time taken.
+    pub elapsed: Nanos,
+    /// The mean rate over the pass.
+    pub mean_rate: BytesPerSec,
+    /// The cliff, when the rate fell; none means the rate held over
+    /// `written` bytes ("no cliff in N GiB").
+    pub cliff: Option<Cliff>,
+    /// Why the pass ended.
+    pub end: PassEnd,
+    /// Bytes written over time, from `(0, 0)`, about four points a second
+    /// (fewer on long passes): the rate-over-bytes chart.
+    pub series: Vec<WrittenAt>,
+    /// Index of the pass's job in `DiskRun::jobs` (its per-second samples).
+    pub job: usize,
+}
+
+/// What came back after the idle period of `--recover`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Recovery {
+    /// The idle time before the second pass.
+    pub idle: Nanos,
+    /// Bytes the second pass wrote at the fast rate before it fell again
+    /// (0 when it started at the slow rate).
+    pub recovered: Bytes,
+    /// Whether the fast rate held for the whole second pass, so
+    /// `recovered` is a lower bound.
+    pub at_least: bool,
+}
+
+/// The sustained-write profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SustainedResult {
+    /// Bytes per write.
+    pub bs: Bytes,
+    /// Writes in flight.
+    pub depth: u32,
+    /// The region the passes write, from offset 0.
+    pub region: Bytes,
+    /// Whether `--until-steady` was asked for.
+    pub until_steady: bool,
+    /// The first pass.
+    pub pass: SustainedPass,
+    /// The second pass after `--recover`'s idle period, when it ran.
+    pub recover_pass: Option<SustainedPass>,
+    /// What the second pass showed, when it ran and the first had a cliff.
+    pub recovery: Option<Recovery>,
+}

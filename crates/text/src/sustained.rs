@@ -1,0 +1,108 @@
+//! Text output of the sustained-write profile: how much was written, where
+//! the rate fell (the cache size) and the rates on either side, or "no
+//! cliff in N"; and what came back after `--recover`'s idle time.
+
+use std::fmt::Write;
+
+use iomark_model::disk::DiskRun;
+use iomark_model::sustained::{PassEnd, SustainedPass, SustainedResult};
+use iomark_model::units::BytesPerSec;
+
+/// `104.86 MB/s (100.00 MiB/s)`: the unit iomark prints rates in, and the
+/// one throttles and drive sheets in MiB are set in.
+fn rate(r: BytesPerSec) -> String {
+    format!("{:.2} MB/s ({:.2} MiB/s)", r.mb_per_sec(), r.mib_per_sec())
+}
+
+fn ended(end: PassEnd) -> &'static str {
+    match end {
+        PassEnd::Region => "the end of the region",
+        PassEnd::Steady => "steady after the drop (--until-steady)",
+        PassEnd::Enough => "enough seen",
+        PassEnd::Interrupted => "interrupted",
+    }
+}
+
+fn pass_lines(out: &mut String, p: &SustainedPass) {
+    let _ = writeln!(
+        out,
+        "{:14} {} in {:.1} s, {} mean; stopped at {}",
+        "Written",
+        p.written,
+        p.elapsed.as_secs_f64(),
+        rate(p.mean_rate),
+        ended(p.end)
+    );
+    match &p.cliff {
+        Some(c) => {
+            let _ = writeln!(
+                out,
+                "{:14} {} (written before the rate fell, at {:.1} s)",
+                "Cache size",
+                c.at,
+                c.time.as_secs_f64()
+            );
+            let _ = writeln!(out, "{:14} {}", "Rate before", rate(c.rate_before));
+            let _ = writeln!(out, "{:14} {}", "Rate after", rate(c.rate_after));
+            if c.gradual {
+                let _ = writeln!(
+                    out,
+                    "{:14} the rate slid rather than fell; the cache size is the knee of the slide",
+                    "Gradual"
+                );
+            }
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "No cliff in {}: the rate held at {}",
+                p.written,
+                rate(p.mean_rate)
+            );
+        }
+    }
+}
+
+/// The sustained-write result: its header line, and the lines that follow
+/// the target line.
+pub(crate) fn sustained(run: &DiskRun, r: &SustainedResult) -> (String, String) {
+    let how = run.jobs.first().map_or_else(String::new, |j| {
+        let s = &j.spec;
+        let direct = if s.direct { "direct" } else { "buffered" };
+        format!(", {}, {direct}", s.engine)
+    });
+    // The depth actually run: a synchronous engine keeps one write in flight.
+    let depth = run.jobs.first().map_or(r.depth, |j| j.spec.depth_run());
+    let header = format!(
+        "Sustained write: {} blocks QD{depth}{how}, over up to {}\n",
+        r.bs, r.region
+    );
+    let mut body = String::from("\n");
+    pass_lines(&mut body, &r.pass);
+    if let Some(again) = &r.recover_pass {
+        let idle = r.recovery.map(|v| v.idle.as_secs_f64());
+        let _ = writeln!(
+            body,
+            "\nAfter {} idle:",
+            idle.map_or("the".into(), |s| format!("{s:.0} s"))
+        );
+        pass_lines(&mut body, again);
+        if let Some(v) = &r.recovery {
+            let share = r
+                .pass
+                .cliff
+                .map(|c| v.recovered.get() as f64 / c.at.get().max(1) as f64 * 100.0);
+            let _ = writeln!(
+                body,
+                "{:14} {}{}{}",
+                "Recovered",
+                if v.at_least { "at least " } else { "" },
+                v.recovered,
+                share.map_or(String::new(), |s| format!(
+                    " of fast cache ({s:.0}% of the first pass's)"
+                ))
+            );
+        }
+    }
+    (header, body)
+}
