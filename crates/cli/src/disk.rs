@@ -216,7 +216,8 @@ pub struct ProfileArgs {
     pub verbose: bool,
 
     /// A classic test: cdm (the default without workload flags), cdm-nvme,
-    /// cdm-peak, cdm-real, cdm3, iometer, gnome, macbench, sweep.
+    /// cdm-peak, cdm-real, cdm3, iometer, gnome, macbench, sweep,
+    /// artefacts; verify checks the data (docs/verify.md).
     #[arg(long, value_name = "NAME", help_heading = "Profile")]
     pub profile: Option<ProfileName>,
 
@@ -273,6 +274,12 @@ pub struct ProfileArgs {
     /// the device yet.
     #[arg(long, help_heading = "Profile")]
     pub no_probe: bool,
+
+    /// verify: write, read or both (default): --phase write fills the
+    /// target and leaves it; --phase read later checks what it left, e.g.
+    /// after the device was unplugged and plugged back in.
+    #[arg(long, value_name = "PHASE", help_heading = "Profile")]
+    pub phase: Option<iomark_model::verify::VerifyPhase>,
 
     /// sweep: random block sizes, run in the order given (default every
     /// power of two from 4k to 4M), e.g. 4k,64k,1M.
@@ -341,6 +348,7 @@ impl DiskArgs {
                 sample_size: p.sample_size,
                 access_samples: p.access_samples,
                 write: p.write,
+                phase: p.phase,
                 keep_cache: self.keep_cache,
                 // --runtime, --ramp, --engine, --data, --seed: the job's.
                 ..ProfileSettings::default()

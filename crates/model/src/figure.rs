@@ -63,11 +63,14 @@ pub enum FigureUnit {
     /// Millions of floating-point operations per second.
     #[serde(rename = "MFLOPS")]
     Mflops,
+    /// Bytes (a capacity).
+    #[serde(rename = "B")]
+    Bytes,
 }
 
 impl FigureUnit {
     /// Every unit.
-    pub const ALL: [FigureUnit; 7] = [
+    pub const ALL: [FigureUnit; 8] = [
         FigureUnit::BytesPerSec,
         FigureUnit::BitsPerSec,
         FigureUnit::Iops,
@@ -75,6 +78,7 @@ impl FigureUnit {
         FigureUnit::Percent,
         FigureUnit::Count,
         FigureUnit::Mflops,
+        FigureUnit::Bytes,
     ];
 
     /// The name used in the store and in exports.
@@ -87,6 +91,7 @@ impl FigureUnit {
             FigureUnit::Percent => "%",
             FigureUnit::Count => "count",
             FigureUnit::Mflops => "MFLOPS",
+            FigureUnit::Bytes => "B",
         }
     }
 
@@ -106,7 +111,7 @@ impl FigureUnit {
             | FigureUnit::Iops
             | FigureUnit::Mflops => Direction::HigherIsBetter,
             FigureUnit::Nanos => Direction::LowerIsBetter,
-            FigureUnit::Percent | FigureUnit::Count => Direction::Unknown,
+            FigureUnit::Percent | FigureUnit::Count | FigureUnit::Bytes => Direction::Unknown,
         }
     }
 
@@ -142,6 +147,7 @@ impl FigureUnit {
             FigureUnit::Percent => format!("{v:.2} %"),
             FigureUnit::Count => format!("{v:.0}"),
             FigureUnit::Mflops => format!("{v:.1} MFLOPS"),
+            FigureUnit::Bytes => crate::units::Bytes(v as u64).to_string(),
         }
     }
 }

@@ -23,6 +23,7 @@ pub mod net;
 pub mod profile;
 pub mod run;
 pub mod units;
+pub mod verify;
 pub mod warning;
 pub mod workload;
 

@@ -29,6 +29,8 @@ pub enum ProfileResult {
     Sweep(SweepResult),
     /// The compression and deduplication probe.
     Artefacts(ArtefactsResult),
+    /// The data check: corruption and fake capacity (f3, h2testw).
+    Verify(crate::verify::VerifyResult),
 }
 
 /// Which way a test moves data.

@@ -34,6 +34,9 @@ pub enum WarningKind {
     CacheSuspected,
     /// A figure above the speed the device is rated at (`--rated`).
     AboveRated,
+    /// The device returned wrong data, or holds less than it claims
+    /// (found by the verify profile).
+    DataErrors,
     /// Anything else worth keeping with the run.
     Other,
 }

@@ -11,6 +11,7 @@ use iomark_model::{Bytes, BytesPerSec, Nanos, RunBody};
 use iomark_stats::compare::ratio;
 
 mod artefacts;
+mod verify;
 
 use crate::svg::{Bar, BarChart, BarSeries, LineChart, LineSeries, Scale, TickFormat};
 use crate::{Report, ReportRun};
@@ -98,6 +99,7 @@ enum ProfileCharts {
     Macbench,
     Sweep,
     Artefacts,
+    Verify,
 }
 
 impl ProfileCharts {
@@ -109,6 +111,7 @@ impl ProfileCharts {
             ProfileResult::Macbench(_) => ProfileCharts::Macbench,
             ProfileResult::Sweep(_) => ProfileCharts::Sweep,
             ProfileResult::Artefacts(_) => ProfileCharts::Artefacts,
+            ProfileResult::Verify(_) => ProfileCharts::Verify,
         }
     }
 
@@ -120,6 +123,7 @@ impl ProfileCharts {
             ProfileCharts::Macbench => macbench(report, out),
             ProfileCharts::Sweep => sweep(report, out),
             ProfileCharts::Artefacts => artefacts::draw(report, out),
+            ProfileCharts::Verify => verify::draw(report, out),
         }
     }
 }

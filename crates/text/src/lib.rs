@@ -24,6 +24,7 @@ pub mod json;
 mod mem;
 mod profile;
 pub mod results;
+mod verify;
 
 pub use disk::{cgroup_usage, disk_run};
 pub use escape::{escape_controls, escape_controls_keep_lines};

@@ -29,13 +29,14 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
         ProfileResult::Macbench(r) => macbench(&mut out, run, r),
         ProfileResult::Sweep(r) => sweep(&mut out, run, r),
         ProfileResult::Artefacts(r) => artefacts(&mut out, run, r),
+        ProfileResult::Verify(r) => crate::verify::verify(&mut out, run, r),
     }
     footer(&mut out, doc, run);
     // Names and messages come from the run and may hold control characters.
     crate::escape::escape_controls_keep_lines(&out).into_owned()
 }
 
-fn target_line(out: &mut String, run: &DiskRun) {
+pub(crate) fn target_line(out: &mut String, run: &DiskRun) {
     let t = &run.target;
     let kind = match t.kind {
         TargetKind::TestFile => "test file, removed",

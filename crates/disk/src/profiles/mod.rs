@@ -10,6 +10,7 @@
 //! * [`macbench`]: MacBench 5.0's disk test.
 //! * [`sweep`]: the block-size sweep of the PCIe SSD paper, per engine.
 //! * [`artefacts`]: the compression and deduplication probe.
+//! * [`verify`]: the data check: corruption and fake capacity (f3, h2testw).
 //!
 //! Each profile is a module: data (its rows, sizes, depths and defaults),
 //! the [`Setting`]s it takes (`SETTINGS`), a `plan` function that turns the
@@ -29,6 +30,7 @@ pub mod macbench;
 pub mod outline;
 pub mod settings;
 pub mod sweep;
+pub mod verify;
 
 use std::fmt;
 use std::str::FromStr;
@@ -68,11 +70,13 @@ pub enum ProfileName {
     Sweep,
     /// The compression and deduplication probe.
     Artefacts,
+    /// The data check: corruption and fake capacity.
+    Verify,
 }
 
 impl ProfileName {
     /// Every profile, in the order `--help` lists them.
-    pub const ALL: [ProfileName; 10] = [
+    pub const ALL: [ProfileName; 11] = [
         ProfileName::Cdm,
         ProfileName::CdmNvme,
         ProfileName::CdmPeak,
@@ -83,6 +87,7 @@ impl ProfileName {
         ProfileName::Macbench,
         ProfileName::Sweep,
         ProfileName::Artefacts,
+        ProfileName::Verify,
     ];
 
     /// The name on the command line and in results.
@@ -98,6 +103,7 @@ impl ProfileName {
             ProfileName::Macbench => "macbench",
             ProfileName::Sweep => "sweep",
             ProfileName::Artefacts => "artefacts",
+            ProfileName::Verify => "verify",
         }
     }
 
@@ -119,6 +125,7 @@ impl ProfileName {
             ProfileName::Macbench => macbench::SETTINGS,
             ProfileName::Sweep => sweep::SETTINGS,
             ProfileName::Artefacts => artefacts::SETTINGS,
+            ProfileName::Verify => verify::SETTINGS,
         }
     }
 }
@@ -138,6 +145,8 @@ pub enum ProfilePlan {
     Sweep(sweep::SweepOptions),
     /// The artefacts probe.
     Artefacts(artefacts::ArtefactsOptions),
+    /// The data check.
+    Verify(verify::VerifyOptions),
 }
 
 /// Check the user's settings against what profile `name` takes and turn
@@ -173,6 +182,7 @@ pub fn plan(name: ProfileName, s: &ProfileSettings) -> Result<ProfilePlan, DiskE
         ProfileName::Macbench => ProfilePlan::Macbench(macbench::plan(s)?),
         ProfileName::Sweep => ProfilePlan::Sweep(sweep::plan(s)?),
         ProfileName::Artefacts => ProfilePlan::Artefacts(artefacts::plan(s)?),
+        ProfileName::Verify => ProfilePlan::Verify(verify::plan(s)?),
     })
 }
 
@@ -186,6 +196,7 @@ impl ProfilePlan {
             | ProfilePlan::Macbench(_)
             | ProfilePlan::Sweep(_) => Bytes(Bytes::GIB),
             ProfilePlan::Artefacts(_) => artefacts::DEFAULT_REGION,
+            ProfilePlan::Verify(_) => Bytes(Bytes::GIB),
         }
     }
 
@@ -202,6 +213,9 @@ impl ProfilePlan {
                 .map(|(_, bs)| bs)
                 .collect(),
             ProfilePlan::Artefacts(_) => vec![artefacts::BLOCK],
+            ProfilePlan::Verify(_) => {
+                vec![crate::verify::GROUP, crate::verify::block::BLOCK as u64]
+            }
         };
         sizes.into_iter().map(Bytes).collect()
     }
@@ -211,6 +225,7 @@ impl ProfilePlan {
     pub fn writes(&self) -> bool {
         match self {
             ProfilePlan::Gnome(o) => o.write,
+            ProfilePlan::Verify(o) => o.phase.writes(),
             ProfilePlan::Cdm(_)
             | ProfilePlan::Iometer(_)
             | ProfilePlan::Macbench(_)
@@ -233,6 +248,7 @@ impl ProfilePlan {
             ProfilePlan::Macbench(o) => macbench::run(o, target, stop, obs),
             ProfilePlan::Sweep(o) => sweep::run(o, target, stop, obs),
             ProfilePlan::Artefacts(o) => artefacts::run(o, target, stop, obs),
+            ProfilePlan::Verify(o) => verify::run(o, target, stop, obs),
         }
     }
 }
@@ -401,12 +417,13 @@ mod tests {
             ProfileName::Macbench => 7,
             ProfileName::Sweep => 8,
             ProfileName::Artefacts => 9,
+            ProfileName::Verify => 10,
         };
         for (i, p) in ProfileName::ALL.into_iter().enumerate() {
             assert_eq!(index(p), i, "{p} is out of place in ProfileName::ALL");
             assert_eq!(p.as_str().parse::<ProfileName>(), Ok(p));
         }
-        assert_eq!(ProfileName::ALL.len(), index(ProfileName::Artefacts) + 1);
+        assert_eq!(ProfileName::ALL.len(), index(ProfileName::Verify) + 1);
     }
 
     #[test]

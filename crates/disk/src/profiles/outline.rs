@@ -18,7 +18,7 @@ use iomark_model::disk::DiskJobSpec;
 use iomark_model::profile::TestDir;
 use iomark_model::units::Bytes;
 
-use super::{artefacts, gnome, iometer, macbench, sweep, ProfilePlan};
+use super::{artefacts, gnome, iometer, macbench, sweep, verify, ProfilePlan};
 use crate::runner::Progress;
 
 /// What a step costs.
@@ -217,6 +217,27 @@ impl ProfilePlan {
                         let cost = Cost::Bytes(region);
                         o.push(format!("{label} write"), test, cost, block);
                         o.push(format!("{label} read"), test, cost, block);
+                    }
+                }
+            }
+            ProfilePlan::Verify(opts) => {
+                let region = verify::region(target_size).get();
+                let group = Some(crate::verify::GROUP);
+                if opts.quick {
+                    let blocks = 2 * crate::verify::probe::offsets(region, 0).len() as u64;
+                    let cost = Cost::Bytes(blocks * crate::verify::block::BLOCK as u64);
+                    o.push(
+                        "probe".into(),
+                        1,
+                        cost,
+                        Some(crate::verify::block::BLOCK as u64),
+                    );
+                } else {
+                    if opts.phase.writes() {
+                        o.push("write".into(), 1, Cost::Bytes(region), group);
+                    }
+                    if opts.phase.reads() {
+                        o.push("read and check".into(), 1, Cost::Bytes(region), group);
                     }
                 }
             }

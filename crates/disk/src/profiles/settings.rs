@@ -9,6 +9,7 @@ use std::str::FromStr;
 
 use iomark_model::disk::{DataPattern, EngineKind};
 use iomark_model::units::{Bytes, Nanos};
+use iomark_model::verify::VerifyPhase;
 
 /// Queue depths for IOmeter's sweep: a list `1,2,4,8` or a range `1..32`
 /// (powers of two).
@@ -82,6 +83,8 @@ pub struct ProfileSettings {
     pub access_samples: Option<u32>,
     /// Write each sample back.
     pub write: bool,
+    /// verify: which phases run.
+    pub phase: Option<VerifyPhase>,
     /// What is written.
     pub data: DataPattern,
     /// Seed for offsets and data.
@@ -123,11 +126,13 @@ pub enum Setting {
     AccessSamples,
     /// `--write`
     Write,
+    /// `--phase`
+    Phase,
 }
 
 impl Setting {
     /// Every setting, in `--help`'s order.
-    pub const ALL: [Setting; 14] = [
+    pub const ALL: [Setting; 15] = [
         Setting::Passes,
         Setting::PassTime,
         Setting::Interval,
@@ -142,6 +147,7 @@ impl Setting {
         Setting::Write,
         Setting::Engines,
         Setting::Sizes,
+        Setting::Phase,
     ];
 
     /// The flag that gives it.
@@ -161,6 +167,7 @@ impl Setting {
             Setting::SampleSize => "--sample-size",
             Setting::AccessSamples => "--access-samples",
             Setting::Write => "--write",
+            Setting::Phase => "--phase",
         }
     }
 
@@ -181,6 +188,7 @@ impl Setting {
             Setting::SampleSize => s.sample_size.is_some(),
             Setting::AccessSamples => s.access_samples.is_some(),
             Setting::Write => s.write,
+            Setting::Phase => s.phase.is_some(),
         }
     }
 }

@@ -588,7 +588,7 @@ fn rates_are_better_higher_times_lower_and_counts_unjudged() {
         | FigureUnit::Iops
         | FigureUnit::Mflops => HigherIsBetter,
         FigureUnit::Nanos => LowerIsBetter,
-        FigureUnit::Percent | FigureUnit::Count => Unknown,
+        FigureUnit::Percent | FigureUnit::Count | FigureUnit::Bytes => Unknown,
     };
     for u in FigureUnit::ALL {
         assert_eq!(u.direction(), expect(u), "{u}");
