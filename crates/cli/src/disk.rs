@@ -503,6 +503,13 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
             known.learned(&mut obs.recorder, v.clone());
         }
     }
+    // A verify run's verdict is remembered with the disk (a clean one
+    // replaces an old warning); the run itself shows its own finding.
+    if let Some(ProfileResult::Verify(v)) = &outcome.result {
+        if let (Some(verdict), false) = (v.verdict(), outcome.interrupted) {
+            known.verified(&mut obs.recorder, verdict);
+        }
+    }
     outcome.warnings.extend(known.warnings(&outcome.jobs));
     if let Some(line) = obs.line.take() {
         line.finish();

@@ -99,6 +99,12 @@ impl LoopDevice {
         })
     }
 
+    /// The image file behind the device, for tests that change what the
+    /// device holds behind its back (the verify profile's corruption test).
+    pub fn image(&self) -> &Path {
+        &self.image
+    }
+
     /// `MAJ:MIN` of the device, as cgroups want it.
     pub fn majmin(&self) -> Result<String, String> {
         let name = self.dev.file_name().and_then(|n| n.to_str()).unwrap_or("");
