@@ -6,14 +6,21 @@
 //! * the verdict is remembered with the device and every later run there
 //!   carries the warning;
 //! * a clean device passes the full check and the quick probe;
-//! * a read phase on a device without iomark's blocks says so in one line.
+//! * a read phase on a device without iomark's blocks says so in one line;
+//! * fake capacity: a device that wraps around past its real size (a loop
+//!   device over a FUSE file, [`FakeDisk`]): the full check and the quick
+//!   probe both find the real size within one block group, the probe in
+//!   seconds;
+//! * lost writes: a device that drops writes in a range: reported as lost,
+//!   not corrupted; dropped to the end, the usable size is where they
+//!   start.
 
 mod common;
 
 use std::os::unix::fs::FileExt;
 
 use common::*;
-use iomark_testrig::{require_root, LoopDevice};
+use iomark_testrig::{require_root, Fake, FakeDisk, LoopDevice};
 use serde_json::Value;
 
 const MIB: u64 = 1 << 20;
@@ -212,4 +219,115 @@ fn a_read_phase_without_iomark_blocks_says_so_in_one_line() {
     ]);
     let msg = fails_with(&out, "holds no iomark verify blocks");
     assert!(msg.contains("--phase write"), "{msg}");
+}
+
+/// `iomark disk DEV --profile verify` with `extra`, as JSON.
+fn verify_run(dev: &str, db: &ScratchDb, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "disk",
+        dev,
+        "--allow-write",
+        dev,
+        "--profile",
+        "verify",
+        "--json",
+        "--db",
+        db.db(),
+    ];
+    args.extend_from_slice(extra);
+    json_of(&iomark(&args))
+}
+
+/// Fails unless `usable` is within one block group (1 MiB) of `real`.
+fn within_one_group(what: &str, r: &Value, real: u64) {
+    let usable = r["usable"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{what}: no usable size: {r}"));
+    assert!(
+        usable.abs_diff(real) <= MIB,
+        "{what}: usable {usable}, the device holds {real}"
+    );
+}
+
+#[test]
+fn a_device_that_wraps_is_found_out_by_the_full_check_and_the_probe() {
+    let real = 64 * MIB;
+    let rig = or_skip!(FakeDisk::new(256 * MIB, Fake::Wrap { real }));
+    let dev = rig.dev.to_str().unwrap();
+    let db = ScratchDb::new();
+
+    let full = verify_run(dev, &db, &[]);
+    let r = verify(&full);
+    within_one_group("full check", r, real);
+    assert_eq!((bad(r, "corrupted"), bad(r, "lost")), (0, 0), "{r}");
+    // Everything below the last real-size stretch was overwritten by it.
+    assert_eq!(bad(r, "wrapped"), 192 * MIB / 4096, "{r}");
+    let first = &r["ranges"][0];
+    assert_eq!(first["kind"], "wrapped");
+    assert_eq!(first["from"].as_u64(), Some(192 * MIB), "{first}");
+
+    let started = std::time::Instant::now();
+    let quick = verify_run(dev, &db, &["--quick"]);
+    let took = started.elapsed();
+    let q = verify(&quick);
+    assert_eq!(q["quick"], true);
+    within_one_group("quick probe", q, real);
+    assert!(q["checked_blocks"].as_u64().unwrap() < 1000, "{q}");
+    assert!(took.as_secs() < 30, "the probe took {took:?}");
+    eprintln!("quick probe of a 256 MiB wrapping device: {took:?}");
+    let shortened = quick["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["message"].as_str().unwrap().contains("not a full check"));
+    assert!(
+        shortened,
+        "the probe says it is a probe: {}",
+        quick["warnings"]
+    );
+}
+
+#[test]
+fn writes_dropped_in_a_range_are_lost_not_corrupted() {
+    let (from, to) = (40 * MIB, 48 * MIB);
+    let rig = or_skip!(FakeDisk::new(128 * MIB, Fake::Lost { from, to }));
+    let dev = rig.dev.to_str().unwrap();
+    let db = ScratchDb::new();
+    let doc = verify_run(dev, &db, &[]);
+    let r = verify(&doc);
+    assert_eq!(
+        ranges(r),
+        vec![(from, to - from, "lost".to_string())],
+        "{r}"
+    );
+    assert_eq!(
+        (bad(r, "corrupted"), bad(r, "lost"), bad(r, "wrapped")),
+        (0, (to - from) / 4096, 0)
+    );
+    assert_eq!(r["ranges"][0]["found"], "zeros");
+    assert_eq!(
+        r["usable"].as_u64(),
+        Some(128 * MIB),
+        "a hole, not a smaller device"
+    );
+}
+
+#[test]
+fn writes_dropped_to_the_end_give_the_real_size_full_and_quick() {
+    let real = 96 * MIB + 300 * 1024;
+    let rig = or_skip!(FakeDisk::new(
+        128 * MIB,
+        Fake::Lost {
+            from: real,
+            to: 128 * MIB
+        }
+    ));
+    let dev = rig.dev.to_str().unwrap();
+    let db = ScratchDb::new();
+    let full = verify_run(dev, &db, &[]);
+    let r = verify(&full);
+    within_one_group("full check", r, real);
+    assert_eq!(bad(r, "corrupted"), 0, "{r}");
+    let quick = verify_run(dev, &db, &["--quick"]);
+    within_one_group("quick probe", verify(&quick), real);
 }
