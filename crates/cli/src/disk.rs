@@ -281,6 +281,11 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "PHASE", help_heading = "Profile")]
     pub phase: Option<iomark_model::verify::VerifyPhase>,
 
+    /// verify: keep the file a --phase write left in a directory after
+    /// --phase read has checked it (it is removed otherwise).
+    #[arg(long, help_heading = "Profile")]
+    pub keep_verify_file: bool,
+
     /// sweep: random block sizes, run in the order given (default every
     /// power of two from 4k to 4M), e.g. 4k,64k,1M.
     #[arg(long, value_name = "LIST", help_heading = "Profile")]
@@ -447,7 +452,7 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     let limit = args.mem_limit.map(SelfLimit::enter).transpose()?;
     let stop = signals::stop_flag()?;
     let started_at_ms = now_ms();
-    let Some(target) = open_target(&plan.request, stop)? else {
+    let Some(mut target) = open_target(&plan.request, stop)? else {
         return Ok(Exit::Interrupted);
     };
     let workload = &plan.workload;
@@ -513,6 +518,9 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     outcome.warnings.extend(known.warnings(&outcome.jobs));
     if let Some(line) = obs.line.take() {
         line.finish();
+    }
+    if let Some(ProfileResult::Verify(v)) = &outcome.result {
+        crate::verify::after(&args, v, &mut target, outcome.interrupted)?;
     }
     let interrupted = outcome.interrupted;
     let mut doc = run_document(&target, name, outcome, started_at_ms, args_now());

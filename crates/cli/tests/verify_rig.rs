@@ -331,3 +331,49 @@ fn writes_dropped_to_the_end_give_the_real_size_full_and_quick() {
     let quick = verify_run(dev, &db, &["--quick"]);
     within_one_group("quick probe", verify(&quick), real);
 }
+
+#[test]
+fn a_write_phase_in_a_directory_keeps_its_file_for_the_read_phase_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_str().unwrap();
+    let db = ScratchDb::new();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "disk",
+            path,
+            "--profile",
+            "verify",
+            "--size",
+            "16M",
+            "--json",
+            "--db",
+            db.db(),
+        ];
+        args.extend_from_slice(extra);
+        iomark(&args)
+    };
+    let written = run(&["--phase", "write"]);
+    let doc = json_of(&written);
+    let kept = files_like(dir.path(), "iomark-verify-", ".dat");
+    assert_eq!(kept.len(), 1, "{:?}", dir_names(dir.path()));
+    assert_eq!(doc["body"]["target"]["path"], kept[0].to_str().unwrap());
+    assert!(
+        stderr(&written).contains("--phase read"),
+        "{}",
+        stderr(&written)
+    );
+    assert_no_test_files(dir.path());
+    // The stale-file cleaner leaves it alone: the user asked for it.
+    ok(&iomark(&["clean", path]));
+    assert_eq!(files_like(dir.path(), "iomark-verify-", ".dat"), kept);
+
+    let read = json_of(&run(&["--phase", "read"]));
+    let r = verify(&read);
+    assert_eq!(r["phase"], "read");
+    assert_eq!(r["usable"].as_u64(), Some(16 * MIB));
+    assert_eq!(r["bad"]["corrupted"].as_u64(), Some(0));
+    assert_empty_dir(dir.path(), "the read phase removes the kept file");
+
+    let again = run(&["--phase", "read"]);
+    fails_with(&again, "run --profile verify --phase write on it first");
+}
