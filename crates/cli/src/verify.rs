@@ -27,10 +27,10 @@ pub(crate) fn after(
                 );
             }
         }
-        VerifyPhase::Read if !interrupted && !args.prof.keep_verify_file => {
-            if remove_kept_verify_file(target)? {
-                eprintln!("iomark: removed {}", target.info.path);
-            }
+        VerifyPhase::Read
+            if !interrupted && !args.prof.keep_verify_file && remove_kept_verify_file(target)? =>
+        {
+            eprintln!("iomark: removed {}", target.info.path);
         }
         _ => {}
     }
