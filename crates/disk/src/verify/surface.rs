@@ -3,7 +3,7 @@
 //! a queue depth, timed by stretch of the surface for the rate-by-position
 //! chart.
 //!
-//! The passes drive an [`Engine`] directly instead of going through the
+//! The passes drive an [`Engine`](crate::engine::Engine) directly instead of going through the
 //! runner: the runner writes and reads data it does not look at, while
 //! here every group is stamped before it is written and checked when it
 //! comes back.
