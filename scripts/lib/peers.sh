@@ -14,8 +14,8 @@ apt_install() {
 }
 
 # ensure_peers: fio (with Debian's fio-examples job files, which the job-file
-# tests run), iperf3 and likwid-bench, and strace, btrfs-progs, man-db, zsh
-# and fish for the tests.
+# tests run), iperf3 and likwid-bench, and strace, btrfs-progs, man-db, zsh,
+# fish, python3-fusepy and fuse3 for the tests.
 ensure_peers() {
   local need=()
   command -v fio >/dev/null 2>&1 || need+=(fio)
@@ -33,6 +33,11 @@ ensure_peers() {
   command -v man >/dev/null 2>&1 || need+=(man-db)
   command -v zsh >/dev/null 2>&1 || need+=(zsh)
   command -v fish >/dev/null 2>&1 || need+=(fish)
+  # The verify tests' fake flash drive is a FUSE file system in Python
+  # (crates/testrig/rigs/fake_disk.py), run by Debian's python3; fuse3
+  # brings fusermount3 for unprivileged mounts.
+  /usr/bin/python3 -c 'import fusepy' >/dev/null 2>&1 || need+=(python3-fusepy)
+  command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
   if [ ${#need[@]} -gt 0 ]; then
     echo "installing test peers: ${need[*]}" >&2
     apt_install "${need[@]}"

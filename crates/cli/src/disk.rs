@@ -218,7 +218,7 @@ pub struct ProfileArgs {
 
     /// A classic test: cdm (the default without workload flags), cdm-nvme,
     /// cdm-peak, cdm-real, cdm3, iometer, gnome, macbench, sweep,
-    /// artefacts, sustained.
+    /// artefacts, sustained; verify checks the data (docs/verify.md).
     #[arg(long, value_name = "NAME", help_heading = "Profile")]
     pub profile: Option<ProfileName>,
 
@@ -275,6 +275,17 @@ pub struct ProfileArgs {
     /// the device yet.
     #[arg(long, help_heading = "Profile")]
     pub no_probe: bool,
+
+    /// verify: write, read or both (default): --phase write fills the
+    /// target and leaves it; --phase read later checks what it left, e.g.
+    /// after the device was unplugged and plugged back in.
+    #[arg(long, value_name = "PHASE", help_heading = "Profile")]
+    pub phase: Option<iomark_model::verify::VerifyPhase>,
+
+    /// verify: keep the file a --phase write left in a directory after
+    /// --phase read has checked it (it is removed otherwise).
+    #[arg(long, help_heading = "Profile")]
+    pub keep_verify_file: bool,
 
     /// sweep: random block sizes, run in the order given (default every
     /// power of two from 4k to 4M), e.g. 4k,64k,1M.
@@ -361,6 +372,7 @@ impl DiskArgs {
                 write: p.write,
                 until_steady: p.until_steady,
                 recover: p.recover,
+                phase: p.phase,
                 keep_cache: self.keep_cache,
                 // --runtime, --ramp, --engine, --data, --seed: the job's.
                 ..ProfileSettings::default()
@@ -459,7 +471,7 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     let limit = args.mem_limit.map(SelfLimit::enter).transpose()?;
     let stop = signals::stop_flag()?;
     let started_at_ms = now_ms();
-    let Some(target) = open_target(&plan.request, stop)? else {
+    let Some(mut target) = open_target(&plan.request, stop)? else {
         return Ok(Exit::Interrupted);
     };
     let workload = &plan.workload;
@@ -515,9 +527,19 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
             known.learned(&mut obs.recorder, v.clone());
         }
     }
+    // A verify run's verdict is remembered with the disk (a clean one
+    // replaces an old warning); the run itself shows its own finding.
+    if let Some(ProfileResult::Verify(v)) = &outcome.result {
+        if let (Some(verdict), false) = (v.verdict(), outcome.interrupted) {
+            known.verified(&mut obs.recorder, verdict);
+        }
+    }
     outcome.warnings.extend(known.warnings(&outcome.jobs));
     if let Some(line) = obs.line.take() {
         line.finish();
+    }
+    if let Some(ProfileResult::Verify(v)) = &outcome.result {
+        crate::verify::after(&args, v, &mut target, outcome.interrupted)?;
     }
     let interrupted = outcome.interrupted;
     let mut doc = run_document(&target, name, outcome, started_at_ms, args_now());

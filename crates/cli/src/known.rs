@@ -1,13 +1,16 @@
 //! What the results store knows about the device a disk run is on: the
-//! speed the user rated it at (`--rated`, kept per disk) and the artefacts
-//! probe's verdict (kept per disk, file system and I/O mode). Both become
-//! warnings on every run there; a new `--rated` or probe is remembered.
+//! speed the user rated it at (`--rated`, kept per disk), the artefacts
+//! probe's verdict (kept per disk, file system and I/O mode) and the verify
+//! profile's verdict (kept per disk: wrong data is the disk's, whatever the
+//! file system). All become warnings on every run there; a new `--rated`,
+//! probe or verify verdict is remembered.
 
 use iomark_model::artefact::{ProbeVerdict, RatedSpeed};
 use iomark_model::device::DeviceReport;
 use iomark_model::disk::DiskJobResult;
+use iomark_model::verify::VerifyVerdict;
 use iomark_model::{now_ms, Warning};
-use iomark_store::{DeviceMemory, RememberedProbe};
+use iomark_store::{DeviceMemory, RememberedProbe, RememberedVerify};
 
 use crate::record::Recorder;
 
@@ -19,6 +22,8 @@ pub struct Known {
     /// What is remembered under the probe's key; none when the run has no
     /// device report.
     probe_slot: Option<DeviceMemory>,
+    /// What is remembered under the disk's key (the verify verdict).
+    disk_slot: Option<DeviceMemory>,
 }
 
 impl Known {
@@ -34,7 +39,7 @@ impl Known {
         let Some(report) = report else {
             return Known {
                 rated,
-                probe_slot: None,
+                ..Known::default()
             };
         };
         let describe = report.describe();
@@ -48,8 +53,9 @@ impl Known {
             rec.remember(disk);
         }
         Known {
-            rated: rated.or_else(|| disk.and_then(|d| d.rated)),
+            rated: rated.or_else(|| disk.as_ref().and_then(|d| d.rated)),
             probe_slot: report.probe_key(direct).map(|k| recall(rec, k)),
+            disk_slot: disk,
         }
     }
 
@@ -71,6 +77,20 @@ impl Known {
         rec.remember(slot);
     }
 
+    /// Remember what a verify run found here, replacing an earlier
+    /// verdict (a clean one clears the warning).
+    pub fn verified(&mut self, rec: &mut Recorder, verdict: VerifyVerdict) {
+        let Some(slot) = &mut self.disk_slot else {
+            return;
+        };
+        slot.verify = Some(RememberedVerify {
+            verdict,
+            run: rec.id(),
+            at_ms: now_ms(),
+        });
+        rec.remember(slot);
+    }
+
     /// The warnings of a run with `jobs` here: figures above the rated
     /// speed, and what a probe found.
     pub fn warnings(&self, jobs: &[DiskJobResult]) -> Vec<Warning> {
@@ -85,6 +105,23 @@ impl Known {
             };
             out.extend(p.verdict.warning(&source));
         }
+        if let Some(v) = self.disk_slot.as_ref().and_then(|s| s.verify.as_ref()) {
+            let source = match v.run {
+                Some(id) => format!("verify run {id}"),
+                None => "verify run".to_string(),
+            };
+            out.extend(v.verdict.warning(&date(v.at_ms), &source));
+        }
         out
     }
+}
+
+/// The local date of `ms` since the epoch, as 2026-11-23.
+fn date(ms: u64) -> String {
+    let Ok(t) = jiff::Timestamp::from_millisecond(ms as i64) else {
+        return "an unknown date".into();
+    };
+    t.to_zoned(jiff::tz::TimeZone::system())
+        .strftime("%Y-%m-%d")
+        .to_string()
 }

@@ -24,6 +24,7 @@ mod report;
 mod results;
 mod shell;
 mod signals;
+mod verify;
 
 use std::process::ExitCode;
 

@@ -49,6 +49,7 @@ pub mod plan;
 pub mod profiles;
 pub mod runner;
 pub mod target;
+pub mod verify;
 
 use std::path::{Path, PathBuf};
 

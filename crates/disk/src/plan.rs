@@ -140,9 +140,15 @@ impl DiskSettings {
                 "--size must be larger than 0: try --size 1GiB".into(),
             ));
         }
+        let (path, size) = match &plan {
+            ProfilePlan::Verify(o) => {
+                profiles::verify::target_of(&self.path, o.phase, self.job.size)?
+            }
+            _ => (self.path, self.job.size),
+        };
         let request = TargetRequest {
-            path: self.path,
-            size: self.job.size,
+            path,
+            size,
             default_size: plan.default_size(),
             write: plan.writes(),
             allow_write: self.allow_write,

@@ -65,11 +65,13 @@ use crate::DiskError;
 
 mod existing;
 mod identity;
+mod kept;
 mod stale;
 mod test_file;
 #[cfg(test)]
 mod tests;
 
+pub use kept::{find_kept_verify_file, remove_kept_verify_file};
 pub use stale::remove_stale_test_files;
 
 use existing::open_existing;
@@ -231,6 +233,23 @@ impl OpenTarget {
         // correctness, and buffered runs carry a warning anyway.
         let _ = rustix::fs::fdatasync(&*self.file);
         let _ = rustix::fs::fadvise(&*self.file, 0, None, rustix::fs::Advice::DontNeed);
+    }
+
+    /// Keep the test file for a later verify read phase instead of
+    /// removing it (`--profile verify --phase write` on a directory); its
+    /// new path, or `None` when the target is no test file.
+    pub fn keep_test_file(&mut self) -> Result<Option<PathBuf>, DiskError> {
+        let Some(t) = &mut self._test_file else {
+            return Ok(None);
+        };
+        let dir = Path::new(&self.info.path)
+            .parent()
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let kept = t.keep(&dir)?;
+        self.info.path = kept.display().to_string();
+        self.info.kind = TargetKind::File;
+        Ok(Some(kept))
     }
 
     /// Write the target's dirty pages to the device and wait (fdatasync).

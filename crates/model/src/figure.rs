@@ -65,7 +65,7 @@ pub enum FigureUnit {
     /// Millions of floating-point operations per second.
     #[serde(rename = "MFLOPS")]
     Mflops,
-    /// An amount of data (a write cache's size).
+    /// An amount of data (a write cache's size, a capacity).
     #[serde(rename = "B")]
     Bytes,
 }
@@ -151,18 +151,7 @@ impl FigureUnit {
             FigureUnit::Percent => format!("{v:.2} %"),
             FigureUnit::Count => format!("{v:.0}"),
             FigureUnit::Mflops => format!("{v:.1} MFLOPS"),
-            FigureUnit::Bytes => {
-                const UNITS: [(f64, &str); 4] = [
-                    (1_099_511_627_776.0, "TiB"),
-                    (1_073_741_824.0, "GiB"),
-                    (1_048_576.0, "MiB"),
-                    (1024.0, "KiB"),
-                ];
-                match UNITS.iter().find(|(u, _)| v >= *u) {
-                    Some((u, name)) => format!("{:.2} {name}", v / u),
-                    None => format!("{v:.0} B"),
-                }
-            }
+            FigureUnit::Bytes => crate::units::Bytes(v as u64).to_string(),
         }
     }
 }

@@ -25,6 +25,7 @@ pub mod profile;
 pub mod run;
 pub mod sustained;
 pub mod units;
+pub mod verify;
 pub mod warning;
 pub mod workload;
 

@@ -31,6 +31,8 @@ pub enum ProfileResult {
     Artefacts(ArtefactsResult),
     /// The sustained-write test: where the write cache runs out.
     Sustained(crate::sustained::SustainedResult),
+    /// The data check: corruption and fake capacity (f3, h2testw).
+    Verify(crate::verify::VerifyResult),
 }
 
 /// Which way a test moves data.

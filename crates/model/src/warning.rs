@@ -37,6 +37,9 @@ pub enum WarningKind {
     /// The sustained-write test filled its region without the rate
     /// falling: a cache, if there is one, is larger than what was written.
     NoCliff,
+    /// The device returned wrong data, or holds less than it claims
+    /// (found by the verify profile).
+    DataErrors,
     /// Anything else worth keeping with the run.
     Other,
 }

@@ -14,6 +14,7 @@ mod artefacts;
 mod cdm_units;
 mod jobs;
 mod sustained;
+mod verify;
 
 use crate::svg::{Bar, BarChart, BarSeries, LineChart, LineSeries, Scale, TickFormat};
 use crate::{Report, ReportRun};
@@ -108,6 +109,7 @@ enum ProfileCharts {
     Sweep,
     Artefacts,
     Sustained,
+    Verify,
 }
 
 impl ProfileCharts {
@@ -120,6 +122,7 @@ impl ProfileCharts {
             ProfileResult::Sweep(_) => ProfileCharts::Sweep,
             ProfileResult::Artefacts(_) => ProfileCharts::Artefacts,
             ProfileResult::Sustained(_) => ProfileCharts::Sustained,
+            ProfileResult::Verify(_) => ProfileCharts::Verify,
         }
     }
 
@@ -132,6 +135,7 @@ impl ProfileCharts {
             ProfileCharts::Sweep => sweep(report, out),
             ProfileCharts::Artefacts => artefacts::draw(report, out),
             ProfileCharts::Sustained => sustained::draw(report, out),
+            ProfileCharts::Verify => verify::draw(report, out),
         }
     }
 }

@@ -6,7 +6,9 @@ use iomark_model::figure::{Figure, FigureUnit};
 use iomark_model::{RunStatus, Warning, WarningKind};
 
 use crate::backend::Row;
-use crate::{DeviceMemory, RememberedProbe, RunId, RunSummary, StoreError, StoredWarning};
+use crate::{
+    DeviceMemory, RememberedProbe, RememberedVerify, RunId, RunSummary, StoreError, StoredWarning,
+};
 
 /// What a row of a query's answer is read into.
 pub(crate) trait Decode: Sized {
@@ -96,6 +98,10 @@ impl Decode for DeviceMemory {
         let run: Option<i64> = r.get(4)?;
         let at: Option<i64> = r.get(5)?;
         let verdict = probe.and_then(|p| serde_json::from_str(&p).ok());
+        let verify: Option<String> = r.get(6)?;
+        let verify = verify.and_then(|v| serde_json::from_str(&v).ok());
+        let verify_run: Option<i64> = r.get(7)?;
+        let verify_at: Option<i64> = r.get(8)?;
         Ok(DeviceMemory {
             key: r.get(0)?,
             description: r.get(1)?,
@@ -104,6 +110,11 @@ impl Decode for DeviceMemory {
                 verdict,
                 run: run.map(RunId),
                 at_ms: at.unwrap_or(0).max(0) as u64,
+            }),
+            verify: verify.map(|verdict| RememberedVerify {
+                verdict,
+                run: verify_run.map(RunId),
+                at_ms: verify_at.unwrap_or(0).max(0) as u64,
             }),
         })
     }

@@ -222,6 +222,8 @@ pub struct DeviceMemory {
     pub rated: Option<RatedSpeed>,
     /// The artefacts probe's last verdict here.
     pub probe: Option<RememberedProbe>,
+    /// The verify profile's last verdict here.
+    pub verify: Option<RememberedVerify>,
 }
 
 impl DeviceMemory {
@@ -232,6 +234,7 @@ impl DeviceMemory {
             description: description.into(),
             rated: None,
             probe: None,
+            verify: None,
         }
     }
 }
@@ -241,6 +244,17 @@ impl DeviceMemory {
 pub struct RememberedProbe {
     /// The verdict.
     pub verdict: ProbeVerdict,
+    /// The run it was found in (which may since have been deleted).
+    pub run: Option<RunId>,
+    /// When, ms since the Unix epoch.
+    pub at_ms: u64,
+}
+
+/// A verify run's verdict, with where and when it was found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RememberedVerify {
+    /// The verdict.
+    pub verdict: iomark_model::verify::VerifyVerdict,
     /// The run it was found in (which may since have been deleted).
     pub run: Option<RunId>,
     /// When, ms since the Unix epoch.

@@ -39,8 +39,9 @@ pub(crate) fn migrate<D: Db>(db: &mut D) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// The oldest schema version whose runs this build reads: version 2 only
-/// added the `devices` table, which reading runs never touches.
+/// The oldest schema version whose runs this build reads: versions 2 and
+/// 3 only added the `devices` table and its verify columns, which reading
+/// runs never touches.
 const READABLE_FROM: i64 = 1;
 
 /// A database opened read-only cannot be migrated: it must be at a schema
@@ -296,7 +297,8 @@ pub(crate) use store_writes;
 /// What is remembered under `key`.
 pub(crate) fn device<D: Db>(db: &mut D, key: &str) -> Result<Option<DeviceMemory>, StoreError> {
     let found: Vec<DeviceMemory> = db.query(
-        "SELECT key, description, rated, probe, probe_run_id, probe_at_ms
+        "SELECT key, description, rated, probe, probe_run_id, probe_at_ms,
+             verify, verify_run_id, verify_at_ms
          FROM devices WHERE key = ?1",
         &[&key],
     )?;
@@ -313,14 +315,34 @@ pub(crate) fn remember_device<D: Db>(db: &mut D, d: &DeviceMemory) -> Result<(),
         .and_then(|p| serde_json::to_string(&p.verdict).ok());
     let run = d.probe.as_ref().and_then(|p| p.run).map(|r| r.0);
     let at = d.probe.as_ref().map(|p| p.at_ms as i64);
+    let verify = d
+        .verify
+        .as_ref()
+        .and_then(|v| serde_json::to_string(&v.verdict).ok());
+    let verify_run = d.verify.as_ref().and_then(|v| v.run).map(|r| r.0);
+    let verify_at = d.verify.as_ref().map(|v| v.at_ms as i64);
     db.execute(
-        "INSERT INTO devices (key, description, rated, probe, probe_run_id, probe_at_ms, updated_at_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+        "INSERT INTO devices (key, description, rated, probe, probe_run_id, probe_at_ms,
+             verify, verify_run_id, verify_at_ms, updated_at_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
          ON CONFLICT (key) DO UPDATE SET description = excluded.description,
              rated = excluded.rated, probe = excluded.probe,
              probe_run_id = excluded.probe_run_id, probe_at_ms = excluded.probe_at_ms,
+             verify = excluded.verify, verify_run_id = excluded.verify_run_id,
+             verify_at_ms = excluded.verify_at_ms,
              updated_at_ms = excluded.updated_at_ms",
-        &[&d.key, &d.description, &rated, &probe, &run, &at, &now_ms()],
+        &[
+            &d.key,
+            &d.description,
+            &rated,
+            &probe,
+            &run,
+            &at,
+            &verify,
+            &verify_run,
+            &verify_at,
+            &now_ms(),
+        ],
     )
     .map(drop)
 }

@@ -213,6 +213,11 @@ impl<C: GenericClient> Db for Pg<'_, C> {
             "devices",
             include_str!("../migrations/postgres/0002_devices.sql"),
         ),
+        (
+            3,
+            "device_verify",
+            include_str!("../migrations/postgres/0003_device_verify.sql"),
+        ),
     ];
     const LIKE: &'static str = "ILIKE";
     const BIGINT: &'static str = "BIGINT";

@@ -337,6 +337,11 @@ impl Db for Sqlite<'_> {
             "devices",
             include_str!("../migrations/sqlite/0002_devices.sql"),
         ),
+        (
+            3,
+            "device_verify",
+            include_str!("../migrations/sqlite/0003_device_verify.sql"),
+        ),
     ];
     const LIKE: &'static str = "LIKE";
     const BIGINT: &'static str = "INTEGER";

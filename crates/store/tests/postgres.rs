@@ -58,12 +58,12 @@ impl Drop for TestDb {
 fn migrations_build_an_empty_database_and_runs_round_trip() {
     let Some(db) = TestDb::new() else { return };
     let mut store = PgStore::connect(&db.url).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.schema_version().unwrap(), 3);
     assert!(store.list(&RunQuery::default()).unwrap().is_empty());
     drop(store);
     // Reopening applies nothing twice.
     let mut store = iomark_store::open(Some(&db.url)).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.schema_version().unwrap(), 3);
 
     let doc = synthetic::full_run(3);
     let id = store.insert_complete(&doc).unwrap();
@@ -379,6 +379,23 @@ fn devices_are_remembered_by_key_as_on_sqlite() {
     d.rated = Some("read=550MB/s,write=520MB/s".parse().unwrap());
     store.remember_device(&d).unwrap();
     d.description = "ACME X (sdc)".into();
+    store.remember_device(&d).unwrap();
+    assert_eq!(store.device("serial:X:1").unwrap().as_ref(), Some(&d));
+    d.verify = Some(iomark_store::RememberedVerify {
+        verdict: iomark_model::verify::VerifyVerdict {
+            claimed: iomark_model::Bytes(256 << 20),
+            usable: iomark_model::Bytes(256 << 20),
+            bad: iomark_model::verify::BadCounts {
+                corrupted: 3,
+                lost: 0,
+                wrapped: 0,
+            },
+            ranges: 2,
+            quick: false,
+        },
+        run: None,
+        at_ms: 1_795_000_000_000,
+    });
     store.remember_device(&d).unwrap();
     assert_eq!(store.device("serial:X:1").unwrap().as_ref(), Some(&d));
 }

@@ -14,17 +14,17 @@ fn fresh() -> (tempfile::TempDir, SqliteStore) {
 #[test]
 fn migrations_build_an_empty_database_and_reopen_cleanly() {
     let (dir, mut store) = fresh();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.schema_version().unwrap(), 3);
     assert!(store.list(&RunQuery::default()).unwrap().is_empty());
     drop(store);
     let path = dir.path().join("sub/dir/results.db");
     let mut again = SqliteStore::open(path.clone()).unwrap();
-    assert_eq!(again.schema_version().unwrap(), 2);
+    assert_eq!(again.schema_version().unwrap(), 3);
     let conn = rusqlite::Connection::open(&path).unwrap();
     let n: i64 = conn
         .query_row("SELECT COUNT(*) FROM schema_migrations", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(n, 2, "a migration ran twice");
+    assert_eq!(n, 3, "a migration ran twice");
     assert_eq!(common::pragma(&path, "journal_mode"), "wal");
 }
 
@@ -279,7 +279,7 @@ fn a_read_only_open_reads_everything_and_writes_nothing() {
     {
         let mut ro = SqliteStore::open_read_only(path.clone()).unwrap();
         assert!(ro.is_read_only());
-        assert_eq!(ro.schema_version().unwrap(), 2);
+        assert_eq!(ro.schema_version().unwrap(), 3);
         assert_eq!(ro.list(&RunQuery::default()).unwrap().len(), 1);
         common::assert_same_document(&ro.load(id).unwrap(), &doc);
         for err in [
@@ -346,7 +346,7 @@ fn a_version_1_database_is_read_as_it_is_and_migrated_by_a_writer() {
     drop(store);
     // Back to version 1, as an earlier iomark left it.
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE devices; DELETE FROM schema_migrations WHERE version = 2")
+    conn.execute_batch("DROP TABLE devices; DELETE FROM schema_migrations WHERE version >= 2")
         .unwrap();
     drop(conn);
     let mut ro = SqliteStore::open_read_only(path.clone()).unwrap();
@@ -354,6 +354,53 @@ fn a_version_1_database_is_read_as_it_is_and_migrated_by_a_writer() {
     assert_eq!(ro.load(id).unwrap().summary.id, id);
     drop(ro);
     let mut rw = SqliteStore::open(path).unwrap();
-    assert_eq!(rw.schema_version().unwrap(), 2);
+    assert_eq!(rw.schema_version().unwrap(), 3);
     assert_eq!(rw.device("dev:sda").unwrap(), None);
+}
+
+#[test]
+fn a_verify_verdict_is_remembered_and_a_version_2_device_row_survives_the_migration() {
+    use iomark_model::verify::{BadCounts, VerifyVerdict};
+    use iomark_model::Bytes;
+    use iomark_store::{DeviceMemory, RememberedVerify};
+
+    let (_dir, path) = common::scratch_db("v.db");
+    let mut store = SqliteStore::open(path.clone()).unwrap();
+    let mut stick = DeviceMemory::new("serial:STICK:1", "ACME stick (sdb)");
+    stick.rated = Some("read=100MB/s".parse().unwrap());
+    store.remember_device(&stick).unwrap();
+    drop(store);
+    // Back to version 2, as the iomark before verify left it.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "ALTER TABLE devices DROP COLUMN verify; ALTER TABLE devices DROP COLUMN verify_run_id;
+         ALTER TABLE devices DROP COLUMN verify_at_ms;
+         DELETE FROM schema_migrations WHERE version = 3",
+    )
+    .unwrap();
+    drop(conn);
+    let mut ro = SqliteStore::open_read_only(path.clone()).unwrap();
+    assert_eq!(ro.schema_version().unwrap(), 2);
+    drop(ro);
+    let mut rw = SqliteStore::open(path).unwrap();
+    assert_eq!(rw.schema_version().unwrap(), 3);
+    assert_eq!(rw.device("serial:STICK:1").unwrap().as_ref(), Some(&stick));
+
+    stick.verify = Some(RememberedVerify {
+        verdict: VerifyVerdict {
+            claimed: Bytes(64 << 30),
+            usable: Bytes(8 << 30),
+            bad: BadCounts {
+                corrupted: 0,
+                lost: 0,
+                wrapped: 14_680_064,
+            },
+            ranges: 1,
+            quick: true,
+        },
+        run: Some(RunId(3)),
+        at_ms: 1_795_000_000_000,
+    });
+    rw.remember_device(&stick).unwrap();
+    assert_eq!(rw.device("serial:STICK:1").unwrap().as_ref(), Some(&stick));
 }

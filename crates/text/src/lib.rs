@@ -26,6 +26,7 @@ mod mem;
 mod profile;
 pub mod results;
 mod sustained;
+mod verify;
 
 pub use disk::{cgroup_usage, disk_run};
 pub use escape::{escape_controls, escape_controls_keep_lines};

@@ -42,13 +42,14 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
             target_line(&mut out, run);
             out.push_str(&body);
         }
+        ProfileResult::Verify(r) => crate::verify::verify(&mut out, run, r),
     }
     footer(&mut out, doc, run, shown);
     // Names and messages come from the run and may hold control characters.
     crate::escape::escape_controls_keep_lines(&out).into_owned()
 }
 
-fn target_line(out: &mut String, run: &DiskRun) {
+pub(crate) fn target_line(out: &mut String, run: &DiskRun) {
     let t = &run.target;
     let kind = match t.kind {
         TargetKind::TestFile => "test file, removed",

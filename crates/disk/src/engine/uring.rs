@@ -288,6 +288,13 @@ impl Drop for Uring {
             self.drain_completions(&mut sink);
             sink.clear();
         }
+        // The ring's reference to the target goes now, not when the kernel
+        // gets round to tearing the ring down after the process is gone: a
+        // block device opened O_EXCL stays claimed while any reference
+        // lives, and the next run on it (a verify read phase right after
+        // the write phase) would find it busy. Best effort: a failure only
+        // leaves the reference to the teardown.
+        let _ = self.reg.ring.submitter().unregister_files();
     }
 }
 

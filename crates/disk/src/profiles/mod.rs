@@ -11,6 +11,7 @@
 //! * [`sweep`]: the block-size sweep of the PCIe SSD paper, per engine.
 //! * [`artefacts`]: the compression and deduplication probe.
 //! * [`sustained`]: sustained writes, where the write cache runs out.
+//! * [`verify`]: the data check: corruption and fake capacity (f3, h2testw).
 //!
 //! Each profile is a module: data (its rows, sizes, depths and defaults),
 //! the [`Setting`]s it takes (`SETTINGS`), a `plan` function that turns the
@@ -31,6 +32,7 @@ pub mod outline;
 pub mod settings;
 pub mod sustained;
 pub mod sweep;
+pub mod verify;
 
 use std::fmt;
 use std::str::FromStr;
@@ -72,11 +74,13 @@ pub enum ProfileName {
     Artefacts,
     /// Sustained writes: where the write cache runs out.
     Sustained,
+    /// The data check: corruption and fake capacity.
+    Verify,
 }
 
 impl ProfileName {
     /// Every profile, in the order `--help` lists them.
-    pub const ALL: [ProfileName; 11] = [
+    pub const ALL: [ProfileName; 12] = [
         ProfileName::Cdm,
         ProfileName::CdmNvme,
         ProfileName::CdmPeak,
@@ -88,6 +92,7 @@ impl ProfileName {
         ProfileName::Sweep,
         ProfileName::Artefacts,
         ProfileName::Sustained,
+        ProfileName::Verify,
     ];
 
     /// The name on the command line and in results.
@@ -104,6 +109,7 @@ impl ProfileName {
             ProfileName::Sweep => "sweep",
             ProfileName::Artefacts => "artefacts",
             ProfileName::Sustained => "sustained",
+            ProfileName::Verify => "verify",
         }
     }
 
@@ -126,6 +132,7 @@ impl ProfileName {
             ProfileName::Sweep => sweep::SETTINGS,
             ProfileName::Artefacts => artefacts::SETTINGS,
             ProfileName::Sustained => sustained::SETTINGS,
+            ProfileName::Verify => verify::SETTINGS,
         }
     }
 }
@@ -147,6 +154,8 @@ pub enum ProfilePlan {
     Artefacts(artefacts::ArtefactsOptions),
     /// Sustained writes.
     Sustained(sustained::SustainedOptions),
+    /// The data check.
+    Verify(verify::VerifyOptions),
 }
 
 /// Check the user's settings against what profile `name` takes and turn
@@ -183,6 +192,7 @@ pub fn plan(name: ProfileName, s: &ProfileSettings) -> Result<ProfilePlan, DiskE
         ProfileName::Sweep => ProfilePlan::Sweep(sweep::plan(s)?),
         ProfileName::Artefacts => ProfilePlan::Artefacts(artefacts::plan(s)?),
         ProfileName::Sustained => ProfilePlan::Sustained(sustained::plan(s)?),
+        ProfileName::Verify => ProfilePlan::Verify(verify::plan(s)?),
     })
 }
 
@@ -197,6 +207,7 @@ impl ProfilePlan {
             | ProfilePlan::Sweep(_) => Bytes(Bytes::GIB),
             ProfilePlan::Artefacts(_) => artefacts::DEFAULT_REGION,
             ProfilePlan::Sustained(_) => Bytes(Bytes::GIB),
+            ProfilePlan::Verify(_) => Bytes(Bytes::GIB),
         }
     }
 
@@ -214,15 +225,19 @@ impl ProfilePlan {
                 .collect(),
             ProfilePlan::Artefacts(_) => vec![artefacts::BLOCK],
             ProfilePlan::Sustained(_) => vec![sustained::BLOCK],
+            ProfilePlan::Verify(_) => {
+                vec![crate::verify::GROUP, crate::verify::block::BLOCK as u64]
+            }
         };
         sizes.into_iter().map(Bytes).collect()
     }
 
     /// How a new test file is made ready: filled before the jobs, except
-    /// for the sustained-write test, whose own writes are the measurement.
+    /// for the sustained-write test, whose own writes are the measurement,
+    /// and the data check, which writes every block itself.
     pub fn test_file_prep(&self) -> TestFilePrep {
         match self {
-            ProfilePlan::Sustained(_) => TestFilePrep::Unwritten,
+            ProfilePlan::Sustained(_) | ProfilePlan::Verify(_) => TestFilePrep::Unwritten,
             ProfilePlan::Cdm(_)
             | ProfilePlan::Iometer(_)
             | ProfilePlan::Gnome(_)
@@ -237,6 +252,7 @@ impl ProfilePlan {
     pub fn writes(&self) -> bool {
         match self {
             ProfilePlan::Gnome(o) => o.write,
+            ProfilePlan::Verify(o) => o.phase.writes(),
             ProfilePlan::Cdm(_)
             | ProfilePlan::Iometer(_)
             | ProfilePlan::Macbench(_)
@@ -261,6 +277,7 @@ impl ProfilePlan {
             ProfilePlan::Sweep(o) => sweep::run(o, target, stop, obs),
             ProfilePlan::Artefacts(o) => artefacts::run(o, target, stop, obs),
             ProfilePlan::Sustained(o) => sustained::run(o, target, stop, obs),
+            ProfilePlan::Verify(o) => verify::run(o, target, stop, obs),
         }
     }
 }
@@ -430,12 +447,13 @@ mod tests {
             ProfileName::Sweep => 8,
             ProfileName::Artefacts => 9,
             ProfileName::Sustained => 10,
+            ProfileName::Verify => 11,
         };
         for (i, p) in ProfileName::ALL.into_iter().enumerate() {
             assert_eq!(index(p), i, "{p} is out of place in ProfileName::ALL");
             assert_eq!(p.as_str().parse::<ProfileName>(), Ok(p));
         }
-        assert_eq!(ProfileName::ALL.len(), index(ProfileName::Sustained) + 1);
+        assert_eq!(ProfileName::ALL.len(), index(ProfileName::Verify) + 1);
     }
 
     #[test]

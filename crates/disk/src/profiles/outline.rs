@@ -18,7 +18,7 @@ use iomark_model::disk::DiskJobSpec;
 use iomark_model::profile::TestDir;
 use iomark_model::units::Bytes;
 
-use super::{artefacts, gnome, iometer, macbench, sustained, sweep, ProfilePlan};
+use super::{artefacts, gnome, iometer, macbench, sustained, sweep, verify, ProfilePlan};
 use crate::runner::Progress;
 
 /// What a step costs.
@@ -244,6 +244,27 @@ impl ProfilePlan {
                     o.push("interval".into(), 2, Cost::Time(idle.as_duration()), None);
                     let label = "sustained write after idle".into();
                     o.push(label, 2, region, block);
+                }
+            }
+            ProfilePlan::Verify(opts) => {
+                let region = verify::region(target_size).get();
+                let group = Some(crate::verify::GROUP);
+                if opts.quick {
+                    let blocks = 2 * crate::verify::probe::offsets(region, 0).len() as u64;
+                    let cost = Cost::Bytes(blocks * crate::verify::block::BLOCK as u64);
+                    o.push(
+                        "probe".into(),
+                        1,
+                        cost,
+                        Some(crate::verify::block::BLOCK as u64),
+                    );
+                } else {
+                    if opts.phase.writes() {
+                        o.push("write".into(), 1, Cost::Bytes(region), group);
+                    }
+                    if opts.phase.reads() {
+                        o.push("read and check".into(), 1, Cost::Bytes(region), group);
+                    }
                 }
             }
         }

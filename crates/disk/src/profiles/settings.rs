@@ -9,6 +9,7 @@ use std::str::FromStr;
 
 use iomark_model::disk::{DataPattern, EngineKind};
 use iomark_model::units::{Bytes, Nanos};
+use iomark_model::verify::VerifyPhase;
 
 /// Queue depths for IOmeter's sweep: a list `1,2,4,8` or a range `1..32`
 /// (powers of two).
@@ -82,6 +83,8 @@ pub struct ProfileSettings {
     pub access_samples: Option<u32>,
     /// Write each sample back.
     pub write: bool,
+    /// verify: which phases run.
+    pub phase: Option<VerifyPhase>,
     /// What is written.
     pub data: DataPattern,
     /// Seed for offsets and data.
@@ -133,11 +136,13 @@ pub enum Setting {
     UntilSteady,
     /// `--recover`
     Recover,
+    /// `--phase`
+    Phase,
 }
 
 impl Setting {
     /// Every setting, in `--help`'s order.
-    pub const ALL: [Setting; 16] = [
+    pub const ALL: [Setting; 17] = [
         Setting::Passes,
         Setting::PassTime,
         Setting::Interval,
@@ -154,6 +159,7 @@ impl Setting {
         Setting::Sizes,
         Setting::UntilSteady,
         Setting::Recover,
+        Setting::Phase,
     ];
 
     /// The flag that gives it.
@@ -175,6 +181,7 @@ impl Setting {
             Setting::Write => "--write",
             Setting::UntilSteady => "--until-steady",
             Setting::Recover => "--recover",
+            Setting::Phase => "--phase",
         }
     }
 
@@ -197,6 +204,7 @@ impl Setting {
             Setting::Write => s.write,
             Setting::UntilSteady => s.until_steady.is_some(),
             Setting::Recover => s.recover.is_some(),
+            Setting::Phase => s.phase.is_some(),
         }
     }
 }

@@ -47,10 +47,55 @@ pub(super) struct TestFile {
     name: CString,
     file: File,
     identity: Identity,
+    /// Set once the file is kept for a later verify read phase: the user
+    /// asked for it, so Drop leaves it.
+    kept: bool,
+}
+
+impl TestFile {
+    /// Keep the file under a name that says what it is and that the
+    /// stale-file cleaner does not take for a killed run's
+    /// (`iomark-verify-<16 hex>.dat`); its path.
+    pub(super) fn keep(&mut self, shown_dir: &Path) -> Result<std::path::PathBuf, DiskError> {
+        let hex = &self.name.as_bytes()[TEST_FILE_PREFIX.len()..][..16];
+        let kept = CString::new([KEPT_PREFIX.as_bytes(), hex, KEPT_SUFFIX.as_bytes()].concat())
+            .expect("a name of ASCII letters and digits has no NUL");
+        let path = shown_dir.join(OsStr::from_bytes(kept.as_bytes()));
+        rustix::fs::renameat_with(
+            &self.dir,
+            self.name.as_c_str(),
+            &self.dir,
+            kept.as_c_str(),
+            rustix::fs::RenameFlags::NOREPLACE,
+        )
+        .map_err(|e| DiskError::target(&path, format!("cannot keep the verify file: {e}")))?;
+        self.kept = true;
+        Ok(path)
+    }
+}
+
+/// Prefix and suffix of a test file kept by a verify write phase for a
+/// later read phase; between them, the test file's 16 hex digits.
+pub const KEPT_PREFIX: &str = "iomark-verify-";
+/// See [`KEPT_PREFIX`].
+pub const KEPT_SUFFIX: &str = ".dat";
+
+/// Whether `name` is that of a kept verify file.
+pub fn is_kept_name(name: &[u8]) -> bool {
+    let Some(rest) = name.strip_prefix(KEPT_PREFIX.as_bytes()) else {
+        return false;
+    };
+    let Some(hex) = rest.strip_suffix(KEPT_SUFFIX.as_bytes()) else {
+        return false;
+    };
+    hex.len() == 16 && hex.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 impl Drop for TestFile {
     fn drop(&mut self) {
+        if self.kept {
+            return;
+        }
         let ours = rustix::fs::statat(&self.dir, self.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW)
             .is_ok_and(|st| st.st_dev == self.identity.dev && st.st_ino == self.identity.ino);
         if ours {
@@ -177,6 +222,7 @@ pub(super) fn open_test_file(
             .try_clone()
             .map_err(|e| DiskError::target(&path, format!("cannot be duplicated: {e}")))?,
         identity,
+        kept: false,
     };
     // The umask may have taken bits away; clean-up recognises exactly this.
     rustix::fs::fchmod(&file, Mode::from_raw_mode(TEST_FILE_MODE))

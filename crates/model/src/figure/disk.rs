@@ -135,6 +135,7 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
         Some(ProfileResult::Sustained(s)) => {
             return super::sustained::sustained_figures(s, run.jobs.first())
         }
+        Some(ProfileResult::Verify(v)) => return verify_figures(v),
         Some(ProfileResult::Iometer(io)) => {
             for p in &io.points {
                 let job = run.jobs.get(p.job);
@@ -239,6 +240,59 @@ fn knee_figures(out: &mut Vec<Figure>, run: &DiskRun, depths: &[u32]) {
             None,
         );
     }
+}
+
+/// Figures of the verify profile, one test named by what ran (`verify`,
+/// `verify probe`, `verify write phase`): the size checked and the usable
+/// size (bytes), the bad blocks of each kind (counts) and the mean write
+/// and read rates over the surface.
+pub fn verify_figures(v: &crate::verify::VerifyResult) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let test = if v.quick {
+        "verify probe".to_string()
+    } else if v.phase == crate::verify::VerifyPhase::Both {
+        "verify".to_string()
+    } else {
+        format!("verify {} phase", v.phase)
+    };
+    let mut figs = TestFigures::new(&mut out, &test, "");
+    figs.push("claimed", FigureUnit::Bytes, v.claimed.get() as f64, None);
+    if let Some(u) = v.usable {
+        figs.push("usable", FigureUnit::Bytes, u.get() as f64, None);
+    }
+    if v.phase.reads() {
+        let count = FigureUnit::Count;
+        figs.push("corrupted blocks", count, v.bad.corrupted as f64, None);
+        figs.push("lost blocks", count, v.bad.lost as f64, None);
+        figs.push("wrapped blocks", count, v.bad.wrapped as f64, None);
+        figs.push(
+            "bad ranges",
+            count,
+            (v.ranges.len() as u64 + v.more_ranges) as f64,
+            None,
+        );
+    }
+    let spread = |s: &[crate::verify::SurfaceRate]| {
+        let v: Vec<f64> = s.iter().map(|r| r.bw.0).collect();
+        min_max(&v)
+    };
+    if let Some(bw) = v.write_bw {
+        TestFigures::new(&mut out, &test, "write").push(
+            "bw",
+            FigureUnit::BytesPerSec,
+            bw.0,
+            spread(&v.write_series),
+        );
+    }
+    if let Some(bw) = v.read_bw {
+        TestFigures::new(&mut out, &test, "read").push(
+            "bw",
+            FigureUnit::BytesPerSec,
+            bw.0,
+            spread(&v.read_series),
+        );
+    }
+    out
 }
 
 /// Figures of the artefacts probe, one test: each pattern's write and read
