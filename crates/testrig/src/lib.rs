@@ -128,6 +128,8 @@ impl LoopDevice {
                 Err(e)
             }
         }
+    }
+
     /// The image file behind the device, for tests that change what the
     /// device holds behind its back (the verify profile's corruption test).
     pub fn image(&self) -> &Path {
