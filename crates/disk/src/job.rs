@@ -9,6 +9,7 @@ use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::units::{Bytes, Nanos};
 
 use crate::target::DirectMode;
+use crate::verify::writes::VerifyWrites;
 use crate::DiskError;
 
 /// Default access pattern.
@@ -54,6 +55,8 @@ pub struct JobSettings {
     /// `Some(true)`: direct I/O or an error; `Some(false)`: the page
     /// cache; `None`: direct where the file system can.
     pub direct: Option<bool>,
+    /// `--verify`: stamp every write and check it after the run.
+    pub verify: Option<VerifyWrites>,
 }
 
 /// A checked custom job: its spec (the size is the target's, filled in
@@ -66,6 +69,8 @@ pub struct CustomJob {
     pub direct: DirectMode,
     /// The size asked for, if any.
     pub size: Option<Bytes>,
+    /// Whether the writes are checked after the run.
+    pub verify: Option<VerifyWrites>,
 }
 
 impl JobSettings {
@@ -82,6 +87,7 @@ impl JobSettings {
             ("--ramp", self.ramp.is_some()),
             ("--engine", self.engine.is_some()),
             ("--rwmix-read", self.rwmix_read.is_some()),
+            ("--verify", self.verify.is_some()),
         ];
         given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect()
     }
@@ -135,10 +141,14 @@ impl JobSettings {
                 "--iodepth-batch must be 1 to --iodepth ({iodepth})"
             ));
         }
+        if let Some(v) = &self.verify {
+            v.check_spec(&spec)?;
+        }
         Ok(CustomJob {
             spec,
             direct,
             size: self.size,
+            verify: self.verify,
         })
     }
 }
