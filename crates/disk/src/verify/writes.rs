@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 
 use iomark_model::disk::{DiskJobSpec, EngineKind};
 use iomark_model::units::{Bytes, BytesPerSec};
-use iomark_model::verify::{VerifyPhase, VerifyResult};
+use iomark_model::verify::{BadKind, VerifyPhase, VerifyResult};
 use iomark_model::{Warning, WarningKind};
 
-use super::block::{Expect, Header, Verdict, BLOCK};
+use super::block::{Bad, Expect, Header, Verdict, BLOCK};
 use super::Findings;
 use crate::buffer::AlignedBuf;
 use crate::DiskError;
@@ -166,13 +166,10 @@ impl WriteLedger {
             read += len as u64;
             for (i, written) in data.chunks_exact(self.bs as usize).enumerate() {
                 let b = block + i as u64;
-                let expect = Expect {
-                    seed: self.seed,
-                    sequence: self.last[b as usize].load(Ordering::Relaxed),
-                };
+                let sequence = self.last[b as usize].load(Ordering::Relaxed);
                 for (j, v) in written.chunks_exact(BLOCK).enumerate() {
                     let offset = b * self.bs + (j * BLOCK) as u64;
-                    match expect.check(v, offset) {
+                    match self.check_block(v, offset, sequence) {
                         Verdict::Good => found.good(),
                         Verdict::Bad(bad) => found.bad(offset, BLOCK as u64, bad),
                     }
@@ -186,6 +183,40 @@ impl WriteLedger {
             took: started.elapsed(),
             partial,
         })
+    }
+}
+
+impl WriteLedger {
+    /// Check one 4 KiB block read back from `offset`, whose last write was
+    /// `sequence`. A sound block of this run written for another offset is
+    /// wrapped whatever its sequence (it was written later, elsewhere); one
+    /// for this offset with an older sequence is a lost write.
+    fn check_block(&self, block: &[u8], offset: u64, sequence: u32) -> Verdict {
+        let seed = self.seed;
+        let verdict = Expect { seed, sequence }.check(block, offset);
+        let Verdict::Bad(first) = &verdict else {
+            return verdict;
+        };
+        let own = Header::read(block).filter(|h| h.seed == seed);
+        let Some(h) = own.filter(|_| first.kind == BadKind::Lost) else {
+            return verdict;
+        };
+        let own_sequence = Expect {
+            seed,
+            sequence: h.sequence,
+        };
+        match own_sequence.check(block, offset) {
+            Verdict::Good => Verdict::Bad(Bad {
+                kind: BadKind::Lost,
+                from: None,
+                found: format!(
+                    "an earlier write of this block (sequence {}, the last was {sequence})",
+                    h.sequence
+                ),
+            }),
+            Verdict::Bad(wrapped) if wrapped.kind == BadKind::Wrapped => Verdict::Bad(wrapped),
+            Verdict::Bad(_) => verdict,
+        }
     }
 }
 
@@ -271,7 +302,6 @@ impl WriteCheck {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iomark_model::verify::BadKind;
 
     const BS: u64 = 8192;
 
@@ -315,7 +345,7 @@ mod tests {
         ledger.stamp(&mut old, 3 * BS, 4);
         ledger.last[3].store(9, Ordering::Relaxed);
         file.write_all_at(&old, 3 * BS).unwrap();
-        // Block 6 holds block 0's data: the device wraps.
+        // Block 6 holds block 0's data (another sequence): the device wraps.
         let mut block0 = vec![0u8; BS as usize];
         file.read_exact_at(&mut block0, 0).unwrap();
         file.write_all_at(&block0, 6 * BS).unwrap();
@@ -331,12 +361,13 @@ mod tests {
             vec![
                 (BS, 4096, BadKind::Corrupted, None),
                 (3 * BS, BS, BadKind::Lost, None),
-                (6 * BS, 4096, BadKind::Wrapped, Some(0)),
-                (6 * BS + 4096, 4096, BadKind::Wrapped, Some(4096)),
+                (6 * BS, BS, BadKind::Wrapped, Some(0)),
             ]
         );
         assert!(
-            c.found.ranges[1].found.contains("pass 4"),
+            c.found.ranges[1]
+                .found
+                .contains("sequence 4, the last was 9"),
             "{:?}",
             c.found.ranges[1]
         );
