@@ -57,7 +57,7 @@ impl VerifyWrites {
                     .into(),
             );
         }
-        if spec.bs.get() % BLOCK as u64 != 0 {
+        if !spec.bs.get().is_multiple_of(BLOCK as u64) {
             return invalid(format!(
                 "--verify stamps every {} with a header, and --bs {} is not a multiple of it: \
                  use --bs 4KiB or a multiple",
