@@ -119,9 +119,18 @@ pub struct DiskArgs {
     /// sequence, crc32c, as fio's verify=crc32c) and, after the run, read
     /// back and check every block written (docs/verify.md). Write
     /// workloads only; the check's reads are not in the figures. A failed
-    /// check exits with 3.
-    #[arg(long, help_heading = "Workload")]
-    pub verify: bool,
+    /// check exits with 3. fio's --verify=crc32c and --verify=1 too
+    /// (--verify=0 is off).
+    #[arg(
+        long,
+        value_name = "crc32c",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "crc32c",
+        value_parser = parse_verify,
+        help_heading = "Workload"
+    )]
+    pub verify: Option<bool>,
 
     /// With --verify: report the check's read rate as its own figure
     /// (test `verify`, read bw).
@@ -319,6 +328,18 @@ fn parse_mix(s: &str) -> Result<u8, String> {
     }
 }
 
+/// fio's `verify=` values iomark checks with: crc32c (its default), 1 or
+/// 0.
+fn parse_verify(s: &str) -> Result<bool, String> {
+    match s {
+        "crc32c" | "1" => Ok(true),
+        "0" => Ok(false),
+        other => Err(format!(
+            "iomark checks with crc32c (fio's verify=crc32c), not {other}: use --verify"
+        )),
+    }
+}
+
 impl DiskArgs {
     /// `Some(true)` for --direct, `Some(false)` for --buffered or
     /// --direct=0.
@@ -352,7 +373,7 @@ impl DiskArgs {
                 data: self.data,
                 seed: self.seed,
                 direct: self.direct(),
-                verify: self.verify.then_some(VerifyWrites {
+                verify: (self.verify == Some(true)).then_some(VerifyWrites {
                     timed: self.verify_timed,
                 }),
             },

@@ -132,7 +132,8 @@ fn one_pass(dev: &str, db: &ScratchDb) -> std::process::Output {
         "psync",
         "--runtime",
         "0",
-        "--verify",
+        // fio's spelling.
+        "--verify=crc32c",
         "--json",
         "--db",
         db.db(),
@@ -214,6 +215,9 @@ fn what_verify_cannot_check_is_refused_in_one_line() {
         &run(&["--profile", "cdm", "--verify"]),
         "cannot be combined with --profile",
     );
+    let md5 = run(&["--rw", "write", "--verify=md5"]);
+    assert_eq!(md5.status.code(), Some(2));
+    assert!(stderr(&md5).contains("use --verify"), "{}", stderr(&md5));
     let timed_alone = run(&["--rw", "write", "--verify-timed"]);
     assert_eq!(timed_alone.status.code(), Some(2));
     assert!(stderr(&timed_alone).contains("--verify"));
