@@ -18,6 +18,7 @@ use iomark_disk::profiles::outline::{Eta, Outline, Tracker};
 use iomark_disk::profiles::settings::{Depths, EngineList, SizeList};
 use iomark_disk::profiles::{ProfileName, ProfileObserver, ProfilePlan, ProfileSettings};
 use iomark_disk::target::{OpenTarget, TargetRequest};
+use iomark_disk::verify::writes::VerifyWrites;
 use iomark_disk::{runner, DiskError};
 use iomark_host::cgroup::SelfLimit;
 use iomark_model::artefact::{ProbeVerdict, RatedSpeed};
@@ -114,6 +115,28 @@ pub struct DiskArgs {
         help_heading = "Workload"
     )]
     pub rwmix_read: Option<u8>,
+
+    /// Stamp every block written with a header (offset, run seed,
+    /// sequence, crc32c, as fio's verify=crc32c) and, after the run, read
+    /// back and check every block written (docs/verify.md). Write
+    /// workloads only; the check's reads are not in the figures. A failed
+    /// check exits with 3. fio's --verify=crc32c and --verify=1 too
+    /// (--verify=0 is off).
+    #[arg(
+        long,
+        value_name = "crc32c",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "crc32c",
+        value_parser = parse_verify,
+        help_heading = "Workload"
+    )]
+    pub verify: Option<bool>,
+
+    /// With --verify: report the check's read rate as its own figure
+    /// (test `verify`, read bw).
+    #[arg(long, requires = "verify", help_heading = "Workload")]
+    pub verify_timed: bool,
 
     /// Data written: random, zeros, or compressible:N (N% compressible).
     #[arg(
@@ -317,6 +340,18 @@ fn parse_mix(s: &str) -> Result<u8, String> {
     }
 }
 
+/// fio's `verify=` values iomark checks with: crc32c (its default), 1 or
+/// 0.
+fn parse_verify(s: &str) -> Result<bool, String> {
+    match s {
+        "crc32c" | "1" => Ok(true),
+        "0" => Ok(false),
+        other => Err(format!(
+            "iomark checks with crc32c (fio's verify=crc32c), not {other}: use --verify"
+        )),
+    }
+}
+
 impl DiskArgs {
     /// `Some(true)` for --direct, `Some(false)` for --buffered or
     /// --direct=0.
@@ -355,6 +390,9 @@ impl DiskArgs {
                 data: self.data,
                 seed: self.seed,
                 direct: self.direct(),
+                verify: (self.verify == Some(true)).then_some(VerifyWrites {
+                    timed: self.verify_timed,
+                }),
             },
             profile: p.profile,
             profile_settings: ProfileSettings {
@@ -518,7 +556,7 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     };
     obs.follow(outline, show, "", None);
     let mut outcome = workload
-        .run(&target, stop, &mut obs)
+        .run_verified(&target, stop, &mut obs, plan.verify)
         .with_context(|| format!("{} on {}", workload.describe(), target.info.path))?;
     outcome.probe = probe;
     // A full probe (--profile artefacts) is remembered as the short one is.
@@ -542,6 +580,9 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
         crate::verify::after(&args, v, &mut target, outcome.interrupted)?;
     }
     let interrupted = outcome.interrupted;
+    // fio exits non-zero when its verify fails; so does a --verify run.
+    let verify_failed = plan.verify.is_some()
+        && matches!(&outcome.result, Some(ProfileResult::Verify(v)) if v.bad.total() > 0);
     let mut doc = run_document(&target, name, outcome, started_at_ms, args_now());
     drop(target);
     if let (RunBody::Disk(run), Some(limit)) = (&mut doc.body, &limit) {
@@ -555,6 +596,8 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     crate::fio::print_run(&args, &doc, verbose)?;
     Ok(if interrupted {
         Exit::Interrupted
+    } else if verify_failed {
+        Exit::DataErrors
     } else {
         Exit::Success
     })

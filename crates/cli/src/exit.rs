@@ -11,6 +11,9 @@ pub enum Exit {
     Regression,
     /// Bad input, refused, or failed.
     Error,
+    /// `--verify` read back blocks that differ from what was written (fio
+    /// too exits non-zero when its verify fails).
+    DataErrors,
     /// Stopped by Ctrl-C, SIGTERM or SIGHUP (all three raise the same flag).
     Interrupted,
 }
@@ -22,6 +25,7 @@ impl Exit {
             Exit::Success => 0,
             Exit::Regression => 1,
             Exit::Error => 2,
+            Exit::DataErrors => 3,
             Exit::Interrupted => 130,
         }
     }

@@ -11,6 +11,7 @@ use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::units::{Bytes, Nanos};
 
 use crate::target::DirectMode;
+use crate::verify::writes::VerifyWrites;
 use crate::DiskError;
 
 /// Default access pattern.
@@ -60,6 +61,8 @@ pub struct JobSettings {
     /// `Some(true)`: direct I/O or an error; `Some(false)`: the page
     /// cache; `None`: direct where the file system can.
     pub direct: Option<bool>,
+    /// `--verify`: stamp every write and check it after the run.
+    pub verify: Option<VerifyWrites>,
 }
 
 /// A checked custom job: its spec (the size is the target's, filled in
@@ -74,6 +77,8 @@ pub struct CustomJob {
     pub size: Option<Bytes>,
     /// The depths to run the job at, one job each, when several were given.
     pub depth_sweep: Vec<u32>,
+    /// Whether the writes are checked after the run.
+    pub verify: Option<VerifyWrites>,
 }
 
 /// `--iodepth`: one depth, or several as a list `1,2,4,8` or a range
@@ -122,6 +127,7 @@ impl JobSettings {
             ("--ramp", self.ramp.is_some()),
             ("--engine", self.engine.is_some()),
             ("--rwmix-read", self.rwmix_read.is_some()),
+            ("--verify", self.verify.is_some()),
         ];
         given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect()
     }
@@ -175,11 +181,15 @@ impl JobSettings {
                 "--iodepth-batch must be 1 to --iodepth ({iodepth})"
             ));
         }
+        if let Some(v) = &self.verify {
+            v.check_spec(&spec)?;
+        }
         Ok(CustomJob {
             spec,
             direct,
             size: self.size,
             depth_sweep: self.depth_sweep.clone(),
+            verify: self.verify,
         })
     }
 }

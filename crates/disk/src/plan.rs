@@ -20,6 +20,7 @@ use crate::job::JobSettings;
 use crate::profiles::outline::Outline;
 use crate::profiles::{self, ProfileName, ProfileObserver, ProfilePlan, ProfileSettings, Setting};
 use crate::target::{DirectMode, OpenTarget, TargetRequest, TestFilePrep};
+use crate::verify::writes::VerifyWrites;
 use crate::DiskError;
 
 /// Everything the user said about a disk run.
@@ -57,6 +58,8 @@ pub struct DiskPlan {
     pub workload: Workload,
     /// Where it runs.
     pub request: TargetRequest,
+    /// `--verify` on a custom write run.
+    pub verify: Option<VerifyWrites>,
 }
 
 /// What a run measured; the default is a run that measured nothing yet.
@@ -99,6 +102,11 @@ impl DiskSettings {
                 io_sizes: vec![job.spec.bs],
                 prep: TestFilePrep::Filled,
             };
+            if job.depth_sweep.len() > 1 && job.verify.is_some() {
+                return Err(DiskError::Invalid(
+                    "--verify checks one job's writes: give --iodepth one depth, not a list".into(),
+                ));
+            }
             let workload = if job.depth_sweep.len() > 1 {
                 Workload::Depths(
                     job.depth_sweep
@@ -114,7 +122,11 @@ impl DiskSettings {
             } else {
                 Workload::Custom(job.spec)
             };
-            return Ok(DiskPlan { workload, request });
+            return Ok(DiskPlan {
+                workload,
+                request,
+                verify: job.verify,
+            });
         }
         let name = self.profile.unwrap_or(ProfileName::Cdm);
         // Workload settings that are no profile's setting too (--runtime,
@@ -161,6 +173,7 @@ impl DiskSettings {
         Ok(DiskPlan {
             workload: Workload::Profile(name, plan),
             request,
+            verify: None,
         })
     }
 }
@@ -247,18 +260,55 @@ impl Workload {
         stop: &AtomicBool,
         obs: &mut dyn ProfileObserver,
     ) -> Result<DiskOutcome, DiskError> {
+        self.run_verified(target, stop, obs, None)
+    }
+
+    /// Run as [`run`](Self::run) does; with `verify`, a custom job's
+    /// writes are stamped and, after the run, read back and checked
+    /// (crate::verify::writes): the check is the outcome's verify result,
+    /// a bad block a `data_errors` warning.
+    pub fn run_verified(
+        &self,
+        target: &OpenTarget,
+        stop: &AtomicBool,
+        obs: &mut dyn ProfileObserver,
+        verify: Option<VerifyWrites>,
+    ) -> Result<DiskOutcome, DiskError> {
         match self {
             Workload::Custom(spec) => {
                 let spec = Self::custom_on(spec, target)?;
+                let ledger = verify.map(|_| {
+                    crate::verify::writes::WriteLedger::new(
+                        spec.bs,
+                        spec.size.get().min(target.info.size.get()) / spec.bs.get(),
+                    )
+                });
                 obs.begin(&spec.name);
-                let job = crate::runner::run_job(&spec, target, stop, obs);
+                let job = crate::runner::run_job_stamped(&spec, target, stop, obs, ledger.as_ref());
                 obs.end();
                 let job = job?;
-                Ok(DiskOutcome {
+                let mut outcome = DiskOutcome {
                     interrupted: job.interrupted,
                     jobs: vec![job],
                     ..DiskOutcome::default()
-                })
+                };
+                if let (Some(v), Some(ledger), false) = (verify, &ledger, outcome.interrupted) {
+                    let align = target.info.logical_block_size as usize;
+                    obs.begin("verify");
+                    let check = ledger.check(&target.file, align, stop);
+                    obs.end();
+                    let check = check?;
+                    outcome.interrupted = check.partial;
+                    let (result, warnings) = check.into_result(
+                        ledger,
+                        &spec,
+                        target.bypasses_cache(spec.engine),
+                        v.timed,
+                    );
+                    outcome.result = Some(ProfileResult::Verify(result));
+                    outcome.warnings = warnings;
+                }
+                Ok(outcome)
             }
             Workload::Depths(specs) => {
                 let mut outcome = DiskOutcome::default();

@@ -40,6 +40,7 @@ use iomark_model::{Warning, WarningKind};
 
 use crate::engine::EngineSetup;
 use crate::target::OpenTarget;
+use crate::verify::writes::WriteLedger;
 use crate::DiskError;
 
 mod gate;
@@ -92,6 +93,20 @@ pub fn run_job(
     stop: &AtomicBool,
     observer: &mut dyn Observer,
 ) -> Result<DiskJobResult, DiskError> {
+    run_job_stamped(spec, target, stop, observer, None)
+}
+
+/// Run one job as [`run_job`] does, stamping every write with the verify
+/// header and recording it in `ledger` (`--verify`): each thread then
+/// writes only its own stretch of the region, never two writes of one
+/// block at once (crate::verify::writes).
+pub fn run_job_stamped(
+    spec: &DiskJobSpec,
+    target: &OpenTarget,
+    stop: &AtomicBool,
+    observer: &mut dyn Observer,
+    ledger: Option<&WriteLedger>,
+) -> Result<DiskJobResult, DiskError> {
     let mut warnings = Vec::new();
     let depth = effective_depth(spec, &mut warnings);
     let bypassed = target.bypasses_cache(spec.engine);
@@ -122,6 +137,14 @@ pub fn run_job(
             spec.bs
         )));
     }
+    let threads = u64::from(spec.numjobs.max(1));
+    if ledger.is_some() && blocks / threads <= u64::from(depth) {
+        return Err(DiskError::Invalid(format!(
+            "--verify: each thread's share of the region ({} blocks) must exceed --iodepth ({depth}): \
+             raise --size or lower --iodepth or --numjobs",
+            blocks / threads
+        )));
+    }
     let setup = EngineSetup {
         file: Arc::clone(&target.file),
         region,
@@ -138,6 +161,7 @@ pub fn run_job(
         ramp: spec.ramp.as_duration(),
         runtime: spec.runtime.map(Nanos::as_duration),
         bytes_per_thread: spec.runtime.is_none().then_some(region),
+        ledger,
     };
     let threads = spec.numjobs.max(1) as usize;
     let counters: Vec<PaddedCounter> = (0..threads).map(|_| PaddedCounter::default()).collect();
@@ -298,7 +322,7 @@ fn effective_depth(spec: &DiskJobSpec, warnings: &mut Vec<Warning>) -> u32 {
 
 /// Everything a worker needs to know, computed once.
 #[derive(Debug)]
-struct Plan {
+struct Plan<'l> {
     spec: DiskJobSpec,
     depth: u32,
     submit_batch: u32,
@@ -307,6 +331,8 @@ struct Plan {
     ramp: Duration,
     runtime: Option<Duration>,
     bytes_per_thread: Option<u64>,
+    /// Where `--verify` stamps and records each write.
+    ledger: Option<&'l WriteLedger>,
 }
 
 /// A progress counter on its own cache line, so threads do not share one.

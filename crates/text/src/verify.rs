@@ -51,6 +51,41 @@ pub(crate) fn verify(out: &mut String, run: &DiskRun, r: &VerifyResult) {
     if r.checked_blocks == 0 {
         return;
     }
+    bad_blocks(out, r);
+    if let Some(v) = r.verdict() {
+        let _ = writeln!(out, "Usable: {} of {} claimed", v.usable, v.claimed);
+        let _ = writeln!(out, "\nVerdict: {}", v.summary());
+    } else if r.partial {
+        let _ = writeln!(out, "\nVerdict: none, the check did not reach the end");
+    }
+}
+
+/// The check after a custom write run (`--verify`).
+pub(crate) fn write_check(out: &mut String, r: &VerifyResult) {
+    let _ = writeln!(
+        out,
+        "\nVerify (crc32c per {}): every block written read back{}",
+        r.block,
+        if r.partial {
+            ", cut short: not every block was checked"
+        } else {
+            ""
+        }
+    );
+    if let Some(bw) = r.read_bw {
+        let _ = writeln!(out, "Check read {:>10.2} MB/s", bw.mb_per_sec());
+    }
+    bad_blocks(out, r);
+    let verdict = if r.bad.total() == 0 {
+        "every block holds its last write"
+    } else {
+        "the target returned wrong data"
+    };
+    let _ = writeln!(out, "Verdict: {verdict}");
+}
+
+/// The blocks checked, the bad ones by kind and as ranges.
+fn bad_blocks(out: &mut String, r: &VerifyResult) {
     let b = &r.bad;
     let _ = writeln!(
         out,
@@ -86,12 +121,6 @@ pub(crate) fn verify(out: &mut String, run: &DiskRun, r: &VerifyResult) {
         if more > 0 {
             let _ = writeln!(out, "  ... and {more} more range(s)");
         }
-    }
-    if let Some(v) = r.verdict() {
-        let _ = writeln!(out, "Usable: {} of {} claimed", v.usable, v.claimed);
-        let _ = writeln!(out, "\nVerdict: {}", v.summary());
-    } else if r.partial {
-        let _ = writeln!(out, "\nVerdict: none, the check did not reach the end");
     }
 }
 

@@ -11,7 +11,7 @@ use super::worker::Workload;
 use super::Plan;
 use crate::engine::Dir;
 
-fn plan(rw: RwMode, bs: u64, blocks: u64, numjobs: u32) -> Plan {
+fn plan(rw: RwMode, bs: u64, blocks: u64, numjobs: u32) -> Plan<'static> {
     Plan {
         spec: DiskJobSpec {
             name: "t".into(),
@@ -36,6 +36,7 @@ fn plan(rw: RwMode, bs: u64, blocks: u64, numjobs: u32) -> Plan {
         ramp: Duration::ZERO,
         runtime: None,
         bytes_per_thread: None,
+        ledger: None,
     }
 }
 

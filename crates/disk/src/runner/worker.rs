@@ -21,7 +21,10 @@ pub(super) struct Workload {
     rng: SmallRng,
     random: bool,
     bs: u64,
-    blocks: u64,
+    /// The blocks this thread picks from: the whole region, or under
+    /// `--verify` the thread's own stretch of it.
+    first: u64,
+    end: u64,
     next_block: u64,
     read_percent: u8,
 }
@@ -30,28 +33,29 @@ impl Workload {
     pub(super) fn new(plan: &Plan, thread: usize) -> Self {
         let spec = &plan.spec;
         let threads = u64::from(spec.numjobs.max(1));
+        // Sequential threads start evenly spread over the region.
+        let start = plan.blocks * thread as u64 / threads;
+        let (first, end) = if plan.ledger.is_some() {
+            (start, plan.blocks * (thread as u64 + 1) / threads)
+        } else {
+            (0, plan.blocks)
+        };
         Workload {
             rng: SmallRng::seed_from_u64(
                 spec.seed ^ (thread as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
             ),
             random: spec.rw.is_random(),
             bs: spec.bs.get(),
-            blocks: plan.blocks,
-            // Sequential threads start evenly spread over the region.
-            next_block: plan.blocks * thread as u64 / threads,
+            first,
+            end,
+            next_block: start,
             read_percent: spec.rw.read_percent(spec.rwmix_read),
         }
     }
 
     #[inline]
     pub(super) fn next(&mut self) -> (u64, Dir) {
-        let block = if self.random {
-            self.rng.random_range(0..self.blocks)
-        } else {
-            let b = self.next_block;
-            self.next_block = if b + 1 >= self.blocks { 0 } else { b + 1 };
-            b
-        };
+        let offset = self.next_write();
         let dir = match self.read_percent {
             100 => Dir::Read,
             0 => Dir::Write,
@@ -63,7 +67,28 @@ impl Workload {
                 }
             }
         };
-        (block * self.bs, dir)
+        (offset, dir)
+    }
+
+    /// The offset of the next block (for a write instead of a busy block:
+    /// without a direction).
+    #[inline]
+    fn next_write(&mut self) -> u64 {
+        let block = if self.random {
+            self.rng.random_range(self.first..self.end)
+        } else {
+            let b = self.next_block;
+            self.next_block = if b + 1 >= self.end { self.first } else { b + 1 };
+            b
+        };
+        block * self.bs
+    }
+}
+
+/// Drop `offset` from the writes in flight.
+fn forget(writing: &mut Vec<u64>, offset: u64) {
+    if let Some(i) = writing.iter().position(|&o| o == offset) {
+        writing.swap_remove(i);
     }
 }
 
@@ -183,6 +208,11 @@ fn drive(
     type RunWait = (std::time::Duration, std::time::Duration);
     let mut cpu_at_start: Option<RunWait> = None;
     let mut cpu_at_end: Option<RunWait> = None;
+    // Under --verify: the offsets of this thread's writes in flight (at
+    // most iodepth, so a scan is cheap) and the sequence of its last write.
+    let mut writing: Vec<u64> = Vec::new();
+    let mut sequence: u32 = 0;
+    let verifying = plan.ledger.is_some();
 
     // Account one completion observed at `at`; false on an I/O error.
     let mut complete = |d: &Done, at: Instant, stats: &mut ThreadStats| -> Result<(), DiskError> {
@@ -228,10 +258,24 @@ fn drive(
                     }
                     *b = b.saturating_sub(unit.len as u64);
                 }
-                let (offset, dir) = work.next();
+                let (mut offset, dir) = work.next();
                 if dir == Dir::Write {
                     let len = unit.len as usize;
-                    scrambler.scramble(&mut unit.buf.as_mut_slice()[..len], offset);
+                    if let Some(ledger) = plan.ledger {
+                        // A block already being written is skipped: the
+                        // device may apply two writes in flight in either
+                        // order, so the ledger could not say which holds.
+                        while writing.contains(&offset) {
+                            offset = work.next_write();
+                        }
+                        let buf = &mut unit.buf.as_mut_slice()[..len];
+                        scrambler.scramble(buf, offset);
+                        sequence = sequence.checked_add(1).unwrap_or(1);
+                        ledger.stamp(buf, offset, sequence);
+                        writing.push(offset);
+                    } else {
+                        scrambler.scramble(&mut unit.buf.as_mut_slice()[..len], offset);
+                    }
                 }
                 unit.offset = offset;
                 unit.dir = dir;
@@ -260,6 +304,9 @@ fn drive(
                             first_error.get_or_insert(e);
                             issuing = false;
                         }
+                        if verifying && d.unit.dir == Dir::Write {
+                            forget(&mut writing, d.unit.offset);
+                        }
                         free.push(d.unit);
                     }
                 }
@@ -282,6 +329,9 @@ fn drive(
             if let Err(e) = complete(&d, at, &mut stats) {
                 first_error.get_or_insert(e);
                 issuing = false;
+            }
+            if verifying && d.unit.dir == Dir::Write {
+                forget(&mut writing, d.unit.offset);
             }
             free.push(d.unit);
         }

@@ -15,6 +15,7 @@
 pub mod block;
 pub mod probe;
 pub mod surface;
+pub mod writes;
 
 use iomark_model::units::Bytes;
 use iomark_model::verify::{BadCounts, BadKind, BadRange, MAX_RANGES};

@@ -124,6 +124,13 @@ pub(super) fn sample_bw_spread(
 ///   transfer-rate series by position and the access-time series' spread
 ///   ([`gnome_figures`]).
 pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
+    // A custom run with --verify: the job's figures and the check's.
+    if let (Some(ProfileResult::Verify(v)), "custom") = (&run.profile_result, run.profile.as_str())
+    {
+        let mut out = job_figures(run);
+        out.extend(verify_figures(v));
+        return out;
+    }
     let mut out = Vec::new();
     let mut namer = Namer::default();
     // Every profile is named, so a new one is flagged here until it says
@@ -203,6 +210,13 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
         }
         None => {}
     }
+    job_figures(run)
+}
+
+/// Each job's figures by direction, as a custom run reports them.
+fn job_figures(run: &DiskRun) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let mut namer = Namer::default();
     for job in &run.jobs {
         let test = namer.name(disk_test_name(job));
         let single = job.read.is_some() != job.write.is_some();

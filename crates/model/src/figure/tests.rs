@@ -642,3 +642,52 @@ fn each_depth_sweep_stores_its_knee_depth() {
         ("knee depth", FigureUnit::Count, 1.0)
     );
 }
+
+#[test]
+fn a_custom_run_with_verify_keeps_its_job_figures_and_adds_the_checks() {
+    use crate::profile::ProfileResult;
+    use crate::verify::{BadCounts, VerifyPhase, VerifyResult};
+    let mut body = run(vec![job(RwMode::RandWrite, false, true)]);
+    if let RunBody::Disk(d) = &mut body {
+        d.profile_result = Some(ProfileResult::Verify(VerifyResult {
+            quick: false,
+            phase: VerifyPhase::Both,
+            claimed: Bytes(1 << 30),
+            block: Bytes(4096),
+            group: Bytes(4096),
+            seed: 7,
+            engine: EngineKind::IoUring,
+            direct: true,
+            write_bw: None,
+            read_bw: Some(BytesPerSec(900e6)),
+            write_series: vec![],
+            read_series: vec![],
+            checked_blocks: 100,
+            bad: BadCounts {
+                corrupted: 0,
+                lost: 3,
+                wrapped: 0,
+            },
+            ranges: vec![],
+            more_ranges: 0,
+            usable: None,
+            partial: false,
+        }));
+    }
+    let figs = body.figures();
+    let of = |test: &str| -> Vec<(String, f64)> {
+        figs.iter()
+            .filter(|f| f.test == test)
+            .map(|f| (f.metric.clone(), f.value))
+            .collect()
+    };
+    assert!(figs[0].metric.starts_with("write"), "{figs:?}");
+    let check = of("verify");
+    assert!(check.contains(&("lost blocks".into(), 3.0)), "{check:?}");
+    assert!(
+        check.contains(&("corrupted blocks".into(), 0.0)),
+        "{check:?}"
+    );
+    assert!(check.contains(&("read bw".into(), 900e6)), "{check:?}");
+    assert!(!check.iter().any(|(m, _)| m == "usable"), "{check:?}");
+}
