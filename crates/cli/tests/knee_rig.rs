@@ -124,7 +124,12 @@ fn a_bandwidth_throttle_under_the_link_is_device_bound_not_link_bound() {
     // already at the limit.
     let doc = rig.sweep("256k");
     let k = the_knee("bandwidth throttle", &doc);
-    assert_eq!(k["shape"], "flat_from_start", "{k}");
+    // Flat from QD1 on a quiet machine (5 of 5 runs); under a full test
+    // suite, scheduling delays between one completion and the next
+    // submission once cost QD1 over a tenth of the limit, putting the
+    // knee at QD2. The cause is what this rig is for.
+    assert_ne!(k["shape"], "still_rising", "{k}");
+    assert!(k["depth"].as_u64().unwrap() <= 2, "{k}");
     assert_eq!(k["cause"], "device_bound", "{k}");
     // No ceiling was known, so nothing could call it the link's.
     assert!(k["evidence"]["ceiling"].is_null());
