@@ -343,13 +343,9 @@ fn parse_mix(s: &str) -> Result<u8, String> {
 /// fio's `verify=` values iomark checks with: crc32c (its default), 1 or
 /// 0.
 fn parse_verify(s: &str) -> Result<bool, String> {
-    match s {
-        "crc32c" | "1" => Ok(true),
-        "0" => Ok(false),
-        other => Err(format!(
-            "iomark checks with crc32c (fio's verify=crc32c), not {other}: use --verify"
-        )),
-    }
+    iomark_disk::verify::writes::fio_verify_on(s).ok_or_else(|| {
+        format!("iomark checks with crc32c (fio's verify=crc32c), not {s}: use --verify")
+    })
 }
 
 impl DiskArgs {

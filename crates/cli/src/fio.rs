@@ -13,6 +13,7 @@ use iomark_disk::fio_job::{self, FioJob};
 use iomark_disk::plan::{run_document, DiskOutcome, DiskPlan};
 use iomark_disk::target::{OpenTarget, TargetRequest};
 use iomark_host::cgroup::SelfLimit;
+use iomark_model::profile::ProfileResult;
 use iomark_model::{now_ms, RunBody, RunDocument};
 
 use crate::disk::{args_now, open_target, DiskArgs, ProfileProgress};
@@ -148,6 +149,11 @@ pub fn run_job_file(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
         .warnings
         .extend(known.warnings(&run.outcome.jobs));
     let interrupted = run.outcome.interrupted;
+    // fio exits non-zero when its verify fails; so does a job file's run.
+    let verify_failed = matches!(
+        &run.outcome.result,
+        Some(ProfileResult::Verify(v)) if v.bad.total() > 0
+    );
     let mut doc = run_document(&target, PROFILE, run.outcome, started_at_ms, args_now());
     drop(target);
     if let (RunBody::Disk(d), Some(limit)) = (&mut doc.body, &limit) {
@@ -158,6 +164,8 @@ pub fn run_job_file(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
     print_run(args, &doc, false)?;
     Ok(if interrupted {
         Exit::Interrupted
+    } else if verify_failed {
+        Exit::DataErrors
     } else {
         Exit::Success
     })
@@ -247,14 +255,14 @@ impl JobFileRun {
             "",
             None,
         );
+        // A job with verify= is checked before the next job writes.
         let o = workload
-            .run(target, stop, obs)
+            .run_verified(target, stop, obs, plan.verify)
             .with_context(|| format!("{} on {}", at(), target.info.path))?;
-        self.outcome.jobs.extend(o.jobs);
-        self.outcome.warnings.extend(o.warnings);
+        let interrupted = o.interrupted;
+        job.add_outcome(&mut self.outcome, o);
         iomark_disk::profiles::ProfileObserver::finished(obs, &self.outcome.jobs);
-        self.outcome.interrupted |= o.interrupted;
-        Ok(!o.interrupted)
+        Ok(!interrupted)
     }
 }
 

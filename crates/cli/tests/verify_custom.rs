@@ -8,7 +8,10 @@
 //!   size (a loop device over the FUSE fake of verify_rig.rs): the damaged
 //!   blocks are reported as lost or wrapped, with a `data_errors`
 //!   warning, and the run exits 3;
-//! * what --verify cannot check is refused in one line, exit 2.
+//! * what --verify cannot check is refused in one line, exit 2;
+//! * `verify=crc32c` in a fio job file: the write job is checked as a
+//!   custom run is, the read job after it runs as usual, and one verify
+//!   result is stored with the run; `verify=md5` is refused naming it.
 
 mod common;
 
@@ -222,4 +225,75 @@ fn what_verify_cannot_check_is_refused_in_one_line() {
     assert_eq!(timed_alone.status.code(), Some(2));
     assert!(stderr(&timed_alone).contains("--verify"));
     assert_empty_dir(dir.path(), "refused runs");
+}
+
+/// A job file of a verified random write job (io_uring, QD32) and a read
+/// job after it, run on a test file in `dir`.
+const JOB_FILE_WITH_VERIFY: &str = "[global]
+size=32m
+[writes]
+rw=randwrite
+bs=4k
+ioengine=io_uring
+iodepth=32
+verify=crc32c
+[reads]
+stonewall
+rw=read
+bs=1m
+";
+
+#[test]
+fn verify_in_a_job_file_checks_its_write_job_and_stores_the_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let db = ScratchDb::new();
+    let file = dir.path().join("verify.fio");
+    std::fs::write(&file, JOB_FILE_WITH_VERIFY).unwrap();
+    let out = iomark(&[
+        "fio",
+        file.to_str().unwrap(),
+        target.path().to_str().unwrap(),
+        "--json",
+        "--db",
+        db.db(),
+    ]);
+    or_skip!(or_no_uring(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc = json_of(&out);
+    assert_eq!(doc["body"]["profile"], "fio-job", "{doc}");
+    let jobs = doc["body"]["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2, "{doc}");
+    assert!(jobs[1]["read"]["ios"].as_u64().unwrap() > 0, "{doc}");
+    let r = &doc["body"]["profile_result"];
+    assert_eq!(r["family"], "verify", "no verify result: {doc}");
+    assert_eq!(bad(r), (0, 0, 0), "{r}");
+    assert_eq!(r["engine"], "io_uring", "{r}");
+    assert_eq!(r["claimed"].as_u64(), Some(32 * MIB), "{r}");
+    let checked = r["checked_blocks"].as_u64().unwrap();
+    let writes = jobs[0]["write"]["ios"].as_u64().unwrap();
+    // One pass of random 4 KiB writes over 32 MiB: every distinct block
+    // written is checked once.
+    assert!(
+        checked > 1000 && checked <= writes,
+        "checked {checked} of {writes}: {r}"
+    );
+    let warned = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "data_errors");
+    assert!(!warned, "{doc}");
+    assert_no_test_files(target.path());
+}
+
+#[test]
+fn a_job_files_other_checksum_is_refused_naming_the_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("md5.fio");
+    std::fs::write(&file, "[w]\nrw=write\nverify=md5\n").unwrap();
+    let out = iomark(&["fio", file.to_str().unwrap(), "--no-store"]);
+    let err = fails_with(&out, "line 3: verify=md5");
+    assert!(err.contains("verify=crc32c"), "{err}");
+    assert_no_test_files(dir.path());
 }

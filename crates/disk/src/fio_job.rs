@@ -3,7 +3,7 @@
 //! runs through the same checks and runner as `iomark disk --rw ...`.
 //!
 //! An option iomark does not run is refused with its line, never skipped:
-//! a job file that silently lost `rate=` or `verify=` would measure
+//! a job file that silently lost `rate=` or `verify=md5` would measure
 //! something else under the same name. Defaults are fio's (psync, depth 1,
 //! `rw=read`, buffered, one pass over `size`), not iomark's, because the
 //! file was written for fio.
@@ -13,8 +13,11 @@ use std::path::{Path, PathBuf};
 use iomark_model::disk::{DataPattern, EngineKind, RwMode};
 use iomark_model::units::{Bytes, Nanos};
 
+use iomark_model::profile::ProfileResult;
+
 use crate::job::JobSettings;
-use crate::plan::{DiskPlan, DiskSettings, Workload};
+use crate::plan::{DiskOutcome, DiskPlan, DiskSettings, Workload};
+use crate::verify::writes::{self, VerifyWrites};
 use crate::DiskError;
 
 /// The options iomark runs, as fio spells them.
@@ -47,6 +50,8 @@ pub const SUPPORTED: &[&str] = &[
     "wait_for_previous",
     "new_group",
     "group_reporting",
+    "verify",
+    "do_verify",
 ];
 
 /// Why a job file cannot be run; each names its line (1-based).
@@ -170,6 +175,9 @@ struct Builder {
     randrepeat: bool,
     keep_cache: bool,
     stonewall: bool,
+    /// `do_verify=0`: fio writes the headers but skips the check; iomark
+    /// then neither stamps nor checks.
+    skip_verify: bool,
     notes: Vec<String>,
     options: Vec<(String, String)>,
 }
@@ -283,6 +291,18 @@ impl Builder {
             }
             "invalidate" => self.keep_cache = !flag()?,
             "stonewall" | "wait_for_previous" => self.stonewall = flag()?,
+            // As `--verify` on the command line: stamped writes, checked
+            // right after the job (docs/verify.md).
+            "verify" => {
+                let on = writes::fio_verify_on(need()?).ok_or_else(|| {
+                    bad(
+                        "iomark checks with crc32c only: write verify=crc32c, or run this \
+                         file with fio",
+                    )
+                })?;
+                s.verify = on.then_some(VerifyWrites { timed: false });
+            }
+            "do_verify" => self.skip_verify = !flag()?,
             // Reporting: iomark reports each job on its own and merges its
             // threads (what group_reporting does to numjobs clones).
             "new_group" | "group_reporting" => {
@@ -316,6 +336,9 @@ impl Builder {
                     .into(),
             ),
             _ => {}
+        }
+        if self.skip_verify {
+            self.settings.verify = None;
         }
         if !self.randrepeat && !self.options.iter().any(|(k, _)| k == "randseed") {
             // fio's randrepeat=0: a different sequence each run.
@@ -467,6 +490,26 @@ impl FioJob {
             spec.name = self.name.clone();
         }
         Ok(plan)
+    }
+
+    /// Add what this job measured to the run's `total`: its jobs, its
+    /// warnings (naming the job), and its verify check combined with the
+    /// other jobs' ([`writes::combine`]).
+    pub fn add_outcome(&self, total: &mut DiskOutcome, outcome: DiskOutcome) {
+        total.jobs.extend(outcome.jobs);
+        total
+            .warnings
+            .extend(outcome.warnings.into_iter().map(|mut w| {
+                w.message = format!("job [{}] (line {}): {}", self.name, self.line, w.message);
+                w
+            }));
+        total.result = match (total.result.take(), outcome.result) {
+            (Some(ProfileResult::Verify(run)), Some(ProfileResult::Verify(job))) => {
+                Some(ProfileResult::Verify(writes::combine(Some(run), job)))
+            }
+            (run, job) => job.or(run),
+        };
+        total.interrupted |= outcome.interrupted;
     }
 }
 

@@ -230,3 +230,22 @@ fn comments_need_white_space_before_them() {
     assert_eq!(strip_comment("# all"), "");
     assert_eq!(strip_comment("filename=a#b"), "filename=a#b");
 }
+
+#[test]
+fn verify_is_crc32c_or_off_and_do_verify_0_turns_it_off() {
+    let on = |text: &str| one(text).settings.verify.is_some();
+    assert!(on("[j]\nrw=write\nverify=crc32c\n"));
+    assert!(on("[global]\nverify=1\n[j]\nrw=write\n"));
+    assert!(!on("[j]\nrw=write\nverify=crc32c\nverify=0\n"));
+    assert!(!on("[j]\nrw=write\nverify=crc32c\ndo_verify=0\n"));
+    let e = err("[j]\nrw=write\nverify=md5\n");
+    assert!(
+        matches!(&e, FioJobError::BadValue { line: 3, option, .. } if option == "verify"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("verify=crc32c"), "{e}");
+    // A read job cannot be checked: refused as --verify on --rw read is.
+    let read = one("[r]\nrw=read\nverify=crc32c\n");
+    let refused = read.plan(None, &[]).unwrap_err().to_string();
+    assert!(refused.contains("job [r] (line 1)") && refused.contains("writes nothing"));
+}

@@ -22,8 +22,9 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
     let Some(result) = &run.profile_result else {
         return crate::disk::disk_run(doc);
     };
-    // A custom run with --verify: the job as any custom job, then its check.
-    if let (ProfileResult::Verify(r), "custom") = (result, run.profile.as_str()) {
+    // A custom run with --verify, or a job file with verify=: the jobs as
+    // any custom job, then their check.
+    if let (ProfileResult::Verify(r), "custom" | "fio-job") = (result, run.profile.as_str()) {
         let mut out = crate::disk::disk_run(doc);
         crate::verify::write_check(&mut out, r);
         return crate::escape::escape_controls_keep_lines(&out).into_owned();

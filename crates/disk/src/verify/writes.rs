@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use iomark_model::disk::{DiskJobSpec, EngineKind};
 use iomark_model::units::{Bytes, BytesPerSec};
-use iomark_model::verify::{BadKind, VerifyPhase, VerifyResult};
+use iomark_model::verify::{BadKind, VerifyPhase, VerifyResult, MAX_RANGES};
 use iomark_model::{Warning, WarningKind};
 
 use super::block::{Bad, Expect, Header, Verdict, BLOCK};
@@ -35,6 +35,44 @@ const CHECK_CHUNK: u64 = 1 << 20;
 pub struct VerifyWrites {
     /// Report the check's reads as their own figure (`--verify-timed`).
     pub timed: bool,
+}
+
+/// fio's `verify=` values iomark checks with: `crc32c` (fio's default
+/// checksum) and `1` are on, `0` is off; `None` for another checksum
+/// (`md5`, ...), which iomark does not compute.
+pub fn fio_verify_on(value: &str) -> Option<bool> {
+    match value.trim() {
+        "crc32c" | "1" => Some(true),
+        "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// The checks of several verified jobs of one run (a job file's) as one
+/// result: blocks and bad blocks summed, the ranges of every job in one
+/// list in offset order (still at most [`MAX_RANGES`], the rest counted), partial when
+/// any check was. Seed, block group, engine and cache mode are the first
+/// job's; no read rate, since one job's check rate is not the run's.
+pub fn combine(run: Option<VerifyResult>, job: VerifyResult) -> VerifyResult {
+    let Some(mut run) = run else {
+        return job;
+    };
+    run.claimed = run.claimed.max(job.claimed);
+    run.read_bw = None;
+    run.checked_blocks += job.checked_blocks;
+    run.bad.corrupted += job.bad.corrupted;
+    run.bad.lost += job.bad.lost;
+    run.bad.wrapped += job.bad.wrapped;
+    run.more_ranges += job.more_ranges;
+    run.ranges.extend(job.ranges);
+    // Kept in offset order, as one check's are.
+    run.ranges.sort_by_key(|r| r.start);
+    if run.ranges.len() > MAX_RANGES {
+        run.more_ranges += (run.ranges.len() - MAX_RANGES) as u64;
+        run.ranges.truncate(MAX_RANGES);
+    }
+    run.partial |= job.partial;
+    run
 }
 
 impl VerifyWrites {
@@ -419,5 +457,37 @@ mod tests {
         assert!(v
             .check_spec(&job(RandRw, 65536, EngineKind::IoUring))
             .is_ok());
+    }
+
+    #[test]
+    fn jobs_checks_combine_into_one_result_with_ranges_in_offset_order() {
+        let spec = crate::job::JobSettings {
+            rw: Some(iomark_model::disk::RwMode::Write),
+            bs: Some(Bytes(BS)),
+            engine: Some(EngineKind::Psync),
+            ..Default::default()
+        }
+        .build()
+        .unwrap()
+        .spec;
+        // Two jobs' checks, each with one flipped byte: job one's in
+        // block 5, job two's in block 0.
+        let job = |flip: u64| {
+            let ledger = WriteLedger::new(Bytes(BS), 8);
+            let f = written(&ledger);
+            f.as_file().write_all_at(&[0xff], flip + 100).unwrap();
+            check(&ledger, &f)
+                .into_result(&ledger, &spec, false, true)
+                .0
+        };
+        let first = job(5 * BS);
+        let seed = first.seed;
+        let run = combine(combine(None, first), job(0));
+        assert_eq!((run.checked_blocks, run.bad.corrupted), (24, 2));
+        let starts: Vec<u64> = run.ranges.iter().map(|r| r.start.get()).collect();
+        assert_eq!(starts, vec![0, 5 * BS]);
+        assert_eq!(run.seed, seed, "the first job's");
+        assert!(run.read_bw.is_none(), "one job's rate is not the run's");
+        assert!(!run.partial);
     }
 }
