@@ -482,7 +482,7 @@ mod tests {
         };
         let first = job(5 * BS);
         let seed = first.seed;
-        let run = combine(combine(None, first), job(0));
+        let run = combine(Some(combine(None, first)), job(0));
         assert_eq!((run.checked_blocks, run.bad.corrupted), (24, 2));
         let starts: Vec<u64> = run.ranges.iter().map(|r| r.start.get()).collect();
         assert_eq!(starts, vec![0, 5 * BS]);
