@@ -13,6 +13,7 @@ use iomark_model::device::HostInfo;
 use iomark_model::disk::{DiskJobResult, DiskJobSpec, DiskRun};
 use iomark_model::profile::ProfileResult;
 use iomark_model::units::Bytes;
+use iomark_model::verify::VerifyPhase;
 use iomark_model::{RunBody, RunDocument, RunStatus, Warning};
 
 use crate::checks;
@@ -153,8 +154,10 @@ impl DiskSettings {
             ));
         }
         let (path, size) = match &plan {
-            ProfilePlan::Verify(o) => {
-                profiles::verify::target_of(&self.path, o.phase, self.job.size)?
+            // A read phase on a directory reads the file a write phase
+            // kept there.
+            ProfilePlan::Verify(o) if o.phase == VerifyPhase::Read && self.path.is_dir() => {
+                (crate::target::find_kept_verify_file(&self.path)?, None)
             }
             _ => (self.path, self.job.size),
         };

@@ -114,14 +114,35 @@ pub enum TestFilePrep {
     /// Preallocated, never written before the jobs: for a test whose own
     /// writes are the measurement (a fill would spend a drive's write
     /// cache before the sustained-write test began). Without `--size` it
-    /// takes the free space less [`free_space_margin`].
-    Unwritten,
+    /// takes the free space less the margin.
+    Unwritten(FreeSpaceMargin),
 }
 
-/// What an unwritten test file leaves free when it takes the free space:
-/// 5% of it, and at least 1 GiB, so the file system stays usable.
-pub fn free_space_margin(available: Bytes) -> Bytes {
-    Bytes((available.get() / 20).max(Bytes::GIB))
+/// What an unwritten test file leaves free when it takes the free space,
+/// so the file system and everything else on it go on working: a share of
+/// it, and at least a floor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FreeSpaceMargin {
+    /// The share left free, as a divisor: 20 leaves 5%.
+    pub divisor: u64,
+    /// The least left free.
+    pub at_least: Bytes,
+    /// The file is a whole number of these.
+    pub granule: Bytes,
+}
+
+impl FreeSpaceMargin {
+    /// What is left free of `available`.
+    pub fn leaves(self, available: Bytes) -> Bytes {
+        Bytes((available.get() / self.divisor).max(self.at_least.get()))
+    }
+
+    /// The size of a file that takes `available` less the margin, in whole
+    /// granules; 0 when the margin takes it all.
+    pub fn file_size(self, available: Bytes) -> Bytes {
+        let size = available.get().saturating_sub(self.leaves(available).get());
+        Bytes(size / self.granule.get() * self.granule.get())
+    }
 }
 
 /// What the user asked to run on.

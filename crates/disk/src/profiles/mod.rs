@@ -237,7 +237,8 @@ impl ProfilePlan {
     /// and the data check, which writes every block itself.
     pub fn test_file_prep(&self) -> TestFilePrep {
         match self {
-            ProfilePlan::Sustained(_) | ProfilePlan::Verify(_) => TestFilePrep::Unwritten,
+            ProfilePlan::Sustained(_) => TestFilePrep::Unwritten(sustained::FREE_SPACE_MARGIN),
+            ProfilePlan::Verify(_) => TestFilePrep::Unwritten(verify::FREE_SPACE_MARGIN),
             ProfilePlan::Cdm(_)
             | ProfilePlan::Iometer(_)
             | ProfilePlan::Gnome(_)

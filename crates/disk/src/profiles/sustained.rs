@@ -32,13 +32,20 @@ use iomark_stats::cliff::{find_cliff, rate_between, steady, CliffParams};
 use super::settings::{ProfileSettings, Setting};
 use super::{pause, ProfileObserver, ProfileOutcome};
 use crate::runner::{self, Observer, Progress};
-use crate::target::OpenTarget;
+use crate::target::{FreeSpaceMargin, OpenTarget};
 use crate::DiskError;
 
 /// Bytes per write: large, so the rate is the medium's, not per-I/O cost.
 pub const BLOCK: u64 = 1 << 20;
 /// Writes in flight with an asynchronous engine.
 pub const DEPTH: u32 = 8;
+/// What a directory's test file leaves free without `--size`: 5% of the
+/// free space, and at least 1 GiB.
+pub const FREE_SPACE_MARGIN: FreeSpaceMargin = FreeSpaceMargin {
+    divisor: 20,
+    at_least: Bytes(Bytes::GIB),
+    granule: Bytes(4096),
+};
 /// How long the rate after a drop must hold for `--until-steady` without
 /// a value, and for the recovery pass.
 pub const STEADY_SPAN: Nanos = Nanos::from_secs(20);

@@ -21,7 +21,7 @@ use super::common::shortened;
 use super::settings::{ProfileSettings, Setting};
 use super::{ProfileObserver, ProfileOutcome};
 use crate::buffer::AlignedBuf;
-use crate::target::OpenTarget;
+use crate::target::{FreeSpaceMargin, OpenTarget};
 use crate::verify::block::{Expect, Header, BLOCK};
 use crate::verify::surface::{self, PassOptions};
 use crate::verify::{probe, Findings, GROUP};
@@ -73,46 +73,13 @@ pub fn plan(s: &ProfileSettings) -> Result<VerifyOptions, DiskError> {
     })
 }
 
-/// Free space a directory's test file leaves: 2% of it, and at least
-/// this much, so the file system and everything else on it go on working.
-pub const FREE_MARGIN: u64 = 64 << 20;
-
-/// Where the check runs and the size of a new test file, for the path the
-/// user gave: a read phase on a directory reads the file a write phase
-/// kept there; a check in a directory fills its free space less a margin
-/// ([`FREE_MARGIN`]) unless `--size` says otherwise.
-pub fn target_of(
-    path: &std::path::Path,
-    phase: VerifyPhase,
-    size: Option<Bytes>,
-) -> Result<(std::path::PathBuf, Option<Bytes>), DiskError> {
-    if !path.is_dir() {
-        return Ok((path.to_path_buf(), size));
-    }
-    if phase == VerifyPhase::Read {
-        return Ok((crate::target::find_kept_verify_file(path)?, None));
-    }
-    if size.is_some() {
-        return Ok((path.to_path_buf(), size));
-    }
-    let st = rustix::fs::statvfs(path).map_err(|e| DiskError::Target {
-        path: path.to_path_buf(),
-        message: format!("cannot read free space: {e}"),
-    })?;
-    let free = st.f_bavail.saturating_mul(st.f_frsize);
-    let fill = free.saturating_sub((free / 50).max(FREE_MARGIN)) / GROUP * GROUP;
-    if fill == 0 {
-        return Err(DiskError::Target {
-            path: path.to_path_buf(),
-            message: format!(
-                "has {} free, too little to verify after a {} margin: free some space or give --size",
-                Bytes(free),
-                Bytes(FREE_MARGIN)
-            ),
-        });
-    }
-    Ok((path.to_path_buf(), Some(Bytes(fill))))
-}
+/// Free space a directory's test file leaves without `--size`: 2% of it,
+/// and at least 64 MiB; the file is whole block groups.
+pub const FREE_SPACE_MARGIN: FreeSpaceMargin = FreeSpaceMargin {
+    divisor: 50,
+    at_least: Bytes(64 << 20),
+    granule: Bytes(GROUP),
+};
 
 /// The region checked on a target of `size`: whole block groups.
 pub fn region(size: Bytes) -> Bytes {

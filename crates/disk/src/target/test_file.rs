@@ -22,8 +22,7 @@ use rustix::io::Errno;
 use super::identity::Identity;
 use super::stale::remove_stale_in;
 use super::{
-    check_io_sizes, free_space_margin, no_direct_warning, DirectMode, OpenTarget, TargetRequest,
-    TestFilePrep,
+    check_io_sizes, no_direct_warning, DirectMode, OpenTarget, TargetRequest, TestFilePrep,
 };
 use crate::buffer::AlignedBuf;
 use crate::{pattern, DiskError};
@@ -171,24 +170,23 @@ pub(super) fn open_test_file(
         (Some(size), _) => size,
         (None, TestFilePrep::Filled) => req.default_size,
         // A file system that reports no size (ramfs) gets the default.
-        (None, TestFilePrep::Unwritten) if available == u64::MAX => req.default_size,
-        (None, TestFilePrep::Unwritten) => {
-            let margin = free_space_margin(Bytes(available));
-            let size = available.saturating_sub(margin.get());
-            if size == 0 {
+        (None, TestFilePrep::Unwritten(_)) if available == u64::MAX => req.default_size,
+        (None, TestFilePrep::Unwritten(margin)) => {
+            let size = margin.file_size(Bytes(available));
+            if size.get() == 0 {
                 return Err(DiskError::NoSpace {
                     path: dir_path.to_path_buf(),
-                    needed: margin,
+                    needed: margin.leaves(Bytes(available)),
                     available: Bytes(available),
                 });
             }
-            Bytes(size)
+            size
         }
     };
     // Whole pages, so O_DIRECT can write the last chunk too; an unwritten
-    // file sized to the free space rounds down instead.
+    // file sized to the free space is whole granules already.
     let size = match (req.size, req.prep) {
-        (None, TestFilePrep::Unwritten) => size.get() / 4096 * 4096,
+        (None, TestFilePrep::Unwritten(_)) => size.get(),
         _ => size.get().div_ceil(4096) * 4096,
     };
     if size > available {

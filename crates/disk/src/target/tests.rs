@@ -284,7 +284,7 @@ fn invalidate_cache_drops_read_and_unmapped_pages() {
 fn an_unwritten_test_file_is_preallocated_but_not_filled() {
     let dir = tempfile::tempdir().unwrap();
     let req = TargetRequest {
-        prep: TestFilePrep::Unwritten,
+        prep: TestFilePrep::Unwritten(crate::profiles::sustained::FREE_SPACE_MARGIN),
         ..request(dir.path(), 4 << 20)
     };
     let t = open(&req).unwrap();
@@ -297,6 +297,7 @@ fn an_unwritten_test_file_is_preallocated_but_not_filled() {
 
 #[test]
 fn the_free_space_margin_is_five_percent_and_at_least_a_gibibyte() {
-    assert_eq!(free_space_margin(Bytes(10 << 30)), Bytes(1 << 30));
-    assert_eq!(free_space_margin(Bytes(100 << 30)), Bytes(5 << 30));
+    let margin = crate::profiles::sustained::FREE_SPACE_MARGIN;
+    assert_eq!(margin.leaves(Bytes(10 << 30)), Bytes(1 << 30));
+    assert_eq!(margin.leaves(Bytes(100 << 30)), Bytes(5 << 30));
 }
