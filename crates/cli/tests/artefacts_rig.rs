@@ -65,16 +65,6 @@ fn finding(doc: &Value) -> &str {
     artefacts(doc)["verdict"]["finding"].as_str().unwrap_or("")
 }
 
-fn warnings_of_kind<'a>(doc: &'a Value, kind: &str) -> Vec<&'a str> {
-    doc["warnings"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|w| w["kind"] == kind)
-        .filter_map(|w| w["message"].as_str())
-        .collect()
-}
-
 fn probe(target: &str, extra: &[&str]) -> Value {
     let mut args = vec![
         "disk",

@@ -60,22 +60,8 @@ fn flipped_bytes_are_reported_as_exactly_those_blocks() {
     let rig = or_skip!(LoopDevice::new(64 * MIB));
     let dev = rig.dev.to_str().unwrap();
     let db = ScratchDb::new();
-    let run = |phase: &str| {
-        iomark(&[
-            "disk",
-            dev,
-            "--allow-write",
-            dev,
-            "--profile",
-            "verify",
-            "--phase",
-            phase,
-            "--json",
-            "--db",
-            db.db(),
-        ])
-    };
-    let written = json_of(&run("write"));
+    let run = |phase: &str| verify_run(dev, &db, &["--phase", phase]);
+    let written = run("write");
     let w = verify(&written);
     assert_eq!(w["claimed"].as_u64(), Some(64 * MIB));
     assert!(w["write_bw"].as_f64().unwrap() > 0.0, "{w}");
@@ -105,7 +91,7 @@ fn flipped_bytes_are_reported_as_exactly_those_blocks() {
     }
     image.sync_all().unwrap();
 
-    let read = json_of(&run("read"));
+    let read = run("read");
     let r = verify(&read);
     assert_eq!(
         ranges(r),
@@ -146,12 +132,10 @@ fn flipped_bytes_are_reported_as_exactly_those_blocks() {
         "--db",
         db.db(),
     ]));
-    let warnings = later["warnings"].as_array().unwrap();
-    let w = warnings
-        .iter()
-        .find(|w| w["kind"] == "data_errors")
-        .unwrap_or_else(|| panic!("no data_errors warning: {warnings:?}"));
-    let msg = w["message"].as_str().unwrap();
+    let found = warnings_of_kind(&later, "data_errors");
+    let msg = found
+        .first()
+        .unwrap_or_else(|| panic!("no data_errors warning: {later}"));
     assert!(
         msg.contains("returned wrong data in 3 range(s) on "),
         "{msg}"
@@ -165,19 +149,7 @@ fn a_good_device_passes_the_full_check_and_the_probe() {
     let dev = rig.dev.to_str().unwrap();
     let db = ScratchDb::new();
     for extra in [&[][..], &["--quick"][..], &["--engine", "psync"][..]] {
-        let mut args = vec![
-            "disk",
-            dev,
-            "--allow-write",
-            dev,
-            "--profile",
-            "verify",
-            "--json",
-            "--db",
-            db.db(),
-        ];
-        args.extend_from_slice(extra);
-        let doc = json_of(&iomark(&args));
+        let doc = verify_run(dev, &db, extra);
         let r = verify(&doc);
         assert_eq!(
             r["bad"],

@@ -103,6 +103,17 @@ pub fn json_of(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).expect("one JSON document")
 }
 
+/// The messages of a run document's warnings of `kind`.
+pub fn warnings_of_kind<'a>(doc: &'a Value, kind: &str) -> Vec<&'a str> {
+    doc["warnings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|w| w["kind"] == kind)
+        .filter_map(|w| w["message"].as_str())
+        .collect()
+}
+
 /// `Ok` when `tool --version` runs here, else why not (for `require!`).
 pub fn have(tool: &str) -> Result<(), String> {
     let ok = Command::new(tool)
