@@ -72,8 +72,10 @@ pub struct DiskArgs {
     pub iodepth: Option<IodepthList>,
 
     /// I/Os queued before they are handed to the kernel in one system call
-    /// (fio's iodepth_batch_submit; default 1: each I/O at once, which keeps
-    /// a device evenly fed; larger saves calls on page-cache runs).
+    /// (fio's iodepth_batch_submit). Default: chosen from the completions,
+    /// each I/O at once while they complete later (a device, kept evenly
+    /// fed), a whole refill at once while they complete within the call
+    /// (page cache, zram). A value forces that batch.
     #[arg(long, value_name = "N", help_heading = "Workload")]
     pub iodepth_batch: Option<u32>,
 

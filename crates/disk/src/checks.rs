@@ -204,6 +204,7 @@ mod tests {
             iodepth_level: BTreeMap::new(),
             mean_depth: 8.0,
             queue: None,
+            submission: None,
             page_cache_bypassed: direct,
             interrupted: false,
             warnings: Vec::new(),

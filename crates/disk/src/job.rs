@@ -163,7 +163,7 @@ impl JobSettings {
             rw: self.rw.unwrap_or(DEFAULT_RW),
             bs: self.bs.unwrap_or(DEFAULT_BS),
             iodepth,
-            iodepth_batch: self.iodepth_batch.unwrap_or(1),
+            iodepth_batch: self.iodepth_batch.unwrap_or(DiskJobSpec::ADAPTIVE_BATCH),
             numjobs: self.numjobs.unwrap_or(1),
             // Filled in from the target once it is open.
             size: self.size.unwrap_or(Bytes(0)),
@@ -176,7 +176,7 @@ impl JobSettings {
             seed: self.seed,
         };
         crate::validate_spec(&spec)?;
-        if spec.iodepth_batch == 0 || spec.iodepth_batch > iodepth {
+        if self.iodepth_batch.is_some_and(|b| b == 0 || b > iodepth) {
             return invalid(format!(
                 "--iodepth-batch must be 1 to --iodepth ({iodepth})"
             ));
@@ -210,7 +210,10 @@ mod tests {
         let job = psync().build().unwrap();
         assert_eq!(job.spec.rw, RwMode::RandRead);
         assert_eq!(job.spec.bs, Bytes(4096));
-        assert_eq!((job.spec.iodepth, job.spec.iodepth_batch), (32, 1));
+        assert_eq!(
+            (job.spec.iodepth, job.spec.iodepth_batch),
+            (32, DiskJobSpec::ADAPTIVE_BATCH)
+        );
         assert_eq!(job.spec.runtime, Some(DEFAULT_RUNTIME));
         assert_eq!(job.direct, DirectMode::Auto);
     }

@@ -2,15 +2,18 @@
 //!
 //! Each of the job's `numjobs` threads builds its own engine and a pool of
 //! `iodepth` units, waits at a start gate so all start together, then keeps the
-//! pool busy: issue every free unit, submitting each (or each batch of
-//! `iodepth_batch`) at once, wait for at least one completion, account each
-//! completion, reissue.
+//! pool busy: issue every free unit, submitting each (or each batch) at
+//! once, wait for at least one completion, account each completion, reissue.
 //!
 //! Submitting each I/O as soon as its unit is free is fio's default and
 //! matters on real devices: when a whole batch goes down in one call, the
 //! device tends to finish it together and the next batch waits for the
 //! slowest, so the queue runs in lockstep. On this project's virtio disk a
 //! 4k QD32 random read ran about 20% slower that way (docs/architecture.md).
+//! Where I/Os complete within the call that submits them (page cache,
+//! zram) there is no queue to keep fed, and one call per refill is what
+//! reaches the kernel's limit; `submit` chooses between the two from what
+//! the completions do, unless `--iodepth-batch` forces a batch.
 //!
 //! Time: a unit is stamped when issued (for io_uring, just before it is
 //! pushed, so the batch's preparation is inside its latency, as in fio),
@@ -45,6 +48,7 @@ use crate::DiskError;
 
 mod gate;
 mod stats;
+mod submit;
 #[cfg(test)]
 mod tests;
 mod worker;
@@ -155,7 +159,6 @@ pub fn run_job_stamped(
     let plan = Plan {
         spec: spec.clone(),
         depth,
-        submit_batch: spec.iodepth_batch.clamp(1, depth),
         blocks,
         align: target.info.logical_block_size as usize,
         ramp: spec.ramp.as_duration(),
@@ -325,7 +328,6 @@ fn effective_depth(spec: &DiskJobSpec, warnings: &mut Vec<Warning>) -> u32 {
 struct Plan<'l> {
     spec: DiskJobSpec,
     depth: u32,
-    submit_batch: u32,
     blocks: u64,
     align: usize,
     ramp: Duration,

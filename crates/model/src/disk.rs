@@ -28,9 +28,12 @@ pub struct DiskJobSpec {
     /// I/Os each thread keeps in flight.
     pub iodepth: u32,
     /// I/Os queued before they are submitted to the kernel together (fio's
-    /// `iodepth_batch_submit`). 1, the default, submits each I/O as soon as
-    /// it is ready, which keeps a device's queue evenly fed; a larger batch
-    /// saves system calls but can make I/Os start and finish in lockstep.
+    /// `iodepth_batch_submit`). 1 submits each I/O as soon as it is ready,
+    /// which keeps a device's queue evenly fed; a larger batch saves system
+    /// calls but can make I/Os start and finish in lockstep.
+    /// [`DiskJobSpec::ADAPTIVE_BATCH`] (0), the default, lets the runner
+    /// choose from how completions arrive (see [`Submission`]). Runs stored
+    /// before the choice existed read as 1, which is what they ran.
     #[serde(default = "one")]
     pub iodepth_batch: u32,
     /// Threads, each with its own queue (fio's `numjobs`, reported merged).
@@ -55,6 +58,12 @@ pub struct DiskJobSpec {
 }
 
 impl DiskJobSpec {
+    /// `iodepth_batch` when no batch was forced: the runner submits each
+    /// I/O at once while the target completes I/Os asynchronously (a
+    /// device), and the whole refill at once while I/Os complete within
+    /// their submission (page-cache hits, zram).
+    pub const ADAPTIVE_BATCH: u32 = 0;
+
     /// The queue depth per thread the job actually runs at: a synchronous
     /// engine (psync, mmap) keeps one I/O in flight whatever `iodepth`
     /// asks for (the job then carries a `sync_engine_depth` warning).
@@ -194,6 +203,10 @@ pub struct DiskJobResult {
     /// stored before these were measured, and in imported ones).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<QueueFigures>,
+    /// How I/Os were handed to the kernel (asynchronous engines only; none
+    /// in runs stored before this was recorded, and in imported ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submission: Option<Submission>,
     /// Whether the page cache was bypassed (O_DIRECT took effect).
     pub page_cache_bypassed: bool,
     /// Whether the job ended early (Ctrl-C) and figures cover only part of it.
@@ -208,6 +221,58 @@ impl DiskJobResult {
         let r = self.read.as_ref().map_or(0.0, |d| d.bw.0);
         let w = self.write.as_ref().map_or(0.0, |d| d.bw.0);
         BytesPerSec(r + w)
+    }
+}
+
+/// How an asynchronous engine's I/Os were submitted over a job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Submission {
+    /// Whether the runner chose the batch (`iodepth_batch` 0, the default)
+    /// rather than `--iodepth-batch` forcing it.
+    pub adaptive: bool,
+    /// What was used over the measured time.
+    pub mode: SubmitMode,
+    /// Percent of the I/Os issued while submitting a whole refill at once.
+    pub batched_pct: f64,
+    /// Percent of the I/Os looked at (those submitted by a call that did not
+    /// also wait) whose completion was ready when the submission returned:
+    /// what the adaptive choice goes by. `None` when none were looked at.
+    pub inline_pct: Option<f64>,
+}
+
+/// The submission a job used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SubmitMode {
+    /// Each I/O went to the kernel as soon as it was ready.
+    PerIo,
+    /// Queued I/Os went to the kernel together, in batches.
+    Batched,
+    /// Some of each: the adaptive choice changed during the job.
+    Mixed,
+}
+
+impl SubmitMode {
+    /// The mode of a job that issued `batched_pct` percent of its I/Os
+    /// in batches: a few per cent either way is the probe, not a choice.
+    pub fn from_batched_pct(batched_pct: f64) -> Self {
+        if batched_pct >= 95.0 {
+            SubmitMode::Batched
+        } else if batched_pct <= 5.0 {
+            SubmitMode::PerIo
+        } else {
+            SubmitMode::Mixed
+        }
+    }
+}
+
+impl std::fmt::Display for SubmitMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SubmitMode::PerIo => "per-I/O",
+            SubmitMode::Batched => "batched",
+            SubmitMode::Mixed => "mixed",
+        })
     }
 }
 

@@ -55,6 +55,7 @@ fn doc() -> RunDocument {
         iodepth_level: [("8".to_string(), 100.0)].into_iter().collect(),
         mean_depth: 8.0,
         queue: None,
+        submission: None,
         page_cache_bypassed: true,
         interrupted: false,
         warnings: Vec::new(),

@@ -103,6 +103,7 @@ pub fn read_run(label: &str, mb: f64, wobble: f64, lat_us: Option<f64>) -> RunDo
                 iodepth_level: Default::default(),
                 mean_depth: 8.0,
                 queue: None,
+                submission: None,
                 page_cache_bypassed: true,
                 interrupted: false,
                 warnings: vec![],

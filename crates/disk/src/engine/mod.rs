@@ -9,8 +9,8 @@
 //! * An asynchronous engine answers [`Queued::InFlight`], keeps the unit
 //!   (and so its buffer) until the kernel is done with it, and hands it back
 //!   from [`Engine::reap`]. The runner calls [`Engine::commit`] to hand what
-//!   was queued to the kernel (after each I/O, or after each batch of
-//!   `iodepth_batch`); `reap` must also submit anything still queued.
+//!   was queued to the kernel (after each I/O, or after each batch); `reap`
+//!   must also submit anything still queued.
 //!   Dropping an asynchronous engine waits for every unit in flight, and
 //!   memory it registered with the kernel stays mapped until the engine is
 //!   gone, whatever the runner does with its units.
@@ -90,9 +90,11 @@ pub trait Engine {
     fn queue(&mut self, unit: IoUnit) -> Result<Queued, DiskError>;
 
     /// Submit what was queued, without waiting for anything (fio's
-    /// `commit`).
-    fn commit(&mut self) -> Result<(), DiskError> {
-        Ok(())
+    /// `commit`). Returns how many completions arrived during the call:
+    /// I/Os the kernel finished within their submission (page-cache hits,
+    /// zram), which is how the runner chooses its batch.
+    fn commit(&mut self) -> Result<usize, DiskError> {
+        Ok(0)
     }
 
     /// Submit what was queued and wait until at least `min` I/Os are done,

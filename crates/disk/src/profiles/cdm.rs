@@ -597,6 +597,7 @@ mod tests {
             iodepth_level: Default::default(),
             mean_depth: 1.0,
             queue: None,
+            submission: None,
             page_cache_bypassed: true,
             interrupted: false,
             warnings: vec![],

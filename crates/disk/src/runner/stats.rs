@@ -11,6 +11,7 @@ use iomark_model::units::{Bytes, BytesPerSec, Iops, Nanos};
 use iomark_model::{Warning, WarningKind};
 use iomark_stats::histogram::LatencyHistogram;
 
+use super::submit::SubmitCounts;
 use super::{Plan, SAMPLE_INTERVAL};
 use crate::engine::Dir;
 
@@ -68,6 +69,8 @@ pub(super) struct ThreadStats {
     /// Time on or waiting for a CPU of the busiest thread over its measured
     /// time.
     pub(super) busy_share: f64,
+    /// How this thread's I/Os were submitted.
+    pub(super) submit: SubmitCounts,
 }
 
 impl ThreadStats {
@@ -86,6 +89,7 @@ impl ThreadStats {
             depth_area: 0.0,
             cpu_share: 0.0,
             busy_share: 0.0,
+            submit: SubmitCounts::default(),
         }
     }
 
@@ -153,6 +157,7 @@ impl ThreadStats {
         }
         self.depth_sum += o.depth_sum;
         self.issued_measured += o.issued_measured;
+        self.submit.merge(&o.submit);
         self.measured = self.measured.max(o.measured);
         self.depth_area += o.depth_area;
         self.cpu_share = self.cpu_share.max(o.cpu_share);
@@ -249,6 +254,9 @@ impl ThreadStats {
             iodepth_level,
             mean_depth,
             queue,
+            submission: self
+                .submit
+                .submission(plan.spec.iodepth_batch == DiskJobSpec::ADAPTIVE_BATCH),
             page_cache_bypassed: bypassed,
             interrupted: stop.load(Ordering::Relaxed),
             warnings,

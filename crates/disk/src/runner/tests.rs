@@ -30,7 +30,6 @@ fn plan(rw: RwMode, bs: u64, blocks: u64, numjobs: u32) -> Plan<'static> {
             seed: 42,
         },
         depth: 1,
-        submit_batch: 1,
         blocks,
         align: 4096,
         ramp: Duration::ZERO,

@@ -10,6 +10,7 @@ use rand::{Rng, SeedableRng};
 
 use super::gate::StartGate;
 use super::stats::ThreadStats;
+use super::submit::SubmitPolicy;
 use super::{PaddedCounter, Plan};
 use crate::buffer::AlignedBuf;
 use crate::engine::{self, Dir, Done, Engine, EngineSetup, IoUnit, Queued};
@@ -183,6 +184,7 @@ fn drive(
     thread_stop: &AtomicBool,
 ) -> Result<ThreadStats, DiskError> {
     let mut stats = ThreadStats::new(plan);
+    let mut policy = SubmitPolicy::new(plan.spec.iodepth_batch, plan.depth);
     let mut work = Workload::new(plan, thread);
     // Each write is stamped just before it is issued, so none repeats
     // another (fio's scramble_buffers); reads are never touched. Tags start
@@ -288,8 +290,9 @@ fn drive(
                         uncommitted += 1;
                         // The refill's last unit goes down with the wait
                         // for completions: one system call, not two.
-                        if uncommitted >= plan.submit_batch && !free.is_empty() {
-                            engine.commit()?;
+                        if uncommitted >= policy.batch() && !free.is_empty() {
+                            let inline = engine.commit()?;
+                            policy.observe(uncommitted, inline);
                             uncommitted = 0;
                         }
                     }
@@ -311,8 +314,16 @@ fn drive(
                     }
                 }
             }
+            // While batching by choice, the refill is submitted on its own
+            // to see whether its I/Os still complete within the call; when
+            // they do, the wait below finds them without a second call.
+            if uncommitted > 0 && policy.submit_before_wait() {
+                let inline = engine.commit()?;
+                policy.observe(uncommitted, inline);
+            }
             if batch > 0 && now >= measure_start {
                 stats.record_depth(in_flight, batch);
+                policy.issued(batch);
             }
         }
         if in_flight == 0 {
@@ -344,6 +355,7 @@ fn drive(
         _ => last_counted.saturating_duration_since(measure_start),
     };
     stats.depth_area = depth_clock.area;
+    stats.submit = policy.counts;
     let (run_end, wait_end) = cpu_at_end.unwrap_or_else(iomark_host::thread_run_and_wait);
     if let Some((run0, wait0)) = cpu_at_start.filter(|_| !stats.measured.is_zero()) {
         let wall = stats.measured.as_secs_f64();

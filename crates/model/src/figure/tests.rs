@@ -58,6 +58,7 @@ fn job(rw: RwMode, read: bool, write: bool) -> DiskJobResult {
         iodepth_level: Default::default(),
         mean_depth: 1.0,
         queue: None,
+        submission: None,
         page_cache_bypassed: true,
         interrupted: false,
         warnings: vec![],
@@ -518,6 +519,7 @@ fn memory_tests_name_kernel_size_backing_and_threads() {
         MemKernelSpec::Stream(StreamSpec {
             array_len: n,
             ntimes: 10,
+            nt_stores: false,
         })
     };
     assert_eq!(

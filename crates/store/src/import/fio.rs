@@ -472,6 +472,7 @@ fn convert_job(
         // recover it.
         mean_depth: 0.0,
         queue: None,
+        submission: None,
         page_cache_bypassed: direct,
         interrupted: false,
         warnings,
