@@ -97,6 +97,20 @@ struct StreamArgs {
     )]
     ntimes: u32,
 
+    /// Non-temporal (streaming) stores in Scale, Add and Triad: on or off
+    /// (alone: on). Default: on when an array is larger than the
+    /// last-level cache (STREAM's sizes always are), as STREAM builds with
+    /// streaming stores; the output says which stores were used.
+    #[arg(
+        long,
+        value_name = "on|off",
+        num_args = 0..=1,
+        default_missing_value = "on",
+        value_parser = clap::builder::BoolishValueParser::new(),
+        help_heading = "Workload"
+    )]
+    nt_stores: Option<bool>,
+
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -208,7 +222,7 @@ impl MemCommand {
     /// The checked job; `None` for the internal child.
     fn options(self) -> Result<Option<MemOptions>, MemError> {
         let (kernel, common) = match self {
-            MemCommand::Stream(a) => (settings::stream(a.size, a.ntimes), a.common),
+            MemCommand::Stream(a) => (settings::stream(a.size, a.ntimes, a.nt_stores), a.common),
             MemCommand::Stencil(a) => (settings::stencil(a.mask, a.n, a.sweeps), a.common),
             MemCommand::Himeno(a) => (settings::himeno(&a.grid, a.iterations, a.seconds), a.common),
             MemCommand::Child => return Ok(None),
@@ -283,10 +297,25 @@ mod tests {
             o.kernel,
             MemKernelSpec::Stream(StreamSpec {
                 array_len: 80_000_000,
-                ntimes: 5
+                ntimes: 5,
+                // 640 MB arrays are beyond any last-level cache.
+                nt_stores: true,
             })
         );
         assert_eq!(o.threads, 2);
+        for (flags, nt) in [
+            (&["--nt-stores"][..], true),
+            (&["--nt-stores", "off"][..], false),
+            (&["--nt-stores=on"][..], true),
+        ] {
+            let mut args = vec!["stream", "--size", "1k"];
+            args.extend_from_slice(flags);
+            let o = parse(&args).unwrap();
+            let MemKernelSpec::Stream(s) = o.kernel else {
+                panic!("stream")
+            };
+            assert_eq!(s.nt_stores, nt, "{flags:?}");
+        }
         let o = parse(&[
             "himeno",
             "--grid",

@@ -79,6 +79,55 @@ fn stream_prints_streams_table() {
 }
 
 #[test]
+fn nt_stores_say_which_stores_were_used_and_triad_validates() {
+    let run = |nt: &str| {
+        let out = iomark(&[
+            "mem",
+            "stream",
+            "--size",
+            "100k",
+            "--ntimes",
+            "2",
+            "--threads",
+            "2",
+            "--nt-stores",
+            nt,
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let text = run("on");
+    let stores = if cfg!(target_arch = "x86_64") {
+        "Stores: non-temporal ("
+    } else {
+        "Stores: regular"
+    };
+    assert!(text.contains(stores), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("Triad:")), "{text}");
+    assert!(text.contains("Solution Validates"), "{text}");
+    let text = run("off");
+    assert!(text.contains("Stores: regular"), "{text}");
+    assert!(text.contains("Solution Validates"), "{text}");
+
+    // The stored result says it too; an array that fits in the cache gets
+    // regular stores by default.
+    let body = mem_json(&["stream", "--size", "100k", "--ntimes", "2", "--nt-stores"]);
+    let r = result(&body);
+    assert_eq!(r["validation"]["outcome"], "passed", "{r}");
+    assert_eq!(body["spec"]["kernel"]["nt_stores"], true, "{body}");
+    if cfg!(target_arch = "x86_64") {
+        assert!(
+            r["stores"].as_str().unwrap().starts_with("non-temporal"),
+            "{r}"
+        );
+    }
+    if !body["host"]["llc"].is_null() {
+        let body = mem_json(&["stream", "--size", "1k", "--ntimes", "2"]);
+        assert_eq!(result(&body)["stores"], "regular", "{body}");
+    }
+}
+
+#[test]
 fn stream_on_a_file_mapping_validates_and_removes_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let backing = mmap_backing(dir.path());

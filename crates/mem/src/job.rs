@@ -511,6 +511,7 @@ mod tests {
         let small = MemKernelSpec::Stream(StreamSpec {
             array_len: 1000,
             ntimes: 2,
+            nt_stores: false,
         });
         assert!(check_limits(&spec(small.clone(), 1), false).is_ok());
         let many = check_limits(&spec(small, threads::MAX_THREADS + 1), false);
@@ -588,6 +589,7 @@ mod tests {
             MemKernelSpec::Stream(StreamSpec {
                 array_len: 1000,
                 ntimes: 2,
+                nt_stores: false,
             }),
             1,
         );

@@ -18,7 +18,7 @@
 //! ```no_run
 //! use iomark_model::mem::{Advice, Backing, MemJobSpec, MemKernelSpec, StreamSpec};
 //! let spec = MemJobSpec {
-//!     kernel: MemKernelSpec::Stream(StreamSpec { array_len: 10_000_000, ntimes: 10 }),
+//!     kernel: MemKernelSpec::Stream(StreamSpec { array_len: 10_000_000, ntimes: 10, nt_stores: true }),
 //!     threads: 2,
 //!     backing: Backing::Heap,
 //!     advice: Advice::Normal,

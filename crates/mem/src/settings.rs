@@ -100,16 +100,30 @@ fn invalid<T>(msg: impl Into<String>) -> Result<T, MemError> {
     Err(MemError::BadSpec(msg.into()))
 }
 
-/// STREAM: elements per array (`None`: STREAM's size rule) and passes.
-pub fn stream(size: Option<u64>, ntimes: u32) -> Result<MemKernelSpec, MemError> {
+/// STREAM: elements per array (`None`: STREAM's size rule), passes, and
+/// non-temporal stores (`None`: on when an array is larger than the
+/// last-level cache, or the cache is unknown; off for arrays that fit,
+/// where streaming stores would push them out and slow every pass).
+pub fn stream(
+    size: Option<u64>,
+    ntimes: u32,
+    nt_stores: Option<bool>,
+) -> Result<MemKernelSpec, MemError> {
     if ntimes < 2 {
         return invalid(format!(
             "--ntimes {ntimes} is too small: the first pass is not counted, so use at least 2"
         ));
     }
+    let array_len = size.unwrap_or_else(default_stream_len);
+    let nt_stores = nt_stores.unwrap_or_else(|| {
+        sys::host()
+            .llc
+            .is_none_or(|llc| array_len.saturating_mul(8) > llc.get())
+    });
     Ok(MemKernelSpec::Stream(StreamSpec {
-        array_len: size.unwrap_or_else(default_stream_len),
+        array_len,
         ntimes,
+        nt_stores,
     }))
 }
 

@@ -12,7 +12,15 @@
 //!   per array relative to the expected value must stay under 1e-13.
 //!
 //! Copy uses `copy_from_slice`, i.e. `memcpy`, as gcc -O3 makes of STREAM's
-//! Copy loop; the other three are plain zipped slice loops that vectorise.
+//! Copy loop (glibc's memcpy switches to non-temporal stores by itself for
+//! copies this large). Scale, Add and Triad are plain zipped slice loops
+//! that vectorise, or, with non-temporal stores ([`StreamSpec::nt_stores`],
+//! what STREAM builds with icc's or gcc's streaming-store options do), the
+//! same arithmetic written with `std::arch` streaming stores: the result
+//! goes to memory without first reading its cache line (no
+//! write-allocate), so the memory bus carries 3 words per Triad element
+//! instead of 4. The arithmetic is the same, in the same order (no fused
+//! multiply-add), so the check holds bit for bit.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -59,6 +67,7 @@ pub fn run(
         split::split_mut(b, &ranges, 1),
         split::split_mut(c, &ranges, 1),
     );
+    let stores = Stores::choose(spec.nt_stores);
     let barrier = Barrier::new(threads);
     let sync = Sync {
         barrier: &barrier,
@@ -70,7 +79,7 @@ pub fn run(
         let first = parts.next().expect("at least one thread");
         for (index, (a, b, c)) in parts.enumerate() {
             if let Err(e) = threads::spawn(s, index + 1, threads, move || {
-                worker(a, b, c, sync, ntimes, false)
+                worker(a, b, c, sync, ntimes, stores, false)
             }) {
                 // The threads already started leave at the barrier and
                 // the scope joins them.
@@ -79,7 +88,7 @@ pub fn run(
             }
         }
         let (a, b, c) = first;
-        Ok(worker(a, b, c, sync, ntimes, true))
+        Ok(worker(a, b, c, sync, ntimes, stores, true))
     })?;
     let Some(timing) = timing else {
         return Ok(None);
@@ -109,6 +118,7 @@ pub fn run(
         array_bytes: Bytes(n as u64 * 8),
         init: timing.init,
         copy_method: "memcpy (copy_from_slice)".into(),
+        stores: stores.describe().into(),
         kernels,
         validation,
     };
@@ -143,6 +153,7 @@ fn worker(
     c: &mut [f64],
     sync: Sync,
     ntimes: usize,
+    stores: Stores,
     leader: bool,
 ) -> Option<Timing> {
     let barrier = sync.barrier;
@@ -176,9 +187,9 @@ fn worker(
             let t = Instant::now();
             match op {
                 StreamOp::Copy => copy(a, c),
-                StreamOp::Scale => scale(b, c),
-                StreamOp::Add => add(c, a, b),
-                StreamOp::Triad => triad(a, b, c),
+                StreamOp::Scale => stores.scale(b, c),
+                StreamOp::Add => stores.add(c, a, b),
+                StreamOp::Triad => stores.triad(a, b, c),
             }
             wait()?;
             times[k] = t.elapsed().as_nanos() as u64;
@@ -217,6 +228,198 @@ fn triad(a: &mut [f64], b: &[f64], c: &[f64]) {
         *a = b + Q * c;
     }
 }
+
+/// How Scale, Add and Triad store their results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stores {
+    /// Ordinary stores, as the compiler vectorises them.
+    Regular,
+    /// SSE2 streaming stores, 2 lanes (`_mm_stream_pd`).
+    #[cfg(target_arch = "x86_64")]
+    Sse2,
+    /// AVX streaming stores, 4 lanes (`_mm256_stream_pd`).
+    #[cfg(target_arch = "x86_64")]
+    Avx,
+}
+
+impl Stores {
+    /// Non-temporal stores when asked for and the CPU has them (AVX
+    /// preferred, SSE2 is in every x86-64), ordinary ones otherwise.
+    fn choose(nt: bool) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if nt {
+            if std::arch::is_x86_feature_detected!("avx") {
+                return Stores::Avx;
+            }
+            if std::arch::is_x86_feature_detected!("sse2") {
+                return Stores::Sse2;
+            }
+        }
+        let _ = nt;
+        Stores::Regular
+    }
+
+    /// What the output and the stored run say was used.
+    fn describe(self) -> &'static str {
+        match self {
+            Stores::Regular => "regular",
+            #[cfg(target_arch = "x86_64")]
+            Stores::Sse2 => "non-temporal (SSE2 _mm_stream_pd)",
+            #[cfg(target_arch = "x86_64")]
+            Stores::Avx => "non-temporal (AVX _mm256_stream_pd)",
+        }
+    }
+
+    fn scale(self, b: &mut [f64], c: &[f64]) {
+        match self {
+            Stores::Regular => scale(b, c),
+            // SAFETY: `choose` picked these only where the CPU has the
+            // feature the function is compiled for.
+            #[cfg(target_arch = "x86_64")]
+            Stores::Sse2 => unsafe { nt_sse2::scale(b, c) },
+            #[cfg(target_arch = "x86_64")]
+            Stores::Avx => unsafe { nt_avx::scale(b, c) },
+        }
+    }
+
+    fn add(self, c: &mut [f64], a: &[f64], b: &[f64]) {
+        match self {
+            Stores::Regular => add(c, a, b),
+            // SAFETY: as in `scale`.
+            #[cfg(target_arch = "x86_64")]
+            Stores::Sse2 => unsafe { nt_sse2::add(c, a, b) },
+            #[cfg(target_arch = "x86_64")]
+            Stores::Avx => unsafe { nt_avx::add(c, a, b) },
+        }
+    }
+
+    fn triad(self, a: &mut [f64], b: &[f64], c: &[f64]) {
+        match self {
+            Stores::Regular => triad(a, b, c),
+            // SAFETY: as in `scale`.
+            #[cfg(target_arch = "x86_64")]
+            Stores::Sse2 => unsafe { nt_sse2::triad(a, b, c) },
+            #[cfg(target_arch = "x86_64")]
+            Stores::Avx => unsafe { nt_avx::triad(a, b, c) },
+        }
+    }
+}
+
+/// Elements before `dst` reaches an `align`-byte boundary, at most `n`:
+/// streaming stores need an aligned address, and a thread's block of an
+/// array starts wherever the split put it.
+#[cfg(target_arch = "x86_64")]
+fn head_len(dst: *const f64, align: usize, n: usize) -> usize {
+    let off = dst as usize % align;
+    let head = if off == 0 { 0 } else { (align - off) / 8 };
+    head.min(n)
+}
+
+/// Scale, Add and Triad with streaming stores, for one vector width. Each
+/// does its unaligned head and its tail with ordinary stores and the
+/// aligned middle with streaming ones, then fences: streaming stores are
+/// weakly ordered, and the barrier after the kernel must not let the next
+/// kernel (on another thread) read before they reach memory.
+///
+/// The functions are `unsafe` only for their target feature: callers
+/// must have checked the CPU has it. Every pointer access stays within
+/// `i + LANES <= n`, `n` the shortest slice's length, and the stored-to
+/// address is aligned to the vector by `head_len`.
+#[cfg(target_arch = "x86_64")]
+macro_rules! nt_kernels {
+    ($module:ident, $feature:literal, $lanes:expr, $set1:ident, $loadu:ident, $stream:ident,
+     $add:ident, $mul:ident) => {
+        mod $module {
+            use std::arch::x86_64::*;
+
+            use super::{head_len, Q};
+
+            const LANES: usize = $lanes;
+
+            #[target_feature(enable = $feature)]
+            pub(super) unsafe fn scale(b: &mut [f64], c: &[f64]) {
+                let n = b.len().min(c.len());
+                let head = head_len(b.as_ptr(), 8 * LANES, n);
+                super::scale(&mut b[..head], &c[..head]);
+                let q = $set1(Q);
+                let mut i = head;
+                while i + LANES <= n {
+                    // SAFETY: i + LANES <= n, and b + i is aligned (see above).
+                    unsafe {
+                        let v = $mul(q, $loadu(c.as_ptr().add(i)));
+                        $stream(b.as_mut_ptr().add(i), v);
+                    }
+                    i += LANES;
+                }
+                super::scale(&mut b[i..n], &c[i..n]);
+                _mm_sfence();
+            }
+
+            #[target_feature(enable = $feature)]
+            pub(super) unsafe fn add(c: &mut [f64], a: &[f64], b: &[f64]) {
+                let n = c.len().min(a.len()).min(b.len());
+                let head = head_len(c.as_ptr(), 8 * LANES, n);
+                super::add(&mut c[..head], &a[..head], &b[..head]);
+                let mut i = head;
+                while i + LANES <= n {
+                    // SAFETY: i + LANES <= n, and c + i is aligned.
+                    unsafe {
+                        let v = $add($loadu(a.as_ptr().add(i)), $loadu(b.as_ptr().add(i)));
+                        $stream(c.as_mut_ptr().add(i), v);
+                    }
+                    i += LANES;
+                }
+                super::add(&mut c[i..n], &a[i..n], &b[i..n]);
+                _mm_sfence();
+            }
+
+            #[target_feature(enable = $feature)]
+            pub(super) unsafe fn triad(a: &mut [f64], b: &[f64], c: &[f64]) {
+                let n = a.len().min(b.len()).min(c.len());
+                let head = head_len(a.as_ptr(), 8 * LANES, n);
+                super::triad(&mut a[..head], &b[..head], &c[..head]);
+                let q = $set1(Q);
+                let mut i = head;
+                while i + LANES <= n {
+                    // SAFETY: i + LANES <= n, and a + i is aligned.
+                    unsafe {
+                        let v = $add(
+                            $loadu(b.as_ptr().add(i)),
+                            $mul(q, $loadu(c.as_ptr().add(i))),
+                        );
+                        $stream(a.as_mut_ptr().add(i), v);
+                    }
+                    i += LANES;
+                }
+                super::triad(&mut a[i..n], &b[i..n], &c[i..n]);
+                _mm_sfence();
+            }
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+nt_kernels!(
+    nt_sse2,
+    "sse2",
+    2,
+    _mm_set1_pd,
+    _mm_loadu_pd,
+    _mm_stream_pd,
+    _mm_add_pd,
+    _mm_mul_pd
+);
+#[cfg(target_arch = "x86_64")]
+nt_kernels!(
+    nt_avx,
+    "avx",
+    4,
+    _mm256_set1_pd,
+    _mm256_loadu_pd,
+    _mm256_stream_pd,
+    _mm256_add_pd,
+    _mm256_mul_pd
+);
 
 /// The values every element must hold after `ntimes` passes.
 pub fn expected(ntimes: usize) -> [f64; 3] {
@@ -318,13 +521,63 @@ mod tests {
         let spec = StreamSpec {
             array_len: 10_001,
             ntimes: 3,
+            nt_stores: false,
         };
         let (r, exec) = run_on_heap(&spec, 3, sizes, run);
         assert_validates(&r.validation);
+        assert_eq!(r.stores, "regular");
         assert_eq!(r.kernels.len(), 4);
         assert!(r.kernels.iter().all(|k| k.min <= k.avg && k.avg <= k.max));
         // The execution time holds the initialisation and every pass.
         let counted: u64 = r.kernels.iter().map(|k| k.min.get() * 2).sum();
         assert!(exec.get() >= r.init.get() + counted, "{exec:?} {r:?}");
+    }
+
+    #[test]
+    fn non_temporal_stores_validate_and_say_so() {
+        // Odd lengths and thread counts: every thread's block starts
+        // unaligned somewhere, so heads and tails are exercised.
+        for threads in [1, 3] {
+            let spec = StreamSpec {
+                array_len: 10_007,
+                ntimes: 3,
+                nt_stores: true,
+            };
+            let (r, _) = run_on_heap(&spec, threads, sizes, run);
+            assert_validates(&r.validation);
+            #[cfg(target_arch = "x86_64")]
+            assert!(r.stores.starts_with("non-temporal"), "{}", r.stores);
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn every_store_kind_computes_the_same_values() {
+        let n = 1003;
+        let b: Vec<f64> = (0..n).map(|i| i as f64 * 0.5 + 1.0).collect();
+        let c: Vec<f64> = (0..n).map(|i| i as f64 * 0.25 - 3.0).collect();
+        let mut want = vec![0.0; n];
+        triad(&mut want, &b, &c);
+        let mut kinds = vec![Stores::Sse2];
+        if std::arch::is_x86_feature_detected!("avx") {
+            kinds.push(Stores::Avx);
+        }
+        for kind in kinds {
+            // From offsets 0..4, so the aligned middle starts at each lane.
+            for skip in 0..4 {
+                let mut a = vec![0.0; n];
+                kind.triad(&mut a[skip..], &b[skip..], &c[skip..]);
+                assert_eq!(a[skip..], want[skip..], "{kind:?} from {skip}");
+                let mut s = vec![0.0; n];
+                kind.scale(&mut s[skip..], &c[skip..]);
+                assert!(s[skip..].iter().zip(&c[skip..]).all(|(s, c)| *s == Q * c));
+                let mut d = vec![0.0; n];
+                kind.add(&mut d[skip..], &b[skip..], &c[skip..]);
+                assert!(d[skip..]
+                    .iter()
+                    .zip(b[skip..].iter().zip(&c[skip..]))
+                    .all(|(d, (b, c))| *d == b + c));
+            }
+        }
     }
 }

@@ -78,6 +78,11 @@ pub struct StreamSpec {
     pub array_len: u64,
     /// Passes over the four kernels; the first is not counted (minimum 2).
     pub ntimes: u32,
+    /// Non-temporal (streaming) stores in Scale, Add and Triad, where the
+    /// CPU has them: what STREAM builds with streaming-store options do.
+    /// Runs stored before this existed used ordinary stores.
+    #[serde(default)]
+    pub nt_stores: bool,
 }
 
 /// The 2D stencil's parameters.
@@ -299,6 +304,11 @@ pub struct StreamResult {
     pub init: Nanos,
     /// How Copy is done: `memcpy` (slice `copy_from_slice`), as gcc's STREAM does.
     pub copy_method: String,
+    /// How Scale, Add and Triad stored their results: `regular`, or
+    /// `non-temporal (...)` naming the instruction (empty in runs stored
+    /// before this was recorded, which used regular stores).
+    #[serde(default)]
+    pub stores: String,
     /// Copy, Scale, Add, Triad.
     pub kernels: Vec<StreamKernelResult>,
     /// STREAM's `checkSTREAMresults`.

@@ -150,8 +150,15 @@ fn render_stream(out: &mut String, spec: &MemJobSpec, r: &StreamResult) {
         s.ntimes - 1
     ));
     out.push_str(&format!(
-        "Threads: {} · Backing: {} · Copy: {}\n",
-        spec.threads, spec.backing, r.copy_method
+        "Threads: {} · Backing: {} · Copy: {} · Stores: {}\n",
+        spec.threads,
+        spec.backing,
+        r.copy_method,
+        if r.stores.is_empty() {
+            "regular"
+        } else {
+            &r.stores
+        }
     ));
     out.push_str(&format!(
         "Initialisation (first touch, not in the rates): {:.6} s\n",
