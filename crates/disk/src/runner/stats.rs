@@ -254,9 +254,10 @@ impl ThreadStats {
             iodepth_level,
             mean_depth,
             queue,
-            submission: self
-                .submit
-                .submission(plan.spec.iodepth_batch == DiskJobSpec::ADAPTIVE_BATCH),
+            submission: self.submit.submission(
+                plan.spec.iodepth_batch == DiskJobSpec::ADAPTIVE_BATCH,
+                plan.synchronous_device,
+            ),
             page_cache_bypassed: bypassed,
             interrupted: stop.load(Ordering::Relaxed),
             warnings,

@@ -184,7 +184,8 @@ fn drive(
     thread_stop: &AtomicBool,
 ) -> Result<ThreadStats, DiskError> {
     let mut stats = ThreadStats::new(plan);
-    let mut policy = SubmitPolicy::new(plan.spec.iodepth_batch, plan.depth);
+    let mut policy =
+        SubmitPolicy::new(plan.spec.iodepth_batch, plan.depth, plan.synchronous_device);
     let mut work = Workload::new(plan, thread);
     // Each write is stamped just before it is issued, so none repeats
     // another (fio's scramble_buffers); reads are never touched. Tags start
@@ -332,7 +333,17 @@ fn drive(
             }
             break;
         }
-        engine.reap(1, &mut done)?;
+        // Batching by choice, wait for the whole refill, as t/io_uring does:
+        // the few I/Os that did not complete inline (a cached page still
+        // marked for readahead goes to the kernel's async path) would
+        // otherwise sit in the ring's deferred work until the next wait,
+        // and the refills shrink to the few that did.
+        let want = if policy.submit_before_wait() {
+            in_flight as usize
+        } else {
+            1
+        };
+        engine.reap(want, &mut done)?;
         let at = Instant::now();
         for d in done.drain(..) {
             depth_clock.advance(at, in_flight);
