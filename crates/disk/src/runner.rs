@@ -156,13 +156,6 @@ pub fn run_job_stamped(
         writable: target.writable,
         random: spec.rw.is_random(),
     };
-    let device_stat = iomark_host::BlockStat::for_path(&target.info.path);
-    // Direct I/O to zram or a RAM disk completes within its submission
-    // (runner::submit); buffered I/O is judged by its completions.
-    let synchronous_device = bypassed
-        && device_stat
-            .as_ref()
-            .is_some_and(|d| submit::synchronous_device(d.name()));
     let plan = Plan {
         spec: spec.clone(),
         depth,
@@ -172,13 +165,12 @@ pub fn run_job_stamped(
         runtime: spec.runtime.map(Nanos::as_duration),
         bytes_per_thread: spec.runtime.is_none().then_some(region),
         ledger,
-        synchronous_device,
     };
     let threads = spec.numjobs.max(1) as usize;
     let counters: Vec<PaddedCounter> = (0..threads).map(|_| PaddedCounter::default()).collect();
     let gate = StartGate::new(threads + 1);
     let thread_stop = AtomicBool::new(false);
-    let mut device = device_stat.map(DeviceWatch::new);
+    let mut device = iomark_host::BlockStat::for_path(&target.info.path).map(DeviceWatch::new);
 
     let outcome = std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(threads);
@@ -343,8 +335,6 @@ struct Plan<'l> {
     bytes_per_thread: Option<u64>,
     /// Where `--verify` stamps and records each write.
     ledger: Option<&'l WriteLedger>,
-    /// Direct I/O to a device that completes it within the submission.
-    synchronous_device: bool,
 }
 
 /// A progress counter on its own cache line, so threads do not share one.

@@ -238,12 +238,6 @@ pub struct Submission {
     /// also wait) whose completion was ready when the submission returned:
     /// what the adaptive choice goes by. `None` when none were looked at.
     pub inline_pct: Option<f64>,
-    /// The target is a RAM-backed block device (zram, brd) read or written
-    /// directly: its I/Os complete within their submission but reach the
-    /// ring only at the next wait, so the runner batched from the start
-    /// rather than by `inline_pct`.
-    #[serde(default)]
-    pub synchronous_device: bool,
 }
 
 /// The submission a job used.

@@ -254,10 +254,9 @@ impl ThreadStats {
             iodepth_level,
             mean_depth,
             queue,
-            submission: self.submit.submission(
-                plan.spec.iodepth_batch == DiskJobSpec::ADAPTIVE_BATCH,
-                plan.synchronous_device,
-            ),
+            submission: self
+                .submit
+                .submission(plan.spec.iodepth_batch == DiskJobSpec::ADAPTIVE_BATCH),
             page_cache_bypassed: bypassed,
             interrupted: stop.load(Ordering::Relaxed),
             warnings,

@@ -36,7 +36,6 @@ fn plan(rw: RwMode, bs: u64, blocks: u64, numjobs: u32) -> Plan<'static> {
         runtime: None,
         bytes_per_thread: None,
         ledger: None,
-        synchronous_device: false,
     }
 }
 

@@ -184,8 +184,7 @@ fn drive(
     thread_stop: &AtomicBool,
 ) -> Result<ThreadStats, DiskError> {
     let mut stats = ThreadStats::new(plan);
-    let mut policy =
-        SubmitPolicy::new(plan.spec.iodepth_batch, plan.depth, plan.synchronous_device);
+    let mut policy = SubmitPolicy::new(plan.spec.iodepth_batch, plan.depth);
     let mut work = Workload::new(plan, thread);
     // Each write is stamped just before it is issued, so none repeats
     // another (fio's scramble_buffers); reads are never touched. Tags start
