@@ -278,6 +278,7 @@ impl Stores {
             #[cfg(target_arch = "x86_64")]
             Stores::Sse2 => unsafe { nt_sse2::scale(b, c) },
             #[cfg(target_arch = "x86_64")]
+            // SAFETY: picked by `choose` only where the CPU has AVX.
             Stores::Avx => unsafe { nt_avx::scale(b, c) },
         }
     }
@@ -289,6 +290,7 @@ impl Stores {
             #[cfg(target_arch = "x86_64")]
             Stores::Sse2 => unsafe { nt_sse2::add(c, a, b) },
             #[cfg(target_arch = "x86_64")]
+            // SAFETY: picked by `choose` only where the CPU has AVX.
             Stores::Avx => unsafe { nt_avx::add(c, a, b) },
         }
     }
@@ -300,6 +302,7 @@ impl Stores {
             #[cfg(target_arch = "x86_64")]
             Stores::Sse2 => unsafe { nt_sse2::triad(a, b, c) },
             #[cfg(target_arch = "x86_64")]
+            // SAFETY: picked by `choose` only where the CPU has AVX.
             Stores::Avx => unsafe { nt_avx::triad(a, b, c) },
         }
     }
