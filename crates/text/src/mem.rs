@@ -108,6 +108,44 @@ pub fn mem_run(run: &MemRun) -> String {
 /// backing, each cell the relative execution time against the
 /// all-in-memory run of the same size, or "killed"), then the set-up.
 fn mem_sweep(run: &MemRun, sweep: &MemSweep) -> String {
+    let mut out = sweep_table(run, sweep);
+    let spec = &run.spec;
+    for b in &sweep.backings {
+        if b != &Backing::Heap {
+            out.push_str(&format!("{}: {b}\n", b.kind()));
+        }
+    }
+    if sweep
+        .backings
+        .iter()
+        .any(|b| matches!(b, Backing::Mmap { .. }))
+    {
+        out.push_str(&format!("madvise: {}\n", spec.advice.as_str()));
+    }
+    match spec.mem_limit {
+        Some(l) => out.push_str(&format!(
+            "Memory limit: {l} (a memory cgroup per point), {} thread(s)\n",
+            spec.threads
+        )),
+        None => out.push_str(&format!("Memory limit: none, {} thread(s)\n", spec.threads)),
+    }
+    if run.outcome == MemOutcome::Interrupted {
+        out.push_str("interrupted: points not run are shown as -\n");
+    }
+    let mut seen = Vec::new();
+    for w in sweep.points.iter().flat_map(|p| &p.run.warnings) {
+        let line = format!("warning: {w}\n");
+        if !seen.contains(&line) {
+            out.push_str(&line);
+            seen.push(line);
+        }
+    }
+    out
+}
+
+/// The sweep's table alone: a heading, a row per x value, a column per
+/// backing ("killed" where the OOM killer ended the point).
+pub(crate) fn sweep_table(run: &MemRun, sweep: &MemSweep) -> String {
     let spec = &run.spec;
     let mut out = format!(
         "iomark mem {}: relative execution time (execution over the all-in-memory run of the same size: heap, no limit, same work)\n",
@@ -153,36 +191,6 @@ fn mem_sweep(run: &MemRun, sweep: &MemSweep) -> String {
             .collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
-    }
-    for b in &sweep.backings {
-        if b != &Backing::Heap {
-            out.push_str(&format!("{}: {b}\n", b.kind()));
-        }
-    }
-    if sweep
-        .backings
-        .iter()
-        .any(|b| matches!(b, Backing::Mmap { .. }))
-    {
-        out.push_str(&format!("madvise: {}\n", spec.advice.as_str()));
-    }
-    match spec.mem_limit {
-        Some(l) => out.push_str(&format!(
-            "Memory limit: {l} (a memory cgroup per point), {} thread(s)\n",
-            spec.threads
-        )),
-        None => out.push_str(&format!("Memory limit: none, {} thread(s)\n", spec.threads)),
-    }
-    if run.outcome == MemOutcome::Interrupted {
-        out.push_str("interrupted: points not run are shown as -\n");
-    }
-    let mut seen = Vec::new();
-    for w in sweep.points.iter().flat_map(|p| &p.run.warnings) {
-        let line = format!("warning: {w}\n");
-        if !seen.contains(&line) {
-            out.push_str(&line);
-            seen.push(line);
-        }
     }
     out
 }
