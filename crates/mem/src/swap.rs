@@ -32,6 +32,13 @@ const TMPFS_MAGIC: i64 = 0x0102_1994;
 /// `BTRFS_SUPER_MAGIC`: swap files need nocow there.
 const BTRFS_MAGIC: i64 = 0x9123_683e;
 
+/// The file system's magic number; `f_type`'s C type differs between
+/// architectures, hence the cast.
+#[allow(clippy::unnecessary_cast)]
+fn fs_magic(fs: &rustix::fs::StatFs) -> i64 {
+    fs.f_type as i64
+}
+
 /// Where a swap area is set up, as checked from the user's `PATH`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SwapTarget {
@@ -148,7 +155,7 @@ impl SwapArea {
             }
             let fs = rustix::fs::fstatfs(&self.file)
                 .map_err(|e| io_err(&self.path, "fstatfs")(e.into()))?;
-            let magic = fs.f_type as i64;
+            let magic = fs_magic(&fs);
             if magic == TMPFS_MAGIC {
                 return Err(self.bad(
                     "is on tmpfs, which is memory and cannot hold swap; name a directory on the disk to test (ext4 or xfs)".into(),
@@ -330,7 +337,7 @@ mod tests {
     #[test]
     fn a_swap_file_on_tmpfs_is_refused_and_removed() {
         let shm = Path::new("/dev/shm");
-        let is_tmpfs = rustix::fs::statfs(shm).is_ok_and(|s| s.f_type as i64 == TMPFS_MAGIC);
+        let is_tmpfs = rustix::fs::statfs(shm).is_ok_and(|s| fs_magic(&s) == TMPFS_MAGIC);
         if !is_tmpfs {
             eprintln!("skipped: /dev/shm is not tmpfs here");
             return;
