@@ -44,15 +44,43 @@ struct CommonArgs {
     #[arg(long, value_name = "N", help_heading = "Workload")]
     threads: Option<u32>,
 
-    /// Where the arrays live: heap, or mmap:PATH for a file created in
-    /// directory PATH (or as new file PATH), mapped shared, removed after.
+    /// Where the arrays live: heap; mmap:PATH for a file created in
+    /// directory PATH (or as new file PATH), mapped shared, removed after;
+    /// or swap:PATH, the heap with a swap area iomark sets up in directory
+    /// PATH (or on block device PATH, with --allow-write) for the run only
+    /// (needs --mem-limit). A comma list with --sizes or --ratios.
     #[arg(
         long,
-        value_name = "heap|mmap:PATH",
+        value_name = "heap|mmap:PATH|swap:PATH",
         default_value = "heap",
         help_heading = "Memory"
     )]
     backing: String,
+
+    /// Sweep over these data sizes (e.g. 256MiB,512MiB,1GiB), each point
+    /// against the all-in-memory run of the same size; overrides the
+    /// kernel's size flag.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        help_heading = "Sweep"
+    )]
+    sizes: Vec<Bytes>,
+
+    /// Sweep over data sizes of these multiples of --mem-limit (e.g.
+    /// 0.5,1,2,4).
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        help_heading = "Sweep"
+    )]
+    ratios: Vec<f64>,
+
+    /// A block device that --backing swap:DEVICE may overwrite.
+    #[arg(long, value_name = "DEVICE", help_heading = "Memory")]
+    allow_write: Vec<std::path::PathBuf>,
 
     /// madvise policy of a file mapping: normal, sequential or random.
     #[arg(
@@ -209,6 +237,9 @@ impl CommonArgs {
             advice: self.advice,
             mem_limit: self.mem_limit,
             relative: self.relative,
+            sizes: self.sizes,
+            ratios: self.ratios,
+            allow_write: self.allow_write,
         };
         Ok(MemOptions {
             plan: settings.build(kernel)?,
@@ -243,11 +274,15 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
         .context("cannot find the iomark binary to run the limited child")?;
     let stop = signals::stop_flag()?;
     let plan = &options.plan;
-    let run = job::run(&plan.spec, plan.relative, stop, || {
-        let mut c = Command::new(exe);
+    let child = || {
+        let mut c = Command::new(&exe);
         c.args(["mem", "__child"]);
         c
-    })?;
+    };
+    let run = match &plan.sweep {
+        Some(sweep) => job::run_sweep(&plan.spec, sweep, plan.swap.as_ref(), stop, child)?,
+        None => job::run(&plan.spec, plan.relative, plan.swap.as_ref(), stop, child)?,
+    };
     let mut doc = plan.document(run, std::env::args().collect(), started_at_ms);
     // A mem run is one measurement: it is stored whole once it ends.
     crate::record::Recorder::begin(&options.store, &mut doc).finish(&doc);
@@ -268,6 +303,11 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
             bail!("validation failed: {}", result.validation().detail)
         }
         MemOutcome::Completed { .. } => Ok(Exit::Success),
+        // Killed points are data; a wrong computation is not.
+        MemOutcome::Swept if doc.status == iomark_model::RunStatus::Failed => {
+            bail!("validation failed at a point of the sweep (see its table)")
+        }
+        MemOutcome::Swept => Ok(Exit::Success),
     }
 }
 

@@ -148,6 +148,25 @@ impl MemCgroup {
         Ok(group)
     }
 
+    /// Let the group's pages go to swap up to `swap` bytes beyond the limit
+    /// (v1 `memory.memsw.limit_in_bytes` = limit + swap, v2
+    /// `memory.swap.max`). `false` where the kernel does not account swap
+    /// (v1 without `memsw`), in which case swap is bounded only by the area.
+    pub fn allow_swap(&self, swap: Bytes) -> Result<bool, CgroupError> {
+        let (file, value) = match self.version {
+            Version::V1 => (
+                "memory.memsw.limit_in_bytes",
+                self.limit.get().saturating_add(swap.get()),
+            ),
+            Version::V2 => ("memory.swap.max", swap.get()),
+        };
+        if !self.dir.join(file).exists() {
+            return Ok(false);
+        }
+        self.write(file, &value.to_string(), "allow swap")?;
+        Ok(true)
+    }
+
     /// The file a process writes `0` to, to move itself into the group.
     pub fn procs_path(&self) -> PathBuf {
         self.dir.join("cgroup.procs")

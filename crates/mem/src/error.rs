@@ -32,6 +32,14 @@ pub enum MemError {
         /// Why, with the fix.
         reason: String,
     },
+    /// `--backing swap:PATH` cannot be set up there.
+    #[error("--backing swap:{}: {reason}", path.display())]
+    BadSwap {
+        /// The file or device.
+        path: PathBuf,
+        /// Why, with the fix.
+        reason: String,
+    },
     /// Not enough space for the backing file.
     #[error("not enough space for the {need}-byte backing file on {path}: {free} bytes free (choose another directory or a smaller size)")]
     NoSpace {

@@ -19,12 +19,13 @@ use std::sync::atomic::AtomicBool;
 
 use iomark_model::mem::{
     Backing, HimenoLength, HimenoSpec, KernelResult, MemBaseline, MemHost, MemJobSpec,
-    MemKernelSpec, MemOutcome, MemRun,
+    MemKernelSpec, MemOutcome, MemRun, MemSweep, MemSweepPoint, SweepAxis,
 };
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{Warning, WarningKind};
 
 use crate::region::{Region, ARRAY_PAD};
+use crate::swap::{SwapArea, SwapTarget};
 use crate::{himeno, stencil, stream, sys, threads, MemError};
 use iomark_host::cgroup::{self, MemCgroup};
 
@@ -207,21 +208,26 @@ impl Drop for Leftover {
 }
 
 /// Run the job in `child` (a command that ends up in [`serve_child`]) inside
-/// a memory cgroup of `limit` bytes. `stop` raised here (SIGTERM or SIGHUP
+/// a memory cgroup of `limit` bytes, allowed `swap` bytes of swap beyond it
+/// when given (a swap backing's area). `stop` raised here (SIGTERM or SIGHUP
 /// reach only this process) is passed on to the child as SIGINT, so it
 /// stops as it would on Ctrl-C.
 pub fn run_limited(
     spec: &MemJobSpec,
     limit: Bytes,
     host: &MemHost,
+    swap: Option<Bytes>,
     mut child: Command,
     stop: &AtomicBool,
 ) -> Result<(MemOutcome, iomark_model::mem::CgroupUsage), MemError> {
     let _leftover = Leftover(match &spec.backing {
         Backing::Mmap { path } => Some(PathBuf::from(path)),
-        Backing::Heap => None,
+        Backing::Heap | Backing::Swap { .. } => None,
     });
     let group = MemCgroup::create(limit)?;
+    if let Some(swap) = swap {
+        group.allow_swap(swap)?;
+    }
     let job = serde_json::to_string(spec).expect("specs serialise");
     let started = child
         .env(CHILD_JOB_ENV, job)
@@ -250,7 +256,7 @@ pub fn run_limited(
         return Ok((MemOutcome::Interrupted, usage));
     }
     if output.status.signal() == Some(9) && usage.oom_kills > 0 {
-        let message = if host.swap.total.get() == 0 {
+        let message = if host.swap.total.get() == 0 && swap.is_none() {
             OOM_NO_SWAP
         } else {
             OOM_WITH_SWAP
@@ -421,12 +427,15 @@ pub fn same_work(spec: &MemJobSpec, baseline: &KernelResult) -> MemJobSpec {
 /// baseline the job does the baseline's work ([`same_work`]), and the
 /// relative time is the ratio of the two execution times (initialisation
 /// plus the counted work; see [`MemOutcome::Completed`]).
+/// `swap` is where a `--backing swap:PATH` area goes (checked by
+/// [`crate::settings`]); it is set up for the run only.
 /// `child` builds the command that re-executes the binary into
 /// [`serve_child`].
 /// `stop` is the Ctrl-C flag (see [`run_in_process`]).
 pub fn run(
     spec: &MemJobSpec,
     relative: bool,
+    swap: Option<&SwapTarget>,
     stop: &AtomicBool,
     child: impl FnOnce() -> Command,
 ) -> Result<MemRun, MemError> {
@@ -435,22 +444,62 @@ pub fn run(
         cgroup::available()?;
     }
     let host = sys::host();
-    let warnings = warnings(spec, &host);
     let baseline = if relative {
-        let all_in_memory = MemJobSpec {
-            backing: Backing::Heap,
-            mem_limit: None,
-            ..spec.clone()
-        };
-        match run_in_process(&all_in_memory, stop)? {
-            MemOutcome::Completed {
-                result, execution, ..
-            } => Some((result, execution)),
-            MemOutcome::Interrupted | MemOutcome::OomKilled { .. } => None,
-        }
+        baseline_of(spec, stop)?
     } else {
         None
     };
+    let area = match (swap, &spec.backing) {
+        (Some(target), Backing::Swap { .. }) => Some(SwapArea::create(
+            target,
+            swap_size(std::iter::once(&spec.kernel)),
+        )?),
+        _ => None,
+    };
+    let run = run_point(spec, baseline, &host, area.as_ref(), stop, child)?;
+    if let Some(area) = area {
+        area.remove()?;
+    }
+    Ok(run)
+}
+
+/// The all-in-memory run (heap, no limit) of `spec`'s kernel: its result
+/// and execution time, `None` when it was stopped.
+fn baseline_of(
+    spec: &MemJobSpec,
+    stop: &AtomicBool,
+) -> Result<Option<(KernelResult, Nanos)>, MemError> {
+    let all_in_memory = MemJobSpec {
+        backing: Backing::Heap,
+        mem_limit: None,
+        ..spec.clone()
+    };
+    Ok(match run_in_process(&all_in_memory, stop)? {
+        MemOutcome::Completed {
+            result, execution, ..
+        } => Some((result, execution)),
+        _ => None,
+    })
+}
+
+/// A swap area large enough for the largest of `kernels`' data, plus room
+/// for the process itself.
+fn swap_size<'a>(kernels: impl Iterator<Item = &'a MemKernelSpec>) -> Bytes {
+    let most = kernels.map(|k| data_bytes(k).get()).max().unwrap_or(0);
+    Bytes(most + 64 * Bytes::MIB)
+}
+
+/// Run `spec` (after its baseline, if any) where its limit says, with the
+/// swap `area` of a swap backing active.
+fn run_point(
+    spec: &MemJobSpec,
+    baseline: Option<(KernelResult, Nanos)>,
+    host: &MemHost,
+    area: Option<&SwapArea>,
+    stop: &AtomicBool,
+    child: impl FnOnce() -> Command,
+) -> Result<MemRun, MemError> {
+    let warnings = warnings(spec, host);
     let constrained = match &baseline {
         Some((result, _)) => same_work(spec, result),
         None => spec.clone(),
@@ -458,7 +507,8 @@ pub fn run(
     let (outcome, cgroup) = match constrained.mem_limit {
         _ if stop.load(std::sync::atomic::Ordering::Relaxed) => (MemOutcome::Interrupted, None),
         Some(limit) => {
-            let (o, u) = run_limited(&constrained, limit, &host, child(), stop)?;
+            let swap = area.map(SwapArea::size);
+            let (o, u) = run_limited(&constrained, limit, host, swap, child(), stop)?;
             (o, Some(Box::new(u)))
         }
         None => (run_in_process(&constrained, stop)?, None),
@@ -472,12 +522,112 @@ pub fn run(
     });
     Ok(MemRun {
         spec: spec.clone(),
-        host,
+        host: host.clone(),
         outcome,
         cgroup,
         baseline,
         warnings,
+        sweep: None,
     })
+}
+
+/// A checked sweep: the kernel at each x value, crossed with the backings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepSpec {
+    /// What x counts.
+    pub axis: SweepAxis,
+    /// Each x value and the kernel sized for it.
+    pub points: Vec<(f64, MemKernelSpec)>,
+    /// The backings, in the order given.
+    pub backings: Vec<Backing>,
+}
+
+/// Run a sweep: the all-in-memory baseline of every size first, then each
+/// backing over all sizes (a swap backing's area is active for its column
+/// only), each point under the job's limit in its own memory cgroup. A
+/// point the OOM killer ends is kept as killed. `template` gives threads,
+/// advice and limit; its kernel and backing are the first point's.
+pub fn run_sweep(
+    template: &MemJobSpec,
+    sweep: &SweepSpec,
+    swap: Option<&SwapTarget>,
+    stop: &AtomicBool,
+    child: impl Fn() -> Command,
+) -> Result<MemRun, MemError> {
+    let at = |kernel: &MemKernelSpec, backing: &Backing| MemJobSpec {
+        kernel: kernel.clone(),
+        backing: backing.clone(),
+        ..template.clone()
+    };
+    for (_, kernel) in &sweep.points {
+        check_limits(&at(kernel, &Backing::Heap), true)?;
+    }
+    if template.mem_limit.is_some() {
+        cgroup::available()?;
+    }
+    let host = sys::host();
+    let mut baselines = Vec::with_capacity(sweep.points.len());
+    for (_, kernel) in &sweep.points {
+        baselines.push(baseline_of(&at(kernel, &Backing::Heap), stop)?);
+    }
+    let mut columns = Vec::with_capacity(sweep.backings.len());
+    for backing in &sweep.backings {
+        let area = match (swap, backing) {
+            (Some(target), Backing::Swap { .. }) if !stopped(stop) => Some(SwapArea::create(
+                target,
+                swap_size(sweep.points.iter().map(|(_, k)| k)),
+            )?),
+            _ => None,
+        };
+        let mut column = Vec::with_capacity(sweep.points.len());
+        for ((x, kernel), baseline) in sweep.points.iter().zip(&baselines) {
+            let spec = at(kernel, backing);
+            let run = run_point(&spec, baseline.clone(), &host, area.as_ref(), stop, &child)?;
+            column.push(MemSweepPoint {
+                x: *x,
+                data: data_bytes(kernel),
+                run,
+            });
+        }
+        if let Some(area) = area {
+            area.remove()?;
+        }
+        columns.push(column);
+    }
+    // Stored x by x, each x's backings in the order given.
+    let mut points = Vec::with_capacity(sweep.points.len() * sweep.backings.len());
+    let mut iters: Vec<_> = columns.into_iter().map(Vec::into_iter).collect();
+    for _ in &sweep.points {
+        points.extend(iters.iter_mut().filter_map(Iterator::next));
+    }
+    let outcome = if stopped(stop) {
+        MemOutcome::Interrupted
+    } else {
+        MemOutcome::Swept
+    };
+    let first = sweep
+        .points
+        .first()
+        .map(|(_, k)| k)
+        .unwrap_or(&template.kernel);
+    let first_backing = sweep.backings.first().unwrap_or(&template.backing);
+    Ok(MemRun {
+        spec: at(first, first_backing),
+        host,
+        outcome,
+        cgroup: None,
+        baseline: None,
+        warnings: Vec::new(),
+        sweep: Some(Box::new(MemSweep {
+            axis: sweep.axis,
+            backings: sweep.backings.clone(),
+            points,
+        })),
+    })
+}
+
+fn stopped(stop: &AtomicBool) -> bool {
+    stop.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The constrained run's execution time over the baseline's, when it

@@ -38,6 +38,7 @@ pub mod settings;
 mod split;
 pub mod stencil;
 pub mod stream;
+pub mod swap;
 pub mod sys;
 pub mod threads;
 

@@ -111,7 +111,8 @@ impl Region {
         let (offsets, total) = layout(sizes);
         let mut watch = None;
         let (map, file) = match backing {
-            Backing::Heap => {
+            // A swap backing is the heap; its area was set up by the parent.
+            Backing::Heap | Backing::Swap { .. } => {
                 let map = MmapOptions::new().len(total).map_anon().map_err(|source| {
                     MemError::Allocate {
                         bytes: total as u64,

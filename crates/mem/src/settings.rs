@@ -9,11 +9,13 @@ use std::path::{Path, PathBuf};
 use iomark_model::device::HostInfo;
 use iomark_model::mem::{
     Advice, Backing, HimenoLength, HimenoSpec, MemJobSpec, MemKernelSpec, MemOutcome, MemRun,
-    StencilSpec, StreamSpec,
+    StencilSpec, StreamSpec, SweepAxis,
 };
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{RunBody, RunDocument, RunStatus};
 
+use crate::job::SweepSpec;
+use crate::swap::SwapTarget;
 use crate::{himeno, sys, MemError};
 
 /// The smallest `--mem-limit`: the process itself must fit.
@@ -35,6 +37,13 @@ pub struct MemSettings {
     pub mem_limit: Option<Bytes>,
     /// Run the all-in-memory case first and report relative time.
     pub relative: bool,
+    /// `--sizes`: a sweep over these data sizes.
+    pub sizes: Vec<Bytes>,
+    /// `--ratios`: a sweep over data sizes of these multiples of the limit.
+    pub ratios: Vec<f64>,
+    /// `--allow-write`: block devices that may be overwritten (a swap
+    /// backing on a device).
+    pub allow_write: Vec<PathBuf>,
 }
 
 /// A checked memory job.
@@ -44,9 +53,80 @@ pub struct MemPlan {
     pub spec: MemJobSpec,
     /// Report the run as relative to the all-in-memory one.
     pub relative: bool,
-    /// The directory of an mmap backing file, whose device chain is
-    /// recorded.
+    /// The directory of an mmap backing file or swap file (or the swap
+    /// device), whose device chain is recorded.
     pub backing_dir: Option<PathBuf>,
+    /// Where a swap backing's area goes.
+    pub swap: Option<SwapTarget>,
+    /// With `--sizes` or `--ratios`: the sweep; `spec` is then its first
+    /// point.
+    pub sweep: Option<SweepSpec>,
+}
+
+/// One `--backing` value, checked.
+fn parse_backing(
+    text: &str,
+    allow_write: &[PathBuf],
+) -> Result<(Backing, Option<PathBuf>, Option<SwapTarget>), MemError> {
+    if text == "heap" {
+        Ok((Backing::Heap, None, None))
+    } else if let Some(path) = text.strip_prefix("mmap:") {
+        let file = crate::region::resolve_mmap_path(Path::new(path))?;
+        let dir = file.parent().map(Path::to_path_buf);
+        let path = file.display().to_string();
+        Ok((Backing::Mmap { path }, dir, None))
+    } else if let Some(path) = text.strip_prefix("swap:") {
+        let target = SwapTarget::check(Path::new(path), allow_write)?;
+        let (path, dir) = match &target {
+            SwapTarget::File(f) => (f.clone(), f.parent().map(Path::to_path_buf)),
+            SwapTarget::Device(d) => (d.clone(), Some(d.clone())),
+        };
+        let path = path.display().to_string();
+        Ok((Backing::Swap { path }, dir, Some(target)))
+    } else {
+        invalid(format!(
+            "--backing {text:?} is not heap, mmap:PATH or swap:PATH (e.g. --backing mmap:/mnt/ssd)"
+        ))
+    }
+}
+
+/// `kernel` resized so its data is about `bytes`: STREAM's three arrays,
+/// the stencil's square grid, Himeno's grid scaled in all three extents
+/// (its proportions kept).
+pub fn sized(kernel: &MemKernelSpec, bytes: Bytes) -> Result<MemKernelSpec, MemError> {
+    let b = bytes.get();
+    let out = match kernel {
+        MemKernelSpec::Stream(s) => MemKernelSpec::Stream(StreamSpec {
+            array_len: (b / 24).max(1),
+            ..*s
+        }),
+        MemKernelSpec::Stencil(s) => MemKernelSpec::Stencil(StencilSpec {
+            n: ((b / 16) as f64).sqrt() as u64,
+            ..*s
+        }),
+        MemKernelSpec::Himeno(h) => {
+            let f = ((b / 56) as f64 / h.grid.points() as f64).cbrt();
+            let scale = |e: u64| ((e as f64 * f).round() as u64).max(5);
+            MemKernelSpec::Himeno(HimenoSpec {
+                grid: iomark_model::mem::HimenoGrid {
+                    name: None,
+                    i: scale(h.grid.i),
+                    j: scale(h.grid.j),
+                    k: scale(h.grid.k),
+                },
+                length: h.length,
+            })
+        }
+    };
+    if let MemKernelSpec::Stencil(s) = &out {
+        if s.n <= u64::from(s.mask) {
+            return invalid(format!(
+                "a size of {bytes} leaves no interior for the {m}x{m} mask; use larger --sizes",
+                m = s.mask
+            ));
+        }
+    }
+    Ok(out)
 }
 
 impl MemSettings {
@@ -59,18 +139,65 @@ impl MemSettings {
             Some(t) => t,
             None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
         };
-        let (backing, backing_dir) = if self.backing == "heap" {
-            (Backing::Heap, None)
-        } else if let Some(path) = self.backing.strip_prefix("mmap:") {
-            let file = crate::region::resolve_mmap_path(Path::new(path))?;
-            let dir = file.parent().map(Path::to_path_buf);
-            let path = file.display().to_string();
-            (Backing::Mmap { path }, dir)
-        } else {
-            return invalid(format!(
-                "--backing {:?} is not heap or mmap:PATH (e.g. --backing mmap:/mnt/ssd)",
-                self.backing
-            ));
+        let backings = self
+            .backing
+            .split(',')
+            .map(|b| parse_backing(b.trim(), &self.allow_write))
+            .collect::<Result<Vec<_>, _>>()?;
+        let sweeping = !self.sizes.is_empty() || !self.ratios.is_empty();
+        if backings.len() > 1 && !sweeping {
+            return invalid("several --backing values make a sweep; add --sizes LIST or --ratios LIST (or give one backing)");
+        }
+        let swaps = backings.iter().filter(|b| b.2.is_some()).count();
+        if swaps > 1 {
+            return invalid("give at most one swap:PATH backing");
+        }
+        if swaps == 1 && self.mem_limit.is_none() {
+            return invalid(
+                "--backing swap:PATH swaps what outgrows a memory limit; add --mem-limit SIZE",
+            );
+        }
+        let swap = backings.iter().find_map(|b| b.2.clone());
+        let backing_dir = backings.iter().find_map(|b| b.1.clone());
+        let backing_list: Vec<Backing> = backings.into_iter().map(|b| b.0).collect();
+        let backing = backing_list[0].clone();
+        let sweep = match (&self.sizes[..], &self.ratios[..], self.mem_limit) {
+            ([], [], _) => None,
+            ([_, ..], [_, ..], _) => return invalid("give --sizes or --ratios, not both"),
+            ([], [_, ..], None) => {
+                return invalid("--ratios are data sizes over the memory limit; add --mem-limit SIZE (or use --sizes)")
+            }
+            (sizes @ [_, ..], [], _) => Some((
+                SweepAxis::Size,
+                sizes.iter().map(|&b| (b.get() as f64, b)).collect::<Vec<_>>(),
+            )),
+            ([], ratios, Some(limit)) => {
+                if let Some(r) = ratios.iter().find(|r| !(**r > 0.0 && r.is_finite())) {
+                    return invalid(format!("--ratios {r} must be positive, e.g. 0.5,1,2,4"));
+                }
+                Some((
+                    SweepAxis::Ratio,
+                    ratios
+                        .iter()
+                        .map(|&r| (r, Bytes((limit.get() as f64 * r) as u64)))
+                        .collect(),
+                ))
+            }
+        };
+        let sweep = match sweep {
+            None => None,
+            Some((axis, xs)) => Some(SweepSpec {
+                axis,
+                points: xs
+                    .into_iter()
+                    .map(|(x, b)| sized(&kernel, b).map(|k| (x, k)))
+                    .collect::<Result<_, _>>()?,
+                backings: backing_list,
+            }),
+        };
+        let kernel = match &sweep {
+            Some(s) => s.points[0].1.clone(),
+            None => kernel,
         };
         if let Some(limit) = self.mem_limit {
             if limit < MIN_MEM_LIMIT {
@@ -79,7 +206,8 @@ impl MemSettings {
                 ));
             }
         }
-        if self.relative && self.mem_limit.is_none() && backing == Backing::Heap {
+        if self.relative && self.mem_limit.is_none() && backing == Backing::Heap && sweep.is_none()
+        {
             return invalid("--relative compares a constrained run with the all-in-memory one; add --mem-limit SIZE or --backing mmap:PATH");
         }
         Ok(MemPlan {
@@ -92,6 +220,8 @@ impl MemSettings {
             },
             relative: self.relative,
             backing_dir,
+            swap,
+            sweep,
         })
     }
 }
@@ -190,6 +320,16 @@ impl MemPlan {
         let status = match &run.outcome {
             MemOutcome::Completed { result, .. } if !result.validation().is_failed() => {
                 RunStatus::Complete
+            }
+            MemOutcome::Swept => {
+                let failed = run.sweep.iter().flat_map(|s| &s.points).any(|p| {
+                    matches!(&p.run.outcome, MemOutcome::Completed { result, .. } if result.validation().is_failed())
+                });
+                if failed {
+                    RunStatus::Failed
+                } else {
+                    RunStatus::Complete
+                }
             }
             MemOutcome::Interrupted => RunStatus::Interrupted,
             _ => RunStatus::Failed,

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::device::{BlockLayer, DeviceReport};
 use crate::disk::{DirectionResult, DiskJobResult, DiskJobSpec, DiskRun, IntervalSample, RwMode};
-use crate::mem::{Advice, Backing, KernelResult, MemJobSpec, MemKernelSpec, MemOutcome, MemRun};
+use crate::mem::{Advice, KernelResult, MemJobSpec, MemKernelSpec, MemOutcome, MemRun};
 use crate::net::{NetDirection, NetInterface, NetProtocol, NetRun};
 use crate::profile::{ArtefactsResult, CdmResult, GnomeResult, ProfileResult, TestDir};
 use crate::run::{RunBody, RunDocument};
@@ -68,11 +68,15 @@ pub enum FigureUnit {
     /// An amount of data (a write cache's size, a capacity).
     #[serde(rename = "B")]
     Bytes,
+    /// A time over a reference time (a sweep point's relative execution
+    /// time: 1 is as fast as all in memory).
+    #[serde(rename = "ratio")]
+    Ratio,
 }
 
 impl FigureUnit {
     /// Every unit.
-    pub const ALL: [FigureUnit; 8] = [
+    pub const ALL: [FigureUnit; 9] = [
         FigureUnit::BytesPerSec,
         FigureUnit::BitsPerSec,
         FigureUnit::Iops,
@@ -81,6 +85,7 @@ impl FigureUnit {
         FigureUnit::Count,
         FigureUnit::Mflops,
         FigureUnit::Bytes,
+        FigureUnit::Ratio,
     ];
 
     /// The name used in the store and in exports.
@@ -94,6 +99,7 @@ impl FigureUnit {
             FigureUnit::Count => "count",
             FigureUnit::Mflops => "MFLOPS",
             FigureUnit::Bytes => "B",
+            FigureUnit::Ratio => "ratio",
         }
     }
 
@@ -114,7 +120,7 @@ impl FigureUnit {
             | FigureUnit::BitsPerSec
             | FigureUnit::Iops
             | FigureUnit::Mflops => Direction::HigherIsBetter,
-            FigureUnit::Nanos => Direction::LowerIsBetter,
+            FigureUnit::Nanos | FigureUnit::Ratio => Direction::LowerIsBetter,
             FigureUnit::Percent | FigureUnit::Count | FigureUnit::Bytes => Direction::Unknown,
         }
     }
@@ -152,6 +158,7 @@ impl FigureUnit {
             FigureUnit::Count => format!("{v:.0}"),
             FigureUnit::Mflops => format!("{v:.1} MFLOPS"),
             FigureUnit::Bytes => crate::units::Bytes(v as u64).to_string(),
+            FigureUnit::Ratio => format!("{v:.2}x"),
         }
     }
 }

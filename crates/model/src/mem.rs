@@ -24,6 +24,25 @@ pub enum Backing {
         /// The backing file's path (a file inside the directory the user named).
         path: String,
     },
+    /// Anonymous memory, as the heap, with a swap area that iomark set up at
+    /// `path` for the run only (a new file, or a block device named with
+    /// `--allow-write`) and removed after it; the memory cgroup lets the
+    /// run's pages go there and nowhere else beyond the limit.
+    Swap {
+        /// The swap file iomark created, or the block device.
+        path: String,
+    },
+}
+
+impl Backing {
+    /// `heap`, `mmap` or `swap`: the column a sweep shows it under.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Backing::Heap => "heap",
+            Backing::Mmap { .. } => "mmap",
+            Backing::Swap { .. } => "swap",
+        }
+    }
 }
 
 impl fmt::Display for Backing {
@@ -31,6 +50,7 @@ impl fmt::Display for Backing {
         match self {
             Backing::Heap => f.write_str("heap"),
             Backing::Mmap { path } => write!(f, "mmap:{path}"),
+            Backing::Swap { path } => write!(f, "swap:{path}"),
         }
     }
 }
@@ -417,6 +437,9 @@ pub enum MemOutcome {
         /// The explanation shown to the user.
         message: String,
     },
+    /// A sweep (`--sizes` or `--ratios`): each point's outcome is in
+    /// [`MemRun::sweep`]; this run has no figures of its own.
+    Swept,
 }
 
 /// Swap as the kernel reports it (`/proc/swaps`, `/proc/meminfo`).
@@ -460,6 +483,139 @@ pub struct MemRun {
     pub baseline: Option<Box<MemBaseline>>,
     /// Doubts about the figures.
     pub warnings: Vec<Warning>,
+    /// With `--sizes` or `--ratios`: every point of the sweep, each an
+    /// ordinary run of its own (outcome [`MemOutcome::Swept`] here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<Box<MemSweep>>,
+}
+
+/// What a sweep's x axis counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SweepAxis {
+    /// `--sizes`: the kernel's data in bytes.
+    Size,
+    /// `--ratios`: the data over the memory limit.
+    Ratio,
+}
+
+/// A sweep over data sizes (or size/limit ratios) crossed with backings,
+/// as the paper draws its relative-time curves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemSweep {
+    /// What the x axis counts.
+    pub axis: SweepAxis,
+    /// The backings, in the order given (the table's columns).
+    pub backings: Vec<Backing>,
+    /// One point per x value and backing, x by x, each x's backings in
+    /// order.
+    pub points: Vec<MemSweepPoint>,
+}
+
+/// One point of a sweep: an x value on one backing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemSweepPoint {
+    /// The x value: bytes for [`SweepAxis::Size`], data/limit for
+    /// [`SweepAxis::Ratio`].
+    pub x: f64,
+    /// The kernel's data at this point (its size rounded to the kernel's
+    /// grid).
+    pub data: Bytes,
+    /// The run, with its all-in-memory baseline (same size, heap, no limit)
+    /// and relative time; an OOM kill is kept as one.
+    pub run: MemRun,
+}
+
+/// One cell of a sweep's table: a point as the paper draws it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SweepCell {
+    /// Completed: execution time over the all-in-memory run's.
+    Relative(f64),
+    /// The OOM killer ended it: the paper's most telling point.
+    Killed,
+    /// Stopped by Ctrl-C, or never run after a stop.
+    Interrupted,
+    /// Completed with a failed check, or without a baseline time.
+    NoFigure,
+}
+
+impl fmt::Display for SweepCell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SweepCell::Relative(t) => write!(f, "{t:.2}"),
+            SweepCell::Killed => f.write_str("killed"),
+            SweepCell::Interrupted => f.write_str("-"),
+            SweepCell::NoFigure => f.write_str("n/a"),
+        }
+    }
+}
+
+/// One row of a sweep's table: an x value, its data, a cell per backing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepRow {
+    /// The x value (bytes or ratio).
+    pub x: f64,
+    /// The kernel's data at this x.
+    pub data: Bytes,
+    /// One cell per backing, in the sweep's order.
+    pub cells: Vec<SweepCell>,
+}
+
+impl MemSweep {
+    /// The table the paper draws: a row per x value, a cell per backing.
+    pub fn rows(&self) -> Vec<SweepRow> {
+        let mut rows: Vec<SweepRow> = Vec::new();
+        for p in &self.points {
+            let column = self
+                .backings
+                .iter()
+                .position(|b| b.kind() == p.run.spec.backing.kind())
+                .unwrap_or(0);
+            if rows.last().is_none_or(|r| r.x != p.x) {
+                rows.push(SweepRow {
+                    x: p.x,
+                    data: p.data,
+                    cells: vec![SweepCell::Interrupted; self.backings.len()],
+                });
+            }
+            let row = rows.last_mut().expect("pushed above");
+            row.cells[column] = p.cell();
+        }
+        rows
+    }
+
+    /// How an x value is written: `256 MiB` or `0.5`.
+    pub fn x_label(&self, x: f64) -> String {
+        match self.axis {
+            SweepAxis::Size => Bytes(x as u64).to_string(),
+            SweepAxis::Ratio => format!("{x}"),
+        }
+    }
+}
+
+impl MemSweepPoint {
+    /// The point's cell in the table.
+    pub fn cell(&self) -> SweepCell {
+        match (&self.run.outcome, self.relative_time()) {
+            (MemOutcome::OomKilled { .. }, _) => SweepCell::Killed,
+            (MemOutcome::Interrupted, _) => SweepCell::Interrupted,
+            (MemOutcome::Completed { result, .. }, Some(t)) if !result.validation().is_failed() => {
+                SweepCell::Relative(t)
+            }
+            _ => SweepCell::NoFigure,
+        }
+    }
+
+    /// The relative time, or `None` for a point killed, interrupted or
+    /// without a baseline.
+    pub fn relative_time(&self) -> Option<f64> {
+        self.run.baseline.as_ref().and_then(|b| b.relative_time)
+    }
+
+    /// Whether the OOM killer ended it.
+    pub fn killed(&self) -> bool {
+        matches!(self.run.outcome, MemOutcome::OomKilled { .. })
+    }
 }
 
 /// The all-in-memory run `--relative` compares against. The constrained

@@ -2,7 +2,9 @@
 //! results.
 
 use iomark_model::disk::{DiskRun, EngineKind, RwMode};
-use iomark_model::mem::{KernelResult, MemOutcome, MemRun, StreamOp};
+use iomark_model::mem::{
+    KernelResult, MemOutcome, MemRun, MemSweep, StreamOp, SweepAxis, SweepCell,
+};
 use iomark_model::net::{NetDirection, NetRun};
 use iomark_model::profile::{
     CdmResult, GnomeResult, IometerResult, MacbenchResult, ProfileResult, SweepResult, TestDir,
@@ -702,6 +704,82 @@ fn mem(report: &Report, out: &mut Vec<Chart>) {
             categories: vec!["relative execution time".into()],
             series: relative,
             reference: Some(1.0),
+        },
+    );
+    for (r, m) in &runs {
+        if let Some(sweep) = &m.sweep {
+            mem_sweep(r, m, sweep, out);
+        }
+    }
+}
+
+/// A sweep as the paper draws it: x the data size (or data/limit), log2;
+/// a line per backing of its relative execution time; a point the OOM
+/// killer ended is a marker of its own series above the highest curve
+/// (it has no time to plot).
+fn mem_sweep(r: &ReportRun, m: &MemRun, sweep: &MemSweep, out: &mut Vec<Chart>) {
+    let rows = sweep.rows();
+    let top = rows
+        .iter()
+        .flat_map(|row| &row.cells)
+        .filter_map(|c| match c {
+            SweepCell::Relative(t) => Some(*t),
+            _ => None,
+        })
+        .fold(1.0f64, f64::max)
+        * 1.25;
+    let mut series = Vec::new();
+    for (k, b) in sweep.backings.iter().enumerate() {
+        let points: Vec<_> = rows
+            .iter()
+            .filter_map(|row| match row.cells[k] {
+                SweepCell::Relative(t) => Some((row.x, t, t)),
+                _ => None,
+            })
+            .collect();
+        let killed: Vec<_> = rows
+            .iter()
+            .filter(|row| row.cells[k] == SweepCell::Killed)
+            .map(|row| (row.x, top, f64::NAN))
+            .collect();
+        if !points.is_empty() {
+            series.push(LineSeries {
+                name: b.kind().to_string(),
+                points,
+                dashed: false,
+                scatter: false,
+                colour: k,
+            });
+        }
+        if !killed.is_empty() {
+            series.push(LineSeries {
+                name: format!("{} killed (OOM)", b.kind()),
+                points: killed,
+                dashed: false,
+                scatter: true,
+                colour: k,
+            });
+        }
+    }
+    let (x_label, x_tick) = match sweep.axis {
+        SweepAxis::Size => ("data size (bytes, log2 scale)", TickFormat::Bytes),
+        SweepAxis::Ratio => ("data size / memory limit (log2 scale)", TickFormat::Number),
+    };
+    let limit = m
+        .spec
+        .mem_limit
+        .map(|l| format!(", limit {l}"))
+        .unwrap_or_default();
+    push_lines(
+        out,
+        LineChart {
+            id: format!("mem-sweep-{}", slug(&r.name)),
+            title: format!("{} relative execution time{limit}", m.spec.kernel.name()),
+            x_label: x_label.into(),
+            y_label: "x all-in-memory time".into(),
+            x_scale: Scale::Log2,
+            x_tick,
+            series,
         },
     );
 }

@@ -4,7 +4,7 @@
 use iomark_mem::job;
 use iomark_model::mem::{
     Backing, CheckOutcome, HimenoResult, KernelResult, MemJobSpec, MemKernelSpec, MemOutcome,
-    MemRun, StencilResult, StreamResult,
+    MemRun, MemSweep, StencilResult, StreamResult, SweepAxis,
 };
 use iomark_model::units::Nanos;
 
@@ -15,6 +15,9 @@ fn secs(n: Nanos) -> f64 {
 /// The text report: the kernel's own table or summary, then the memory
 /// set-up, the baseline and the warnings.
 pub fn mem_run(run: &MemRun) -> String {
+    if let Some(sweep) = &run.sweep {
+        return mem_sweep(run, sweep);
+    }
     let mut out = String::new();
     let spec = &run.spec;
     match &run.outcome {
@@ -40,6 +43,7 @@ pub fn mem_run(run: &MemRun) -> String {
                 ));
             }
         }
+        MemOutcome::Swept => {}
         MemOutcome::Interrupted => {
             out.push_str(&format!(
                 "iomark mem {}: interrupted, no result\n",
@@ -96,6 +100,97 @@ pub fn mem_run(run: &MemRun) -> String {
     }
     for w in &run.warnings {
         out.push_str(&format!("warning: {w}\n"));
+    }
+    out
+}
+
+/// A sweep: the paper's table (a row per size or ratio, a column per
+/// backing, each cell the relative execution time against the
+/// all-in-memory run of the same size, or "killed"), then the set-up.
+fn mem_sweep(run: &MemRun, sweep: &MemSweep) -> String {
+    let mut out = sweep_table(run, sweep);
+    let spec = &run.spec;
+    for b in &sweep.backings {
+        if b != &Backing::Heap {
+            out.push_str(&format!("{}: {b}\n", b.kind()));
+        }
+    }
+    if sweep
+        .backings
+        .iter()
+        .any(|b| matches!(b, Backing::Mmap { .. }))
+    {
+        out.push_str(&format!("madvise: {}\n", spec.advice.as_str()));
+    }
+    match spec.mem_limit {
+        Some(l) => out.push_str(&format!(
+            "Memory limit: {l} (a memory cgroup per point), {} thread(s)\n",
+            spec.threads
+        )),
+        None => out.push_str(&format!("Memory limit: none, {} thread(s)\n", spec.threads)),
+    }
+    if run.outcome == MemOutcome::Interrupted {
+        out.push_str("interrupted: points not run are shown as -\n");
+    }
+    let mut seen = Vec::new();
+    for w in sweep.points.iter().flat_map(|p| &p.run.warnings) {
+        let line = format!("warning: {w}\n");
+        if !seen.contains(&line) {
+            out.push_str(&line);
+            seen.push(line);
+        }
+    }
+    out
+}
+
+/// The sweep's table alone: a heading, a row per x value, a column per
+/// backing ("killed" where the OOM killer ended the point).
+pub(crate) fn sweep_table(run: &MemRun, sweep: &MemSweep) -> String {
+    let spec = &run.spec;
+    let mut out = format!(
+        "iomark mem {}: relative execution time (execution over the all-in-memory run of the same size: heap, no limit, same work)\n",
+        spec.kernel.name()
+    );
+    let x_head = match sweep.axis {
+        SweepAxis::Size => "size",
+        SweepAxis::Ratio => "data/limit",
+    };
+    let mut table = vec![std::iter::once(x_head.to_string())
+        .chain(std::iter::once("data".to_string()))
+        .chain(sweep.backings.iter().map(|b| b.kind().to_string()))
+        .collect::<Vec<_>>()];
+    for row in sweep.rows() {
+        table.push(
+            [sweep.x_label(row.x), row.data.to_string()]
+                .into_iter()
+                .chain(row.cells.iter().map(|c| c.to_string()))
+                .collect(),
+        );
+    }
+    let widths: Vec<usize> = (0..table[0].len())
+        .map(|c| {
+            table
+                .iter()
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for r in &table {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (cell, w))| {
+                if i == 0 {
+                    format!("{cell:<w$}")
+                } else {
+                    format!("{cell:>w$}")
+                }
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
     }
     out
 }
@@ -313,6 +408,7 @@ mod tests {
                 relative_time: Some(2_004.0 / 1_004.0),
             })),
             warnings: Vec::new(),
+            sweep: None,
         };
         insta::assert_snapshot!(mem_run(&run));
     }

@@ -181,6 +181,13 @@ pub fn run_detail(run: &StoredRun) -> String {
         }
         let _ = writeln!(out, "{t}");
     }
+    // A sweep's killed points have no figures: its table shows them.
+    if let Some(iomark_model::RunBody::Mem(m)) = run.document().ok().map(|d| d.body) {
+        if let Some(sweep) = &m.sweep {
+            out.push_str(&esc(&crate::mem::sweep_table(&m, sweep)));
+            out.push('\n');
+        }
+    }
     for w in &run.warnings {
         let _ = writeln!(out, "warning: {}", scoped(&w.scope, &w.warning.message));
     }

@@ -28,10 +28,7 @@ pub fn mem_spec_test_name(s: &MemJobSpec) -> String {
         MemKernelSpec::Stencil(k) => format!("stencil {m}x{m}, {n}x{n} grid", m = k.mask, n = k.n),
         MemKernelSpec::Himeno(k) => format!("Himeno {}", k.grid),
     };
-    let backing = match s.backing {
-        Backing::Heap => "heap",
-        Backing::Mmap { .. } => "mmap",
-    };
+    let backing = s.backing.kind();
     let threads = if s.threads == 1 { "thread" } else { "threads" };
     let mut name = format!("{kernel}, {backing}, {} {threads}", s.threads);
     if s.advice != Advice::Normal {
@@ -45,8 +42,27 @@ pub fn mem_spec_test_name(s: &MemJobSpec) -> String {
 
 /// Figures of a memory run: STREAM's best rate per kernel (spread over the
 /// passes), the stencil's and Himeno's MFLOPS, and the execution time.
-/// A run the OOM killer ended has none.
+/// A run the OOM killer ended has none. A sweep has each point's figures
+/// under the point's own test name (its size, backing and limit), plus its
+/// `relative time` against the all-in-memory run, so `compare` lines the
+/// points of two sweeps up one by one; a killed point has no figures.
 pub fn mem_figures(run: &MemRun) -> Vec<Figure> {
+    if let Some(sweep) = &run.sweep {
+        let mut out = Vec::new();
+        for p in &sweep.points {
+            out.extend(mem_figures(&p.run));
+            if let Some(t) = p.relative_time() {
+                let test = mem_test_name(&p.run);
+                TestFigures::new(&mut out, &test, "").push(
+                    "relative time",
+                    FigureUnit::Ratio,
+                    t,
+                    None,
+                );
+            }
+        }
+        return out;
+    }
     let test = mem_test_name(run);
     let MemOutcome::Completed {
         result, execution, ..

@@ -591,7 +591,7 @@ fn rates_are_better_higher_times_lower_and_counts_unjudged() {
         | FigureUnit::BitsPerSec
         | FigureUnit::Iops
         | FigureUnit::Mflops => HigherIsBetter,
-        FigureUnit::Nanos => LowerIsBetter,
+        FigureUnit::Nanos | FigureUnit::Ratio => LowerIsBetter,
         FigureUnit::Percent | FigureUnit::Count | FigureUnit::Bytes => Unknown,
     };
     for u in FigureUnit::ALL {

@@ -1,0 +1,353 @@
+//! `--backing swap:PATH`: a swap area iomark sets up for one run and removes
+//! after it.
+//!
+//! The area is a new file (in the directory `PATH`, or as the new file
+//! `PATH`) or a whole block device the user named with `--allow-write`.
+//! Everything is decided on the opened descriptor, never on the name: the
+//! file is created with `O_CREAT|O_EXCL` and checked with `fstatfs`, the
+//! device is `fstat`ed and its users (mounts, active swap, stacked devices,
+//! loop devices over it) looked up by device number. The swap header is
+//! written through that descriptor and `swapon(2)` and `swapoff(2)` are
+//! given `/proc/self/fd/N`, which the kernel resolves to the very object
+//! that was checked.
+//!
+//! [`SwapArea`] turns swap off and removes the file when dropped: on
+//! success, on error, on a panic and after Ctrl-C, whose handler only raises
+//! the stop flag, so the run returns normally through the drop. Only a
+//! SIGKILL of iomark itself leaves the area active (`swapoff PATH` removes it).
+
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom, Write};
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use iomark_host::{users_of, WriteObject};
+use iomark_model::device::DevNo;
+use iomark_model::units::Bytes;
+
+use crate::MemError;
+
+/// `TMPFS_MAGIC`: its pages are memory, and the kernel refuses swap there.
+const TMPFS_MAGIC: i64 = 0x0102_1994;
+/// `BTRFS_SUPER_MAGIC`: swap files need nocow there.
+const BTRFS_MAGIC: i64 = 0x9123_683e;
+
+/// The file system's magic number; `f_type`'s C type differs between
+/// architectures, hence the cast.
+#[allow(clippy::unnecessary_cast)]
+fn fs_magic(fs: &rustix::fs::StatFs) -> i64 {
+    fs.f_type as i64
+}
+
+/// Where a swap area is set up, as checked from the user's `PATH`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SwapTarget {
+    /// A new file to create.
+    File(PathBuf),
+    /// A block device the user named with `--allow-write`.
+    Device(PathBuf),
+}
+
+impl SwapTarget {
+    /// Check `PATH` of `--backing swap:PATH`: an existing block device
+    /// must be in `allow_write`; anything else names a new file (a
+    /// directory gets a new file inside; an existing file is never
+    /// overwritten).
+    pub fn check(user: &Path, allow_write: &[PathBuf]) -> Result<SwapTarget, MemError> {
+        let bad = |reason: String| MemError::BadSwap {
+            path: user.to_path_buf(),
+            reason,
+        };
+        match std::fs::metadata(user) {
+            Ok(m) if m.file_type().is_block_device() => {
+                if !allow_write.iter().any(|a| same_object(a, user)) {
+                    return Err(bad(format!(
+                        "a block device is overwritten by the swap area; add --allow-write {} if its data may be destroyed",
+                        user.display()
+                    )));
+                }
+                Ok(SwapTarget::Device(user.to_path_buf()))
+            }
+            Ok(m) if !m.is_dir() => Err(bad(
+                "exists and is not a directory or a block device; refusing to overwrite it (name a directory or a new file)".into(),
+            )),
+            _ => {
+                let file = crate::region::resolve_mmap_path(user).map_err(|e| bad(e.to_string()))?;
+                Ok(SwapTarget::File(file))
+            }
+        }
+    }
+}
+
+fn same_object(a: &Path, b: &Path) -> bool {
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.rdev() == b.rdev() && a.file_type() == b.file_type(),
+        _ => false,
+    }
+}
+
+/// An active swap area, turned off (and its file removed) when dropped.
+#[derive(Debug)]
+pub struct SwapArea {
+    file: File,
+    path: PathBuf,
+    size: Bytes,
+    created: bool,
+    active: bool,
+}
+
+impl SwapArea {
+    /// Set up a swap area at `target`: a new file of `size` bytes, or the
+    /// whole device. Refuses a mounted or already-swap device, a file
+    /// system that cannot hold swap, and a size under two pages.
+    pub fn create(target: &SwapTarget, size: Bytes) -> Result<SwapArea, MemError> {
+        let page = rustix::param::page_size() as u64;
+        let (file, path, created) = match target {
+            SwapTarget::File(path) => {
+                let file = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .custom_flags(libc::O_NOFOLLOW)
+                    .open(path)
+                    .map_err(io_err(path, "create the swap file"))?;
+                (file, path.clone(), true)
+            }
+            SwapTarget::Device(path) => {
+                let file = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(path)
+                    .map_err(io_err(path, "open"))?;
+                (file, path.clone(), false)
+            }
+        };
+        // From here on the guard undoes what was done.
+        let mut area = SwapArea {
+            file,
+            path,
+            size,
+            created,
+            active: false,
+        };
+        area.prepare(page)?;
+        area.write_header(page)?;
+        area.swapon()?;
+        Ok(area)
+    }
+
+    fn bad(&self, reason: String) -> MemError {
+        MemError::BadSwap {
+            path: self.path.clone(),
+            reason,
+        }
+    }
+
+    /// Size the area and check the opened object can hold swap.
+    fn prepare(&mut self, page: u64) -> Result<(), MemError> {
+        let st =
+            rustix::fs::fstat(&self.file).map_err(|e| io_err(&self.path, "fstat")(e.into()))?;
+        let kind = rustix::fs::FileType::from_raw_mode(st.st_mode);
+        if self.created {
+            if kind != rustix::fs::FileType::RegularFile {
+                return Err(self.bad("is not a regular file after creation".into()));
+            }
+            let fs = rustix::fs::fstatfs(&self.file)
+                .map_err(|e| io_err(&self.path, "fstatfs")(e.into()))?;
+            let magic = fs_magic(&fs);
+            if magic == TMPFS_MAGIC {
+                return Err(self.bad(
+                    "is on tmpfs, which is memory and cannot hold swap; name a directory on the disk to test (ext4 or xfs)".into(),
+                ));
+            }
+            let bytes = self.size.get() / page * page;
+            if bytes < 10 * page {
+                return Err(self.bad(format!("a swap file of {} is too small", self.size)));
+            }
+            match rustix::fs::fallocate(&self.file, rustix::fs::FallocateFlags::empty(), 0, bytes) {
+                Ok(()) => {}
+                Err(e) if e == rustix::io::Errno::NOSPC => {
+                    return Err(self.bad(format!(
+                        "no space for a {} swap file; choose another directory or smaller sizes",
+                        Bytes(bytes)
+                    )))
+                }
+                Err(e) => {
+                    let why = if magic == BTRFS_MAGIC {
+                        " (btrfs needs a nocow directory: chattr +C DIR)"
+                    } else {
+                        " (swap files need a file system with fallocate: ext4 or xfs)"
+                    };
+                    return Err(self.bad(format!("fallocate: {e}{why}")));
+                }
+            }
+            self.size = Bytes(bytes);
+            return Ok(());
+        }
+        if kind != rustix::fs::FileType::BlockDevice {
+            return Err(self.bad("is no longer a block device".into()));
+        }
+        let rdev = st.st_rdev;
+        let devno = DevNo {
+            major: rustix::fs::major(rdev),
+            minor: rustix::fs::minor(rdev),
+        };
+        let users = users_of(WriteObject::Block(devno));
+        if !users.is_empty() {
+            return Err(self.bad(format!(
+                "is in use: {} (unmount it or swapoff it first, or name another device)",
+                users.join("; ")
+            )));
+        }
+        let len = self
+            .file
+            .seek(SeekFrom::End(0))
+            .map_err(io_err(&self.path, "size"))?;
+        if len < 10 * page {
+            return Err(self.bad(format!("holds {} bytes, too small for swap", len)));
+        }
+        self.size = Bytes(len / page * page);
+        Ok(())
+    }
+
+    /// The header `mkswap` writes: version 1, the last page, no bad pages,
+    /// and the `SWAPSPACE2` signature at the end of the first page.
+    fn write_header(&mut self, page: u64) -> Result<(), MemError> {
+        let mut header = vec![0u8; page as usize];
+        let last_page = u32::try_from(self.size.get() / page - 1).unwrap_or(u32::MAX);
+        header[1024..1028].copy_from_slice(&1u32.to_ne_bytes());
+        header[1028..1032].copy_from_slice(&last_page.to_ne_bytes());
+        let uuid = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+            ^ u128::from(std::process::id());
+        header[1036..1052].copy_from_slice(&uuid.to_le_bytes());
+        let name = b"iomark";
+        header[1052..1052 + name.len()].copy_from_slice(name);
+        let sig = page as usize - 10;
+        header[sig..].copy_from_slice(b"SWAPSPACE2");
+        self.file
+            .write_all_at(&header, 0)
+            .and_then(|()| self.file.flush())
+            .and_then(|()| self.file.sync_all())
+            .map_err(io_err(&self.path, "write the swap header"))
+    }
+
+    fn fd_path(&self) -> std::ffi::CString {
+        use std::os::fd::AsRawFd;
+        std::ffi::CString::new(format!("/proc/self/fd/{}", self.file.as_raw_fd()))
+            .expect("no NUL in a number")
+    }
+
+    fn swapon(&mut self) -> Result<(), MemError> {
+        let path = self.fd_path();
+        // SAFETY: `path` is a valid NUL-terminated string that lives across
+        // the call; swapon only reads it.
+        let rc = unsafe { libc::swapon(path.as_ptr(), 0) };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(self.bad(format!(
+                "swapon: {e} (a swap file needs a local file system that supports it, such as ext4 or xfs; btrfs needs chattr +C on the directory)"
+            )));
+        }
+        self.active = true;
+        Ok(())
+    }
+
+    /// The area's size.
+    pub fn size(&self) -> Bytes {
+        self.size
+    }
+
+    /// The file or device, as `/proc/swaps` names it.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Turn swap off and remove the file now, with the error if swapoff
+    /// fails (it needs memory for what is swapped in).
+    pub fn remove(mut self) -> Result<(), MemError> {
+        self.teardown()
+    }
+
+    fn teardown(&mut self) -> Result<(), MemError> {
+        if self.active {
+            let path = self.fd_path();
+            // SAFETY: as in `swapon`.
+            let rc = unsafe { libc::swapoff(path.as_ptr()) };
+            if rc != 0 {
+                let e = std::io::Error::last_os_error();
+                return Err(self.bad(format!(
+                    "swapoff: {e}; the swap area is still active: run swapoff {} and remove it",
+                    self.path.display()
+                )));
+            }
+            self.active = false;
+        }
+        if self.created {
+            self.created = false;
+            let _ = std::fs::remove_file(&self.path);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for SwapArea {
+    fn drop(&mut self) {
+        if let Err(e) = self.teardown() {
+            eprintln!("iomark: {e}");
+        }
+    }
+}
+
+fn io_err(path: &Path, what: &'static str) -> impl FnOnce(std::io::Error) -> MemError {
+    let path = path.to_path_buf();
+    move |source| MemError::BackingFile { path, what, source }
+}
+
+/// Whether `/proc/swaps` lists `path` as active.
+pub fn is_active(path: &Path) -> bool {
+    std::fs::read_to_string("/proc/swaps").is_ok_and(|s| {
+        s.lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().next())
+            .any(|p| Path::new(p) == path)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_existing_file_is_refused_and_a_directory_gets_a_new_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = SwapTarget::check(dir.path(), &[]).unwrap();
+        let SwapTarget::File(f) = t else { panic!() };
+        assert_eq!(f.parent(), Some(dir.path()));
+        let existing = tempfile::NamedTempFile::new().unwrap();
+        let err = SwapTarget::check(existing.path(), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("refusing to overwrite"), "{err}");
+    }
+
+    #[test]
+    fn a_swap_file_on_tmpfs_is_refused_and_removed() {
+        let shm = Path::new("/dev/shm");
+        let is_tmpfs = rustix::fs::statfs(shm).is_ok_and(|s| fs_magic(&s) == TMPFS_MAGIC);
+        if !is_tmpfs {
+            eprintln!("skipped: /dev/shm is not tmpfs here");
+            return;
+        }
+        let dir = tempfile::tempdir_in(shm).unwrap();
+        let t = SwapTarget::check(dir.path(), &[]).unwrap();
+        let err = SwapArea::create(&t, Bytes(1 << 20))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("tmpfs"), "{err}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
