@@ -455,6 +455,8 @@ pub fn run(
         Some((result, _)) => same_work(spec, result),
         None => spec.clone(),
     };
+    // The limited run is a child: its CPU counts once it is reaped.
+    let sampler = iomark_host::CpuSampler::start_with_children();
     let (outcome, cgroup) = match constrained.mem_limit {
         _ if stop.load(std::sync::atomic::Ordering::Relaxed) => (MemOutcome::Interrupted, None),
         Some(limit) => {
@@ -463,6 +465,7 @@ pub fn run(
         }
         None => (run_in_process(&constrained, stop)?, None),
     };
+    let cpu = Some(sampler.read());
     let baseline = baseline.map(|(result, execution)| {
         Box::new(MemBaseline {
             relative_time: relative_time(&outcome, execution),
@@ -477,6 +480,7 @@ pub fn run(
         cgroup,
         baseline,
         warnings,
+        cpu,
     })
 }
 

@@ -450,6 +450,12 @@ pub struct MemRun {
     pub baseline: Option<Box<MemBaseline>>,
     /// Doubts about the figures.
     pub warnings: Vec<Warning>,
+    /// CPU over the measured run (the baseline excluded): the process's,
+    /// its limited child's included, as percent of one CPU (a stencil on
+    /// twelve threads shows about 1200 %), and the machine's; none in runs
+    /// stored before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<crate::cpu::CpuRecord>,
 }
 
 /// The all-in-memory run `--relative` compares against. The constrained
