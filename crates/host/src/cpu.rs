@@ -283,7 +283,8 @@ ctxt 999
         assert!(r.process.total_pct() > 0.0, "{r:?}");
         let h = r.host.expect("/proc/stat is readable on Linux");
         assert!(h.cpus >= 1);
-        let sum = h.user_pct + h.system_pct + h.iowait_pct + h.softirq_pct + h.steal_pct + h.idle_pct;
+        let sum =
+            h.user_pct + h.system_pct + h.iowait_pct + h.softirq_pct + h.steal_pct + h.idle_pct;
         assert!((sum - 100.0).abs() < 1.0, "{h:?}");
     }
 }

@@ -263,7 +263,12 @@ fn cpu_figures(figs: &mut TestFigures, process: Option<CpuUsage>, host: Option<&
     if let Some(p) = process {
         figs.push("cpu process %", FigureUnit::Percent, p.total_pct(), None);
         figs.push("cpu process user %", FigureUnit::Percent, p.user_pct, None);
-        figs.push("cpu process system %", FigureUnit::Percent, p.system_pct, None);
+        figs.push(
+            "cpu process system %",
+            FigureUnit::Percent,
+            p.system_pct,
+            None,
+        );
     }
     if let Some(h) = host {
         for (metric, v) in [

@@ -315,7 +315,8 @@ mod tests {
 
     #[test]
     fn both_ends_cpu_are_figures_and_a_silent_peer_has_none() {
-        let mut run: NetRun = serde_json::from_str(OLD_RUN).expect("a run without CPU fields reads");
+        let mut run: NetRun =
+            serde_json::from_str(OLD_RUN).expect("a run without CPU fields reads");
         assert_eq!((run.host_cpu_local, run.nic_local.clone()), (None, None));
         let metrics = |run: &NetRun| -> Vec<String> {
             crate::figure::net_figures(run)
@@ -331,7 +332,11 @@ mod tests {
         };
         assert_eq!(
             metrics(&run),
-            ["cpu process %", "cpu process user %", "cpu process system %"]
+            [
+                "cpu process %",
+                "cpu process user %",
+                "cpu process system %"
+            ]
         );
         run.cpu_remote = run.cpu_local;
         run.host_cpu_remote = Some(HostCpu {
