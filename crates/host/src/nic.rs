@@ -84,6 +84,11 @@ fn devtype(base: &Path) -> Option<String> {
 pub fn nic_chain(name: &str) -> Option<NicChain> {
     let mut nic = Sysfs::system().nic(name)?;
     if let Some(info) = ethtool_drvinfo(name) {
+        // veth names no DEVTYPE in sysfs; its driver says what it is.
+        if nic.virtual_kind.as_deref() == Some("virtual") && info.driver.is_some() {
+            nic.virtual_kind.clone_from(&info.driver);
+            nic.driver.clone_from(&info.driver);
+        }
         nic.driver = nic.driver.or(info.driver);
         // The driver's own answer is the one ethtool -i shows.
         nic.driver_version = info.version.or(nic.driver_version);
