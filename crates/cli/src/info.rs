@@ -1,5 +1,6 @@
-//! `iomark info [PATH]`: the machine, and the file system, devices, links
-//! and ceilings behind a path.
+//! `iomark info [PATH|IFACE]`: the machine, and the file system, devices,
+//! links and ceilings behind a path, or a network interface's driver, link
+//! and the bus under it.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -12,7 +13,8 @@ use crate::exit::Exit;
 /// Raw arguments of `iomark info`.
 #[derive(Debug, clap::Args)]
 pub struct InfoArgs {
-    /// A file, directory or block device; symlinks are followed.
+    /// A file, directory or block device (symlinks are followed), or a
+    /// network interface (`eth0`) when no such path exists.
     #[arg(default_value = ".")]
     path: PathBuf,
     /// Print one JSON object `{"schema_version": 1, "host": ..., "device": ...}`
@@ -23,6 +25,11 @@ pub struct InfoArgs {
 
 /// Runs `iomark info`.
 pub fn run(args: InfoArgs) -> anyhow::Result<Exit> {
+    if !args.path.exists() {
+        if let Some(nic) = args.path.to_str().and_then(iomark_host::nic_chain) {
+            return nic_info(&nic, args.json);
+        }
+    }
     // The error names the path and the fix already.
     let chain = DeviceChain::for_path(&args.path)?;
     let host = HostInfo::collect();
@@ -34,6 +41,22 @@ pub fn run(args: InfoArgs) -> anyhow::Result<Exit> {
         writeln!(out)?;
     } else {
         out.write_all(iomark_text::device_info(&host, chain.report()).as_bytes())?;
+    }
+    Ok(Exit::Success)
+}
+
+fn nic_info(nic: &iomark_model::net::NicChain, json: bool) -> anyhow::Result<Exit> {
+    let host = HostInfo::collect();
+    let mut out = std::io::stdout().lock();
+    if json {
+        let doc = iomark_text::json::nic_info(&host, nic);
+        serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+    } else {
+        out.write_all(iomark_text::nic_info(&host, nic).as_bytes())?;
+    }
+    for w in iomark_host::nic_warnings(nic, "this host's", None) {
+        eprintln!("iomark: warning: {w}");
     }
     Ok(Exit::Success)
 }

@@ -200,6 +200,13 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
                 writeln!(stdout.lock(), "{}", report.to_iperf3_json())?;
             }
             let mut doc = iomark_net::run_document(&report, std::env::args().collect());
+            // The iperf3-shaped text has no place for them; the link checks
+            // are iomark's own.
+            if let iomark_model::RunBody::Net(run) = &doc.body {
+                for w in &run.warnings {
+                    eprintln!("iomark: warning: {w}");
+                }
+            }
             crate::record::Recorder::begin(&store, &mut doc).finish(&doc);
             Ok(if report.interrupted {
                 Exit::Interrupted

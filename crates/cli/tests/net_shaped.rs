@@ -11,103 +11,12 @@
 mod common;
 mod net_common;
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use common::*;
 use iomark_testrig::require;
 use net_common::*;
-
-/// Deletes the namespaces (and with them the veth pair) on drop, also when
-/// the test fails.
-struct Rig {
-    client_ns: String,
-    server_ns: String,
-}
-
-impl Rig {
-    fn up(rate: &str) -> Result<Rig, String> {
-        let pid = std::process::id();
-        let rig = Rig {
-            client_ns: format!("iomk-c-{pid}"),
-            server_ns: format!("iomk-s-{pid}"),
-        };
-        let (c, s) = (&rig.client_ns, &rig.server_ns);
-        let (ci, si) = (format!("imc{pid}"), format!("ims{pid}"));
-        let steps: Vec<Vec<&str>> = vec![
-            vec!["netns", "add", c],
-            vec!["netns", "add", s],
-            vec![
-                "link", "add", &ci, "netns", c, "type", "veth", "peer", "name", &si, "netns", s,
-            ],
-            vec!["-n", c, "addr", "add", "10.201.0.1/24", "dev", &ci],
-            vec!["-n", s, "addr", "add", "10.201.0.2/24", "dev", &si],
-            vec!["-n", c, "link", "set", &ci, "up"],
-            vec!["-n", s, "link", "set", &si, "up"],
-            vec!["-n", c, "link", "set", "lo", "up"],
-            vec!["-n", s, "link", "set", "lo", "up"],
-        ];
-        for args in steps {
-            run("ip", &args)?;
-        }
-        for (ns, dev) in [(c, &ci), (s, &si)] {
-            run(
-                "tc",
-                &[
-                    "-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate", rate, "burst",
-                    "256kb", "latency", "50ms",
-                ],
-            )?;
-        }
-        Ok(rig)
-    }
-}
-
-impl Drop for Rig {
-    fn drop(&mut self) {
-        for ns in [&self.client_ns, &self.server_ns] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).status();
-        }
-    }
-}
-
-fn run(cmd: &str, args: &[&str]) -> Result<(), String> {
-    let out = Command::new(cmd)
-        .args(args)
-        .stdout(Stdio::null())
-        .output()
-        .map_err(|e| format!("{cmd}: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!("{cmd} {}: {}", args.join(" "), stderr(&out).trim()))
-    }
-}
-
-fn can_build_rig() -> bool {
-    // Root is effective uid 0 in /proc/self/status.
-    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
-        s.lines()
-            .find(|l| l.starts_with("Uid:"))
-            .is_some_and(|l| l.split_whitespace().nth(2) == Some("0"))
-    });
-    if !root {
-        eprintln!("skipped: the shaped-link rig needs root");
-        return false;
-    }
-    let tools = ["ip", "tc"].iter().all(|t| {
-        Command::new(t)
-            .arg("-V")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok()
-    });
-    if !tools {
-        eprintln!("skipped: the shaped-link rig needs `ip` and `tc` (iproute2)");
-    }
-    tools
-}
 
 /// One test in the rig: server in the server namespace, client in the
 /// client namespace; returns the client's goodput in bit/s.
@@ -186,7 +95,7 @@ fn goodput_matches_iperf3_on_a_shaped_1gbe_link() {
         return;
     }
     require!(have("iperf3"));
-    let rig = match Rig::up("984mbit") {
+    let rig = match Rig::up(Some("984mbit")) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("skipped: cannot build the network-namespace rig: {e}");

@@ -201,6 +201,7 @@ mod tests {
             write: rw.writes().then(|| dir.clone()),
             samples: Vec::new(),
             cpu: CpuUsage::default(),
+            host_cpu: None,
             iodepth_level: BTreeMap::new(),
             mean_depth: 8.0,
             queue: None,

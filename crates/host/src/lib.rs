@@ -36,6 +36,7 @@ mod cpu;
 mod hostinfo;
 mod in_use;
 mod mounts;
+mod nic;
 mod read;
 pub mod sigbus;
 mod sysfs;
@@ -48,9 +49,13 @@ pub use chain::{
     check_ceiling, holders_of_device, logical_block_size_for, logical_block_size_of,
     mount_points_of_device, DeviceChain,
 };
-pub use cpu::{process_cpu_time, thread_cpu_time, thread_run_and_wait};
+pub use cpu::{
+    children_cpu_time, process_cpu_time, thread_cpu_time, thread_run_and_wait, CpuSampler,
+    StatTicks,
+};
 pub use hostinfo::HostInfoExt;
 pub use in_use::{users_of, WriteObject};
+pub use nic::{nic_chain, nic_warnings};
 pub use sysfs::Sysfs;
 
 /// Bytes of memory the kernel could hand out now (`MemAvailable` of

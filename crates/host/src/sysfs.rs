@@ -192,7 +192,7 @@ impl Sysfs {
 
     /// The directories from `start` up to (not including) `<root>/devices`,
     /// each as a hop.
-    fn hops(&self, start: &Path) -> Vec<(PathBuf, Hop)> {
+    pub(crate) fn hops(&self, start: &Path) -> Vec<(PathBuf, Hop)> {
         let stop = self.root.join("devices");
         let mut out = Vec::new();
         let mut cur = Some(start);
@@ -214,7 +214,7 @@ impl Sysfs {
     }
 
     /// Reads the transport and the links off the hops, nearest first.
-    fn link_facts(&self, disk: &Path, hops: &[(PathBuf, Hop)]) -> LinkFacts {
+    pub(crate) fn link_facts(&self, disk: &Path, hops: &[(PathBuf, Hop)]) -> LinkFacts {
         let mut f = LinkFacts {
             transport: Transport::Unknown,
             usb: None,
@@ -315,12 +315,12 @@ impl Sysfs {
     }
 }
 
-struct LinkFacts {
-    transport: Transport,
-    usb: Option<UsbLink>,
-    sata: Option<SataLink>,
-    pcie: Vec<PcieLink>,
-    ceilings: Vec<LinkCeiling>,
+pub(crate) struct LinkFacts {
+    pub(crate) transport: Transport,
+    pub(crate) usb: Option<UsbLink>,
+    pub(crate) sata: Option<SataLink>,
+    pub(crate) pcie: Vec<PcieLink>,
+    pub(crate) ceilings: Vec<LinkCeiling>,
 }
 
 trait OrTransport {

@@ -476,3 +476,157 @@ fn a_file_on_a_fake_usb2_partition_gets_the_usb2_check() {
     );
     assert!(check_ceiling(&chain, BytesPerSec(33e6), "read").is_none());
 }
+
+/// A network interface `name` under the device at `dev` (its `device`
+/// link), reporting `speed` Mb/s, with the `/sys/class/net` link.
+fn netdev(fake: &FakeSys, dev: &str, name: &str, speed: &str) {
+    let net = format!("{dev}/net/{name}");
+    fake.dev(&net, "class/net", None)
+        .file(&format!("{net}/speed"), speed)
+        .file(&format!("{net}/duplex"), "full\n")
+        .file(&format!("{net}/operstate"), "up\n")
+        .file(&format!("{net}/type"), "1\n");
+    symlink("../..", fake.root().join(&net).join("device")).unwrap();
+    let class = fake.root().join("class/net");
+    fs::create_dir_all(&class).unwrap();
+    symlink(
+        rel_to(&class.join(name), &fake.root().join(&net)),
+        class.join(name),
+    )
+    .unwrap();
+}
+
+/// A 2.5 Gb/s RTL8156 adapter (r8152) on a USB port at `usb_speed` Mb/s.
+fn usb_nic(fake: &FakeSys, usb_speed: &str, version: &str) {
+    let dev = format!("{XHCI}/usb1/1-2");
+    let intf = format!("{dev}/1-2:1.0");
+    fake.dev(XHCI, "bus/pci", Some("xhci_hcd"))
+        .file(&format!("{XHCI}/current_link_speed"), "8.0 GT/s PCIe\n")
+        .file(&format!("{XHCI}/current_link_width"), "1\n")
+        .dev(&format!("{XHCI}/usb1"), "bus/usb", Some("usb"))
+        .dev(&dev, "bus/usb", Some("usb"))
+        .file(&format!("{dev}/speed"), usb_speed)
+        .file(&format!("{dev}/version"), version)
+        .file(&format!("{dev}/idVendor"), "0bda\n")
+        .file(&format!("{dev}/idProduct"), "8156\n")
+        .file(&format!("{dev}/product"), "USB 10/100/1G/2.5G LAN\n")
+        .dev(&intf, "bus/usb", Some("r8152"))
+        .file(&format!("{intf}/bInterfaceClass"), "ff\n")
+        .file("module/r8152/version", "v1.12.13\n");
+    netdev(fake, &intf, "enx00e04c680001", "2500\n");
+}
+
+#[test]
+fn usb_nic_on_a_usb2_port_is_capped_by_the_port() {
+    let fake = FakeSys::new();
+    usb_nic(&fake, "480\n", " 3.20\n");
+    let nic = fake
+        .sysfs()
+        .nic("enx00e04c680001")
+        .expect("the fake tree has it");
+    assert_eq!(nic.driver.as_deref(), Some("r8152"));
+    assert_eq!(nic.driver_version.as_deref(), Some("v1.12.13"));
+    assert_eq!(nic.speed_mbit, Some(2500));
+    assert_eq!(nic.duplex.as_deref(), Some("full"));
+    assert_eq!(nic.virtual_kind, None);
+    let usb = nic.usb.as_ref().expect("a USB link under the adapter");
+    assert_eq!((usb.device.as_str(), usb.speed_mbps), ("1-2", Some(480.0)));
+    assert_eq!(nic.pcie.len(), 1, "the xHCI controller's PCIe link");
+    let slowest = nic.slowest().unwrap();
+    assert_eq!(slowest.name, "USB 2.0");
+    let w = crate::nic_warnings(&nic, "this host's", Some(300e6));
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].kind, iomark_model::WarningKind::BusCapsLink);
+    assert!(
+        w[0].message
+            .contains("a 2.5 Gb/s adapter on a 480 Mb/s USB 2.0 port"),
+        "{}",
+        w[0].message
+    );
+}
+
+#[test]
+fn usb_nic_on_a_5gbps_port_has_the_ethernet_link_as_its_ceiling() {
+    let fake = FakeSys::new();
+    usb_nic(&fake, "5000\n", " 3.20\n");
+    let nic = fake.sysfs().nic("enx00e04c680001").unwrap();
+    assert_eq!(nic.slowest().unwrap().name, "Ethernet 2.5 Gb/s");
+    assert!(crate::nic_warnings(&nic, "this host's", Some(2.35e9)).is_empty());
+}
+
+/// An Intel I225 (igc) at `width` lanes of PCIe 2.0 behind a root port.
+fn pcie_nic(fake: &FakeSys, speed: &str, width: u8) -> &'static str {
+    let port = "devices/pci0000:00/0000:00:1c.0";
+    let nic = "devices/pci0000:00/0000:00:1c.0/0000:03:00.0";
+    fake.pci_link(port, "pcieport", "5.0 GT/s PCIe", 1)
+        .pci_link(nic, "igc", "5.0 GT/s PCIe", width)
+        .file("module/igc/version", "6.1.0\n");
+    netdev(fake, nic, "enp3s0", speed);
+    nic
+}
+
+#[test]
+fn pcie_nic_shows_its_links_and_driver_version() {
+    let fake = FakeSys::new();
+    pcie_nic(&fake, "2500\n", 1);
+    let nic = fake.sysfs().nic("enp3s0").unwrap();
+    assert_eq!(nic.driver.as_deref(), Some("igc"));
+    assert_eq!(nic.driver_version.as_deref(), Some("6.1.0"));
+    let addrs: Vec<&str> = nic.pcie.iter().map(|p| p.address.as_str()).collect();
+    assert_eq!(addrs, ["0000:03:00.0", "0000:00:1c.0"]);
+    assert_eq!(nic.bus_ceilings[0].name, "PCIe 2.0 x1");
+    // PCIe 2.0 x1 carries 500 MB/s = 4 Gb/s: the 2.5 Gb/s link is slower.
+    assert_eq!(nic.slowest().unwrap().name, "Ethernet 2.5 Gb/s");
+    assert!(crate::nic_warnings(&nic, "this host's", Some(2.3e9)).is_empty());
+}
+
+#[test]
+fn a_nic_reporting_less_than_it_carries_is_misreported() {
+    // The review's case: 1000 Mb/s reported for a 2.5 Gb/s link.
+    let fake = FakeSys::new();
+    pcie_nic(&fake, "1000\n", 1);
+    let nic = fake.sysfs().nic("enp3s0").unwrap();
+    let w = crate::nic_warnings(&nic, "this host's", Some(2.35e9));
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].kind, iomark_model::WarningKind::LinkSpeedWrong);
+    assert!(
+        w[0].message
+            .contains("reports 1 Gb/s, measured 2.35 Gb/s: the reported link speed is wrong"),
+        "{}",
+        w[0].message
+    );
+    // Within the reported speed: nothing to say.
+    assert!(crate::nic_warnings(&nic, "this host's", Some(0.94e9)).is_empty());
+}
+
+#[test]
+fn a_virtual_interface_is_virtual_not_misreported() {
+    let fake = FakeSys::new();
+    fake.dev("devices/virtual/net/veth0", "class/net", None)
+        .file("devices/virtual/net/veth0/speed", "10000\n")
+        .file(
+            "devices/virtual/net/veth0/uevent",
+            "INTERFACE=veth0\nIFINDEX=7\n",
+        )
+        .file("devices/virtual/net/veth0/type", "1\n");
+    // veth names no DEVTYPE; the bridge does.
+    fake.dev("devices/virtual/net/br0", "class/net", None).file(
+        "devices/virtual/net/br0/uevent",
+        "DEVTYPE=bridge\nINTERFACE=br0\n",
+    );
+    let class = fake.root().join("class/net");
+    symlink("../../devices/virtual/net/veth0", class.join("veth0")).unwrap();
+    symlink("../../devices/virtual/net/br0", class.join("br0")).unwrap();
+    let veth = fake.sysfs().nic("veth0").unwrap();
+    assert_eq!(veth.virtual_kind.as_deref(), Some("virtual"));
+    assert_eq!(veth.speed_mbit, Some(10000));
+    assert!(veth.slowest().is_none() && veth.hops.is_empty());
+    let w = crate::nic_warnings(&veth, "this host's", Some(25e9));
+    assert_eq!(w.len(), 1);
+    assert_eq!(w[0].kind, iomark_model::WarningKind::VirtualLink);
+    assert!(w[0].message.contains("is virtual"), "{}", w[0].message);
+    let br = fake.sysfs().nic("br0").unwrap();
+    assert_eq!(br.virtual_kind.as_deref(), Some("bridge"));
+    assert_eq!(br.speed_mbit, None);
+    assert!(fake.sysfs().nic("eth9").is_none());
+}

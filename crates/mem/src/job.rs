@@ -504,6 +504,8 @@ fn run_point(
         Some((result, _)) => same_work(spec, result),
         None => spec.clone(),
     };
+    // The limited run is a child: its CPU counts once it is reaped.
+    let sampler = iomark_host::CpuSampler::start_with_children();
     let (outcome, cgroup) = match constrained.mem_limit {
         _ if stop.load(std::sync::atomic::Ordering::Relaxed) => (MemOutcome::Interrupted, None),
         Some(limit) => {
@@ -513,6 +515,7 @@ fn run_point(
         }
         None => (run_in_process(&constrained, stop)?, None),
     };
+    let cpu = Some(sampler.read());
     let baseline = baseline.map(|(result, execution)| {
         Box::new(MemBaseline {
             relative_time: relative_time(&outcome, execution),
@@ -528,6 +531,7 @@ fn run_point(
         baseline,
         warnings,
         sweep: None,
+        cpu,
     })
 }
 

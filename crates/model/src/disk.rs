@@ -171,15 +171,7 @@ impl IntervalSample {
     }
 }
 
-/// CPU time the job's process spent, as percent of one CPU over the
-/// measured time (fio's `usr_cpu` / `sys_cpu`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct CpuUsage {
-    /// User time, percent of one CPU.
-    pub user_pct: f64,
-    /// System time, percent of one CPU.
-    pub system_pct: f64,
-}
+pub use crate::cpu::CpuUsage;
 
 /// Everything one job measured, every thread merged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -194,6 +186,10 @@ pub struct DiskJobResult {
     pub samples: Vec<IntervalSample>,
     /// CPU use of the whole process over the measured time.
     pub cpu: CpuUsage,
+    /// The whole machine's CPU over the measured time (none in runs stored
+    /// before it was measured, and in imported ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cpu: Option<crate::cpu::HostCpu>,
     /// fio's `iodepth_level`: percent of I/Os issued while this many were
     /// in flight (keys `1`, `2`, `4`, `8`, `16`, `32`, `>=64`).
     pub iodepth_level: BTreeMap<String, f64>,

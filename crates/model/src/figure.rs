@@ -17,6 +17,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cpu::{CpuUsage, HostCpu};
 use crate::device::{BlockLayer, DeviceReport};
 use crate::disk::{DirectionResult, DiskJobResult, DiskJobSpec, DiskRun, IntervalSample, RwMode};
 use crate::mem::{Advice, KernelResult, MemJobSpec, MemKernelSpec, MemOutcome, MemRun};
@@ -258,6 +259,34 @@ impl<'a> TestFigures<'a> {
             value,
             spread,
         });
+    }
+}
+
+/// The CPU a test cost: the measuring process's user + system as percent
+/// of one CPU (`cpu process %`, 1166 % is nearly twelve CPUs busy) with its
+/// parts, and the whole machine's parts as percent of all CPUs (`cpu host
+/// system %`, `cpu host softirq %`, `cpu host idle %`, ...).
+fn cpu_figures(figs: &mut TestFigures, process: Option<CpuUsage>, host: Option<&HostCpu>) {
+    if let Some(p) = process {
+        figs.push("cpu process %", FigureUnit::Percent, p.total_pct(), None);
+        figs.push("cpu process user %", FigureUnit::Percent, p.user_pct, None);
+        figs.push(
+            "cpu process system %",
+            FigureUnit::Percent,
+            p.system_pct,
+            None,
+        );
+    }
+    if let Some(h) = host {
+        for (metric, v) in [
+            ("cpu host user %", h.user_pct),
+            ("cpu host system %", h.system_pct),
+            ("cpu host iowait %", h.iowait_pct),
+            ("cpu host softirq %", h.softirq_pct),
+            ("cpu host idle %", h.idle_pct),
+        ] {
+            figs.push(metric, FigureUnit::Percent, v, None);
+        }
     }
 }
 

@@ -487,6 +487,12 @@ pub struct MemRun {
     /// ordinary run of its own (outcome [`MemOutcome::Swept`] here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<Box<MemSweep>>,
+    /// CPU over the measured run (the baseline excluded): the process's,
+    /// its limited child's included, as percent of one CPU (a stencil on
+    /// twelve threads shows about 1200 %), and the machine's; none in runs
+    /// stored before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<crate::cpu::CpuRecord>,
 }
 
 /// What a sweep's x axis counts.

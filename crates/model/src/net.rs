@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cpu::HostCpu;
+use crate::device::{Hop, LinkCeiling, PcieLink, UsbLink};
 use crate::units::{Bytes, BytesPerSec, Nanos};
 use crate::warning::Warning;
 
@@ -132,6 +134,79 @@ pub struct NetInterface {
     pub speed_mbit: Option<u64>,
 }
 
+/// A network interface and the links under it, nearest first: what
+/// `iomark info IFACE` shows and what each end of a net run records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NicChain {
+    /// Interface name (`eth0`, `enx00e04c680001`, `veth0`).
+    pub name: String,
+    /// Kernel driver (`r8152`, `igc`, `veth`).
+    pub driver: Option<String>,
+    /// The driver's version (ethtool's, else the module's `version`).
+    pub driver_version: Option<String>,
+    /// The adapter's firmware version, as the driver reports it.
+    pub firmware_version: Option<String>,
+    /// The link speed the interface reports, Mbit/s (none when down or not
+    /// reported).
+    pub speed_mbit: Option<u64>,
+    /// `full` or `half`, when reported.
+    pub duplex: Option<String>,
+    /// `up`, `down`, `unknown`, ...
+    pub operstate: Option<String>,
+    /// For an interface without a device under it (veth, loopback, bridge,
+    /// tun): its kind. Its reported speed is a number the driver picked,
+    /// not a link.
+    pub virtual_kind: Option<String>,
+    /// The sysfs directories from the adapter up, nearest first.
+    #[serde(default)]
+    pub hops: Vec<Hop>,
+    /// The USB link, for a USB adapter.
+    pub usb: Option<UsbLink>,
+    /// Every PCIe link from the adapter up, nearest first.
+    #[serde(default)]
+    pub pcie: Vec<PcieLink>,
+    /// Ceilings of the bus links under the adapter (USB, PCIe), nearest
+    /// first; the Ethernet link's own is [`NicChain::link_ceiling`].
+    #[serde(default)]
+    pub bus_ceilings: Vec<LinkCeiling>,
+}
+
+impl NicChain {
+    /// The reported link speed as a ceiling (no framing overhead taken off:
+    /// goodput above it is impossible on a real link).
+    pub fn link_ceiling(&self) -> Option<LinkCeiling> {
+        let mbit = self.speed_mbit.filter(|_| self.virtual_kind.is_none())?;
+        Some(LinkCeiling {
+            name: format!("Ethernet {}", mbit_label(mbit)),
+            hard: BytesPerSec(mbit as f64 * 1e6 / 8.0),
+            typical: None,
+        })
+    }
+
+    /// The slowest link: the Ethernet link or a bus under it, by hard
+    /// ceiling; none for a virtual interface or when nothing is known.
+    pub fn slowest(&self) -> Option<LinkCeiling> {
+        self.link_ceiling()
+            .into_iter()
+            .chain(self.bus_ceilings.iter().cloned())
+            .min_by(|a, b| a.hard.0.total_cmp(&b.hard.0))
+    }
+}
+
+/// `1000 Mb/s`, `2.5 Gb/s`.
+pub fn mbit_label(mbit: u64) -> String {
+    if mbit >= 1000 {
+        let g = mbit as f64 / 1000.0;
+        if mbit.is_multiple_of(1000) {
+            format!("{g:.0} Gb/s")
+        } else {
+            format!("{g} Gb/s")
+        }
+    } else {
+        format!("{mbit} Mb/s")
+    }
+}
+
 /// A finished network test as the client saw it, both ends' figures merged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NetRun {
@@ -149,6 +224,18 @@ pub struct NetRun {
     pub cpu_local: CpuUtilization,
     /// CPU use of the peer, from the results exchange.
     pub cpu_remote: CpuUtilization,
+    /// The whole machine's CPU on this host over the test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cpu_local: Option<HostCpu>,
+    /// The whole machine's CPU on the peer, when the peer is iomark.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_cpu_remote: Option<HostCpu>,
+    /// This host's interface and the links under it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic_local: Option<NicChain>,
+    /// The peer's interface, when the peer is iomark.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic_remote: Option<NicChain>,
     /// Doubts about this run.
     #[serde(default)]
     pub warnings: Vec<Warning>,
@@ -213,6 +300,10 @@ mod tests {
             intervals: vec![],
             cpu_local: CpuUtilization::default(),
             cpu_remote: CpuUtilization::default(),
+            host_cpu_local: None,
+            host_cpu_remote: None,
+            nic_local: None,
+            nic_remote: None,
             warnings: vec![],
         };
         assert_eq!(run.goodput(NetDirection::Upload).unwrap().0, 2000.0);
@@ -220,5 +311,89 @@ mod tests {
         let json = serde_json::to_string(&run).unwrap();
         let back: NetRun = serde_json::from_str(&json).unwrap();
         assert_eq!(back, run);
+    }
+
+    #[test]
+    fn both_ends_cpu_are_figures_and_a_silent_peer_has_none() {
+        let mut run: NetRun =
+            serde_json::from_str(OLD_RUN).expect("a run without CPU fields reads");
+        assert_eq!((run.host_cpu_local, run.nic_local.clone()), (None, None));
+        let metrics = |run: &NetRun| -> Vec<String> {
+            crate::figure::net_figures(run)
+                .into_iter()
+                .map(|f| f.metric)
+                .filter(|m| m.contains("cpu"))
+                .collect()
+        };
+        run.cpu_local = CpuUtilization {
+            total_percent: 80.0,
+            user_percent: 6.0,
+            system_percent: 74.0,
+        };
+        assert_eq!(
+            metrics(&run),
+            [
+                "cpu process %",
+                "cpu process user %",
+                "cpu process system %"
+            ]
+        );
+        run.cpu_remote = run.cpu_local;
+        run.host_cpu_remote = Some(HostCpu {
+            cpus: 2,
+            idle_pct: 1.35,
+            system_pct: 74.0,
+            ..HostCpu::default()
+        });
+        let m = metrics(&run);
+        assert!(m.contains(&"peer cpu process %".to_string()), "{m:?}");
+        let idle = crate::figure::net_figures(&run)
+            .into_iter()
+            .find(|f| f.metric == "peer cpu host idle %")
+            .unwrap();
+        assert_eq!(idle.value, 1.35);
+    }
+
+    const OLD_RUN: &str = r#"{"spec": {"host": "h", "port": 5201, "protocol": "tcp",
+        "parallel": 1, "duration": 1000000000, "omit": 0, "interval": 0,
+        "reverse": false, "bidirectional": false, "block_len": 131072,
+        "window": null, "target_bits_per_sec": 0, "no_delay": false},
+        "peer_version": null, "interface": null,
+        "streams": [{"id": 1, "direction": "upload", "sent": 100, "received": 100,
+            "sender_time": 1000000000, "receiver_time": 1000000000, "retransmits": 0,
+            "packets": null, "lost_packets": null, "jitter": null}],
+        "intervals": [],
+        "cpu_local": {"total_percent": 0, "user_percent": 0, "system_percent": 0},
+        "cpu_remote": {"total_percent": 0, "user_percent": 0, "system_percent": 0}}"#;
+
+    #[test]
+    fn slowest_link_is_the_bus_when_it_caps_the_ethernet_link() {
+        let usb2 = LinkCeiling {
+            name: "USB 2.0".into(),
+            hard: BytesPerSec(53.248e6),
+            typical: Some(BytesPerSec(40e6)),
+        };
+        let mut nic = NicChain {
+            name: "enx0".into(),
+            driver: Some("r8152".into()),
+            driver_version: None,
+            firmware_version: None,
+            speed_mbit: Some(2500),
+            duplex: Some("full".into()),
+            operstate: Some("up".into()),
+            virtual_kind: None,
+            hops: vec![],
+            usb: None,
+            pcie: vec![],
+            bus_ceilings: vec![usb2],
+        };
+        assert_eq!(nic.link_ceiling().unwrap().name, "Ethernet 2.5 Gb/s");
+        assert_eq!(nic.slowest().unwrap().name, "USB 2.0");
+        nic.bus_ceilings.clear();
+        assert_eq!(nic.slowest().unwrap().hard.0, 312.5e6);
+        nic.virtual_kind = Some("veth".into());
+        assert_eq!(nic.slowest(), None, "a virtual link has no ceiling");
+        assert_eq!(mbit_label(1000), "1 Gb/s");
+        assert_eq!(mbit_label(100), "100 Mb/s");
     }
 }

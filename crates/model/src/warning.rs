@@ -40,6 +40,15 @@ pub enum WarningKind {
     /// The device returned wrong data, or holds less than it claims
     /// (found by the verify profile).
     DataErrors,
+    /// Goodput above the speed a physical network link reports: the
+    /// reported speed is wrong.
+    LinkSpeedWrong,
+    /// Goodput above the speed a virtual interface (veth, loopback, bridge)
+    /// reports: not a link, so not a ceiling.
+    VirtualLink,
+    /// The bus under a network adapter (a USB 2.0 port, a narrow PCIe
+    /// link) is slower than the adapter's link.
+    BusCapsLink,
     /// Anything else worth keeping with the run.
     Other,
 }

@@ -1,43 +1,31 @@
-//! CPU utilisation of this process over a test, as iperf3 reports it:
-//! process CPU time (all threads, from `getrusage`) over monotonic wall time.
+//! CPU utilisation over a test: this process's, as iperf3 reports it
+//! (process CPU time of all threads over monotonic wall time), and the
+//! whole machine's from `/proc/stat` (system, softirq, idle), which iperf3
+//! does not report.
 
-use std::time::{Duration, Instant};
-
+use iomark_host::CpuSampler;
+use iomark_model::cpu::HostCpu;
 use iomark_model::net::CpuUtilization;
 
-use crate::sys;
-
 /// A running measurement.
-pub(crate) struct CpuMeter {
-    wall: Instant,
-    user: Duration,
-    system: Duration,
-}
+pub(crate) struct CpuMeter(CpuSampler);
 
 impl CpuMeter {
     /// Start measuring now.
     pub fn start() -> CpuMeter {
-        let (user, system) = sys::process_cpu();
-        CpuMeter {
-            wall: Instant::now(),
-            user,
-            system,
-        }
+        CpuMeter(CpuSampler::start())
     }
 
-    /// Percentages since the start.
-    pub fn read(&self) -> CpuUtilization {
-        let wall = self.wall.elapsed().as_secs_f64();
-        let (user, system) = sys::process_cpu();
-        if wall <= 0.0 {
-            return CpuUtilization::default();
-        }
-        let user = user.saturating_sub(self.user).as_secs_f64() / wall * 100.0;
-        let system = system.saturating_sub(self.system).as_secs_f64() / wall * 100.0;
-        CpuUtilization {
-            total_percent: user + system,
-            user_percent: user,
-            system_percent: system,
-        }
+    /// Percentages since the start: the process's (of one core) and the
+    /// machine's (of all cores), when `/proc/stat` could be read.
+    pub fn read(&self) -> (CpuUtilization, Option<HostCpu>) {
+        let r = self.0.read();
+        let p = r.process;
+        let process = CpuUtilization {
+            total_percent: p.total_pct(),
+            user_percent: p.user_pct,
+            system_percent: p.system_pct,
+        };
+        (process, r.host)
     }
 }

@@ -1,13 +1,22 @@
 //! A finished client test as an iomark result document, for the store.
 
+use iomark_model::net::{NetDirection, NetRun};
 use iomark_model::{epoch_ms, RunBody, RunDocument, RunStatus};
 
 use crate::TestReport;
 
 /// The result document of a client test, with the interface the control
-/// connection left through.
+/// connection left through, its chain and the peer's (when the peer is
+/// iomark), and the link checks of both against the goodput.
 pub fn run_document(report: &TestReport, command_line: Vec<String>) -> RunDocument {
     let interface = crate::iface::describe(report.peering.control_local.ip());
+    let mut run = report.to_net_run(interface);
+    run.nic_local = run
+        .interface
+        .as_ref()
+        .and_then(|i| iomark_host::nic_chain(&i.name));
+    let link = link_warnings(&run);
+    run.warnings.extend(link);
     RunDocument {
         started_at_ms: epoch_ms(report.started),
         finished_at_ms: epoch_ms(report.finished),
@@ -16,6 +25,26 @@ pub fn run_document(report: &TestReport, command_line: Vec<String>) -> RunDocume
         } else {
             RunStatus::Complete
         },
-        ..RunDocument::iomark(command_line, RunBody::Net(report.to_net_run(interface)))
+        ..RunDocument::iomark(command_line, RunBody::Net(run))
     }
+}
+
+/// Both ends' interfaces checked against the fastest direction's goodput
+/// (a full-duplex link carries its speed each way).
+pub fn link_warnings(run: &NetRun) -> Vec<iomark_model::Warning> {
+    let fastest = [NetDirection::Upload, NetDirection::Download]
+        .into_iter()
+        .filter_map(|d| run.goodput(d))
+        .map(|g| g.0 * 8.0)
+        .reduce(f64::max);
+    let mut out = Vec::new();
+    for (nic, end) in [
+        (&run.nic_local, "this host's"),
+        (&run.nic_remote, "the peer's"),
+    ] {
+        if let Some(nic) = nic {
+            out.extend(iomark_host::nic_warnings(nic, end, fastest));
+        }
+    }
+    out
 }

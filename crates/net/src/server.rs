@@ -404,7 +404,11 @@ impl Server {
             Wait::within(cfg.owed(cfg.setup_timeout)),
             "the client's results",
         )?;
-        let mine = session.results(&totals);
+        let mut mine = session.results(&totals);
+        // For an iomark client's record; iperf3 ignores the key.
+        mine.iomark_interface = crate::iface::describe(control_local.ip())
+            .and_then(|i| iomark_host::nic_chain(&i.name))
+            .map(Box::new);
         ctrl.write_frame(&mine.to_json())?;
         ctrl.write_state(State::DisplayResults)?;
         release.now();

@@ -185,7 +185,7 @@ impl Session {
 
     /// This host's results message for the exchange.
     pub fn results(&self, totals: &[StreamTotals]) -> Results {
-        let cpu = self.cpu.read();
+        let (cpu, host_cpu) = self.cpu.read();
         let sends = self.streams.iter().any(|s| s.sending);
         let sender_has_retransmits = match (sends, self.plan.protocol) {
             (false, _) => -1,
@@ -219,6 +219,8 @@ impl Session {
             sender_has_retransmits,
             congestion_used: None,
             streams,
+            iomark_host_cpu: host_cpu,
+            iomark_interface: None,
         }
     }
 }

@@ -5,7 +5,6 @@
 use std::mem::MaybeUninit;
 use std::net::IpAddr;
 use std::os::fd::RawFd;
-use std::time::Duration;
 
 /// What `TCP_INFO` tells a sender.
 #[derive(Debug, Clone, Copy, Default)]
@@ -51,11 +50,6 @@ pub(crate) fn tcp_info(fd: RawFd) -> Option<TcpInfo> {
         rttvar_us: info.tcpi_rttvar as u64,
         pmtu: info.tcpi_pmtu as u64,
     })
-}
-
-/// User and system CPU time of this process (all threads).
-pub(crate) fn process_cpu() -> (Duration, Duration) {
-    iomark_host::process_cpu_time()
 }
 
 /// `CLOCK_MONOTONIC` as (seconds, microseconds), the clock iperf3 stamps

@@ -113,6 +113,7 @@ pub fn job(t: usize, speed: f64, seed: u64) -> DiskJobResult {
             user_pct: 1.5,
             system_pct: 12.0,
         },
+        host_cpu: None,
         iodepth_level: [("1".to_string(), 0.1), ("32".to_string(), 99.9)]
             .into_iter()
             .collect(),

@@ -113,6 +113,9 @@ fn job_block(out: &mut String, job: &DiskJobResult) {
         "  cpu: usr={:.1}%, sys={:.1}% (of one CPU)",
         job.cpu.user_pct, job.cpu.system_pct
     );
+    if let Some(h) = &job.host_cpu {
+        let _ = writeln!(out, "  machine cpu: {h}");
+    }
     let mut levels: Vec<(&String, &f64)> = job
         .iodepth_level
         .iter()

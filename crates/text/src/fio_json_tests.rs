@@ -52,6 +52,7 @@ fn doc() -> RunDocument {
             user_pct: 3.0,
             system_pct: 12.5,
         },
+        host_cpu: None,
         iodepth_level: [("8".to_string(), 100.0)].into_iter().collect(),
         mean_depth: 8.0,
         queue: None,

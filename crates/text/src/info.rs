@@ -3,7 +3,10 @@
 
 use std::fmt::Write as _;
 
-use iomark_model::device::{BlockLayer, DeviceReport, HostInfo, LinkCeiling, TargetKind};
+use iomark_model::device::{
+    BlockLayer, DeviceReport, Hop, HostInfo, LinkCeiling, PcieLink, TargetKind, UsbLink,
+};
+use iomark_model::net::{mbit_label, NicChain};
 
 const W: usize = 13;
 
@@ -17,25 +20,7 @@ fn line(out: &mut String, indent: usize, label: &str, value: &str) {
 /// path, as `iomark info` prints them.
 pub fn device_info(host: &HostInfo, r: &DeviceReport) -> String {
     let mut out = String::new();
-    let os = host.os.as_deref().unwrap_or("Linux");
-    line(
-        &mut out,
-        0,
-        "host",
-        &format!(
-            "{} · {os} · kernel {} {}",
-            host.hostname, host.kernel_release, host.arch
-        ),
-    );
-    line(
-        &mut out,
-        0,
-        "cpu",
-        &format!(
-            "{} × {} · memory {} · swap {}",
-            host.cpu_count, host.cpu_model, host.memory_total, host.swap_total
-        ),
-    );
+    host_lines(&mut out, host);
     let kind = match r.target {
         TargetKind::File => "file",
         TargetKind::Directory => "directory",
@@ -90,6 +75,28 @@ pub fn device_info(host: &HostInfo, r: &DeviceReport) -> String {
         ),
     }
     out
+}
+
+fn host_lines(out: &mut String, host: &HostInfo) {
+    let os = host.os.as_deref().unwrap_or("Linux");
+    line(
+        out,
+        0,
+        "host",
+        &format!(
+            "{} · {os} · kernel {} {}",
+            host.hostname, host.kernel_release, host.arch
+        ),
+    );
+    line(
+        out,
+        0,
+        "cpu",
+        &format!(
+            "{} × {} · memory {} · swap {}",
+            host.cpu_count, host.cpu_model, host.memory_total, host.swap_total
+        ),
+    );
 }
 
 fn mbs(v: f64) -> String {
@@ -180,9 +187,38 @@ fn layer(out: &mut String, d: &BlockLayer, indent: usize, title: &str) {
             ),
         );
     }
-    if !d.hops.is_empty() {
-        let chain: Vec<String> = d
-            .hops
+    links(out, i, &d.hops, d.usb.as_ref(), &[], &[]);
+    if let Some(s) = &d.sata {
+        let speed = s
+            .speed_gbps
+            .map(|g| format!("{g:.1} Gb/s"))
+            .unwrap_or_else(|| "speed unknown".into());
+        line(out, i, "sata", &format!("{} at {speed}", s.port));
+    }
+    links(out, i, &[], None, &d.pcie, &d.ceilings);
+    if !d.holders.is_empty() {
+        line(out, i, "holders", &d.holders.join(", "));
+    }
+    if let Some(n) = &d.note {
+        line(out, i, "note", n);
+    }
+    for l in &d.lower {
+        layer(out, l, i, "on");
+    }
+}
+
+/// The sysfs chain, the USB link, the PCIe links and their ceilings, as a
+/// disk's and a network adapter's blocks both show them.
+fn links(
+    out: &mut String,
+    i: usize,
+    hops: &[Hop],
+    usb: Option<&UsbLink>,
+    pcie: &[PcieLink],
+    ceilings: &[LinkCeiling],
+) {
+    if !hops.is_empty() {
+        let chain: Vec<String> = hops
             .iter()
             .map(|h| {
                 let tags: Vec<&str> = [h.subsystem.as_deref(), h.driver.as_deref()]
@@ -198,7 +234,7 @@ fn layer(out: &mut String, d: &BlockLayer, indent: usize, title: &str) {
             .collect();
         line(out, i, "chain", &chain.join(" → "));
     }
-    if let Some(u) = &d.usb {
+    if let Some(u) = usb {
         let mut s = match u.speed_mbps {
             Some(v) => format!("{v} Mb/s"),
             None => "speed unknown".into(),
@@ -227,14 +263,7 @@ fn layer(out: &mut String, d: &BlockLayer, indent: usize, title: &str) {
         }
         line(out, i, "usb", &format!("{} {s}", u.device));
     }
-    if let Some(s) = &d.sata {
-        let speed = s
-            .speed_gbps
-            .map(|g| format!("{g:.1} Gb/s"))
-            .unwrap_or_else(|| "speed unknown".into());
-        line(out, i, "sata", &format!("{} at {speed}", s.port));
-    }
-    for p in &d.pcie {
+    for p in pcie {
         let max = match (p.max_speed_gts, p.max_width) {
             (Some(s), Some(w)) => format!(" (max {s:.1} GT/s x{w})"),
             _ => String::new(),
@@ -252,16 +281,71 @@ fn layer(out: &mut String, d: &BlockLayer, indent: usize, title: &str) {
             ),
         );
     }
-    for c in &d.ceilings {
+    for c in ceilings {
         line(out, i, "link", &ceiling(c));
     }
-    if !d.holders.is_empty() {
-        line(out, i, "holders", &d.holders.join(", "));
+}
+
+/// The machine and one network interface with the links under it, as
+/// `iomark info IFACE` prints them.
+pub fn nic_info(host: &HostInfo, n: &NicChain) -> String {
+    let mut out = String::new();
+    host_lines(&mut out, host);
+    let mut head = n.name.clone();
+    if let Some(k) = &n.virtual_kind {
+        let _ = write!(head, "  virtual ({k}): no adapter, no link under it");
     }
-    if let Some(n) = &d.note {
-        line(out, i, "note", n);
+    line(&mut out, 0, "interface", &head);
+    let driver = [
+        n.driver.clone(),
+        n.driver_version.as_ref().map(|v| format!("version {v}")),
+        n.firmware_version.as_ref().map(|v| format!("firmware {v}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>();
+    if !driver.is_empty() {
+        line(&mut out, 1, "driver", &driver.join(" · "));
     }
-    for l in &d.lower {
-        layer(out, l, i, "on");
+    let speed = match n.speed_mbit {
+        Some(m) => mbit_label(m),
+        None => "not reported".into(),
+    };
+    let mut link = format!("{speed} · duplex {}", opt(&n.duplex));
+    if let Some(o) = &n.operstate {
+        let _ = write!(link, " · {o}");
     }
+    if n.virtual_kind.is_some() && n.speed_mbit.is_some() {
+        link.push_str(" (a number the driver reports, not a ceiling)");
+    }
+    line(&mut out, 1, "link", &link);
+    links(
+        &mut out,
+        1,
+        &n.hops,
+        n.usb.as_ref(),
+        &n.pcie,
+        &n.bus_ceilings,
+    );
+    match n.slowest() {
+        Some(c) => line(
+            &mut out,
+            0,
+            "ceiling",
+            &format!("{} (slowest link)", ceiling(&c)),
+        ),
+        None if n.virtual_kind.is_some() => line(
+            &mut out,
+            0,
+            "ceiling",
+            "none: a virtual link carries what the CPUs and memory can",
+        ),
+        None => line(
+            &mut out,
+            0,
+            "ceiling",
+            "unknown: the link speed is not reported",
+        ),
+    }
+    out
 }

@@ -262,6 +262,23 @@ pub struct Info<'a> {
     device: &'a DeviceReport,
 }
 
+/// `iomark info IFACE --json`: the host and the interface's chain.
+#[derive(Debug, Serialize)]
+pub struct NicInfo<'a> {
+    schema_version: u32,
+    host: &'a HostInfo,
+    interface: &'a iomark_model::net::NicChain,
+}
+
+/// The layout of `iomark info IFACE --json`.
+pub fn nic_info<'a>(host: &'a HostInfo, interface: &'a iomark_model::net::NicChain) -> NicInfo<'a> {
+    NicInfo {
+        schema_version: INFO_SCHEMA_VERSION,
+        host,
+        interface,
+    }
+}
+
 /// The layout of `iomark info --json`.
 pub fn info<'a>(host: &'a HostInfo, device: &'a DeviceReport) -> Info<'a> {
     Info {

@@ -31,7 +31,7 @@ mod verify;
 pub use disk::{cgroup_usage, disk_run};
 pub use escape::{escape_controls, escape_controls_keep_lines};
 pub use fio_json::fio_json;
-pub use info::device_info;
+pub use info::{device_info, nic_info};
 pub use knee::knee_sentence;
 pub use mem::mem_run;
 pub use profile::profile_run;

@@ -98,6 +98,18 @@ pub fn mem_run(run: &MemRun) -> String {
             )),
         }
     }
+    if let Some(c) = &run.cpu {
+        let p = &c.process;
+        out.push_str(&format!(
+            "CPU: process {:.0}% of one CPU (user {:.0}%, system {:.0}%)\n",
+            p.total_pct(),
+            p.user_pct,
+            p.system_pct
+        ));
+        if let Some(h) = &c.host {
+            out.push_str(&format!("Machine CPU: {h}\n"));
+        }
+    }
     for w in &run.warnings {
         out.push_str(&format!("warning: {w}\n"));
     }
@@ -409,6 +421,7 @@ mod tests {
             })),
             warnings: Vec::new(),
             sweep: None,
+            cpu: None,
         };
         insta::assert_snapshot!(mem_run(&run));
     }

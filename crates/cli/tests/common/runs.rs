@@ -100,6 +100,7 @@ pub fn read_run(label: &str, mb: f64, wobble: f64, lat_us: Option<f64>) -> RunDo
                 write: None,
                 samples,
                 cpu: CpuUsage::default(),
+                host_cpu: None,
                 iodepth_level: Default::default(),
                 mean_depth: 8.0,
                 queue: None,

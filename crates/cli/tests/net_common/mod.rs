@@ -5,10 +5,10 @@
 #![allow(dead_code)]
 
 use std::net::TcpListener;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Proc, IOMARK};
+use crate::common::{stderr, Proc, IOMARK};
 
 /// A port nothing listens on right now (TCP and UDP).
 pub fn free_port() -> u16 {
@@ -100,4 +100,111 @@ pub fn end_bytes(doc: &serde_json::Value, key: &str) -> u64 {
     doc["end"][key]["bytes"]
         .as_u64()
         .unwrap_or_else(|| panic!("end.{key}.bytes missing in {doc}"))
+}
+
+/// Two network namespaces joined by a veth pair (TEST-RIGS.md); deletes
+/// the namespaces (and with them the veth pair) on drop, also when the test
+/// fails.
+/// Deletes the namespaces (and with them the veth pair) on drop, also when
+/// the test fails.
+pub struct Rig {
+    /// The client's namespace (10.201.0.1).
+    pub client_ns: String,
+    /// The server's namespace (10.201.0.2).
+    pub server_ns: String,
+    /// The client's end of the veth pair.
+    pub client_if: String,
+}
+
+impl Rig {
+    /// The rig, each veth end shaped to `rate` (tc tbf) when one is given.
+    pub fn up(rate: Option<&str>) -> Result<Rig, String> {
+        // Unique per process and per rig: tests of one binary run at once.
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let pid = std::process::id();
+        let (ci, si) = (format!("imc{pid}x{n}"), format!("ims{pid}x{n}"));
+        let rig = Rig {
+            client_ns: format!("iomk-c-{pid}-{n}"),
+            server_ns: format!("iomk-s-{pid}-{n}"),
+            client_if: ci.clone(),
+        };
+        let (c, s) = (&rig.client_ns, &rig.server_ns);
+        let steps: Vec<Vec<&str>> = vec![
+            vec!["netns", "add", c],
+            vec!["netns", "add", s],
+            vec![
+                "link", "add", &ci, "netns", c, "type", "veth", "peer", "name", &si, "netns", s,
+            ],
+            vec!["-n", c, "addr", "add", "10.201.0.1/24", "dev", &ci],
+            vec!["-n", s, "addr", "add", "10.201.0.2/24", "dev", &si],
+            vec!["-n", c, "link", "set", &ci, "up"],
+            vec!["-n", s, "link", "set", &si, "up"],
+            vec!["-n", c, "link", "set", "lo", "up"],
+            vec!["-n", s, "link", "set", "lo", "up"],
+        ];
+        for args in steps {
+            run("ip", &args)?;
+        }
+        let Some(rate) = rate else {
+            return Ok(rig);
+        };
+        for (ns, dev) in [(c, &ci), (s, &si)] {
+            run(
+                "tc",
+                &[
+                    "-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate", rate, "burst",
+                    "256kb", "latency", "50ms",
+                ],
+            )?;
+        }
+        Ok(rig)
+    }
+}
+
+impl Drop for Rig {
+    fn drop(&mut self) {
+        for ns in [&self.client_ns, &self.server_ns] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+    }
+}
+
+pub fn run(cmd: &str, args: &[&str]) -> Result<(), String> {
+    let out = Command::new(cmd)
+        .args(args)
+        .stdout(Stdio::null())
+        .output()
+        .map_err(|e| format!("{cmd}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{cmd} {}: {}", args.join(" "), stderr(&out).trim()))
+    }
+}
+
+/// Whether this machine can build the rig (root, `ip`, `tc`); says why not.
+pub fn can_build_rig() -> bool {
+    // Root is effective uid 0 in /proc/self/status.
+    let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find(|l| l.starts_with("Uid:"))
+            .is_some_and(|l| l.split_whitespace().nth(2) == Some("0"))
+    });
+    if !root {
+        eprintln!("skipped: the shaped-link rig needs root");
+        return false;
+    }
+    let tools = ["ip", "tc"].iter().all(|t| {
+        Command::new(t)
+            .arg("-V")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok()
+    });
+    if !tools {
+        eprintln!("skipped: the shaped-link rig needs `ip` and `tc` (iproute2)");
+    }
+    tools
 }

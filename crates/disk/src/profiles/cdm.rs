@@ -594,6 +594,7 @@ mod tests {
             write: None,
             samples: vec![],
             cpu: CpuUsage::default(),
+            host_cpu: None,
             iodepth_level: Default::default(),
             mean_depth: 1.0,
             queue: None,

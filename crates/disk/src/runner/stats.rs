@@ -5,6 +5,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use iomark_host::StatTicks;
+use iomark_model::cpu::HostCpu;
 use iomark_model::disk::{CpuUsage, DirectionResult, DiskJobResult, DiskJobSpec, IntervalSample};
 use iomark_model::knee::QueueFigures;
 use iomark_model::units::{Bytes, BytesPerSec, Iops, Nanos};
@@ -169,7 +171,7 @@ impl ThreadStats {
         spec: &DiskJobSpec,
         plan: &Plan,
         bypassed: bool,
-        cpu: CpuClock,
+        cpu: CpuSpent,
         stop: &AtomicBool,
         mut warnings: Vec<Warning>,
     ) -> DiskJobResult {
@@ -230,6 +232,7 @@ impl ThreadStats {
             ));
         }
         let measured_s = self.measured.as_secs_f64();
+        let host_cpu = cpu.host;
         let cpu = if measured_s > 0.0 {
             CpuUsage {
                 user_pct: 100.0 * cpu.user.as_secs_f64() / measured_s,
@@ -251,6 +254,7 @@ impl ThreadStats {
             write,
             samples,
             cpu,
+            host_cpu,
             iodepth_level,
             mean_depth,
             queue,
@@ -264,24 +268,42 @@ impl ThreadStats {
     }
 }
 
-/// User and system CPU time of the whole process.
+/// User and system CPU time of the whole process, and the machine's
+/// `/proc/stat` ticks.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct CpuClock {
     user: Duration,
     system: Duration,
+    stat: Option<StatTicks>,
+}
+
+/// The CPU spent between two [`CpuClock`] readings.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct CpuSpent {
+    user: Duration,
+    system: Duration,
+    host: Option<HostCpu>,
 }
 
 impl CpuClock {
     pub(super) fn now() -> Self {
         let (user, system) = iomark_host::process_cpu_time();
-        CpuClock { user, system }
+        CpuClock {
+            user,
+            system,
+            stat: StatTicks::now(),
+        }
     }
 
     /// The CPU time spent between `earlier` and this reading.
-    pub(super) fn since(&self, earlier: &CpuClock) -> CpuClock {
-        CpuClock {
+    pub(super) fn since(&self, earlier: &CpuClock) -> CpuSpent {
+        CpuSpent {
             user: self.user.saturating_sub(earlier.user),
             system: self.system.saturating_sub(earlier.system),
+            host: match (&self.stat, &earlier.stat) {
+                (Some(now), Some(then)) => now.since(then),
+                _ => None,
+            },
         }
     }
 }

@@ -225,6 +225,8 @@ fn job_figures(run: &DiskRun) -> Vec<Figure> {
             let Some(d) = dir else { continue };
             direction_figures(&mut out, &test, name, d, &job.samples, is_read, single);
         }
+        let mut figs = TestFigures::new(&mut out, &test, "");
+        cpu_figures(&mut figs, Some(job.cpu), job.host_cpu.as_ref());
     }
     let depths: Vec<u32> = run.jobs.iter().map(|j| j.spec.iodepth).collect();
     knee_figures(&mut out, run, &depths);

@@ -93,5 +93,8 @@ pub fn mem_figures(run: &MemRun) -> Vec<Figure> {
         }
     }
     figs.push("execution", FigureUnit::Nanos, execution.get() as f64, None);
+    if let Some(cpu) = &run.cpu {
+        cpu_figures(&mut figs, Some(cpu.process), cpu.host.as_ref());
+    }
     out
 }

@@ -21,7 +21,9 @@ pub fn net_test_name(run: &NetRun) -> String {
 
 /// Figures of a network run, per direction: goodput in bits per second
 /// (spread over the per-interval samples), TCP retransmits, UDP loss and
-/// jitter.
+/// jitter; then the CPU of this host (`cpu process %`, `cpu host idle %`,
+/// ...) and of the peer (`peer cpu process %`, ...; the machine's only when
+/// the peer is iomark).
 pub fn net_figures(run: &NetRun) -> Vec<Figure> {
     let test = net_test_name(run);
     let mut out = Vec::new();
@@ -65,5 +67,25 @@ pub fn net_figures(run: &NetRun) -> Vec<Figure> {
             figs.push("jitter", FigureUnit::Nanos, mean, None);
         }
     }
+    let local = CpuUsage {
+        user_pct: run.cpu_local.user_percent,
+        system_pct: run.cpu_local.system_percent,
+    };
+    cpu_figures(
+        &mut TestFigures::new(&mut out, &test, ""),
+        Some(local),
+        run.host_cpu_local.as_ref(),
+    );
+    // A peer that sent no results (interrupted) left zeros: not a figure.
+    let r = &run.cpu_remote;
+    let remote = (r.total_percent > 0.0 || run.host_cpu_remote.is_some()).then_some(CpuUsage {
+        user_pct: r.user_percent,
+        system_pct: r.system_percent,
+    });
+    cpu_figures(
+        &mut TestFigures::new(&mut out, &test, "peer"),
+        remote,
+        run.host_cpu_remote.as_ref(),
+    );
     out
 }

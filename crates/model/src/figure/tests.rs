@@ -55,6 +55,7 @@ fn job(rw: RwMode, read: bool, write: bool) -> DiskJobResult {
         write: write.then(|| dir(300.0)),
         samples: vec![sample(400), sample(600)],
         cpu: CpuUsage::default(),
+        host_cpu: None,
         iodepth_level: Default::default(),
         mean_depth: 1.0,
         queue: None,
@@ -89,7 +90,15 @@ fn disk_jobs_flatten_per_direction_with_sample_spread() {
     let names: Vec<_> = figs.iter().map(|f| f.metric.as_str()).collect();
     assert_eq!(
         names,
-        ["read bw", "read iops", "read lat mean", "read lat p99"]
+        [
+            "read bw",
+            "read iops",
+            "read lat mean",
+            "read lat p99",
+            "cpu process %",
+            "cpu process user %",
+            "cpu process system %"
+        ]
     );
     // psync runs at depth 1 whatever --iodepth (8 here) asked.
     assert_eq!(
@@ -104,19 +113,50 @@ fn disk_jobs_flatten_per_direction_with_sample_spread() {
 }
 
 #[test]
+fn a_jobs_cpu_is_the_process_share_of_one_cpu_and_the_machines_parts() {
+    let mut j = job(RwMode::Read, true, false);
+    j.cpu = CpuUsage {
+        user_pct: 150.0,
+        system_pct: 1016.0,
+    };
+    j.host_cpu = Some(crate::cpu::HostCpu {
+        cpus: 16,
+        user_pct: 9.0,
+        system_pct: 64.0,
+        iowait_pct: 20.0,
+        softirq_pct: 5.0,
+        steal_pct: 0.0,
+        idle_pct: 2.0,
+    });
+    let figs = run(vec![j]).figures();
+    let get = |m: &str| {
+        figs.iter()
+            .find(|f| f.metric == m)
+            .map(|f| (f.value, f.unit))
+            .unwrap_or_else(|| panic!("no {m}"))
+    };
+    assert_eq!(get("cpu process %"), (1166.0, FigureUnit::Percent));
+    assert_eq!(get("cpu process system %").0, 1016.0);
+    assert_eq!(get("cpu host system %").0, 64.0);
+    assert_eq!(get("cpu host iowait %").0, 20.0);
+    assert_eq!(get("cpu host idle %").0, 2.0);
+    assert_eq!(FigureUnit::Percent.direction(), Direction::Unknown);
+}
+
+#[test]
 fn mixed_jobs_have_no_latency_spread_and_repeated_shapes_stay_apart() {
     let figs = run(vec![
         job(RwMode::RandRw, true, true),
         job(RwMode::RandRw, true, true),
     ])
     .figures();
-    assert_eq!(figs.len(), 16);
+    assert_eq!(figs.len(), 22, "8 per direction and 3 of CPU, per job");
     assert!(figs
         .iter()
         .filter(|f| f.metric.contains("lat mean"))
         .all(|f| f.spread.is_none()));
     assert_eq!(
-        figs[8].test,
+        figs[11].test,
         "randrw 50/50 1MiB QD1 T1, psync, direct, random data, 1GiB #2"
     );
 }

@@ -29,6 +29,13 @@ pub struct Results {
     pub congestion_used: Option<String>,
     /// One entry per stream, both directions with `--bidir`.
     pub streams: Vec<StreamResults>,
+    /// iomark only: the whole machine's CPU over the test (iperf3 reads
+    /// the keys it knows with cJSON_GetObjectItem and ignores the rest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iomark_host_cpu: Option<iomark_model::cpu::HostCpu>,
+    /// iomark only: the interface this end's control connection used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iomark_interface: Option<Box<iomark_model::net::NicChain>>,
 }
 
 /// One stream in a results message.
@@ -189,6 +196,7 @@ mod tests {
         fn round_trip(bytes in any::<u64>(), retr in -1i64..1000, id in 1i64..200, end in 0.0f64..1e6) {
             let r = Results { cpu_util_total: 1.5, cpu_util_user: 0.5, cpu_util_system: 1.0,
                 sender_has_retransmits: 1, congestion_used: None,
+                iomark_host_cpu: None, iomark_interface: None,
                 streams: vec![StreamResults { id, bytes, retransmits: retr, jitter: 0.0, errors: 0,
                     packets: 0, omitted_errors: Some(0), omitted_packets: Some(0),
                     start_time: Some(0.0), end_time: Some(end) }] };

@@ -96,6 +96,8 @@ pub struct TestReport {
     pub(crate) totals: Vec<StreamTotals>,
     /// This host's CPU use.
     pub cpu_local: CpuUtilization,
+    /// The whole machine's CPU on this host.
+    pub host_cpu_local: Option<iomark_model::cpu::HostCpu>,
     /// The peer's results message.
     pub remote: Option<Results>,
     /// The interval length, 0 when disabled.
@@ -159,6 +161,7 @@ impl TestReport {
             intervals: Vec::new(),
             totals: Vec::new(),
             cpu_local: Default::default(),
+            host_cpu_local: None,
             remote: None,
             interval_secs: interval.map_or(0.0, |i| i.as_secs_f64()),
             interrupted: false,
@@ -180,6 +183,7 @@ impl TestReport {
         self.intervals = std::mem::take(intervals);
         self.totals = totals;
         self.cpu_local = mine.cpu();
+        self.host_cpu_local = mine.iomark_host_cpu;
         self.remote = remote;
         self.finished = SystemTime::now();
     }

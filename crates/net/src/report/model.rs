@@ -92,6 +92,13 @@ impl TestReport {
                     system_percent: r.cpu_util_system,
                 }
             }),
+            host_cpu_local: self.host_cpu_local,
+            host_cpu_remote: self.remote.as_ref().and_then(|r| r.iomark_host_cpu),
+            nic_local: None,
+            nic_remote: self
+                .remote
+                .as_ref()
+                .and_then(|r| r.iomark_interface.as_deref().cloned()),
         }
     }
 

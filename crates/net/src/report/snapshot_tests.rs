@@ -191,6 +191,8 @@ fn peer_results(
         cpu_util_system: system,
         sender_has_retransmits,
         congestion_used: congestion_used.map(Into::into),
+        iomark_host_cpu: None,
+        iomark_interface: None,
         streams,
     })
 }

@@ -233,6 +233,14 @@ impl TestReport {
             r.map_or(0.0, |r| r.cpu_util_user),
             r.map_or(0.0, |r| r.cpu_util_system),
         );
+        // Not an iperf3 line: the whole machine, where softirq shows the
+        // receive path a process's CPU does not.
+        if let Some(h) = &self.host_cpu_local {
+            let _ = writeln!(o, "Machine CPU: local {h}");
+        }
+        if let Some(h) = r.and_then(|r| r.iomark_host_cpu.as_ref()) {
+            let _ = writeln!(o, "Machine CPU: remote {h}");
+        }
         o
     }
 

@@ -467,6 +467,7 @@ fn convert_job(
             user_pct: at.f64(job, "usr_cpu")?.unwrap_or(0.0),
             system_pct: at.f64(job, "sys_cpu")?.unwrap_or(0.0),
         },
+        host_cpu: None,
         iodepth_level,
         // Not in fio's output; its iodepth_level buckets are too coarse to
         // recover it.

@@ -231,6 +231,10 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
         intervals,
         cpu_local: cpu_of("host")?,
         cpu_remote: cpu_of("remote")?,
+        host_cpu_local: None,
+        host_cpu_remote: None,
+        nic_local: None,
+        nic_remote: None,
         warnings: Vec::new(),
     };
     // The figures add up the streams' counts; name the input's field when

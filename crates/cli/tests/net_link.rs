@@ -1,0 +1,161 @@
+//! The link checks of a net run on a veth pair between two namespaces: a
+//! veth reports 10000 Mb/s but is no link. Shaped below that (tc tbf), the
+//! goodput stays under the reported speed and nothing is said; unshaped, on
+//! a machine where it carries more than 10 Gb/s, iomark must call the link
+//! virtual, never misreported. Needs root, `ip` and `tc`; skips with a
+//! reason otherwise.
+
+mod common;
+mod net_common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+use net_common::*;
+
+/// An iomark server in the rig's server namespace and an iomark client in
+/// its client namespace; the client's output.
+fn iomark_test(rig: &Rig, secs: &str) -> std::process::Output {
+    let port = free_port().to_string();
+    let server = Proc::spawn(
+        Command::new("ip")
+            .args(["netns", "exec", &rig.server_ns])
+            .args([IOMARK, "net", "server", "-1", "-p", &port]),
+    );
+    let mut ready = false;
+    for _ in 0..200 {
+        let out = Command::new("ip")
+            .args(["netns", "exec", &rig.server_ns, "ss", "-Hltn"])
+            .arg(format!("sport = :{port}"))
+            .output()
+            .expect("run ss");
+        if !stdout(&out).trim().is_empty() {
+            ready = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    assert!(ready, "server did not start in the rig");
+    let out = Proc::spawn(
+        Command::new("ip")
+            .args(["netns", "exec", &rig.client_ns])
+            .args([
+                IOMARK,
+                "net",
+                "client",
+                "10.201.0.2",
+                "-p",
+                &port,
+                "-t",
+                secs,
+            ])
+            .arg("--no-store"),
+    )
+    .finish(Duration::from_secs(60));
+    assert_ok(&out, "iomark client in the rig");
+    let _ = server.finish(Duration::from_secs(20));
+    out
+}
+
+/// The client's goodput from its iperf3-shaped receiver line, bit/s.
+fn receiver_bits(text: &str) -> f64 {
+    let line = text
+        .lines()
+        .find(|l| l.ends_with("receiver"))
+        .unwrap_or_else(|| panic!("no receiver line in:\n{text}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words
+        .iter()
+        .position(|w| w.ends_with("bits/sec"))
+        .expect("a rate");
+    let v: f64 = words[at - 1].parse().expect("a number");
+    v * match words[at] {
+        "Gbits/sec" => 1e9,
+        "Mbits/sec" => 1e6,
+        "Kbits/sec" => 1e3,
+        _ => 1.0,
+    }
+}
+
+fn rig_or_skip(rate: Option<&str>) -> Option<Rig> {
+    if !can_build_rig() {
+        return None;
+    }
+    match Rig::up(rate) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            eprintln!("skipped: cannot build the network-namespace rig: {e}");
+            None
+        }
+    }
+}
+
+#[test]
+fn info_shows_a_veth_as_virtual_with_its_reported_speed() {
+    let Some(rig) = rig_or_skip(None) else { return };
+    let out = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &rig.client_ns,
+            IOMARK,
+            "info",
+            &rig.client_if,
+        ])
+        .output()
+        .expect("run iomark info");
+    assert_ok(&out, "iomark info on a veth");
+    let text = stdout(&out);
+    assert!(text.contains("virtual (veth)"), "{text}");
+    assert!(
+        text.contains("10 Gb/s"),
+        "a veth reports 10000 Mb/s:\n{text}"
+    );
+    assert!(text.contains("not a ceiling"), "{text}");
+}
+
+#[test]
+fn a_shaped_veth_below_its_reported_speed_raises_no_link_warning() {
+    let Some(rig) = rig_or_skip(Some("400mbit")) else {
+        return;
+    };
+    let out = iomark_test(&rig, "2");
+    let bits = receiver_bits(&stdout(&out));
+    let err = stderr(&out);
+    println!("shaped to 400 Mbit/s: {:.0} Mbit/s\n{err}", bits / 1e6);
+    assert!(bits < 10e9, "a 400 Mbit/s shaper let {bits} bit/s through");
+    assert!(!err.contains("is virtual"), "{err}");
+    assert!(!err.contains("link speed is wrong"), "{err}");
+}
+
+#[test]
+fn an_unshaped_veth_above_its_reported_speed_is_virtual_not_misreported() {
+    let Some(rig) = rig_or_skip(None) else { return };
+    let out = iomark_test(&rig, "3");
+    let bits = receiver_bits(&stdout(&out));
+    let err = stderr(&out);
+    println!("unshaped veth: {:.2} Gbit/s\n{err}", bits / 1e9);
+    // Never "misreported", whatever this machine carries.
+    assert!(!err.contains("link speed is wrong"), "{err}");
+    if bits > 10.1e9 {
+        // This host's end. (The peer's chain from the iomark server does
+        // not reach the client's record yet: to be fixed.)
+        for end in ["this host's interface"] {
+            assert!(
+                err.lines()
+                    .any(|l| l.contains(end) && l.contains("is virtual (veth)")),
+                "{end} not called virtual:\n{err}"
+            );
+        }
+    } else {
+        // This machine (loaded, or slow) carries less than the veth's
+        // number: nothing to say, and nothing must be said.
+        eprintln!(
+            "note: the veth carried {:.2} Gbit/s, under its 10 Gb/s; the above-speed branch \
+             did not run here",
+            bits / 1e9
+        );
+        assert!(!err.contains("is virtual"), "{err}");
+    }
+}
