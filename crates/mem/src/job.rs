@@ -627,6 +627,8 @@ pub fn run_sweep(
             backings: sweep.backings.clone(),
             points,
         })),
+        // Each point carries its own CPU; the sweep as a whole has none.
+        cpu: None,
     })
 }
 

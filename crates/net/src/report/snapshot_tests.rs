@@ -133,6 +133,7 @@ fn base(role: Role, params: Params, streams: Vec<StreamInfo>) -> TestReport {
         intervals: Vec::new(),
         totals: Vec::new(),
         cpu_local: CpuUtilization::default(),
+        host_cpu_local: None,
         remote: None,
         interval_secs: 1.0,
         interrupted: false,
