@@ -24,6 +24,7 @@ use iomark_disk::runner;
 use iomark_disk::target::{OpenTarget, TargetRequest};
 use iomark_disk::verify::writes::VerifyWrites;
 use iomark_model::cluster::{ClusterRun, Layout};
+use iomark_model::disk::TargetKind;
 use iomark_model::profile::ProfileResult;
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{now_ms, RunBody};
@@ -70,7 +71,21 @@ fn run_rank(
         .as_ref()
         .map_err(|e| format!("{e:#}"))
         .and_then(|t| workload.check_target(t).map_err(|e| e.to_string()));
-    world.all_ok(status)?;
+    if let Err(e) = world.all_ok(status) {
+        if let (true, Ok(target)) = (world.is_root(), &opened) {
+            // Another rank could not start: the run is stored as failed
+            // (a recorder dropped unfinished), with no figures.
+            let mut doc = run_document(
+                target,
+                workload.name(),
+                DiskOutcome::default(),
+                started_at_ms,
+                args_now(),
+            );
+            drop(crate::record::Recorder::begin(&args.store, &mut doc));
+        }
+        return Err(e.into());
+    }
     let target = opened.expect("checked on every rank");
     if !args.keep_cache {
         target.invalidate_cache();
@@ -99,9 +114,37 @@ fn run_rank(
     let outcome = workload.run_verified(&target, stop, &mut spans, verify);
     if stop.load(Ordering::Relaxed) {
         // A signal: mpirun is ending the job (a rank died, or Ctrl-C). No
-        // collective now, a peer may be gone; the test file goes with the
-        // target, rank 0's record stays interrupted.
+        // collective now, a peer may be gone. The test file goes with the
+        // target, and a dead peer's in the same directory with it (its lock
+        // died with it); rank 0 stores the run as interrupted, without
+        // figures, which were never gathered.
+        let dir = (target.info.kind == TargetKind::TestFile)
+            .then(|| std::path::Path::new(&target.info.path).parent().map(PathBuf::from))
+            .flatten();
+        if let Some(r) = recorder.take() {
+            let mut doc = run_document(
+                &target,
+                name,
+                DiskOutcome {
+                    interrupted: true,
+                    ..DiskOutcome::default()
+                },
+                started_at_ms,
+                args_now(),
+            );
+            doc.warnings.push(iomark_model::Warning::new(
+                iomark_model::WarningKind::Other,
+                "the MPI job was stopped (a rank died, or Ctrl-C): the ranks' figures were not gathered",
+            ));
+            args.store.apply(&mut doc);
+            r.finish(&doc);
+        }
         drop(target);
+        if let Some(dir) = dir {
+            for p in iomark_disk::target::remove_stale_test_files(&dir).unwrap_or_default() {
+                eprintln!("iomark: rank {}: removed {} left by a killed rank", world.rank(), p.display());
+            }
+        }
         return Ok(Exit::Interrupted);
     }
     let status = outcome
