@@ -1,7 +1,7 @@
 //! A run document flattened into the values both backends write.
 
-use iomark_model::figure::Figure;
 use iomark_model::cluster::RankResult;
+use iomark_model::figure::Figure;
 use iomark_model::{RunBody, RunDocument, RunStatus};
 use serde_json::Value;
 
@@ -65,7 +65,11 @@ impl RunRow {
             figures: doc.body.figures(),
             warnings,
             ranks: match &doc.body {
-                RunBody::Disk(d) => d.cluster.as_ref().map(|c| c.per_rank.clone()).unwrap_or_default(),
+                RunBody::Disk(d) => d
+                    .cluster
+                    .as_ref()
+                    .map(|c| c.per_rank.clone())
+                    .unwrap_or_default(),
                 _ => Vec::new(),
             },
         })

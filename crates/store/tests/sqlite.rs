@@ -346,7 +346,9 @@ fn a_version_1_database_is_read_as_it_is_and_migrated_by_a_writer() {
     drop(store);
     // Back to version 1, as an earlier iomark left it.
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE devices; DELETE FROM schema_migrations WHERE version >= 2")
+    conn.execute_batch(
+        "DROP TABLE devices; DROP TABLE run_ranks; DELETE FROM schema_migrations WHERE version >= 2",
+    )
         .unwrap();
     drop(conn);
     let mut ro = SqliteStore::open_read_only(path.clone()).unwrap();
@@ -375,7 +377,7 @@ fn a_verify_verdict_is_remembered_and_a_version_2_device_row_survives_the_migrat
     conn.execute_batch(
         "ALTER TABLE devices DROP COLUMN verify; ALTER TABLE devices DROP COLUMN verify_run_id;
          ALTER TABLE devices DROP COLUMN verify_at_ms;
-         DELETE FROM schema_migrations WHERE version = 3",
+         DROP TABLE run_ranks; DELETE FROM schema_migrations WHERE version >= 3",
     )
     .unwrap();
     drop(conn);
@@ -383,7 +385,7 @@ fn a_verify_verdict_is_remembered_and_a_version_2_device_row_survives_the_migrat
     assert_eq!(ro.schema_version().unwrap(), 2);
     drop(ro);
     let mut rw = SqliteStore::open(path).unwrap();
-    assert_eq!(rw.schema_version().unwrap(), 3);
+    assert_eq!(rw.schema_version().unwrap(), 4);
     assert_eq!(rw.device("serial:STICK:1").unwrap().as_ref(), Some(&stick));
 
     stick.verify = Some(RememberedVerify {

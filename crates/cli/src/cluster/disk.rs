@@ -119,7 +119,11 @@ fn run_rank(
         // died with it); rank 0 stores the run as interrupted, without
         // figures, which were never gathered.
         let dir = (target.info.kind == TargetKind::TestFile)
-            .then(|| std::path::Path::new(&target.info.path).parent().map(PathBuf::from))
+            .then(|| {
+                std::path::Path::new(&target.info.path)
+                    .parent()
+                    .map(PathBuf::from)
+            })
             .flatten();
         if let Some(r) = recorder.take() {
             let mut doc = run_document(
@@ -142,7 +146,11 @@ fn run_rank(
         drop(target);
         if let Some(dir) = dir {
             for p in iomark_disk::target::remove_stale_test_files(&dir).unwrap_or_default() {
-                eprintln!("iomark: rank {}: removed {} left by a killed rank", world.rank(), p.display());
+                eprintln!(
+                    "iomark: rank {}: removed {} left by a killed rank",
+                    world.rank(),
+                    p.display()
+                );
             }
         }
         return Ok(Exit::Interrupted);
