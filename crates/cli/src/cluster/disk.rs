@@ -173,7 +173,7 @@ fn run_rank(
         host: world.host().to_string(),
         path: target.info.path.clone(),
         offset: target.region_base,
-        spans: spans.spans,
+        spans: measured(&spans.spans, &outcome.jobs),
         jobs: outcome.jobs.clone(),
         interrupted: outcome.interrupted,
         device: iomark_host::DeviceChain::for_path(&target.info.path)
@@ -379,6 +379,28 @@ impl ProfileObserver for Spans {
             self.spans.push((start, end));
         }
     }
+}
+
+/// Each job's measured part: its span less what came before measuring
+/// (threads and queues set up, the ramp), so the aggregate's window holds
+/// exactly the measured bytes' time.
+fn measured(
+    spans: &[(Nanos, Nanos)],
+    jobs: &[iomark_model::disk::DiskJobResult],
+) -> Vec<(Nanos, Nanos)> {
+    spans
+        .iter()
+        .zip(jobs)
+        .map(|(&(start, end), j)| {
+            let run = [j.read.as_ref(), j.write.as_ref()]
+                .into_iter()
+                .flatten()
+                .map(|d| d.runtime.0)
+                .max()
+                .unwrap_or(0);
+            (Nanos(start.0.max(end.0.saturating_sub(run))), end)
+        })
+        .collect()
 }
 
 /// The per-rank table under the merged figures.
