@@ -360,7 +360,7 @@ mod tests {
 
     fn check(ledger: &WriteLedger, f: &tempfile::NamedTempFile) -> WriteCheck {
         ledger
-            .check(f.as_file(), 4096, &AtomicBool::new(false))
+            .check(f.as_file(), Bytes(0), 4096, &AtomicBool::new(false))
             .unwrap()
     }
 
