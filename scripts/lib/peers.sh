@@ -15,7 +15,8 @@ apt_install() {
 
 # ensure_peers: fio (with Debian's fio-examples job files, which the job-file
 # tests run), iperf3 and likwid-bench, and strace, btrfs-progs, man-db, zsh,
-# fish, python3-fusepy and fuse3 for the tests.
+# fish, python3-fusepy and fuse3 for the tests, and Open MPI (openmpi-bin,
+# libopenmpi-dev, libclang-dev) for the MPI build and its tests.
 ensure_peers() {
   local need=()
   command -v fio >/dev/null 2>&1 || need+=(fio)
@@ -38,6 +39,12 @@ ensure_peers() {
   # brings fusermount3 for unprivileged mounts.
   /usr/bin/python3 -c 'import fusepy' >/dev/null 2>&1 || need+=(python3-fusepy)
   command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
+  # The MPI tests (crates/cli/tests/mpi_rig.rs, feature mpi) run under Open
+  # MPI's mpirun; mpi-sys builds against libopenmpi-dev with bindgen, which
+  # needs libclang.
+  command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
+  [ -e /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h ] || [ -n "$(find /usr/lib -name mpi.h -path '*openmpi*' -print -quit 2>/dev/null)" ] || need+=(libopenmpi-dev)
+  [ -n "$(find /usr/lib -name 'libclang*.so*' -print -quit 2>/dev/null)" ] || need+=(libclang-dev)
   if [ ${#need[@]} -gt 0 ]; then
     echo "installing test peers: ${need[*]}" >&2
     apt_install "${need[@]}"

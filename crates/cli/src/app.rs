@@ -45,6 +45,25 @@ enum Command {
     Man(crate::shell::ManArgs),
 }
 
+impl Command {
+    /// The subcommand's name, for messages.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Info(_) => "info",
+            Command::Disk(_) => "disk",
+            Command::Fio(_) => "fio",
+            Command::Clean(_) => "clean",
+            Command::Engines(_) => "engines",
+            Command::Net(_) => "net",
+            Command::Mem(_) => "mem",
+            Command::Results(_) => "results",
+            Command::Report(_) => "report",
+            Command::Completions(_) => "completions",
+            Command::Man(_) => "man",
+        }
+    }
+}
+
 /// Parse the process arguments. Help and version print as clap prints
 /// them; bad input is one line naming the flag and the fix, exit code 2,
 /// like every other refusal.
@@ -87,6 +106,14 @@ fn one_line(rendered: &str) -> String {
 
 /// Run the chosen subcommand.
 pub fn run(cli: Cli) -> anyhow::Result<Exit> {
+    // Under mpirun or srun the benchmark is one across the ranks, or none:
+    // never N separate runs that each store their own.
+    if let Some(launched) = iomark_cluster::detect::launched() {
+        return match cli.command {
+            Command::Disk(args) => crate::cluster::disk(args, &launched),
+            other => crate::cluster::refuse(other.name(), &launched),
+        };
+    }
     match cli.command {
         Command::Info(args) => crate::info::run(args),
         Command::Disk(args) => crate::disk::run(args),

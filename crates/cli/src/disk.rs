@@ -232,6 +232,9 @@ pub struct DiskArgs {
 
     #[command(flatten)]
     pub store: crate::record::StoreArgs,
+
+    #[command(flatten)]
+    pub cluster: crate::cluster::ClusterArgs,
 }
 
 /// The options of the classic profiles (see docs/profiles.md).
@@ -496,6 +499,7 @@ impl ProfileObserver for ProbeProgress<'_> {
 /// Run `iomark disk`: a custom workload when a workload flag is given,
 /// otherwise a profile (cdm by default).
 pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
+    args.cluster.check_alone()?;
     args.store.check()?;
     if let Some(file) = &args.job {
         return crate::fio::run_job_file(&args, file);

@@ -11,6 +11,7 @@
 
 mod app;
 mod clean;
+mod cluster;
 mod disk;
 mod exit;
 mod fio;

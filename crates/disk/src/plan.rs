@@ -298,7 +298,7 @@ impl Workload {
                 if let (Some(v), Some(ledger), false) = (verify, &ledger, outcome.interrupted) {
                     let align = target.info.logical_block_size as usize;
                     obs.begin("verify");
-                    let check = ledger.check(&target.file, align, stop);
+                    let check = ledger.check(&target.file, target.region_base, align, stop);
                     obs.end();
                     let check = check?;
                     outcome.interrupted = check.partial;
@@ -396,6 +396,7 @@ pub fn run_document(
         cgroup: None,
         probe: outcome.probe,
         knees,
+        cluster: None,
     });
     RunDocument {
         started_at_ms,

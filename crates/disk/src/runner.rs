@@ -164,6 +164,7 @@ pub fn run_job_stamped(
         ramp: spec.ramp.as_duration(),
         runtime: spec.runtime.map(Nanos::as_duration),
         bytes_per_thread: spec.runtime.is_none().then_some(region),
+        base: target.region_base.get(),
         ledger,
     };
     let threads = spec.numjobs.max(1) as usize;
@@ -333,6 +334,8 @@ struct Plan<'l> {
     ramp: Duration,
     runtime: Option<Duration>,
     bytes_per_thread: Option<u64>,
+    /// Added to every offset: where the target's region starts.
+    base: u64,
     /// Where `--verify` stamps and records each write.
     ledger: Option<&'l WriteLedger>,
 }

@@ -187,6 +187,10 @@ pub struct OpenTarget {
     pub warnings: Vec<Warning>,
     /// Stale test files of killed runs removed on the way.
     pub removed_stale: Vec<PathBuf>,
+    /// Where the region starts in the file: 0, or one MPI rank's share of
+    /// a shared file (`info.size` is then that share's length). Engines
+    /// that map the file do not take it.
+    pub region_base: Bytes,
     identity: Identity,
     // Held only for its Drop, which removes the test file.
     _test_file: Option<TestFile>,

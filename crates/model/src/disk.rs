@@ -324,6 +324,11 @@ pub struct DiskRun {
     /// runs without one and runs stored before it was worked out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub knees: Vec<crate::knee::Knee>,
+    /// The ranks of a run under MPI (`mpirun -np N iomark disk`), whose
+    /// merged figures the jobs hold; boxed to keep `RunBody` variants of
+    /// similar size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<Box<crate::cluster::ClusterRun>>,
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 
 pub mod artefact;
 pub mod cgroup;
+pub mod cluster;
 pub mod cpu;
 pub mod device;
 pub mod disk;

@@ -61,6 +61,7 @@ mod tests {
             cgroup: None,
             probe: None,
             knees,
+            cluster: None,
         });
         ReportRun::new(7, RunDocument::iomark(vec!["iomark".into()], body))
     }

@@ -77,6 +77,28 @@ impl LatencyHistogram {
         self.sum_sq += other.sum_sq;
     }
 
+    /// The histogram a [`LatencySummary`] was made from, again: its bins
+    /// back in their buckets (each bin's midpoint lies in its own bucket),
+    /// its exact count, extremes, sum and sum of squares from the mean and
+    /// standard deviation. How summaries gathered from other processes (MPI
+    /// ranks) are merged: bucket by bucket, not by averaging percentiles.
+    pub fn from_summary(s: &LatencySummary) -> Self {
+        let mut h = LatencyHistogram::new();
+        for &[ns, count] in &s.bins {
+            h.buckets.saturating_record_n(ns.max(1), count);
+        }
+        h.count = s.count;
+        if s.count > 0 {
+            h.min = s.min_ns;
+            h.max = s.max_ns;
+            let n = s.count as f64;
+            h.sum = (s.mean_ns * n).round() as u128;
+            let mean_sq = s.stddev_ns * s.stddev_ns + s.mean_ns * s.mean_ns;
+            h.sum_sq = (mean_sq * n).round() as u128;
+        }
+        h
+    }
+
     /// Forget every value (at the end of a ramp).
     pub fn clear(&mut self) {
         *self = LatencyHistogram::new();
@@ -180,6 +202,38 @@ mod tests {
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         *seed >> 33
+    }
+
+    #[test]
+    fn summaries_merge_as_the_histograms_would() {
+        let (mut a, mut b, mut both) = (
+            LatencyHistogram::new(),
+            LatencyHistogram::new(),
+            LatencyHistogram::new(),
+        );
+        let mut seed = 3;
+        for i in 0..50_000u64 {
+            let v = 10_000 + lcg(&mut seed) % 90_000 + if i % 7 == 0 { 400_000 } else { 0 };
+            if i % 3 == 0 {
+                a.record(v)
+            } else {
+                b.record(v)
+            }
+            both.record(v);
+        }
+        let mut merged = LatencyHistogram::from_summary(&a.summary());
+        merged.merge(&LatencyHistogram::from_summary(&b.summary()));
+        let (m, w) = (merged.summary(), both.summary());
+        assert_eq!((m.count, m.min_ns, m.max_ns), (w.count, w.min_ns, w.max_ns));
+        assert_eq!(m.percentiles, w.percentiles);
+        assert_eq!(m.bins, w.bins);
+        assert!(
+            (m.mean_ns - w.mean_ns).abs() < 1.0,
+            "{} {}",
+            m.mean_ns,
+            w.mean_ns
+        );
+        assert!((m.stddev_ns - w.stddev_ns).abs() / w.stddev_ns < 1e-6);
     }
 
     #[test]

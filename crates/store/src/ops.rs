@@ -39,9 +39,9 @@ pub(crate) fn migrate<D: Db>(db: &mut D) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// The oldest schema version whose runs this build reads: versions 2 and
-/// 3 only added the `devices` table and its verify columns, which reading
-/// runs never touches.
+/// The oldest schema version whose runs this build reads: versions 2, 3
+/// and 4 only added the `devices` table, its verify columns and the
+/// `run_ranks` table, which reading runs never touches.
 const READABLE_FROM: i64 = 1;
 
 /// A database opened read-only cannot be migrated: it must be at a schema
@@ -112,7 +112,13 @@ const UPDATE_RUN: &str = "UPDATE runs SET kind=?1, tool=?2, tool_version=?3, com
      WHERE id=?14";
 
 /// The tables holding a run's parts, each keyed by `run_id`.
-const RUN_PARTS: [&str; 4] = ["run_documents", "run_labels", "figures", "warnings"];
+const RUN_PARTS: [&str; 5] = [
+    "run_documents",
+    "run_labels",
+    "figures",
+    "warnings",
+    "run_ranks",
+];
 
 /// Store `row` as a new run (`id` `None`) or in place of run `id`'s
 /// document, labels, figures and warnings.
@@ -165,6 +171,27 @@ pub(crate) fn write(
                 &f.value,
                 &f.spread.map(|s| s.0),
                 &f.spread.map(|s| s.1),
+            ],
+        )?;
+    }
+    for r in &row.ranks {
+        db.execute(
+            "INSERT INTO run_ranks (run_id, rank, host, path, region_at, start_ns, end_ns,
+             read_bytes, write_bytes, read_bw, write_bw, interrupted)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            &[
+                &id.0,
+                &i64::from(r.rank),
+                &r.host,
+                &r.path,
+                &big(r.offset.0),
+                &big(r.start.0),
+                &big(r.end.0),
+                &big(r.read_bytes.0),
+                &big(r.write_bytes.0),
+                &r.read_bw.0,
+                &r.write_bw.0,
+                &i64::from(r.interrupted),
             ],
         )?;
     }
@@ -358,6 +385,11 @@ fn like_pattern(text: &str) -> String {
     }
     p.push('%');
     p
+}
+
+/// A count as the databases' signed 64-bit integer.
+fn big(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
 }
 
 fn now_ms() -> i64 {

@@ -218,6 +218,11 @@ impl<C: GenericClient> Db for Pg<'_, C> {
             "device_verify",
             include_str!("../migrations/postgres/0003_device_verify.sql"),
         ),
+        (
+            4,
+            "run_ranks",
+            include_str!("../migrations/postgres/0004_run_ranks.sql"),
+        ),
     ];
     const LIKE: &'static str = "ILIKE";
     const BIGINT: &'static str = "BIGINT";

@@ -1,7 +1,8 @@
 //! A run document flattened into the values both backends write.
 
+use iomark_model::cluster::RankResult;
 use iomark_model::figure::Figure;
-use iomark_model::{RunDocument, RunStatus};
+use iomark_model::{RunBody, RunDocument, RunStatus};
 use serde_json::Value;
 
 use crate::StoreError;
@@ -25,6 +26,8 @@ pub(crate) struct RunRow {
     pub document: String,
     pub figures: Vec<Figure>,
     pub warnings: Vec<(String, String, String)>,
+    /// The per-rank table of a run across MPI ranks (empty otherwise).
+    pub ranks: Vec<RankResult>,
 }
 
 impl RunRow {
@@ -61,6 +64,14 @@ impl RunRow {
             document,
             figures: doc.body.figures(),
             warnings,
+            ranks: match &doc.body {
+                RunBody::Disk(d) => d
+                    .cluster
+                    .as_ref()
+                    .map(|c| c.per_rank.clone())
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            },
         })
     }
 }

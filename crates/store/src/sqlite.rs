@@ -342,6 +342,11 @@ impl Db for Sqlite<'_> {
             "device_verify",
             include_str!("../migrations/sqlite/0003_device_verify.sql"),
         ),
+        (
+            4,
+            "run_ranks",
+            include_str!("../migrations/sqlite/0004_run_ranks.sql"),
+        ),
     ];
     const LIKE: &'static str = "LIKE";
     const BIGINT: &'static str = "INTEGER";

@@ -176,6 +176,7 @@ pub fn run(seed: u64, jobs: usize) -> RunDocument {
             cgroup: None,
             probe: None,
             knees: vec![],
+            cluster: None,
         }),
     }
 }

@@ -14,17 +14,17 @@ fn fresh() -> (tempfile::TempDir, SqliteStore) {
 #[test]
 fn migrations_build_an_empty_database_and_reopen_cleanly() {
     let (dir, mut store) = fresh();
-    assert_eq!(store.schema_version().unwrap(), 3);
+    assert_eq!(store.schema_version().unwrap(), 4);
     assert!(store.list(&RunQuery::default()).unwrap().is_empty());
     drop(store);
     let path = dir.path().join("sub/dir/results.db");
     let mut again = SqliteStore::open(path.clone()).unwrap();
-    assert_eq!(again.schema_version().unwrap(), 3);
+    assert_eq!(again.schema_version().unwrap(), 4);
     let conn = rusqlite::Connection::open(&path).unwrap();
     let n: i64 = conn
         .query_row("SELECT COUNT(*) FROM schema_migrations", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(n, 3, "a migration ran twice");
+    assert_eq!(n, 4, "a migration ran twice");
     assert_eq!(common::pragma(&path, "journal_mode"), "wal");
 }
 
@@ -279,7 +279,7 @@ fn a_read_only_open_reads_everything_and_writes_nothing() {
     {
         let mut ro = SqliteStore::open_read_only(path.clone()).unwrap();
         assert!(ro.is_read_only());
-        assert_eq!(ro.schema_version().unwrap(), 3);
+        assert_eq!(ro.schema_version().unwrap(), 4);
         assert_eq!(ro.list(&RunQuery::default()).unwrap().len(), 1);
         common::assert_same_document(&ro.load(id).unwrap(), &doc);
         for err in [
@@ -346,7 +346,9 @@ fn a_version_1_database_is_read_as_it_is_and_migrated_by_a_writer() {
     drop(store);
     // Back to version 1, as an earlier iomark left it.
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE devices; DELETE FROM schema_migrations WHERE version >= 2")
+    conn.execute_batch(
+        "DROP TABLE devices; DROP TABLE run_ranks; DELETE FROM schema_migrations WHERE version >= 2",
+    )
         .unwrap();
     drop(conn);
     let mut ro = SqliteStore::open_read_only(path.clone()).unwrap();
@@ -354,7 +356,7 @@ fn a_version_1_database_is_read_as_it_is_and_migrated_by_a_writer() {
     assert_eq!(ro.load(id).unwrap().summary.id, id);
     drop(ro);
     let mut rw = SqliteStore::open(path).unwrap();
-    assert_eq!(rw.schema_version().unwrap(), 3);
+    assert_eq!(rw.schema_version().unwrap(), 4);
     assert_eq!(rw.device("dev:sda").unwrap(), None);
 }
 
@@ -375,7 +377,7 @@ fn a_verify_verdict_is_remembered_and_a_version_2_device_row_survives_the_migrat
     conn.execute_batch(
         "ALTER TABLE devices DROP COLUMN verify; ALTER TABLE devices DROP COLUMN verify_run_id;
          ALTER TABLE devices DROP COLUMN verify_at_ms;
-         DELETE FROM schema_migrations WHERE version = 3",
+         DROP TABLE run_ranks; DELETE FROM schema_migrations WHERE version >= 3",
     )
     .unwrap();
     drop(conn);
@@ -383,7 +385,7 @@ fn a_verify_verdict_is_remembered_and_a_version_2_device_row_survives_the_migrat
     assert_eq!(ro.schema_version().unwrap(), 2);
     drop(ro);
     let mut rw = SqliteStore::open(path).unwrap();
-    assert_eq!(rw.schema_version().unwrap(), 3);
+    assert_eq!(rw.schema_version().unwrap(), 4);
     assert_eq!(rw.device("serial:STICK:1").unwrap().as_ref(), Some(&stick));
 
     stick.verify = Some(RememberedVerify {
@@ -403,4 +405,49 @@ fn a_verify_verdict_is_remembered_and_a_version_2_device_row_survives_the_migrat
     });
     rw.remember_device(&stick).unwrap();
     assert_eq!(rw.device("serial:STICK:1").unwrap().as_ref(), Some(&stick));
+}
+
+#[test]
+fn a_run_across_mpi_ranks_stores_its_per_rank_table_and_deletes_it_with_the_run() {
+    use iomark_model::cluster::{ClusterRun, Layout, RankResult};
+    use iomark_model::units::{Bytes, BytesPerSec, Nanos};
+    let (dir, mut store) = fresh();
+    let mut doc = synthetic::run(5, 1);
+    let rank = |r: u32| RankResult {
+        rank: r,
+        host: format!("node{r}"),
+        path: format!("/scratch/{r}/iomark.tmp"),
+        offset: Bytes(0),
+        start: Nanos(1000 * u64::from(r)),
+        end: Nanos(2_000_000_000),
+        read_bytes: Bytes(0),
+        write_bytes: Bytes(1 << 30),
+        read_bw: BytesPerSec(0.0),
+        write_bw: BytesPerSec(5e8),
+        interrupted: false,
+        device: None,
+    };
+    if let iomark_model::RunBody::Disk(d) = &mut doc.body {
+        d.cluster = Some(Box::new(ClusterRun {
+            ranks: 3,
+            layout: Layout::FilePerRank,
+            wall: Nanos(2_000_000_000),
+            per_rank: (0..3).map(rank).collect(),
+        }));
+    }
+    let id = store.insert_complete(&doc).unwrap();
+    common::assert_same_document(&store.load(id).unwrap(), &doc);
+    let path = dir.path().join("sub/dir/results.db");
+    let count = |path: &std::path::Path| -> (i64, String) {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.query_row(
+            "SELECT COUNT(*), COALESCE(MAX(host), '') FROM run_ranks",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+    };
+    assert_eq!(count(&path), (3, "node2".to_string()));
+    store.delete(id).unwrap();
+    assert_eq!(count(&path).0, 0);
 }

@@ -75,6 +75,7 @@ fn doc() -> RunDocument {
         cgroup: None,
         probe: None,
         knees: vec![],
+        cluster: None,
     });
     RunDocument {
         started_at_ms: 1_700_000_000_000,

@@ -36,6 +36,7 @@ fn doc(result: ProfileResult, status: RunStatus, warnings: Vec<Warning>) -> RunD
             cgroup: None,
             probe: None,
             knees: vec![],
+            cluster: None,
         }),
     }
 }

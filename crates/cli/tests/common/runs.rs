@@ -113,6 +113,7 @@ pub fn read_run(label: &str, mb: f64, wobble: f64, lat_us: Option<f64>) -> RunDo
             cgroup: None,
             probe: None,
             knees: vec![],
+            cluster: None,
         }),
     }
 }

@@ -35,6 +35,7 @@ fn plan(rw: RwMode, bs: u64, blocks: u64, numjobs: u32) -> Plan<'static> {
         ramp: Duration::ZERO,
         runtime: None,
         bytes_per_thread: None,
+        base: 0,
         ledger: None,
     }
 }

@@ -279,7 +279,7 @@ fn drive(
                         scrambler.scramble(&mut unit.buf.as_mut_slice()[..len], offset);
                     }
                 }
-                unit.offset = offset;
+                unit.offset = plan.base + offset;
                 unit.dir = dir;
                 unit.issued = now;
                 depth_clock.advance(now, in_flight);
@@ -308,7 +308,7 @@ fn drive(
                             issuing = false;
                         }
                         if verifying && d.unit.dir == Dir::Write {
-                            forget(&mut writing, d.unit.offset);
+                            forget(&mut writing, d.unit.offset - plan.base);
                         }
                         free.push(d.unit);
                     }
@@ -352,7 +352,7 @@ fn drive(
                 issuing = false;
             }
             if verifying && d.unit.dir == Dir::Write {
-                forget(&mut writing, d.unit.offset);
+                forget(&mut writing, d.unit.offset - plan.base);
             }
             free.push(d.unit);
         }

@@ -77,6 +77,7 @@ pub(super) fn open_existing(
         writable: req.write,
         warnings,
         removed_stale: Vec::new(),
+        region_base: Bytes(0),
         identity,
         _test_file: None,
     })

@@ -279,6 +279,7 @@ pub(super) fn open_test_file(
         writable: true,
         warnings,
         removed_stale,
+        region_base: Bytes(0),
         identity,
         _test_file: Some(guard),
     })

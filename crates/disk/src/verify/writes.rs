@@ -157,11 +157,13 @@ impl WriteLedger {
     }
 
     /// Read back every block written, in offset order, from `file`
-    /// (buffers aligned to `align` for O_DIRECT), and check each against
-    /// its last write. Stops early, marked partial, when `stop` is raised.
+    /// (buffers aligned to `align` for O_DIRECT; the region starting at
+    /// `base`), and check each against its last write. Stops early, marked
+    /// partial, when `stop` is raised.
     pub fn check(
         &self,
         file: &File,
+        base: Bytes,
         align: usize,
         stop: &AtomicBool,
     ) -> Result<WriteCheck, DiskError> {
@@ -194,13 +196,14 @@ impl WriteLedger {
             let len = ((end - block) * self.bs) as usize;
             let at = block * self.bs;
             let data = &mut buf.as_mut_slice()[..len];
-            file.read_exact_at(data, at).map_err(|e| DiskError::Io {
-                errno: e.raw_os_error().unwrap_or(0),
-                message: format!(
-                    "--verify: reading back {} at offset {at} failed: {e}",
-                    Bytes(len as u64)
-                ),
-            })?;
+            file.read_exact_at(data, base.get() + at)
+                .map_err(|e| DiskError::Io {
+                    errno: e.raw_os_error().unwrap_or(0),
+                    message: format!(
+                        "--verify: reading back {} at offset {at} failed: {e}",
+                        Bytes(len as u64)
+                    ),
+                })?;
             read += len as u64;
             for (i, written) in data.chunks_exact(self.bs as usize).enumerate() {
                 let b = block + i as u64;
@@ -357,7 +360,7 @@ mod tests {
 
     fn check(ledger: &WriteLedger, f: &tempfile::NamedTempFile) -> WriteCheck {
         ledger
-            .check(f.as_file(), 4096, &AtomicBool::new(false))
+            .check(f.as_file(), Bytes(0), 4096, &AtomicBool::new(false))
             .unwrap()
     }
 

@@ -81,6 +81,7 @@ fn run(jobs: Vec<DiskJobResult>) -> RunBody {
         cgroup: None,
         probe: None,
         knees: vec![],
+        cluster: None,
     })
 }
 

@@ -266,6 +266,7 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
         cgroup: None,
         probe: None,
         knees: vec![],
+        cluster: None,
     });
     Ok(RunDocument {
         // fio writes the time it finished; a job longer than the time since

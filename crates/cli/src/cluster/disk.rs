@@ -1,0 +1,443 @@
+//! `mpirun -np N iomark disk DIR --rw write ...`: every rank opens its
+//! target, all leave one barrier together and run the single-machine
+//! engine, then rank 0 gathers what each did, merges it
+//! ([`iomark_cluster::merge`]) and prints and stores one run with the
+//! per-rank table.
+//!
+//! Every step that can fail on one rank (opening its target, its run) is
+//! followed by a collective status ([`World::all_ok`]): the ranks stop
+//! together, rank 0 names the failing rank and its message, every rank
+//! removes its test file and exits 2. A rank stopped by a signal (mpirun
+//! passes SIGTERM on when a rank dies or on Ctrl-C) removes its test file
+//! and leaves without another collective, so nothing waits for a dead peer.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use iomark_cluster::merge::{merge, RankReport};
+use iomark_cluster::World;
+use iomark_disk::plan::{run_document, DiskOutcome, Workload};
+use iomark_disk::profiles::ProfileObserver;
+use iomark_disk::runner;
+use iomark_disk::target::{OpenTarget, TargetRequest};
+use iomark_disk::verify::writes::VerifyWrites;
+use iomark_model::cluster::{ClusterRun, Layout};
+use iomark_model::disk::TargetKind;
+use iomark_model::profile::ProfileResult;
+use iomark_model::units::{Bytes, Nanos};
+use iomark_model::{now_ms, RunBody};
+
+use crate::disk::{args_now, open_target, DiskArgs};
+use crate::exit::Exit;
+use crate::signals;
+
+/// Run `iomark disk` as rank `world.rank()` of the job.
+pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
+    let world = World::init()?;
+    let stop = signals::stop_flag()?;
+    let out = run_rank(&args, &world, stop);
+    match out {
+        // Only rank 0 speaks for the job; the others leave with its code.
+        Err(e) if !world.is_root() => {
+            drop(e);
+            Ok(Exit::Error)
+        }
+        other => other,
+    }
+}
+
+/// One rank's part; errors are the job's (every rank returns one).
+fn run_rank(
+    args: &DiskArgs,
+    world: &World,
+    stop: &'static std::sync::atomic::AtomicBool,
+) -> anyhow::Result<Exit> {
+    let layout = args.cluster.layout();
+    let checked = check(args, world);
+    world.all_ok(checked.as_ref().map(drop).map_err(|e| format!("{e:#}")))?;
+    let (workload, request, verify) = checked.expect("checked on every rank");
+    let per_rank = request.size.unwrap_or(request.default_size);
+
+    let started_at_ms = now_ms();
+    let opened = open(args, world, layout, &request, per_rank, stop);
+    let opened = match opened {
+        Ok(Some(t)) => Ok(t),
+        Ok(None) => return Ok(Exit::Interrupted),
+        Err(e) => Err(e),
+    };
+    let status = opened
+        .as_ref()
+        .map_err(|e| format!("{e:#}"))
+        .and_then(|t| workload.check_target(t).map_err(|e| e.to_string()));
+    if let Err(e) = world.all_ok(status) {
+        if let (true, Ok(target)) = (world.is_root(), &opened) {
+            // Another rank could not start: the run is stored as failed
+            // (a recorder dropped unfinished), with no figures.
+            let mut doc = run_document(
+                target,
+                workload.name(),
+                DiskOutcome::default(),
+                started_at_ms,
+                args_now(),
+            );
+            drop(crate::record::Recorder::begin(&args.store, &mut doc));
+        }
+        return Err(e.into());
+    }
+    let target = opened.expect("checked on every rank");
+    if !args.keep_cache {
+        target.invalidate_cache();
+    }
+
+    // Rank 0 records the run now, so a job that dies reads back as
+    // interrupted (or failed, when it returns an error) with what finished.
+    let name = workload.name();
+    let mut recorder = world.is_root().then(|| {
+        let mut partial = run_document(
+            &target,
+            name,
+            DiskOutcome::default(),
+            started_at_ms,
+            args_now(),
+        );
+        crate::record::Recorder::begin(&args.store, &mut partial)
+    });
+
+    world.barrier();
+    let mut spans = Spans {
+        t0: Instant::now(),
+        open: None,
+        spans: Vec::new(),
+    };
+    let outcome = workload.run_verified(&target, stop, &mut spans, verify);
+    if stop.load(Ordering::Relaxed) {
+        // A signal: mpirun is ending the job (a rank died, or Ctrl-C). No
+        // collective now, a peer may be gone. The test file goes with the
+        // target, and a dead peer's in the same directory with it (its lock
+        // died with it); rank 0 stores the run as interrupted, without
+        // figures, which were never gathered.
+        let dir = (target.info.kind == TargetKind::TestFile)
+            .then(|| {
+                std::path::Path::new(&target.info.path)
+                    .parent()
+                    .map(PathBuf::from)
+            })
+            .flatten();
+        if let Some(r) = recorder.take() {
+            let mut doc = run_document(
+                &target,
+                name,
+                DiskOutcome {
+                    interrupted: true,
+                    ..DiskOutcome::default()
+                },
+                started_at_ms,
+                args_now(),
+            );
+            doc.warnings.push(iomark_model::Warning::new(
+                iomark_model::WarningKind::Other,
+                "the MPI job was stopped (a rank died, or Ctrl-C): the ranks' figures were not gathered",
+            ));
+            args.store.apply(&mut doc);
+            r.finish(&doc);
+        }
+        drop(target);
+        if let Some(dir) = dir {
+            for p in iomark_disk::target::remove_stale_test_files(&dir).unwrap_or_default() {
+                eprintln!(
+                    "iomark: rank {}: removed {} left by a killed rank",
+                    world.rank(),
+                    p.display()
+                );
+            }
+        }
+        return Ok(Exit::Interrupted);
+    }
+    let status = outcome
+        .as_ref()
+        .map(drop)
+        .map_err(|e| format!("{} on {}: {e}", workload.describe(), target.info.path));
+    if let Err(e) = world.all_ok(status) {
+        if let Some(r) = recorder.take() {
+            // Dropped unfinished: stored as failed.
+            drop(r);
+        }
+        return Err(e.into());
+    }
+    let outcome = outcome.expect("checked on every rank");
+
+    let report = RankReport {
+        rank: world.rank(),
+        host: world.host().to_string(),
+        path: target.info.path.clone(),
+        offset: target.region_base,
+        spans: measured(&spans.spans, &outcome.jobs),
+        jobs: outcome.jobs.clone(),
+        interrupted: outcome.interrupted,
+        device: iomark_host::DeviceChain::for_path(&target.info.path)
+            .ok()
+            .map(iomark_host::DeviceChain::into_report),
+        result: outcome.result.clone(),
+        warnings: outcome.warnings.clone(),
+    };
+    let bytes = serde_json::to_vec(&report).context("cannot encode this rank's result")?;
+    let all = world.all_gather(&bytes);
+    let Some(recorder) = recorder else {
+        return Ok(Exit::Success);
+    };
+    let reports = all
+        .iter()
+        .enumerate()
+        .map(|(rank, b)| {
+            serde_json::from_slice::<RankReport>(b).map_err(|e| {
+                iomark_cluster::ClusterError::Garbled {
+                    rank: rank as u32,
+                    reason: e.to_string(),
+                }
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let Some((jobs, cluster)) = merge(&reports, layout) else {
+        bail!("the ranks ran different jobs: run every rank with the same arguments");
+    };
+    let mut merged = DiskOutcome {
+        jobs,
+        interrupted: reports.iter().any(|r| r.interrupted),
+        ..DiskOutcome::default()
+    };
+    for r in &reports {
+        if let Some(ProfileResult::Verify(v)) = &r.result {
+            let run = match merged.result.take() {
+                Some(ProfileResult::Verify(run)) => Some(run),
+                _ => None,
+            };
+            merged.result = Some(ProfileResult::Verify(iomark_disk::verify::writes::combine(
+                run,
+                v.clone(),
+            )));
+        }
+        for w in &r.warnings {
+            let w = iomark_model::Warning::new(w.kind, format!("rank {}: {}", r.rank, w.message));
+            if !merged.warnings.iter().any(|o| o.kind == w.kind) {
+                merged.warnings.push(w);
+            }
+        }
+    }
+    let verify_failed =
+        matches!(&merged.result, Some(ProfileResult::Verify(v)) if v.bad.total() > 0);
+    let interrupted = merged.interrupted;
+    let mut doc = run_document(&target, name, merged, started_at_ms, args_now());
+    drop(target);
+    if let RunBody::Disk(run) = &mut doc.body {
+        run.cluster = Some(Box::new(cluster));
+    }
+    args.store.apply(&mut doc);
+    recorder.finish(&doc);
+    crate::fio::print_run(args, &doc, false)?;
+    if !args.json && args.output_format.is_none() {
+        if let RunBody::Disk(run) = &doc.body {
+            if let Some(c) = &run.cluster {
+                print!("{}", rank_table(c));
+            }
+        }
+    }
+    Ok(if interrupted {
+        Exit::Interrupted
+    } else if verify_failed {
+        Exit::DataErrors
+    } else {
+        Exit::Success
+    })
+}
+
+/// The custom workload and this rank's target request, or why not.
+fn check(
+    args: &DiskArgs,
+    world: &World,
+) -> anyhow::Result<(Workload, TargetRequest, Option<VerifyWrites>)> {
+    if args.job.is_some() {
+        bail!(
+            "--job files run alone, not across MPI ranks: use the workload flags (--rw, --bs, ...)"
+        );
+    }
+    if world.is_root() {
+        args.store.check()?;
+    }
+    let mut settings = args.settings();
+    if let Some(path) = args.cluster.path_of(world.rank()) {
+        if args.path_given().is_some() {
+            bail!("--per-rank-path names every rank's path: leave out PATH");
+        }
+        settings.path = path;
+    }
+    if settings.profile.is_some() || settings.job.given().is_empty() {
+        bail!(
+            "under MPI iomark runs a custom workload across the ranks (--rw, --bs, --size, \
+             --runtime ...); the profiles (cdm, iometer, ...) run alone for now"
+        );
+    }
+    let plan = settings.build()?;
+    if plan.verify.is_some() && args.verify_timed {
+        bail!("--verify-timed is not merged across ranks: use --verify");
+    }
+    match &plan.workload {
+        Workload::Custom(spec) => {
+            if args.cluster.shared_file && spec.engine.is_mapped() {
+                bail!("--shared-file: a rank's region of the shared file is not mapped; use --engine psync or io_uring");
+            }
+        }
+        _ => bail!("under MPI one depth runs at a time: give --iodepth a single value"),
+    }
+    if args.mem_limit.is_some() {
+        bail!("--mem-limit is not applied across MPI ranks: leave it out");
+    }
+    Ok((plan.workload, plan.request, plan.verify))
+}
+
+/// This rank's target: its own test file or path, or its region of the
+/// shared file rank 0 creates.
+fn open(
+    _args: &DiskArgs,
+    world: &World,
+    layout: Layout,
+    request: &TargetRequest,
+    per_rank: Bytes,
+    stop: &std::sync::atomic::AtomicBool,
+) -> anyhow::Result<Option<OpenTarget>> {
+    if layout != Layout::SharedFile {
+        return open_target(request, stop);
+    }
+    // Rank 0 creates and fills the whole file; the others open it as an
+    // existing file once its path is known.
+    let mut mine = if world.is_root() {
+        let mut whole = request.clone();
+        whole.size = Some(Bytes(per_rank.get() * u64::from(world.size())));
+        Some(open_target(&whole, stop))
+    } else {
+        None
+    };
+    let path = match &mine {
+        Some(Ok(Some(t))) => t.info.path.clone(),
+        _ => String::new(),
+    };
+    let path = String::from_utf8_lossy(&world.broadcast(path.as_bytes())).into_owned();
+    if path.is_empty() {
+        // Rank 0 could not create it: its own error is the job's.
+        return match mine.take() {
+            Some(r) => r,
+            None => bail!("rank 0 could not create the shared file"),
+        };
+    }
+    let mut target = match mine.take() {
+        Some(r) => r?.context("interrupted")?,
+        None => {
+            let mut theirs = request.clone();
+            theirs.path = PathBuf::from(&path);
+            theirs.size = None;
+            theirs.allow_write = vec![PathBuf::from(&path)];
+            match open_target(&theirs, stop)? {
+                Some(t) => t,
+                None => return Ok(None),
+            }
+        }
+    };
+    target.region_base = Bytes(per_rank.get() * u64::from(world.rank()));
+    target.info.size = per_rank;
+    Ok(Some(target))
+}
+
+/// When each job of the run started and ended, after the common start;
+/// the verify check that follows a job is not in its span.
+struct Spans {
+    t0: Instant,
+    open: Option<Nanos>,
+    spans: Vec<(Nanos, Nanos)>,
+}
+
+impl Spans {
+    fn now(&self) -> Nanos {
+        Nanos(u64::try_from(self.t0.elapsed().as_nanos()).unwrap_or(u64::MAX))
+    }
+}
+
+impl runner::Observer for Spans {
+    fn progress(&mut self, _p: &runner::Progress) {}
+}
+
+impl ProfileObserver for Spans {
+    fn begin(&mut self, label: &str) {
+        if label != "verify" {
+            self.open = Some(self.now());
+        }
+    }
+
+    fn end(&mut self) {
+        if let Some(start) = self.open.take() {
+            let end = self.now();
+            self.spans.push((start, end));
+        }
+    }
+}
+
+/// Each job's measured part: its span less what came before measuring
+/// (threads and queues set up, the ramp), so the aggregate's window holds
+/// exactly the measured bytes' time.
+fn measured(
+    spans: &[(Nanos, Nanos)],
+    jobs: &[iomark_model::disk::DiskJobResult],
+) -> Vec<(Nanos, Nanos)> {
+    spans
+        .iter()
+        .zip(jobs)
+        .map(|(&(start, end), j)| {
+            let run = [j.read.as_ref(), j.write.as_ref()]
+                .into_iter()
+                .flatten()
+                .map(|d| d.runtime.0)
+                .max()
+                .unwrap_or(0);
+            (Nanos(start.0.max(end.0.saturating_sub(run))), end)
+        })
+        .collect()
+}
+
+/// The per-rank table under the merged figures.
+fn rank_table(c: &ClusterRun) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "\n{} ranks, {}, aggregate over {:.3}s (first start to last end)",
+        c.ranks,
+        c.layout.as_str(),
+        c.wall.0 as f64 / 1e9
+    );
+    let _ = writeln!(
+        o,
+        "  {:>4}  {:<16} {:>9} {:>9} {:>12} {:>12}  path",
+        "rank", "host", "start s", "end s", "read", "write"
+    );
+    for r in &c.per_rank {
+        let _ = writeln!(
+            o,
+            "  {:>4}  {:<16} {:>9.3} {:>9.3} {:>12} {:>12}  {}",
+            r.rank,
+            r.host,
+            r.start.0 as f64 / 1e9,
+            r.end.0 as f64 / 1e9,
+            r.read_bw.to_string(),
+            r.write_bw.to_string(),
+            r.path
+        );
+    }
+    if let Some((slow, fast)) = c.slowest_fastest() {
+        let _ = writeln!(
+            o,
+            "  slowest rank {}, fastest rank {}",
+            slow.rank, fast.rank
+        );
+    }
+    o
+}

@@ -1,0 +1,334 @@
+//! Many ranks as one benchmark (docs/mpi.md). Built without the `mpi`
+//! feature: a run under an MPI launcher is refused, exit 2. Built with it
+//! (`cargo test --release -p iomark --features mpi --test mpi_rig`, as
+//! scripts/test does), under `mpirun --allow-run-as-root --oversubscribe
+//! -np 3`: file per rank and shared file read back what they wrote and
+//! leave nothing; a bad path on one rank and a rank killed mid-run end
+//! every rank within 10 s and store the run as failed or interrupted; on
+//! one loop device throttled to a known rate (ranks in the throttle's
+//! cgroup) the aggregate is within 3% of the throttle and the per-rank
+//! rates add up to it.
+
+mod common;
+
+use common::*;
+
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn a_build_without_mpi_refuses_to_run_under_a_launcher() {
+    for var in ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = iomark_cmd(&[
+            "disk",
+            dir.path().to_str().unwrap(),
+            "--rw",
+            "write",
+            "--no-store",
+        ])
+        .env(var, "3")
+        .output()
+        .unwrap();
+        let err = fails_with(&out, "built without MPI");
+        assert!(err.contains(var) && err.contains("--features mpi"), "{err}");
+        assert_no_test_files(dir.path());
+    }
+    // A Slurm batch script is a one-task step: iomark runs alone there.
+    let out = iomark_cmd(&["engines"])
+        .env("SLURM_PROCID", "0")
+        .env("SLURM_STEP_NUM_TASKS", "1")
+        .output()
+        .unwrap();
+    assert_ok(&out, "engines in a batch script");
+}
+
+#[test]
+fn layout_flags_are_refused_outside_mpi() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = iomark(&["disk", d, "--rw", "write", "--shared-file", "--no-store"]);
+    fails_with(&out, "mpirun -np N");
+    assert_no_test_files(dir.path());
+}
+
+#[cfg(feature = "mpi")]
+mod mpi {
+    use super::common::*;
+    use iomark_testrig::{require, require_root, Limits, LoopDevice, Throttle};
+    use serde_json::Value;
+    use std::process::{Command, Output, Stdio};
+    use std::time::{Duration, Instant};
+
+    const RANKS: &str = "3";
+    const MPIRUN: [&str; 4] = ["--allow-run-as-root", "--oversubscribe", "-np", RANKS];
+
+    fn mpirun(args: &[&str]) -> Command {
+        let mut cmd = Command::new("mpirun");
+        cmd.args(MPIRUN).arg(IOMARK).args(args);
+        cmd
+    }
+
+    fn run(args: &[&str]) -> Output {
+        mpirun(args).output().expect("mpirun runs")
+    }
+
+    fn stored(db: &ScratchDb) -> Value {
+        let out = results(db.db(), &["show", "1", "--json"]);
+        json(&out)
+    }
+
+    fn status_of(db: &ScratchDb) -> String {
+        stdout(&results(db.db(), &["list"]))
+    }
+
+    /// Write with --verify in a layout; every block read back, nothing left,
+    /// one stored run with a row per rank.
+    fn writes_read_back(layout: &[&str]) {
+        require!(have("mpirun"));
+        let dir = tempfile::tempdir().unwrap();
+        let db = ScratchDb::new();
+        let d = dir.path().to_str().unwrap();
+        let mut args = vec![
+            "disk",
+            d,
+            "--rw",
+            "randwrite",
+            "--bs",
+            "64k",
+            "--size",
+            "32M",
+            "--runtime",
+            "2s",
+            "--iodepth",
+            "4",
+            "--verify",
+            "--json",
+            "--db",
+            db.db(),
+        ];
+        args.extend_from_slice(layout);
+        let out = run(&args);
+        let doc = json_of(&out);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let body = &doc["body"];
+        let verify = &body["profile_result"];
+        assert_eq!(verify["bad"]["corrupted"], 0, "{verify}");
+        assert_eq!(verify["bad"]["lost"], 0, "{verify}");
+        assert!(verify["checked_blocks"].as_u64().unwrap() > 0, "{verify}");
+        let cluster = &body["cluster"];
+        assert_eq!(cluster["ranks"], 3);
+        let ranks = cluster["per_rank"].as_array().unwrap();
+        assert_eq!(ranks.len(), 3);
+        let sum: u64 = ranks
+            .iter()
+            .map(|r| r["write_bytes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(sum, body["jobs"][0]["write"]["io_bytes"].as_u64().unwrap());
+        assert!(sum > 0);
+        assert_no_test_files(dir.path());
+        assert_eq!(stored(&db)["document"]["body"]["cluster"], *cluster);
+    }
+
+    #[test]
+    fn file_per_rank_reads_back_what_each_rank_wrote() {
+        writes_read_back(&[]);
+    }
+
+    #[test]
+    fn a_shared_file_gives_each_rank_its_own_region() {
+        writes_read_back(&["--shared-file"]);
+        // The regions are disjoint: rank r's starts at r * --size.
+    }
+
+    #[test]
+    fn a_bad_path_on_one_rank_stops_every_rank_with_its_message() {
+        require!(have("mpirun"));
+        let dir = tempfile::tempdir().unwrap();
+        let db = ScratchDb::new();
+        for r in [0, 2] {
+            std::fs::create_dir(dir.path().join(format!("r{r}"))).unwrap();
+        }
+        let template = format!("{}/r{{rank}}", dir.path().display());
+        let started = Instant::now();
+        let out = run(&[
+            "disk",
+            "--per-rank-path",
+            &template,
+            "--rw",
+            "write",
+            "--size",
+            "16M",
+            "--runtime",
+            "30s",
+            "--db",
+            db.db(),
+        ]);
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "took {:?}",
+            started.elapsed()
+        );
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("rank 1 (") && err.contains("r1: does not exist"),
+            "{err}"
+        );
+        for r in [0, 2] {
+            assert_empty_dir(&dir.path().join(format!("r{r}")), "after a failed start");
+        }
+        assert!(status_of(&db).contains("failed"), "{}", status_of(&db));
+    }
+
+    #[test]
+    fn a_killed_rank_ends_the_job_and_leaves_nothing() {
+        require!(have("mpirun"));
+        let dir = tempfile::tempdir().unwrap();
+        let db = ScratchDb::new();
+        let d = dir.path().to_str().unwrap();
+        let mut job = mpirun(&[
+            "disk",
+            d,
+            "--rw",
+            "write",
+            "--bs",
+            "1M",
+            "--size",
+            "32M",
+            "--runtime",
+            "60s",
+            "--db",
+            db.db(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+        let mpirun_pid = job.id();
+        // The ranks are mpirun's grandchildren or children; find them by
+        // their parent chain once all three test files exist.
+        wait_until(Duration::from_secs(30), "three test files", || {
+            test_files(dir.path()).len() == 3
+        });
+        std::thread::sleep(Duration::from_millis(500));
+        let ranks = ranks_of(mpirun_pid);
+        assert_eq!(ranks.len(), 3, "ranks {ranks:?}");
+        let victim = ranks[1];
+        let killed = Instant::now();
+        rustix::process::kill_process(
+            rustix::process::Pid::from_raw(victim).unwrap(),
+            rustix::process::Signal::KILL,
+        )
+        .unwrap();
+        let status = job.wait().unwrap();
+        assert!(
+            killed.elapsed() < Duration::from_secs(10),
+            "took {:?}",
+            killed.elapsed()
+        );
+        assert!(!status.success());
+        let mut err = String::new();
+        std::io::Read::read_to_string(job.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert!(err.contains("signal 9"), "{err}");
+        assert_no_test_files(dir.path());
+        assert!(status_of(&db).contains("interrupted"), "{}", status_of(&db));
+    }
+
+    /// The iomark processes below `pid`, in pid order.
+    fn ranks_of(pid: u32) -> Vec<i32> {
+        let mut found = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(p) = e.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            let comm = std::fs::read_to_string(format!("/proc/{p}/comm")).unwrap_or_default();
+            if comm.trim() == "iomark" && descends_from(p, pid as i32) {
+                found.push(p);
+            }
+        }
+        found.sort_unstable();
+        found
+    }
+
+    fn descends_from(mut p: i32, ancestor: i32) -> bool {
+        for _ in 0..8 {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            let after = stat.rsplit_once(')').map_or("", |s| s.1);
+            let Some(ppid) = after.split_whitespace().nth(1).and_then(|s| s.parse().ok()) else {
+                return false;
+            };
+            if ppid == ancestor {
+                return true;
+            }
+            p = ppid;
+        }
+        false
+    }
+
+    #[test]
+    fn ranks_on_one_throttled_device_add_up_to_the_throttle() {
+        require!(have("mpirun"));
+        require!(require_root());
+        const RATE: u64 = 24 << 20;
+        let dev = LoopDevice::new(256 << 20).unwrap();
+        let throttle = Throttle::new(
+            &dev.majmin().unwrap(),
+            Limits {
+                read_bps: Some(RATE),
+                ..Limits::default()
+            },
+        )
+        .unwrap();
+        let devpath = dev.dev.to_str().unwrap().to_string();
+        let mut args: Vec<&str> = MPIRUN.to_vec();
+        args.push(IOMARK);
+        args.extend([
+            "disk",
+            &devpath,
+            "--rw",
+            "read",
+            "--bs",
+            "64k",
+            "--size",
+            "64M",
+            "--runtime",
+            "8s",
+            "--ramp",
+            "1s",
+            "--iodepth",
+            "4",
+            "--json",
+            "--no-store",
+        ]);
+        let out = throttle.command("mpirun", &args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let doc = json_of(&out);
+        let body = &doc["body"];
+        let agg = body["jobs"][0]["read"]["bw"].as_f64().unwrap();
+        let err = agg / RATE as f64 - 1.0;
+        eprintln!(
+            "rig-accuracy: aggregate {agg:.0} B/s vs throttle {RATE}, {:+.2}%",
+            err * 100.0
+        );
+        assert!(
+            err.abs() <= 0.03,
+            "aggregate {agg:.0} vs {RATE}: {:+.2}%",
+            err * 100.0
+        );
+        let per: f64 = body["cluster"]["per_rank"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["read_bw"].as_f64().unwrap())
+            .sum();
+        let err = per / RATE as f64 - 1.0;
+        eprintln!(
+            "rig-accuracy: per-rank sum {per:.0} B/s, {:+.2}%",
+            err * 100.0
+        );
+        assert!(
+            err.abs() <= 0.03,
+            "per-rank sum {per:.0} vs {RATE}: {:+.2}%",
+            err * 100.0
+        );
+    }
+}

@@ -1,0 +1,51 @@
+//! Many ranks as one benchmark (`mpirun -np N iomark disk DIR`).
+//!
+//! * [`detect`]: whether the process was started by an MPI launcher
+//!   (mpirun, srun), read from the environment the launcher sets; a build
+//!   without MPI uses it to refuse instead of running N separate
+//!   benchmarks.
+//! * [`merge`]: the ranks' results as one: bytes and I/Os summed,
+//!   latency histograms merged bucket by bucket, per-second samples
+//!   aligned, the aggregate rate over the first rank's start to the last
+//!   rank's end (as IOR computes it).
+//! * `World` (feature `mpi`): the few collective steps between phases:
+//!   barrier, everyone's status, gathering each rank's result. The ranks
+//!   run the single-machine engine between them; nothing here is on the
+//!   I/O path.
+
+pub mod detect;
+pub mod merge;
+#[cfg(feature = "mpi")]
+mod world;
+
+#[cfg(feature = "mpi")]
+pub use world::World;
+
+/// Whether this build can run across ranks.
+pub const HAS_MPI: bool = cfg!(feature = "mpi");
+
+/// What can go wrong between ranks.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// MPI could not be started (or was started twice).
+    #[error("MPI could not be initialised: is this started by mpirun or srun with a working MPI?")]
+    Init,
+    /// A rank failed; the others stop with its message.
+    #[error("rank {rank} ({host}): {message}")]
+    Rank {
+        /// The failing rank.
+        rank: u32,
+        /// Its host.
+        host: String,
+        /// What it said.
+        message: String,
+    },
+    /// A rank's result could not be read back.
+    #[error("rank {rank} sent a result that cannot be read: {reason}")]
+    Garbled {
+        /// The rank.
+        rank: u32,
+        /// Why.
+        reason: String,
+    },
+}

@@ -1,0 +1,213 @@
+//! The ranks' results as one run, as IOR reports a parallel job: bytes and
+//! I/Os summed, the aggregate rate over the window from the first rank's
+//! start to the last rank's end, latency histograms merged bucket by bucket
+//! (gathered, never averaged), per-second samples summed interval by
+//! interval, and a per-rank table with each rank's own figures.
+
+use std::collections::BTreeMap;
+
+use iomark_model::cluster::{ClusterRun, Layout, RankResult};
+use iomark_model::device::DeviceReport;
+use iomark_model::disk::{CpuUsage, DirectionResult, DiskJobResult, IntervalSample};
+use iomark_model::profile::ProfileResult;
+use iomark_model::units::{Bytes, BytesPerSec, Iops, Nanos};
+use iomark_model::Warning;
+use iomark_stats::histogram::LatencyHistogram;
+use serde::{Deserialize, Serialize};
+
+/// What one rank sends rank 0 after a phase: its jobs, when each ran
+/// (from the common start, the barrier every rank left together), and
+/// where.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankReport {
+    /// The rank number.
+    pub rank: u32,
+    /// The host it ran on.
+    pub host: String,
+    /// Its target's path.
+    pub path: String,
+    /// Where its region starts in the target.
+    pub offset: Bytes,
+    /// Each job's start and end, after the common start.
+    pub spans: Vec<(Nanos, Nanos)>,
+    /// Each job's result.
+    pub jobs: Vec<DiskJobResult>,
+    /// Whether it was cut short.
+    pub interrupted: bool,
+    /// The device chain behind its target.
+    pub device: Option<DeviceReport>,
+    /// Its `--verify` check, when one ran.
+    pub result: Option<ProfileResult>,
+    /// Its run's warnings (its target's, its check's).
+    pub warnings: Vec<Warning>,
+}
+
+/// The jobs of every rank merged, and the per-rank table; `None` when
+/// there are no ranks or they ran different numbers of jobs.
+pub fn merge(reports: &[RankReport], layout: Layout) -> Option<(Vec<DiskJobResult>, ClusterRun)> {
+    let first = reports.first()?;
+    let jobs = first.jobs.len();
+    if reports
+        .iter()
+        .any(|r| r.jobs.len() != jobs || r.spans.len() != jobs)
+    {
+        return None;
+    }
+    let merged = (0..jobs)
+        .map(|j| {
+            let window = window(reports.iter().map(|r| r.spans[j]));
+            merge_job(reports.iter().map(|r| (r.rank, &r.jobs[j])), window)
+        })
+        .collect();
+    let wall = window(reports.iter().flat_map(|r| r.spans.iter().copied()));
+    let per_rank = reports.iter().map(rank_row).collect();
+    let cluster = ClusterRun {
+        ranks: reports.len() as u32,
+        layout,
+        wall,
+        per_rank,
+    };
+    Some((merged, cluster))
+}
+
+/// The first start to the last end.
+fn window(spans: impl Iterator<Item = (Nanos, Nanos)>) -> Nanos {
+    let (mut lo, mut hi) = (u64::MAX, 0);
+    for (s, e) in spans {
+        lo = lo.min(s.0);
+        hi = hi.max(e.0);
+    }
+    Nanos(hi.saturating_sub(lo))
+}
+
+fn rank_row(r: &RankReport) -> RankResult {
+    let start = r.spans.iter().map(|s| s.0).min().unwrap_or_default();
+    let end = r.spans.iter().map(|s| s.1).max().unwrap_or_default();
+    let sum = |f: fn(&DiskJobResult) -> Option<&DirectionResult>| {
+        Bytes(r.jobs.iter().filter_map(f).map(|d| d.io_bytes.0).sum())
+    };
+    let (read_bytes, write_bytes) = (sum(|j| j.read.as_ref()), sum(|j| j.write.as_ref()));
+    // The rank's own rate over its measured time, as the job reports it.
+    let rate = |f: fn(&DiskJobResult) -> Option<&DirectionResult>| {
+        let time = Nanos(r.jobs.iter().filter_map(f).map(|d| d.runtime.0).sum());
+        let bytes = Bytes(r.jobs.iter().filter_map(f).map(|d| d.io_bytes.0).sum());
+        BytesPerSec::over(bytes, time)
+    };
+    RankResult {
+        rank: r.rank,
+        host: r.host.clone(),
+        path: r.path.clone(),
+        offset: r.offset,
+        start: Nanos(start.0),
+        end: Nanos(end.0),
+        read_bytes,
+        write_bytes,
+        read_bw: rate(|j| j.read.as_ref()),
+        write_bw: rate(|j| j.write.as_ref()),
+        interrupted: r.interrupted,
+        device: r.device.clone(),
+    }
+}
+
+/// One job of every rank as one: rank 0's spec, everything summed over
+/// `window`.
+fn merge_job<'a>(
+    jobs: impl Iterator<Item = (u32, &'a DiskJobResult)> + Clone,
+    window: Nanos,
+) -> DiskJobResult {
+    let ranks = jobs.clone().count().max(1) as f64;
+    let (_, first) = jobs.clone().next().expect("at least one rank");
+    let dir = |f: fn(&DiskJobResult) -> Option<&DirectionResult>| {
+        merge_direction(jobs.clone().filter_map(|(_, j)| f(j)), window)
+    };
+    let mut iodepth_level: BTreeMap<String, f64> = BTreeMap::new();
+    let mut warnings: Vec<Warning> = Vec::new();
+    for (rank, j) in jobs.clone() {
+        for (k, v) in &j.iodepth_level {
+            *iodepth_level.entry(k.clone()).or_default() += v / ranks;
+        }
+        for w in &j.warnings {
+            let w = Warning::new(w.kind, format!("rank {rank}: {}", w.message));
+            if !warnings.iter().any(|o| o.kind == w.kind) {
+                warnings.push(w);
+            }
+        }
+    }
+    DiskJobResult {
+        spec: first.spec.clone(),
+        read: dir(|j| j.read.as_ref()),
+        write: dir(|j| j.write.as_ref()),
+        samples: merge_samples(jobs.clone().map(|(_, j)| j.samples.as_slice())),
+        cpu: CpuUsage {
+            user_pct: jobs.clone().map(|(_, j)| j.cpu.user_pct).sum::<f64>() / ranks,
+            system_pct: jobs.clone().map(|(_, j)| j.cpu.system_pct).sum::<f64>() / ranks,
+        },
+        iodepth_level,
+        // Per thread, as a single run reports it: the ranks' mean.
+        mean_depth: jobs.clone().map(|(_, j)| j.mean_depth).sum::<f64>() / ranks,
+        // Each rank's device queue is its own; the per-rank table keeps the
+        // devices, the merged job no queue.
+        queue: None,
+        page_cache_bypassed: jobs.clone().all(|(_, j)| j.page_cache_bypassed),
+        interrupted: jobs.clone().any(|(_, j)| j.interrupted),
+        warnings,
+    }
+}
+
+fn merge_direction<'a>(
+    dirs: impl Iterator<Item = &'a DirectionResult>,
+    window: Nanos,
+) -> Option<DirectionResult> {
+    let mut any = false;
+    let (mut bytes, mut ios) = (0u64, 0u64);
+    let mut hist = LatencyHistogram::new();
+    for d in dirs {
+        any = true;
+        bytes += d.io_bytes.0;
+        ios += d.ios;
+        hist.merge(&LatencyHistogram::from_summary(&d.clat));
+    }
+    any.then(|| DirectionResult {
+        io_bytes: Bytes(bytes),
+        ios,
+        runtime: window,
+        bw: BytesPerSec::over(Bytes(bytes), window),
+        iops: Iops::over(ios, window),
+        clat: hist.summary(),
+    })
+}
+
+/// Interval `i` of every rank summed (the ranks left the same barrier, so
+/// their intervals line up to within its latency); the mean latency
+/// weighted by I/Os.
+fn merge_samples<'a>(all: impl Iterator<Item = &'a [IntervalSample]>) -> Vec<IntervalSample> {
+    let mut out: Vec<IntervalSample> = Vec::new();
+    let mut lat_sum: Vec<f64> = Vec::new();
+    for samples in all {
+        for (i, s) in samples.iter().enumerate() {
+            if out.len() <= i {
+                out.push(IntervalSample {
+                    start: s.start,
+                    length: s.length,
+                    ..IntervalSample::default()
+                });
+                lat_sum.push(0.0);
+            }
+            let o = &mut out[i];
+            o.length = Nanos(o.length.0.max(s.length.0));
+            o.read_bytes += s.read_bytes;
+            o.read_ios += s.read_ios;
+            o.write_bytes += s.write_bytes;
+            o.write_ios += s.write_ios;
+            lat_sum[i] += s.mean_lat_ns * (s.read_ios + s.write_ios) as f64;
+        }
+    }
+    for (o, l) in out.iter_mut().zip(lat_sum) {
+        let n = (o.read_ios + o.write_ios) as f64;
+        o.mean_lat_ns = if n > 0.0 { l / n } else { 0.0 };
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,112 @@
+use super::*;
+use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
+
+fn job(bytes: u64, secs: u64, lat: &[u64]) -> DiskJobResult {
+    let mut h = LatencyHistogram::new();
+    for &l in lat {
+        h.record(l);
+    }
+    let runtime = Nanos::from_secs(secs);
+    DiskJobResult {
+        spec: DiskJobSpec {
+            name: "custom".into(),
+            rw: RwMode::Write,
+            bs: Bytes(1 << 20),
+            iodepth: 1,
+            iodepth_batch: 1,
+            numjobs: 1,
+            size: Bytes(1 << 30),
+            runtime: Some(runtime),
+            ramp: Nanos(0),
+            engine: EngineKind::Psync,
+            direct: true,
+            data: DataPattern::Random,
+            rwmix_read: 70,
+            seed: 1,
+        },
+        read: None,
+        write: Some(DirectionResult {
+            io_bytes: Bytes(bytes),
+            ios: lat.len() as u64,
+            runtime,
+            bw: BytesPerSec::over(Bytes(bytes), runtime),
+            iops: Iops::over(lat.len() as u64, runtime),
+            clat: h.summary(),
+        }),
+        samples: (0..secs)
+            .map(|i| IntervalSample {
+                start: Nanos::from_secs(i),
+                length: Nanos::from_secs(1),
+                write_bytes: bytes / secs,
+                write_ios: 1,
+                mean_lat_ns: lat[0] as f64,
+                ..IntervalSample::default()
+            })
+            .collect(),
+        cpu: CpuUsage::default(),
+        iodepth_level: BTreeMap::new(),
+        mean_depth: 1.0,
+        queue: None,
+        page_cache_bypassed: true,
+        interrupted: false,
+        warnings: vec![],
+    }
+}
+
+fn report(rank: u32, start_ms: u64, end_ms: u64, j: DiskJobResult) -> RankReport {
+    RankReport {
+        rank,
+        host: "h".into(),
+        path: format!("/d/{rank}"),
+        offset: Bytes(0),
+        spans: vec![(Nanos(start_ms * 1_000_000), Nanos(end_ms * 1_000_000))],
+        jobs: vec![j],
+        interrupted: false,
+        device: None,
+        result: None,
+        warnings: vec![],
+    }
+}
+
+#[test]
+fn aggregate_is_all_bytes_over_first_start_to_last_end() {
+    let reports = [
+        report(0, 0, 2000, job(200 << 20, 2, &[1000, 2000])),
+        report(1, 500, 2500, job(100 << 20, 2, &[3000, 4000, 5000])),
+    ];
+    let (jobs, cluster) = merge(&reports, Layout::FilePerRank).unwrap();
+    let w = jobs[0].write.as_ref().unwrap();
+    assert_eq!(w.io_bytes, Bytes(300 << 20));
+    assert_eq!(w.ios, 5);
+    assert_eq!(w.runtime, Nanos(2_500_000_000));
+    assert_eq!(
+        w.bw,
+        BytesPerSec::over(Bytes(300 << 20), Nanos(2_500_000_000))
+    );
+    // The histograms merged: every latency of both ranks, exact extremes.
+    assert_eq!(
+        (w.clat.count, w.clat.min_ns, w.clat.max_ns),
+        (5, 1000, 5000)
+    );
+    assert!((w.clat.mean_ns - 3000.0).abs() < 1.0);
+    assert_eq!(jobs[0].samples.len(), 2);
+    assert_eq!(jobs[0].samples[0].write_bytes, (100 << 20) + (50 << 20));
+    assert_eq!(cluster.wall, Nanos(2_500_000_000));
+    assert_eq!(cluster.per_rank[1].write_bytes, Bytes(100 << 20));
+    assert_eq!(
+        cluster.per_rank[0].write_bw,
+        BytesPerSec::over(Bytes(200 << 20), Nanos::from_secs(2))
+    );
+    let (slow, fast) = cluster.slowest_fastest().unwrap();
+    assert_eq!((slow.rank, fast.rank), (1, 0));
+}
+
+#[test]
+fn ranks_with_different_jobs_do_not_merge() {
+    let mut other = report(1, 0, 1000, job(1 << 20, 1, &[1000]));
+    other.jobs.clear();
+    other.spans.clear();
+    let reports = [report(0, 0, 1000, job(1 << 20, 1, &[1000])), other];
+    assert!(merge(&reports, Layout::SharedFile).is_none());
+    assert!(merge(&[], Layout::SharedFile).is_none());
+}
