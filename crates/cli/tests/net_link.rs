@@ -139,9 +139,7 @@ fn an_unshaped_veth_above_its_reported_speed_is_virtual_not_misreported() {
     // Never "misreported", whatever this machine carries.
     assert!(!err.contains("link speed is wrong"), "{err}");
     if bits > 10.1e9 {
-        // This host's end. (The peer's chain from the iomark server does
-        // not reach the client's record yet: to be fixed.)
-        for end in ["this host's interface"] {
+        for end in ["this host's interface", "the peer's interface"] {
             assert!(
                 err.lines()
                     .any(|l| l.contains(end) && l.contains("is virtual (veth)")),

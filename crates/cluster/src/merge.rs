@@ -142,6 +142,11 @@ fn merge_job<'a>(
             user_pct: jobs.clone().map(|(_, j)| j.cpu.user_pct).sum::<f64>() / ranks,
             system_pct: jobs.clone().map(|(_, j)| j.cpu.system_pct).sum::<f64>() / ranks,
         },
+        // The machine-wide CPU and the submission mode are rank 0's: ranks
+        // may share a host, so a sum would count one machine twice; the
+        // per-rank table keeps every rank's own job.
+        host_cpu: first.host_cpu,
+        submission: first.submission.clone(),
         iodepth_level,
         // Per thread, as a single run reports it: the ranks' mean.
         mean_depth: jobs.clone().map(|(_, j)| j.mean_depth).sum::<f64>() / ranks,

@@ -230,12 +230,13 @@ pub struct NetRun {
     /// The whole machine's CPU on the peer, when the peer is iomark.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_cpu_remote: Option<HostCpu>,
-    /// This host's interface and the links under it.
+    /// This host's interface and the links under it (boxed, as are the
+    /// peer's, to keep `RunBody` variants of similar size).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nic_local: Option<NicChain>,
+    pub nic_local: Option<Box<NicChain>>,
     /// The peer's interface, when the peer is iomark.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nic_remote: Option<NicChain>,
+    pub nic_remote: Option<Box<NicChain>>,
     /// Doubts about this run.
     #[serde(default)]
     pub warnings: Vec<Warning>,

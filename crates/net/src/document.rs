@@ -14,7 +14,8 @@ pub fn run_document(report: &TestReport, command_line: Vec<String>) -> RunDocume
     run.nic_local = run
         .interface
         .as_ref()
-        .and_then(|i| iomark_host::nic_chain(&i.name));
+        .and_then(|i| iomark_host::nic_chain(&i.name))
+        .map(Box::new);
     let link = link_warnings(&run);
     run.warnings.extend(link);
     RunDocument {

@@ -65,6 +65,9 @@ pub(crate) fn monotonic_now() -> (u32, u32) {
 
 /// The name of the interface that holds `addr`, from `getifaddrs`.
 pub(crate) fn interface_of(addr: IpAddr) -> Option<String> {
+    // A dual-stack listener sees an IPv4 peer as ::ffff:a.b.c.d, while the
+    // interface holds a.b.c.d.
+    let addr = addr.to_canonical();
     let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
     // SAFETY: `head` receives a list the C library allocates; freed below.
     if unsafe { libc::getifaddrs(&mut head) } != 0 {

@@ -44,6 +44,8 @@ fn job(bytes: u64, secs: u64, lat: &[u64]) -> DiskJobResult {
             })
             .collect(),
         cpu: CpuUsage::default(),
+        host_cpu: None,
+        submission: None,
         iodepth_level: BTreeMap::new(),
         mean_depth: 1.0,
         queue: None,

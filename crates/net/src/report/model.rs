@@ -98,7 +98,7 @@ impl TestReport {
             nic_remote: self
                 .remote
                 .as_ref()
-                .and_then(|r| r.iomark_interface.as_deref().cloned()),
+                .and_then(|r| r.iomark_interface.clone()),
         }
     }
 
