@@ -765,8 +765,11 @@ mod tests {
     }
 
     #[test]
-    fn each_io_is_submitted_alone_unless_a_batch_is_asked_for() {
-        assert_eq!(parse(&[]).unwrap().spec.iodepth_batch, 1);
+    fn the_submission_adapts_unless_a_batch_is_asked_for() {
+        assert_eq!(
+            parse(&[]).unwrap().spec.iodepth_batch,
+            iomark_model::disk::DiskJobSpec::ADAPTIVE_BATCH
+        );
         let o = parse(&["--iodepth", "32", "--iodepth-batch", "8"]).unwrap();
         assert_eq!(o.spec.iodepth_batch, 8);
     }
