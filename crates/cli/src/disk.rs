@@ -596,13 +596,7 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     // -v shows a profile's spread and series; a custom job has none.
     let verbose = args.prof.verbose && matches!(workload, Workload::Profile(..));
     crate::fio::print_run(&args, &doc, verbose)?;
-    Ok(if interrupted {
-        Exit::Interrupted
-    } else if verify_failed {
-        Exit::DataErrors
-    } else {
-        Exit::Success
-    })
+    Ok(Exit::of_disk_run(interrupted, verify_failed))
 }
 
 impl DiskArgs {

@@ -29,6 +29,18 @@ impl Exit {
             Exit::Interrupted => 130,
         }
     }
+
+    /// How a disk run that finished without an error ended: a stop wins
+    /// over bad blocks (a stopped check is not a complete one).
+    pub fn of_disk_run(interrupted: bool, verify_failed: bool) -> Exit {
+        if interrupted {
+            Exit::Interrupted
+        } else if verify_failed {
+            Exit::DataErrors
+        } else {
+            Exit::Success
+        }
+    }
 }
 
 impl From<Exit> for ExitCode {

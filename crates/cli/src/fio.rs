@@ -162,13 +162,7 @@ pub fn run_job_file(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
     args.store.apply(&mut doc);
     obs.recorder.finish(&doc);
     print_run(args, &doc, false)?;
-    Ok(if interrupted {
-        Exit::Interrupted
-    } else if verify_failed {
-        Exit::DataErrors
-    } else {
-        Exit::Success
-    })
+    Ok(Exit::of_disk_run(interrupted, verify_failed))
 }
 
 /// The profile name a job file's run is stored under.

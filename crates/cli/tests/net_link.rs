@@ -23,20 +23,7 @@ fn iomark_test(rig: &Rig, secs: &str) -> std::process::Output {
             .args(["netns", "exec", &rig.server_ns])
             .args([IOMARK, "net", "server", "-1", "-p", &port]),
     );
-    let mut ready = false;
-    for _ in 0..200 {
-        let out = Command::new("ip")
-            .args(["netns", "exec", &rig.server_ns, "ss", "-Hltn"])
-            .arg(format!("sport = :{port}"))
-            .output()
-            .expect("run ss");
-        if !stdout(&out).trim().is_empty() {
-            ready = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    assert!(ready, "server did not start in the rig");
+    rig.wait_server_listening(&port);
     let out = Proc::spawn(
         Command::new("ip")
             .args(["netns", "exec", &rig.client_ns])

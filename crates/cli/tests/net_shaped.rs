@@ -48,27 +48,7 @@ fn goodput(rig: &Rig, iomark: bool, secs: &str) -> f64 {
             .args(["netns", "exec", &rig.server_ns, "nice", "-n", "-10"])
             .args(&srv_cmd),
     );
-    // The listener is in another namespace; poll with a connect-free check there.
-    let mut ready = false;
-    for _ in 0..200 {
-        let out = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                &rig.server_ns,
-                "ss",
-                "-Hltn",
-                &format!("sport = :{port}"),
-            ])
-            .output()
-            .expect("run ss");
-        if !stdout(&out).trim().is_empty() {
-            ready = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    assert!(ready, "server did not start in the rig");
+    rig.wait_server_listening(&port);
     let out = Proc::spawn(
         Command::new("ip")
             .args(["netns", "exec", &rig.client_ns, "nice", "-n", "-10"])

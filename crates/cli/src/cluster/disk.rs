@@ -243,13 +243,7 @@ fn run_rank(
             }
         }
     }
-    Ok(if interrupted {
-        Exit::Interrupted
-    } else if verify_failed {
-        Exit::DataErrors
-    } else {
-        Exit::Success
-    })
+    Ok(Exit::of_disk_run(interrupted, verify_failed))
 }
 
 /// The custom workload and this rank's target request, or why not.

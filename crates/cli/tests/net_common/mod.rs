@@ -160,6 +160,24 @@ impl Rig {
         }
         Ok(rig)
     }
+
+    /// Waits until something listens on `port` in the server's namespace
+    /// (checked there with `ss`: no connection that would count as a test);
+    /// panics after about five seconds.
+    pub fn wait_server_listening(&self, port: &str) {
+        for _ in 0..200 {
+            let out = Command::new("ip")
+                .args(["netns", "exec", &self.server_ns, "ss", "-Hltn"])
+                .arg(format!("sport = :{port}"))
+                .output()
+                .expect("run ss");
+            if !String::from_utf8_lossy(&out.stdout).trim().is_empty() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        panic!("server did not start in the rig");
+    }
 }
 
 impl Drop for Rig {
