@@ -888,7 +888,8 @@ fn twenty_thousand_clones_of_one_job_import() {
     assert_eq!(run.jobs.len(), n);
     assert!(run.jobs.iter().all(|j| j.spec.numjobs == 1));
     let figs = imported.body.figures();
-    assert_eq!(figs.len(), n * 4);
+    // Four I/O figures and three of fio's usr/sys CPU per job.
+    assert_eq!(figs.len(), n * 7);
     figure(
         &figs,
         &format!("randread 4KiB QD1 T1, psync, direct, random data #{n}"),

@@ -86,7 +86,7 @@ fn live_runs_queries_and_deletes_behave_as_on_sqlite() {
     store.update_run(id, &doc).unwrap();
     let s = store.load(id).unwrap();
     assert_eq!(s.summary.status, RunStatus::Interrupted);
-    assert_eq!(s.figures.len(), 4);
+    assert_eq!(s.figures.len(), 7);
     doc.status = RunStatus::Complete;
     store.finish_run(id, &doc).unwrap();
     common::assert_same_document(&store.load(id).unwrap(), &doc);

@@ -54,7 +54,11 @@ fn kill_9_mid_run_keeps_finished_jobs_and_marks_the_run_interrupted() {
         iomark_model::RunBody::Disk(d) => assert_eq!(d.jobs.len(), 3),
         other => panic!("not a disk run: {other:?}"),
     }
-    assert_eq!(run.figures.len(), 12, "four figures per finished job");
+    assert_eq!(
+        run.figures.len(),
+        21,
+        "seven figures per finished job: four of I/O, three of CPU"
+    );
     assert_eq!(common::pragma(&db, "integrity_check"), "ok");
 }
 

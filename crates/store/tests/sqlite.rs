@@ -56,7 +56,8 @@ fn a_complete_run_round_trips_with_figures_and_warnings() {
     assert_eq!(stored.summary.status, RunStatus::Complete);
     assert_eq!(stored.summary.labels, ["batch3", "usb2"]);
     assert_eq!(stored.summary.target.as_deref(), Some("/media/usb2stick"));
-    assert_eq!(stored.figures.len(), 32);
+    // Per job: four I/O figures and three of the process's CPU.
+    assert_eq!(stored.figures.len(), 56);
     assert_eq!(stored.warnings.len(), 1);
     assert_eq!(stored.warnings[0].scope, "SEQ1M Q8T1 read");
     assert_eq!(stored.summary.warning_count, 1);
@@ -83,7 +84,7 @@ fn a_live_run_reads_as_interrupted_until_finished() {
         store.update_run(id, &doc).unwrap();
         let s = store.load(id).unwrap();
         assert_eq!(s.summary.status, RunStatus::Interrupted);
-        assert_eq!(s.figures.len(), 4 * (t + 1));
+        assert_eq!(s.figures.len(), 7 * (t + 1));
         assert_eq!(s.document().unwrap().status, RunStatus::Interrupted);
     }
     doc.status = RunStatus::Complete;
@@ -161,7 +162,7 @@ fn delete_removes_the_run_and_its_rows() {
     store.delete(a).unwrap();
     assert!(matches!(store.load(a), Err(StoreError::NotFound { .. })));
     assert!(matches!(store.delete(a), Err(StoreError::NotFound { .. })));
-    assert_eq!(store.load(b).unwrap().figures.len(), 32);
+    assert_eq!(store.load(b).unwrap().figures.len(), 56);
     let conn = rusqlite::Connection::open(&path).unwrap();
     for table in ["run_documents", "figures", "run_labels", "warnings"] {
         let n: i64 = conn
