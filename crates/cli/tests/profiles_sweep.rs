@@ -90,11 +90,13 @@ fn mapped_jobs_report_the_page_cache_as_used_and_warn() {
 /// and a mapped engine's last points (sequential read and write of the
 /// whole file) leave the file in the page cache. Run the two mapped engines
 /// in both orders: each one's first random read comes first in one run and
-/// after the other engine's points in the other. With the cache dropped
-/// before each point the two agree (both read the device); with
-/// `--keep-cache` the second engine reads the page cache, tens of times
-/// faster here. The bands are wide (3x, 10x) so a loaded machine does not
-/// fail them; the effect they guard against is far larger.
+/// after the other engine's points in the other. With `--keep-cache` the
+/// second engine reads the page cache, tens of times faster here than the
+/// device. With the cache dropped before each point, every random read in
+/// either order must run at the device's rate, far below the cached one.
+/// The two orders are not compared with each other: other I/O on the same
+/// disk (a build, another test) slows a one-second device point several
+/// times over, but nothing but the cache makes one faster.
 #[test]
 fn a_reversed_sweep_gives_the_same_figures() {
     let dir = scratch();
@@ -107,18 +109,6 @@ fn a_reversed_sweep_gives_the_same_figures() {
         &dir,
         &[&["--engines", "mmap-async,mmap-sync"][..], &common].concat(),
     );
-    for engine in ["mmap-sync", "mmap-async"] {
-        let name = format!("{engine} randread 4K");
-        let (a, b) = (read_mbps(&forward, &name), read_mbps(&reverse, &name));
-        assert!(a > 0.0 && b > 0.0, "{name}: {a} and {b} MB/s");
-        let ratio = a.max(b) / a.min(b);
-        assert!(
-            ratio < 3.0,
-            "{name}: {a:.1} MB/s in one order, {b:.1} MB/s in the other: \
-             the point depends on the points run before it"
-        );
-    }
-
     // The control: without dropping, the second engine's random read
     // comes from the page cache the first engine's sequential read filled.
     let kept = sweep(
@@ -129,13 +119,25 @@ fn a_reversed_sweep_gives_the_same_figures() {
         ]
         .concat(),
     );
-    let cold = read_mbps(&forward, "mmap-async randread 4K");
     let warm = read_mbps(&kept, "mmap-async randread 4K");
+    let cold = read_mbps(&forward, "mmap-async randread 4K");
     assert!(
         warm > 10.0 * cold,
         "--keep-cache: mmap-async randread 4K read {warm:.1} MB/s after mmap-sync's \
          points, against {cold:.1} MB/s from a dropped cache: expected the page cache"
     );
+    for engine in ["mmap-sync", "mmap-async"] {
+        let name = format!("{engine} randread 4K");
+        let (a, b) = (read_mbps(&forward, &name), read_mbps(&reverse, &name));
+        eprintln!("{name}: {a:.1} and {b:.1} MB/s with the cache dropped, {warm:.1} MB/s cached");
+        assert!(a > 0.0 && b > 0.0, "{name}: {a} and {b} MB/s");
+        assert!(
+            a.max(b) < warm / 4.0,
+            "{name}: {a:.1} MB/s in one order, {b:.1} MB/s in the other, against \
+             {warm:.1} MB/s from the page cache: a point found the cache warm, so it \
+             depends on the points run before it"
+        );
+    }
 }
 
 #[test]

@@ -260,10 +260,11 @@ fn init(arrays: &mut [&mut [f32]], d: Dims, threads: usize) -> Result<(), MemErr
         0.0,
     ];
     let total = ranges.len();
-    std::thread::scope(|s| {
-        let parts = per_thread.into_iter().zip(ranges.iter().cloned());
-        for (index, (pieces, planes)) in parts.enumerate() {
-            threads::spawn(s, index, total, move || {
+    let tasks: Vec<_> = per_thread
+        .into_iter()
+        .zip(ranges.iter().cloned())
+        .map(|(pieces, planes)| {
+            move || {
                 for (n, piece) in pieces.into_iter().enumerate() {
                     if n == 0 {
                         for (pi, i) in planes.clone().enumerate() {
@@ -274,10 +275,11 @@ fn init(arrays: &mut [&mut [f32]], d: Dims, threads: usize) -> Result<(), MemErr
                         piece.fill(FILL[n]);
                     }
                 }
-            })?;
-        }
-        Ok(())
-    })
+            }
+        })
+        .collect();
+    debug_assert_eq!(tasks.len(), total);
+    std::thread::scope(|s| threads::spawn_together(s, tasks))
 }
 
 /// `nn` sweeps; returns gosa of the last one, or `None` when stopped.

@@ -136,10 +136,12 @@ fn init(
     let total = ranges.len();
     let xs = split::split_mut(x, &ranges, n);
     let ys = split::split_mut(y, &ranges, n);
-    std::thread::scope(|s| {
-        let parts = xs.into_iter().zip(ys).zip(ranges.iter().cloned());
-        for (index, ((xb, yb), rows)) in parts.enumerate() {
-            threads::spawn(s, index, total, move || {
+    let tasks: Vec<_> = xs
+        .into_iter()
+        .zip(ys)
+        .zip(ranges.iter().cloned())
+        .map(|((xb, yb), rows)| {
+            move || {
                 for (ri, i) in rows.enumerate() {
                     let xr = &mut xb[ri * n..(ri + 1) * n];
                     let yr = &mut yb[ri * n..(ri + 1) * n];
@@ -149,10 +151,11 @@ fn init(
                         *yv = v;
                     }
                 }
-            })?;
-        }
-        Ok(())
-    })
+            }
+        })
+        .collect();
+    debug_assert_eq!(tasks.len(), total);
+    std::thread::scope(|s| threads::spawn_together(s, tasks))
 }
 
 /// One sweep: `dst` interior = mask applied to `src`. The boundary frame of

@@ -6,7 +6,7 @@
 //! are started with `spawn`, and the barrier can be called off.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::{Scope, ScopedJoinHandle};
 use std::time::Duration;
 
@@ -48,6 +48,36 @@ where
             total,
             reason,
         })
+}
+
+/// Start one thread per task in `scope`, each held at a start line until
+/// all of them run, so a job gets every thread it asked for at once or
+/// fails. Threads that each finished their share before the next one was
+/// started would slip under a pids limit by the luck of the timing, and the
+/// job would run with fewer threads alive than it says. When a thread is
+/// refused, the ones already started leave without running their task.
+pub(crate) fn spawn_together<'scope, F>(
+    scope: &'scope Scope<'scope, '_>,
+    tasks: Vec<F>,
+) -> Result<(), MemError>
+where
+    F: FnOnce() + Send + 'scope,
+{
+    let total = tasks.len();
+    let start = Arc::new(Barrier::new(total));
+    for (index, task) in tasks.into_iter().enumerate() {
+        let line = Arc::clone(&start);
+        let started = spawn(scope, index, total, move || {
+            if line.wait(&AtomicBool::new(false)).is_ok() {
+                task();
+            }
+        });
+        if let Err(e) = started {
+            start.call_off();
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 /// How often a waiting thread looks at `stop`: the signal handler only
@@ -177,6 +207,46 @@ mod tests {
             s.spawn(|| (0..100).all(|_| b.wait(&stop).is_ok()));
             assert!((0..100).all(|_| b.wait(&stop).is_ok()));
         });
+    }
+
+    /// The names of this process's threads, from /proc.
+    fn thread_names() -> Vec<String> {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+            .map(|n| n.trim().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn threads_started_together_are_all_alive_when_the_first_task_runs() {
+        const N: usize = 8;
+        let first = std::sync::atomic::AtomicBool::new(true);
+        let counted = AtomicBool::new(false);
+        let seen = Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            let tasks: Vec<_> = (0..N)
+                .map(|_| {
+                    || {
+                        if first.swap(false, Ordering::SeqCst) {
+                            *seen.lock().unwrap() = thread_names();
+                            counted.store(true, Ordering::SeqCst);
+                        } else {
+                            // Stay alive until the first task has looked.
+                            while !counted.load(Ordering::SeqCst) {
+                                std::thread::yield_now();
+                            }
+                        }
+                    }
+                })
+                .collect();
+            spawn_together(s, tasks).unwrap();
+        });
+        let seen = seen.into_inner().unwrap();
+        for index in 0..N {
+            let name = format!("iomark-mem-{index}");
+            assert!(seen.contains(&name), "{name} not running yet: {seen:?}");
+        }
     }
 
     #[test]

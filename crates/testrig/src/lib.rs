@@ -85,11 +85,14 @@ pub struct LoopDevice {
 }
 
 impl LoopDevice {
-    /// An image of `size` bytes in a scratch directory, filled, attached
-    /// with direct I/O on the backing file so the page cache under the loop
-    /// device does not hide the throttle.
+    /// An image of `size` bytes in `/dev/shm`, filled with random data and
+    /// attached. The image is in memory so that the rig's own limit (a
+    /// throttle, a file system) is what a test measures: an image on the
+    /// machine's disk shared that disk with whatever else ran, and a build
+    /// writing beside a 4 KiB random-read test slowed it to a quarter of
+    /// its throttle.
     pub fn new(size: u64) -> Result<Self, String> {
-        let image = std::env::temp_dir().join(format!("{}.img", unique_name("loop")));
+        let image = Path::new("/dev/shm").join(format!("{}.img", unique_name("loop")));
         fill_random(&image, size).map_err(|e| format!("{}: {e}", image.display()))?;
         let dev = match run(Command::new("losetup")
             .args(["-f", "--show", "--direct-io=on"])
