@@ -111,6 +111,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     if let Some(launched) = iomark_cluster::detect::launched() {
         return match cli.command {
             Command::Disk(args) => crate::cluster::disk(args, &launched),
+            Command::Mem(args) if args.is_stream() => crate::cluster::mem(args, &launched),
             other => crate::cluster::refuse(other.name(), &launched),
         };
     }

@@ -12,9 +12,12 @@ use iomark_model::cluster::Layout;
 
 use crate::disk::DiskArgs;
 use crate::exit::Exit;
+use crate::mem::MemArgs;
 
 #[cfg(feature = "mpi")]
 mod disk;
+#[cfg(feature = "mpi")]
+mod mem;
 
 /// How the ranks of an MPI run share the storage (IOR's layouts).
 #[derive(Debug, Clone, Default, Args)]
@@ -30,6 +33,12 @@ pub struct ClusterArgs {
     /// replaced by its number, e.g. 'DIR/{rank}'.
     #[arg(long, value_name = "TEMPLATE")]
     pub per_rank_path: Option<String>,
+
+    /// Under MPI: stop every rank when the first one finishes its --runtime
+    /// or its --size (IOR's stonewalling); each rank reports the bytes it
+    /// managed.
+    #[arg(long)]
+    pub stonewall: bool,
 }
 
 // The layout is read only by the MPI run.
@@ -63,6 +72,12 @@ impl ClusterArgs {
                  start it with mpirun -np N iomark disk ... (docs/mpi.md), or leave them out"
             );
         }
+        if self.stonewall {
+            bail!(
+                "--stonewall stops the ranks of an MPI run when the first one finishes: \
+                 start it with mpirun -np N iomark disk ... (docs/mpi.md), or leave it out"
+            );
+        }
         Ok(())
     }
 }
@@ -81,6 +96,20 @@ pub fn disk(args: DiskArgs, launched: &Launched) -> anyhow::Result<Exit> {
     }
 }
 
+/// `iomark mem stream` started by an MPI launcher.
+pub fn mem(args: MemArgs, launched: &Launched) -> anyhow::Result<Exit> {
+    #[cfg(feature = "mpi")]
+    {
+        let _ = launched;
+        mem::run(args)
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = args;
+        bail!("{}", no_mpi(launched))
+    }
+}
+
 /// A command that runs alone, started by an MPI launcher.
 pub fn refuse(command: &str, launched: &Launched) -> anyhow::Result<Exit> {
     if !iomark_cluster::HAS_MPI {
@@ -88,7 +117,8 @@ pub fn refuse(command: &str, launched: &Launched) -> anyhow::Result<Exit> {
     }
     bail!(
         "iomark {command} runs alone, not across MPI ranks (started under an MPI \
-         launcher: {} is set): run it without mpirun or srun; `iomark disk` runs across ranks",
+         launcher: {} is set): run it without mpirun or srun; `iomark disk` and \
+         `iomark mem stream` run across ranks",
         launched.variable
     )
 }

@@ -223,10 +223,25 @@ fn parse_count(s: &str) -> Result<u64, String> {
 
 /// A validated job and how to present it.
 #[derive(Debug)]
-struct MemOptions {
-    plan: MemPlan,
-    json: bool,
-    store: crate::record::StoreArgs,
+pub(crate) struct MemOptions {
+    pub(crate) plan: MemPlan,
+    pub(crate) json: bool,
+    pub(crate) store: crate::record::StoreArgs,
+}
+
+// Read only by the MPI run.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+impl MemArgs {
+    /// Whether this is `iomark mem stream`, the kernel that runs across
+    /// MPI ranks.
+    pub(crate) fn is_stream(&self) -> bool {
+        matches!(self.command, MemCommand::Stream(_))
+    }
+
+    /// The checked job (STREAM's, under MPI); `None` for the internal child.
+    pub(crate) fn options(self) -> Result<Option<MemOptions>, MemError> {
+        self.command.options()
+    }
 }
 
 impl CommonArgs {

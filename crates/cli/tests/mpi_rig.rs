@@ -50,6 +50,16 @@ fn layout_flags_are_refused_outside_mpi() {
     assert_no_test_files(dir.path());
 }
 
+#[test]
+fn stonewall_is_refused_outside_mpi() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = iomark(&["disk", d, "--rw", "write", "--stonewall", "--no-store"]);
+    let err = fails_with(&out, "--stonewall");
+    assert!(err.contains("mpirun -np N"), "{err}");
+    assert_no_test_files(dir.path());
+}
+
 #[cfg(feature = "mpi")]
 mod mpi {
     use super::common::*;
@@ -330,5 +340,217 @@ mod mpi {
             "per-rank sum {per:.0} vs {RATE}: {:+.2}%",
             err * 100.0
         );
+    }
+
+    #[test]
+    fn stonewall_with_verify_is_refused_on_every_rank() {
+        require!(have("mpirun"));
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let out = run(&[
+            "disk",
+            d,
+            "--rw",
+            "write",
+            "--size",
+            "8M",
+            "--stonewall",
+            "--verify",
+            "--no-store",
+        ]);
+        fails_with(&out, "--stonewall with --verify");
+        assert_no_test_files(dir.path());
+    }
+
+    /// Rank 0 reads a device throttled to 4 MiB/s, ranks 1 and 2 devices
+    /// in memory, 32 MiB each: under --stonewall rank 0 stops when the
+    /// first fast rank finishes (not 8 s later), with the bytes it managed.
+    #[test]
+    fn under_stonewall_every_rank_stops_when_the_first_finishes() {
+        require!(have("mpirun"));
+        require!(require_root());
+        const RATE: u64 = 4 << 20;
+        const SIZE: u64 = 32 << 20;
+        let devs: Vec<LoopDevice> = (0..3)
+            .map(|_| LoopDevice::blank_in_memory(64 << 20).unwrap())
+            .collect();
+        let throttle = Throttle::new(
+            &devs[0].majmin().unwrap(),
+            Limits {
+                read_bps: Some(RATE),
+                ..Limits::default()
+            },
+        )
+        .unwrap();
+        // --per-rank-path takes one template: rank r's name leads to its device.
+        let links = tempfile::tempdir().unwrap();
+        for (r, dev) in devs.iter().enumerate() {
+            std::os::unix::fs::symlink(&dev.dev, links.path().join(format!("d{r}"))).unwrap();
+        }
+        let template = format!("{}/d{{rank}}", links.path().display());
+        let db = ScratchDb::new();
+        let mut args: Vec<&str> = MPIRUN.to_vec();
+        args.push(IOMARK);
+        args.extend([
+            "disk",
+            "--per-rank-path",
+            &template,
+            "--rw",
+            "read",
+            "--bs",
+            "64k",
+            "--size",
+            "32M",
+            "--runtime",
+            "0",
+            "--iodepth",
+            "4",
+            "--stonewall",
+            "--json",
+            "--db",
+            db.db(),
+        ]);
+        let started = Instant::now();
+        let out = throttle.command("mpirun", &args).output().unwrap();
+        let took = started.elapsed();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let doc = json_of(&out);
+        let cluster = &doc["body"]["cluster"];
+        assert_eq!(cluster["stonewall"], true, "{cluster}");
+        let ranks = cluster["per_rank"].as_array().unwrap();
+        assert_eq!(ranks.len(), 3);
+        let bytes = |r: &Value| r["read_bytes"].as_u64().unwrap();
+        let end = |r: &Value| r["end"].as_u64().unwrap() as f64 / 1e9;
+        // The slow rank was stopped, with what it read: some, not all.
+        let slow = &ranks[0];
+        assert_eq!(slow["stonewalled"], true, "{slow}");
+        assert!(bytes(slow) > 0 && bytes(slow) < SIZE, "{slow}");
+        assert_eq!(slow["interrupted"], false, "{slow}");
+        // The first to finish read all of its size and was not stopped.
+        let first = ranks
+            .iter()
+            .filter(|r| r["stonewalled"] != true)
+            .min_by(|a, b| end(a).total_cmp(&end(b)))
+            .expect("a rank finished on its own");
+        assert_eq!(bytes(first), SIZE, "{first}");
+        let spread = ranks.iter().map(end).fold(0.0, f64::max) - end(first);
+        eprintln!(
+            "rig-accuracy: stonewall: first end {:.3}s, last end {:.3}s after it, slow rank read {} of {SIZE} bytes, mpirun {took:?}",
+            end(first),
+            spread,
+            bytes(slow)
+        );
+        assert!(
+            spread < 1.0,
+            "the ranks ended {spread:.3}s apart: {cluster}"
+        );
+        // Unstonewalled the slow rank would read for 8 s.
+        assert!(took < Duration::from_secs(6), "took {took:?}");
+        // The aggregate is every rank's bytes over first start to last end.
+        let job = &doc["body"]["jobs"][0]["read"];
+        let sum: u64 = ranks.iter().map(bytes).sum();
+        assert_eq!(job["io_bytes"].as_u64().unwrap(), sum);
+        let wall = cluster["wall"].as_f64().unwrap() / 1e9;
+        let agg = job["bw"].as_f64().unwrap();
+        assert!(
+            (agg - sum as f64 / wall).abs() <= 0.01 * agg,
+            "{agg} vs {sum} over {wall}"
+        );
+        // Stored as one complete run, with the flags per rank.
+        assert_eq!(stored(&db)["document"]["body"]["cluster"], *cluster);
+        assert!(status_of(&db).contains("complete"), "{}", status_of(&db));
+    }
+
+    /// STREAM on 3 ranks in step: one stored run whose rates are the sum
+    /// of the ranks' own, each rank's result kept.
+    #[test]
+    fn stream_across_ranks_sums_the_ranks_rates() {
+        require!(have("mpirun"));
+        let db = ScratchDb::new();
+        let out = run(&[
+            "mem",
+            "stream",
+            "--size",
+            "2M",
+            "--ntimes",
+            "5",
+            "--threads",
+            "1",
+            "--json",
+            "--db",
+            db.db(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let doc = json_of(&out);
+        let body = &doc["body"];
+        let cluster = &body["cluster"];
+        assert_eq!(cluster["ranks"], 3, "{cluster}");
+        let ranks = cluster["per_rank"].as_array().unwrap();
+        assert_eq!(ranks.len(), 3);
+        let merged = body["outcome"]["result"]["kernels"].as_array().unwrap();
+        assert_eq!(merged.len(), 4);
+        for (k, m) in merged.iter().enumerate() {
+            let rates: Vec<f64> = ranks
+                .iter()
+                .map(|r| r["result"]["kernels"][k]["best_rate"].as_f64().unwrap())
+                .collect();
+            // Each rank measured something a memory bus can do: above
+            // 10 MB/s, below 10 TB/s.
+            for r in &rates {
+                assert!(*r > 1e7 && *r < 1e13, "{} rank rate {r}", m["op"]);
+            }
+            let sum: f64 = rates.iter().sum();
+            let got = m["best_rate"].as_f64().unwrap();
+            assert!(
+                (got - sum).abs() <= 1e-9 * sum,
+                "{}: {got} vs sum {sum}",
+                m["op"]
+            );
+            let bytes: u64 = ranks
+                .iter()
+                .map(|r| {
+                    r["result"]["kernels"][k]["bytes_per_pass"]
+                        .as_u64()
+                        .unwrap()
+                })
+                .sum();
+            assert_eq!(m["bytes_per_pass"].as_u64().unwrap(), bytes);
+        }
+        for (i, r) in ranks.iter().enumerate() {
+            assert_eq!(r["rank"], i as u64);
+            assert_eq!(r["result"]["validation"]["outcome"], "passed", "{r}");
+        }
+        // One stored run, its figures the sums.
+        let stored = stored(&db);
+        assert_eq!(stored["document"]["body"]["cluster"], *cluster);
+        assert!(status_of(&db).contains("complete"), "{}", status_of(&db));
+        let triad = merged[3]["best_rate"].as_f64().unwrap();
+        eprintln!(
+            "rig: STREAM across 3 ranks, Triad sum {:.0} MB/s of {:?} MB/s",
+            triad / 1e6,
+            ranks
+                .iter()
+                .map(|r| (r["result"]["kernels"][3]["best_rate"].as_f64().unwrap() / 1e6).round())
+                .collect::<Vec<_>>()
+        );
+        let shown = stdout(&results(db.db(), &["show", "1"]));
+        assert!(shown.contains("3 ranks in step"), "{shown}");
+    }
+
+    #[test]
+    fn stream_across_ranks_refuses_what_runs_alone() {
+        require!(have("mpirun"));
+        let out = run(&[
+            "mem",
+            "stream",
+            "--size",
+            "1M",
+            "--mem-limit",
+            "64M",
+            "--no-store",
+        ]);
+        fails_with(&out, "--mem-limit is not applied across MPI ranks");
+        let out = run(&["mem", "himeno", "--no-store"]);
+        fails_with(&out, "runs alone, not across MPI ranks");
     }
 }

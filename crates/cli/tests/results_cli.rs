@@ -599,3 +599,60 @@ fn runs_of_the_same_test_line_up_and_other_sizes_do_not() {
     );
     assert!(other.contains(&format!("not in #{c}:")), "{other}");
 }
+
+#[test]
+fn show_prints_the_per_rank_table_of_a_run_across_mpi_ranks() {
+    use iomark_model::cluster::{ClusterRun, Layout, RankResult};
+    use iomark_model::units::{Bytes, BytesPerSec, Nanos};
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    let mut doc = disk_doc("mpi", 300.0, 0.0);
+    // Rank 2 is the slowest (100 MB/s), rank 1 the fastest (150 MB/s);
+    // rank 2 was stopped by rank 1's finish.
+    let rank = |r: u32, mb: f64| RankResult {
+        rank: r,
+        host: format!("node{r}\x1b[31m"),
+        path: format!("/scratch/{r}/iomark.tmp"),
+        offset: Bytes(0),
+        start: Nanos(1_000_000 * u64::from(r)),
+        end: Nanos(2_000_000_000 + 1_000_000 * u64::from(r)),
+        read_bytes: Bytes((mb * 2e6) as u64),
+        write_bytes: Bytes(0),
+        read_bw: BytesPerSec(mb * 1e6),
+        write_bw: BytesPerSec(0.0),
+        interrupted: false,
+        stonewalled: r == 2,
+        device: None,
+    };
+    if let RunBody::Disk(d) = &mut doc.body {
+        d.cluster = Some(Box::new(ClusterRun {
+            ranks: 3,
+            layout: Layout::FilePerRank,
+            wall: Nanos(2_002_000_000),
+            per_rank: vec![rank(0, 120.0), rank(1, 150.0), rank(2, 100.0)],
+            stonewall: true,
+        }));
+    }
+    let [id] = store(db, [doc]);
+    let out = ok(&results(db, &["show", &id]));
+    assert!(
+        out.contains("3 ranks, file-per-rank, aggregate over 2.002s"),
+        "{out}"
+    );
+    let rows: Vec<&str> = out.lines().filter(|l| l.contains("/scratch/")).collect();
+    assert_eq!(rows.len(), 3, "{out}");
+    for (r, (row, rate)) in rows.iter().zip(["120.00", "150.00", "100.00"]).enumerate() {
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells[0], r.to_string(), "{row}");
+        // The host's escape is shown, not sent.
+        assert_eq!(cells[1], format!("node{r}\\x1b[31m"), "{row}");
+        assert!(row.contains(&format!("{rate} MB/s")), "{row}");
+        assert!(row.ends_with(&format!("/scratch/{r}/iomark.tmp")), "{row}");
+    }
+    assert!(out.contains("slowest rank 2, fastest rank 1"), "{out}");
+    assert!(
+        out.contains("stonewall: rank 2 stopped at the first rank's finish"),
+        "{out}"
+    );
+    assert!(!out.contains('\x1b'), "{out:?}");
+}

@@ -6,9 +6,10 @@
 
 use std::collections::BTreeMap;
 
-use iomark_model::cluster::{ClusterRun, Layout, RankResult};
+use iomark_model::cluster::{ClusterRun, Layout, MemRankResult, RankResult};
 use iomark_model::device::DeviceReport;
 use iomark_model::disk::{CpuUsage, DirectionResult, DiskJobResult, IntervalSample};
+use iomark_model::mem::{CheckOutcome, KernelResult, StreamKernelResult, StreamResult, Validation};
 use iomark_model::profile::ProfileResult;
 use iomark_model::units::{Bytes, BytesPerSec, Iops, Nanos};
 use iomark_model::Warning;
@@ -34,6 +35,9 @@ pub struct RankReport {
     pub jobs: Vec<DiskJobResult>,
     /// Whether it was cut short.
     pub interrupted: bool,
+    /// Whether another rank's finish stopped it (`--stonewall`).
+    #[serde(default)]
+    pub stonewalled: bool,
     /// The device chain behind its target.
     pub device: Option<DeviceReport>,
     /// Its `--verify` check, when one ran.
@@ -44,7 +48,11 @@ pub struct RankReport {
 
 /// The jobs of every rank merged, and the per-rank table; `None` when
 /// there are no ranks or they ran different numbers of jobs.
-pub fn merge(reports: &[RankReport], layout: Layout) -> Option<(Vec<DiskJobResult>, ClusterRun)> {
+pub fn merge(
+    reports: &[RankReport],
+    layout: Layout,
+    stonewall: bool,
+) -> Option<(Vec<DiskJobResult>, ClusterRun)> {
     let first = reports.first()?;
     let jobs = first.jobs.len();
     if reports
@@ -66,6 +74,7 @@ pub fn merge(reports: &[RankReport], layout: Layout) -> Option<(Vec<DiskJobResul
         layout,
         wall,
         per_rank,
+        stonewall,
     };
     Some((merged, cluster))
 }
@@ -105,6 +114,7 @@ fn rank_row(r: &RankReport) -> RankResult {
         read_bw: rate(|j| j.read.as_ref()),
         write_bw: rate(|j| j.write.as_ref()),
         interrupted: r.interrupted,
+        stonewalled: r.stonewalled,
         device: r.device.clone(),
     }
 }
@@ -212,6 +222,68 @@ fn merge_samples<'a>(all: impl Iterator<Item = &'a [IntervalSample]>) -> Vec<Int
         o.mean_lat_ns = if n > 0.0 { l / n } else { 0.0 };
     }
     out
+}
+
+/// STREAM on every rank as one result: each kernel's bytes per pass and
+/// best rate summed over the ranks, its times the slowest rank's (the
+/// longest minimum, mean and maximum), the execution time the longest; the
+/// check failed when any rank's failed, naming it. `None` when there are no
+/// ranks or one did not run STREAM (or ran other kernels).
+pub fn merge_stream(ranks: &[MemRankResult]) -> Option<(StreamResult, Nanos)> {
+    let streams: Vec<(u32, &StreamResult)> = ranks
+        .iter()
+        .map(|r| match &r.result {
+            KernelResult::Stream(s) => Some((r.rank, s)),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let (_, first) = streams.first()?;
+    if streams
+        .iter()
+        .any(|(_, s)| s.kernels.len() != first.kernels.len())
+    {
+        return None;
+    }
+    let kernels = first
+        .kernels
+        .iter()
+        .enumerate()
+        .map(|(k, head)| {
+            let all = || streams.iter().map(move |(_, s)| &s.kernels[k]);
+            StreamKernelResult {
+                op: head.op,
+                bytes_per_pass: Bytes(all().map(|x| x.bytes_per_pass.0).sum()),
+                best_rate: BytesPerSec(all().map(|x| x.best_rate.0).sum()),
+                avg: Nanos(all().map(|x| x.avg.0).max().unwrap_or(0)),
+                min: Nanos(all().map(|x| x.min.0).max().unwrap_or(0)),
+                max: Nanos(all().map(|x| x.max.0).max().unwrap_or(0)),
+            }
+        })
+        .collect();
+    let failed: Vec<String> = streams
+        .iter()
+        .filter(|(_, s)| s.validation.outcome == CheckOutcome::Failed)
+        .map(|(rank, s)| format!("rank {rank}: {}", s.validation.detail))
+        .collect();
+    let validation = if failed.is_empty() {
+        Validation::passed(format!(
+            "{} ({} ranks)",
+            first.validation.detail,
+            streams.len()
+        ))
+    } else {
+        Validation::failed(failed.join("; "))
+    };
+    let merged = StreamResult {
+        array_bytes: Bytes(streams.iter().map(|(_, s)| s.array_bytes.0).sum()),
+        init: Nanos(streams.iter().map(|(_, s)| s.init.0).max().unwrap_or(0)),
+        copy_method: first.copy_method.clone(),
+        stores: first.stores.clone(),
+        kernels,
+        validation,
+    };
+    let execution = Nanos(ranks.iter().map(|r| r.execution.0).max().unwrap_or(0));
+    Some((merged, execution))
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! measured.
 
 use mpi::datatype::PartitionMut;
+use mpi::request::{Request, StaticScope};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
 use mpi::Count;
@@ -140,5 +141,143 @@ impl World {
     /// one rank knows of at a point where the others cannot be told.
     pub fn abort(&self, code: i32) -> ! {
         self.world.abort(code)
+    }
+
+    /// Start listening for the first rank to finish (`--stonewall`); every
+    /// rank calls it after the common start.
+    pub fn stonewall(&self) -> Stonewall<'_> {
+        // The receive outlives this call: its one byte is leaked, once per
+        // run.
+        let buf: &'static mut [u8; 1] = Box::leak(Box::new([0u8; 1]));
+        let recv = self.world.any_process().immediate_receive_into_with_tag(
+            StaticScope,
+            &mut buf[..],
+            STONEWALL_TAG,
+        );
+        Stonewall {
+            world: self,
+            recv: Some(recv),
+            sent: Vec::new(),
+            heard: false,
+        }
+    }
+}
+
+/// The tag of a stonewall notice: "I have finished, stop".
+const STONEWALL_TAG: mpi::Tag = 0x5707;
+
+/// What a notice carries (its arrival is the message).
+static NOTICE: [u8; 1] = [1];
+
+/// IOR's stonewalling: the first rank to finish its time or its size tells
+/// every other rank, which stop where they are. A rank polls for the notice
+/// from the thread that runs its job ([`Stonewall::heard`], between looks at
+/// its progress), sends its own when its job ends ([`Stonewall::finished`]),
+/// and after the run every rank takes the notices meant for it
+/// ([`Stonewall::settle`], a collective), so none is left in flight.
+pub struct Stonewall<'w> {
+    world: &'w World,
+    recv: Option<Request<'static, [u8]>>,
+    sent: Vec<Request<'static, [u8]>>,
+    heard: bool,
+}
+
+impl std::fmt::Debug for Stonewall<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stonewall")
+            .field("heard", &self.heard)
+            .field("sent", &!self.sent.is_empty())
+            .finish()
+    }
+}
+
+impl Stonewall<'_> {
+    /// Whether another rank has finished (a look, never a wait).
+    pub fn heard(&mut self) -> bool {
+        if !self.heard {
+            if let Some(r) = self.recv.take() {
+                match r.test() {
+                    Ok(_) => self.heard = true,
+                    Err(r) => self.recv = Some(r),
+                }
+            }
+        }
+        self.heard
+    }
+
+    /// This rank's job ended: tell every other rank, once, unless one
+    /// already told it.
+    pub fn finished(&mut self) {
+        if self.heard() || !self.sent.is_empty() {
+            return;
+        }
+        let me = self.world.world.rank();
+        for r in (0..self.world.world.size()).filter(|&r| r != me) {
+            let send = self.world.world.process_at_rank(r).immediate_send_with_tag(
+                StaticScope,
+                &NOTICE[..],
+                STONEWALL_TAG,
+            );
+            self.sent.push(send);
+        }
+    }
+
+    /// After the run, on every rank: take every notice sent to this rank
+    /// and finish this rank's own, so nothing is in flight after it.
+    /// Returns whether any rank finished and sent its notice.
+    pub fn settle(mut self) -> bool {
+        let me = self.world.rank() as usize;
+        let senders = self.world.all_gather(&[u8::from(!self.sent.is_empty())]);
+        let expected = senders
+            .iter()
+            .enumerate()
+            .filter(|&(r, s)| r != me && s.first() == Some(&1))
+            .count();
+        let any = senders.iter().any(|s| s.first() == Some(&1));
+        let mut taken = 0;
+        if let Some(r) = self.recv.take() {
+            if expected == 0 {
+                // Nobody sent this rank anything: meet its receive with a
+                // notice of its own.
+                let own = self.world.world.this_process().immediate_send_with_tag(
+                    StaticScope,
+                    &NOTICE[..],
+                    STONEWALL_TAG,
+                );
+                r.wait();
+                own.wait();
+            } else {
+                r.wait();
+                taken = 1;
+            }
+        } else {
+            taken = 1;
+        }
+        let mut buf = [0u8; 1];
+        for _ in taken..expected {
+            self.world
+                .world
+                .any_process()
+                .receive_into_with_tag(&mut buf[..], STONEWALL_TAG);
+        }
+        for s in self.sent.drain(..) {
+            s.wait();
+        }
+        any
+    }
+}
+
+/// Leaving without [`Stonewall::settle`] (a signal, a failed step: a peer
+/// may be gone, so no collective): the pending receive is cancelled, sends
+/// still in flight are left to MPI.
+impl Drop for Stonewall<'_> {
+    fn drop(&mut self) {
+        if let Some(r) = self.recv.take() {
+            r.cancel();
+            r.wait();
+        }
+        for s in self.sent.drain(..) {
+            std::mem::forget(s);
+        }
     }
 }

@@ -146,18 +146,36 @@ fn check_shape(spec: &MemJobSpec) -> Result<(u128, &'static str), MemError> {
 /// created and removed inside. `stop` (raised by a signal handler) ends the
 /// run between passes or sweeps with [`MemOutcome::Interrupted`].
 pub fn run_in_process(spec: &MemJobSpec, stop: &AtomicBool) -> Result<MemOutcome, MemError> {
+    run_in_step(spec, stop, &mut || {})
+}
+
+/// [`run_in_process`], with `step` called on this thread before each phase
+/// of STREAM ([`stream::run_in_step`]; the other kernels call it once,
+/// before they start): processes running the kernel together (MPI ranks)
+/// keep in step there.
+pub fn run_in_step(
+    spec: &MemJobSpec,
+    stop: &AtomicBool,
+    step: &mut dyn FnMut(),
+) -> Result<MemOutcome, MemError> {
     // The memory check is the caller's: in a limited child the cgroup, not
     // the machine, bounds what the arrays may use.
     check_shape(spec)?;
     let threads = spec.threads.max(1) as usize;
     let mut region = Region::new(&spec.backing, spec.advice, &array_sizes(&spec.kernel))?;
     let done = match &spec.kernel {
-        MemKernelSpec::Stream(s) => stream::run(s, threads, &mut region, stop)
+        MemKernelSpec::Stream(s) => stream::run_in_step(s, threads, &mut region, stop, step)
             .map(|o| o.map(|(r, e)| (KernelResult::Stream(r), e))),
-        MemKernelSpec::Stencil(s) => stencil::run(s, threads, &mut region, stop)
-            .map(|o| o.map(|(r, e)| (KernelResult::Stencil(r), e))),
-        MemKernelSpec::Himeno(s) => himeno::run(s, threads, &mut region, stop)
-            .map(|o| o.map(|(r, e)| (KernelResult::Himeno(r), e))),
+        MemKernelSpec::Stencil(s) => {
+            step();
+            stencil::run(s, threads, &mut region, stop)
+                .map(|o| o.map(|(r, e)| (KernelResult::Stencil(r), e)))
+        }
+        MemKernelSpec::Himeno(s) => {
+            step();
+            himeno::run(s, threads, &mut region, stop)
+                .map(|o| o.map(|(r, e)| (KernelResult::Himeno(r), e)))
+        }
     };
     // A file that shrank explains any other failure and voids any result.
     region.shrank()?;
@@ -532,6 +550,7 @@ fn run_point(
         warnings,
         sweep: None,
         cpu,
+        cluster: None,
     })
 }
 
@@ -629,6 +648,7 @@ pub fn run_sweep(
         })),
         // Each point carries its own CPU; the sweep as a whole has none.
         cpu: None,
+        cluster: None,
     })
 }
 

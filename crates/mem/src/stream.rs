@@ -54,6 +54,20 @@ pub fn run(
     region: &mut Region,
     stop: &AtomicBool,
 ) -> Result<Option<(StreamResult, Nanos)>, MemError> {
+    run_in_step(spec, threads, region, stop, &mut || {})
+}
+
+/// [`run`], calling `step` on the calling thread before the initialisation
+/// and before each kernel of each pass, outside the timed part, while the
+/// other threads wait: processes that run STREAM together (MPI ranks) keep
+/// in step with a barrier there.
+pub fn run_in_step(
+    spec: &StreamSpec,
+    threads: usize,
+    region: &mut Region,
+    stop: &AtomicBool,
+    step: &mut dyn FnMut(),
+) -> Result<Option<(StreamResult, Nanos)>, MemError> {
     let n = spec.array_len as usize;
     let ntimes = spec.ntimes.max(2) as usize;
     let mut arrays = region.arrays::<f64>();
@@ -79,7 +93,7 @@ pub fn run(
         let first = parts.next().expect("at least one thread");
         for (index, (a, b, c)) in parts.enumerate() {
             if let Err(e) = threads::spawn(s, index + 1, threads, move || {
-                worker(a, b, c, sync, ntimes, stores, false)
+                worker(a, b, c, sync, ntimes, stores, None)
             }) {
                 // The threads already started leave at the barrier and
                 // the scope joins them.
@@ -88,7 +102,7 @@ pub fn run(
             }
         }
         let (a, b, c) = first;
-        Ok(worker(a, b, c, sync, ntimes, stores, true))
+        Ok(worker(a, b, c, sync, ntimes, stores, Some(step)))
     })?;
     let Some(timing) = timing else {
         return Ok(None);
@@ -146,7 +160,8 @@ struct Timing {
 /// One thread's share: its own block of each array, for every phase. Every
 /// thread runs the same barrier sequence; the first thread's clock readings
 /// between barriers are the timings (as STREAM times around each parallel
-/// region from the master thread).
+/// region from the master thread). The first thread (the leader) holds
+/// `step`, called before each phase while the others wait.
 fn worker(
     a: &mut [f64],
     b: &mut [f64],
@@ -154,11 +169,18 @@ fn worker(
     sync: Sync,
     ntimes: usize,
     stores: Stores,
-    leader: bool,
+    mut step: Option<&mut dyn FnMut()>,
 ) -> Option<Timing> {
+    let leader = step.is_some();
     let barrier = sync.barrier;
     let _off = OffOnPanic(barrier);
     let wait = || barrier.wait(sync.stop).ok();
+    let mut step = move || {
+        if let Some(f) = step.as_mut() {
+            f();
+        }
+    };
+    step();
     wait()?;
     let started = Instant::now();
     a.fill(1.0);
@@ -183,6 +205,7 @@ fn worker(
         }
         let mut times = [0u64; 4];
         for (k, op) in StreamOp::ALL.into_iter().enumerate() {
+            step();
             wait()?;
             let t = Instant::now();
             match op {

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::device::DeviceReport;
+use crate::mem::KernelResult;
 use crate::units::{Bytes, BytesPerSec, Nanos};
 
 /// How the ranks shared the storage, in IOR's terms.
@@ -44,6 +45,14 @@ pub struct ClusterRun {
     pub wall: Nanos,
     /// Each rank, by rank number.
     pub per_rank: Vec<RankResult>,
+    /// Whether the run was stonewalled (`--stonewall`): every rank stopped
+    /// when the first one finished its time or its size.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub stonewall: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// One rank's share of the run.
@@ -71,6 +80,10 @@ pub struct RankResult {
     pub write_bw: BytesPerSec,
     /// Whether it was cut short.
     pub interrupted: bool,
+    /// Whether another rank's finish stopped it before its own time or
+    /// size was done (`--stonewall`): its bytes are what it managed.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub stonewalled: bool,
     /// The device chain behind its target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<DeviceReport>,
@@ -90,4 +103,29 @@ impl ClusterRun {
             .max_by(|a, b| rate(a).total_cmp(&rate(b)))?;
         Some((slow, fast))
     }
+}
+
+/// The ranks of a memory run across MPI ranks (`mpirun -np N iomark mem
+/// stream`): each ran the kernel on its own arrays, in step with the others
+/// (a barrier before each kernel), and the run's figures are the sum of
+/// their rates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemCluster {
+    /// How many ranks ran.
+    pub ranks: u32,
+    /// Each rank, by rank number.
+    pub per_rank: Vec<MemRankResult>,
+}
+
+/// One rank's memory kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemRankResult {
+    /// The rank number (0 stores the run).
+    pub rank: u32,
+    /// The host it ran on.
+    pub host: String,
+    /// Its own result.
+    pub result: KernelResult,
+    /// Its execution time (initialisation and every pass).
+    pub execution: Nanos,
 }

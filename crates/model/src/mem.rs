@@ -493,6 +493,10 @@ pub struct MemRun {
     /// stored before it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<crate::cpu::CpuRecord>,
+    /// A run across MPI ranks (`mpirun -np N iomark mem stream`): each
+    /// rank's own result; the outcome holds their sum.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<Box<crate::cluster::MemCluster>>,
 }
 
 /// What a sweep's x axis counts.

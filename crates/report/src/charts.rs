@@ -15,6 +15,7 @@ use iomark_stats::compare::ratio;
 mod artefacts;
 mod cdm_units;
 mod jobs;
+mod ranks;
 mod sustained;
 mod verify;
 
@@ -89,6 +90,7 @@ pub fn all(report: &Report) -> Vec<Chart> {
         kind.draw(report, &mut out);
     }
     jobs::draw(report, &mut out);
+    ranks::draw(report, &mut out);
     net(report, &mut out);
     mem(report, &mut out);
     out

@@ -204,6 +204,39 @@ fn net_and_mem_charts() {
 }
 
 #[test]
+fn a_run_across_mpi_ranks_gets_a_bar_per_rank_naming_the_slowest_and_fastest() {
+    let r = report(
+        vec![
+            fixtures::cluster(&["mpi"], &[120.0, 150.0, 90.0]),
+            fixtures::custom(&["alone"], 100.0),
+        ],
+        None,
+    );
+    let charts = r.charts();
+    // One per-rank chart, for the run that has ranks.
+    let ranks: Vec<&str> = ids(&charts)
+        .into_iter()
+        .filter(|id| id.starts_with("ranks-"))
+        .collect();
+    assert_eq!(ranks, ["ranks-1"]);
+    let c = chart(&charts, "ranks-1");
+    // Write only (nothing was read): the stored rates, in rank order.
+    assert_eq!(values(&c.svg), [120e6, 150e6, 90e6]);
+    assert!(
+        c.title.contains("slowest rank 2, fastest rank 1"),
+        "{}",
+        c.title
+    );
+    for k in 0..3 {
+        assert!(c.svg.contains(&format!(">rank {k}</text>")), "rank {k}");
+    }
+    assert!(c.svg.contains(">write</text>") && !c.svg.contains(">read</text>"));
+    let html = String::from_utf8(r.html()).unwrap();
+    assert!(html.contains("id=\"ranks-1\""));
+    insta::assert_snapshot!("ranks_bw", c.svg);
+}
+
+#[test]
 fn html_is_one_file_with_tables_and_no_scripts() {
     let r = report(
         vec![fixtures::cdm(&["usb2"], 40.0), fixtures::cdm(&[], 400.0)],

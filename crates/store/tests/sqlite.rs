@@ -426,6 +426,7 @@ fn a_run_across_mpi_ranks_stores_its_per_rank_table_and_deletes_it_with_the_run(
         read_bw: BytesPerSec(0.0),
         write_bw: BytesPerSec(5e8),
         interrupted: false,
+        stonewalled: false,
         device: None,
     };
     if let iomark_model::RunBody::Disk(d) = &mut doc.body {
@@ -434,6 +435,7 @@ fn a_run_across_mpi_ranks_stores_its_per_rank_table_and_deletes_it_with_the_run(
             layout: Layout::FilePerRank,
             wall: Nanos(2_000_000_000),
             per_rank: (0..3).map(rank).collect(),
+            stonewall: false,
         }));
     }
     let id = store.insert_complete(&doc).unwrap();

@@ -15,6 +15,7 @@
 //! Every text that came from outside (names, labels, imported files) goes
 //! through [`escape_controls`] on its way out.
 
+mod cluster;
 pub mod comparison;
 mod disk;
 mod escape;
@@ -28,6 +29,7 @@ pub mod results;
 mod sustained;
 mod verify;
 
+pub use cluster::{mem_rank_table, rank_table};
 pub use disk::{cgroup_usage, disk_run};
 pub use escape::{escape_controls, escape_controls_keep_lines};
 pub use fio_json::fio_json;

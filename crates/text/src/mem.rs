@@ -422,6 +422,7 @@ mod tests {
             warnings: Vec::new(),
             sweep: None,
             cpu: None,
+            cluster: None,
         };
         insta::assert_snapshot!(mem_run(&run));
     }

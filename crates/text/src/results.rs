@@ -181,12 +181,27 @@ pub fn run_detail(run: &StoredRun) -> String {
         }
         let _ = writeln!(out, "{t}");
     }
-    // A sweep's killed points have no figures: its table shows them.
-    if let Some(iomark_model::RunBody::Mem(m)) = run.document().ok().map(|d| d.body) {
-        if let Some(sweep) = &m.sweep {
-            out.push_str(&esc(&crate::mem::sweep_table(&m, sweep)));
-            out.push('\n');
+    match run.document().ok().map(|d| d.body) {
+        // A sweep's killed points have no figures: its table shows them.
+        Some(iomark_model::RunBody::Mem(m)) => {
+            if let Some(sweep) = &m.sweep {
+                out.push_str(&esc(&crate::mem::sweep_table(&m, sweep)));
+                out.push('\n');
+            }
+            if let Some(c) = &m.cluster {
+                out.push_str(crate::cluster::mem_rank_table(c).trim_start_matches('\n'));
+                out.push('\n');
+            }
         }
+        // A run across MPI ranks: what each rank did under the merged
+        // figures, as the run printed it.
+        Some(iomark_model::RunBody::Disk(d)) => {
+            if let Some(c) = &d.cluster {
+                out.push_str(crate::cluster::rank_table(c).trim_start_matches('\n'));
+                out.push('\n');
+            }
+        }
+        _ => {}
     }
     for w in &run.warnings {
         let _ = writeln!(out, "warning: {}", scoped(&w.scope, &w.warning.message));

@@ -12,18 +12,18 @@
 //! and leaves without another collective, so nothing waits for a dead peer.
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::{bail, Context};
 use iomark_cluster::merge::{merge, RankReport};
-use iomark_cluster::World;
+use iomark_cluster::{Stonewall, World};
 use iomark_disk::plan::{run_document, DiskOutcome, Workload};
 use iomark_disk::profiles::ProfileObserver;
 use iomark_disk::runner;
 use iomark_disk::target::{OpenTarget, TargetRequest};
 use iomark_disk::verify::writes::VerifyWrites;
-use iomark_model::cluster::{ClusterRun, Layout};
+use iomark_model::cluster::Layout;
 use iomark_model::disk::TargetKind;
 use iomark_model::profile::ProfileResult;
 use iomark_model::units::{Bytes, Nanos};
@@ -105,14 +105,27 @@ fn run_rank(
         crate::record::Recorder::begin(&args.store, &mut partial)
     });
 
+    // Under --stonewall the job runs against its own stop flag, raised by
+    // a signal (as `stop` is) or by the first rank's notice that it has
+    // finished; the runner stops on it as on Ctrl-C or its deadline.
+    let halt = AtomicBool::new(false);
+    let stonewall = args.cluster.stonewall;
     world.barrier();
     let mut spans = Spans {
         t0: Instant::now(),
         open: None,
         spans: Vec::new(),
+        wall: stonewall.then(|| world.stonewall()),
+        signal: stop,
+        halt: &halt,
+        stonewalled: false,
     };
-    let outcome = workload.run_verified(&target, stop, &mut spans, verify);
+    let job_stop = if stonewall { &halt } else { stop };
+    let mut outcome = workload.run_verified(&target, job_stop, &mut spans, verify);
+    let wall = spans.wall.take();
     if stop.load(Ordering::Relaxed) {
+        // No collective: the stonewall's receive is cancelled as it drops.
+        drop(wall);
         // A signal: mpirun is ending the job (a rank died, or Ctrl-C). No
         // collective now, a peer may be gone. The test file goes with the
         // target, and a dead peer's in the same directory with it (its lock
@@ -155,6 +168,18 @@ fn run_rank(
         }
         return Ok(Exit::Interrupted);
     }
+    let stonewalled = spans.stonewalled;
+    if let Some(wall) = wall {
+        wall.settle();
+        if let (true, Ok(o)) = (stonewalled, outcome.as_mut()) {
+            // Stopped by another rank's finish, not cut short: its figures
+            // are what it managed in its time.
+            o.interrupted = false;
+            for j in &mut o.jobs {
+                j.interrupted = false;
+            }
+        }
+    }
     let status = outcome
         .as_ref()
         .map(drop)
@@ -176,6 +201,7 @@ fn run_rank(
         spans: measured(&spans.spans, &outcome.jobs),
         jobs: outcome.jobs.clone(),
         interrupted: outcome.interrupted,
+        stonewalled,
         device: iomark_host::DeviceChain::for_path(&target.info.path)
             .ok()
             .map(iomark_host::DeviceChain::into_report),
@@ -199,7 +225,7 @@ fn run_rank(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let Some((jobs, cluster)) = merge(&reports, layout) else {
+    let Some((jobs, cluster)) = merge(&reports, layout, stonewall) else {
         bail!("the ranks ran different jobs: run every rank with the same arguments");
     };
     let mut merged = DiskOutcome {
@@ -239,7 +265,7 @@ fn run_rank(
     if !args.json && args.output_format.is_none() {
         if let RunBody::Disk(run) = &doc.body {
             if let Some(c) = &run.cluster {
-                print!("{}", rank_table(c));
+                print!("{}", iomark_text::rank_table(c));
             }
         }
     }
@@ -273,6 +299,12 @@ fn check(
         );
     }
     let plan = settings.build()?;
+    if plan.verify.is_some() && args.cluster.stonewall {
+        bail!(
+            "--stonewall with --verify: a stonewalled rank stops mid-write and its writes \
+             are not read back; run --verify without --stonewall"
+        );
+    }
     if plan.verify.is_some() && args.verify_timed {
         bail!("--verify-timed is not merged across ranks: use --verify");
     }
@@ -343,24 +375,43 @@ fn open(
 }
 
 /// When each job of the run started and ended, after the common start;
-/// the verify check that follows a job is not in its span.
-struct Spans {
+/// the verify check that follows a job is not in its span. Under
+/// `--stonewall` it also watches for the first rank's finish, between looks
+/// at the job's progress, and announces this rank's own.
+struct Spans<'w> {
     t0: Instant,
     open: Option<Nanos>,
     spans: Vec<(Nanos, Nanos)>,
+    wall: Option<Stonewall<'w>>,
+    /// Raised by a signal.
+    signal: &'w AtomicBool,
+    /// The job's stop flag under --stonewall.
+    halt: &'w AtomicBool,
+    /// Whether another rank's finish stopped this rank's job.
+    stonewalled: bool,
 }
 
-impl Spans {
+impl Spans<'_> {
     fn now(&self) -> Nanos {
         Nanos(u64::try_from(self.t0.elapsed().as_nanos()).unwrap_or(u64::MAX))
     }
 }
 
-impl runner::Observer for Spans {
-    fn progress(&mut self, _p: &runner::Progress) {}
+impl runner::Observer for Spans<'_> {
+    fn progress(&mut self, _p: &runner::Progress) {
+        let Some(wall) = self.wall.as_mut() else {
+            return;
+        };
+        if self.signal.load(Ordering::Relaxed) {
+            self.halt.store(true, Ordering::Relaxed);
+        } else if self.open.is_some() && !self.halt.load(Ordering::Relaxed) && wall.heard() {
+            self.stonewalled = true;
+            self.halt.store(true, Ordering::Relaxed);
+        }
+    }
 }
 
-impl ProfileObserver for Spans {
+impl ProfileObserver for Spans<'_> {
     fn begin(&mut self, label: &str) {
         if label != "verify" {
             self.open = Some(self.now());
@@ -371,6 +422,9 @@ impl ProfileObserver for Spans {
         if let Some(start) = self.open.take() {
             let end = self.now();
             self.spans.push((start, end));
+            if let Some(wall) = self.wall.as_mut() {
+                wall.finished();
+            }
         }
     }
 }
@@ -395,43 +449,4 @@ fn measured(
             (Nanos(start.0.max(end.0.saturating_sub(run))), end)
         })
         .collect()
-}
-
-/// The per-rank table under the merged figures.
-fn rank_table(c: &ClusterRun) -> String {
-    use std::fmt::Write;
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "\n{} ranks, {}, aggregate over {:.3}s (first start to last end)",
-        c.ranks,
-        c.layout.as_str(),
-        c.wall.0 as f64 / 1e9
-    );
-    let _ = writeln!(
-        o,
-        "  {:>4}  {:<16} {:>9} {:>9} {:>12} {:>12}  path",
-        "rank", "host", "start s", "end s", "read", "write"
-    );
-    for r in &c.per_rank {
-        let _ = writeln!(
-            o,
-            "  {:>4}  {:<16} {:>9.3} {:>9.3} {:>12} {:>12}  {}",
-            r.rank,
-            r.host,
-            r.start.0 as f64 / 1e9,
-            r.end.0 as f64 / 1e9,
-            r.read_bw.to_string(),
-            r.write_bw.to_string(),
-            r.path
-        );
-    }
-    if let Some((slow, fast)) = c.slowest_fastest() {
-        let _ = writeln!(
-            o,
-            "  slowest rank {}, fastest rank {}",
-            slow.rank, fast.rank
-        );
-    }
-    o
 }

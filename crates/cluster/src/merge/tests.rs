@@ -64,6 +64,7 @@ fn report(rank: u32, start_ms: u64, end_ms: u64, j: DiskJobResult) -> RankReport
         spans: vec![(Nanos(start_ms * 1_000_000), Nanos(end_ms * 1_000_000))],
         jobs: vec![j],
         interrupted: false,
+        stonewalled: false,
         device: None,
         result: None,
         warnings: vec![],
@@ -76,7 +77,7 @@ fn aggregate_is_all_bytes_over_first_start_to_last_end() {
         report(0, 0, 2000, job(200 << 20, 2, &[1000, 2000])),
         report(1, 500, 2500, job(100 << 20, 2, &[3000, 4000, 5000])),
     ];
-    let (jobs, cluster) = merge(&reports, Layout::FilePerRank).unwrap();
+    let (jobs, cluster) = merge(&reports, Layout::FilePerRank, false).unwrap();
     let w = jobs[0].write.as_ref().unwrap();
     assert_eq!(w.io_bytes, Bytes(300 << 20));
     assert_eq!(w.ios, 5);
@@ -109,6 +110,70 @@ fn ranks_with_different_jobs_do_not_merge() {
     other.jobs.clear();
     other.spans.clear();
     let reports = [report(0, 0, 1000, job(1 << 20, 1, &[1000])), other];
-    assert!(merge(&reports, Layout::SharedFile).is_none());
-    assert!(merge(&[], Layout::SharedFile).is_none());
+    assert!(merge(&reports, Layout::SharedFile, false).is_none());
+    assert!(merge(&[], Layout::SharedFile, false).is_none());
+}
+
+fn stream_rank(rank: u32, mb: f64, ok: bool) -> MemRankResult {
+    use iomark_model::mem::StreamOp;
+    let kernels = StreamOp::ALL
+        .iter()
+        .enumerate()
+        .map(|(k, &op)| StreamKernelResult {
+            op,
+            bytes_per_pass: Bytes(16_000_000),
+            best_rate: BytesPerSec((mb + k as f64) * 1e6),
+            avg: Nanos(2_000_000 + u64::from(rank)),
+            min: Nanos(1_000_000 + u64::from(rank)),
+            max: Nanos(3_000_000 + u64::from(rank)),
+        })
+        .collect();
+    MemRankResult {
+        rank,
+        host: "h".into(),
+        result: KernelResult::Stream(StreamResult {
+            array_bytes: Bytes(8_000_000),
+            init: Nanos(5),
+            copy_method: "memcpy".into(),
+            stores: "regular".into(),
+            kernels,
+            validation: if ok {
+                Validation::passed("solution validates")
+            } else {
+                Validation::failed("a: error 1e-3")
+            },
+        }),
+        execution: Nanos(10_000_000 * u64::from(rank + 1)),
+    }
+}
+
+#[test]
+fn stream_across_ranks_sums_the_rates_and_keeps_the_slowest_times() {
+    let ranks = [
+        stream_rank(0, 1000.0, true),
+        stream_rank(1, 2000.0, true),
+        stream_rank(2, 3000.0, true),
+    ];
+    let (s, execution) = merge_stream(&ranks).unwrap();
+    assert_eq!(s.kernels.len(), 4);
+    for (k, m) in s.kernels.iter().enumerate() {
+        assert_eq!(m.best_rate.0, (6000.0 + 3.0 * k as f64) * 1e6);
+        assert_eq!(m.bytes_per_pass, Bytes(48_000_000));
+        assert_eq!(
+            (m.min, m.avg, m.max),
+            (Nanos(1_000_002), Nanos(2_000_002), Nanos(3_000_002))
+        );
+    }
+    assert_eq!(execution, Nanos(30_000_000));
+    assert_eq!(s.validation.outcome, CheckOutcome::Passed);
+    // One rank's failed check fails the run, naming the rank.
+    let bad = [stream_rank(0, 1.0, true), stream_rank(1, 1.0, false)];
+    let (s, _) = merge_stream(&bad).unwrap();
+    assert_eq!(s.validation.outcome, CheckOutcome::Failed);
+    assert!(
+        s.validation.detail.starts_with("rank 1: "),
+        "{}",
+        s.validation.detail
+    );
+    assert!(merge_stream(&[]).is_none());
 }
