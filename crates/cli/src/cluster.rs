@@ -19,6 +19,38 @@ mod disk;
 #[cfg(feature = "mpi")]
 mod mem;
 
+/// How a rank leaves the job with `out`, its outcome. Only rank 0 speaks
+/// for the job: the others leave with its code. A failure every rank agreed
+/// on ([`iomark_cluster::ClusterError::Rank`], from a collective status) is
+/// printed by rank 0 before any rank exits: mpirun ends the whole job as
+/// soon as the first rank exits non-zero, and rank 0 killed before it
+/// printed would leave the user an exit code without a reason.
+#[cfg(feature = "mpi")]
+fn leave(world: &iomark_cluster::World, out: anyhow::Result<Exit>) -> anyhow::Result<Exit> {
+    let Err(e) = out else { return out };
+    let agreed = e.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<iomark_cluster::ClusterError>(),
+            Some(iomark_cluster::ClusterError::Rank { .. })
+        )
+    });
+    if !agreed {
+        return if world.is_root() {
+            Err(e)
+        } else {
+            Ok(Exit::Error)
+        };
+    }
+    if world.is_root() {
+        eprintln!(
+            "iomark: {}",
+            iomark_text::escape_controls(&format!("{e:#}"))
+        );
+    }
+    world.barrier();
+    Ok(Exit::Error)
+}
+
 /// How the ranks of an MPI run share the storage (IOR's layouts).
 #[derive(Debug, Clone, Default, Args)]
 #[command(next_help_heading = "MPI (mpirun -np N iomark disk DIR)")]

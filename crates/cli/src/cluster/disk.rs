@@ -38,14 +38,7 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     let world = World::init()?;
     let stop = signals::stop_flag()?;
     let out = run_rank(&args, &world, stop);
-    match out {
-        // Only rank 0 speaks for the job; the others leave with its code.
-        Err(e) if !world.is_root() => {
-            drop(e);
-            Ok(Exit::Error)
-        }
-        other => other,
-    }
+    super::leave(&world, out)
 }
 
 /// One rank's part; errors are the job's (every rank returns one).

@@ -25,14 +25,7 @@ use crate::signals;
 pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
     let world = World::init()?;
     let stop = signals::stop_flag()?;
-    match run_rank(args, &world, stop) {
-        // Only rank 0 speaks for the job; the others leave with its code.
-        Err(e) if !world.is_root() => {
-            drop(e);
-            Ok(Exit::Error)
-        }
-        other => other,
-    }
+    super::leave(&world, run_rank(args, &world, stop))
 }
 
 /// The job, checked: what runs alone only is refused.
