@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use iomark_model::cluster::{ClusterRun, Layout, MemRankResult, RankResult};
+use iomark_model::cluster::{ClusterRun, Layout, MemRankResult, RankJob, RankResult};
 use iomark_model::device::DeviceReport;
 use iomark_model::disk::{CpuUsage, DirectionResult, DiskJobResult, IntervalSample};
 use iomark_model::mem::{CheckOutcome, KernelResult, StreamKernelResult, StreamResult, Validation};
@@ -116,6 +116,20 @@ fn rank_row(r: &RankReport) -> RankResult {
         interrupted: r.interrupted,
         stonewalled: r.stonewalled,
         device: r.device.clone(),
+        jobs: if r.jobs.len() > 1 {
+            r.spans
+                .iter()
+                .zip(&r.jobs)
+                .map(|(&(start, end), j)| RankJob {
+                    start,
+                    end,
+                    read_bytes: j.read.as_ref().map_or(Bytes(0), |d| d.io_bytes),
+                    write_bytes: j.write.as_ref().map_or(Bytes(0), |d| d.io_bytes),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
     }
 }
 
