@@ -193,33 +193,66 @@ mod mpi {
     fn a_killed_rank_ends_the_job_and_leaves_nothing() {
         require!(have("mpirun"));
         let dir = tempfile::tempdir().unwrap();
+        a_killed_rank_ends(
+            dir.path(),
+            Duration::from_millis(500),
+            &[
+                "--rw",
+                "write",
+                "--bs",
+                "1M",
+                "--size",
+                "32M",
+                "--runtime",
+                "60s",
+            ],
+        );
+    }
+
+    /// During a profile the other ranks wait for the dead one at the next
+    /// job's barrier or gather: they see mpirun's SIGTERM there too.
+    #[test]
+    fn a_killed_rank_ends_a_profile_and_leaves_nothing() {
+        require!(have("mpirun"));
+        let dir = fast_dir();
+        // In the third job (a second of preparation, a second measured),
+        // or at the gather between two.
+        a_killed_rank_ends(
+            dir.path(),
+            Duration::from_millis(2500),
+            &[
+                "--profile",
+                "cdm",
+                "--quick",
+                "--pass-time",
+                "1s",
+                "--size",
+                "16M",
+                "--buffered",
+            ],
+        );
+    }
+
+    /// Kill rank 1 of `args` on `dir` `after` every rank has its test
+    /// file: the job ends within 10 s, nothing is left, the run is stored
+    /// as interrupted.
+    fn a_killed_rank_ends(dir: &std::path::Path, after: Duration, args: &[&str]) {
         let db = ScratchDb::new();
-        let d = dir.path().to_str().unwrap();
-        let mut job = mpirun(&[
-            "disk",
-            d,
-            "--rw",
-            "write",
-            "--bs",
-            "1M",
-            "--size",
-            "32M",
-            "--runtime",
-            "60s",
-            "--db",
-            db.db(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        let d = dir.to_str().unwrap();
+        let mut all = vec!["disk", d, "--db", db.db()];
+        all.extend_from_slice(args);
+        let mut job = mpirun(&all)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         let mpirun_pid = job.id();
         // The ranks are mpirun's grandchildren or children; find them by
         // their parent chain once all three test files exist.
         wait_until(Duration::from_secs(30), "three test files", || {
-            test_files(dir.path()).len() == 3
+            test_files(dir).len() == 3
         });
-        std::thread::sleep(Duration::from_millis(500));
+        std::thread::sleep(after);
         let ranks = ranks_of(mpirun_pid);
         assert_eq!(ranks.len(), 3, "ranks {ranks:?}");
         let victim = ranks[1];
@@ -239,7 +272,7 @@ mod mpi {
         let mut err = String::new();
         std::io::Read::read_to_string(job.stderr.as_mut().unwrap(), &mut err).unwrap();
         assert!(err.contains("signal 9"), "{err}");
-        assert_no_test_files(dir.path());
+        assert_no_test_files(dir);
         assert!(status_of(&db).contains("interrupted"), "{}", status_of(&db));
     }
 

@@ -219,8 +219,12 @@ fn run_rank(
     }
     let outcome = outcome.expect("checked on every rank");
     if let Some(gather) = gather {
-        let Some((merged, cluster)) = gather.finish(&outcome)? else {
-            return Ok(Exit::Success);
+        let Some((merged, cluster)) = gather.finish(&outcome, stop)? else {
+            return Ok(if stop.load(Ordering::Relaxed) {
+                Exit::Interrupted
+            } else {
+                Exit::Success
+            });
         };
         let recorder = recorder.expect("rank 0 records");
         let interrupted = outcome.interrupted;
@@ -405,11 +409,17 @@ impl Gather<'_> {
     }
 
     /// After the profile: rank 0's merged per-rank table (and every rank's
-    /// own warnings), `None` on the other ranks. A collective.
+    /// own warnings), `None` on the other ranks or after a signal. A
+    /// collective.
     fn finish(
         self,
         outcome: &DiskOutcome,
+        stop: &AtomicBool,
     ) -> anyhow::Result<Option<(Vec<RankReport>, iomark_model::cluster::ClusterRun)>> {
+        if !self.world.barrier_unless(stop) {
+            // A signal: no collective now; rank 0's record stays unfinished.
+            return Ok(None);
+        }
         let mine = RankReport {
             interrupted: outcome.interrupted,
             ..self.me.clone()
@@ -625,8 +635,10 @@ impl ProfileObserver for Spans<'_> {
             return;
         }
         if let Some(g) = &self.gather {
-            // Every rank starts each of a profile's jobs together.
-            g.world.barrier();
+            // Every rank starts each of a profile's jobs together; on a
+            // signal the job runs no further (its stop flag is up) and
+            // measured() leaves without a collective.
+            g.world.barrier_unless(self.signal);
         }
         if label != "verify" {
             self.open = Some(self.now());
@@ -662,6 +674,11 @@ impl ProfileObserver for Spans<'_> {
         let Some(g) = self.gather.as_mut() else {
             return job;
         };
+        // A signal: mpirun is ending the job, a peer may be gone; the
+        // profile ends here without another collective step.
+        if !g.world.barrier_unless(self.signal) {
+            return Err(iomark_disk::DiskError::Interrupted);
+        }
         g.merge(job, span).map_err(|e| {
             let message = e.to_string();
             g.failure = Some(e);
