@@ -700,6 +700,62 @@ mod mpi {
         shown_like_a_profile_run(&db, &["randread 1MiB QD1", "randwrite 4KiB QD1"]);
     }
 
+    /// Sustained writes across 3 ranks: the ranks' bytes-written series
+    /// summed, so the pass wrote every rank's region; the merged job and
+    /// the per-rank rows agree.
+    #[test]
+    fn sustained_across_ranks_sums_the_ranks_series() {
+        require!(have("mpirun"));
+        let dir = fast_dir();
+        let db = ScratchDb::new();
+        let d = dir.path().to_str().unwrap();
+        let started = Instant::now();
+        let out = run(&[
+            "disk",
+            d,
+            "--profile",
+            "sustained",
+            "--size",
+            "32M",
+            "--buffered",
+            "--json",
+            "--db",
+            db.db(),
+        ]);
+        eprintln!("rig: sustained across 3 ranks took {:?}", started.elapsed());
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let doc = json_of(&out);
+        let body = &doc["body"];
+        assert_eq!(body["profile"], "sustained");
+        let pass = &body["profile_result"]["pass"];
+        let ranks = body["cluster"]["per_rank"].as_array().unwrap();
+        assert_eq!(ranks.len(), 3);
+        for r in ranks {
+            assert_eq!(r["write_bytes"].as_u64().unwrap(), 32 << 20, "{r}");
+        }
+        let written = pass["written"].as_u64().unwrap();
+        assert_eq!(written, 3 * (32 << 20), "{pass}");
+        assert_eq!(pass["end"], "region");
+        let series = pass["series"].as_array().unwrap();
+        assert_eq!(series.last().unwrap()["bytes"].as_u64().unwrap(), written);
+        let job = &body["jobs"][0]["write"];
+        assert_eq!(job["io_bytes"].as_u64().unwrap(), written);
+        let last = ranks
+            .iter()
+            .map(|r| r["end"].as_u64().unwrap())
+            .max()
+            .unwrap();
+        let first = ranks
+            .iter()
+            .map(|r| r["start"].as_u64().unwrap())
+            .min()
+            .unwrap();
+        assert_eq!(job["runtime"].as_u64().unwrap(), last - first);
+        assert_no_test_files(dir.path());
+        assert_eq!(stored(&db)["document"]["body"], *body);
+        assert!(status_of(&db).contains("complete"), "{}", status_of(&db));
+    }
+
     /// The profiles that measure one device stay alone: exit 2, the reason,
     /// nothing left.
     #[test]

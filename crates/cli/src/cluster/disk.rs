@@ -685,6 +685,40 @@ impl ProfileObserver for Spans<'_> {
             iomark_disk::DiskError::Invalid(message)
         })
     }
+
+    fn series(
+        &mut self,
+        points: Vec<iomark_model::sustained::WrittenAt>,
+    ) -> Result<Vec<iomark_model::sustained::WrittenAt>, iomark_disk::DiskError> {
+        let Some(g) = self.gather.as_mut() else {
+            return Ok(points);
+        };
+        // Every rank sums the same series, so every rank finds the same
+        // cliff and goes on the same way.
+        if !g.world.barrier_unless(self.signal) {
+            return Err(iomark_disk::DiskError::Interrupted);
+        }
+        let bytes = serde_json::to_vec(&points).unwrap_or_default();
+        let all = g.world.all_gather(&bytes);
+        let series = all
+            .iter()
+            .enumerate()
+            .map(|(rank, b)| {
+                serde_json::from_slice(b).map_err(|e| iomark_cluster::ClusterError::Garbled {
+                    rank: rank as u32,
+                    reason: e.to_string(),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>();
+        match series {
+            Ok(series) => Ok(iomark_cluster::merge::merge_series(&series)),
+            Err(e) => {
+                let message = e.to_string();
+                g.failure = Some(e);
+                Err(iomark_disk::DiskError::Invalid(message))
+            }
+        }
+    }
 }
 
 /// Each job's measured part: its span less what came before measuring

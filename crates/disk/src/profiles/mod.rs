@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 
 use iomark_model::disk::{DiskJobResult, DiskJobSpec, EngineKind};
 use iomark_model::profile::ProfileResult;
+use iomark_model::sustained::WrittenAt;
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::Warning;
 
@@ -129,12 +130,10 @@ impl ProfileName {
             | ProfileName::Cdm3
             | ProfileName::Iometer
             | ProfileName::Macbench
-            | ProfileName::Sweep => Ok(()),
+            | ProfileName::Sweep
+            | ProfileName::Sustained => Ok(()),
             ProfileName::Gnome => Err("it samples one device's transfer-rate curve"),
             ProfileName::Artefacts => Err("it probes one device's compression and deduplication"),
-            ProfileName::Sustained => {
-                Err("where one device's write cache runs out is not merged across ranks yet")
-            }
             ProfileName::Verify => Err("it checks one device's data and capacity"),
         }
     }
@@ -346,6 +345,12 @@ pub trait ProfileObserver: Observer {
         job: Result<DiskJobResult, DiskError>,
     ) -> Result<DiskJobResult, DiskError> {
         job
+    }
+    /// The bytes-written series of the job just [`measured`](Self::measured)
+    /// (the sustained-write test finds its cliff in it): the default is
+    /// the series as measured; across MPI ranks, every rank's summed.
+    fn series(&mut self, points: Vec<WrittenAt>) -> Result<Vec<WrittenAt>, DiskError> {
+        Ok(points)
     }
 }
 
