@@ -193,33 +193,66 @@ mod mpi {
     fn a_killed_rank_ends_the_job_and_leaves_nothing() {
         require!(have("mpirun"));
         let dir = tempfile::tempdir().unwrap();
+        a_killed_rank_ends(
+            dir.path(),
+            Duration::from_millis(500),
+            &[
+                "--rw",
+                "write",
+                "--bs",
+                "1M",
+                "--size",
+                "32M",
+                "--runtime",
+                "60s",
+            ],
+        );
+    }
+
+    /// During a profile the other ranks wait for the dead one at the next
+    /// job's barrier or gather: they see mpirun's SIGTERM there too.
+    #[test]
+    fn a_killed_rank_ends_a_profile_and_leaves_nothing() {
+        require!(have("mpirun"));
+        let dir = fast_dir();
+        // In the third job (a second of preparation, a second measured),
+        // or at the gather between two.
+        a_killed_rank_ends(
+            dir.path(),
+            Duration::from_millis(2500),
+            &[
+                "--profile",
+                "cdm",
+                "--quick",
+                "--pass-time",
+                "1s",
+                "--size",
+                "16M",
+                "--buffered",
+            ],
+        );
+    }
+
+    /// Kill rank 1 of `args` on `dir` `after` every rank has its test
+    /// file: the job ends within 10 s, nothing is left, the run is stored
+    /// as interrupted.
+    fn a_killed_rank_ends(dir: &std::path::Path, after: Duration, args: &[&str]) {
         let db = ScratchDb::new();
-        let d = dir.path().to_str().unwrap();
-        let mut job = mpirun(&[
-            "disk",
-            d,
-            "--rw",
-            "write",
-            "--bs",
-            "1M",
-            "--size",
-            "32M",
-            "--runtime",
-            "60s",
-            "--db",
-            db.db(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        let d = dir.to_str().unwrap();
+        let mut all = vec!["disk", d, "--db", db.db()];
+        all.extend_from_slice(args);
+        let mut job = mpirun(&all)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         let mpirun_pid = job.id();
         // The ranks are mpirun's grandchildren or children; find them by
         // their parent chain once all three test files exist.
         wait_until(Duration::from_secs(30), "three test files", || {
-            test_files(dir.path()).len() == 3
+            test_files(dir).len() == 3
         });
-        std::thread::sleep(Duration::from_millis(500));
+        std::thread::sleep(after);
         let ranks = ranks_of(mpirun_pid);
         assert_eq!(ranks.len(), 3, "ranks {ranks:?}");
         let victim = ranks[1];
@@ -239,7 +272,7 @@ mod mpi {
         let mut err = String::new();
         std::io::Read::read_to_string(job.stderr.as_mut().unwrap(), &mut err).unwrap();
         assert!(err.contains("signal 9"), "{err}");
-        assert_no_test_files(dir.path());
+        assert_no_test_files(dir);
         assert!(status_of(&db).contains("interrupted"), "{}", status_of(&db));
     }
 
@@ -459,6 +492,303 @@ mod mpi {
         // Stored as one complete run, with the flags per rank.
         assert_eq!(stored(&db)["document"]["body"]["cluster"], *cluster);
         assert!(status_of(&db).contains("complete"), "{}", status_of(&db));
+    }
+
+    /// A directory in memory when there is one (/dev/shm): a profile's
+    /// many short jobs then measure the page cache, not a busy disk.
+    fn fast_dir() -> tempfile::TempDir {
+        tempfile::tempdir_in("/dev/shm").unwrap_or_else(|_| tempfile::tempdir().unwrap())
+    }
+
+    /// A profile across the ranks, as JSON into a fresh store: its
+    /// document (checked to be stored as the one complete run), after
+    /// every job was checked to add up: each job's aggregate bytes are the
+    /// ranks' shares summed, over the first rank's start to the last
+    /// rank's end.
+    fn profile_across_ranks(dir: &std::path::Path, db: &ScratchDb, args: &[&str]) -> Value {
+        let d = dir.to_str().unwrap();
+        let mut all = vec!["disk", d, "--buffered", "--json", "--db", db.db()];
+        all.extend_from_slice(args);
+        let started = Instant::now();
+        let out = run(&all);
+        eprintln!("rig: {args:?} across 3 ranks took {:?}", started.elapsed());
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let doc = json_of(&out);
+        let body = &doc["body"];
+        let jobs = body["jobs"].as_array().unwrap();
+        assert!(!jobs.is_empty(), "{body}");
+        let cluster = &body["cluster"];
+        assert_eq!(cluster["ranks"], 3, "{cluster}");
+        let ranks = cluster["per_rank"].as_array().unwrap();
+        assert_eq!(ranks.len(), 3);
+        for (i, r) in ranks.iter().enumerate() {
+            assert_eq!(r["rank"], i as u64);
+            assert_eq!(r["jobs"].as_array().unwrap().len(), jobs.len(), "{r}");
+        }
+        for (j, job) in jobs.iter().enumerate() {
+            let name = &job["spec"]["name"];
+            let mut measured = 0;
+            for dir in ["read", "write"] {
+                let Some(m) = job.get(dir).filter(|m| !m.is_null()) else {
+                    continue;
+                };
+                let share = |r: &Value| r["jobs"][j][format!("{dir}_bytes")].as_u64().unwrap();
+                for r in ranks {
+                    assert!(share(r) > 0, "{name} {dir}: rank {} did nothing", r["rank"]);
+                }
+                let sum: u64 = ranks.iter().map(share).sum();
+                assert_eq!(m["io_bytes"].as_u64().unwrap(), sum, "{name} {dir}");
+                let at = |r: &Value, k: &str| r["jobs"][j][k].as_u64().unwrap();
+                let first = ranks.iter().map(|r| at(r, "start")).min().unwrap();
+                let last = ranks.iter().map(|r| at(r, "end")).max().unwrap();
+                let window = m["runtime"].as_u64().unwrap();
+                assert_eq!(window, last - first, "{name} {dir}: the window");
+                let bw = m["bw"].as_f64().unwrap();
+                let want = sum as f64 / (window as f64 / 1e9);
+                assert!(
+                    (bw - want).abs() <= 1e-6 * want,
+                    "{name} {dir}: {bw} vs {want}"
+                );
+                measured += 1;
+            }
+            assert!(measured > 0, "{name}: no direction measured");
+        }
+        // The per-rank totals are the rank's shares of the jobs.
+        for r in ranks {
+            for dir in ["read", "write"] {
+                let key = format!("{dir}_bytes");
+                let total: u64 = r["jobs"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|j| j[&key].as_u64().unwrap())
+                    .sum();
+                assert_eq!(r[&key].as_u64().unwrap(), total, "rank {} {dir}", r["rank"]);
+            }
+        }
+        assert_no_test_files(dir);
+        let list = status_of(db);
+        assert_eq!(list.matches("complete").count(), 1, "{list}");
+        assert_eq!(stored(db)["document"]["body"], *body);
+        doc
+    }
+
+    /// `results show` prints the profile's figures (as for a run on one
+    /// machine) and the per-rank table;
+    /// `report` draws the ranks' chart.
+    fn shown_like_a_profile_run(db: &ScratchDb, needles: &[&str]) {
+        let shown = stdout(&results(db.db(), &["show", "1"]));
+        for n in needles.iter().chain(&["3 ranks", "slowest rank"]) {
+            assert!(shown.contains(n), "no {n:?} in:\n{shown}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let html = dir.path().join("report.html");
+        iomark_ok(&[
+            "report",
+            "1",
+            "--db",
+            db.db(),
+            "--html",
+            html.to_str().unwrap(),
+        ]);
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(page.contains("ranks-1"), "no per-rank chart in the report");
+    }
+
+    /// CrystalDiskMark 8 across 3 ranks: every test of the grid, each the
+    /// best of its merged passes, one stored run.
+    #[test]
+    fn cdm_across_ranks_merges_every_job_of_the_grid() {
+        require!(have("mpirun"));
+        let dir = fast_dir();
+        let db = ScratchDb::new();
+        let doc = profile_across_ranks(
+            dir.path(),
+            &db,
+            &[
+                "--profile",
+                "cdm",
+                "--quick",
+                "--passes",
+                "2",
+                "--pass-time",
+                "0.3s",
+                "--size",
+                "8M",
+            ],
+        );
+        let body = &doc["body"];
+        assert_eq!(body["profile"], "cdm");
+        let cdm = &body["profile_result"];
+        let rows = ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"];
+        assert_eq!(cdm["rows"], serde_json::json!(rows));
+        let tests = cdm["tests"].as_array().unwrap();
+        assert_eq!(tests.len(), 8, "{cdm}");
+        let jobs = body["jobs"].as_array().unwrap();
+        assert_eq!(
+            jobs.len(),
+            16,
+            "2 passes of 8 tests, the preparation passes not kept"
+        );
+        for (t, test) in tests.iter().enumerate() {
+            assert_eq!(test["row"], rows[t / 2]);
+            assert_eq!(test["dir"], ["read", "write"][t % 2]);
+            // The grid's figure is the best merged pass.
+            let first = test["first_job"].as_u64().unwrap() as usize;
+            let dir = test["dir"].as_str().unwrap();
+            let best = (first..first + 2)
+                .map(|j| jobs[j][dir]["bw"].as_f64().unwrap())
+                .fold(0.0, f64::max);
+            assert!(best > 0.0);
+            assert_eq!(test["bw"].as_f64().unwrap(), best, "{test}");
+        }
+        shown_like_a_profile_run(&db, &["read 1MiB QD8 T1", "randwrite 4KiB QD1 T1"]);
+    }
+
+    /// IOmeter's depth sweep and the block-size sweep across 3 ranks:
+    /// every point merged, the knee sentences from the merged points.
+    #[test]
+    fn sweeps_across_ranks_merge_every_point() {
+        require!(have("mpirun"));
+        let dir = fast_dir();
+        let db = ScratchDb::new();
+        let doc = profile_across_ranks(
+            dir.path(),
+            &db,
+            &[
+                "--profile",
+                "iometer",
+                "--quick",
+                "--qd",
+                "1,2",
+                "--ramp",
+                "0",
+                "--runtime",
+                "0.3s",
+                "--size",
+                "8M",
+            ],
+        );
+        let body = &doc["body"];
+        assert_eq!(body["profile"], "iometer");
+        assert_eq!(
+            body["jobs"].as_array().unwrap().len(),
+            8,
+            "4 patterns at 2 depths"
+        );
+        let knees = body["knees"].as_array().unwrap();
+        assert_eq!(knees.len(), 4, "{knees:?}");
+        shown_like_a_profile_run(&db, &["depth sweep 1,2: 4 KiB random read", "knee depth"]);
+
+        let db = ScratchDb::new();
+        let doc = profile_across_ranks(
+            dir.path(),
+            &db,
+            &[
+                "--profile",
+                "sweep",
+                "--quick",
+                "--sizes",
+                "4k,1M",
+                "--runtime",
+                "0.3s",
+                "--size",
+                "8M",
+            ],
+        );
+        assert_eq!(doc["body"]["profile"], "sweep");
+        shown_like_a_profile_run(&db, &["randread 1MiB QD1", "randwrite 4KiB QD1"]);
+    }
+
+    /// Sustained writes across 3 ranks: the ranks' bytes-written series
+    /// summed, so the pass wrote every rank's region; the merged job and
+    /// the per-rank rows agree.
+    #[test]
+    fn sustained_across_ranks_sums_the_ranks_series() {
+        require!(have("mpirun"));
+        let dir = fast_dir();
+        let db = ScratchDb::new();
+        let d = dir.path().to_str().unwrap();
+        let started = Instant::now();
+        let out = run(&[
+            "disk",
+            d,
+            "--profile",
+            "sustained",
+            "--size",
+            "32M",
+            "--buffered",
+            "--json",
+            "--db",
+            db.db(),
+        ]);
+        eprintln!("rig: sustained across 3 ranks took {:?}", started.elapsed());
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let doc = json_of(&out);
+        let body = &doc["body"];
+        assert_eq!(body["profile"], "sustained");
+        let pass = &body["profile_result"]["pass"];
+        let ranks = body["cluster"]["per_rank"].as_array().unwrap();
+        assert_eq!(ranks.len(), 3);
+        for r in ranks {
+            assert_eq!(r["write_bytes"].as_u64().unwrap(), 32 << 20, "{r}");
+        }
+        let written = pass["written"].as_u64().unwrap();
+        assert_eq!(written, 3 * (32 << 20), "{pass}");
+        assert_eq!(pass["end"], "region");
+        let series = pass["series"].as_array().unwrap();
+        assert_eq!(series.last().unwrap()["bytes"].as_u64().unwrap(), written);
+        let job = &body["jobs"][0]["write"];
+        assert_eq!(job["io_bytes"].as_u64().unwrap(), written);
+        let last = ranks
+            .iter()
+            .map(|r| r["end"].as_u64().unwrap())
+            .max()
+            .unwrap();
+        let first = ranks
+            .iter()
+            .map(|r| r["start"].as_u64().unwrap())
+            .min()
+            .unwrap();
+        assert_eq!(job["runtime"].as_u64().unwrap(), last - first);
+        assert_no_test_files(dir.path());
+        assert_eq!(stored(&db)["document"]["body"], *body);
+        assert!(status_of(&db).contains("complete"), "{}", status_of(&db));
+    }
+
+    /// The profiles that measure one device stay alone: exit 2, the reason,
+    /// nothing left.
+    #[test]
+    fn profiles_of_one_device_are_refused_across_ranks() {
+        require!(have("mpirun"));
+        let dir = fast_dir();
+        let db = ScratchDb::new();
+        let d = dir.path().to_str().unwrap();
+        for (profile, why) in [
+            ("verify", "one device's data"),
+            ("artefacts", "compression"),
+            ("gnome", "transfer-rate curve"),
+        ] {
+            let out = run(&["disk", d, "--profile", profile, "--db", db.db()]);
+            assert_eq!(out.status.code(), Some(2), "{profile}: {}", stderr(&out));
+            let err = stderr(&out);
+            let want = format!("--profile {profile} runs alone, not across MPI ranks");
+            assert!(err.contains(&want) && err.contains(why), "{err}");
+            assert!(err.contains("cdm, cdm-nvme"), "{err}");
+            assert_no_test_files(dir.path());
+        }
+        let out = run(&[
+            "disk",
+            d,
+            "--profile",
+            "cdm",
+            "--quick",
+            "--stonewall",
+            "--db",
+            db.db(),
+        ]);
+        fails_with(&out, "--stonewall stops a custom workload");
+        assert!(!status_of(&db).contains("complete"), "{}", status_of(&db));
     }
 
     /// STREAM on 3 ranks in step: one stored run whose rates are the sum

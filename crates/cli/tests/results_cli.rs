@@ -623,6 +623,7 @@ fn show_prints_the_per_rank_table_of_a_run_across_mpi_ranks() {
         interrupted: false,
         stonewalled: r == 2,
         device: None,
+        jobs: Vec::new(),
     };
     if let RunBody::Disk(d) = &mut doc.body {
         d.cluster = Some(Box::new(ClusterRun {

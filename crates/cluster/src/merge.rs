@@ -6,11 +6,12 @@
 
 use std::collections::BTreeMap;
 
-use iomark_model::cluster::{ClusterRun, Layout, MemRankResult, RankResult};
+use iomark_model::cluster::{ClusterRun, Layout, MemRankResult, RankJob, RankResult};
 use iomark_model::device::DeviceReport;
 use iomark_model::disk::{CpuUsage, DirectionResult, DiskJobResult, IntervalSample};
 use iomark_model::mem::{CheckOutcome, KernelResult, StreamKernelResult, StreamResult, Validation};
 use iomark_model::profile::ProfileResult;
+use iomark_model::sustained::WrittenAt;
 use iomark_model::units::{Bytes, BytesPerSec, Iops, Nanos};
 use iomark_model::Warning;
 use iomark_stats::histogram::LatencyHistogram;
@@ -116,6 +117,20 @@ fn rank_row(r: &RankReport) -> RankResult {
         interrupted: r.interrupted,
         stonewalled: r.stonewalled,
         device: r.device.clone(),
+        jobs: if r.jobs.len() > 1 {
+            r.spans
+                .iter()
+                .zip(&r.jobs)
+                .map(|(&(start, end), j)| RankJob {
+                    start,
+                    end,
+                    read_bytes: j.read.as_ref().map_or(Bytes(0), |d| d.io_bytes),
+                    write_bytes: j.write.as_ref().map_or(Bytes(0), |d| d.io_bytes),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
     }
 }
 
@@ -222,6 +237,35 @@ fn merge_samples<'a>(all: impl Iterator<Item = &'a [IntervalSample]>) -> Vec<Int
         o.mean_lat_ns = if n > 0.0 { l / n } else { 0.0 };
     }
     out
+}
+
+/// Every rank's bytes-written series summed (the sustained-write test's):
+/// at every time any rank has a point, each rank's bytes by then, linearly
+/// between its points, its last total after its end. The ranks left the
+/// same barrier, so their times line up.
+pub fn merge_series(all: &[Vec<WrittenAt>]) -> Vec<WrittenAt> {
+    let mut times: Vec<Nanos> = all.iter().flatten().map(|p| p.time).collect();
+    times.sort_unstable();
+    times.dedup();
+    let at = |series: &[WrittenAt], t: Nanos| -> f64 {
+        let after = series.partition_point(|p| p.time <= t);
+        match (after.checked_sub(1).map(|i| series[i]), series.get(after)) {
+            (None, _) => 0.0,
+            (Some(p), None) => p.bytes.get() as f64,
+            (Some(p), Some(q)) => {
+                let span = (q.time.get() - p.time.get()) as f64;
+                let part = (t.get() - p.time.get()) as f64 / span;
+                p.bytes.get() as f64 + part * (q.bytes.get() as f64 - p.bytes.get() as f64)
+            }
+        }
+    };
+    times
+        .into_iter()
+        .map(|t| WrittenAt {
+            time: t,
+            bytes: Bytes(all.iter().map(|s| at(s, t)).sum::<f64>().round() as u64),
+        })
+        .collect()
 }
 
 /// STREAM on every rank as one result: each kernel's bytes per pass and

@@ -8,6 +8,7 @@ use mpi::request::{Request, StaticScope};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
 use mpi::Count;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::ClusterError;
 
@@ -65,6 +66,27 @@ impl World {
     /// Wait until every rank is here.
     pub fn barrier(&self) {
         self.world.barrier();
+    }
+
+    /// Wait until every rank is here, unless `stop` rises first (a signal:
+    /// mpirun is ending the job, a peer may be gone): false then, and this
+    /// rank must take no further collective step. The wait is a
+    /// non-blocking barrier polled every 100 µs, so a signal is seen while
+    /// waiting for a dead peer; an abandoned barrier's request is leaked,
+    /// the job is ending.
+    pub fn barrier_unless(&self, stop: &AtomicBool) -> bool {
+        let mut req = self.world.immediate_barrier();
+        loop {
+            match req.test() {
+                Ok(_) => return true,
+                Err(r) => req = r,
+            }
+            if stop.load(Ordering::Relaxed) {
+                std::mem::forget(req);
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
     }
 
     /// Every rank's bytes, in rank order, on every rank.

@@ -87,6 +87,23 @@ pub struct RankResult {
     /// The device chain behind its target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<DeviceReport>,
+    /// Its share of each job, in the run's order, when the run has more
+    /// than one (a profile across ranks); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<RankJob>,
+}
+
+/// One rank's share of one job of a run of several.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankJob {
+    /// Its measured start, after the common start.
+    pub start: Nanos,
+    /// Its end, after the common start.
+    pub end: Nanos,
+    /// Bytes it read.
+    pub read_bytes: Bytes,
+    /// Bytes it wrote.
+    pub write_bytes: Bytes,
 }
 
 impl ClusterRun {

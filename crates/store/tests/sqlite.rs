@@ -428,6 +428,7 @@ fn a_run_across_mpi_ranks_stores_its_per_rank_table_and_deletes_it_with_the_run(
         interrupted: false,
         stonewalled: false,
         device: None,
+        jobs: Vec::new(),
     };
     if let iomark_model::RunBody::Disk(d) = &mut doc.body {
         d.cluster = Some(Box::new(ClusterRun {

@@ -19,7 +19,7 @@ use anyhow::{bail, Context};
 use iomark_cluster::merge::{merge, RankReport};
 use iomark_cluster::{Stonewall, World};
 use iomark_disk::plan::{run_document, DiskOutcome, Workload};
-use iomark_disk::profiles::ProfileObserver;
+use iomark_disk::profiles::{ProfileName, ProfileObserver, ProfilePlan};
 use iomark_disk::runner;
 use iomark_disk::target::{OpenTarget, TargetRequest};
 use iomark_disk::verify::writes::VerifyWrites;
@@ -109,10 +109,37 @@ fn run_rank(
         open: None,
         spans: Vec::new(),
         wall: stonewall.then(|| world.stonewall()),
+        gather: None,
         signal: stop,
         halt: &halt,
         stonewalled: false,
     };
+    // A profile's jobs: every rank starts each together and hands it to
+    // the others as it ends (Gather), so the profile's statistics are the
+    // merged jobs'.
+    spans.gather = matches!(workload, Workload::Profile(..)).then(|| Gather {
+        world,
+        layout,
+        me: RankReport {
+            rank: world.rank(),
+            host: world.host().to_string(),
+            path: target.info.path.clone(),
+            offset: target.region_base,
+            spans: Vec::new(),
+            jobs: Vec::new(),
+            interrupted: false,
+            stonewalled: false,
+            device: iomark_host::DeviceChain::for_path(&target.info.path)
+                .ok()
+                .map(iomark_host::DeviceChain::into_report),
+            result: None,
+            // Its target's doubts; the profile's are the merged jobs'.
+            warnings: target.warnings.clone(),
+        },
+        pending: Vec::new(),
+        kept: Vec::new(),
+        failure: None,
+    });
     let job_stop = if stonewall { &halt } else { stop };
     let mut outcome = workload.run_verified(&target, job_stop, &mut spans, verify);
     let wall = spans.wall.take();
@@ -173,6 +200,12 @@ fn run_rank(
             }
         }
     }
+    let mut gather = spans.gather.take();
+    if let Some(failure) = gather.as_mut().and_then(|g| g.failure.take()) {
+        // Every rank learnt of it at the same job: stored as failed.
+        drop(recorder.take());
+        return Err(failure.into());
+    }
     let status = outcome
         .as_ref()
         .map(drop)
@@ -185,6 +218,39 @@ fn run_rank(
         return Err(e.into());
     }
     let outcome = outcome.expect("checked on every rank");
+    if let Some(gather) = gather {
+        let Some((merged, cluster)) = gather.finish(&outcome, stop)? else {
+            return Ok(if stop.load(Ordering::Relaxed) {
+                Exit::Interrupted
+            } else {
+                Exit::Success
+            });
+        };
+        let recorder = recorder.expect("rank 0 records");
+        let interrupted = outcome.interrupted;
+        let mut outcome = outcome;
+        for r in &merged {
+            for w in &r.warnings {
+                let w =
+                    iomark_model::Warning::new(w.kind, format!("rank {}: {}", r.rank, w.message));
+                if !outcome.warnings.iter().any(|o| o.kind == w.kind) {
+                    outcome.warnings.push(w);
+                }
+            }
+        }
+        publish(
+            args,
+            &target,
+            name,
+            outcome,
+            started_at_ms,
+            cluster,
+            recorder,
+            args.prof.verbose,
+        )?;
+        drop(target);
+        return Ok(Exit::of_disk_run(interrupted, false));
+    }
 
     let report = RankReport {
         rank: world.rank(),
@@ -247,14 +313,40 @@ fn run_rank(
     let verify_failed =
         matches!(&merged.result, Some(ProfileResult::Verify(v)) if v.bad.total() > 0);
     let interrupted = merged.interrupted;
-    let mut doc = run_document(&target, name, merged, started_at_ms, args_now());
+    publish(
+        args,
+        &target,
+        name,
+        merged,
+        started_at_ms,
+        cluster,
+        recorder,
+        false,
+    )?;
     drop(target);
+    Ok(Exit::of_disk_run(interrupted, verify_failed))
+}
+
+/// Rank 0: the run's document with the merged jobs and the per-rank
+/// table, stored and printed (the table under the text output).
+#[allow(clippy::too_many_arguments)]
+fn publish(
+    args: &DiskArgs,
+    target: &OpenTarget,
+    name: &'static str,
+    merged: DiskOutcome,
+    started_at_ms: u64,
+    cluster: iomark_model::cluster::ClusterRun,
+    recorder: crate::record::Recorder,
+    verbose: bool,
+) -> anyhow::Result<()> {
+    let mut doc = run_document(target, name, merged, started_at_ms, args_now());
     if let RunBody::Disk(run) = &mut doc.body {
         run.cluster = Some(Box::new(cluster));
     }
     args.store.apply(&mut doc);
     recorder.finish(&doc);
-    crate::fio::print_run(args, &doc, false)?;
+    crate::fio::print_run(args, &doc, verbose)?;
     if !args.json && args.output_format.is_none() {
         if let RunBody::Disk(run) = &doc.body {
             if let Some(c) = &run.cluster {
@@ -262,10 +354,121 @@ fn run_rank(
             }
         }
     }
-    Ok(Exit::of_disk_run(interrupted, verify_failed))
+    Ok(())
 }
 
-/// The custom workload and this rank's target request, or why not.
+/// A profile's jobs across the ranks: each rank's job gathered as it ends,
+/// merged for the profile ([`ProfileObserver::measured`]); rank 0 keeps
+/// every rank's share of the jobs the profile keeps, for the per-rank
+/// table.
+struct Gather<'w> {
+    world: &'w World,
+    layout: Layout,
+    /// This rank, without jobs.
+    me: RankReport,
+    /// Each rank's report of every job since the profile last kept some.
+    pending: Vec<Vec<RankReport>>,
+    /// Each rank's report of each job the profile kept, in order.
+    kept: Vec<Vec<RankReport>>,
+    /// A rank's failure, which every rank learnt at the same job.
+    failure: Option<iomark_cluster::ClusterError>,
+}
+
+impl Gather<'_> {
+    /// Every rank's job, merged; `span` this rank's.
+    fn merge(
+        &mut self,
+        job: Result<iomark_model::disk::DiskJobResult, iomark_disk::DiskError>,
+        span: (Nanos, Nanos),
+    ) -> Result<iomark_model::disk::DiskJobResult, iomark_cluster::ClusterError> {
+        self.world.all_ok(
+            job.as_ref()
+                .map(drop)
+                .map_err(|e| format!("{e} on {}", self.me.path)),
+        )?;
+        let job = job.expect("checked on every rank");
+        let report = RankReport {
+            spans: measured(&[span], std::slice::from_ref(&job)),
+            interrupted: job.interrupted,
+            jobs: vec![job],
+            ..self.me.clone()
+        };
+        // Plain data: serialising it cannot fail.
+        let bytes = serde_json::to_vec(&report).unwrap_or_default();
+        let reports = decode(&self.world.all_gather(&bytes))?;
+        let merged = merge(&reports, self.layout, false)
+            .and_then(|(mut jobs, _)| jobs.pop())
+            .ok_or_else(|| iomark_cluster::ClusterError::Garbled {
+                rank: self.world.rank(),
+                reason: "the ranks ran different jobs".into(),
+            })?;
+        if self.world.is_root() {
+            self.pending.push(reports);
+        }
+        Ok(merged)
+    }
+
+    /// After the profile: rank 0's merged per-rank table (and every rank's
+    /// own warnings), `None` on the other ranks or after a signal. A
+    /// collective.
+    fn finish(
+        self,
+        outcome: &DiskOutcome,
+        stop: &AtomicBool,
+    ) -> anyhow::Result<Option<(Vec<RankReport>, iomark_model::cluster::ClusterRun)>> {
+        if !self.world.barrier_unless(stop) {
+            // A signal: no collective now; rank 0's record stays unfinished.
+            return Ok(None);
+        }
+        let mine = RankReport {
+            interrupted: outcome.interrupted,
+            ..self.me.clone()
+        };
+        let bytes = serde_json::to_vec(&mine).context("cannot encode this rank's result")?;
+        let all = self.world.all_gather(&bytes);
+        if !self.world.is_root() {
+            return Ok(None);
+        }
+        let mut reports = decode(&all)?;
+        if self.kept.len() != outcome.jobs.len() {
+            bail!(
+                "the profile kept {} jobs but {} were gathered across the ranks",
+                outcome.jobs.len(),
+                self.kept.len()
+            );
+        }
+        for job in &self.kept {
+            for (r, theirs) in reports.iter_mut().zip(job) {
+                r.spans.extend_from_slice(&theirs.spans);
+                r.jobs.extend(theirs.jobs.iter().cloned());
+            }
+        }
+        let Some((_, cluster)) = merge(&reports, self.layout, false) else {
+            bail!("the ranks ran different jobs: run every rank with the same arguments");
+        };
+        // Rank 0's target's warnings are the document's already.
+        let warnings = reports.into_iter().filter(|r| r.rank != 0).collect();
+        Ok(Some((warnings, cluster)))
+    }
+}
+
+/// Every rank's report, from what each sent.
+fn decode(all: &[Vec<u8>]) -> Result<Vec<RankReport>, iomark_cluster::ClusterError> {
+    all.iter()
+        .enumerate()
+        .map(|(rank, b)| {
+            serde_json::from_slice::<RankReport>(b).map_err(|e| {
+                iomark_cluster::ClusterError::Garbled {
+                    rank: rank as u32,
+                    reason: e.to_string(),
+                }
+            })
+        })
+        .collect()
+}
+
+/// The workload (a custom one, or a profile that runs across ranks) and
+/// this rank's target request, or why not.
 fn check(
     args: &DiskArgs,
     world: &World,
@@ -285,12 +488,6 @@ fn check(
         }
         settings.path = path;
     }
-    if settings.profile.is_some() || settings.job.given().is_empty() {
-        bail!(
-            "under MPI iomark runs a custom workload across the ranks (--rw, --bs, --size, \
-             --runtime ...); the profiles (cdm, iometer, ...) run alone for now"
-        );
-    }
     let plan = settings.build()?;
     if plan.verify.is_some() && args.cluster.stonewall {
         bail!(
@@ -307,7 +504,33 @@ fn check(
                 bail!("--shared-file: a rank's region of the shared file is not mapped; use --engine psync or io_uring");
             }
         }
-        _ => bail!("under MPI one depth runs at a time: give --iodepth a single value"),
+        Workload::Profile(name, profile) => {
+            if let Err(why) = name.across_ranks() {
+                bail!(
+                    "--profile {name} runs alone, not across MPI ranks: {why}. Run it without \
+                     mpirun, or run one of {} across ranks",
+                    ProfileName::ALL
+                        .into_iter()
+                        .filter(|p| p.across_ranks().is_ok())
+                        .map(ProfileName::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            if args.cluster.stonewall {
+                bail!("--stonewall stops a custom workload (--rw ...), not a profile's jobs: leave it out");
+            }
+            if args.cluster.shared_file {
+                if let ProfilePlan::Sweep(o) = profile {
+                    if o.engines.iter().any(|e| e.is_mapped()) {
+                        bail!("--shared-file: a rank's region of the shared file is not mapped; give --engines without mmap engines");
+                    }
+                }
+            }
+        }
+        Workload::Depths(_) => {
+            bail!("under MPI one depth runs at a time: give --iodepth a single value")
+        }
     }
     if args.mem_limit.is_some() {
         bail!("--mem-limit is not applied across MPI ranks: leave it out");
@@ -376,6 +599,8 @@ struct Spans<'w> {
     open: Option<Nanos>,
     spans: Vec<(Nanos, Nanos)>,
     wall: Option<Stonewall<'w>>,
+    /// A profile's jobs, gathered and merged as each ends.
+    gather: Option<Gather<'w>>,
     /// Raised by a signal.
     signal: &'w AtomicBool,
     /// The job's stop flag under --stonewall.
@@ -406,6 +631,15 @@ impl runner::Observer for Spans<'_> {
 
 impl ProfileObserver for Spans<'_> {
     fn begin(&mut self, label: &str) {
+        if label == "interval" {
+            return;
+        }
+        if let Some(g) = &self.gather {
+            // Every rank starts each of a profile's jobs together; on a
+            // signal the job runs no further (its stop flag is up) and
+            // measured() leaves without a collective.
+            g.world.barrier_unless(self.signal);
+        }
         if label != "verify" {
             self.open = Some(self.now());
         }
@@ -417,6 +651,71 @@ impl ProfileObserver for Spans<'_> {
             self.spans.push((start, end));
             if let Some(wall) = self.wall.as_mut() {
                 wall.finished();
+            }
+        }
+    }
+
+    fn finished(&mut self, jobs: &[iomark_model::disk::DiskJobResult]) {
+        if let Some(g) = self.gather.as_mut() {
+            // The jobs kept are the last ones measured since the profile
+            // last kept some (a preparation pass before them is not).
+            let new = jobs.len().saturating_sub(g.kept.len());
+            let from = g.pending.len().saturating_sub(new);
+            g.kept.extend(g.pending.drain(from..));
+            g.pending.clear();
+        }
+    }
+
+    fn measured(
+        &mut self,
+        job: Result<iomark_model::disk::DiskJobResult, iomark_disk::DiskError>,
+    ) -> Result<iomark_model::disk::DiskJobResult, iomark_disk::DiskError> {
+        let span = self.spans.last().copied().unwrap_or_default();
+        let Some(g) = self.gather.as_mut() else {
+            return job;
+        };
+        // A signal: mpirun is ending the job, a peer may be gone; the
+        // profile ends here without another collective step.
+        if !g.world.barrier_unless(self.signal) {
+            return Err(iomark_disk::DiskError::Interrupted);
+        }
+        g.merge(job, span).map_err(|e| {
+            let message = e.to_string();
+            g.failure = Some(e);
+            iomark_disk::DiskError::Invalid(message)
+        })
+    }
+
+    fn series(
+        &mut self,
+        points: Vec<iomark_model::sustained::WrittenAt>,
+    ) -> Result<Vec<iomark_model::sustained::WrittenAt>, iomark_disk::DiskError> {
+        let Some(g) = self.gather.as_mut() else {
+            return Ok(points);
+        };
+        // Every rank sums the same series, so every rank finds the same
+        // cliff and goes on the same way.
+        if !g.world.barrier_unless(self.signal) {
+            return Err(iomark_disk::DiskError::Interrupted);
+        }
+        let bytes = serde_json::to_vec(&points).unwrap_or_default();
+        let all = g.world.all_gather(&bytes);
+        let series = all
+            .iter()
+            .enumerate()
+            .map(|(rank, b)| {
+                serde_json::from_slice(b).map_err(|e| iomark_cluster::ClusterError::Garbled {
+                    rank: rank as u32,
+                    reason: e.to_string(),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>();
+        match series {
+            Ok(series) => Ok(iomark_cluster::merge::merge_series(&series)),
+            Err(e) => {
+                let message = e.to_string();
+                g.failure = Some(e);
+                Err(iomark_disk::DiskError::Invalid(message))
             }
         }
     }

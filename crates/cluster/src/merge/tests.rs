@@ -177,3 +177,24 @@ fn stream_across_ranks_sums_the_rates_and_keeps_the_slowest_times() {
     );
     assert!(merge_stream(&[]).is_none());
 }
+
+fn at(ms: u64, mib: u64) -> WrittenAt {
+    WrittenAt {
+        time: Nanos(ms * 1_000_000),
+        bytes: Bytes(mib << 20),
+    }
+}
+
+#[test]
+fn series_are_summed_at_every_point_interpolated_and_held_after_the_end() {
+    // Rank 0 writes 10 MiB a second for 2 s; rank 1 starts with it at
+    // 20 MiB/s, reports at other times and ends after 1 s.
+    let r0 = vec![at(0, 0), at(1000, 10), at(2000, 20)];
+    let r1 = vec![at(0, 0), at(500, 10), at(1000, 20)];
+    let merged = merge_series(&[r0, r1]);
+    assert_eq!(
+        merged,
+        vec![at(0, 0), at(500, 15), at(1000, 30), at(2000, 40)]
+    );
+    assert!(merge_series(&[]).is_empty());
+}

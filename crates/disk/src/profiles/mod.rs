@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 
 use iomark_model::disk::{DiskJobResult, DiskJobSpec, EngineKind};
 use iomark_model::profile::ProfileResult;
+use iomark_model::sustained::WrittenAt;
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::Warning;
 
@@ -116,6 +117,25 @@ impl ProfileName {
     /// Whether this is one of the CrystalDiskMark profiles.
     pub fn is_cdm(self) -> bool {
         cdm::definition(self).is_some()
+    }
+
+    /// Whether the profile runs across MPI ranks (each of its jobs on
+    /// every rank at once, merged), or why it runs alone.
+    pub fn across_ranks(self) -> Result<(), &'static str> {
+        match self {
+            ProfileName::Cdm
+            | ProfileName::CdmNvme
+            | ProfileName::CdmPeak
+            | ProfileName::CdmReal
+            | ProfileName::Cdm3
+            | ProfileName::Iometer
+            | ProfileName::Macbench
+            | ProfileName::Sweep
+            | ProfileName::Sustained => Ok(()),
+            ProfileName::Gnome => Err("it samples one device's transfer-rate curve"),
+            ProfileName::Artefacts => Err("it probes one device's compression and deduplication"),
+            ProfileName::Verify => Err("it checks one device's data and capacity"),
+        }
     }
 
     /// The settings the profile takes.
@@ -313,6 +333,25 @@ pub trait ProfileObserver: Observer {
     /// A test finished; `jobs` is every job measured so far, so a caller
     /// can keep them even if the run is killed before its end.
     fn finished(&mut self, _jobs: &[DiskJobResult]) {}
+    /// A job just ran (or failed to): what the profile is to make of it.
+    /// The default is the job as measured; a run across MPI ranks gathers
+    /// every rank's job here and returns them merged, so the profile's own
+    /// statistics (the CrystalDiskMark grid, a sweep's knee) are the
+    /// merged jobs'. Called for every job a profile runs, kept or not (a
+    /// discarded preparation pass too); the jobs a profile keeps are the
+    /// ones the next [`finished`](Self::finished) adds.
+    fn measured(
+        &mut self,
+        job: Result<DiskJobResult, DiskError>,
+    ) -> Result<DiskJobResult, DiskError> {
+        job
+    }
+    /// The bytes-written series of the job just [`measured`](Self::measured)
+    /// (the sustained-write test finds its cliff in it): the default is
+    /// the series as measured; across MPI ranks, every rank's summed.
+    fn series(&mut self, points: Vec<WrittenAt>) -> Result<Vec<WrittenAt>, DiskError> {
+        Ok(points)
+    }
 }
 
 impl ProfileObserver for Quiet {
@@ -355,14 +394,16 @@ fn measure(
     if stop.load(Ordering::Relaxed) {
         return Ok(None);
     }
-    crate::validate_job(spec, target)?;
-    if !keep_cache {
+    let valid = crate::validate_job(spec, target);
+    if valid.is_ok() && !keep_cache {
         target.invalidate_cache();
     }
+    // begin and measured are called whether or not the job could run, so
+    // an observer that keeps ranks in step (MPI) sees every job.
     obs.begin(label);
-    let result = runner::run_job(spec, target, stop, obs);
+    let result = valid.and_then(|()| runner::run_job(spec, target, stop, obs));
     obs.end();
-    let job = result?;
+    let job = obs.measured(result)?;
     Ok((!job.interrupted).then_some(job))
 }
 

@@ -302,3 +302,108 @@ fn every_profile_begins_the_steps_of_its_outline() {
         assert_eq!(seen.0, planned, "{name}");
     }
 }
+
+/// Stands in for a merge across ranks: each job handed to `measured` comes
+/// back renamed and three times as fast, as three ranks' sum would.
+#[derive(Default)]
+struct Merging {
+    measured: usize,
+    kept: usize,
+}
+
+impl Observer for Merging {
+    fn progress(&mut self, _p: &Progress) {}
+}
+
+impl ProfileObserver for Merging {
+    fn begin(&mut self, _label: &str) {}
+    fn end(&mut self) {}
+    fn finished(&mut self, jobs: &[iomark_model::disk::DiskJobResult]) {
+        self.kept = jobs.len();
+    }
+    fn measured(
+        &mut self,
+        job: Result<iomark_model::disk::DiskJobResult, crate::DiskError>,
+    ) -> Result<iomark_model::disk::DiskJobResult, crate::DiskError> {
+        self.measured += 1;
+        let mut job = job?;
+        job.spec.name.push_str(" merged");
+        for d in [&mut job.read, &mut job.write].into_iter().flatten() {
+            d.bw.0 *= 3.0;
+            d.io_bytes.0 *= 3;
+        }
+        Ok(job)
+    }
+}
+
+/// Every profile that runs across MPI ranks hands each job it runs to
+/// `ProfileObserver::measured` and keeps what comes back: its jobs are
+/// the returned ones, its own statistic is made of them, and `finished`
+/// names them (CrystalDiskMark's preparation passes are measured, not
+/// kept).
+#[test]
+fn profiles_across_ranks_keep_what_measured_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let request = TargetRequest {
+        path: dir.path().to_path_buf(),
+        size: Some(Bytes(4 << 20)),
+        default_size: Bytes(4 << 20),
+        write: true,
+        allow_write: Vec::new(),
+        direct: DirectMode::Buffered,
+        data: DataPattern::Random,
+        seed: 1,
+        io_sizes: vec![Bytes(4096)],
+        prep: TestFilePrep::Filled,
+    };
+    let stop = AtomicBool::new(false);
+    let target = OpenTarget::open(&request, &stop).unwrap();
+    let short = Some(Nanos(20_000_000));
+    let across = ProfileName::ALL
+        .into_iter()
+        .filter(|p| p.across_ranks().is_ok());
+    for name in across {
+        let takes = name.settings();
+        let mut s = ProfileSettings::default();
+        for setting in takes {
+            match setting {
+                Setting::Engine => s.engine = Some(EngineKind::Psync),
+                Setting::Passes => s.passes = Some(2),
+                Setting::PassTime => s.pass_time = short,
+                Setting::Interval => s.interval = Some(Nanos(0)),
+                Setting::Runtime => s.runtime = short,
+                Setting::Ramp => s.ramp = Some(Nanos(0)),
+                Setting::Qd => s.qd = Some(Depths(vec![1, 2])),
+                Setting::Sizes => s.sizes = Some(SizeList(vec![Bytes(4096)])),
+                _ => {}
+            }
+        }
+        let p = plan(name, &s).unwrap();
+        let mut obs = Merging::default();
+        let out = p.run(&target, &stop, &mut obs).unwrap();
+        assert!(!out.interrupted, "{name}");
+        assert!(!out.jobs.is_empty(), "{name}");
+        assert_eq!(obs.kept, out.jobs.len(), "{name}");
+        for j in &out.jobs {
+            assert!(j.spec.name.ends_with(" merged"), "{name}: {}", j.spec.name);
+        }
+        if let iomark_model::profile::ProfileResult::Cdm(c) = &out.result {
+            // One preparation pass per test, measured and dropped.
+            assert_eq!(obs.measured, out.jobs.len() + c.tests.len(), "{name}");
+            for t in &c.tests {
+                let dir = |j: &iomark_model::disk::DiskJobResult| match t.dir {
+                    iomark_model::profile::TestDir::Read => j.read.clone(),
+                    iomark_model::profile::TestDir::Write => j.write.clone(),
+                    iomark_model::profile::TestDir::Mix => None,
+                };
+                let best = out.jobs[t.first_job..t.first_job + 2]
+                    .iter()
+                    .filter_map(|j| dir(j).map(|d| d.bw.0))
+                    .fold(0.0, f64::max);
+                assert_eq!(t.bw.0, best, "{name} {}: the merged passes' best", t.row);
+            }
+        } else {
+            assert_eq!(obs.measured, out.jobs.len(), "{name}");
+        }
+    }
+}

@@ -174,7 +174,7 @@ fn run_pass(
     obs: &mut dyn ProfileObserver,
     ends: &dyn Fn(&[WrittenAt]) -> Option<PassEnd>,
 ) -> Result<Pass, DiskError> {
-    crate::validate_job(spec, target)?;
+    let valid = crate::validate_job(spec, target);
     let pass_stop = AtomicBool::new(stop.load(Ordering::Relaxed));
     let mut watch = Watch {
         inner: obs,
@@ -188,28 +188,38 @@ fn run_pass(
         checked: Duration::ZERO,
         end: None,
     };
+    // begin and measured whether or not the job could run, so an
+    // observer that keeps ranks in step (MPI) sees every pass.
     watch.inner.begin(&spec.name);
-    let job = runner::run_job(spec, target, &pass_stop, &mut watch);
+    let job = valid.and_then(|()| runner::run_job(spec, target, &pass_stop, &mut watch));
     watch.inner.end();
-    let mut job = job?;
-    let end = match watch.end {
+    let Watch {
+        end: watched,
+        mut points,
+        ..
+    } = watch;
+    let end = match watched {
         _ if stop.load(Ordering::Relaxed) => PassEnd::Interrupted,
         Some(end) => end,
         None => PassEnd::Region,
     };
-    // Stopping the pass on purpose is no interruption.
-    job.interrupted = end == PassEnd::Interrupted;
-    let mut points = watch.points;
-    // The job's own total is the last word: the progress reports are
-    // taken every 100 ms and may miss the final completions.
-    if let Some(w) = &job.write {
-        if points.last().is_none_or(|p| p.time < w.runtime) {
-            points.push(WrittenAt {
-                time: w.runtime,
-                bytes: w.io_bytes,
-            });
+    let job = job.map(|mut job| {
+        // Stopping the pass on purpose is no interruption.
+        job.interrupted = end == PassEnd::Interrupted;
+        // The job's own total is the last word: the progress reports are
+        // taken every 100 ms and may miss the final completions.
+        if let Some(w) = &job.write {
+            if points.last().is_none_or(|p| p.time < w.runtime) {
+                points.push(WrittenAt {
+                    time: w.runtime,
+                    bytes: w.io_bytes,
+                });
+            }
         }
-    }
+        job
+    });
+    let job = obs.measured(job)?;
+    let points = obs.series(points)?;
     Ok(Pass { job, points, end })
 }
 
