@@ -7,7 +7,9 @@
 //! every rank within 10 s and store the run as failed or interrupted; on
 //! one loop device throttled to a known rate (ranks in the throttle's
 //! cgroup) the aggregate is within 3% of the throttle and the per-rank
-//! rates add up to it.
+//! rates add up to it. As root, two ranks in two network namespaces
+//! joined by a veth pair (mpirun's launcher entering the namespace in place
+//! of ssh) complete a run over the veth.
 
 mod common;
 
@@ -882,5 +884,155 @@ mod mpi {
         fails_with(&out, "--mem-limit is not applied across MPI ranks");
         let out = run(&["mem", "himeno", "--no-store"]);
         fails_with(&out, "runs alone, not across MPI ranks");
+    }
+
+    /// Two network namespaces joined by a veth pair, each a "host" for
+    /// mpirun: the ranks' only way to each other is the veth. Deletes the
+    /// namespaces (and with them the veth pair) on drop, also on failure.
+    struct NetnsHosts {
+        ns: [String; 2],
+        ifs: [String; 2],
+    }
+
+    /// The subnet of the veth pair; it exists only in the namespaces the
+    /// test makes.
+    const NETNS_NET: &str = "10.204.0.0/24";
+
+    impl NetnsHosts {
+        fn up() -> Result<NetnsHosts, String> {
+            let pid = std::process::id();
+            let hosts = NetnsHosts {
+                ns: [format!("iomk-mpi0-{pid}"), format!("iomk-mpi1-{pid}")],
+                ifs: [format!("imp0x{pid}"), format!("imp1x{pid}")],
+            };
+            let ([n0, n1], [i0, i1]) = (&hosts.ns, &hosts.ifs);
+            let steps: [&[&str]; 9] = [
+                &["netns", "add", n0],
+                &["netns", "add", n1],
+                &[
+                    "link", "add", i0, "netns", n0, "type", "veth", "peer", "name", i1, "netns", n1,
+                ],
+                &["-n", n0, "addr", "add", "10.204.0.1/24", "dev", i0],
+                &["-n", n1, "addr", "add", "10.204.0.2/24", "dev", i1],
+                &["-n", n0, "link", "set", "lo", "up"],
+                &["-n", n1, "link", "set", "lo", "up"],
+                &["-n", n0, "link", "set", i0, "up"],
+                &["-n", n1, "link", "set", i1, "up"],
+            ];
+            for args in steps {
+                let out = Command::new("ip")
+                    .args(args)
+                    .output()
+                    .map_err(|e| format!("ip: {e}"))?;
+                if !out.status.success() {
+                    return Err(format!("ip {}: {}", args.join(" "), stderr(&out).trim()));
+                }
+            }
+            Ok(hosts)
+        }
+
+        /// rx and tx bytes of the veth end in the second namespace (read
+        /// there: sysfs shows the namespace of whoever mounted it).
+        fn counters(&self) -> (u64, u64) {
+            let stat = |what: &str| {
+                let out = Command::new("ip")
+                    .args(["netns", "exec", &self.ns[1], "cat"])
+                    .arg(format!("/sys/class/net/{}/statistics/{what}", self.ifs[1]))
+                    .output()
+                    .expect("read the veth's counters");
+                assert!(out.status.success(), "{}", stderr(&out));
+                stdout(&out).trim().parse::<u64>().expect("a byte count")
+            };
+            (stat("rx_bytes"), stat("tx_bytes"))
+        }
+    }
+
+    impl Drop for NetnsHosts {
+        fn drop(&mut self) {
+            for ns in &self.ns {
+                let _ = Command::new("ip").args(["netns", "del", ns]).status();
+            }
+        }
+    }
+
+    fn have_netns() -> Result<(), String> {
+        if !is_root() {
+            return Err("needs root (network namespaces)".into());
+        }
+        match Command::new("ip").args(["netns", "list"]).output() {
+            Ok(out) if out.status.success() => Ok(()),
+            _ => Err("needs `ip netns` (iproute2)".into()),
+        }
+    }
+
+    /// One rank in each of two network namespaces, mpirun's launcher a
+    /// script that enters the namespace named as the host (in place of
+    /// ssh), MPI's traffic held to the veth's subnet: the run completes
+    /// with a row per rank, and the veth carried the ranks' traffic.
+    #[test]
+    fn ranks_in_two_network_namespaces_talk_over_a_veth() {
+        require!(have("mpirun"));
+        require!(have_netns());
+        let hosts = match NetnsHosts::up() {
+            Ok(h) => h,
+            Err(e) => panic!("the namespaces could not be made: {e}"),
+        };
+        let dir = fast_dir();
+        let agent = dir.path().join("netns-agent");
+        // As ssh would: the host name first, then a command line for a shell.
+        std::fs::write(
+            &agent,
+            "#!/bin/sh\nhost=$1\nshift\nexec ip netns exec \"$host\" sh -c \"$*\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        for r in 0..2 {
+            std::fs::create_dir(dir.path().join(format!("r{r}"))).unwrap();
+        }
+        let template = format!("{}/r{{rank}}", dir.path().display());
+        let before = hosts.counters();
+        let started = Instant::now();
+        let out = Proc::spawn(
+            Command::new("ip")
+                .args(["netns", "exec", &hosts.ns[0], "mpirun"])
+                .args(["--allow-run-as-root", "-np", "2"])
+                .args(["--host", &format!("{},{}", hosts.ns[0], hosts.ns[1])])
+                .args(["--mca", "plm_rsh_agent", agent.to_str().unwrap()])
+                .args(["--mca", "plm_rsh_no_tree_spawn", "1"])
+                .args(["--mca", "oob_tcp_if_include", NETNS_NET])
+                .args(["--mca", "btl_tcp_if_include", NETNS_NET])
+                .args(["--mca", "btl", "tcp,self"])
+                .arg(IOMARK)
+                .args(["disk", "--per-rank-path", &template])
+                .args(["--rw", "write", "--bs", "1M", "--size", "8MiB"])
+                .args(["--runtime", "0", "--no-store", "--json"]),
+        )
+        .finish(Duration::from_secs(60));
+        let took = started.elapsed();
+        let after = hosts.counters();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let doc = json_of(&out);
+        let body = &doc["body"];
+        let cluster = &body["cluster"];
+        assert_eq!(cluster["ranks"], 2, "{cluster}");
+        let ranks = cluster["per_rank"].as_array().unwrap();
+        assert_eq!(ranks.len(), 2, "{cluster}");
+        for (i, r) in ranks.iter().enumerate() {
+            assert_eq!(r["rank"], i as u64);
+            assert_eq!(r["write_bytes"], 8 << 20, "{r}");
+            assert_eq!(r["interrupted"], false, "{r}");
+        }
+        assert_eq!(body["jobs"][0]["write"]["io_bytes"], 16u64 << 20);
+        // Two hosts to MPI, so no shared memory between the ranks: with
+        // btl tcp,self held to the veth's subnet, rank 1's row reached
+        // rank 0 over the veth or the job would have failed (unreachable
+        // proc). The veth's counters say so too, in both directions.
+        let (rx, tx) = (after.0 - before.0, after.1 - before.1);
+        assert!(rx > 1024 && tx > 1024, "veth rx {rx} B, tx {tx} B");
+        for r in 0..2 {
+            assert_no_test_files(&dir.path().join(format!("r{r}")));
+        }
+        eprintln!("rig: 2 ranks over a veth in {took:?}, veth rx {rx} B, tx {tx} B");
     }
 }
