@@ -324,21 +324,55 @@ fn pace(start: Instant, sent_bytes: u64, rate: u64, stop: &AtomicBool) -> bool {
     }
 }
 
-fn payload(len: usize) -> Vec<u8> {
-    let mut buf = vec![0u8; len];
-    rand::rng().fill_bytes(&mut buf);
+/// Where a data buffer starts: a page boundary, as iperf3's (an `mmap`).
+const BUF_ALIGN: usize = 4096;
+
+/// A zeroed buffer of `len` bytes that starts on a page boundary.
+///
+/// The kernel copies every payload byte between this buffer and the socket,
+/// and that copy's speed depends on where the buffer starts (a block 16
+/// bytes into a page measured slower than one on a page boundary, see
+/// docs/net.md). Where malloc puts a 128 KiB block depends on the thread's
+/// arena; starting on a page, as iperf3's `mmap`-ed buffer does, takes that
+/// out of the comparison. Over-allocating and slicing needs no `unsafe`.
+pub(crate) struct AlignedBuf {
+    mem: Vec<u8>,
+    start: usize,
+    len: usize,
+}
+
+impl AlignedBuf {
+    pub fn zeroed(len: usize) -> AlignedBuf {
+        let mem = vec![0u8; len + BUF_ALIGN];
+        let start = mem.as_ptr().align_offset(BUF_ALIGN).min(BUF_ALIGN);
+        AlignedBuf { mem, start, len }
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.mem[self.start..self.start + self.len]
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.mem[self.start..self.start + self.len]
+    }
+}
+
+fn payload(len: usize) -> AlignedBuf {
+    let mut buf = AlignedBuf::zeroed(len);
+    rand::rng().fill_bytes(buf.bytes_mut());
     buf
 }
 
 fn tcp_send(mut s: TcpStream, plan: StreamPlan, c: &Counters, stop: &AtomicBool) {
     let buf = payload(plan.len);
+    let buf = buf.bytes();
     let start = Instant::now();
     let mut sent = 0u64;
     while !stop.load(Relaxed) {
         if !pace(start, sent, plan.rate, stop) {
             break;
         }
-        match s.write(&buf) {
+        match s.write(buf) {
             Ok(n) => {
                 sent += n as u64;
                 c.bytes.fetch_add(n as u64, Relaxed);
@@ -350,9 +384,10 @@ fn tcp_send(mut s: TcpStream, plan: StreamPlan, c: &Counters, stop: &AtomicBool)
 }
 
 fn tcp_recv(mut s: TcpStream, plan: StreamPlan, c: &Counters, stop: &AtomicBool) {
-    let mut buf = vec![0u8; plan.len.max(1)];
+    let mut buf = AlignedBuf::zeroed(plan.len.max(1));
+    let buf = buf.bytes_mut();
     while !stop.load(Relaxed) {
-        match s.read(&mut buf) {
+        match s.read(buf) {
             Ok(0) => break,
             Ok(n) => {
                 // Bytes that arrive after TEST_END are not counted (iperf3 FAQ).
@@ -369,6 +404,7 @@ fn tcp_recv(mut s: TcpStream, plan: StreamPlan, c: &Counters, stop: &AtomicBool)
 fn udp_send(s: UdpSocket, plan: StreamPlan, c: &Counters, stop: &AtomicBool) {
     let header = if plan.udp_counters_64bit { 16 } else { 12 };
     let mut buf = payload(plan.len.max(header));
+    let buf = buf.bytes_mut();
     let start = Instant::now();
     let mut sent = 0u64;
     let mut seq: u64 = 1;
@@ -384,7 +420,7 @@ fn udp_send(s: UdpSocket, plan: StreamPlan, c: &Counters, stop: &AtomicBool) {
         } else {
             buf[8..12].copy_from_slice(&(seq as u32).to_be_bytes());
         }
-        match s.send(&buf) {
+        match s.send(buf) {
             Ok(n) => {
                 seq += 1;
                 sent += n as u64;
@@ -438,10 +474,11 @@ impl UdpTrack {
 
 fn udp_recv(s: UdpSocket, plan: StreamPlan, c: &Counters, stop: &AtomicBool) {
     let header = if plan.udp_counters_64bit { 16 } else { 12 };
-    let mut buf = vec![0u8; plan.len.max(65536)];
+    let mut buf = AlignedBuf::zeroed(plan.len.max(65536));
+    let buf = buf.bytes_mut();
     let mut track = UdpTrack::default();
     while !stop.load(Relaxed) {
-        match s.recv(&mut buf) {
+        match s.recv(buf) {
             Ok(n) if n >= header => {
                 let sec = u32::from_be_bytes(buf[0..4].try_into().expect("4 bytes"));
                 let usec = u32::from_be_bytes(buf[4..8].try_into().expect("4 bytes"));
@@ -478,6 +515,16 @@ mod tests {
     fn stream_ids_skip_two() {
         let ids: Vec<u32> = (0..4).map(stream_id).collect();
         assert_eq!(ids, [1, 3, 4, 5]);
+    }
+
+    #[test]
+    fn buffers_start_on_a_page() {
+        for len in [1, 16, 1460, 128 * 1024, 1 << 20] {
+            let mut b = AlignedBuf::zeroed(len);
+            assert_eq!(b.bytes().len(), len);
+            assert_eq!(b.bytes().as_ptr() as usize % BUF_ALIGN, 0, "len {len}");
+            assert!(b.bytes_mut().iter().all(|&x| x == 0));
+        }
     }
 
     #[test]
