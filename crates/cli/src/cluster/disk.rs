@@ -272,18 +272,7 @@ fn run_rank(
     let Some(recorder) = recorder else {
         return Ok(Exit::Success);
     };
-    let reports = all
-        .iter()
-        .enumerate()
-        .map(|(rank, b)| {
-            serde_json::from_slice::<RankReport>(b).map_err(|e| {
-                iomark_cluster::ClusterError::Garbled {
-                    rank: rank as u32,
-                    reason: e.to_string(),
-                }
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let reports = decode(&all)?;
     let Some((jobs, cluster)) = merge(&reports, layout, stonewall) else {
         bail!("the ranks ran different jobs: run every rank with the same arguments");
     };

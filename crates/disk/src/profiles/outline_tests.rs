@@ -248,14 +248,11 @@ impl ProfileObserver for Labels {
     fn end(&mut self) {}
 }
 
-/// The outline is only as good as its match with the run: every profile,
-/// run for a few milliseconds per step on a small test file, begins
-/// exactly the outline's steps, in order.
-#[test]
-fn every_profile_begins_the_steps_of_its_outline() {
-    let dir = tempfile::tempdir().unwrap();
-    let request = TargetRequest {
-        path: dir.path().to_path_buf(),
+/// A 4 MiB test file in `dir`, filled, buffered: the profiles' runs of a
+/// few milliseconds per step.
+fn small_test_file(dir: &std::path::Path) -> TargetRequest {
+    TargetRequest {
+        path: dir.to_path_buf(),
         size: Some(Bytes(4 << 20)),
         default_size: Bytes(4 << 20),
         write: true,
@@ -265,7 +262,16 @@ fn every_profile_begins_the_steps_of_its_outline() {
         seed: 1,
         io_sizes: vec![Bytes(4096)],
         prep: TestFilePrep::Filled,
-    };
+    }
+}
+
+/// The outline is only as good as its match with the run: every profile,
+/// run for a few milliseconds per step on a small test file, begins
+/// exactly the outline's steps, in order.
+#[test]
+fn every_profile_begins_the_steps_of_its_outline() {
+    let dir = tempfile::tempdir().unwrap();
+    let request = small_test_file(dir.path());
     let stop = AtomicBool::new(false);
     let target = OpenTarget::open(&request, &stop).unwrap();
     let short = Some(Nanos(20_000_000));
@@ -344,18 +350,7 @@ impl ProfileObserver for Merging {
 #[test]
 fn profiles_across_ranks_keep_what_measured_returns() {
     let dir = tempfile::tempdir().unwrap();
-    let request = TargetRequest {
-        path: dir.path().to_path_buf(),
-        size: Some(Bytes(4 << 20)),
-        default_size: Bytes(4 << 20),
-        write: true,
-        allow_write: Vec::new(),
-        direct: DirectMode::Buffered,
-        data: DataPattern::Random,
-        seed: 1,
-        io_sizes: vec![Bytes(4096)],
-        prep: TestFilePrep::Filled,
-    };
+    let request = small_test_file(dir.path());
     let stop = AtomicBool::new(false);
     let target = OpenTarget::open(&request, &stop).unwrap();
     let short = Some(Nanos(20_000_000));
