@@ -30,3 +30,36 @@ pub fn stop_flag() -> anyhow::Result<&'static AtomicBool> {
     }
     Ok(STOP.get_or_init(|| flag))
 }
+
+/// Signals raise `flag` too while the returned guard lives: a job's own
+/// stop flag, which something else may raise as well (under MPI, another
+/// rank's notice), still stops at Ctrl-C at once.
+#[cfg(feature = "mpi")]
+pub fn also_raise(flag: &Arc<AtomicBool>) -> anyhow::Result<AlsoRaised> {
+    let mut ids = Vec::new();
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        ids.push(
+            signal_hook::flag::register(sig, Arc::clone(flag))
+                .context("cannot install the Ctrl-C handler")?,
+        );
+    }
+    Ok(AlsoRaised(ids))
+}
+
+/// Signals stop raising the flag of `also_raise` when this goes.
+#[cfg(feature = "mpi")]
+#[derive(Debug)]
+pub struct AlsoRaised(Vec<signal_hook::SigId>);
+
+#[cfg(feature = "mpi")]
+impl Drop for AlsoRaised {
+    fn drop(&mut self) {
+        for id in self.0.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}

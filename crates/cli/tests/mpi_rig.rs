@@ -65,7 +65,10 @@ fn stonewall_is_refused_outside_mpi() {
 #[cfg(feature = "mpi")]
 mod mpi {
     use super::common::*;
-    use iomark_testrig::{require, require_root, Limits, LoopDevice, Throttle};
+    use iomark_testrig::{
+        require, require_fake_disk, require_root, CacheShape, Fake, FakeDisk, Limits, LoopDevice,
+        MountedFs, Throttle, ThrottleCliff,
+    };
     use serde_json::Value;
     use std::process::{Command, Output, Stdio};
     use std::time::{Duration, Instant};
@@ -209,6 +212,56 @@ mod mpi {
                 "60s",
             ],
         );
+    }
+
+    /// Rank 1's device fails with EIO after 8 MiB, while the ranks read
+    /// for 30 s: its notice stops the others at once, every rank exits 2
+    /// with its message, and the run is stored as failed.
+    #[test]
+    fn an_io_error_on_one_rank_mid_run_stops_every_rank() {
+        require!(have("mpirun"));
+        require!(require_fake_disk());
+        let good: Vec<LoopDevice> = (0..2)
+            .map(|_| LoopDevice::blank_in_memory(64 << 20).unwrap())
+            .collect();
+        let failing = FakeDisk::new(64 << 20, Fake::Failing { from: 8 << 20 }).unwrap();
+        let links = tempfile::tempdir().unwrap();
+        for (r, dev) in [&good[0].dev, &failing.dev, &good[1].dev]
+            .iter()
+            .enumerate()
+        {
+            std::os::unix::fs::symlink(dev, links.path().join(format!("d{r}"))).unwrap();
+        }
+        let template = format!("{}/d{{rank}}", links.path().display());
+        let db = ScratchDb::new();
+        let started = Instant::now();
+        let out = run(&[
+            "disk",
+            "--per-rank-path",
+            &template,
+            "--rw",
+            "read",
+            "--bs",
+            "64k",
+            "--size",
+            "64M",
+            "--runtime",
+            "30s",
+            "--iodepth",
+            "4",
+            "--db",
+            db.db(),
+        ]);
+        let took = started.elapsed();
+        eprintln!("rig-accuracy: an I/O error on rank 1 ended the job in {took:?}");
+        assert!(took < Duration::from_secs(10), "took {took:?}");
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("rank 1 (") && err.contains("Input/output error"),
+            "{err}"
+        );
+        assert!(status_of(&db).contains("failed"), "{}", status_of(&db));
     }
 
     /// During a profile the other ranks wait for the dead one at the next
@@ -756,6 +809,75 @@ mod mpi {
         assert_no_test_files(dir.path());
         assert_eq!(stored(&db)["document"]["body"], *body);
         assert!(status_of(&db).contains("complete"), "{}", status_of(&db));
+    }
+
+    /// Three ranks write their files on one file system whose device's
+    /// write rate falls from 100 to 20 MiB/s after 256 MiB (testrig's
+    /// ThrottleCliff, as in sustained_rig): the cliff in the summed series
+    /// is where the rig put it, with the rates before and after. (One
+    /// device cannot be shared by ranks on one host: each holds its target
+    /// open exclusively.)
+    #[test]
+    fn sustained_across_ranks_finds_a_shared_devices_cliff() {
+        require!(have("mpirun"));
+        require!(require_root());
+        const MIB: u64 = 1 << 20;
+        const CACHE: u64 = 256 * MIB;
+        const FAST: u64 = 100 * MIB;
+        const SLOW: u64 = 20 * MIB;
+        let fs = MountedFs::ext4(1536 * MIB).unwrap();
+        let rig = ThrottleCliff::new(
+            &fs.device,
+            CacheShape {
+                fast_bps: FAST,
+                cache: CACHE,
+                slow_bps: SLOW,
+                recovers: None,
+            },
+        );
+        require!(rig.as_ref().map(drop));
+        let d = fs.mountpoint.to_str().unwrap();
+        let out = run(&[
+            "disk",
+            d,
+            "--size",
+            "300M",
+            "--profile",
+            "sustained",
+            "--engine",
+            "psync",
+            "--until-steady=5s",
+            "--json",
+            "--no-store",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let doc = json_of(&out);
+        let pass = &doc["body"]["profile_result"]["pass"];
+        let cliff = &pass["cliff"];
+        assert!(cliff.is_object(), "no cliff found: {pass}");
+        for (what, got, want, tolerance) in [
+            ("cache size", cliff["at"].as_f64().unwrap(), CACHE, 0.10),
+            (
+                "rate before",
+                cliff["rate_before"].as_f64().unwrap(),
+                FAST,
+                0.05,
+            ),
+            (
+                "rate after",
+                cliff["rate_after"].as_f64().unwrap(),
+                SLOW,
+                0.05,
+            ),
+        ] {
+            let err = got / want as f64 - 1.0;
+            eprintln!("rig-accuracy: across 3 ranks, {what}: {:+.2}%", err * 100.0);
+            assert!(err.abs() <= tolerance, "{what}: {got} vs {want}: {pass}");
+        }
+        let ranks = doc["body"]["cluster"]["per_rank"].as_array().unwrap();
+        assert_eq!(ranks.len(), 3);
+        assert!(ranks.iter().all(|r| r["write_bytes"].as_u64().unwrap() > 0));
+        assert_no_test_files(&fs.mountpoint);
     }
 
     /// The profiles that measure one device stay alone: exit 2, the reason,

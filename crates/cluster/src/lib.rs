@@ -19,7 +19,7 @@ pub mod merge;
 mod world;
 
 #[cfg(feature = "mpi")]
-pub use world::{Stonewall, World};
+pub use world::{Notices, World};
 
 /// Whether this build can run across ranks.
 pub const HAS_MPI: bool = cfg!(feature = "mpi");

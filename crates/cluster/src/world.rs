@@ -1,7 +1,8 @@
 //! The MPI world of a run: every rank's number and host, and the few
 //! collective steps iomark takes between phases. Each is a blocking
 //! collective every rank calls at the same point; none runs while I/O is
-//! measured.
+//! measured. While it is, the ranks only look, between looks at their
+//! progress, for one-byte notices from each other ([`Notices`]).
 
 use mpi::datatype::PartitionMut;
 use mpi::request::{Request, StaticScope};
@@ -165,57 +166,110 @@ impl World {
         self.world.abort(code)
     }
 
-    /// Start listening for the first rank to finish (`--stonewall`); every
-    /// rank calls it after the common start.
-    pub fn stonewall(&self) -> Stonewall<'_> {
-        // The receive outlives this call: its one byte is leaked, once per
-        // run.
-        let buf: &'static mut [u8; 1] = Box::leak(Box::new([0u8; 1]));
-        let recv = self.world.any_process().immediate_receive_into_with_tag(
-            StaticScope,
-            &mut buf[..],
-            STONEWALL_TAG,
-        );
-        Stonewall {
+    /// Start listening for the other ranks' notices (a finish under
+    /// `--stonewall`, a failure); every rank calls it after the common
+    /// start.
+    pub fn notices(&self) -> Notices<'_> {
+        Notices {
             world: self,
-            recv: Some(recv),
-            sent: Vec::new(),
-            heard: false,
+            finished: Watch::listen(self, Notice::Finished),
+            failed: Watch::listen(self, Notice::Failed),
         }
     }
 }
 
-/// The tag of a stonewall notice: "I have finished, stop".
-const STONEWALL_TAG: mpi::Tag = 0x5707;
+/// What one rank tells every other while they run, without waiting for
+/// them: each kind is a one-byte message of its own tag, whose arrival is
+/// the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Notice {
+    /// "I have finished my time or size: stop" (IOR's stonewalling).
+    Finished,
+    /// "My job failed: stop, the run is over" (its message follows in the
+    /// status every rank exchanges after the run).
+    Failed,
+}
 
-/// What a notice carries (its arrival is the message).
+impl Notice {
+    fn tag(self) -> mpi::Tag {
+        match self {
+            Notice::Finished => 0x5707,
+            Notice::Failed => 0x5708,
+        }
+    }
+
+    /// Its bit in the after-run exchange of who sent what.
+    fn bit(self) -> u8 {
+        match self {
+            Notice::Finished => 1,
+            Notice::Failed => 2,
+        }
+    }
+}
+
+/// The byte every notice carries.
 static NOTICE: [u8; 1] = [1];
 
-/// IOR's stonewalling: the first rank to finish its time or its size tells
-/// every other rank, which stop where they are. A rank polls for the notice
-/// from the thread that runs its job ([`Stonewall::heard`], between looks at
-/// its progress), sends its own when its job ends ([`Stonewall::finished`]),
-/// and after the run every rank takes the notices meant for it
-/// ([`Stonewall::settle`], a collective), so none is left in flight.
-pub struct Stonewall<'w> {
+/// The notices between running ranks. A rank looks for them from the
+/// thread that runs its job, between looks at its progress
+/// ([`Notices::peer_finished`], [`Notices::peer_failed`]), sends its own
+/// ([`Notices::finished`] under `--stonewall`, [`Notices::failed`] when its
+/// job fails), and after the run every rank takes the notices meant for it
+/// ([`Notices::settle`], a collective), so none is left in flight.
+pub struct Notices<'w> {
     world: &'w World,
+    finished: Watch,
+    failed: Watch,
+}
+
+impl std::fmt::Debug for Notices<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Notices")
+            .field("finished", &self.finished)
+            .field("failed", &self.failed)
+            .finish()
+    }
+}
+
+/// One kind of notice: the receive waiting for the first one, and the ones
+/// this rank sent.
+struct Watch {
+    kind: Notice,
     recv: Option<Request<'static, [u8]>>,
     sent: Vec<Request<'static, [u8]>>,
     heard: bool,
 }
 
-impl std::fmt::Debug for Stonewall<'_> {
+impl std::fmt::Debug for Watch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Stonewall")
+        f.debug_struct("Watch")
+            .field("kind", &self.kind)
             .field("heard", &self.heard)
             .field("sent", &!self.sent.is_empty())
             .finish()
     }
 }
 
-impl Stonewall<'_> {
-    /// Whether another rank has finished (a look, never a wait).
-    pub fn heard(&mut self) -> bool {
+impl Watch {
+    fn listen(world: &World, kind: Notice) -> Watch {
+        // The receive may outlive any borrow here: its one byte is leaked,
+        // once per kind and run.
+        let buf: &'static mut [u8; 1] = Box::leak(Box::new([0u8; 1]));
+        let recv = world.world.any_process().immediate_receive_into_with_tag(
+            StaticScope,
+            &mut buf[..],
+            kind.tag(),
+        );
+        Watch {
+            kind,
+            recv: Some(recv),
+            sent: Vec::new(),
+            heard: false,
+        }
+    }
+
+    /// Whether a notice has come (a look, never a wait).
+    fn heard(&mut self) -> bool {
         if !self.heard {
             if let Some(r) = self.recv.take() {
                 match r.test() {
@@ -227,44 +281,34 @@ impl Stonewall<'_> {
         self.heard
     }
 
-    /// This rank's job ended: tell every other rank, once, unless one
-    /// already told it.
-    pub fn finished(&mut self) {
-        if self.heard() || !self.sent.is_empty() {
+    /// Tell every other rank, once.
+    fn send(&mut self, world: &World) {
+        if !self.sent.is_empty() {
             return;
         }
-        let me = self.world.world.rank();
-        for r in (0..self.world.world.size()).filter(|&r| r != me) {
-            let send = self.world.world.process_at_rank(r).immediate_send_with_tag(
+        let me = world.world.rank();
+        for r in (0..world.world.size()).filter(|&r| r != me) {
+            let send = world.world.process_at_rank(r).immediate_send_with_tag(
                 StaticScope,
                 &NOTICE[..],
-                STONEWALL_TAG,
+                self.kind.tag(),
             );
             self.sent.push(send);
         }
     }
 
-    /// After the run, on every rank: take every notice sent to this rank
-    /// and finish this rank's own, so nothing is in flight after it.
-    /// Returns whether any rank finished and sent its notice.
-    pub fn settle(mut self) -> bool {
-        let me = self.world.rank() as usize;
-        let senders = self.world.all_gather(&[u8::from(!self.sent.is_empty())]);
-        let expected = senders
-            .iter()
-            .enumerate()
-            .filter(|&(r, s)| r != me && s.first() == Some(&1))
-            .count();
-        let any = senders.iter().any(|s| s.first() == Some(&1));
+    /// Take the `expected` notices the other ranks sent, and finish this
+    /// rank's own sends.
+    fn settle(&mut self, world: &World, expected: usize) {
         let mut taken = 0;
         if let Some(r) = self.recv.take() {
             if expected == 0 {
                 // Nobody sent this rank anything: meet its receive with a
                 // notice of its own.
-                let own = self.world.world.this_process().immediate_send_with_tag(
+                let own = world.world.this_process().immediate_send_with_tag(
                     StaticScope,
                     &NOTICE[..],
-                    STONEWALL_TAG,
+                    self.kind.tag(),
                 );
                 r.wait();
                 own.wait();
@@ -277,22 +321,21 @@ impl Stonewall<'_> {
         }
         let mut buf = [0u8; 1];
         for _ in taken..expected {
-            self.world
+            world
                 .world
                 .any_process()
-                .receive_into_with_tag(&mut buf[..], STONEWALL_TAG);
+                .receive_into_with_tag(&mut buf[..], self.kind.tag());
         }
         for s in self.sent.drain(..) {
             s.wait();
         }
-        any
     }
 }
 
-/// Leaving without [`Stonewall::settle`] (a signal, a failed step: a peer
-/// may be gone, so no collective): the pending receive is cancelled, sends
-/// still in flight are left to MPI.
-impl Drop for Stonewall<'_> {
+/// Leaving without [`Notices::settle`] (a signal: a peer may be gone, so
+/// no collective): the pending receive is cancelled, sends still in flight
+/// are left to MPI.
+impl Drop for Watch {
     fn drop(&mut self) {
         if let Some(r) = self.recv.take() {
             r.cancel();
@@ -300,6 +343,68 @@ impl Drop for Stonewall<'_> {
         }
         for s in self.sent.drain(..) {
             std::mem::forget(s);
+        }
+    }
+}
+
+impl Notices<'_> {
+    /// Whether another rank has finished its time or size.
+    pub fn peer_finished(&mut self) -> bool {
+        self.finished.heard()
+    }
+
+    /// Whether another rank's job has failed.
+    pub fn peer_failed(&mut self) -> bool {
+        self.failed.heard()
+    }
+
+    /// This rank's job ended (`--stonewall`): tell every other rank, once,
+    /// unless one already told it.
+    pub fn finished(&mut self) {
+        if !self.finished.heard() {
+            self.finished.send(self.world);
+        }
+    }
+
+    /// This rank's job failed: tell every other rank, once, so that they
+    /// stop now rather than at the end of their own time.
+    pub fn failed(&mut self) {
+        self.failed.send(self.world);
+    }
+
+    /// After the run, on every rank: take every notice sent to this rank
+    /// and finish this rank's own, so nothing is in flight after it.
+    /// Returns whether any rank finished and sent its notice.
+    pub fn settle(mut self) -> bool {
+        let me = self.world.rank() as usize;
+        let mine = [Notice::Finished, Notice::Failed]
+            .into_iter()
+            .filter(|&k| !self.watch(k).sent.is_empty())
+            .fold(0u8, |bits, k| bits | k.bit());
+        let senders = self.world.all_gather(&[mine]);
+        let sent = |r: usize, k: Notice| senders[r].first().is_some_and(|b| b & k.bit() != 0);
+        let any_finished = (0..senders.len()).any(|r| sent(r, Notice::Finished));
+        for kind in [Notice::Finished, Notice::Failed] {
+            let expected = (0..senders.len())
+                .filter(|&r| r != me && sent(r, kind))
+                .count();
+            let world = self.world;
+            self.watch_mut(kind).settle(world, expected);
+        }
+        any_finished
+    }
+
+    fn watch(&self, kind: Notice) -> &Watch {
+        match kind {
+            Notice::Finished => &self.finished,
+            Notice::Failed => &self.failed,
+        }
+    }
+
+    fn watch_mut(&mut self, kind: Notice) -> &mut Watch {
+        match kind {
+            Notice::Finished => &mut self.finished,
+            Notice::Failed => &mut self.failed,
         }
     }
 }

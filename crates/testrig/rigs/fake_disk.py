@@ -7,7 +7,9 @@ FakeDisk):
                     offsets beyond it map back to the start (offset modulo
                     --real), as a fake-capacity USB stick does;
   --mode lost:A-B   writes to bytes A..B are acknowledged and dropped; reads
-                    there return what was there before (zeros).
+                    there return what was there before (zeros);
+  --mode eio:A      reads and writes that reach byte A or beyond fail with
+                    EIO, as a drive failing in mid-run.
 
 The data lives in memory. Mounted with direct_io, so every read and write
 reaches this process and no page cache hides what it does.
@@ -28,10 +30,11 @@ NAME = "/disk.img"
 
 
 class FakeDisk(Operations):
-    def __init__(self, size, real, lost):
+    def __init__(self, size, real, lost, fails_from=None):
         self.size = size
         self.real = real
         self.lost = lost
+        self.fails_from = fails_from
         self.data = bytearray(real)
         self.now = time.time()
 
@@ -66,13 +69,19 @@ class FakeDisk(Operations):
             yield offset, at, n
             offset += n
 
+    def _check(self, offset, length):
+        if self.fails_from is not None and offset + length > self.fails_from:
+            raise FuseOSError(errno.EIO)
+
     def read(self, path, length, offset, fh):
+        self._check(offset, length)
         out = bytearray()
         for _, at, n in self._pieces(offset, length):
             out += self.data[at:at + n]
         return bytes(out)
 
     def write(self, path, buf, offset, fh):
+        self._check(offset, len(buf))
         for file_at, at, n in self._pieces(offset, len(buf)):
             start = file_at - offset
             piece = buf[start:start + n]
@@ -101,14 +110,18 @@ def main():
     p.add_argument("--mode", default="wrap")
     a = p.parse_args()
     lost = None
+    fails_from = None
     real = a.real or a.size
     if a.mode.startswith("lost:"):
         lo, hi = a.mode[5:].split("-")
         lost = (int(lo), int(hi))
         real = a.size
+    elif a.mode.startswith("eio:"):
+        fails_from = int(a.mode[4:])
+        real = a.size
     elif a.mode != "wrap":
         sys.exit(f"unknown mode {a.mode}")
-    FUSE(FakeDisk(a.size, real, lost), a.mountpoint, foreground=True,
+    FUSE(FakeDisk(a.size, real, lost, fails_from), a.mountpoint, foreground=True,
          direct_io=True, nothreads=True, big_writes=True, max_write=1048576)
 
 

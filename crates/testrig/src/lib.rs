@@ -14,7 +14,8 @@
 //!   write throttle lowered once a known number of bytes is written
 //!   (docs/rigs.md).
 //! * [`FakeDisk`]: a loop device over a FUSE file that wraps around past
-//!   its real size or drops writes in a range (the verify tests).
+//!   its real size, drops writes in a range (the verify tests) or fails
+//!   with EIO past a point (a failure in mid-run).
 //!
 //! Everything a rig creates is removed by its `Drop`, also when a test
 //! fails. Rigs need root; [`require_root`] says why a test skips.
@@ -365,9 +366,22 @@ pub struct MountedFs {
 }
 
 impl MountedFs {
-    /// `size` bytes of ext4, mounted on a fresh directory.
+    /// `size` bytes of ext4, mounted on a fresh directory. Its inode
+    /// tables and journal are written by mkfs, not later by the kernel's
+    /// lazy init, so no write of the file system's own reaches the device
+    /// while a test measures it.
     pub fn ext4(size: u64) -> Result<Self, String> {
-        Self::make(size, &["mkfs.ext4", "-q", "-F"], "defaults")
+        Self::make(
+            size,
+            &[
+                "mkfs.ext4",
+                "-q",
+                "-F",
+                "-E",
+                "lazy_itable_init=0,lazy_journal_init=0",
+            ],
+            "defaults",
+        )
     }
 
     /// `size` bytes of btrfs (btrfs-progs), mounted with `options` (e.g.
@@ -424,6 +438,12 @@ pub enum Fake {
         /// Byte after the last one dropped.
         to: u64,
     },
+    /// Reads and writes that reach byte `from` or beyond fail with EIO: a
+    /// drive failing in mid-run.
+    Failing {
+        /// The first byte that fails.
+        from: u64,
+    },
 }
 
 /// A loop device over a file served by a small FUSE file system
@@ -478,6 +498,7 @@ impl FakeDisk {
         match fake {
             Fake::Wrap { real } => cmd.arg(format!("--real={real}")),
             Fake::Lost { from, to } => cmd.arg(format!("--mode=lost:{from}-{to}")),
+            Fake::Failing { from } => cmd.arg(format!("--mode=eio:{from}")),
         };
         let server = match cmd.spawn() {
             Ok(s) => s,

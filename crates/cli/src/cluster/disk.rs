@@ -7,17 +7,21 @@
 //! Every step that can fail on one rank (opening its target, its run) is
 //! followed by a collective status ([`World::all_ok`]): the ranks stop
 //! together, rank 0 names the failing rank and its message, every rank
-//! removes its test file and exits 2. A rank stopped by a signal (mpirun
+//! removes its test file and exits 2. A rank whose job fails while the
+//! others still run tells them at once ([`Notices::failed`]), so they stop
+//! at their next look at their progress (every 0.1 s), not at the end of
+//! their time. A rank stopped by a signal (mpirun
 //! passes SIGTERM on when a rank dies or on Ctrl-C) removes its test file
 //! and leaves without another collective, so nothing waits for a dead peer.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
 use iomark_cluster::merge::{merge, RankReport};
-use iomark_cluster::{Stonewall, World};
+use iomark_cluster::{Notices, World};
 use iomark_disk::plan::{run_document, DiskOutcome, Workload};
 use iomark_disk::profiles::{ProfileName, ProfileObserver, ProfilePlan};
 use iomark_disk::runner;
@@ -98,17 +102,20 @@ fn run_rank(
         crate::record::Recorder::begin(&args.store, &mut partial)
     });
 
-    // Under --stonewall the job runs against its own stop flag, raised by
-    // a signal (as `stop` is) or by the first rank's notice that it has
-    // finished; the runner stops on it as on Ctrl-C or its deadline.
-    let halt = AtomicBool::new(false);
+    // The job runs against its own stop flag, raised by a signal (as
+    // `stop` is), by another rank's notice that its job failed, or under
+    // --stonewall by the first rank's notice that it has finished; the
+    // runner stops on it as on Ctrl-C or its deadline.
+    let halt = Arc::new(AtomicBool::new(false));
+    let _signals_raise_halt = signals::also_raise(&halt)?;
     let stonewall = args.cluster.stonewall;
     world.barrier();
     let mut spans = Spans {
         t0: Instant::now(),
         open: None,
         spans: Vec::new(),
-        wall: stonewall.then(|| world.stonewall()),
+        notices: Some(world.notices()),
+        stonewall,
         gather: None,
         signal: stop,
         halt: &halt,
@@ -140,12 +147,16 @@ fn run_rank(
         kept: Vec::new(),
         failure: None,
     });
-    let job_stop = if stonewall { &halt } else { stop };
-    let mut outcome = workload.run_verified(&target, job_stop, &mut spans, verify);
-    let wall = spans.wall.take();
+    let mut outcome = workload.run_verified(&target, &halt, &mut spans, verify);
+    let mut notices = spans.notices.take().expect("taken once, here");
+    if outcome.is_err() {
+        // The others stop now instead of at the end of their time; the
+        // message follows in the status after the run.
+        notices.failed();
+    }
     if stop.load(Ordering::Relaxed) {
-        // No collective: the stonewall's receive is cancelled as it drops.
-        drop(wall);
+        // No collective: the notices' receives are cancelled as they drop.
+        drop(notices);
         // A signal: mpirun is ending the job (a rank died, or Ctrl-C). No
         // collective now, a peer may be gone. The test file goes with the
         // target, and a dead peer's in the same directory with it (its lock
@@ -189,15 +200,13 @@ fn run_rank(
         return Ok(Exit::Interrupted);
     }
     let stonewalled = spans.stonewalled;
-    if let Some(wall) = wall {
-        wall.settle();
-        if let (true, Ok(o)) = (stonewalled, outcome.as_mut()) {
-            // Stopped by another rank's finish, not cut short: its figures
-            // are what it managed in its time.
-            o.interrupted = false;
-            for j in &mut o.jobs {
-                j.interrupted = false;
-            }
+    notices.settle();
+    if let (true, Ok(o)) = (stonewalled, outcome.as_mut()) {
+        // Stopped by another rank's finish, not cut short: its figures
+        // are what it managed in its time.
+        o.interrupted = false;
+        for j in &mut o.jobs {
+            j.interrupted = false;
         }
     }
     let mut gather = spans.gather.take();
@@ -580,19 +589,23 @@ fn open(
 }
 
 /// When each job of the run started and ended, after the common start;
-/// the verify check that follows a job is not in its span. Under
-/// `--stonewall` it also watches for the first rank's finish, between looks
-/// at the job's progress, and announces this rank's own.
+/// the verify check that follows a job is not in its span. Between looks
+/// at the job's progress it watches for another rank's failure and, under
+/// `--stonewall`, for the first rank's finish; it announces this rank's
+/// own.
 struct Spans<'w> {
     t0: Instant,
     open: Option<Nanos>,
     spans: Vec<(Nanos, Nanos)>,
-    wall: Option<Stonewall<'w>>,
+    /// The other ranks' notices; taken when the run ends.
+    notices: Option<Notices<'w>>,
+    /// Whether the first rank to finish stops the others.
+    stonewall: bool,
     /// A profile's jobs, gathered and merged as each ends.
     gather: Option<Gather<'w>>,
     /// Raised by a signal.
     signal: &'w AtomicBool,
-    /// The job's stop flag under --stonewall.
+    /// The job's stop flag.
     halt: &'w AtomicBool,
     /// Whether another rank's finish stopped this rank's job.
     stonewalled: bool,
@@ -606,12 +619,17 @@ impl Spans<'_> {
 
 impl runner::Observer for Spans<'_> {
     fn progress(&mut self, _p: &runner::Progress) {
-        let Some(wall) = self.wall.as_mut() else {
+        let Some(notices) = self.notices.as_mut() else {
             return;
         };
-        if self.signal.load(Ordering::Relaxed) {
+        if self.halt.load(Ordering::Relaxed) {
+            return;
+        }
+        if notices.peer_failed() {
+            // The run is over; the failing rank's message comes in the
+            // status after it.
             self.halt.store(true, Ordering::Relaxed);
-        } else if self.open.is_some() && !self.halt.load(Ordering::Relaxed) && wall.heard() {
+        } else if self.stonewall && self.open.is_some() && notices.peer_finished() {
             self.stonewalled = true;
             self.halt.store(true, Ordering::Relaxed);
         }
@@ -638,8 +656,8 @@ impl ProfileObserver for Spans<'_> {
         if let Some(start) = self.open.take() {
             let end = self.now();
             self.spans.push((start, end));
-            if let Some(wall) = self.wall.as_mut() {
-                wall.finished();
+            if let (true, Some(notices)) = (self.stonewall, self.notices.as_mut()) {
+                notices.finished();
             }
         }
     }
@@ -663,6 +681,11 @@ impl ProfileObserver for Spans<'_> {
         let Some(g) = self.gather.as_mut() else {
             return job;
         };
+        if let (Err(_), Some(notices)) = (&job, self.notices.as_mut()) {
+            // The others stop their job now rather than at its end; the
+            // merge below gives every rank this one's message.
+            notices.failed();
+        }
         // A signal: mpirun is ending the job, a peer may be gone; the
         // profile ends here without another collective step.
         if !g.world.barrier_unless(self.signal) {
