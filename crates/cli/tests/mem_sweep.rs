@@ -79,7 +79,7 @@ fn point<'a>(doc: &'a Value, ratio: f64, backing: &str) -> &'a Value {
 #[test]
 fn ratio_sweep_kills_the_heap_and_completes_mmap_and_swap() {
     require!(setup());
-    let fs = or_skip!(MountedFs::ext4(512 << 20));
+    let fs = or_skip!(MountedFs::ext4_for_swap(512 << 20));
     let _off = SwapoffUnder(fs.mountpoint.clone());
     let mnt = fs.mountpoint.display().to_string();
     let db = ScratchDb::new();
@@ -146,7 +146,7 @@ fn ratio_sweep_kills_the_heap_and_completes_mmap_and_swap() {
 #[test]
 fn ctrl_c_during_a_swap_point_removes_the_swap_area() {
     require!(setup());
-    let fs = or_skip!(MountedFs::ext4(512 << 20));
+    let fs = or_skip!(MountedFs::ext4_for_swap(512 << 20));
     let _off = SwapoffUnder(fs.mountpoint.clone());
     let backing = format!("swap:{}", fs.mountpoint.display());
     // Many sweeps over 3x the limit in swap: long enough to be stopped.
@@ -206,7 +206,7 @@ fn swap_on_device(dev: &Path, extra: &[&str]) -> std::process::Output {
 #[test]
 fn swap_refuses_a_mounted_device_an_active_swap_and_an_unnamed_device() {
     require!(setup());
-    let fs = or_skip!(MountedFs::ext4(64 << 20));
+    let fs = or_skip!(MountedFs::ext4_for_swap(64 << 20));
     let dev = fs.device.dev.clone();
     let d = dev.display().to_string();
     fails_with(&swap_on_device(&dev, &[]), "--allow-write");
@@ -215,7 +215,7 @@ fn swap_refuses_a_mounted_device_an_active_swap_and_an_unnamed_device() {
         "is mounted on",
     );
 
-    let swapdev = LoopDevice::blank_in_memory(32 << 20).expect("loop device");
+    let swapdev = LoopDevice::blank_on_disk(32 << 20).expect("loop device");
     let _off = SwapoffUnder(swapdev.dev.clone());
     let s = swapdev.dev.display().to_string();
     assert!(Command::new("mkswap")
@@ -232,4 +232,38 @@ fn swap_refuses_a_mounted_device_an_active_swap_and_an_unnamed_device() {
     assert!(err.contains("swap"), "{err}");
     assert!(Command::new("swapoff").arg(&s).status().unwrap().success());
     assert_no_swap_under(&swapdev.dev);
+}
+
+/// A swap file on a file system whose loop device's image is in memory
+/// (/dev/shm): refused before any swap area exists, nothing left. Such an
+/// area deadlocked the kernel once: the image's own pages were swapped out
+/// into it.
+#[test]
+fn swap_on_a_file_system_in_memory_is_refused() {
+    require!(setup());
+    // MountedFs::ext4 keeps its image in /dev/shm.
+    let fs = or_skip!(MountedFs::ext4(64 << 20));
+    let _off = SwapoffUnder(fs.mountpoint.clone());
+    let backing = format!("swap:{}", fs.mountpoint.display());
+    let out = iomark_cmd(&[
+        "mem",
+        "stencil",
+        "--n",
+        "1000",
+        "--mem-limit",
+        "64MiB",
+        "--backing",
+        &backing,
+        "--no-store",
+    ])
+    .output()
+    .expect("iomark runs");
+    let err = fails_with(&out, "which is in memory");
+    assert!(err.contains("put the swap area on a disk"), "{err}");
+    assert_no_swap_under(&fs.mountpoint);
+    assert!(
+        files_on(&fs.mountpoint).is_empty(),
+        "{:?}",
+        files_on(&fs.mountpoint)
+    );
 }

@@ -82,6 +82,40 @@ impl Sysfs {
         out
     }
 
+    /// The backing file of a loop device at or under the block device
+    /// `devno` (through partitions, stacked devices and loop devices over
+    /// files on other loop devices) whose file is in memory: on tmpfs or
+    /// ramfs. A swap area there can deadlock the kernel: the loop device's
+    /// own pages can be swapped out into it, and swapping them back in
+    /// then waits on the loop device that waits for them (seen on this
+    /// project's VM, a swap file on ext4 on a loop device over /dev/shm).
+    pub fn memory_backed_loop(&self, devno: DevNo) -> Option<PathBuf> {
+        self.memory_backed_loop_at_depth(devno, 0)
+    }
+
+    fn memory_backed_loop_at_depth(&self, devno: DevNo, depth: usize) -> Option<PathBuf> {
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        let disk = self.whole_disk_dir(&self.block_dir(devno)?);
+        if let Some(lb) = loop_backing(&disk) {
+            let file = PathBuf::from(lb.backing_file);
+            if in_memory(&file) {
+                return Some(file);
+            }
+            if let Some(d) = backing_devno(&file).filter(|d| d.major != 0) {
+                if let Some(found) = self.memory_backed_loop_at_depth(d, depth + 1) {
+                    return Some(found);
+                }
+            }
+        }
+        entries(&disk.join("slaves")).into_iter().find_map(|slave| {
+            let d = text(&disk.join("slaves").join(&slave).join("dev"))
+                .and_then(|s| parse_devno(&s))?;
+            self.memory_backed_loop_at_depth(d, depth + 1)
+        })
+    }
+
     /// The block device with `devno` and everything under it; none when
     /// sysfs has no such block device.
     pub fn layer(&self, devno: DevNo) -> Option<BlockLayer> {
@@ -425,6 +459,16 @@ fn loop_backing(disk: &Path) -> Option<LoopBacking> {
         size_limit: Bytes(num(&l.join("sizelimit")).unwrap_or(0)),
         direct_io: flag(&l.join("dio")).unwrap_or(false),
     })
+}
+
+/// Whether `path` is on a file system whose pages are memory (tmpfs,
+/// ramfs).
+fn in_memory(path: &Path) -> bool {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    const RAMFS_MAGIC: i64 = 0x8584_58f6;
+    // f_type's C type differs between architectures.
+    #[allow(clippy::unnecessary_cast)]
+    rustix::fs::statfs(path).is_ok_and(|st| matches!(st.f_type as i64, TMPFS_MAGIC | RAMFS_MAGIC))
 }
 
 /// The device holding a file, by `st_dev`.

@@ -630,3 +630,56 @@ fn a_virtual_interface_is_virtual_not_misreported() {
     assert_eq!(br.speed_mbit, None);
     assert!(fake.sysfs().nic("eth9").is_none());
 }
+
+#[test]
+fn a_loop_device_over_a_file_in_memory_is_found_under_a_partition_and_a_stack() {
+    let fake = FakeSys::new();
+    // The backing files are real, so their file systems are real: one in
+    // /dev/shm (tmpfs), one on the disk the tests run from.
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        eprintln!("skipped: no /dev/shm");
+        return;
+    }
+    let in_memory = tempfile::NamedTempFile::new_in(shm).unwrap();
+    let on_disk = tempfile::NamedTempFile::new_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+    for (dir, devno, file) in [
+        ("loop4", "7:4", in_memory.path()),
+        ("loop5", "7:5", on_disk.path()),
+    ] {
+        fake.block(&format!("devices/virtual/block/{dir}"), devno, 2048)
+            .file(
+                &format!("devices/virtual/block/{dir}/loop/backing_file"),
+                &format!("{}\n", file.display()),
+            );
+    }
+    // loop4p1, a partition of the loop device in memory.
+    fake.block("devices/virtual/block/loop4/loop4p1", "259:1", 1024)
+        .file("devices/virtual/block/loop4/loop4p1/partition", "1\n");
+    // dm-0 stacked on loop4p1; dm-1 on loop5.
+    for (dm, devno, under) in [
+        ("dm-0", "253:0", "loop4/loop4p1"),
+        ("dm-1", "253:1", "loop5"),
+    ] {
+        fake.block(&format!("devices/virtual/block/{dm}"), devno, 1024);
+        let slaves = fake
+            .root()
+            .join(format!("devices/virtual/block/{dm}/slaves"));
+        fs::create_dir_all(&slaves).unwrap();
+        let target = fake.root().join(format!("devices/virtual/block/{under}"));
+        let name = Path::new(under).file_name().unwrap();
+        symlink(rel_to(&slaves.join("x"), &target), slaves.join(name)).unwrap();
+    }
+    let sys = fake.sysfs();
+    let dev = |s: &str| parse_devno(s).unwrap();
+    for found in ["7:4", "259:1", "253:0"] {
+        assert_eq!(
+            sys.memory_backed_loop(dev(found)).as_deref(),
+            Some(in_memory.path()),
+            "{found}"
+        );
+    }
+    for clean in ["7:5", "253:1"] {
+        assert_eq!(sys.memory_backed_loop(dev(clean)), None, "{clean}");
+    }
+}

@@ -41,7 +41,8 @@ struct LoopRig {
 
 impl LoopRig {
     fn new(sector_size: u32) -> Option<LoopRig> {
-        let dir = tempfile::tempdir().ok()?;
+        // On the disk, never in memory: one test makes it a swap area.
+        let dir = tempfile::tempdir_in("/var/tmp").ok()?;
         let image = dir.path().join("rig.img");
         std::fs::File::create(&image).ok()?.set_len(64 << 20).ok()?;
         let out = Command::new("losetup")

@@ -161,6 +161,7 @@ impl SwapArea {
                     "is on tmpfs, which is memory and cannot hold swap; name a directory on the disk to test (ext4 or xfs)".into(),
                 ));
             }
+            self.refuse_memory_backed(st.st_dev)?;
             let bytes = self.size.get() / page * page;
             if bytes < 10 * page {
                 return Err(self.bad(format!("a swap file of {} is too small", self.size)));
@@ -193,6 +194,7 @@ impl SwapArea {
             major: rustix::fs::major(rdev),
             minor: rustix::fs::minor(rdev),
         };
+        self.refuse_memory_backed(rdev)?;
         let users = users_of(WriteObject::Block(devno));
         if !users.is_empty() {
             return Err(self.bad(format!(
@@ -209,6 +211,26 @@ impl SwapArea {
         }
         self.size = Bytes(len / page * page);
         Ok(())
+    }
+
+    /// Refuse an area whose device (`dev`, a `dev_t`) is, at some layer, a
+    /// loop device over a file in memory: swapping out could then need the
+    /// very loop device's pages back from the area, and the kernel
+    /// deadlocks (docs/mem.md).
+    fn refuse_memory_backed(&self, dev: u64) -> Result<(), MemError> {
+        let devno = DevNo {
+            major: rustix::fs::major(dev),
+            minor: rustix::fs::minor(dev),
+        };
+        match iomark_host::Sysfs::system().memory_backed_loop(devno) {
+            Some(file) => Err(self.bad(format!(
+                "is on a loop device over {}, which is in memory (tmpfs): pages swapped out there \
+                 can include the loop device's own, and the kernel deadlocks; put the swap area \
+                 on a disk",
+                file.display()
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// The header `mkswap` writes: version 1, the last page, no bad pages,

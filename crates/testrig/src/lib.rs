@@ -134,6 +134,28 @@ impl LoopDevice {
         }
     }
 
+    /// An empty (sparse) image of `size` bytes on the machine's disk
+    /// (`/var/tmp`), attached: for a swap area, which must never be in
+    /// memory. Pages of an image in `/dev/shm` can themselves be swapped
+    /// out, into the very area on it, and the kernel deadlocks (seen on
+    /// this project's VM; docs/rigs.md).
+    pub fn blank_on_disk(size: u64) -> Result<Self, String> {
+        let image = Path::new("/var/tmp").join(format!("{}.img", unique_name("loop")));
+        fs::File::create(&image)
+            .and_then(|f| f.set_len(size))
+            .map_err(|e| format!("{}: {e}", image.display()))?;
+        match run(Command::new("losetup").args(["-f", "--show"]).arg(&image)) {
+            Ok(dev) => Ok(LoopDevice {
+                dev: PathBuf::from(dev),
+                image,
+            }),
+            Err(e) => {
+                let _ = fs::remove_file(&image);
+                Err(e)
+            }
+        }
+    }
+
     /// The image file behind the device, for tests that change what the
     /// device holds behind its back (the verify profile's corruption test).
     pub fn image(&self) -> &Path {
@@ -372,7 +394,7 @@ impl MountedFs {
     /// while a test measures it.
     pub fn ext4(size: u64) -> Result<Self, String> {
         Self::make(
-            size,
+            LoopDevice::new(size)?,
             &[
                 "mkfs.ext4",
                 "-q",
@@ -380,6 +402,16 @@ impl MountedFs {
                 "-E",
                 "lazy_itable_init=0,lazy_journal_init=0",
             ],
+            "defaults",
+        )
+    }
+
+    /// `size` bytes of ext4 on the machine's disk, for swap files: see
+    /// [`LoopDevice::blank_on_disk`].
+    pub fn ext4_for_swap(size: u64) -> Result<Self, String> {
+        Self::make(
+            LoopDevice::blank_on_disk(size)?,
+            &["mkfs.ext4", "-q", "-F"],
             "defaults",
         )
     }
@@ -394,11 +426,10 @@ impl MountedFs {
         {
             return Err("needs mkfs.btrfs (apt-get install btrfs-progs)".into());
         }
-        Self::make(size, &["mkfs.btrfs", "-q", "-f"], options)
+        Self::make(LoopDevice::new(size)?, &["mkfs.btrfs", "-q", "-f"], options)
     }
 
-    fn make(size: u64, mkfs: &[&str], options: &str) -> Result<Self, String> {
-        let device = LoopDevice::new(size)?;
+    fn make(device: LoopDevice, mkfs: &[&str], options: &str) -> Result<Self, String> {
         run(Command::new(mkfs[0]).args(&mkfs[1..]).arg(&device.dev))?;
         let mountpoint = std::env::temp_dir().join(unique_name("mnt"));
         fs::create_dir(&mountpoint).map_err(|e| e.to_string())?;
