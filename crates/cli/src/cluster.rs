@@ -19,6 +19,23 @@ mod disk;
 #[cfg(feature = "mpi")]
 mod mem;
 
+/// Every rank's value, from the bytes each sent (`World::all_gather` of
+/// its JSON); a rank whose bytes do not read is named.
+#[cfg(feature = "mpi")]
+fn decode<T: serde::de::DeserializeOwned>(
+    all: &[Vec<u8>],
+) -> Result<Vec<T>, iomark_cluster::ClusterError> {
+    all.iter()
+        .enumerate()
+        .map(|(rank, b)| {
+            serde_json::from_slice(b).map_err(|e| iomark_cluster::ClusterError::Garbled {
+                rank: rank as u32,
+                reason: e.to_string(),
+            })
+        })
+        .collect()
+}
+
 /// How a rank leaves the job with `out`, its outcome. Only rank 0 speaks
 /// for the job: the others leave with its code. A failure every rank agreed
 /// on ([`iomark_cluster::ClusterError::Rank`], from a collective status) is

@@ -14,17 +14,20 @@ use anyhow::Context;
 
 static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 
+/// The signals that stop a run.
+const STOP_SIGNALS: [std::ffi::c_int; 3] = [
+    signal_hook::consts::SIGINT,
+    signal_hook::consts::SIGTERM,
+    signal_hook::consts::SIGHUP,
+];
+
 /// The process-wide stop flag, with the signal handlers installed.
 pub fn stop_flag() -> anyhow::Result<&'static AtomicBool> {
     if let Some(flag) = STOP.get() {
         return Ok(flag);
     }
     let flag = Arc::new(AtomicBool::new(false));
-    for sig in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
+    for sig in STOP_SIGNALS {
         signal_hook::flag::register(sig, Arc::clone(&flag))
             .context("cannot install the Ctrl-C handler")?;
     }
@@ -36,17 +39,11 @@ pub fn stop_flag() -> anyhow::Result<&'static AtomicBool> {
 /// rank's notice), still stops at Ctrl-C at once.
 #[cfg(feature = "mpi")]
 pub fn also_raise(flag: &Arc<AtomicBool>) -> anyhow::Result<AlsoRaised> {
-    let mut ids = Vec::new();
-    for sig in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        ids.push(
-            signal_hook::flag::register(sig, Arc::clone(flag))
-                .context("cannot install the Ctrl-C handler")?,
-        );
-    }
+    let ids = STOP_SIGNALS
+        .into_iter()
+        .map(|sig| signal_hook::flag::register(sig, Arc::clone(flag)))
+        .collect::<Result<_, _>>()
+        .context("cannot install the Ctrl-C handler")?;
     Ok(AlsoRaised(ids))
 }
 

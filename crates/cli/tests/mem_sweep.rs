@@ -186,8 +186,10 @@ fn ctrl_c_during_a_swap_point_removes_the_swap_area() {
     );
 }
 
-fn swap_on_device(dev: &Path, extra: &[&str]) -> std::process::Output {
-    let backing = format!("swap:{}", dev.display());
+/// A small stencil under a 64 MiB limit with its swap area at `target` (a
+/// directory or a device).
+fn stencil_with_swap_on(target: &Path, extra: &[&str]) -> std::process::Output {
+    let backing = format!("swap:{}", target.display());
     let mut cmd = iomark_cmd(&[
         "mem",
         "stencil",
@@ -209,9 +211,9 @@ fn swap_refuses_a_mounted_device_an_active_swap_and_an_unnamed_device() {
     let fs = or_skip!(MountedFs::ext4_for_swap(64 << 20));
     let dev = fs.device.dev.clone();
     let d = dev.display().to_string();
-    fails_with(&swap_on_device(&dev, &[]), "--allow-write");
+    fails_with(&stencil_with_swap_on(&dev, &[]), "--allow-write");
     fails_with(
-        &swap_on_device(&dev, &["--allow-write", &d]),
+        &stencil_with_swap_on(&dev, &["--allow-write", &d]),
         "is mounted on",
     );
 
@@ -226,7 +228,7 @@ fn swap_refuses_a_mounted_device_an_active_swap_and_an_unnamed_device() {
         .success());
     assert!(Command::new("swapon").arg(&s).status().unwrap().success());
     let err = fails_with(
-        &swap_on_device(&swapdev.dev, &["--allow-write", &s]),
+        &stencil_with_swap_on(&swapdev.dev, &["--allow-write", &s]),
         "in use",
     );
     assert!(err.contains("swap"), "{err}");
@@ -244,21 +246,10 @@ fn swap_on_a_file_system_in_memory_is_refused() {
     // MountedFs::ext4 keeps its image in /dev/shm.
     let fs = or_skip!(MountedFs::ext4(64 << 20));
     let _off = SwapoffUnder(fs.mountpoint.clone());
-    let backing = format!("swap:{}", fs.mountpoint.display());
-    let out = iomark_cmd(&[
-        "mem",
-        "stencil",
-        "--n",
-        "1000",
-        "--mem-limit",
-        "64MiB",
-        "--backing",
-        &backing,
-        "--no-store",
-    ])
-    .output()
-    .expect("iomark runs");
-    let err = fails_with(&out, "which is in memory");
+    let err = fails_with(
+        &stencil_with_swap_on(&fs.mountpoint, &[]),
+        "which is in memory",
+    );
     assert!(err.contains("put the swap area on a disk"), "{err}");
     assert_no_swap_under(&fs.mountpoint);
     assert!(

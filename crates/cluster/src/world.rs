@@ -377,34 +377,19 @@ impl Notices<'_> {
     /// Returns whether any rank finished and sent its notice.
     pub fn settle(mut self) -> bool {
         let me = self.world.rank() as usize;
-        let mine = [Notice::Finished, Notice::Failed]
+        let mine = [&self.finished, &self.failed]
             .into_iter()
-            .filter(|&k| !self.watch(k).sent.is_empty())
-            .fold(0u8, |bits, k| bits | k.bit());
+            .filter(|w| !w.sent.is_empty())
+            .fold(0u8, |bits, w| bits | w.kind.bit());
         let senders = self.world.all_gather(&[mine]);
         let sent = |r: usize, k: Notice| senders[r].first().is_some_and(|b| b & k.bit() != 0);
         let any_finished = (0..senders.len()).any(|r| sent(r, Notice::Finished));
-        for kind in [Notice::Finished, Notice::Failed] {
+        for watch in [&mut self.finished, &mut self.failed] {
             let expected = (0..senders.len())
-                .filter(|&r| r != me && sent(r, kind))
+                .filter(|&r| r != me && sent(r, watch.kind))
                 .count();
-            let world = self.world;
-            self.watch_mut(kind).settle(world, expected);
+            watch.settle(self.world, expected);
         }
         any_finished
-    }
-
-    fn watch(&self, kind: Notice) -> &Watch {
-        match kind {
-            Notice::Finished => &self.finished,
-            Notice::Failed => &self.failed,
-        }
-    }
-
-    fn watch_mut(&mut self, kind: Notice) -> &mut Watch {
-        match kind {
-            Notice::Finished => &mut self.finished,
-            Notice::Failed => &mut self.failed,
-        }
     }
 }

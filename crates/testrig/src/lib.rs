@@ -95,43 +95,14 @@ impl LoopDevice {
     pub fn new(size: u64) -> Result<Self, String> {
         let image = Path::new("/dev/shm").join(format!("{}.img", unique_name("loop")));
         fill_random(&image, size).map_err(|e| format!("{}: {e}", image.display()))?;
-        let dev = match run(Command::new("losetup")
-            .args(["-f", "--show", "--direct-io=on"])
-            .arg(&image))
-        {
-            Ok(d) => d,
-            Err(e) => {
-                let _ = fs::remove_file(&image);
-                return Err(e);
-            }
-        };
-        Ok(LoopDevice {
-            dev: PathBuf::from(dev),
-            image,
-        })
+        Self::attach(image, &["--direct-io=on"])
     }
 
     /// An empty (sparse) image of `size` bytes in `/dev/shm`, attached
     /// with direct I/O: for rigs that only write, where the backing store
     /// must never be the bottleneck and a fill would cost time for nothing.
     pub fn blank_in_memory(size: u64) -> Result<Self, String> {
-        let image = Path::new("/dev/shm").join(format!("{}.img", unique_name("loop")));
-        fs::File::create(&image)
-            .and_then(|f| f.set_len(size))
-            .map_err(|e| format!("{}: {e}", image.display()))?;
-        match run(Command::new("losetup")
-            .args(["-f", "--show", "--direct-io=on"])
-            .arg(&image))
-        {
-            Ok(dev) => Ok(LoopDevice {
-                dev: PathBuf::from(dev),
-                image,
-            }),
-            Err(e) => {
-                let _ = fs::remove_file(&image);
-                Err(e)
-            }
-        }
+        Self::attach(blank_image("/dev/shm", size)?, &["--direct-io=on"])
     }
 
     /// An empty (sparse) image of `size` bytes on the machine's disk
@@ -140,11 +111,17 @@ impl LoopDevice {
     /// out, into the very area on it, and the kernel deadlocks (seen on
     /// this project's VM; docs/rigs.md).
     pub fn blank_on_disk(size: u64) -> Result<Self, String> {
-        let image = Path::new("/var/tmp").join(format!("{}.img", unique_name("loop")));
-        fs::File::create(&image)
-            .and_then(|f| f.set_len(size))
-            .map_err(|e| format!("{}: {e}", image.display()))?;
-        match run(Command::new("losetup").args(["-f", "--show"]).arg(&image)) {
+        Self::attach(blank_image("/var/tmp", size)?, &[])
+    }
+
+    /// Attach `image` with `losetup` and `options`; the image is removed
+    /// when that fails.
+    fn attach(image: PathBuf, options: &[&str]) -> Result<Self, String> {
+        match run(Command::new("losetup")
+            .args(["-f", "--show"])
+            .args(options)
+            .arg(&image))
+        {
             Ok(dev) => Ok(LoopDevice {
                 dev: PathBuf::from(dev),
                 image,
@@ -176,6 +153,15 @@ impl Drop for LoopDevice {
         let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
         let _ = fs::remove_file(&self.image);
     }
+}
+
+/// A new sparse image of `size` bytes in `dir`.
+fn blank_image(dir: &str, size: u64) -> Result<PathBuf, String> {
+    let image = Path::new(dir).join(format!("{}.img", unique_name("loop")));
+    fs::File::create(&image)
+        .and_then(|f| f.set_len(size))
+        .map_err(|e| format!("{}: {e}", image.display()))?;
+    Ok(image)
 }
 
 fn fill_random(path: &Path, size: u64) -> std::io::Result<()> {

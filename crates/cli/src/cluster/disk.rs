@@ -33,6 +33,7 @@ use iomark_model::profile::ProfileResult;
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{now_ms, RunBody};
 
+use super::decode;
 use crate::disk::{args_now, open_target, DiskArgs};
 use crate::exit::Exit;
 use crate::signals;
@@ -128,20 +129,9 @@ fn run_rank(
         world,
         layout,
         me: RankReport {
-            rank: world.rank(),
-            host: world.host().to_string(),
-            path: target.info.path.clone(),
-            offset: target.region_base,
-            spans: Vec::new(),
-            jobs: Vec::new(),
-            interrupted: false,
-            stonewalled: false,
-            device: iomark_host::DeviceChain::for_path(&target.info.path)
-                .ok()
-                .map(iomark_host::DeviceChain::into_report),
-            result: None,
             // Its target's doubts; the profile's are the merged jobs'.
             warnings: target.warnings.clone(),
+            ..rank_report(world, &target)
         },
         pending: Vec::new(),
         kept: Vec::new(),
@@ -262,26 +252,20 @@ fn run_rank(
     }
 
     let report = RankReport {
-        rank: world.rank(),
-        host: world.host().to_string(),
-        path: target.info.path.clone(),
-        offset: target.region_base,
         spans: measured(&spans.spans, &outcome.jobs),
         jobs: outcome.jobs.clone(),
         interrupted: outcome.interrupted,
         stonewalled,
-        device: iomark_host::DeviceChain::for_path(&target.info.path)
-            .ok()
-            .map(iomark_host::DeviceChain::into_report),
         result: outcome.result.clone(),
         warnings: outcome.warnings.clone(),
+        ..rank_report(world, &target)
     };
     let bytes = serde_json::to_vec(&report).context("cannot encode this rank's result")?;
     let all = world.all_gather(&bytes);
     let Some(recorder) = recorder else {
         return Ok(Exit::Success);
     };
-    let reports = decode(&all)?;
+    let reports: Vec<RankReport> = decode(&all)?;
     let Some((jobs, cluster)) = merge(&reports, layout, stonewall) else {
         bail!("the ranks ran different jobs: run every rank with the same arguments");
     };
@@ -393,7 +377,7 @@ impl Gather<'_> {
         };
         // Plain data: serialising it cannot fail.
         let bytes = serde_json::to_vec(&report).unwrap_or_default();
-        let reports = decode(&self.world.all_gather(&bytes))?;
+        let reports = decode::<RankReport>(&self.world.all_gather(&bytes))?;
         let merged = merge(&reports, self.layout, false)
             .and_then(|(mut jobs, _)| jobs.pop())
             .ok_or_else(|| iomark_cluster::ClusterError::Garbled {
@@ -427,7 +411,7 @@ impl Gather<'_> {
         if !self.world.is_root() {
             return Ok(None);
         }
-        let mut reports = decode(&all)?;
+        let mut reports: Vec<RankReport> = decode(&all)?;
         if self.kept.len() != outcome.jobs.len() {
             bail!(
                 "the profile kept {} jobs but {} were gathered across the ranks",
@@ -450,19 +434,23 @@ impl Gather<'_> {
     }
 }
 
-/// Every rank's report, from what each sent.
-fn decode(all: &[Vec<u8>]) -> Result<Vec<RankReport>, iomark_cluster::ClusterError> {
-    all.iter()
-        .enumerate()
-        .map(|(rank, b)| {
-            serde_json::from_slice::<RankReport>(b).map_err(|e| {
-                iomark_cluster::ClusterError::Garbled {
-                    rank: rank as u32,
-                    reason: e.to_string(),
-                }
-            })
-        })
-        .collect()
+/// This rank and its target, with nothing run yet.
+fn rank_report(world: &World, target: &OpenTarget) -> RankReport {
+    RankReport {
+        rank: world.rank(),
+        host: world.host().to_string(),
+        path: target.info.path.clone(),
+        offset: target.region_base,
+        spans: Vec::new(),
+        jobs: Vec::new(),
+        interrupted: false,
+        stonewalled: false,
+        device: iomark_host::DeviceChain::for_path(&target.info.path)
+            .ok()
+            .map(iomark_host::DeviceChain::into_report),
+        result: None,
+        warnings: Vec::new(),
+    }
 }
 
 /// The workload (a custom one, or a profile that runs across ranks) and
@@ -712,17 +700,7 @@ impl ProfileObserver for Spans<'_> {
         }
         let bytes = serde_json::to_vec(&points).unwrap_or_default();
         let all = g.world.all_gather(&bytes);
-        let series = all
-            .iter()
-            .enumerate()
-            .map(|(rank, b)| {
-                serde_json::from_slice(b).map_err(|e| iomark_cluster::ClusterError::Garbled {
-                    rank: rank as u32,
-                    reason: e.to_string(),
-                })
-            })
-            .collect::<Result<Vec<_>, _>>();
-        match series {
+        match decode::<Vec<iomark_model::sustained::WrittenAt>>(&all) {
             Ok(series) => Ok(iomark_cluster::merge::merge_series(&series)),
             Err(e) => {
                 let message = e.to_string();

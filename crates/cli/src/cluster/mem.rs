@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 
 use anyhow::{bail, Context};
 use iomark_cluster::merge::merge_stream;
-use iomark_cluster::{ClusterError, World};
+use iomark_cluster::World;
 use iomark_mem::job;
 use iomark_model::cluster::{MemCluster, MemRankResult};
 use iomark_model::mem::{Backing, KernelResult, MemOutcome, MemRun};
@@ -90,16 +90,7 @@ fn run_rank(
     if !world.is_root() {
         return Ok(Exit::Success);
     }
-    let per_rank = all
-        .iter()
-        .enumerate()
-        .map(|(rank, b)| {
-            serde_json::from_slice::<MemRankResult>(b).map_err(|e| ClusterError::Garbled {
-                rank: rank as u32,
-                reason: e.to_string(),
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let per_rank: Vec<MemRankResult> = super::decode(&all)?;
     let Some((merged, execution)) = merge_stream(&per_rank) else {
         bail!("the ranks ran different kernels: run every rank with the same arguments");
     };
