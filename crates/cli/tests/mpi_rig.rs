@@ -1101,10 +1101,14 @@ mod mpi {
         };
         let dir = fast_dir();
         let agent = dir.path().join("netns-agent");
-        // As ssh would: the host name first, then a command line for a shell.
+        // As ssh would: the host name first, then a command line for a
+        // shell. Each namespace gets a host name of its own (a UTS
+        // namespace), as a real host has: with the machine's name in both,
+        // mpirun sometimes waited forever for one of the two daemons
+        // (1 launch in 8 on this machine).
         std::fs::write(
             &agent,
-            "#!/bin/sh\nhost=$1\nshift\nexec ip netns exec \"$host\" sh -c \"$*\"\n",
+            "#!/bin/sh\nhost=$1\nshift\nexec ip netns exec \"$host\" unshare --uts sh -c \"hostname $host && $*\"\n",
         )
         .unwrap();
         std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755))
