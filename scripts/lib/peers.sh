@@ -1,11 +1,56 @@
-# Shared by scripts/test and bench/*: install the peer tools iomark is
-# measured against, from Debian's packages, when they are missing.
+# Shared by scripts/test and bench/*: install what the tests and the
+# benchmarks need, from Debian's packages, when it is missing.
+#
+# What is there is decided by the package, never by a file glob: a glob
+# for libclang once matched libclang-cpp14, which clang-sys ignores, and
+# the MPI build failed on every new machine.
 
+# The packages the test suite needs, each with what needs it.
+IOMARK_TEST_PACKAGES=(
+  fio            # the peer of `iomark disk`, `iomark fio`, the importer
+  fio-examples   # fio's job files, which the job-file tests run
+  python3-six    # fio_jsonplus_clat2csv (in fio) needs it
+  iperf3         # the peer of `iomark net`
+  likwid         # likwid-bench, the peer of `iomark mem stream`
+  strace         # widens race windows in the safety tests (fault injection)
+  btrfs-progs    # btrfs with compress=zstd: a rig the artefacts probe must flag
+  e2fsprogs      # mkfs.ext4 for the file-system rigs
+  iproute2       # ip and tc: the network-namespace and shaped-link rigs
+  man-db         # the man pages rendered by man (tests/shell_man.rs)
+  zsh            # the completion scripts are syntax-checked by each shell
+  fish
+  python3-fusepy # the verify tests' fake flash drive, a FUSE file system
+  fuse3          #   in Python (crates/testrig/rigs/fake_disk.py)
+  openmpi-bin    # mpirun for the MPI tests (feature mpi)
+  libopenmpi-dev # mpi-sys builds against it
+  libclang-dev   #   with bindgen, which needs libclang
+  chromium       # the report's browser test
+  fonts-dejavu-core # the fonts the PNG charts are drawn with
+  postgresql     # the store's PostgreSQL tests (scripts/lib/postgres.sh)
+  openssl        # the test server's TLS certificates
+)
+
+# is_installed PKG: whether dpkg has PKG installed (not merely known).
+is_installed() {
+  [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
+}
+
+# missing_packages PKG...: prints those of PKG... that are not installed.
+missing_packages() {
+  local p
+  for p in "$@"; do
+    is_installed "$p" || echo "$p"
+  done
+}
+
+# apt_install PKG...: installs PKG... as root, saying first what it installs.
 apt_install() {
+  [ $# -gt 0 ] || return 0
   if [ "$(id -u)" -ne 0 ]; then
     echo "note: not root, cannot install $*; tests that need them will skip" >&2
     return 0
   fi
+  echo "installing: $*" >&2
   if [ -z "${IOMARK_APT_UPDATED:-}" ]; then
     apt-get update -qq >/dev/null
     export IOMARK_APT_UPDATED=1
@@ -13,52 +58,19 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-# ensure_peers: fio (with Debian's fio-examples job files, which the job-file
-# tests run), iperf3 and likwid-bench, and strace, btrfs-progs, man-db, zsh,
-# fish, python3-fusepy and fuse3 for the tests, and Open MPI (openmpi-bin,
-# libopenmpi-dev, libclang-dev) for the MPI build and its tests.
-ensure_peers() {
-  local need=()
-  command -v fio >/dev/null 2>&1 || need+=(fio)
-  [ -e /usr/share/doc/fio/examples/fio-seq-read.fio ] || need+=(fio-examples)
-  # fio_jsonplus_clat2csv (in fio) needs python3-six.
-  python3 -c 'import six' >/dev/null 2>&1 || need+=(python3-six)
-  command -v iperf3 >/dev/null 2>&1 || need+=(iperf3)
-  command -v likwid-bench >/dev/null 2>&1 || need+=(likwid)
-  # strace widens race windows in the safety tests (fault injection).
-  command -v strace >/dev/null 2>&1 || need+=(strace)
-  # btrfs with compress=zstd is a rig the artefacts probe must flag.
-  command -v mkfs.btrfs >/dev/null 2>&1 || need+=(btrfs-progs)
-  # The completion scripts are syntax-checked by each shell, and the man
-  # pages rendered by man (crates/cli/tests/shell_man.rs).
-  command -v man >/dev/null 2>&1 || need+=(man-db)
-  command -v zsh >/dev/null 2>&1 || need+=(zsh)
-  command -v fish >/dev/null 2>&1 || need+=(fish)
-  # The verify tests' fake flash drive is a FUSE file system in Python
-  # (crates/testrig/rigs/fake_disk.py), run by Debian's python3; fuse3
-  # brings fusermount3 for unprivileged mounts.
-  /usr/bin/python3 -c 'import fusepy' >/dev/null 2>&1 || need+=(python3-fusepy)
-  command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
-  # The MPI tests (crates/cli/tests/mpi_rig.rs, feature mpi) run under Open
-  # MPI's mpirun; mpi-sys builds against libopenmpi-dev with bindgen, which
-  # needs libclang.
-  command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
-  [ -e /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h ] || [ -n "$(find /usr/lib -name mpi.h -path '*openmpi*' -print -quit 2>/dev/null)" ] || need+=(libopenmpi-dev)
-  [ -n "$(find /usr/lib -name 'libclang*.so*' -print -quit 2>/dev/null)" ] || need+=(libclang-dev)
-  if [ ${#need[@]} -gt 0 ]; then
-    echo "installing test peers: ${need[*]}" >&2
-    apt_install "${need[@]}"
-  fi
+# ensure_packages PKG...: installs those of PKG... that are missing.
+ensure_packages() {
+  local need
+  mapfile -t need < <(missing_packages "$@")
+  apt_install "${need[@]}"
 }
 
-# ensure_report_tools: headless Chromium for the report's browser test and
-# the DejaVu fonts the PNG charts are drawn with.
-ensure_report_tools() {
-  local need=()
-  command -v chromium >/dev/null 2>&1 || need+=(chromium)
-  [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
-  if [ ${#need[@]} -gt 0 ]; then
-    echo "installing report test tools: ${need[*]}" >&2
-    apt_install "${need[@]}"
-  fi
+# ensure_test_packages: everything the test suite needs.
+ensure_test_packages() {
+  ensure_packages "${IOMARK_TEST_PACKAGES[@]}"
+}
+
+# ensure_peers: the peers the benchmarks measure against.
+ensure_peers() {
+  ensure_packages fio fio-examples python3-six iperf3 likwid
 }

@@ -17,16 +17,9 @@
 //! MiB/s), so a pattern that shrinks on its way runs clearly faster than
 //! random data and a plain device runs every pattern at the throttle.
 
-mod common;
-
-use std::sync::Mutex;
-
-use common::*;
+use crate::common::*;
 use iomark_testrig::{require_root, DeviceThrottle, Limits, LoopDevice, MountedFs, Zram};
 use serde_json::Value;
-
-/// zram0 is one device: its tests take turns.
-static ZRAM: Mutex<()> = Mutex::new(());
 
 /// Each direction's limit on the throttled rigs.
 const RIG_BPS: u64 = 100 << 20;
@@ -91,9 +84,9 @@ fn probe(target: &str, extra: &[&str]) -> Value {
 
 #[test]
 fn the_probe_flags_zram() {
-    let _turn = ZRAM.lock().unwrap_or_else(|e| e.into_inner());
-    or_skip!(require_root());
-    let zram = or_skip!(Zram::new(256 << 20));
+    let _zram = exclusive(Shared::Zram0);
+    require!(require_root());
+    let zram = require!(Zram::new(256 << 20));
     let dev = zram.dev.to_str().unwrap();
     let doc = probe(dev, &["--allow-write", dev, "--no-store"]);
     assert_eq!(finding(&doc), "compresses", "{}", artefacts(&doc));
@@ -108,8 +101,8 @@ fn the_probe_flags_zram() {
 
 #[test]
 fn random_data_does_not_compress_on_zram_and_compressible_does() {
-    let _turn = ZRAM.lock().unwrap_or_else(|e| e.into_inner());
-    or_skip!(require_root());
+    let _zram = exclusive(Shared::Zram0);
+    require!(require_root());
     // Each pattern on a fresh device, so mm_stat counts only its writes.
     let stored_over_compressed = |data: &str| {
         let zram = Zram::new(256 << 20)?;
@@ -136,21 +129,21 @@ fn random_data_does_not_compress_on_zram_and_compressible_does() {
         assert!(orig >= 120 << 20, "{data}: only {orig} bytes stored");
         Ok::<f64, String>(compr as f64 / orig as f64)
     };
-    let random = or_skip!(stored_over_compressed("random"));
+    let random = require!(stored_over_compressed("random"));
     assert!(
         random > 0.95,
         "random data compressed to {random:.2} of its size"
     );
-    let half = or_skip!(stored_over_compressed("compressible:50"));
+    let half = require!(stored_over_compressed("compressible:50"));
     assert!(half < 0.7, "compressible:50 compressed to only {half:.2}");
 }
 
 #[test]
 fn the_probe_flags_btrfs_with_compression() {
-    or_skip!(require_root());
-    let fs = or_skip!(MountedFs::btrfs(512 << 20, "compress=zstd"));
-    let _throttle = or_skip!(DeviceThrottle::new(
-        &or_skip!(fs.device.majmin()),
+    require!(require_root());
+    let fs = require!(MountedFs::btrfs(512 << 20, "compress=zstd"));
+    let _throttle = require!(DeviceThrottle::new(
+        &require!(fs.device.majmin()),
         limits_of(BTRFS_RIG_BPS)
     ));
     let dir = fs.mountpoint.to_str().unwrap();
@@ -181,10 +174,10 @@ fn the_probe_flags_btrfs_with_compression() {
 
 #[test]
 fn the_probe_does_not_flag_a_plain_loop_device() {
-    or_skip!(require_root());
-    let dev = or_skip!(LoopDevice::new(128 << 20));
-    let _throttle = or_skip!(DeviceThrottle::new(
-        &or_skip!(dev.majmin()),
+    require!(require_root());
+    let dev = require!(LoopDevice::new(128 << 20));
+    let _throttle = require!(DeviceThrottle::new(
+        &require!(dev.majmin()),
         throttle_limits()
     ));
     let path = dev.dev.to_str().unwrap();
@@ -201,9 +194,9 @@ fn the_probe_does_not_flag_a_plain_loop_device() {
 
 #[test]
 fn verdicts_and_rated_speeds_are_remembered_per_device() {
-    let _turn = ZRAM.lock().unwrap_or_else(|e| e.into_inner());
-    or_skip!(require_root());
-    let zram = or_skip!(Zram::new(256 << 20));
+    let _zram = exclusive(Shared::Zram0);
+    require!(require_root());
+    let zram = require!(Zram::new(256 << 20));
     let dev = zram.dev.to_str().unwrap();
     let db = ScratchDb::new();
     let stored = probe(dev, &["--allow-write", dev, "--db", db.db()]);

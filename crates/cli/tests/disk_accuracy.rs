@@ -13,11 +13,9 @@
 //! several I/Os queued at the throttle: io_uring at depth 16, psync with
 //! sixteen threads.
 
-mod common;
-
 use std::process::Output;
 
-use common::*;
+use crate::common::*;
 use iomark_testrig::{require_root, Limits, LoopDevice, Throttle};
 use serde_json::Value;
 
@@ -75,7 +73,7 @@ fn bandwidth_case(engine: &str, rw: &str, bs: &str, depth: &str) {
         write_bps: Some(WRITE_BPS),
         ..Limits::default()
     };
-    let r = or_skip!(rig(limits));
+    let r = require!(rig(limits));
     let dev = r.dev.dev.to_str().unwrap().to_string();
     let mut args = vec![
         "--engine",
@@ -123,7 +121,7 @@ fn io_uring_random_write_matches_the_bandwidth_throttle() {
 }
 
 fn iops_case(engine: &str, depth: &str, threads: &str) {
-    let r = or_skip!(rig(read_iops_limit()));
+    let r = require!(rig(read_iops_limit()));
     let what = format!("{engine} randread 4k IOPS");
     let doc = run(
         &r,
@@ -156,7 +154,7 @@ fn io_uring_random_read_matches_the_iops_throttle() {
 
 #[test]
 fn io_uring_keeps_the_requested_depth_on_a_slow_device() {
-    let r = or_skip!(rig(read_iops_limit()));
+    let r = require!(rig(read_iops_limit()));
     let doc = run(
         &r,
         &[

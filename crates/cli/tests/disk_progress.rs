@@ -2,9 +2,7 @@
 //! left on a terminal; nothing with `--quiet`, and nothing at all when
 //! stderr is not a terminal (what scripts and tests see).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use iomark_testrig::require;
 
 /// A four-test profile of 0.3 s per test on a small test file.
@@ -36,13 +34,7 @@ fn refs(v: &[String]) -> Vec<&str> {
 fn a_terminal_sees_test_k_of_n_the_rate_and_the_time_left() {
     let dir = tempfile::tempdir().unwrap();
     let args = macbench(dir.path(), &[]);
-    let shown = match iomark_on_terminal(&refs(&args)) {
-        Ok(s) => s,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            return;
-        }
-    };
+    let shown = require!(iomark_on_terminal(&refs(&args)));
     for k in 1..=4 {
         assert!(
             shown.contains(&format!("test {k} of 4: ")),

@@ -1,12 +1,10 @@
 //! `iomark disk` runs land in the results store; a run killed with
 //! SIGKILL keeps the tests it finished and reads back as interrupted.
 
-mod common;
-
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 #[test]

@@ -1,11 +1,9 @@
 //! How io_uring I/Os are handed to the kernel: chosen from the completions
 //! by default (recorded with the job), forced by `--iodepth-batch`.
 
-mod common;
-
 use std::io::Write;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 /// A 16 MiB file written just now, so its pages are in the page cache,
@@ -54,10 +52,7 @@ fn submission(path: &str, extra: &[&str]) -> Value {
 
 #[test]
 fn page_cache_reads_are_batched_by_default_and_a_given_batch_is_kept() {
-    if let Err(why) = iomark_disk::engine::io_uring_available() {
-        eprintln!("skipped: {why}");
-        return;
-    }
+    require!(iomark_disk::engine::io_uring_available());
     let (_dir, path) = cached_file();
 
     // Page-cache hits complete within the call that submits them: the

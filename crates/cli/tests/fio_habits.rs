@@ -4,12 +4,10 @@
 //! and fio's JSON layout read by fio's own `fio_jsonplus_clat2csv` and by
 //! `iomark results import`.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 use iomark_model::{RunBody, RunDocument};
 use iomark_testrig::{require_root, Limits, LoopDevice, Throttle};
 use serde_json::Value;
@@ -250,7 +248,7 @@ fn unsupported_fio_examples_are_refused_naming_their_option() {
         ("tiobench-example.fio", "bsrange"),
         ("latency-profile.fio", "random_generator"),
     ] {
-        let text = or_skip!(example(name));
+        let text = require!(example(name));
         let line = 1 + text
             .lines()
             .position(|l| l.trim_start().starts_with(option))
@@ -277,10 +275,10 @@ const LIMIT_BPS: u64 = 20 << 20;
 
 #[test]
 fn fio_examples_agree_with_fio_on_a_throttled_loop_device() {
-    or_skip!(require_root());
-    or_skip!(have("fio"));
-    let seq_read = or_skip!(example("fio-seq-read.fio"));
-    let ssd = or_skip!(example("ssd-test.fio"));
+    require!(require_root());
+    require!(have("fio"));
+    let seq_read = require!(example("fio-seq-read.fio"));
+    let ssd = require!(example("ssd-test.fio"));
     let dev = LoopDevice::new(64 << 20).unwrap();
     let throttle = Throttle::new(
         &dev.majmin().unwrap(),
@@ -383,7 +381,7 @@ fn fio_examples_agree_with_fio_on_a_throttled_loop_device() {
 
 #[test]
 fn fio_reads_iomarks_json_plus_and_iomark_imports_it_back() {
-    let text = or_skip!(example("fio-rand-RW.fio"));
+    let text = require!(example("fio-rand-RW.fio"));
     let dir = scratch();
     // fio-rand-RW: randrw 60/40, 4k, buffered, 4 threads, libaio QD16.
     let job = rewrite(
@@ -450,7 +448,7 @@ fn fio_reads_iomarks_json_plus_and_iomark_imports_it_back() {
             .unwrap();
         assert_ok(&check, "fio_jsonplus_clat2csv --validate");
     } else {
-        eprintln!("skipped the fio_jsonplus_clat2csv part: needs fio and python3-six");
+        iomark_testrig::skipped("the fio_jsonplus_clat2csv part needs fio and python3-six");
     }
 
     // And iomark's importer reads the layout back: same job, same figures.

@@ -1,13 +1,11 @@
 //! `iomark info` on a real loop device: transport, backing file, block size
-//! and the disk under it. Needs root and losetup; skips without them.
-
-mod common;
+//! and the disk under it. Needs root and losetup (`require!`).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 /// A loop device with 4 KiB sectors over a temp image; detached on drop.
@@ -18,10 +16,9 @@ struct LoopDev {
 }
 
 impl LoopDev {
-    fn new() -> Option<LoopDev> {
+    fn new() -> Result<LoopDev, String> {
         if !is_root() {
-            eprintln!("skipped: needs root for losetup");
-            return None;
+            return Err("needs root for losetup".into());
         }
         let dir = tempfile::tempdir().unwrap();
         let image = dir.path().join("info-rig.img");
@@ -35,17 +32,11 @@ impl LoopDev {
             .output()
         {
             Ok(o) if o.status.success() => o,
-            Ok(o) => {
-                eprintln!("skipped: losetup failed: {}", stderr(&o).trim());
-                return None;
-            }
-            Err(e) => {
-                eprintln!("skipped: losetup is not available: {e}");
-                return None;
-            }
+            Ok(o) => return Err(format!("losetup failed: {}", stderr(&o).trim())),
+            Err(e) => return Err(format!("losetup is not available: {e}")),
         };
         let dev = PathBuf::from(stdout(&out).trim());
-        Some(LoopDev {
+        Ok(LoopDev {
             _dir: dir,
             image,
             dev,
@@ -66,7 +57,7 @@ fn info(args: &[&Path]) -> (bool, String, String) {
 
 #[test]
 fn info_json_on_a_loop_device() {
-    let Some(lo) = LoopDev::new() else { return };
+    let lo = require!(LoopDev::new());
     let (ok, stdout, stderr) = info(&[&lo.dev, Path::new("--json")]);
     assert!(ok, "{stderr}");
     let v: Value = serde_json::from_str(&stdout).unwrap();
@@ -93,7 +84,7 @@ fn info_json_on_a_loop_device() {
 
 #[test]
 fn info_text_on_a_loop_device_names_the_backing_file() {
-    let Some(lo) = LoopDev::new() else { return };
+    let lo = require!(LoopDev::new());
     let (ok, stdout, stderr) = info(&[&lo.dev]);
     assert!(ok, "{stderr}");
     let image = lo.image.canonicalize().unwrap();

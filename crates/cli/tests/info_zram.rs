@@ -1,16 +1,16 @@
 //! `iomark info /dev/zram0`: a RAM-backed, compressing, bio-based device
-//! whose ceiling is unknown. Skips when the zram module is not loaded.
+//! whose ceiling is unknown. Needs the zram module loaded (`require!`).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn info_on_zram0() {
-    if !std::path::Path::new("/dev/zram0").exists() {
-        eprintln!("skipped: /dev/zram0 is absent (modprobe zram)");
-        return;
-    }
+    require!(
+        std::path::Path::new("/dev/zram0").exists(),
+        "/dev/zram0 is absent (modprobe zram)"
+    );
+    // Not while another area's test resets it.
+    let _zram = exclusive(Shared::Zram0);
     let v = json_of(&iomark(&["info", "/dev/zram0", "--json"]));
     let d = &v["device"]["device"];
     assert_eq!(d["name"], "zram0");

@@ -16,9 +16,7 @@
 //! Each point runs 1 s after a 300 ms ramp; the throttles (20 MiB/s, 150
 //! IOPS) are far below what this machine does under load.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use iomark_testrig::{require_root, Limits, LoopDevice, Throttle};
 use serde_json::Value;
 
@@ -94,7 +92,7 @@ fn an_iops_throttle_is_flat_from_qd1_and_device_bound() {
     // HZ=250), so one I/O at a time gets about 250 a second whatever the
     // limit: a limit above that is not reached at QD1 and the curve rises.
     // 150 IOPS is under it, so every depth runs at the limit.
-    let rig = or_skip!(Rig::new(Limits {
+    let rig = require!(Rig::new(Limits {
         read_iops: Some(IOPS_LIMIT),
         ..Limits::default()
     }));
@@ -120,7 +118,7 @@ fn an_iops_throttle_is_flat_from_qd1_and_device_bound() {
 
 #[test]
 fn a_bandwidth_throttle_under_the_link_is_device_bound_not_link_bound() {
-    let rig = or_skip!(Rig::new(Limits {
+    let rig = require!(Rig::new(Limits {
         read_bps: Some(20 << 20),
         ..Limits::default()
     }));
@@ -142,7 +140,7 @@ fn a_bandwidth_throttle_under_the_link_is_device_bound_not_link_bound() {
 
 #[test]
 fn psync_asked_for_depth_is_depth_bound() {
-    let rig = or_skip!(Rig::new(Limits {
+    let rig = require!(Rig::new(Limits {
         read_iops: Some(IOPS_LIMIT),
         ..Limits::default()
     }));

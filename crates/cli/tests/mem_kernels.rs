@@ -1,12 +1,10 @@
 //! `iomark mem`: every kernel validates on small sizes, on the heap and in a
 //! file mapping; bad input exits 2 with a message naming the fix.
 
-mod common;
-
 use std::process::Command;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 /// Run with `--json`, insist on success, return the mem body.

@@ -3,12 +3,10 @@
 //! OOM kill, not a crash. Both need root and a memory cgroup; they skip with
 //! the reason otherwise.
 
-mod common;
-
 use std::path::Path;
 use std::process::Output;
 
-use common::*;
+use crate::common::*;
 use iomark_testrig::require;
 use serde_json::Value;
 
@@ -76,22 +74,24 @@ fn mmap_data_twice_the_limit_completes() {
 #[test]
 fn heap_data_over_the_limit_without_swap_is_an_oom_kill_with_a_clear_message() {
     require!(memory_cgroup());
-    if swap_on() {
-        eprintln!("skipped: swap is on, so the heap run would swap instead of being killed");
-        return;
-    }
+    // No other test turns swap on while this one runs.
+    let _swap = exclusive(Shared::Swap);
+    require!(
+        !swap_on(),
+        "swap is on, so the heap run would swap instead of being killed"
+    );
     let out = stencil("--n 5793 --sweeps 1 --json", None, "256MiB");
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    if swap_on()
-        || !doc["body"]["host"]["swap"]["devices"]
+    // Only a process outside the tests could have turned swap on meanwhile.
+    let swap_stayed_off = !swap_on()
+        && doc["body"]["host"]["swap"]["devices"]
             .as_array()
             .unwrap()
-            .is_empty()
-    {
-        // Another process turned swap on while the run was going.
-        eprintln!("skipped: swap came on during the run, so the heap run could swap");
-        return;
-    }
+            .is_empty();
+    require!(
+        swap_stayed_off,
+        "swap came on during the run, so the heap run could swap"
+    );
     fails_with(
         &out,
         "killed by the out-of-memory killer: data larger than the memory limit and no swap",

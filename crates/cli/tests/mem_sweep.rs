@@ -7,13 +7,11 @@
 //! used as swap, a device not named with --allow-write. All need root, a
 //! memory cgroup and loop devices; they skip with the reason otherwise.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use iomark_testrig::{require, LoopDevice, MountedFs};
 use serde_json::Value;
 
@@ -78,8 +76,10 @@ fn point<'a>(doc: &'a Value, ratio: f64, backing: &str) -> &'a Value {
 
 #[test]
 fn ratio_sweep_kills_the_heap_and_completes_mmap_and_swap() {
+    // Swap areas come and go here, and the heap point needs none.
+    let _swap = exclusive(Shared::Swap);
     require!(setup());
-    let fs = or_skip!(MountedFs::ext4_for_swap(512 << 20));
+    let fs = require!(MountedFs::ext4_for_swap(512 << 20));
     let _off = SwapoffUnder(fs.mountpoint.clone());
     let mnt = fs.mountpoint.display().to_string();
     let db = ScratchDb::new();
@@ -145,8 +145,10 @@ fn ratio_sweep_kills_the_heap_and_completes_mmap_and_swap() {
 
 #[test]
 fn ctrl_c_during_a_swap_point_removes_the_swap_area() {
+    // Swap areas come and go here, and the heap point needs none.
+    let _swap = exclusive(Shared::Swap);
     require!(setup());
-    let fs = or_skip!(MountedFs::ext4_for_swap(512 << 20));
+    let fs = require!(MountedFs::ext4_for_swap(512 << 20));
     let _off = SwapoffUnder(fs.mountpoint.clone());
     let backing = format!("swap:{}", fs.mountpoint.display());
     // Many sweeps over 3x the limit in swap: long enough to be stopped.
@@ -207,8 +209,10 @@ fn stencil_with_swap_on(target: &Path, extra: &[&str]) -> std::process::Output {
 
 #[test]
 fn swap_refuses_a_mounted_device_an_active_swap_and_an_unnamed_device() {
+    // Swap areas come and go here, and the heap point needs none.
+    let _swap = exclusive(Shared::Swap);
     require!(setup());
-    let fs = or_skip!(MountedFs::ext4_for_swap(64 << 20));
+    let fs = require!(MountedFs::ext4_for_swap(64 << 20));
     let dev = fs.device.dev.clone();
     let d = dev.display().to_string();
     fails_with(&stencil_with_swap_on(&dev, &[]), "--allow-write");
@@ -242,9 +246,11 @@ fn swap_refuses_a_mounted_device_an_active_swap_and_an_unnamed_device() {
 /// into it.
 #[test]
 fn swap_on_a_file_system_in_memory_is_refused() {
+    // Swap areas come and go here, and the heap point needs none.
+    let _swap = exclusive(Shared::Swap);
     require!(setup());
     // MountedFs::ext4 keeps its image in /dev/shm.
-    let fs = or_skip!(MountedFs::ext4(64 << 20));
+    let fs = require!(MountedFs::ext4(64 << 20));
     let _off = SwapoffUnder(fs.mountpoint.clone());
     let err = fails_with(
         &stencil_with_swap_on(&fs.mountpoint, &[]),

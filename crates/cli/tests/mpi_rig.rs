@@ -1,6 +1,5 @@
-//! Many ranks as one benchmark (docs/mpi.md). Built without the `mpi`
-//! feature: a run under an MPI launcher is refused, exit 2. Built with it
-//! (`cargo test --release -p iomark --features mpi --test mpi_rig`, as
+//! Many ranks as one benchmark (docs/mpi.md), built with the `mpi` feature
+//! only (`cargo test --release -p iomark --features mpi --test mpi_rig`, as
 //! scripts/test does), under `mpirun --allow-run-as-root --oversubscribe
 //! -np 3`: file per rank and shared file read back what they wrote and
 //! leave nothing; a bad path on one rank and a rank killed mid-run end
@@ -12,55 +11,6 @@
 //! of ssh) complete a run over the veth.
 
 mod common;
-
-use common::*;
-
-#[cfg(not(feature = "mpi"))]
-#[test]
-fn a_build_without_mpi_refuses_to_run_under_a_launcher() {
-    for var in ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"] {
-        let dir = tempfile::tempdir().unwrap();
-        let out = iomark_cmd(&[
-            "disk",
-            dir.path().to_str().unwrap(),
-            "--rw",
-            "write",
-            "--no-store",
-        ])
-        .env(var, "3")
-        .output()
-        .unwrap();
-        let err = fails_with(&out, "built without MPI");
-        assert!(err.contains(var) && err.contains("--features mpi"), "{err}");
-        assert_no_test_files(dir.path());
-    }
-    // A Slurm batch script is a one-task step: iomark runs alone there.
-    let out = iomark_cmd(&["engines"])
-        .env("SLURM_PROCID", "0")
-        .env("SLURM_STEP_NUM_TASKS", "1")
-        .output()
-        .unwrap();
-    assert_ok(&out, "engines in a batch script");
-}
-
-#[test]
-fn layout_flags_are_refused_outside_mpi() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().to_str().unwrap();
-    let out = iomark(&["disk", d, "--rw", "write", "--shared-file", "--no-store"]);
-    fails_with(&out, "mpirun -np N");
-    assert_no_test_files(dir.path());
-}
-
-#[test]
-fn stonewall_is_refused_outside_mpi() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().to_str().unwrap();
-    let out = iomark(&["disk", d, "--rw", "write", "--stonewall", "--no-store"]);
-    let err = fails_with(&out, "--stonewall");
-    assert!(err.contains("mpirun -np N"), "{err}");
-    assert_no_test_files(dir.path());
-}
 
 #[cfg(feature = "mpi")]
 mod mpi {

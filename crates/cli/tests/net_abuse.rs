@@ -7,17 +7,14 @@
 //! how long the server took are generous upper limits (a busy 2-core host
 //! only delays it) plus lower limits that hold whatever the load.
 
-mod common;
-mod net_common;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
+use crate::net_common::*;
 use iomark_testrig::require;
-use net_common::*;
 
 const COOKIE: &[u8; 37] = b"abcdefghijklmnopqrstuvwxyz234567abcd\0";
 

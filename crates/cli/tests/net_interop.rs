@@ -2,15 +2,12 @@
 //! counts one side measured must be exactly what the other side reports
 //! after the results exchange.
 
-mod common;
-mod net_common;
-
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
+use crate::net_common::*;
 use iomark_testrig::require;
-use net_common::*;
 use serde_json::Value;
 
 const CASES: &[(&str, &[&str])] = &[

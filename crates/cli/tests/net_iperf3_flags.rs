@@ -1,13 +1,10 @@
 //! iperf3's spellings under `iomark net`: a test on loopback between
 //! `iomark net -s` and `iomark net -c`, both with iperf3's `-V`.
 
-mod common;
-mod net_common;
-
 use std::time::Duration;
 
-use common::*;
-use net_common::*;
+use crate::common::*;
+use crate::net_common::*;
 
 #[test]
 fn dash_s_serves_dash_c_runs_and_dash_v_adds_the_cookie_and_parameters() {

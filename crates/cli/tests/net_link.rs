@@ -5,14 +5,11 @@
 //! virtual, never misreported. Needs root, `ip` and `tc`; skips with a
 //! reason otherwise.
 
-mod common;
-mod net_common;
-
 use std::process::Command;
 use std::time::Duration;
 
-use common::*;
-use net_common::*;
+use crate::common::*;
+use crate::net_common::*;
 
 /// An iomark server in the rig's server namespace and an iomark client in
 /// its client namespace; the client's output.
@@ -65,22 +62,15 @@ fn receiver_bits(text: &str) -> f64 {
     }
 }
 
-fn rig_or_skip(rate: Option<&str>) -> Option<Rig> {
-    if !can_build_rig() {
-        return None;
-    }
-    match Rig::up(rate) {
-        Ok(r) => Some(r),
-        Err(e) => {
-            eprintln!("skipped: cannot build the network-namespace rig: {e}");
-            None
-        }
-    }
+/// The rig, or why it cannot be built here (for `require!`).
+fn rig(rate: Option<&str>) -> Result<Rig, String> {
+    can_build_rig()?;
+    Rig::up(rate).map_err(|e| format!("cannot build the network-namespace rig: {e}"))
 }
 
 #[test]
 fn info_shows_a_veth_as_virtual_with_its_reported_speed() {
-    let Some(rig) = rig_or_skip(None) else { return };
+    let rig = require!(rig(None));
     let out = Command::new("ip")
         .args([
             "netns",
@@ -104,9 +94,7 @@ fn info_shows_a_veth_as_virtual_with_its_reported_speed() {
 
 #[test]
 fn a_shaped_veth_below_its_reported_speed_raises_no_link_warning() {
-    let Some(rig) = rig_or_skip(Some("400mbit")) else {
-        return;
-    };
+    let rig = require!(rig(Some("400mbit")));
     let out = iomark_test(&rig, "2");
     let bits = receiver_bits(&stdout(&out));
     let err = stderr(&out);
@@ -118,7 +106,7 @@ fn a_shaped_veth_below_its_reported_speed_raises_no_link_warning() {
 
 #[test]
 fn an_unshaped_veth_above_its_reported_speed_is_virtual_not_misreported() {
-    let Some(rig) = rig_or_skip(None) else { return };
+    let rig = require!(rig(None));
     let out = iomark_test(&rig, "3");
     let bits = receiver_bits(&stdout(&out));
     let err = stderr(&out);

@@ -8,15 +8,12 @@
 //! (bench/rig-accuracy), within 10% on a busy one. Needs root and `ip
 //! netns`; skips with a reason otherwise.
 
-mod common;
-mod net_common;
-
 use std::process::Command;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
+use crate::net_common::*;
 use iomark_testrig::require;
-use net_common::*;
 
 /// One test in the rig: server in the server namespace, client in the
 /// client namespace; returns the client's goodput in bit/s.
@@ -71,17 +68,10 @@ fn goodput(rig: &Rig, iomark: bool, secs: &str) -> f64 {
 
 #[test]
 fn goodput_matches_iperf3_on_a_shaped_1gbe_link() {
-    if !can_build_rig() {
-        return;
-    }
+    require!(can_build_rig());
     require!(have("iperf3"));
-    let rig = match Rig::up(Some("984mbit")) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("skipped: cannot build the network-namespace rig: {e}");
-            return;
-        }
-    };
+    let rig = require!(Rig::up(Some("984mbit"))
+        .map_err(|e| format!("cannot build the network-namespace rig: {e}")));
     // Alternate the tools so drift in the host affects both alike, both at
     // raised priority. Compare the best run of each of three: the rig's
     // goodput is a ceiling, and on a busy host (other builds and tests)

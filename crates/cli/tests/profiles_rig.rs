@@ -5,9 +5,7 @@
 //! access test must take exactly the samples asked for at aligned offsets
 //! inside the device, and IOmeter's sweep must hold each queue depth.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use iomark_testrig::{require_root, Limits, LoopDevice, Throttle};
 use serde_json::Value;
 
@@ -67,7 +65,7 @@ fn each<'a>(a: &'a Value, key: &str) -> Vec<&'a Value> {
 
 #[test]
 fn cdm_quick_seq1m_q1t1_read_matches_the_throttle() {
-    let rig = or_skip!(Rig::new(64 << 20, read_limit()));
+    let rig = require!(Rig::new(64 << 20, read_limit()));
     // psync: io_uring reads of exactly 1 MiB run at half the limit under the
     // v1 throttle (a kernel artefact, TEST-RIGS.md). The throttle also lets
     // a few I/Os through at once when a pass starts (its 100 ms slice plus
@@ -111,7 +109,7 @@ fn cdm_quick_seq1m_q1t1_read_matches_the_throttle() {
 
 #[test]
 fn gnome_read_rate_and_access_samples_on_a_read_only_device() {
-    let rig = or_skip!(Rig::new(96 << 20, read_limit()));
+    let rig = require!(Rig::new(96 << 20, read_limit()));
     // No --allow-write: the device is only read. Samples of 30 MiB (one
     // second each at the limit): the throttle's 100 ms slices make 10 MiB
     // samples scatter by +-15%, and a mean of rates leans high on scatter.
@@ -148,7 +146,7 @@ fn gnome_read_rate_and_access_samples_on_a_read_only_device() {
 
 #[test]
 fn iometer_sweep_holds_each_requested_depth_with_io_uring() {
-    let rig = or_skip!(Rig::new(
+    let rig = require!(Rig::new(
         64 << 20,
         Limits {
             write_bps: Some(READ_BPS),

@@ -4,9 +4,7 @@
 //! order gives the same figures, while `--keep-cache` leaves the cache
 //! warm from one point to the next.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn scratch() -> tempfile::TempDir {

@@ -3,13 +3,11 @@
 //! finished (printed and in JSON). Also the CLI's choice between a profile
 //! and a custom workload, and its refusals.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn leftovers(dir: &Path) -> Vec<String> {

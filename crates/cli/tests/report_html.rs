@@ -4,8 +4,6 @@
 //! headless Chromium: every chart is there, its numbers are the stored
 //! ones, nothing fails in the console, and the screenshot is not blank.
 
-mod common;
-
 #[path = "../../report/tests/fixtures/mod.rs"]
 mod fixtures;
 
@@ -18,7 +16,7 @@ use iomark_model::profile::ProfileResult;
 use iomark_model::{RunBody, RunDocument};
 use iomark_store::RunId;
 
-use common::*;
+use crate::common::*;
 
 fn import(db: &Path, dir: &Path, name: &str, doc: &RunDocument) {
     let file = dir.join(format!("{name}.json"));
@@ -266,10 +264,9 @@ fn report_shows_the_stored_runs_in_chromium() {
         );
     }
 
-    let Some(bin) = find_chromium() else {
-        eprintln!("skipped: the browser checks need chromium (scripts/test installs it)");
-        return;
-    };
+    let bin = require!(
+        find_chromium().ok_or("the browser checks need chromium (scripts/test installs it)")
+    );
     let profile = tempfile::tempdir().unwrap();
     let url = format!("file://{}", html.display());
     let dom = chromium(&bin, profile.path(), &["--dump-dom"], &url);

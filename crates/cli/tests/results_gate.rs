@@ -4,12 +4,10 @@
 //! every `--json` of the commands that do not measure, parsed and checked
 //! against the keys docs/result-schema.md lists; and `IOMARK_DB`.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::process::{Output, Stdio};
 
-use common::*;
+use crate::common::*;
 use iomark_model::{Bytes, RunBody, RunDocument};
 use iomark_testrig::{require_root, Limits, LoopDevice, Throttle};
 use serde_json::Value;
@@ -18,7 +16,7 @@ use serde_json::Value;
 /// wobble)`) whose completions took `lat_us` µs on average (samples
 /// `lat_us * (1 ± wobble)`).
 fn read_run(label: &str, mb: f64, lat_us: f64, wobble: f64) -> RunDocument {
-    common::read_run(label, mb, wobble, Some(lat_us))
+    crate::common::read_run(label, mb, wobble, Some(lat_us))
 }
 
 /// `results compare CANDIDATE --baseline BASE --fail-if-worse 5% [--json]`.
@@ -229,8 +227,8 @@ impl Rig {
 
 #[test]
 fn a_rig_read_four_times_slower_regresses_and_the_other_way_passes() {
-    or_skip!(require_root());
-    let dev = or_skip!(LoopDevice::new(64 << 20));
+    require!(require_root());
+    let dev = require!(LoopDevice::new(64 << 20));
     let rig = Rig { dev };
     let scratch = ScratchDb::new();
     let db = scratch.db();

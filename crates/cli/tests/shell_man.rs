@@ -2,11 +2,9 @@
 //! script passes its shell's syntax check and knows every subcommand; each
 //! man page renders with `man -l` and names the subcommands and key flags.
 
-mod common;
-
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 use iomark_testrig::require;
 
 const SUBCOMMANDS: &[&str] = &[

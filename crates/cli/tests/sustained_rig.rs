@@ -9,9 +9,7 @@
 //! backing store is never the bottleneck; the throttle rule is set in
 //! cgroup v1's root blkio group and removed by the rig's Drop.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use iomark_testrig::{require, require_root, CacheShape, LoopDevice, ThrottleCliff};
 use serde_json::Value;
 use std::time::Duration;

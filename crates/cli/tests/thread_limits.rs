@@ -5,8 +5,6 @@
 //! The pids tests run iomark inside a pids cgroup whose limit is below the
 //! threads asked for, so the kernel refuses a thread with EAGAIN.
 
-mod common;
-
 use std::fs;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -15,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use iomark_testrig::{require, unique_name};
 
 /// How long any of these runs may take to end once it should: far above the
@@ -173,7 +171,7 @@ fn assert_refused(o: &Output, took: Duration, limit: Duration, needles: &[&str],
 #[test]
 fn a_refused_disk_thread_is_an_error_and_leaves_no_test_file() {
     // iomark's main thread plus 7 workers: the 8th worker is refused.
-    let group = or_skip!(PidsGroup::new(8));
+    let group = require!(PidsGroup::new(8));
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     let run = Running::spawn(&mut group.command(&[
@@ -202,7 +200,7 @@ fn a_refused_disk_thread_is_an_error_and_leaves_no_test_file() {
 
 #[test]
 fn a_refused_mem_thread_is_an_error() {
-    let group = or_skip!(PidsGroup::new(8));
+    let group = require!(PidsGroup::new(8));
     for kernel in [
         &["stream", "--size", "1M", "--ntimes", "3"][..],
         &["stencil", "--n", "256", "--sweeps", "2"],

@@ -13,9 +13,7 @@
 //!   custom run is, the read job after it runs as usual, and one verify
 //!   result is stored with the run; `verify=md5` is refused naming it.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use iomark_testrig::{require_root, Fake, FakeDisk, LoopDevice};
 use serde_json::Value;
 
@@ -94,7 +92,7 @@ fn random_writes_at_qd32_on_a_test_file_read_back_clean() {
     let db = ScratchDb::new();
     let path = dir.path().to_str().unwrap();
     let out = randwrite_qd32(path, &db, &["--size", "64MiB", "--verify-timed"]);
-    or_skip!(or_no_uring(&out));
+    require!(or_no_uring(&out));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_clean(&json_of(&out), true);
     assert_no_test_files(dir.path());
@@ -102,12 +100,12 @@ fn random_writes_at_qd32_on_a_test_file_read_back_clean() {
 
 #[test]
 fn random_writes_at_qd32_on_a_loop_device_read_back_clean() {
-    or_skip!(require_root());
-    let rig = or_skip!(LoopDevice::new(64 * MIB));
+    require!(require_root());
+    let rig = require!(LoopDevice::new(64 * MIB));
     let dev = rig.dev.to_str().unwrap();
     let db = ScratchDb::new();
     let out = randwrite_qd32(dev, &db, &["--allow-write", dev, "--numjobs", "2"]);
-    or_skip!(or_no_uring(&out));
+    require!(or_no_uring(&out));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let doc = json_of(&out);
     assert_clean(&doc, false);
@@ -149,7 +147,7 @@ fn data_errors(doc: &Value) -> String {
 #[test]
 fn writes_a_device_drops_are_reported_lost_and_the_run_fails() {
     let (from, to) = (8 * MIB, 12 * MIB);
-    let rig = or_skip!(FakeDisk::new(32 * MIB, Fake::Lost { from, to }));
+    let rig = require!(FakeDisk::new(32 * MIB, Fake::Lost { from, to }));
     let dev = rig.dev.to_str().unwrap();
     let db = ScratchDb::new();
     let out = one_pass(dev, &db);
@@ -169,7 +167,7 @@ fn writes_a_device_drops_are_reported_lost_and_the_run_fails() {
 #[test]
 fn a_device_that_wraps_is_reported_wrapped_with_where_the_data_came_from() {
     let real = 16 * MIB;
-    let rig = or_skip!(FakeDisk::new(32 * MIB, Fake::Wrap { real }));
+    let rig = require!(FakeDisk::new(32 * MIB, Fake::Wrap { real }));
     let dev = rig.dev.to_str().unwrap();
     let db = ScratchDb::new();
     let out = one_pass(dev, &db);
@@ -249,7 +247,7 @@ fn verify_in_a_job_file_checks_its_write_job_and_stores_the_check() {
         "--db",
         db.db(),
     ]);
-    or_skip!(or_no_uring(&out));
+    require!(or_no_uring(&out));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let doc = json_of(&out);
     assert_eq!(doc["body"]["profile"], "fio-job", "{doc}");

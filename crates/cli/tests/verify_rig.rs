@@ -15,11 +15,9 @@
 //!   not corrupted; dropped to the end, the usable size is where they
 //!   start.
 
-mod common;
-
 use std::os::unix::fs::FileExt;
 
-use common::*;
+use crate::common::*;
 use iomark_testrig::{require_root, Fake, FakeDisk, LoopDevice};
 use serde_json::Value;
 
@@ -56,8 +54,8 @@ fn bad(r: &Value, kind: &str) -> u64 {
 
 #[test]
 fn flipped_bytes_are_reported_as_exactly_those_blocks() {
-    or_skip!(require_root());
-    let rig = or_skip!(LoopDevice::new(64 * MIB));
+    require!(require_root());
+    let rig = require!(LoopDevice::new(64 * MIB));
     let dev = rig.dev.to_str().unwrap();
     let db = ScratchDb::new();
     let run = |phase: &str| verify_run(dev, &db, &["--phase", phase]);
@@ -144,8 +142,8 @@ fn flipped_bytes_are_reported_as_exactly_those_blocks() {
 
 #[test]
 fn a_good_device_passes_the_full_check_and_the_probe() {
-    or_skip!(require_root());
-    let rig = or_skip!(LoopDevice::new(32 * MIB));
+    require!(require_root());
+    let rig = require!(LoopDevice::new(32 * MIB));
     let dev = rig.dev.to_str().unwrap();
     let db = ScratchDb::new();
     for extra in [&[][..], &["--quick"][..], &["--engine", "psync"][..]] {
@@ -175,8 +173,8 @@ fn a_good_device_passes_the_full_check_and_the_probe() {
 
 #[test]
 fn a_read_phase_without_iomark_blocks_says_so_in_one_line() {
-    or_skip!(require_root());
-    let rig = or_skip!(LoopDevice::new(8 * MIB));
+    require!(require_root());
+    let rig = require!(LoopDevice::new(8 * MIB));
     let dev = rig.dev.to_str().unwrap();
     let db = ScratchDb::new();
     let out = iomark(&[
@@ -224,7 +222,7 @@ fn within_one_group(what: &str, r: &Value, real: u64) {
 #[test]
 fn a_device_that_wraps_is_found_out_by_the_full_check_and_the_probe() {
     let real = 64 * MIB;
-    let rig = or_skip!(FakeDisk::new(256 * MIB, Fake::Wrap { real }));
+    let rig = require!(FakeDisk::new(256 * MIB, Fake::Wrap { real }));
     let dev = rig.dev.to_str().unwrap();
     let db = ScratchDb::new();
 
@@ -262,7 +260,7 @@ fn a_device_that_wraps_is_found_out_by_the_full_check_and_the_probe() {
 #[test]
 fn writes_dropped_in_a_range_are_lost_not_corrupted() {
     let (from, to) = (40 * MIB, 48 * MIB);
-    let rig = or_skip!(FakeDisk::new(128 * MIB, Fake::Lost { from, to }));
+    let rig = require!(FakeDisk::new(128 * MIB, Fake::Lost { from, to }));
     let dev = rig.dev.to_str().unwrap();
     let db = ScratchDb::new();
     let doc = verify_run(dev, &db, &[]);
@@ -287,7 +285,7 @@ fn writes_dropped_in_a_range_are_lost_not_corrupted() {
 #[test]
 fn writes_dropped_to_the_end_give_the_real_size_full_and_quick() {
     let real = 96 * MIB + 300 * 1024;
-    let rig = or_skip!(FakeDisk::new(
+    let rig = require!(FakeDisk::new(
         128 * MIB,
         Fake::Lost {
             from: real,

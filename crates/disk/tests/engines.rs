@@ -23,7 +23,7 @@ const DEPTH: u32 = 4;
 fn usable(kind: EngineKind) -> bool {
     if kind == EngineKind::IoUring {
         if let Err(why) = engine::io_uring_available() {
-            eprintln!("skipped io_uring: {why}");
+            iomark_testrig::skipped(&format!("io_uring: {why}"));
             return false;
         }
     }

@@ -23,7 +23,7 @@ fn engines() -> Vec<EngineKind> {
     let mut kinds = vec![EngineKind::Psync];
     match engine::io_uring_available() {
         Ok(()) => kinds.push(EngineKind::IoUring),
-        Err(why) => eprintln!("skipped io_uring: {why}"),
+        Err(why) => iomark_testrig::skipped(&format!("io_uring: {why}")),
     }
     kinds
 }
@@ -128,7 +128,7 @@ fn compressed_len(cmd: &str, args: &[&str], bytes: &[u8]) -> Option<usize> {
     {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("skipped the {cmd} check: cannot run {cmd} ({e})");
+            iomark_testrig::skipped(&format!("the {cmd} check: cannot run {cmd} ({e})"));
             return None;
         }
     };

@@ -348,15 +348,14 @@ fn virtio_and_zram_have_unknown_ceilings() {
 
 /// A real file `name` in the fake root, whose device number (the real file
 /// system's) leads to `block` (`sdb` or `sdb/sdb1`) of a fake USB 2.0 disk;
-/// `None`, the test skipped, where the temp dir has no block device.
-fn real_file_on_fake_usb2(fake: &FakeSys, name: &str, block: &str) -> Option<PathBuf> {
+/// `Err`, for `require!`, where the temp dir has no block device.
+fn real_file_on_fake_usb2(fake: &FakeSys, name: &str, block: &str) -> Result<PathBuf, String> {
     use std::os::unix::fs::MetadataExt;
     let file = fake.root().join(name);
     fs::write(&file, b"x").unwrap();
     let d = devno_of(fs::metadata(&file).unwrap().dev());
     if d.major == 0 {
-        eprintln!("skipped: the temp dir is on a file system without a block device");
-        return None;
+        return Err("the temp dir is on a file system without a block device".into());
     }
     usb_disk(fake, "480\n", " 2.00\n", "usb-storage", "50\n");
     let link = fake.root().join("dev/block").join(d.to_string());
@@ -368,7 +367,7 @@ fn real_file_on_fake_usb2(fake: &FakeSys, name: &str, block: &str) -> Option<Pat
         &link,
     )
     .unwrap();
-    Some(file)
+    Ok(file)
 }
 
 #[test]
@@ -376,9 +375,7 @@ fn loop_device_follows_its_backing_file_to_the_disk_under_it() {
     let fake = FakeSys::new();
     // The backing file is real, so its st_dev is real: point that devno at a
     // fake USB 2.0 disk and the loop device must inherit the USB ceiling.
-    let Some(backing) = real_file_on_fake_usb2(&fake, "backing.img", "sdb") else {
-        return;
-    };
+    let backing = iomark_testrig::require!(real_file_on_fake_usb2(&fake, "backing.img", "sdb"));
     fake.block("devices/virtual/block/loop3", "7:3", 2048)
         .file(
             "devices/virtual/block/loop3/loop/backing_file",
@@ -460,9 +457,7 @@ fn a_file_on_a_fake_usb2_partition_gets_the_usb2_check() {
     use iomark_model::device::TargetKind;
     use iomark_model::BytesPerSec;
     let fake = FakeSys::new();
-    let Some(file) = real_file_on_fake_usb2(&fake, "data.bin", "sdb/sdb1") else {
-        return;
-    };
+    let file = iomark_testrig::require!(real_file_on_fake_usb2(&fake, "data.bin", "sdb/sdb1"));
     let chain = DeviceChain::for_path_in(&file, &fake.sysfs()).unwrap();
     let r = chain.report();
     assert_eq!(r.target, TargetKind::File);
@@ -637,10 +632,7 @@ fn a_loop_device_over_a_file_in_memory_is_found_under_a_partition_and_a_stack() 
     // The backing files are real, so their file systems are real: one in
     // /dev/shm (tmpfs), one on the disk the tests run from.
     let shm = Path::new("/dev/shm");
-    if !shm.is_dir() {
-        eprintln!("skipped: no /dev/shm");
-        return;
-    }
+    iomark_testrig::require!(shm.is_dir(), "no /dev/shm");
     let in_memory = tempfile::NamedTempFile::new_in(shm).unwrap();
     let on_disk = tempfile::NamedTempFile::new_in(env!("CARGO_MANIFEST_DIR")).unwrap();
     for (dir, devno, file) in [

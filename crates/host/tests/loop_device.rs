@@ -1,6 +1,6 @@
 //! The device helpers and the chain on a real loop device with a 4 KiB
-//! sector size and a mounted ext4 on it. Needs root, losetup and mkfs.ext4;
-//! skips with a printed reason without them.
+//! sector size and a mounted ext4 on it. Needs root, losetup, mkfs.ext4
+//! and mkswap (`require!`).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -8,26 +8,28 @@ use std::process::{Command, Output};
 
 use iomark_host::{holders_of_device, logical_block_size_for, mount_points_of_device, DeviceChain};
 use iomark_model::device::{TargetKind, Transport};
+use iomark_testrig::require;
 
 fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
 
-fn have(tool: &str) -> bool {
-    Command::new(tool).arg("--version").output().is_ok()
+/// `Ok` when `tool` runs here, else why not (for `require!`).
+fn have(tool: &str) -> Result<(), String> {
+    match Command::new(tool).arg("--version").output() {
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("cannot run {tool}: {e}")),
+    }
 }
 
-/// `out` when `tool` succeeded; otherwise `None`, with the tool's complaint
-/// printed as the reason the test is skipped.
-fn succeeded(tool: &str, out: Output) -> Option<Output> {
-    if !out.status.success() {
-        eprintln!(
-            "skipped: {tool} failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-        return None;
-    }
-    Some(out)
+/// `out`, after failing the test unless `tool` succeeded.
+fn succeeded(tool: &str, out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "{tool} failed: {}",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    out
 }
 
 /// A loop device over an image in a temp dir, optionally with ext4 mounted
@@ -40,43 +42,46 @@ struct LoopRig {
 }
 
 impl LoopRig {
-    fn new(sector_size: u32) -> Option<LoopRig> {
+    fn new(sector_size: u32) -> LoopRig {
         // On the disk, never in memory: one test makes it a swap area.
-        let dir = tempfile::tempdir_in("/var/tmp").ok()?;
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let image = dir.path().join("rig.img");
-        std::fs::File::create(&image).ok()?.set_len(64 << 20).ok()?;
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(64 << 20)
+            .unwrap();
         let out = Command::new("losetup")
             .args(["-f", "--show", "--sector-size", &sector_size.to_string()])
             .arg(&image)
             .output()
-            .ok()?;
-        let out = succeeded("losetup", out)?;
+            .unwrap();
+        let out = succeeded("losetup", out);
         let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        Some(LoopRig {
+        LoopRig {
             dir,
             image,
             dev,
             mount: None,
-        })
+        }
     }
 
-    fn mount_ext4(&mut self) -> Option<PathBuf> {
+    fn mount_ext4(&mut self) -> PathBuf {
         let mkfs = Command::new("mkfs.ext4")
             .args(["-q", "-F", "-b", "4096"])
             .arg(&self.dev)
             .output()
-            .ok()?;
-        succeeded("mkfs.ext4", mkfs)?;
+            .unwrap();
+        succeeded("mkfs.ext4", mkfs);
         let mp = self.dir.path().join("mnt");
-        std::fs::create_dir(&mp).ok()?;
+        std::fs::create_dir(&mp).unwrap();
         let m = Command::new("mount")
             .arg(&self.dev)
             .arg(&mp)
             .output()
-            .ok()?;
-        succeeded("mount", m)?;
+            .unwrap();
+        succeeded("mount", m);
         self.mount = Some(mp.clone());
-        Some(mp)
+        mp
     }
 }
 
@@ -89,21 +94,18 @@ impl Drop for LoopRig {
     }
 }
 
-fn rig(sector_size: u32) -> Option<LoopRig> {
+/// The rig, or why it cannot be made here (for `require!`).
+fn rig(sector_size: u32) -> Result<LoopRig, String> {
     if !is_root() {
-        eprintln!("skipped: needs root for losetup");
-        return None;
+        return Err("needs root for losetup".into());
     }
-    if !have("losetup") {
-        eprintln!("skipped: losetup is not installed");
-        return None;
-    }
-    LoopRig::new(sector_size)
+    have("losetup")?;
+    Ok(LoopRig::new(sector_size))
 }
 
 #[test]
 fn loop_device_node_reports_its_sector_size_and_backing_file() {
-    let Some(rig) = rig(4096) else { return };
+    let rig = require!(rig(4096));
     assert_eq!(logical_block_size_for(&rig.dev), Some(4096));
     assert!(mount_points_of_device(&rig.dev).is_empty());
     assert!(holders_of_device(&rig.dev).is_empty());
@@ -135,12 +137,9 @@ fn loop_device_node_reports_its_sector_size_and_backing_file() {
 
 #[test]
 fn mounted_loop_device_is_found_by_devno_also_through_a_symlink() {
-    let Some(mut rig) = rig(4096) else { return };
-    if !have("mkfs.ext4") {
-        eprintln!("skipped: mkfs.ext4 is not installed");
-        return;
-    }
-    let Some(mp) = rig.mount_ext4() else { return };
+    let mut rig = require!(rig(4096));
+    require!(have("mkfs.ext4"));
+    let mp = rig.mount_ext4();
     let file = mp.join("data.bin");
     std::fs::write(&file, vec![0x5a; 8192]).unwrap();
 
@@ -208,19 +207,13 @@ impl Drop for SwapOn<'_> {
 
 #[test]
 fn active_swap_on_a_loop_device_counts_as_mounted() {
-    let Some(rig) = rig(4096) else { return };
-    if !have("mkswap") || !have("swapon") {
-        eprintln!("skipped: mkswap/swapon are not installed");
-        return;
-    }
+    let rig = require!(rig(4096));
+    require!(have("mkswap"));
+    require!(have("swapon"));
     let mk = Command::new("mkswap").arg(&rig.dev).output().unwrap();
-    if succeeded("mkswap", mk).is_none() {
-        return;
-    }
+    succeeded("mkswap", mk);
     let on = Command::new("swapon").arg(&rig.dev).output().unwrap();
-    if succeeded("swapon", on).is_none() {
-        return;
-    }
+    succeeded("swapon", on);
     let _swap = SwapOn(&rig.dev);
     assert_eq!(
         mount_points_of_device(&rig.dev),

@@ -360,10 +360,7 @@ mod tests {
     fn a_swap_file_on_tmpfs_is_refused_and_removed() {
         let shm = Path::new("/dev/shm");
         let is_tmpfs = rustix::fs::statfs(shm).is_ok_and(|s| fs_magic(&s) == TMPFS_MAGIC);
-        if !is_tmpfs {
-            eprintln!("skipped: /dev/shm is not tmpfs here");
-            return;
-        }
+        iomark_testrig::require!(is_tmpfs, "/dev/shm is not tmpfs here");
         let dir = tempfile::tempdir_in(shm).unwrap();
         let t = SwapTarget::check(dir.path(), &[]).unwrap();
         let err = SwapArea::create(&t, Bytes(1 << 20))

@@ -273,7 +273,7 @@ fn pngs_have_the_chart_size() {
     let pngs = match r.pngs(1) {
         Ok(p) => p,
         Err(e) if e.to_string().contains("no fonts") => {
-            eprintln!("skipped: {e}");
+            iomark_testrig::skipped(&e.to_string());
             return;
         }
         Err(e) => panic!("{e}"),

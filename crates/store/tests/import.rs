@@ -12,19 +12,24 @@ use iomark_model::net::NetDirection;
 use iomark_model::{RunBody, RunDocument, RunStatus};
 use iomark_store::import::{import_many, import_str, ImportError};
 use iomark_store::{SqliteStore, Store};
+use iomark_testrig::require;
 use serde_json::Value;
 
-fn have(tool: &str) -> bool {
+/// `Ok` when `tool` runs here, else why not (for `require!`).
+fn have(tool: &str) -> Result<(), String> {
     let ok = Command::new(tool)
         .arg("--version")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("skipped: {tool} is not installed (scripts/test installs it)");
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{tool} is not installed (scripts/test installs it)"
+        ))
     }
-    ok
 }
 
 /// fio's stdout for a job (`args`, split at spaces) on a small scratch file.
@@ -67,9 +72,7 @@ fn store_round_trip(doc: &RunDocument) {
 
 #[test]
 fn fio_json_becomes_a_disk_run_with_bytes_per_second() {
-    if !have("fio") {
-        return;
-    }
+    require!(have("fio"));
     // iodepth with a sync engine makes fio print a note before the JSON.
     let text = fio("--name=seq --rw=read --bs=64k --iodepth=4 --output-format=json");
     let raw = json_of(&text);
@@ -129,9 +132,7 @@ fn fio_json_becomes_a_disk_run_with_bytes_per_second() {
 
 #[test]
 fn fio_json_plus_mixed_jobs_keep_both_directions_and_threads() {
-    if !have("fio") {
-        return;
-    }
+    require!(have("fio"));
     let text = fio(
         "--name=mix --rw=randrw --bs=4k --numjobs=2 --group_reporting --runtime=300ms \
          --time_based --rwmixread=70 --output-format=json+",
@@ -171,9 +172,7 @@ fn fio_json_plus_mixed_jobs_keep_both_directions_and_threads() {
 
 #[test]
 fn fio_clones_without_group_reporting_are_separate_single_thread_jobs() {
-    if !have("fio") {
-        return;
-    }
+    require!(have("fio"));
     let text = fio("--name=w --rw=write --bs=128k --numjobs=2 --output-format=json");
     let doc = import_str(&text).unwrap();
     let RunBody::Disk(run) = &doc.body else {
@@ -251,9 +250,7 @@ impl Server {
 
 #[test]
 fn iperf3_json_becomes_a_net_run_with_the_receivers_goodput() {
-    if !have("iperf3") {
-        return;
-    }
+    require!(have("iperf3"));
     let server = Server::start();
     let text = server.client(&["-P", "2"]);
     let raw = json_of(&text);
@@ -328,9 +325,7 @@ fn garbage_truncated_and_foreign_json_are_refused_with_reasons() {
 
 #[test]
 fn a_real_fio_file_cut_in_half_is_refused() {
-    if !have("fio") {
-        return;
-    }
+    require!(have("fio"));
     let text = fio("--name=seq --rw=read --bs=1M --output-format=json");
     let half = &text[..text.len() / 2];
     assert!(matches!(import_str(half), Err(ImportError::BadJson { .. })));

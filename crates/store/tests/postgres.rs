@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use common::synthetic;
 use iomark_model::RunStatus;
 use iomark_store::{PgStore, RunQuery, Store, StoreError};
+use iomark_testrig::require;
 
 /// A database of its own for one test, dropped afterwards.
 struct TestDb {
@@ -19,10 +20,10 @@ struct TestDb {
 }
 
 impl TestDb {
-    fn new() -> Option<TestDb> {
+    /// The database, or why there is none (for `require!`).
+    fn new() -> Result<TestDb, &'static str> {
         let Ok(admin_url) = std::env::var("IOMARK_TEST_PG_URL") else {
-            eprintln!("skipped: IOMARK_TEST_PG_URL is not set (scripts/test starts a PostgreSQL server and sets it)");
-            return None;
+            return Err("IOMARK_TEST_PG_URL is not set (scripts/test starts a PostgreSQL server and sets it)");
         };
         static N: AtomicU32 = AtomicU32::new(0);
         let name = format!(
@@ -35,7 +36,7 @@ impl TestDb {
         let base = admin_url.split('?').next().unwrap();
         let (server, _db) = base.rsplit_once('/').unwrap();
         let url = format!("{server}/{name}");
-        Some(TestDb {
+        Ok(TestDb {
             admin_url,
             name,
             url,
@@ -56,7 +57,7 @@ impl Drop for TestDb {
 
 #[test]
 fn migrations_build_an_empty_database_and_runs_round_trip() {
-    let Some(db) = TestDb::new() else { return };
+    let db = require!(TestDb::new());
     let mut store = PgStore::connect(&db.url).unwrap();
     assert_eq!(store.schema_version().unwrap(), 4);
     assert!(store.list(&RunQuery::default()).unwrap().is_empty());
@@ -76,7 +77,7 @@ fn migrations_build_an_empty_database_and_runs_round_trip() {
 
 #[test]
 fn live_runs_queries_and_deletes_behave_as_on_sqlite() {
-    let Some(db) = TestDb::new() else { return };
+    let db = require!(TestDb::new());
     let mut store = PgStore::connect(&db.url).unwrap();
     let mut doc = synthetic::run(1, 0);
     let id = store.begin_run(&doc).unwrap();
@@ -110,7 +111,7 @@ fn live_runs_queries_and_deletes_behave_as_on_sqlite() {
 
 #[test]
 fn concurrent_writers_on_a_fresh_database_all_succeed() {
-    let Some(db) = TestDb::new() else { return };
+    let db = require!(TestDb::new());
     let threads: Vec<_> = (0..4)
         .map(|t| {
             let url = db.url.clone();
@@ -195,18 +196,16 @@ struct TlsEnv {
 }
 
 impl TlsEnv {
-    fn get() -> Option<TlsEnv> {
+    /// The set-up, or why there is none (for `require!`).
+    fn get() -> Result<TlsEnv, &'static str> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         match (
             var("IOMARK_TEST_PG_SSL_CA"),
             var("IOMARK_TEST_PG_SSL_OTHER_CA"),
             var("IOMARK_TEST_PG_SSL_HOST"),
         ) {
-            (Some(ca), Some(other_ca), Some(host)) => Some(TlsEnv { ca, other_ca, host }),
-            _ => {
-                eprintln!("skipped: IOMARK_TEST_PG_SSL_CA/_OTHER_CA/_HOST are not set (scripts/lib/postgres.sh sets them when it starts a server with ssl=on)");
-                None
-            }
+            (Some(ca), Some(other_ca), Some(host)) => Ok(TlsEnv { ca, other_ca, host }),
+            _ => Err("IOMARK_TEST_PG_SSL_CA/_OTHER_CA/_HOST are not set (scripts/lib/postgres.sh sets them when it starts a server with ssl=on)"),
         }
     }
 }
@@ -236,8 +235,8 @@ fn encrypted_connections(db: &TestDb) -> (bool, i64) {
 
 #[test]
 fn sslmode_require_encrypts_and_stores() {
-    let Some(_tls) = TlsEnv::get() else { return };
-    let Some(db) = TestDb::new() else { return };
+    let _tls = require!(TlsEnv::get());
+    let db = require!(TestDb::new());
     // require checks no certificate, so the IP address (not in the
     // certificate) is fine.
     let mut store = PgStore::connect(&url_with(&db, "127.0.0.1", "sslmode=require")).unwrap();
@@ -250,8 +249,8 @@ fn sslmode_require_encrypts_and_stores() {
 
 #[test]
 fn sslmode_verify_full_with_the_right_ca_and_host_connects() {
-    let Some(tls) = TlsEnv::get() else { return };
-    let Some(db) = TestDb::new() else { return };
+    let tls = require!(TlsEnv::get());
+    let db = require!(TestDb::new());
     let url = url_with(
         &db,
         &tls.host,
@@ -277,8 +276,8 @@ fn sslmode_verify_full_with_the_right_ca_and_host_connects() {
 
 #[test]
 fn sslmode_verify_full_refuses_a_wrong_ca_or_host_without_showing_the_password() {
-    let Some(tls) = TlsEnv::get() else { return };
-    let Some(db) = TestDb::new() else { return };
+    let tls = require!(TlsEnv::get());
+    let db = require!(TestDb::new());
     let refused = |url: String| {
         let err = PgStore::connect(&url).err().expect("must be refused");
         let msg = err.to_string();
@@ -339,7 +338,7 @@ fn an_unknown_sslmode_is_refused_before_connecting() {
 
 #[test]
 fn a_read_only_open_never_migrates_and_refuses_writes() {
-    let Some(db) = TestDb::new() else { return };
+    let db = require!(TestDb::new());
     let err = iomark_store::open_read_only(Some(&db.url))
         .err()
         .expect("an empty database has no schema");
@@ -372,7 +371,7 @@ fn a_read_only_open_never_migrates_and_refuses_writes() {
 #[test]
 fn devices_are_remembered_by_key_as_on_sqlite() {
     use iomark_store::DeviceMemory;
-    let Some(db) = TestDb::new() else { return };
+    let db = require!(TestDb::new());
     let mut store = PgStore::connect(&db.url).unwrap();
     assert_eq!(store.device("serial:X:1").unwrap(), None);
     let mut d = DeviceMemory::new("serial:X:1", "ACME X (sdb)");

@@ -18,7 +18,8 @@
 //!   with EIO past a point (a failure in mid-run).
 //!
 //! Everything a rig creates is removed by its `Drop`, also when a test
-//! fails. Rigs need root; [`require_root`] says why a test skips.
+//! fails. Rigs need root; [`require_root`] says why a test skips, and
+//! [`require!`] is how it skips (or fails, where rigs are required).
 #![deny(missing_docs)]
 
 use std::fs;
@@ -41,12 +42,29 @@ pub fn require_root() -> Result<(), String> {
     Ok(())
 }
 
-/// Skip the current test with a printed reason when `$cond` is an `Err`.
+mod skip;
+pub use skip::{rigs_required, skipped, REQUIRE_RIGS, SKIP_LOG};
+
+/// The value of an `Ok`, or else the current test is skipped: the one skip
+/// of the workspace's tests. `require!(result)` takes a `Result` whose
+/// error says what is missing; `require!(condition, "why {}", x)` takes a
+/// `bool`. A skip is printed, written to `$IOMARK_SKIP_LOG` (scripts/test
+/// counts them), and is a failure instead under `IOMARK_REQUIRE_RIGS=1`,
+/// which scripts/test sets as root, where every rig should be there.
 #[macro_export]
 macro_rules! require {
     ($cond:expr) => {
-        if let Err(reason) = $cond {
-            eprintln!("skipped: {reason}");
+        match $cond {
+            Ok(value) => value,
+            Err(reason) => {
+                $crate::skipped(&reason.to_string());
+                return;
+            }
+        }
+    };
+    ($cond:expr, $($why:tt)+) => {
+        if !$cond {
+            $crate::skipped(&format!($($why)+));
             return;
         }
     };

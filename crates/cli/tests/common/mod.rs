@@ -1,9 +1,9 @@
 //! The shared harness of the CLI integration tests: running the binary,
 //! reading its output, checking for the tools a test needs, scratch results
 //! databases, test-file scans and children that are killed on drop. Each
-//! test file says `mod common;` and uses what it needs.
-// Each test binary compiles this module and uses a different subset of it.
-#![allow(dead_code, unused_macros, unused_imports)]
+//! area's module says `use crate::common::*` and uses what it needs.
+// tests/mpi_rig.rs compiles this module too, and uses a part of it.
+#![allow(dead_code, unused_imports)]
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -156,21 +156,32 @@ pub fn memory_cgroup() -> Result<(), &'static str> {
     }
 }
 
-/// The value of an `Ok`, or else the test is skipped: it says
-/// `skipped: REASON` and returns. For set-ups (rigs, cgroups, mounts) that
-/// cannot be made on every machine.
-macro_rules! or_skip {
-    ($setup:expr) => {
-        match $setup {
-            Ok(value) => value,
-            Err(reason) => {
-                eprintln!("skipped: {reason}");
-                return;
-            }
-        }
-    };
+/// What the whole machine has one of, which tests of different areas
+/// change or need unchanged: one binary runs every area's tests at once.
+#[derive(Clone, Copy, Debug)]
+pub enum Shared {
+    /// The set of active swap areas (`swapon`), which decides whether a
+    /// heap run over its memory limit swaps or is killed.
+    Swap,
+    /// `/dev/zram0`, reset to a size by the tests that use it.
+    Zram0,
 }
-pub(crate) use or_skip;
+
+/// Holds `what` for this test alone until the guard is dropped. A test
+/// that failed while holding it does not take it from the next one.
+pub fn exclusive(what: Shared) -> std::sync::MutexGuard<'static, ()> {
+    static SWAP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    static ZRAM0: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let lock = match what {
+        Shared::Swap => &SWAP,
+        Shared::Zram0 => &ZRAM0,
+    };
+    lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The one skip of the workspace's tests (iomark_testrig::require!), here
+/// for every module that says `use crate::common::*`.
+pub use iomark_testrig::require;
 
 /// Fails the test unless the run exited 2 with `needle` in its stderr;
 /// returns the stderr.

@@ -201,8 +201,9 @@ pub fn run(cmd: &str, args: &[&str]) -> Result<(), String> {
     }
 }
 
-/// Whether this machine can build the rig (root, `ip`, `tc`); says why not.
-pub fn can_build_rig() -> bool {
+/// `Ok` when this machine can build the rig (root, `ip`, `tc`), else why
+/// not (for `require!`).
+pub fn can_build_rig() -> Result<(), &'static str> {
     // Root is effective uid 0 in /proc/self/status.
     let root = std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
         s.lines()
@@ -210,8 +211,7 @@ pub fn can_build_rig() -> bool {
             .is_some_and(|l| l.split_whitespace().nth(2) == Some("0"))
     });
     if !root {
-        eprintln!("skipped: the shaped-link rig needs root");
-        return false;
+        return Err("the shaped-link rig needs root");
     }
     let tools = ["ip", "tc"].iter().all(|t| {
         Command::new(t)
@@ -222,7 +222,7 @@ pub fn can_build_rig() -> bool {
             .is_ok()
     });
     if !tools {
-        eprintln!("skipped: the shaped-link rig needs `ip` and `tc` (iproute2)");
+        return Err("the shaped-link rig needs `ip` and `tc` (iproute2)");
     }
-    tools
+    Ok(())
 }

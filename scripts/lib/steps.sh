@@ -1,0 +1,82 @@
+# Used by scripts/test: run its steps, keep their times and the test
+# binaries' counts, and print the summary at the end.
+#
+# step NAME CMD...       runs CMD; a failure stops scripts/test (set -e).
+# test_step NAME CMD...  runs a cargo test CMD, its output shown and kept;
+#                        a failure is counted, and the next steps still run.
+# summarize              the step times, each test binary's wall time
+#                        (slowest first) and `N passed, N failed, N skipped`;
+#                        returns non-zero on any failure.
+#
+# Needs $scratch (a private directory) and $IOMARK_SKIP_LOG (the file each
+# skipped test appends its line to: iomark_testrig::skipped).
+
+_steps=()
+_failed_steps=()
+
+_now() { date +%s.%N; }
+
+step() {
+  local name=$1 t0
+  shift
+  echo "== $name: $*" >&2
+  t0=$(_now)
+  "$@"
+  _steps+=("$(awk -v a="$t0" -v b="$(_now)" 'BEGIN { printf "%.0f", b - a }') $name")
+}
+
+test_step() {
+  local name=$1 t0 rc=0
+  shift
+  echo "== $name: $*" >&2
+  t0=$(_now)
+  # cargo prints `Running BINARY` on stderr and the results on stdout:
+  # both into one log, in order.
+  "$@" 2>&1 | tee -a "$scratch/tests.log" || rc=$?
+  _steps+=("$(awk -v a="$t0" -v b="$(_now)" 'BEGIN { printf "%.0f", b - a }') $name")
+  if [ "$rc" -ne 0 ]; then
+    _failed_steps+=("$name (exit $rc)")
+  fi
+  return 0
+}
+
+summarize() {
+  echo
+  echo "step times (s):"
+  printf '  %s\n' "${_steps[@]}"
+  echo
+  echo "test binaries by wall time (s), slowest first:"
+  # `Running tests/main.rs (target/release/deps/main-HASH)` or
+  # `Doc-tests CRATE` names the binary whose `test result:` line follows.
+  awk '
+    /^ *Running / { name = $2; if ($3 ~ /^\(/) { n = $3; gsub(/[()]/, "", n); sub(/.*\//, "", n); sub(/-[0-9a-f]+$/, "", n); name = name " [" n "]" } }
+    /^ *Doc-tests / { name = "doc-tests " $2 }
+    /^test result: / {
+      t = $NF; sub(/s$/, "", t)
+      printf "  %8.1f  %s  (%s passed, %s failed)\n", t, name, $4, $6
+    }' "$scratch/tests.log" | sort -rn -k1,1 | tee "$scratch/times"
+  local passed failed ignored skipped
+  passed=$(awk '/^test result: / { s += $4 } END { print s + 0 }' "$scratch/tests.log")
+  failed=$(awk '/^test result: / { s += $6 } END { print s + 0 }' "$scratch/tests.log")
+  ignored=$(awk '/^test result: / { s += $8 } END { print s + 0 }' "$scratch/tests.log")
+  # A test that skipped ran to its early return and counted as passed; one
+  # that skipped a part of itself twice counts once.
+  skipped=$(cut -d: -f1 "$IOMARK_SKIP_LOG" | sort -u | grep -c . || true)
+  if [ "$skipped" -gt 0 ]; then
+    echo
+    echo "skipped (what each needed):"
+    sort -u "$IOMARK_SKIP_LOG" | sed 's/^/  /'
+  fi
+  if [ ${#_failed_steps[@]} -gt 0 ]; then
+    echo
+    echo "failed steps: ${_failed_steps[*]}"
+  fi
+  # A step that failed without a failing test (a build error, a crashed
+  # test binary) still fails the run.
+  if [ "$failed" -eq 0 ] && [ ${#_failed_steps[@]} -gt 0 ]; then
+    failed=${#_failed_steps[@]}
+  fi
+  echo
+  echo "$((passed - skipped)) passed, $failed failed, $((skipped + ignored)) skipped"
+  [ "$failed" -eq 0 ]
+}
