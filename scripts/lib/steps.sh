@@ -49,7 +49,14 @@ summarize() {
   # `Running tests/main.rs (target/release/deps/main-HASH)` or
   # `Doc-tests CRATE` names the binary whose `test result:` line follows.
   awk '
-    /^ *Running / { name = $2; if ($3 ~ /^\(/) { n = $3; gsub(/[()]/, "", n); sub(/.*\//, "", n); sub(/-[0-9a-f]+$/, "", n); name = name " [" n "]" } }
+    /^ *Running / {
+      # `Running unittests src/lib.rs (target/release/deps/iomark_disk-HASH)`:
+      # the source and the binary without its hash.
+      name = $2 " " $3; bin = $NF
+      gsub(/[()]/, "", bin); sub(/.*\//, "", bin); sub(/-[0-9a-f]+$/, "", bin)
+      if ($2 != "unittests") name = $2
+      name = bin " (" name ")"
+    }
     /^ *Doc-tests / { name = "doc-tests " $2 }
     /^test result: / {
       t = $NF; sub(/s$/, "", t)

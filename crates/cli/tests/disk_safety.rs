@@ -9,11 +9,11 @@ use std::time::Duration;
 use crate::common::*;
 use iomark_testrig::{require, require_root, MountedFs};
 
-/// Start a minute-long job on a test file in `dir`, wait until the file
-/// exists, then let the job run for `settle`. It is killed on drop.
-fn start_long_run(dir: &Path, settle: Duration) -> Proc {
+/// Start a minute-long job on a test file in `dir` and wait until it has
+/// read `bytes` (it is measuring). It is killed on drop.
+fn start_long_run(dir: &Path, bytes: u64) -> Proc {
     let child = Proc::spawn(&mut long_disk_run(dir));
-    settle_after_test_file(dir, Duration::from_secs(10), settle);
+    wait_until_measuring(child.pid(), dir, bytes, Duration::from_secs(30));
     child
 }
 
@@ -55,7 +55,7 @@ fn test_file_is_gone_after_an_error() {
 #[test]
 fn ctrl_c_prints_what_was_measured_and_removes_the_test_file() {
     let dir = tempfile::tempdir().unwrap();
-    let child = start_long_run(dir.path(), Duration::from_millis(1500));
+    let child = start_long_run(dir.path(), 4 << 20);
     let pid = rustix::process::Pid::from_raw(child.pid() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let o = child.finish(Duration::from_secs(30));
@@ -73,7 +73,7 @@ fn a_killed_run_leaves_a_file_that_the_next_run_removes() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     // Dropping it kills it (SIGKILL) and reaps it.
-    drop(start_long_run(dir.path(), Duration::from_millis(300)));
+    drop(start_long_run(dir.path(), 1 << 20));
     let stale: Vec<String> = test_files(dir.path())
         .iter()
         .map(|p| file_name(p))

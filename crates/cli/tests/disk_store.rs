@@ -2,7 +2,7 @@
 //! SIGKILL keeps the tests it finished and reads back as interrupted.
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common::*;
 use serde_json::Value;
@@ -31,7 +31,6 @@ fn a_killed_profile_run_keeps_its_finished_tests() {
         .spawn()
         .unwrap();
     // Wait until two tests are stored, then kill.
-    let start = Instant::now();
     let jobs = |db: &str| -> usize {
         let out = iomark_cmd(&["results", "--db", db, "export", "1", "--format", "json"])
             .output()
@@ -44,9 +43,9 @@ fn a_killed_profile_run_keeps_its_finished_tests() {
             })
             .unwrap_or(0)
     };
-    while jobs(db) < 2 && start.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until(Duration::from_secs(30), "two tests stored", || {
+        jobs(db) >= 2
+    });
     child.kill().unwrap();
     child.wait().unwrap();
     let list = ok(&results(db, &["list"]));

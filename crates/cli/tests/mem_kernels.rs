@@ -247,11 +247,11 @@ fn ctrl_c_stops_between_sweeps_and_removes_the_backing_file() {
         )
         .args(["--threads", "1", "--json"]),
     );
-    // Wait until the backing file exists, i.e. the run is under way.
+    // Wait until the backing file exists, i.e. the run is under way; the
+    // stop is honoured between sweeps, whichever is running.
     wait_until(Duration::from_secs(30), "a backing file appears", || {
         !dir_names(dir.path()).is_empty()
     });
-    std::thread::sleep(Duration::from_millis(300));
     let killed = Command::new("kill")
         .args(["-INT", &child.pid().to_string()])
         .status()

@@ -176,7 +176,7 @@ fn ctrl_c_during_a_swap_point_removes_the_swap_area() {
     wait_until(Duration::from_secs(120), "the swap area is active", || {
         active_swaps().iter().any(|s| s.starts_with(&mnt))
     });
-    std::thread::sleep(Duration::from_millis(500));
+    // In the swap point, with its area active: stopped now.
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));

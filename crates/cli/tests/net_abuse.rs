@@ -92,36 +92,33 @@ fn server_error(s: &mut TcpStream) -> Result<i32, String> {
     }
 }
 
-/// A short valid test must pass: the server is still serving.
-/// A client that vanished is noticed within milliseconds, not at once, so
-/// a "busy" answer is retried briefly; any other failure fails at once.
-fn still_serves(port: u16, after: &str) {
-    let mut out = iomark_client(port, &["-t", "1", "-J"]);
-    for _ in 0..5 {
-        if !stderr(&out).contains("busy") {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-        out = iomark_client(port, &["-t", "1", "-J"]);
-    }
+/// Waits until the server is back at its loop for test number `next` (it
+/// says "Server listening on PORT (test #N)" once the test before has
+/// ended, whatever ended it; every connection it took as a test counts).
+fn wait_ready_for(srv: &mut Proc, next: u32) {
+    srv.wait_stdout(&format!("(test #{next})"), Duration::from_secs(60));
+}
+
+/// Once the server is ready for test number `next`, a short valid test
+/// (that test) must pass: the server is still serving after `after`.
+fn still_serves(srv: &mut Proc, port: u16, next: u32, after: &str) {
+    wait_ready_for(srv, next);
+    let out = iomark_client(port, &["-t", "1", "-J"]);
     assert_ok(&out, &format!("a test after {after}"));
     assert!(end_bytes(&json(&out), "sum_received") > 0, "after {after}");
 }
 
 #[test]
 fn second_client_is_denied_and_first_test_is_unharmed() {
-    let (port, _srv) = server();
+    let (port, mut srv) = server();
     let first = spawn_iomark_client(port, &["-t", "3", "-J"]);
-    std::thread::sleep(Duration::from_millis(1000));
+    // Its data stream is connected: the test is under way.
+    srv.wait_stdout("connected to", Duration::from_secs(30));
     // A raw intruder gets 0xFF at once, without sending anything.
     let mut intruder = connect(port);
     let t = Instant::now();
     assert_eq!(read_byte(&mut intruder), Some(0xff));
-    assert!(
-        t.elapsed() < Duration::from_secs(1),
-        "ACCESS_DENIED took {:?}",
-        t.elapsed()
-    );
+    assert_within("ACCESS_DENIED", t.elapsed(), Duration::from_secs(1));
     // A real client says the server is busy, with exit code 2.
     let busy = iomark_client(port, &["-t", "1"]);
     assert_eq!(busy.status.code(), Some(2));
@@ -133,19 +130,20 @@ fn second_client_is_denied_and_first_test_is_unharmed() {
     let secs = doc["end"]["sum_received"]["seconds"].as_f64().unwrap();
     assert!((2.9..3.5).contains(&secs), "first test ran {secs} s");
     assert!(end_bytes(&doc, "sum_received") > 0);
-    still_serves(port, "a denied second client");
+    // The denied ones were never tests: the first one was test #1.
+    still_serves(&mut srv, port, 2, "a denied second client");
 }
 
 #[test]
 fn silent_and_slow_connections_are_dropped() {
-    let (port, _srv) = server();
+    let (port, mut srv) = server();
     // Sends nothing: dropped after the first-byte timeout (1 s here, 10 s default).
     let mut silent = connect(port);
     let t = Instant::now();
     let mut buf = [0u8; 16];
     let _ = silent.read(&mut buf);
     assert_took(t.elapsed(), 900..4000, "a silent connection dropped");
-    still_serves(port, "a silent connection");
+    still_serves(&mut srv, port, 2, "a silent connection");
     // Sends the parameters one byte at a time, slower than the set-up limit.
     let mut slow = handshake(port);
     let t = Instant::now();
@@ -169,13 +167,17 @@ fn silent_and_slow_connections_are_dropped() {
         closed || answer.is_ok() || t.elapsed() < Duration::from_secs(6),
         "slow sender was not dropped: {answer:?}"
     );
-    assert!(t.elapsed() < Duration::from_secs(10));
-    still_serves(port, "a slow connection");
+    assert_within(
+        "a slow sender dropped",
+        t.elapsed(),
+        Duration::from_secs(10),
+    );
+    still_serves(&mut srv, port, 4, "a slow connection");
 }
 
 #[test]
 fn bad_parameters_get_server_error_with_iperf3_codes() {
-    let (port, _srv) = server();
+    let (port, mut srv) = server();
     let cases: &[(&str, Vec<u8>, i32)] = &[
         ("malformed", b"{\"tcp\":tru".to_vec(), 114),
         ("not an object", b"[1,2,3]".to_vec(), 114),
@@ -228,12 +230,13 @@ fn bad_parameters_get_server_error_with_iperf3_codes() {
     let mut s = handshake(port);
     s.write_all(&0u32.to_be_bytes()).unwrap();
     assert_eq!(server_error(&mut s), Ok(114), "empty");
-    still_serves(port, "bad parameters");
+    // Nine cases, the oversized one and the empty one.
+    still_serves(&mut srv, port, 12, "bad parameters");
 }
 
 #[test]
 fn vanishing_clients_end_the_test_cleanly() {
-    let (port, _srv) = server();
+    let (port, mut srv) = server();
     // Vanishes after CREATE_STREAMS without opening any stream.
     {
         let mut s = handshake(port);
@@ -243,9 +246,20 @@ fn vanishing_clients_end_the_test_cleanly() {
         );
         assert_eq!(read_byte(&mut s), Some(10), "CREATE_STREAMS expected");
     }
-    // Noticed from the closed control connection, well before the 2 s set-up limit.
-    std::thread::sleep(Duration::from_millis(300));
-    still_serves(port, "a client that vanished before its streams");
+    // Noticed from the closed control connection, well before the 2 s
+    // set-up limit.
+    let t = Instant::now();
+    still_serves(
+        &mut srv,
+        port,
+        2,
+        "a client that vanished before its streams",
+    );
+    assert_within(
+        "the server free again",
+        t.elapsed(),
+        Duration::from_secs(10),
+    );
     // Vanishes mid-test: control and data streams just close.
     {
         let (_ctrl, mut data, _) =
@@ -255,16 +269,19 @@ fn vanishing_clients_end_the_test_cleanly() {
         }
     }
     let t = Instant::now();
-    still_serves(port, "a client that vanished mid-test");
-    assert!(
-        t.elapsed() < Duration::from_secs(10),
-        "the server stayed busy"
+    still_serves(&mut srv, port, 4, "a client that vanished mid-test");
+    assert_within(
+        "the server free again",
+        t.elapsed(),
+        Duration::from_secs(10),
     );
     // A real client killed mid-test.
+    wait_ready_for(&mut srv, 5);
     let victim = spawn_iomark_client(port, &["-t", "30"]);
-    std::thread::sleep(Duration::from_millis(800));
+    // Its data stream is connected (printed after the banner for test 5).
+    srv.wait_stdout("connected to", Duration::from_secs(30));
     drop(victim);
-    still_serves(port, "a killed client");
+    still_serves(&mut srv, port, 6, "a killed client");
 }
 
 #[test]
@@ -298,9 +315,10 @@ fn client_errors_are_clear() {
 
 #[test]
 fn ctrl_c_ends_a_client_test_cleanly() {
-    let (port, _srv) = server();
-    let client = spawn_iomark_client(port, &["-t", "20"]);
-    std::thread::sleep(Duration::from_millis(1500));
+    let (port, mut srv) = server();
+    let mut client = spawn_iomark_client(port, &["-t", "20"]);
+    // Its first interval is printed: the test is running.
+    client.wait_stdout("0.00-1.00", Duration::from_secs(30));
     let status = std::process::Command::new("kill")
         .args(["-INT", &client.pid().to_string()])
         .status()
@@ -313,7 +331,7 @@ fn ctrl_c_ends_a_client_test_cleanly() {
         text.contains("sender") && text.contains("Interrupted"),
         "{text}"
     );
-    still_serves(port, "a client stopped with Ctrl-C");
+    still_serves(&mut srv, port, 2, "a client stopped with Ctrl-C");
 }
 
 /// Run a test by hand up to TEST_RUNNING with one TCP data stream. Returns
@@ -343,7 +361,7 @@ fn ended_with(ctrl: &mut TcpStream, code: i32, since: Instant, ms: Range<u128>, 
 
 #[test]
 fn silent_client_without_an_end_is_released_within_rcv_timeout() {
-    let (port, _srv) = limited_server("2s", &[]);
+    let (port, mut srv) = limited_server("2s", &[]);
     // time 0 and no byte or block count: only the client could end these,
     // and it goes silent after TEST_RUNNING. Reverse: it never reads either.
     let cases: &[(&str, &[u8])] = &[
@@ -356,19 +374,21 @@ fn silent_client_without_an_end_is_released_within_rcv_timeout() {
             br#"{"tcp":true,"time":0,"num":0,"blockcount":0,"parallel":1,"len":131072,"reverse":true}"#,
         ),
     ];
-    for (name, params) in cases {
+    for (n, (name, params)) in (0..).zip(cases) {
         let (mut ctrl, data, before) = running_test(port, params);
         // SERVER_ERROR 144: iperf3's "idle timeout for receiving data".
         let what = format!("{name}: ended, with a 2 s receive timeout,");
         ended_with(&mut ctrl, 144, before, 1900..15000, &what);
         drop(data);
-        still_serves(port, &format!("a silent client ({name})"));
+        // This case was test 2n + 1, the check after it is 2n + 2.
+        let after = format!("a silent client ({name})");
+        still_serves(&mut srv, port, 2 * n + 2, &after);
     }
 }
 
 #[test]
 fn client_that_stops_sending_mid_test_is_dropped_within_rcv_timeout() {
-    let (port, _srv) = limited_server("2s", &[]);
+    let (port, mut srv) = limited_server("2s", &[]);
     // A 60 s test: without the receive timeout it would hold the server for
     // 60 s + grace.
     let (mut ctrl, mut data, _) = running_test(
@@ -384,14 +404,14 @@ fn client_that_stops_sending_mid_test_is_dropped_within_rcv_timeout() {
     let what = "a stalled 60 s test dropped, with a 2 s receive timeout, once the data stopped";
     ended_with(&mut ctrl, 144, stopped, 1000..15000, what);
     drop(data);
-    still_serves(port, "a client that stopped sending");
+    still_serves(&mut srv, port, 2, "a client that stopped sending");
 }
 
 #[test]
 fn max_duration_refuses_long_tests_and_caps_unbounded_ones() {
     // A receive timeout well above the cap: a writer starved by a busy
     // host must not turn the cap into an idle end.
-    let (port, _srv) = limited_server("10s", &["--max-duration", "3s"]);
+    let (port, mut srv) = limited_server("10s", &["--max-duration", "3s"]);
     // A timed test longer than the cap is refused up front (iperf3's code
     // for --server-max-duration), before any stream is opened.
     let mut s = handshake(port);
@@ -417,13 +437,14 @@ fn max_duration_refuses_long_tests_and_caps_unbounded_ones() {
     ended_with(&mut ctrl, 160, before, 2900..20000, what);
     drop(ctrl);
     writer.join().unwrap();
-    still_serves(port, "an unbounded test that reached the cap");
+    // The refused one, the 2 s one and the unbounded one.
+    still_serves(&mut srv, port, 4, "an unbounded test that reached the cap");
 }
 
 #[test]
 fn iperf3_client_tests_with_counts_and_without_an_end_are_served() {
     require!(have("iperf3"));
-    let (port, _srv) = limited_server("10s", &["--max-duration", "4s"]);
+    let (port, mut srv) = limited_server("10s", &["--max-duration", "4s"]);
     // -n and -k: the client ends the test, the caps never come into it.
     for args in [
         &["-n", "20M", "-J"][..],
@@ -457,5 +478,6 @@ fn iperf3_client_tests_with_counts_and_without_an_end_are_served() {
         4000..30000,
         "iperf3 -t 0 ended, with a 4 s --max-duration,",
     );
-    still_serves(port, "iperf3 -t 0 at the cap");
+    // Five counted tests and the -t 0 one.
+    still_serves(&mut srv, port, 7, "iperf3 -t 0 at the cap");
 }

@@ -105,11 +105,7 @@ fn goodput_matches_iperf3_on_a_shaped_1gbe_link() {
         t / 1e9,
         gbit(&theirs),
     );
-    assert!(
-        (ratio - 1.0).abs() <= tolerance,
-        "iomark/iperf3 goodput ratio {ratio:.4} is off by more than {:.0}%",
-        tolerance * 100.0
-    );
+    assert_near("iomark/iperf3 goodput ratio", ratio, 1.0, tolerance);
     // And never above a real 1GbE link's goodput (about 941 Mbit/s): that
     // would be a counting error, whatever the load. On a quiet host it is
     // there, within 4%.

@@ -35,32 +35,18 @@ fn sustained(doc: &Value) -> &Value {
     r
 }
 
-fn within(what: &str, measured: f64, expected: f64, tolerance: f64) {
-    let err = measured / expected - 1.0;
-    eprintln!(
-        "rig-accuracy: {what}: measured {measured:.0}, expected {expected:.0}, error {:+.2}%",
-        err * 100.0
-    );
-    assert!(
-        err.abs() <= tolerance,
-        "{what}: {measured:.0} vs {expected:.0} ({:+.2}%), outside +-{:.0}%",
-        err * 100.0,
-        tolerance * 100.0
-    );
-}
-
 /// The first pass's cliff: cache size within 10%, both rates within 5%.
 fn assert_rig_cliff(pass: &Value) {
     let c = &pass["cliff"];
     assert!(c.is_object(), "no cliff found: {pass}");
-    within("cache size", c["at"].as_f64().unwrap(), CACHE as f64, 0.10);
-    within(
+    assert_near("cache size", c["at"].as_f64().unwrap(), CACHE as f64, 0.10);
+    assert_near(
         "rate before",
         c["rate_before"].as_f64().unwrap(),
         FAST as f64,
         0.05,
     );
-    within(
+    assert_near(
         "rate after",
         c["rate_after"].as_f64().unwrap(),
         SLOW as f64,
@@ -162,7 +148,7 @@ fn recover_measures_the_cache_that_came_back_after_idle() {
     assert_rig_cliff(&r["pass"]);
     let rec = &r["recovery"];
     assert!(rec.is_object(), "no recovery: {r}");
-    within(
+    assert_near(
         "recovered cache",
         rec["recovered"].as_f64().unwrap(),
         (128 * MIB) as f64,

@@ -6,12 +6,11 @@
 //! threads asked for, so the kernel refuses a thread with EAGAIN.
 
 use std::fs;
-use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 
 use crate::common::*;
 use iomark_testrig::{require, unique_name};
@@ -19,72 +18,6 @@ use iomark_testrig::{require, unique_name};
 /// How long any of these runs may take to end once it should: far above the
 /// second or so they need, for a busy two-core machine.
 const PROMPT: Duration = Duration::from_secs(20);
-
-/// A child that is killed if the test ends before it does.
-struct Running(Option<Child>);
-
-impl Running {
-    fn spawn(cmd: &mut Command) -> Running {
-        Running(Some(
-            cmd.stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("iomark starts"),
-        ))
-    }
-
-    fn pid(&self) -> u32 {
-        self.0.as_ref().unwrap().id()
-    }
-
-    fn signal(&self, sig: rustix::process::Signal) {
-        let pid = rustix::process::Pid::from_raw(self.pid() as i32).unwrap();
-        rustix::process::kill_process(pid, sig).unwrap();
-    }
-
-    /// Wait up to `limit` for the exit; fail the test (after killing the
-    /// child) when it does not come.
-    fn finish(mut self, limit: Duration) -> (Output, Duration) {
-        let start = Instant::now();
-        let child = self.0.as_mut().unwrap();
-        loop {
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            if start.elapsed() > limit {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("iomark still running after {limit:?}");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let elapsed = start.elapsed();
-        let mut child = self.0.take().unwrap();
-        let mut out = Vec::new();
-        let mut err = Vec::new();
-        child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
-        child.stderr.take().unwrap().read_to_end(&mut err).unwrap();
-        let status = child.wait().unwrap();
-        (
-            Output {
-                status,
-                stdout: out,
-                stderr: err,
-            },
-            elapsed,
-        )
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(c) = self.0.as_mut() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 /// A pids cgroup (v1 or v2) with a low `pids.max`, removed on drop, its
 /// processes killed first if a failing test left any.
@@ -165,7 +98,7 @@ fn assert_refused(o: &Output, took: Duration, limit: Duration, needles: &[&str],
     for n in needles {
         assert!(err.contains(n), "{n:?} in: {err}");
     }
-    assert!(took < limit, "{what} took {took:?}");
+    assert_within(what, took, limit);
 }
 
 #[test]
@@ -174,7 +107,7 @@ fn a_refused_disk_thread_is_an_error_and_leaves_no_test_file() {
     let group = require!(PidsGroup::new(8));
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    let run = Running::spawn(&mut group.command(&[
+    let run = Proc::spawn(&mut group.command(&[
         "disk",
         d,
         "--numjobs",
@@ -187,7 +120,7 @@ fn a_refused_disk_thread_is_an_error_and_leaves_no_test_file() {
         "psync",
         "--no-store",
     ]));
-    let (o, took) = run.finish(PROMPT);
+    let (o, took) = run.finish_timed(PROMPT);
     assert_refused(
         &o,
         took,
@@ -209,7 +142,7 @@ fn a_refused_mem_thread_is_an_error() {
         let mut args = vec!["mem"];
         args.extend_from_slice(kernel);
         args.extend_from_slice(&["--threads", "50", "--no-store"]);
-        let (o, took) = Running::spawn(&mut group.command(&args)).finish(PROMPT);
+        let (o, took) = Proc::spawn(&mut group.command(&args)).finish_timed(PROMPT);
         assert_refused(
             &o,
             took,
@@ -220,11 +153,11 @@ fn a_refused_mem_thread_is_an_error() {
     }
 }
 
-/// Start a minute-long disk job on a test file in `dir` and let it run for
-/// `settle` once the file exists (as disk_safety's Ctrl-C test does).
-fn start_long_run(dir: &Path, settle: Duration) -> Running {
-    let run = Running::spawn(long_disk_run(dir).arg("--no-store"));
-    settle_after_test_file(dir, PROMPT, settle);
+/// Start a minute-long disk job on a test file in `dir` and wait until it
+/// has read `bytes` (as disk_safety's Ctrl-C test does).
+fn start_long_run(dir: &Path, bytes: u64) -> Proc {
+    let run = Proc::spawn(long_disk_run(dir).arg("--no-store"));
+    wait_until_measuring(run.pid(), dir, bytes, PROMPT);
     run
 }
 
@@ -232,16 +165,16 @@ fn start_long_run(dir: &Path, settle: Duration) -> Running {
 fn sigterm_and_sighup_stop_a_disk_run_like_ctrl_c() {
     for sig in [rustix::process::Signal::TERM, rustix::process::Signal::HUP] {
         let dir = tempfile::tempdir().unwrap();
-        let run = start_long_run(dir.path(), Duration::from_millis(1500));
+        let run = start_long_run(dir.path(), 4 << 20);
         run.signal(sig);
-        let (o, took) = run.finish(PROMPT);
+        let (o, took) = run.finish_timed(PROMPT);
         assert_eq!(o.status.code(), Some(130), "{sig:?}: {o:?}");
         let out = stdout(&o);
         assert!(
             out.contains("read:") && out.contains("interrupted"),
             "{sig:?}: {out}"
         );
-        assert!(took < PROMPT, "{sig:?} took {took:?}");
+        assert_within(&format!("{sig:?} ending the run"), took, PROMPT);
         let left = test_files(dir.path());
         assert!(left.is_empty(), "{sig:?} left {left:?}");
     }
@@ -249,7 +182,7 @@ fn sigterm_and_sighup_stop_a_disk_run_like_ctrl_c() {
 
 /// Wait until the run has `file` mapped, then truncate it to `len` bytes:
 /// the truncation hits the mapping and not the opening of the target.
-fn truncate_once_mapped(run: &Running, file: &Path, len: u64) {
+fn truncate_once_mapped(run: &Proc, file: &Path, len: u64) {
     let pid = run.pid();
     let name = file.to_str().unwrap();
     wait_until(PROMPT, &format!("{name} mapped by {pid}"), || {
@@ -300,7 +233,7 @@ fn a_file_truncated_under_an_mmap_read_job_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("shrinking.bin");
     fs::write(&f, vec![7u8; 16 << 20]).unwrap();
-    let run = Running::spawn(&mut iomark_cmd(&[
+    let run = Proc::spawn(&mut iomark_cmd(&[
         "disk",
         f.to_str().unwrap(),
         "--rw",
@@ -312,7 +245,7 @@ fn a_file_truncated_under_an_mmap_read_job_is_an_error() {
         "--no-store",
     ]));
     truncate_once_mapped(&run, &f, 4096);
-    let (o, took) = run.finish(PROMPT);
+    let (o, took) = run.finish_timed(PROMPT);
     assert_shrank(&o, took);
     assert!(f.exists(), "an existing file is never removed");
 }
@@ -320,7 +253,7 @@ fn a_file_truncated_under_an_mmap_read_job_is_an_error() {
 #[test]
 fn a_test_file_truncated_under_an_mmap_write_job_is_an_error_and_removed() {
     let dir = tempfile::tempdir().unwrap();
-    let run = Running::spawn(&mut iomark_cmd(&[
+    let run = Proc::spawn(&mut iomark_cmd(&[
         "disk",
         dir.path().to_str().unwrap(),
         "--size",
@@ -334,7 +267,7 @@ fn a_test_file_truncated_under_an_mmap_write_job_is_an_error_and_removed() {
         "--no-store",
     ]));
     truncate_once_mapped(&run, &wait_for_file(dir.path(), "iomark-", ".tmp"), 0);
-    let (o, took) = run.finish(PROMPT);
+    let (o, took) = run.finish_timed(PROMPT);
     assert_shrank(&o, took);
     assert_no_test_files(dir.path());
 }
@@ -342,7 +275,7 @@ fn a_test_file_truncated_under_an_mmap_write_job_is_an_error_and_removed() {
 #[test]
 fn a_mem_backing_file_truncated_under_the_kernel_is_an_error_and_removed() {
     let dir = tempfile::tempdir().unwrap();
-    let run = Running::spawn(
+    let run = Proc::spawn(
         mem_on_mapping(
             dir.path(),
             &["stream", "--size", "4M", "--ntimes", "100000"],
@@ -350,10 +283,10 @@ fn a_mem_backing_file_truncated_under_the_kernel_is_an_error_and_removed() {
         .args(["--threads", "2", "--no-store"]),
     );
     truncate_once_mapped(&run, &wait_for_file(dir.path(), "iomark-mem-", ".dat"), 0);
-    // The kernel notices at its end, so keep it short: stop it.
-    std::thread::sleep(Duration::from_millis(300));
+    // The kernel notices at its end (the file is checked when it stops),
+    // so keep it short: stop it at once.
     run.signal(rustix::process::Signal::INT);
-    let (o, took) = run.finish(PROMPT);
+    let (o, took) = run.finish_timed(PROMPT);
     assert_shrank(&o, took);
     assert!(files_like(dir.path(), "iomark-mem-", ".dat").is_empty());
 }
@@ -375,7 +308,7 @@ fn oversized_mem_jobs_are_refused_before_anything_is_allocated() {
         let mut all = vec!["mem"];
         all.extend_from_slice(args);
         all.push("--no-store");
-        let (o, took) = Running::spawn(&mut iomark_cmd(&all)).finish(PROMPT);
+        let (o, took) = Proc::spawn(&mut iomark_cmd(&all)).finish_timed(PROMPT);
         let what = format!("{args:?}");
         assert_refused(&o, took, Duration::from_secs(10), &[needle], &what);
     }
@@ -386,7 +319,7 @@ fn sigterm_reaches_the_limited_mem_child() {
     require!(memory_cgroup());
     // SIGTERM goes to the parent only (as `kill PID` does); the child runs
     // the kernel, so the parent must pass the stop on.
-    let run = Running::spawn(&mut iomark_cmd(&[
+    let run = Proc::spawn(&mut iomark_cmd(&[
         "mem",
         "stream",
         "--size",
@@ -399,10 +332,50 @@ fn sigterm_reaches_the_limited_mem_child() {
         "256MiB",
         "--no-store",
     ]));
-    std::thread::sleep(Duration::from_millis(1500));
+    // The child (in the limited group) runs the kernel: it has spent a
+    // tenth of a second on the CPU.
+    wait_until(PROMPT, "the limited child runs the kernel", || {
+        children_of(run.pid())
+            .into_iter()
+            .any(|child| cpu_ticks(child) >= 10)
+    });
     run.signal(rustix::process::Signal::TERM);
-    let (o, took) = run.finish(PROMPT);
+    let (o, took) = run.finish_timed(PROMPT);
     assert_eq!(o.status.code(), Some(130), "{o:?}");
     assert!(stdout(&o).contains("interrupted"), "{}", stdout(&o));
-    assert!(took < PROMPT, "took {took:?}");
+    assert_within("SIGTERM ending the limited child", took, PROMPT);
+}
+
+/// The children of every thread of process `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|c| {
+            c.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// The CPU time process `pid` has used, user and system, in clock ticks
+/// (fields 14 and 15 of /proc/PID/stat, after the parenthesised name).
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let Some((_, after_name)) = stat.rsplit_once(')') else {
+        return 0;
+    };
+    // after_name starts at field 3 (state): utime is the 12th after it.
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let field = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    field(11) + field(12)
 }

@@ -212,39 +212,62 @@ impl Server {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        Server {
+        let server = Server {
             port,
             _process: KillOnDrop(child),
+        };
+        server.wait_listening();
+        server
+    }
+
+    /// Waits until the server listens (read from /proc/net/tcp: a
+    /// connection to find out would be a client to iperf3).
+    fn wait_listening(&self) {
+        let local = format!("0100007F:{:04X}", self.port);
+        let start = std::time::Instant::now();
+        loop {
+            let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+            // Columns: sl, local address, remote address, state (0A: listen).
+            let listens = table.lines().skip(1).any(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                cols.get(1) == Some(&local.as_str()) && cols.get(3) == Some(&"0A")
+            });
+            if listens {
+                return;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "iperf3 -s did not listen on {} in 30 s",
+                self.port
+            );
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 
-    /// `iperf3 -c ... -J` output, retried while the server starts.
+    /// `iperf3 -c ... -J` output.
     fn client(&self, args: &[&str]) -> String {
-        for _ in 0..50 {
-            let out = Command::new("iperf3")
-                .args([
-                    "-c",
-                    "127.0.0.1",
-                    "-p",
-                    &self.port.to_string(),
-                    "-J",
-                    "-t",
-                    "1",
-                    "-i",
-                    "0.25",
-                ])
-                .args(args)
-                .output()
-                .unwrap();
-            let text = String::from_utf8(out.stdout).unwrap();
-            // iperf3 3.12 can exit 0 with an "error" document when the
-            // server is not listening yet.
-            if out.status.success() && !text.contains("\"error\"") {
-                return text;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        panic!("iperf3 client never got through");
+        let out = Command::new("iperf3")
+            .args([
+                "-c",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-J",
+                "-t",
+                "1",
+                "-i",
+                "0.25",
+            ])
+            .args(args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        // iperf3 3.12 can exit 0 with an "error" document.
+        assert!(
+            out.status.success() && !text.contains("\"error\""),
+            "iperf3 -c {args:?} failed: {text}"
+        );
+        text
     }
 }
 

@@ -42,6 +42,10 @@ pub fn require_root() -> Result<(), String> {
     Ok(())
 }
 
+mod bounds;
+pub use bounds::{
+    assert_at_the_limit, assert_near, assert_within, rig_band, time_bound, RIG_SLACK, TIME_SCALE,
+};
 mod skip;
 pub use skip::{rigs_required, skipped, REQUIRE_RIGS, SKIP_LOG};
 

@@ -6,8 +6,11 @@
 #![allow(dead_code, unused_imports)]
 
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -265,14 +268,29 @@ pub fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// Waits until a test file exists in `dir` (at most `limit`), then lets the
-/// run go on for `settle`.
-pub fn settle_after_test_file(dir: &Path, limit: Duration, settle: Duration) {
-    let start = Instant::now();
-    while test_files(dir).is_empty() && start.elapsed() < limit {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(settle);
+/// The bytes process `pid` has read and written through system calls so
+/// far (`rchar` and `wchar` of /proc/PID/io, every thread's counted).
+pub fn bytes_moved_by(pid: u32) -> (u64, u64) {
+    let io = fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
+    let field = |name: &str| {
+        io.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    (field("rchar:"), field("wchar:"))
+}
+
+/// Waits (at most `limit`) until the disk run `pid` has a test file in
+/// `dir` and has read `bytes` from it: it is measuring, past the file's
+/// fill, which only writes.
+pub fn wait_until_measuring(pid: u32, dir: &Path, bytes: u64, limit: Duration) {
+    wait_until(limit, "the run has a test file", || {
+        !test_files(dir).is_empty()
+    });
+    // Start-up reads (sysfs, /proc) are a few KiB; the job reads MiBs.
+    let what = format!("the run has read {bytes} bytes");
+    wait_until(limit, &what, || bytes_moved_by(pid).0 >= bytes);
 }
 
 /// The name of a file, as a String.
@@ -315,87 +333,173 @@ pub fn mem_on_mapping(dir: &Path, args: &[&str]) -> Command {
     cmd
 }
 
-/// A child process that is killed and reaped when dropped.
-pub struct Proc(pub Option<Child>);
+/// A child process whose stdout and stderr are read as it runs (so a test
+/// can wait for what it prints, and a chatty child never blocks on a full
+/// pipe), killed and reaped when dropped.
+pub struct Proc {
+    child: Option<Child>,
+    /// How much of stdout [`Proc::wait_stdout`] has looked past.
+    seen: usize,
+    stdout: Arc<Mutex<Vec<u8>>>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    readers: Vec<JoinHandle<()>>,
+}
+
+/// Appends everything `from` gives to `into` until end of file.
+fn collect(mut from: impl Read + Send + 'static, into: Arc<Mutex<Vec<u8>>>) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            into.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend_from_slice(&buf[..n]);
+        }
+    })
+}
 
 impl Proc {
-    /// Spawns `cmd` with stdout and stderr piped.
+    /// Spawns `cmd` with stdin closed and stdout and stderr piped.
     pub fn spawn(cmd: &mut Command) -> Proc {
-        Proc(Some(
-            cmd.stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn a child process"),
-        ))
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn a child process");
+        let stdout = Arc::new(Mutex::new(Vec::new()));
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let readers = vec![
+            collect(child.stdout.take().unwrap(), stdout.clone()),
+            collect(child.stderr.take().unwrap(), stderr.clone()),
+        ];
+        Proc {
+            child: Some(child),
+            seen: 0,
+            stdout,
+            stderr,
+            readers,
+        }
     }
 
-    /// Wait for it to end (at most `limit`), returning its output.
-    pub fn finish(mut self, limit: Duration) -> Output {
-        let mut child = self.0.take().expect("not finished yet");
+    /// What it printed on stdout so far.
+    pub fn stdout_so_far(&self) -> String {
+        String::from_utf8_lossy(&self.stdout.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
+    }
+
+    /// Waits until its stdout shows `needle` again, past what earlier
+    /// waits found (at most `limit`); fails the test with what it printed
+    /// otherwise, or when it exits first.
+    pub fn wait_stdout(&mut self, needle: &str, limit: Duration) {
         let end = Instant::now() + limit;
-        while Instant::now() < end {
-            if child.try_wait().expect("poll a child").is_some() {
-                return child.wait_with_output().expect("collect output");
+        let found = |p: &Proc| {
+            p.stdout_so_far()
+                .get(p.seen..)
+                .and_then(|rest| rest.find(needle))
+                .map(|at| p.seen + at + needle.len())
+        };
+        loop {
+            if let Some(past) = found(self) {
+                self.seen = past;
+                return;
             }
-            std::thread::sleep(Duration::from_millis(20));
+            let exited = self
+                .child
+                .as_mut()
+                .expect("running")
+                .try_wait()
+                .expect("poll a child")
+                .is_some();
+            if exited || Instant::now() >= end {
+                if exited {
+                    // What it printed before it exited is all there is
+                    // once the readers are done: look once more.
+                    self.readers.drain(..).for_each(|r| {
+                        let _ = r.join();
+                    });
+                    if let Some(past) = found(self) {
+                        self.seen = past;
+                        return;
+                    }
+                }
+                panic!(
+                    "{needle:?} not printed ({}); stdout:\n{}\nstderr:\n{}",
+                    if exited { "it exited" } else { "timed out" },
+                    self.stdout_so_far(),
+                    String::from_utf8_lossy(&self.stderr.lock().unwrap())
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
-        let _ = child.kill();
-        let out = child.wait_with_output().expect("collect output");
-        panic!(
+    }
+
+    /// Sends it `sig`.
+    pub fn signal(&self, sig: rustix::process::Signal) {
+        let pid = rustix::process::Pid::from_raw(self.pid() as i32).expect("a pid");
+        rustix::process::kill_process(pid, sig).expect("signal the child");
+    }
+
+    /// Waits for it to end (at most `limit`), returning its output; kills
+    /// it and fails the test when it does not end in time.
+    pub fn finish(self, limit: Duration) -> Output {
+        self.finish_timed(limit).0
+    }
+
+    /// [`Proc::finish`], with how long it took to end from this call.
+    pub fn finish_timed(mut self, limit: Duration) -> (Output, Duration) {
+        let mut child = self.child.take().expect("not finished yet");
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("poll a child") {
+                break Some(status);
+            }
+            if start.elapsed() >= limit {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let took = start.elapsed();
+        let status = status.unwrap_or_else(|| {
+            let _ = child.kill();
+            child.wait().expect("reap a child")
+        });
+        for r in self.readers.drain(..) {
+            let _ = r.join();
+        }
+        let take = |b: &Arc<Mutex<Vec<u8>>>| std::mem::take(&mut *b.lock().unwrap());
+        let out = Output {
+            status,
+            stdout: take(&self.stdout),
+            stderr: take(&self.stderr),
+        };
+        assert!(
+            took < limit,
             "child did not finish within {limit:?}; stdout:\n{}\nstderr:\n{}",
             stdout(&out),
             stderr(&out)
         );
+        (out, took)
     }
 
     pub fn pid(&self) -> u32 {
-        self.0.as_ref().expect("running").id()
+        self.child.as_ref().expect("running").id()
     }
 }
 
 impl Drop for Proc {
     fn drop(&mut self) {
-        if let Some(mut c) = self.0.take() {
+        if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();
         }
     }
 }
 
-/// How far a figure may land from a throttled rig's limit, as fractions:
-/// never more than 3% above it (that would be a measurement error or a
-/// cache artefact, whatever the load), and by default up to 25% below it.
-/// A throttled device is a fair yardstick only while the host keeps its
-/// queue fed, and a loaded 2-core machine sometimes cannot (fio misses the
-/// same way), so the 3% accuracy below the limit is a benchmark's claim:
-/// `bench/rig-accuracy` runs the rig tests on a quiet machine with
-/// `IOMARK_RIG_SLACK=0.03` and quotes each error.
-pub fn rig_band() -> (f64, f64) {
-    let below = std::env::var("IOMARK_RIG_SLACK")
-        .ok()
-        .and_then(|s| s.parse::<f64>().ok())
-        .unwrap_or(0.25);
-    (1.0 - below, 1.03)
-}
-
-/// Assert that `measured` is in [`rig_band`] around the rig's `limit`,
-/// printing the error either way (`bench/rig-accuracy` collects these
-/// lines).
-pub fn assert_at_the_limit(what: &str, measured: f64, limit: f64) {
-    let err = measured / limit - 1.0;
-    eprintln!(
-        "rig-accuracy: {what}: measured {measured:.1}, limit {limit:.1}, error {:+.2}%",
-        err * 100.0
-    );
-    let (lo, hi) = rig_band();
-    assert!(
-        (lo..=hi).contains(&(measured / limit)),
-        "{what}: {measured:.1} vs limit {limit:.1} ({:+.2}%), outside {:+.0}%..{:+.0}%",
-        err * 100.0,
-        (lo - 1.0) * 100.0,
-        (hi - 1.0) * 100.0
-    );
-}
+/// The tolerances of the rig tests (iomark_testrig's bounds), here for
+/// every module that says `use crate::common::*`.
+pub use iomark_testrig::{assert_at_the_limit, assert_near, assert_within, rig_band};
 
 /// Runs `iomark ARGS...` on a pseudo-terminal (util-linux `script`), so
 /// stderr is a terminal as a person's is; what the terminal showed, or why
