@@ -12,6 +12,7 @@ mod net_common;
 
 mod artefacts_rig;
 mod disk_accuracy;
+mod disk_descriptors;
 mod disk_progress;
 mod disk_races;
 mod disk_safety;

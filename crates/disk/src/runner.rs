@@ -34,7 +34,6 @@
 //! and turns the counts into the job's result.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use iomark_model::disk::{DiskJobResult, DiskJobSpec};
@@ -150,7 +149,7 @@ pub fn run_job_stamped(
         )));
     }
     let setup = EngineSetup {
-        file: Arc::clone(&target.file),
+        file: target.engine_file(),
         region,
         depth,
         writable: target.writable,

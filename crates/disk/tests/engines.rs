@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use iomark_disk::buffer::AlignedBuf;
 use iomark_disk::engine::{self, Dir, Done, EngineSetup, IoUnit, Queued};
+use iomark_disk::target::TargetFile;
 use iomark_model::disk::EngineKind;
 
 const ENGINES: [EngineKind; 4] = [
@@ -45,7 +46,7 @@ fn run_ops(
     ops: &[(u64, Dir, Option<Vec<u8>>)],
 ) -> Vec<(u64, Vec<u8>)> {
     let setup = EngineSetup {
-        file: Arc::clone(file),
+        file: TargetFile::new(Arc::clone(file)).unwrap(),
         region: BLOCKS * BS as u64,
         depth: DEPTH,
         writable: true,

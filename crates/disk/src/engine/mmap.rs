@@ -15,7 +15,6 @@
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::ptr::NonNull;
-use std::sync::Arc;
 
 use rustix::mm::{MapFlags, MsyncFlags, ProtFlags};
 
@@ -41,8 +40,9 @@ pub struct Mmap {
     page: usize,
     /// Taken (unregistered) in Drop before the mapping goes.
     watch: Option<Watch>,
-    /// The mapped file, to name it when it shrinks.
-    file: Arc<File>,
+    /// The mapped file (the thread's own description), to name it when it
+    /// shrinks.
+    file: File,
 }
 
 impl Mmap {
@@ -58,17 +58,11 @@ impl Mmap {
         } else {
             ProtFlags::READ
         };
+        let file = setup.file.own()?;
         // SAFETY: a fresh shared mapping at an address the kernel chooses;
         // it overlaps nothing Rust owns. It is unmapped in Drop.
         let ptr = unsafe {
-            rustix::mm::mmap(
-                std::ptr::null_mut(),
-                len,
-                prot,
-                MapFlags::SHARED,
-                &*setup.file,
-                0,
-            )
+            rustix::mm::mmap(std::ptr::null_mut(), len, prot, MapFlags::SHARED, &file, 0)
         }
         .map_err(|e| DiskError::Engine {
             engine: "mmap",
@@ -107,7 +101,7 @@ impl Mmap {
             flush,
             page: rustix::param::page_size(),
             watch: Some(watch),
-            file: Arc::clone(&setup.file),
+            file,
         })
     }
 

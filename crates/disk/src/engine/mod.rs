@@ -27,13 +27,12 @@ mod null;
 mod psync;
 mod uring;
 
-use std::fs::File;
-use std::sync::Arc;
 use std::time::Instant;
 
 use iomark_model::disk::EngineKind;
 
 use crate::buffer::AlignedBuf;
+use crate::target::TargetFile;
 use crate::DiskError;
 
 pub use uring::io_uring_available;
@@ -113,8 +112,8 @@ pub trait Engine {
 /// What an engine needs to be built.
 #[derive(Debug, Clone)]
 pub struct EngineSetup {
-    /// The open target, shared by the job's threads.
-    pub file: Arc<File>,
+    /// The target: each thread's engine takes a descriptor of its own.
+    pub file: TargetFile,
     /// Size of the region the job works on (for mapping engines).
     pub region: u64,
     /// I/Os kept in flight per thread.
@@ -129,7 +128,7 @@ pub struct EngineSetup {
 /// Build the engine `kind` for one thread.
 pub fn build(kind: EngineKind, setup: &EngineSetup) -> Result<Box<dyn Engine>, DiskError> {
     Ok(match kind {
-        EngineKind::Psync => Box::new(psync::Psync::new(setup)),
+        EngineKind::Psync => Box::new(psync::Psync::new(setup)?),
         EngineKind::IoUring => Box::new(uring::Uring::new(setup)?),
         EngineKind::MmapSync => Box::new(mmap::Mmap::new(setup, mmap::Flush::Sync)?),
         EngineKind::MmapAsync => Box::new(mmap::Mmap::new(setup, mmap::Flush::Async)?),

@@ -57,6 +57,9 @@ struct Registration {
     ring: IoUring,
     /// Declared after the ring: dropped after it.
     buffers: Vec<BufferHold>,
+    /// The thread's own description of the target, registered as file 0;
+    /// dropped after the ring.
+    _file: std::fs::File,
 }
 
 /// One ring per thread.
@@ -88,8 +91,10 @@ fn engine_error(message: String) -> DiskError {
 }
 
 impl Uring {
-    /// A ring for `setup.depth` I/Os with the target registered as file 0.
+    /// A ring for `setup.depth` I/Os with the target (a description of this
+    /// thread's own) registered as file 0.
     pub fn new(setup: &EngineSetup) -> Result<Self, DiskError> {
+        let file = setup.file.own()?;
         let entries = setup.depth.max(1).next_power_of_two();
         // One thread owns the ring, so the kernel may skip locking (single
         // issuer), and completions can wait for our next io_uring_enter
@@ -110,7 +115,7 @@ impl Uring {
             .or_else(|_| IoUring::new(entries))
             .map_err(|e| engine_error(format!("cannot create a ring of {entries}: {e}")))?;
         ring.submitter()
-            .register_files(&[setup.file.as_raw_fd()])
+            .register_files(&[file.as_raw_fd()])
             .map_err(|e| engine_error(format!("cannot register the target file: {e}")))?;
         let mut in_flight = Vec::new();
         in_flight.resize_with(setup.depth as usize, || None);
@@ -118,6 +123,7 @@ impl Uring {
             reg: Registration {
                 ring,
                 buffers: Vec::new(),
+                _file: file,
             },
             in_flight,
             fixed_buffers: false,
@@ -312,6 +318,7 @@ mod tests {
 
     use super::*;
     use crate::buffer::AlignedBuf;
+    use crate::target::TargetFile;
 
     const LEN: usize = 4096;
 
@@ -324,7 +331,7 @@ mod tests {
         }
         let (rx, tx) = std::io::pipe().unwrap();
         let setup = EngineSetup {
-            file: Arc::new(File::from(OwnedFd::from(rx))),
+            file: TargetFile::new(Arc::new(File::from(OwnedFd::from(rx)))).unwrap(),
             region: 2 * LEN as u64,
             depth: 2,
             writable: false,

@@ -9,7 +9,6 @@
 //! comes back.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use iomark_model::disk::{DataPattern, EngineKind};
@@ -249,7 +248,7 @@ fn drive(
         1
     };
     let setup = EngineSetup {
-        file: Arc::clone(&target.file),
+        file: target.engine_file(),
         region,
         depth,
         writable: target.writable,
