@@ -271,6 +271,10 @@ fn the_default_profile_probes_first_once() {
             "16MiB",
             "--passes",
             "1",
+            // What is checked is the probe, not the profile's figures:
+            // short tests keep the three runs to seconds.
+            "--pass-time",
+            "0.5s",
             "--json",
             "--db",
             db.db(),

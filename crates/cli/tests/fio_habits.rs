@@ -372,11 +372,13 @@ fn fio_examples_agree_with_fio_on_a_throttled_loop_device() {
             figures.push((format!("{name} [{job}] {d}"), a, b));
         }
     }
-    // Both tools land on the throttle (common::rig_band), so they agree
-    // with each other within that band too.
+    // iomark lands on the throttle (rig_band), and fio agrees with it
+    // within 5%: fio itself was seen 3.3% over the limit in ssd-test's
+    // last job, which starts in the throttle slice of the job before it
+    // (stonewall in one fio process), where iomark's figure is its own.
     for (what, a, b) in figures {
         assert_at_the_limit(&format!("iomark {what}"), a, LIMIT_BPS as f64);
-        assert_at_the_limit(&format!("fio {what}"), b, LIMIT_BPS as f64);
+        assert_near(&format!("fio/iomark {what}"), b, a, 0.05);
     }
 }
 

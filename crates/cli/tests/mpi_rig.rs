@@ -150,8 +150,8 @@ mod mpi {
         let dir = tempfile::tempdir().unwrap();
         a_killed_rank_ends(
             dir.path(),
-            // Writing.
-            (0, 4 << 20),
+            // In the job.
+            1,
             &[
                 "--rw",
                 "write",
@@ -224,11 +224,10 @@ mod mpi {
     fn a_killed_rank_ends_a_profile_and_leaves_nothing() {
         require!(have("mpirun"));
         let dir = fast_dir();
-        // Past the first job (its 16 MiB file laid out and read): in a
-        // later job or at a gather between two.
+        // Past the first job: in a later one or at a gather between two.
         a_killed_rank_ends(
             dir.path(),
-            (16 << 20, 16 << 20),
+            2,
             &[
                 "--profile",
                 "cdm",
@@ -243,9 +242,10 @@ mod mpi {
     }
 
     /// Kill rank 1 of `args` on `dir` once every rank has its test file
-    /// and rank 1 has read and written at least `moved` bytes: the job
-    /// ends within 10 s, nothing is left, the run is stored as interrupted.
-    fn a_killed_rank_ends(dir: &std::path::Path, moved: (u64, u64), args: &[&str]) {
+    /// and rank 1 is in its `nth_job`-th job (its workers, `iomark-job-0` and
+    /// on, are there; each job's are new threads): the job ends within
+    /// 10 s, nothing is left, the run is stored as interrupted.
+    fn a_killed_rank_ends(dir: &std::path::Path, nth_job: usize, args: &[&str]) {
         let db = ScratchDb::new();
         let d = dir.to_str().unwrap();
         let mut all = vec!["disk", d, "--db", db.db()];
@@ -264,9 +264,15 @@ mod mpi {
         let ranks = ranks_of(mpirun_pid);
         assert_eq!(ranks.len(), 3, "ranks {ranks:?}");
         let victim = ranks[1];
-        wait_until(Duration::from_secs(60), "rank 1 moved its bytes", || {
-            let (read, written) = bytes_moved_by(victim as u32);
-            read >= moved.0 && written >= moved.1
+        let mut workers_seen: Vec<u32> = Vec::new();
+        let what = format!("rank 1 in job {nth_job}");
+        wait_until(Duration::from_secs(60), &what, || {
+            for tid in threads_named(victim as u32, "iomark-job-0") {
+                if !workers_seen.contains(&tid) {
+                    workers_seen.push(tid);
+                }
+            }
+            workers_seen.len() >= nth_job
         });
         let killed = Instant::now();
         rustix::process::kill_process(
@@ -664,7 +670,7 @@ mod mpi {
             check: iometer_knees,
             shown: &["depth sweep 1,2: 4 KiB random read", "knee depth"],
         },
-        // 2 sizes, read and write.
+        // Random read and write at 2 sizes, then sequential read and write.
         ProfileCase {
             args: &[
                 "--profile",
@@ -677,7 +683,7 @@ mod mpi {
                 "--size",
                 "8M",
             ],
-            jobs: 4,
+            jobs: 6,
             check: |_| {},
             shown: &["randread 1MiB QD1", "randwrite 4KiB QD1"],
         },

@@ -346,6 +346,50 @@ fn sigterm_reaches_the_limited_mem_child() {
     assert_within("SIGTERM ending the limited child", took, PROMPT);
 }
 
+#[test]
+fn the_limited_mem_child_dies_with_its_parent() {
+    require!(memory_cgroup());
+    let run = Proc::spawn(&mut iomark_cmd(&[
+        "mem",
+        "stream",
+        "--size",
+        "1M",
+        "--ntimes",
+        "10000000",
+        "--threads",
+        "1",
+        "--mem-limit",
+        "256MiB",
+        "--no-store",
+    ]));
+    let parent = run.pid();
+    let mut child = None;
+    wait_until(PROMPT, "the limited child runs the kernel", || {
+        child = children_of(parent)
+            .into_iter()
+            .find(|&c| cpu_ticks(c) >= 10);
+        child.is_some()
+    });
+    let child = child.unwrap();
+    // kill -9: the parent can pass nothing on.
+    drop(run);
+    wait_until(PROMPT, "the child gone with its parent", || {
+        !Path::new(&format!("/proc/{child}")).exists()
+    });
+    // The parent could not remove its group: the test does.
+    for root in ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"] {
+        let Ok(entries) = fs::read_dir(root) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with(&format!("iomark-mem-{parent}-")) {
+                let _ = fs::remove_dir(e.path());
+            }
+        }
+    }
+}
+
 /// The children of every thread of process `pid`.
 fn children_of(pid: u32) -> Vec<u32> {
     let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {

@@ -33,6 +33,9 @@ use iomark_host::cgroup::{self, MemCgroup};
 pub const CHILD_JOB_ENV: &str = "IOMARK_MEM_CHILD_JOB";
 /// Environment variable naming the `cgroup.procs` file the child joins.
 pub const CHILD_CGROUP_ENV: &str = "IOMARK_MEM_CGROUP_PROCS";
+/// Environment variable carrying the parent's pid, so that the child can
+/// tell whether its parent died before it asked to die with it.
+pub const CHILD_PARENT_ENV: &str = "IOMARK_MEM_PARENT";
 
 /// What a heap run killed by the memory cgroup's OOM killer reports.
 pub const OOM_NO_SWAP: &str =
@@ -195,6 +198,7 @@ pub fn run_in_step(
 /// stdout. Errors are printed the same way, so the parent can tell a failed
 /// run from a killed one.
 pub fn serve_child(stop: &AtomicBool) -> Result<(), MemError> {
+    die_with_parent()?;
     let job = std::env::var(CHILD_JOB_ENV).map_err(|_| {
         MemError::BadSpec(format!(
             "{CHILD_JOB_ENV} is not set: this subcommand is internal to iomark"
@@ -211,6 +215,25 @@ pub fn serve_child(stop: &AtomicBool) -> Result<(), MemError> {
     .map_err(|e| e.to_string());
     let text = serde_json::to_string(&outcome).expect("outcomes serialise");
     println!("{text}");
+    Ok(())
+}
+
+/// The child is killed when its parent dies, however it dies (kill -9
+/// included): a child left running would hold its memory group, its
+/// backing file and a CPU to the end of its job. A parent that died before
+/// the request is seen through `getppid` no longer being it.
+fn die_with_parent() -> Result<(), MemError> {
+    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+        .map_err(|e| MemError::BadSpec(format!("cannot ask to die with the parent: {e}")))?;
+    let parent = std::env::var(CHILD_PARENT_ENV)
+        .ok()
+        .and_then(|p| p.parse::<i32>().ok());
+    let now = rustix::process::getppid().map(|p| p.as_raw_nonzero().get());
+    if parent.is_some() && parent != now {
+        return Err(MemError::BadSpec(
+            "the parent iomark is gone: nothing to run for".into(),
+        ));
+    }
     Ok(())
 }
 
@@ -250,6 +273,7 @@ pub fn run_limited(
     let started = child
         .env(CHILD_JOB_ENV, job)
         .env(CHILD_CGROUP_ENV, group.procs_path())
+        .env(CHILD_PARENT_ENV, std::process::id().to_string())
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

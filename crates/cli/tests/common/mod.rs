@@ -281,6 +281,19 @@ pub fn bytes_moved_by(pid: u32) -> (u64, u64) {
     (field("rchar:"), field("wchar:"))
 }
 
+/// The thread ids of process `pid` whose name (comm) is `name`: a disk
+/// job's workers are `iomark-job-N` while the job runs, and only then.
+pub fn threads_named(pid: u32, name: &str) -> Vec<u32> {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter(|t| fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name))
+        .filter_map(|t| t.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
 /// Waits (at most `limit`) until the disk run `pid` has a test file in
 /// `dir` and has read `bytes` from it: it is measuring, past the file's
 /// fill, which only writes.

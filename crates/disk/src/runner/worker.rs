@@ -228,7 +228,10 @@ fn drive(
         }
         let lat = at.saturating_duration_since(d.unit.issued).as_nanos() as u64;
         stats.record(d.unit.dir, bytes, lat, at - measure_start);
-        counter.0.fetch_add(bytes, Ordering::Relaxed);
+        // This thread is the counter's only writer: a plain store, not a
+        // locked read-modify-write, per I/O.
+        let so_far = counter.0.load(Ordering::Relaxed);
+        counter.0.store(so_far + bytes, Ordering::Relaxed);
         last_counted = at;
         Ok(())
     };
