@@ -63,9 +63,8 @@ summarize() {
       printf "  %8.1f  %s  (%s passed, %s failed)\n", t, name, $4, $6
     }' "$scratch/tests.log" | sort -rn -k1,1 | tee "$scratch/times"
   local passed failed ignored skipped
-  passed=$(awk '/^test result: / { s += $4 } END { print s + 0 }' "$scratch/tests.log")
-  failed=$(awk '/^test result: / { s += $6 } END { print s + 0 }' "$scratch/tests.log")
-  ignored=$(awk '/^test result: / { s += $8 } END { print s + 0 }' "$scratch/tests.log")
+  read -r passed failed ignored < <(awk '/^test result: / { p += $4; f += $6; i += $8 }
+    END { print p + 0, f + 0, i + 0 }' "$scratch/tests.log")
   # A test that skipped ran to its early return and counted as passed; one
   # that skipped a part of itself twice counts once.
   skipped=$(cut -d: -f1 "$IOMARK_SKIP_LOG" | sort -u | grep -c . || true)

@@ -314,11 +314,10 @@ fn oversized_mem_jobs_are_refused_before_anything_is_allocated() {
     }
 }
 
-#[test]
-fn sigterm_reaches_the_limited_mem_child() {
-    require!(memory_cgroup());
-    // SIGTERM goes to the parent only (as `kill PID` does); the child runs
-    // the kernel, so the parent must pass the stop on.
+/// A long STREAM run under `--mem-limit`, once its limited child runs the
+/// kernel (it has spent a tenth of a second on the CPU): the parent and
+/// the child's pid.
+fn limited_mem_run() -> (Proc, u32) {
     let run = Proc::spawn(&mut iomark_cmd(&[
         "mem",
         "stream",
@@ -332,13 +331,22 @@ fn sigterm_reaches_the_limited_mem_child() {
         "256MiB",
         "--no-store",
     ]));
-    // The child (in the limited group) runs the kernel: it has spent a
-    // tenth of a second on the CPU.
+    let mut child = None;
     wait_until(PROMPT, "the limited child runs the kernel", || {
-        children_of(run.pid())
+        child = children_of(run.pid())
             .into_iter()
-            .any(|child| cpu_ticks(child) >= 10)
+            .find(|&c| cpu_ticks(c) >= 10);
+        child.is_some()
     });
+    (run, child.unwrap())
+}
+
+#[test]
+fn sigterm_reaches_the_limited_mem_child() {
+    require!(memory_cgroup());
+    // SIGTERM goes to the parent only (as `kill PID` does); the child runs
+    // the kernel, so the parent must pass the stop on.
+    let (run, _child) = limited_mem_run();
     run.signal(rustix::process::Signal::TERM);
     let (o, took) = run.finish_timed(PROMPT);
     assert_eq!(o.status.code(), Some(130), "{o:?}");
@@ -349,28 +357,8 @@ fn sigterm_reaches_the_limited_mem_child() {
 #[test]
 fn the_limited_mem_child_dies_with_its_parent() {
     require!(memory_cgroup());
-    let run = Proc::spawn(&mut iomark_cmd(&[
-        "mem",
-        "stream",
-        "--size",
-        "1M",
-        "--ntimes",
-        "10000000",
-        "--threads",
-        "1",
-        "--mem-limit",
-        "256MiB",
-        "--no-store",
-    ]));
+    let (run, child) = limited_mem_run();
     let parent = run.pid();
-    let mut child = None;
-    wait_until(PROMPT, "the limited child runs the kernel", || {
-        child = children_of(parent)
-            .into_iter()
-            .find(|&c| cpu_ticks(c) >= 10);
-        child.is_some()
-    });
-    let child = child.unwrap();
     // kill -9: the parent can pass nothing on.
     drop(run);
     wait_until(PROMPT, "the child gone with its parent", || {

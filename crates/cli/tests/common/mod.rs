@@ -268,17 +268,15 @@ pub fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// The bytes process `pid` has read and written through system calls so
-/// far (`rchar` and `wchar` of /proc/PID/io, every thread's counted).
-pub fn bytes_moved_by(pid: u32) -> (u64, u64) {
-    let io = fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
-    let field = |name: &str| {
-        io.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0)
-    };
-    (field("rchar:"), field("wchar:"))
+/// The bytes process `pid` has read through system calls so far (`rchar`
+/// of /proc/PID/io, every thread's counted).
+pub fn bytes_read_by(pid: u32) -> u64 {
+    fs::read_to_string(format!("/proc/{pid}/io"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("rchar:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 /// The thread ids of process `pid` whose name (comm) is `name`: a disk
@@ -303,7 +301,7 @@ pub fn wait_until_measuring(pid: u32, dir: &Path, bytes: u64, limit: Duration) {
     });
     // Start-up reads (sysfs, /proc) are a few KiB; the job reads MiBs.
     let what = format!("the run has read {bytes} bytes");
-    wait_until(limit, &what, || bytes_moved_by(pid).0 >= bytes);
+    wait_until(limit, &what, || bytes_read_by(pid) >= bytes);
 }
 
 /// The name of a file, as a String.
