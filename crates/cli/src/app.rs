@@ -1,6 +1,6 @@
 //! The command line: one clap definition, one module per subcommand.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::exit::Exit;
 
@@ -125,15 +125,15 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Mem(args) => crate::mem::run(args),
         Command::Results(args) => crate::results::run(args),
         Command::Report(args) => crate::report::run(args),
-        Command::Completions(args) => crate::shell::completions(args),
-        Command::Man(args) => crate::shell::man(args),
+        // The shell module is handed the command rather than importing it.
+        Command::Completions(args) => crate::shell::completions(args, Cli::command()),
+        Command::Man(args) => crate::shell::man(args, Cli::command()),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn a_bad_value_is_one_line_with_the_reason() {
@@ -169,5 +169,28 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_visible_command_gets_a_page_named_after_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = crate::shell::built(Cli::command());
+        let written = crate::shell::write_pages(&root, dir.path()).unwrap();
+        let names: Vec<String> = written
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        for page in [
+            "iomark.1",
+            "iomark-disk.1",
+            "iomark-net.1",
+            "iomark-net-server.1",
+            "iomark-net-client.1",
+            "iomark-results-compare.1",
+            "iomark-completions.1",
+        ] {
+            assert!(names.iter().any(|n| n == page), "{page} not in {names:?}");
+        }
+        assert!(!names.iter().any(|n| n.contains("help")), "{names:?}");
     }
 }

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use clap::{Args, Command, CommandFactory};
+use clap::{Args, Command};
 use clap_complete::Shell;
 
 use crate::exit::Exit;
@@ -38,26 +38,26 @@ pub struct ManArgs {
     command: Vec<String>,
 }
 
-/// The whole command, built, so every subcommand knows its full name
+/// The whole command `cli`, built, so every subcommand knows its full name
 /// (`iomark-net-client`) as the man pages title them.
-fn built() -> Command {
-    let mut cmd = crate::app::Cli::command().disable_help_subcommand(true);
+pub(crate) fn built(cli: Command) -> Command {
+    let mut cmd = cli.disable_help_subcommand(true);
     cmd.build();
     cmd
 }
 
-/// Print the completion script for one shell.
-pub fn completions(args: CompletionsArgs) -> anyhow::Result<Exit> {
-    let mut cmd = crate::app::Cli::command();
+/// Print the completion script of the whole command `cli` for one shell.
+pub fn completions(args: CompletionsArgs, mut cmd: Command) -> anyhow::Result<Exit> {
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "iomark", &mut out);
     std::io::stdout().lock().write_all(&out)?;
     Ok(Exit::Success)
 }
 
-/// Print one man page, or write them all into `--dir`.
-pub fn man(args: ManArgs) -> anyhow::Result<Exit> {
-    let root = built();
+/// Print one man page of the whole command `cli`, or write them all into
+/// `--dir`.
+pub fn man(args: ManArgs, cli: Command) -> anyhow::Result<Exit> {
+    let root = built(cli);
     if let Some(dir) = args.dir {
         for path in write_pages(&root, &dir)? {
             println!("{}", path.display());
@@ -90,7 +90,7 @@ pub fn man(args: ManArgs) -> anyhow::Result<Exit> {
 
 /// Write the page of `cmd` and of every visible subcommand below it into
 /// `dir` (created if missing); the paths written, parents first.
-fn write_pages(cmd: &Command, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+pub(crate) fn write_pages(cmd: &Command, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
     let mut written = Vec::new();
     let mut todo = vec![cmd.clone()];
@@ -108,31 +108,4 @@ fn write_pages(cmd: &Command, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         written.push(path);
     }
     Ok(written)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_visible_command_gets_a_page_named_after_its_path() {
-        let dir = tempfile::tempdir().unwrap();
-        let written = write_pages(&built(), dir.path()).unwrap();
-        let names: Vec<String> = written
-            .iter()
-            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-            .collect();
-        for page in [
-            "iomark.1",
-            "iomark-disk.1",
-            "iomark-net.1",
-            "iomark-net-server.1",
-            "iomark-net-client.1",
-            "iomark-results-compare.1",
-            "iomark-completions.1",
-        ] {
-            assert!(names.iter().any(|n| n == page), "{page} not in {names:?}");
-        }
-        assert!(!names.iter().any(|n| n.contains("help")), "{names:?}");
-    }
 }

@@ -66,6 +66,7 @@ use crate::DiskError;
 mod existing;
 mod identity;
 mod kept;
+mod naming;
 mod stale;
 mod test_file;
 #[cfg(test)]

@@ -7,7 +7,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::device::DeviceReport;
-use crate::mem::KernelResult;
+// A memory run across ranks is the memory module's; named here too, with
+// the disk runs across ranks.
+pub use crate::mem::{MemCluster, MemRankResult};
 use crate::units::{Bytes, BytesPerSec, Nanos};
 
 /// How the ranks shared the storage, in IOR's terms.
@@ -120,29 +122,4 @@ impl ClusterRun {
             .max_by(|a, b| rate(a).total_cmp(&rate(b)))?;
         Some((slow, fast))
     }
-}
-
-/// The ranks of a memory run across MPI ranks (`mpirun -np N iomark mem
-/// stream`): each ran the kernel on its own arrays, in step with the others
-/// (a barrier before each kernel), and the run's figures are the sum of
-/// their rates.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MemCluster {
-    /// How many ranks ran.
-    pub ranks: u32,
-    /// Each rank, by rank number.
-    pub per_rank: Vec<MemRankResult>,
-}
-
-/// One rank's memory kernel.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MemRankResult {
-    /// The rank number (0 stores the run).
-    pub rank: u32,
-    /// The host it ran on.
-    pub host: String,
-    /// Its own result.
-    pub result: KernelResult,
-    /// Its execution time (initialisation and every pass).
-    pub execution: Nanos,
 }

@@ -496,7 +496,7 @@ pub struct MemRun {
     /// A run across MPI ranks (`mpirun -np N iomark mem stream`): each
     /// rank's own result; the outcome holds their sum.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster: Option<Box<crate::cluster::MemCluster>>,
+    pub cluster: Option<Box<MemCluster>>,
 }
 
 /// What a sweep's x axis counts.
@@ -676,4 +676,29 @@ mod tests {
         let json = serde_json::to_string(&spec).unwrap();
         assert_eq!(serde_json::from_str::<MemJobSpec>(&json).unwrap(), spec);
     }
+}
+
+/// The ranks of a memory run across MPI ranks (`mpirun -np N iomark mem
+/// stream`): each ran the kernel on its own arrays, in step with the others
+/// (a barrier before each kernel), and the run's figures are the sum of
+/// their rates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemCluster {
+    /// How many ranks ran.
+    pub ranks: u32,
+    /// Each rank, by rank number.
+    pub per_rank: Vec<MemRankResult>,
+}
+
+/// One rank's memory kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemRankResult {
+    /// The rank number (0 stores the run).
+    pub rank: u32,
+    /// The host it ran on.
+    pub host: String,
+    /// Its own result.
+    pub result: KernelResult,
+    /// Its execution time (initialisation and every pass).
+    pub execution: Nanos,
 }

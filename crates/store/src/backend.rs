@@ -6,7 +6,10 @@
 //! Statements are written once, with SQLite's numbered parameters (`?1`);
 //! PostgreSQL's backend turns them into its own (`$1`).
 
+// What a row is and what its columns can be belong to decoding; the
+// backends implement them.
 use crate::decode::Decode;
+pub(crate) use crate::decode::{Column, Row};
 use crate::StoreError;
 
 /// A numbered migration: its version, name and SQL.
@@ -60,20 +63,6 @@ impl<T: rusqlite::ToSql + postgres::types::ToSql + Sync> Param for T {
     fn pg(&self) -> &(dyn postgres::types::ToSql + Sync) {
         self
     }
-}
-
-/// A column value that both drivers can read.
-pub(crate) trait Column:
-    rusqlite::types::FromSql + for<'a> postgres::types::FromSql<'a>
-{
-}
-
-impl<T: rusqlite::types::FromSql + for<'a> postgres::types::FromSql<'a>> Column for T {}
-
-/// One row of a query's answer.
-pub(crate) trait Row {
-    /// Column `i` (from 0).
-    fn get<T: Column>(&self, i: usize) -> Result<T, StoreError>;
 }
 
 /// A driver's row, with what makes the driver's errors the store's; each

@@ -5,10 +5,23 @@
 use iomark_model::figure::{Figure, FigureUnit};
 use iomark_model::{RunStatus, Warning, WarningKind};
 
-use crate::backend::Row;
 use crate::{
     DeviceMemory, RememberedProbe, RememberedVerify, RunId, RunSummary, StoreError, StoredWarning,
 };
+
+/// A column value that both drivers can read.
+pub(crate) trait Column:
+    rusqlite::types::FromSql + for<'a> postgres::types::FromSql<'a>
+{
+}
+
+impl<T: rusqlite::types::FromSql + for<'a> postgres::types::FromSql<'a>> Column for T {}
+
+/// One row of a query's answer.
+pub(crate) trait Row {
+    /// Column `i` (from 0).
+    fn get<T: Column>(&self, i: usize) -> Result<T, StoreError>;
+}
 
 /// What a row of a query's answer is read into.
 pub(crate) trait Decode: Sized {

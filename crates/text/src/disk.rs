@@ -181,3 +181,21 @@ fn direction(out: &mut String, name: &str, d: &DirectionResult) {
         .collect();
     let _ = writeln!(out, "    clat percentiles: {}", ps.join(", "));
 }
+
+/// The target line of a profile's text (and the memory limit and the
+/// artefacts probe under it): shared by every profile's layout.
+pub(crate) fn target_line(out: &mut String, run: &DiskRun) {
+    let t = &run.target;
+    let kind = match t.kind {
+        TargetKind::TestFile => "test file, removed",
+        TargetKind::File => "file",
+        TargetKind::BlockDevice => "block device",
+    };
+    let _ = writeln!(out, "Target: {} ({kind}, {})", t.path, t.size);
+    if let Some(line) = memory_limit_line(run) {
+        let _ = writeln!(out, "{line}");
+    }
+    if let Some(p) = &run.probe {
+        let _ = writeln!(out, "Artefacts probe: {}", p.summary());
+    }
+}

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use iomark_disk::profiles::cdm::HIGH_SPREAD;
-use iomark_model::disk::{DiskRun, RwMode, TargetKind};
+use iomark_model::disk::{DiskRun, RwMode};
 use iomark_model::profile::{
     ArtefactsResult, CdmResult, CdmTest, GnomeResult, IometerResult, MacbenchResult, ProfileResult,
     SweepResult, TestDir,
@@ -46,7 +46,7 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
         ProfileResult::Sustained(r) => {
             let (header, body) = crate::sustained::sustained(run, r);
             out.push_str(&header);
-            target_line(&mut out, run);
+            crate::disk::target_line(&mut out, run);
             out.push_str(&body);
         }
         ProfileResult::Verify(r) => crate::verify::verify(&mut out, run, r),
@@ -54,22 +54,6 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
     footer(&mut out, doc, run, shown);
     // Names and messages come from the run and may hold control characters.
     crate::escape::escape_controls_keep_lines(&out).into_owned()
-}
-
-pub(crate) fn target_line(out: &mut String, run: &DiskRun) {
-    let t = &run.target;
-    let kind = match t.kind {
-        TargetKind::TestFile => "test file, removed",
-        TargetKind::File => "file",
-        TargetKind::BlockDevice => "block device",
-    };
-    let _ = writeln!(out, "Target: {} ({kind}, {})", t.path, t.size);
-    if let Some(line) = crate::disk::memory_limit_line(run) {
-        let _ = writeln!(out, "{line}");
-    }
-    if let Some(p) = &run.probe {
-        let _ = writeln!(out, "Artefacts probe: {}", p.summary());
-    }
 }
 
 /// The warnings (but those of a kind the tables already show) and the
@@ -179,7 +163,7 @@ fn cdm(out: &mut String, run: &DiskRun, r: &CdmResult, verbose: bool) {
         seconds(r.interval),
         if r.quick { " (quick)" } else { "" }
     );
-    target_line(out, run);
+    crate::disk::target_line(out, run);
     let mut dirs = vec![TestDir::Read, TestDir::Write];
     if r.mix_read.is_some() {
         dirs.push(TestDir::Mix);
@@ -303,7 +287,7 @@ fn iometer(out: &mut String, run: &DiskRun, r: &IometerResult) {
         seconds(r.ramp),
         seconds(r.runtime)
     );
-    target_line(out, run);
+    crate::disk::target_line(out, run);
     let mut patterns: Vec<&str> = Vec::new();
     for p in &r.points {
         if !patterns.contains(&p.pattern.as_str()) {
@@ -338,7 +322,7 @@ fn iometer(out: &mut String, run: &DiskRun, r: &IometerResult) {
 
 fn gnome(out: &mut String, run: &DiskRun, r: &GnomeResult, verbose: bool) {
     let _ = writeln!(out, "GNOME Disks benchmark");
-    target_line(out, run);
+    crate::disk::target_line(out, run);
     let mb = |b: BytesPerSec| format!("{:.1} MB/s", b.mb_per_sec());
     let _ = writeln!(
         out,
@@ -405,7 +389,7 @@ fn macbench(out: &mut String, run: &DiskRun, r: &MacbenchResult) {
         "MacBench 5.0 disk test: 1024 KiB transfers at QD1, {} per test",
         seconds(r.runtime)
     );
-    target_line(out, run);
+    crate::disk::target_line(out, run);
     let _ = writeln!(out, "\n{:18} {:>12}", "Test", "KB/s");
     for t in &r.tests {
         let _ = writeln!(out, "{:18} {:>12.0}", t.name, t.bw.kb_per_sec());
@@ -425,7 +409,7 @@ fn artefacts(out: &mut String, run: &DiskRun, r: &ArtefactsResult) {
         r.rounds,
         if r.rounds == 1 { "" } else { "s" }
     );
-    target_line(out, run);
+    crate::disk::target_line(out, run);
     let _ = writeln!(
         out,
         "\n{:16} {:>12} {:>12} {:>10} {:>10}",
@@ -456,7 +440,7 @@ fn sweep(out: &mut String, run: &DiskRun, r: &SweepResult) {
         "Block-size sweep: {} per point, QD1, MiB/s",
         seconds(r.runtime)
     );
-    target_line(out, run);
+    crate::disk::target_line(out, run);
     for engine in &r.engines {
         let pts: Vec<_> = r.points.iter().filter(|p| p.engine == *engine).collect();
         if pts.is_empty() {

@@ -3,7 +3,7 @@
 //! since this file is the `tests` module of `profile.rs`).
 
 use super::*;
-use iomark_model::disk::{DataPattern, DiskTarget, EngineKind};
+use iomark_model::disk::{DataPattern, DiskTarget, EngineKind, TargetKind};
 use iomark_model::profile::*;
 use iomark_model::units::Iops;
 use iomark_model::{Warning, WarningKind, SCHEMA_VERSION};

@@ -36,7 +36,7 @@ pub(crate) fn verify(out: &mut String, run: &DiskRun, r: &VerifyResult) {
         }
     };
     let _ = writeln!(out, "Verify: {what}");
-    crate::profile::target_line(out, run);
+    crate::disk::target_line(out, run);
     let _ = writeln!(out);
     rate_line(out, "Write", r.write_bw, &r.write_series);
     rate_line(out, "Read", r.read_bw, &r.read_series);

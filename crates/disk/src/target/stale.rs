@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, FileType, FlockOperation, Mode, OFlags};
 
 use super::identity::open_no_symlinks;
-use super::test_file::{is_test_file_name, TEST_FILE_MODE};
+use super::naming::{is_test_file_name, TEST_FILE_MODE};
 
 /// Remove test files in `dir` left by killed runs. Files of runs still
 /// going (locked) are left alone, and so is anything iomark would not have

@@ -20,20 +20,13 @@ use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 
 use super::identity::Identity;
+use super::naming::{TEST_FILE_MODE, TEST_FILE_PREFIX, TEST_FILE_SUFFIX};
 use super::stale::remove_stale_in;
 use super::{
     check_io_sizes, no_direct_warning, DirectMode, OpenTarget, TargetRequest, TestFilePrep,
 };
 use crate::buffer::AlignedBuf;
 use crate::{pattern, DiskError};
-
-/// Prefix and suffix of the test files iomark creates; between them, 16
-/// lowercase hex digits.
-const TEST_FILE_PREFIX: &str = "iomark-";
-const TEST_FILE_SUFFIX: &str = ".tmp";
-/// The mode iomark gives its test files; stale-file clean-up removes only
-/// files with exactly this mode.
-pub(super) const TEST_FILE_MODE: u32 = 0o600;
 
 /// Size of the writes that fill a new test file.
 const FILL_CHUNK: usize = 1 << 20;
@@ -105,18 +98,6 @@ impl Drop for TestFile {
             let _ = rustix::fs::ftruncate(&self.file, 0);
         }
     }
-}
-
-/// `iomark-` followed by exactly 16 lowercase hex digits and `.tmp`: the
-/// names iomark gives its test files, and the only ones clean-up touches.
-pub(super) fn is_test_file_name(name: &[u8]) -> bool {
-    let Some(rest) = name.strip_prefix(TEST_FILE_PREFIX.as_bytes()) else {
-        return false;
-    };
-    let Some(hex) = rest.strip_suffix(TEST_FILE_SUFFIX.as_bytes()) else {
-        return false;
-    };
-    hex.len() == 16 && hex.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// Whether the file system writes a preallocated extent in place and never

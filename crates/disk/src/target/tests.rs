@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 use iomark_model::disk::{DataPattern, TargetKind};
 use iomark_model::units::Bytes;
 
-use super::test_file::is_test_file_name;
+use super::naming::is_test_file_name;
 use super::*;
 
 fn request(dir: &Path, size: u64) -> TargetRequest {
