@@ -26,11 +26,17 @@ pub fn run(args: CleanArgs) -> anyhow::Result<Exit> {
     }
     let removed = iomark_disk::target::remove_stale_test_files(&args.path)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.path.display()))?;
+    // Paths are printed escaped: a name may hold a newline or escape.
+    let shown =
+        |p: &std::path::Path| iomark_text::escape_controls(&p.display().to_string()).into_owned();
     for p in &removed {
-        println!("removed {}", p.display());
+        crate::exit::print(&format!("removed {}\n", shown(p)))?;
     }
     if removed.is_empty() {
-        println!("no stale iomark test files in {}", args.path.display());
+        crate::exit::print(&format!(
+            "no stale iomark test files in {}\n",
+            shown(&args.path)
+        ))?;
     }
     Ok(Exit::Success)
 }

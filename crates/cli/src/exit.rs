@@ -49,6 +49,16 @@ impl From<Exit> for ExitCode {
     }
 }
 
+/// Writes `text` to standard output. Unlike `print!`, which panics, a
+/// closed pipe (`iomark ... | head`) comes back as an error that
+/// [`is_broken_pipe`] recognises, and the run ends quietly.
+pub fn print(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
 /// Whether the error chain ends in a broken pipe.
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|e| {

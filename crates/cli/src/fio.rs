@@ -70,11 +70,11 @@ pub fn print_run(args: &DiskArgs, doc: &RunDocument, verbose: bool) -> anyhow::R
     };
     if let Some(plus) = fio {
         let v = iomark_text::fio_json(doc, plus).context("fio's layout is for disk runs")?;
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        crate::exit::print(&(serde_json::to_string_pretty(&v)? + "\n"))?;
     } else if args.json {
-        println!("{}", serde_json::to_string_pretty(doc)?);
+        crate::exit::print(&(serde_json::to_string_pretty(doc)? + "\n"))?;
     } else {
-        print!("{}", iomark_text::run(doc, verbose).unwrap_or_default());
+        crate::exit::print(&iomark_text::run(doc, verbose).unwrap_or_default())?;
     }
     Ok(())
 }

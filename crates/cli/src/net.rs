@@ -170,7 +170,7 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
         NetCommand::Server(a) => {
             let cfg = a.settings().build()?;
             if cfg.verbose && cfg.text {
-                println!("{}", server_settings_line(&cfg));
+                crate::exit::print(&format!("{}\n", server_settings_line(&cfg)))?;
             }
             iomark_net::server::run(cfg).context("net server")?;
             Ok(Exit::Success)
@@ -181,7 +181,7 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
             let store = a.store.clone();
             let mut cfg = a.settings().build()?;
             if cfg.verbose && cfg.text {
-                println!("{}", client_settings_line(&cfg));
+                crate::exit::print(&format!("{}\n", client_settings_line(&cfg)))?;
             }
             cfg.interrupt = Some(crate::signals::stop_flag()?);
             let stdout = std::io::stdout();

@@ -347,13 +347,13 @@ fn import(
     let mut store = iomark_store::open(db)?;
     for (f, doc) in docs {
         let id = store.insert_complete(&doc)?;
-        println!(
-            "imported {} as run {id} ({} {}, {} figures)",
+        crate::exit::print(&format!(
+            "imported {} as run {id} ({} {}, {} figures)\n",
             esc(&f.display().to_string()),
             esc(&doc.tool),
             esc(&doc.tool_version),
             doc.body.figures().len()
-        );
+        ))?;
     }
     Ok(())
 }

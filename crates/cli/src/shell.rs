@@ -60,7 +60,7 @@ pub fn man(args: ManArgs, cli: Command) -> anyhow::Result<Exit> {
     let root = built(cli);
     if let Some(dir) = args.dir {
         for path in write_pages(&root, &dir)? {
-            println!("{}", path.display());
+            crate::exit::print(&format!("{}\n", path.display()))?;
         }
         return Ok(Exit::Success);
     }

@@ -42,6 +42,30 @@ fn test_file_is_gone_after_success() {
 }
 
 #[test]
+fn a_closed_pipe_on_stdout_ends_the_run_quietly_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for format in [&["--json"][..], &[], &["--output-format", "json"]] {
+        let mut cmd = iomark_cmd(&["disk", d, "--size", "4M", "--runtime", "200ms"]);
+        cmd.args(format).args(["--engine", "psync", "--no-store"]);
+        // The reading end is closed before iomark writes a byte, as
+        // `iomark ... | head -0` would.
+        let child = cmd
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut child = child;
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        assert!(o.status.success(), "{format:?}: {:?} {err}", o.status);
+        assert!(!err.contains("panicked"), "{format:?}: {err}");
+        assert_no_test_files(dir.path());
+    }
+}
+
+#[test]
 fn test_file_is_gone_after_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();

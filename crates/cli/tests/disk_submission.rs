@@ -76,6 +76,26 @@ fn page_cache_reads_are_batched_by_default_and_a_given_batch_is_kept() {
 }
 
 #[test]
+fn direct_reads_from_a_disk_are_submitted_one_at_a_time() {
+    require!(iomark_disk::engine::io_uring_available());
+    let (_dir, path) = cached_file();
+    // Through O_DIRECT every read goes to the disk and completes later,
+    // from its interrupt: none within its submission, so the runner keeps
+    // one submission per I/O and the device's queue evenly fed.
+    let mut args = vec!["disk", &path, "--rw", "randread", "--bs", "4k"];
+    args.extend(["--iodepth", "16", "--engine", "io_uring", "--direct"]);
+    args.extend(["--runtime", "1s", "--json", "--no-store"]);
+    let doc = json_of(&iomark(&args));
+    let job = &doc["body"]["jobs"][0];
+    assert!(job["read"]["ios"].as_u64().unwrap() > 0, "it read: {job}");
+    let chosen = &job["submission"];
+    assert_eq!(chosen["adaptive"], true, "{chosen}");
+    assert_eq!(chosen["mode"], "per_io", "{chosen}");
+    let inline = chosen["inline_pct"].as_f64().unwrap();
+    assert!(inline < 25.0, "a disk's reads complete later: {chosen}");
+}
+
+#[test]
 fn a_batch_beyond_the_depth_is_refused() {
     let out = iomark(&[
         "disk",

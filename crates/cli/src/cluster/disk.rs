@@ -332,7 +332,7 @@ fn publish(
     if !args.json && args.output_format.is_none() {
         if let RunBody::Disk(run) = &doc.body {
             if let Some(c) = &run.cluster {
-                print!("{}", iomark_text::rank_table(c));
+                crate::exit::print(&iomark_text::rank_table(c))?;
             }
         }
     }

@@ -96,23 +96,7 @@ impl Uring {
     pub fn new(setup: &EngineSetup) -> Result<Self, DiskError> {
         let file = setup.file.own()?;
         let entries = setup.depth.max(1).next_power_of_two();
-        // One thread owns the ring, so the kernel may skip locking (single
-        // issuer), and completions can wait for our next io_uring_enter
-        // instead of interrupting us (deferred, cooperative task running),
-        // as fio sets up its rings. Older kernels reject the flags one by
-        // one (deferred task running needs 6.1), so fall back step by step.
-        let ring = IoUring::builder()
-            .setup_single_issuer()
-            .setup_defer_taskrun()
-            .setup_coop_taskrun()
-            .build(entries)
-            .or_else(|_| {
-                IoUring::builder()
-                    .setup_single_issuer()
-                    .setup_coop_taskrun()
-                    .build(entries)
-            })
-            .or_else(|_| IoUring::new(entries))
+        let ring = build_ring(entries)
             .map_err(|e| engine_error(format!("cannot create a ring of {entries}: {e}")))?;
         ring.submitter()
             .register_files(&[file.as_raw_fd()])
@@ -255,6 +239,36 @@ impl Engine for Uring {
         got += self.drain_completions(out);
         Ok(got)
     }
+}
+
+/// A ring of `entries` set up as t/io_uring sets up its own: one thread
+/// owns it, so the kernel may skip locking (single issuer); completions
+/// wait for our next io_uring_enter instead of interrupting us (deferred,
+/// cooperative task running); no indirection array between the
+/// submission queue and its entries. Older kernels reject the newer flags
+/// one by one (deferred task running needs 6.1, no array 6.6), so they are
+/// dropped newest first.
+fn build_ring(entries: u32) -> std::io::Result<IoUring> {
+    let mut tried = IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_coop_taskrun()
+        .setup_no_sqarray()
+        .build(entries);
+    if tried.is_err() {
+        tried = IoUring::builder()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .setup_coop_taskrun()
+            .build(entries);
+    }
+    if tried.is_err() {
+        tried = IoUring::builder()
+            .setup_single_issuer()
+            .setup_coop_taskrun()
+            .build(entries);
+    }
+    tried.or_else(|_| IoUring::new(entries))
 }
 
 /// Errors after which waiting on the ring again may succeed: a signal

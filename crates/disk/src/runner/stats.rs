@@ -122,7 +122,11 @@ impl ThreadStats {
         d.bytes += bytes;
         d.ios += 1;
         d.clat.record(lat_ns);
-        let idx = (since_start.as_nanos() / SAMPLE_INTERVAL.as_nanos()) as usize;
+        // Samples are a second apart, so the index is the whole seconds:
+        // as_nanos' 128-bit division per I/O was 0.6% of the null
+        // engine's time.
+        const _: () = assert!(SAMPLE_INTERVAL.as_nanos() == 1_000_000_000);
+        let idx = since_start.as_secs() as usize;
         if idx >= self.intervals.len() {
             self.intervals.resize(idx + 1, IntervalStats::default());
         }

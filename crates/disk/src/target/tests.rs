@@ -301,3 +301,46 @@ fn the_free_space_margin_is_five_percent_and_at_least_a_gibibyte() {
     assert_eq!(margin.leaves(Bytes(10 << 30)), Bytes(1 << 30));
     assert_eq!(margin.leaves(Bytes(100 << 30)), Bytes(5 << 30));
 }
+
+#[test]
+fn a_workers_reads_leave_the_access_time_alone() {
+    use std::os::unix::fs::{FileExt, MetadataExt};
+    use std::time::{Duration, UNIX_EPOCH};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data");
+    fs::write(&path, [7u8; 4096]).unwrap();
+    let shared = Arc::new(File::open(&path).unwrap());
+    // An access time older than the modification: under relatime (and
+    // strictatime) the next plain read updates it.
+    let long_ago = || {
+        let times = fs::FileTimes::new().set_accessed(UNIX_EPOCH + Duration::from_secs(1));
+        File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_times(times)
+            .unwrap();
+    };
+    let atime = || fs::metadata(&path).unwrap().atime();
+
+    long_ago();
+    let own = TargetFile::new(Arc::clone(&shared)).unwrap().own().unwrap();
+    let flags = rustix::fs::fcntl_getfl(&own).unwrap();
+    assert!(flags.contains(OFlags::NOATIME), "{flags:?}");
+    assert_eq!(flags & OFlags::RWMODE, OFlags::RDONLY);
+    own.read_exact_at(&mut [0u8; 4096], 0).unwrap();
+    assert_eq!(atime(), 1, "a worker's read updated the access time");
+
+    // The same read through the plain descriptor does update it, unless
+    // the file system is mounted noatime: the check above was not idle.
+    shared.read_exact_at(&mut [0u8; 4096], 0).unwrap();
+    let updated = atime() != 1;
+    let noatime = rustix::fs::statvfs(&path)
+        .unwrap()
+        .f_flag
+        .contains(rustix::fs::StatVfsMountFlags::NOATIME);
+    assert!(
+        updated || noatime,
+        "a plain read left the access time as it was"
+    );
+}
