@@ -198,10 +198,31 @@ struct SharedImage {
     mountpoint: PathBuf,
     mounted_on: String,
     second: String,
+    mounted_here: bool,
+    /// What holds `mounted_on` when it is not mounted here.
+    elsewhere: Option<Proc>,
+    _exclusive: Option<fs::File>,
+}
+
+/// Who holds the first loop device of a [`SharedImage`].
+#[derive(Debug, Clone, Copy)]
+enum Holder {
+    /// Mounted in this mount namespace.
+    MountedHere,
+    /// Mounted in a mount namespace of its own (`unshare -m`, as a
+    /// container or a service with a private namespace does), by a process
+    /// that sleeps: invisible in this namespace's mount table.
+    MountedInAnotherNamespace,
+    /// Not mounted, but held open with `O_EXCL` (by this test's process).
+    OpenedExclusively,
 }
 
 impl SharedImage {
     fn new() -> Result<Self, String> {
+        Self::held(Holder::MountedHere)
+    }
+
+    fn held(holder: Holder) -> Result<Self, String> {
         let run = |cmd: &mut Command| -> Result<String, String> {
             let o = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
             if !o.status.success() {
@@ -216,6 +237,9 @@ impl SharedImage {
             mountpoint: mountpoint.clone(),
             mounted_on: String::new(),
             second: String::new(),
+            mounted_here: false,
+            elsewhere: None,
+            _exclusive: None,
         };
         fs::write(&image, vec![0u8; 16 << 20]).map_err(|e| e.to_string())?;
         run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&image))?;
@@ -223,9 +247,26 @@ impl SharedImage {
         fs::create_dir(&mountpoint).map_err(|e| e.to_string())?;
         // Read-only and without journal replay: the file's bytes stay put,
         // so any change to them is iomark's.
-        run(Command::new("mount")
-            .args(["-o", "ro,noload", &rig.mounted_on])
-            .arg(&mountpoint))?;
+        match holder {
+            Holder::MountedHere => {
+                run(Command::new("mount")
+                    .args(["-o", "ro,noload", &rig.mounted_on])
+                    .arg(&mountpoint))?;
+                rig.mounted_here = true;
+            }
+            Holder::MountedInAnotherNamespace => {
+                rig.elsewhere = Some(mount_in_another_namespace(&rig.mounted_on, &mountpoint));
+            }
+            Holder::OpenedExclusively => {
+                use std::os::unix::fs::OpenOptionsExt;
+                let held = fs::File::options()
+                    .read(true)
+                    .custom_flags(libc::O_EXCL)
+                    .open(&rig.mounted_on)
+                    .map_err(|e| format!("{}: {e}", rig.mounted_on))?;
+                rig._exclusive = Some(held);
+            }
+        }
         rig.second = run(Command::new("losetup").args(["-f", "--show"]).arg(&image))?;
         Ok(rig)
     }
@@ -237,7 +278,11 @@ impl SharedImage {
 
 impl Drop for SharedImage {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.mountpoint).status();
+        // The other namespace, and its mount, end with its last process.
+        drop(self.elsewhere.take());
+        if self.mounted_here {
+            let _ = Command::new("umount").arg(&self.mountpoint).status();
+        }
         let _ = fs::remove_dir(&self.mountpoint);
         for dev in [&self.second, &self.mounted_on] {
             if !dev.is_empty() {
@@ -278,6 +323,42 @@ fn the_same_bytes_through_another_door_are_refused() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn bytes_mounted_in_another_namespace_or_held_exclusively_are_never_written() {
+    require!(require_root());
+    require!(have("unshare"));
+    for (holder, named) in [
+        (
+            Holder::MountedInAnotherNamespace,
+            "in the mount namespace of pid",
+        ),
+        (Holder::OpenedExclusively, "open in pid"),
+    ] {
+        let rig = require!(SharedImage::held(holder));
+        let before = rig.digest();
+        let image = rig.image.to_str().unwrap().to_string();
+        // The held device itself, a second loop device over its file, and
+        // the file.
+        for target in [&rig.mounted_on, &rig.second, &image] {
+            let o = iomark_cmd(&["disk", target, "--rw", "write", "--allow-write", target])
+                .args(["--runtime", "300ms", "--engine", "psync", "--buffered"])
+                .output()
+                .unwrap();
+            let e = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{holder:?} {target}: {e}");
+            assert!(
+                e.contains("is in use") && e.contains(named),
+                "{holder:?} {target}: {e}"
+            );
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+        assert!(
+            rig.digest() == before,
+            "{holder:?}: the held file system's bytes changed"
+        );
+    }
 }
 
 #[test]

@@ -208,7 +208,32 @@ fn stencil_with_swap_on(target: &Path, extra: &[&str]) -> std::process::Output {
 }
 
 #[test]
-fn swap_refuses_a_mounted_device_an_active_swap_and_an_unnamed_device() {
+fn swap_refuses_a_device_mounted_in_another_namespace_before_writing_it() {
+    let _swap = exclusive(Shared::Swap);
+    require!(setup());
+    require!(have("unshare"));
+    require!(have("mkfs.ext4"));
+    let dev = LoopDevice::blank_on_disk(32 << 20).expect("loop device");
+    let d = dev.dev.display().to_string();
+    let made = Command::new("mkfs.ext4")
+        .args(["-q", "-F", &d])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", stderr(&made));
+    let mountpoint = tempfile::tempdir().unwrap();
+    let held = mount_in_another_namespace(&d, mountpoint.path());
+    let before = std::fs::read(&dev.dev).unwrap();
+    let o = stencil_with_swap_on(&dev.dev, &["--allow-write", &d]);
+    fails_with(&o, "in the mount namespace of pid");
+    assert!(
+        std::fs::read(&dev.dev).unwrap() == before,
+        "the swap header was written over the mounted file system"
+    );
+    drop(held);
+}
+
+#[test]
+fn swap_refuses_a_mounted_device_an_active_swap_and_an_unnamed_device_and_takes_a_free_one() {
     // Swap areas come and go here, and the heap point needs none.
     let _swap = exclusive(Shared::Swap);
     require!(setup());
@@ -218,7 +243,7 @@ fn swap_refuses_a_mounted_device_an_active_swap_and_an_unnamed_device() {
     fails_with(&stencil_with_swap_on(&dev, &[]), "--allow-write");
     fails_with(
         &stencil_with_swap_on(&dev, &["--allow-write", &d]),
-        "is mounted on",
+        "in use: mounted on",
     );
 
     let swapdev = LoopDevice::blank_on_disk(32 << 20).expect("loop device");
@@ -237,6 +262,13 @@ fn swap_refuses_a_mounted_device_an_active_swap_and_an_unnamed_device() {
     );
     assert!(err.contains("swap"), "{err}");
     assert!(Command::new("swapoff").arg(&s).status().unwrap().success());
+    assert_no_swap_under(&swapdev.dev);
+
+    // Free and named: swap for the run (the exclusive open that checked
+    // it is let go for swapon's own), and off again after it.
+    let o = stencil_with_swap_on(&swapdev.dev, &["--allow-write", &s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains(&format!("swap:{s}")), "{}", stdout(&o));
     assert_no_swap_under(&swapdev.dev);
 }
 

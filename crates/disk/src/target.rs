@@ -195,6 +195,10 @@ pub struct OpenTarget {
     identity: Identity,
     // Held only for its Drop, which removes the test file.
     _test_file: Option<TestFile>,
+    // Exclusive claims on the other block devices that reach the bytes
+    // written (loop devices over the same file, a loop device's backing
+    // device), held for the run so that none can be mounted meanwhile.
+    _route: iomark_host::Route,
 }
 
 impl OpenTarget {

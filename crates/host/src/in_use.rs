@@ -9,6 +9,17 @@
 //! walks every such door and reports the ones in use: mounted, active swap
 //! or held by a stacked device.
 //!
+//! Mount tables are per namespace: a device mounted inside a container or
+//! by a service with a private mount namespace is absent from ours. So
+//! every other block device on the route is also opened exclusively
+//! (`O_EXCL`), which the kernel refuses (`EBUSY`) while the device is
+//! mounted in any namespace, is swap, holds a stacked device or is held
+//! open exclusively by any program; the claims are kept for as long as the
+//! caller keeps the [`Route`], so nobody can mount those devices meanwhile.
+//! The refusal names what holds the device where that can be found: mounts
+//! in every mount namespace (`/proc/PID/mountinfo`, one process per
+//! namespace) and processes with the device open.
+//!
 //! Loop devices are matched to their backing object with the kernel's own
 //! record of it (`LOOP_GET_STATUS64`: the backing file's device and inode
 //! numbers), not with the file name in sysfs, which goes stale when the
@@ -47,18 +58,54 @@ struct LoopDevice {
     backing: WriteObject,
 }
 
+/// The doors to a write target's bytes: the ones in use, and exclusive
+/// claims on the other block devices among them, held until this is
+/// dropped.
+#[derive(Debug, Default)]
+pub struct Route {
+    /// Every reason writing would change bytes that something else uses,
+    /// each naming the door ("/dev/loop3 (over the same file) is mounted
+    /// on /mnt/a"). Empty when writing is safe.
+    pub users: Vec<String>,
+    /// Exclusive opens of the block devices on the route other than the
+    /// target's own (which its writer claims itself).
+    claims: Vec<File>,
+}
+
+impl Route {
+    /// How many block devices this route holds exclusively.
+    pub fn claimed(&self) -> usize {
+        self.claims.len()
+    }
+}
+
 /// Every reason writing `target` would change bytes that something mounted,
-/// swapped on or stacked on uses, each naming the door ("/dev/loop3 (over
-/// the same file) is mounted on /mnt/a"). Empty when writing is safe.
+/// swapped on or stacked on uses (see [`Route::users`]); the claims are let
+/// go at once.
+pub fn users_of(target: WriteObject) -> Vec<String> {
+    route_to(target).users
+}
+
+/// Walks every door to `target`'s bytes, and claims each block device on
+/// the way other than the target's own, in any mount namespace's sense:
+/// see the module's documentation.
 ///
 /// The target's own direct users count too: a mounted device is in use.
-pub fn users_of(target: WriteObject) -> Vec<String> {
+/// The target device itself and its partitions are not claimed here: a
+/// writer opens the target with `O_EXCL` (so its partitions cannot be
+/// claimed by anyone else either), and `swapon` claims its device.
+pub fn route_to(target: WriteObject) -> Route {
     let sysfs = Sysfs::system();
     let table = read_mountinfo().unwrap_or_default();
     let swap_names = swaps();
     let loops = loop_devices(&sysfs);
 
+    let target_family = match target {
+        WriteObject::Block(devno) => sysfs.with_partitions(devno),
+        WriteObject::File { .. } => Vec::new(),
+    };
     let mut reasons = Vec::new();
+    let mut claims = Vec::new();
     let mut seen = HashSet::new();
     // (object, how it was reached from the target)
     let mut queue = vec![(target, String::new())];
@@ -77,6 +124,7 @@ pub fn users_of(target: WriteObject) -> Vec<String> {
             WriteObject::Block(devno) => {
                 let family = sysfs.with_partitions(devno);
                 let name = block_name(&sysfs, devno);
+                let known = reasons.len();
                 for m in mounts_of(&family, &table) {
                     reasons.push(at(format!("{name} is mounted on {}", m.display())));
                 }
@@ -85,6 +133,23 @@ pub fn users_of(target: WriteObject) -> Vec<String> {
                 }
                 for h in holders(&sysfs, &family) {
                     reasons.push(at(format!("{name} is held by {h}")));
+                }
+                if reasons.len() == known && !target_family.contains(&devno) {
+                    match claim(devno) {
+                        Ok(Some(f)) => claims.push(f),
+                        Ok(None) => {}
+                        Err(()) => {
+                            let who = holders_in(&family);
+                            let who = if who.is_empty() {
+                                "an exclusive open was refused (EBUSY): mounted in \
+                                 another mount namespace or held open exclusively"
+                                    .to_string()
+                            } else {
+                                who.join(", ")
+                            };
+                            reasons.push(at(format!("{name} is in use: {who}")));
+                        }
+                    }
                 }
                 for l in &loops {
                     if let WriteObject::Block(b) = l.backing {
@@ -112,7 +177,107 @@ pub fn users_of(target: WriteObject) -> Vec<String> {
     }
     reasons.sort();
     reasons.dedup();
-    reasons
+    if !reasons.is_empty() {
+        claims.clear();
+    }
+    Route {
+        users: reasons,
+        claims,
+    }
+}
+
+/// An exclusive open of block device `devno` (through its node in /dev,
+/// checked to be that device): `Ok(Some)` held, `Err` refused because
+/// something holds it (`EBUSY`), `Ok(None)` when it cannot be asked (no
+/// node, no permission): the other checks stand alone then.
+fn claim(devno: DevNo) -> Result<Option<File>, ()> {
+    let Some(name) = Sysfs::system()
+        .block_dir(devno)
+        .and_then(|d| d.file_name().map(|n| n.to_owned()))
+    else {
+        return Ok(None);
+    };
+    let opened = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(std::path::Path::new("/dev").join(name));
+    match opened {
+        Ok(f) => {
+            let same = f
+                .metadata()
+                .is_ok_and(|m| m.file_type().is_block_device() && devno_of(m.rdev()) == devno);
+            Ok(same.then_some(f))
+        }
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Err(()),
+        Err(_) => Ok(None),
+    }
+}
+
+/// What holds block device `devno` or a partition of it, as far as /proc
+/// and sysfs show it: its mounts here ("mounted on /mnt") and in every
+/// other mount namespace ("mounted on /mnt in the mount namespace of pid
+/// 42 (sleep)"), swap, stacked devices, and the processes other than this
+/// one that have it open ("open in pid 42 (sleep)"). For the message of an
+/// exclusive open that was refused.
+pub fn holders_anywhere(devno: DevNo) -> Vec<String> {
+    let sysfs = Sysfs::system();
+    let family = sysfs.with_partitions(devno);
+    let table = read_mountinfo().unwrap_or_default();
+    let mut out: Vec<String> = mounts_of(&family, &table)
+        .iter()
+        .map(|m| format!("mounted on {}", m.display()))
+        .collect();
+    if swaps().iter().any(|s| is_block_in(s, &family)) {
+        out.push("used as swap".to_string());
+    }
+    out.extend(
+        holders(&sysfs, &family)
+            .iter()
+            .map(|h| format!("held by {h}")),
+    );
+    out.extend(holders_in(&family));
+    out
+}
+
+fn holders_in(family: &[DevNo]) -> Vec<String> {
+    let ours = std::fs::read_link("/proc/self/ns/mnt").ok();
+    let me = std::process::id().to_string();
+    let mut namespaces = HashSet::new();
+    let mut out = Vec::new();
+    for pid in entries(std::path::Path::new("/proc")) {
+        if !pid.bytes().all(|b| b.is_ascii_digit()) || pid == me {
+            continue;
+        }
+        let proc_dir = std::path::Path::new("/proc").join(&pid);
+        let comm = || text(&proc_dir.join("comm")).unwrap_or_default();
+        if let Ok(ns) = std::fs::read_link(proc_dir.join("ns/mnt")) {
+            if Some(&ns) != ours.as_ref() && namespaces.insert(ns) {
+                let table = std::fs::read_to_string(proc_dir.join("mountinfo"))
+                    .map(|t| crate::mounts::parse_mountinfo(&t))
+                    .unwrap_or_default();
+                // By number only: the source names a node of that
+                // namespace's /dev, not necessarily ours.
+                for e in table.iter().filter(|e| family.contains(&e.devno)) {
+                    out.push(format!(
+                        "mounted on {} in the mount namespace of pid {pid} ({})",
+                        e.mount_point,
+                        comm()
+                    ));
+                }
+            }
+        }
+        let has_open = entries(&proc_dir.join("fd")).iter().any(|fd| {
+            std::fs::metadata(proc_dir.join("fd").join(fd)).is_ok_and(|m| {
+                m.file_type().is_block_device() && family.contains(&devno_of(m.rdev()))
+            })
+        });
+        if has_open {
+            out.push(format!("open in pid {pid} ({})", comm()));
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The kernel name of a block device, as `/dev/NAME`, or its number.

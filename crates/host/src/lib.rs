@@ -54,7 +54,7 @@ pub use cpu::{
     StatTicks,
 };
 pub use hostinfo::HostInfoExt;
-pub use in_use::{users_of, WriteObject};
+pub use in_use::{holders_anywhere, route_to, users_of, Route, WriteObject};
 pub use nic::{nic_chain, nic_warnings};
 pub use sysfs::Sysfs;
 

@@ -5,8 +5,10 @@
 //! `PATH`) or a whole block device the user named with `--allow-write`.
 //! Everything is decided on the opened descriptor, never on the name: the
 //! file is created with `O_CREAT|O_EXCL` and checked with `fstatfs`, the
-//! device is `fstat`ed and its users (mounts, active swap, stacked devices,
-//! loop devices over it) looked up by device number. The swap header is
+//! device is opened with `O_EXCL` (refused while it is mounted or held in
+//! any mount namespace), `fstat`ed, and its users (mounts, active swap,
+//! stacked devices, loop devices over it) looked up by device number, the
+//! other block devices on the way claimed for the run. The swap header is
 //! written through that descriptor and `swapon(2)` and `swapoff(2)` are
 //! given `/proc/self/fd/N`, which the kernel resolves to the very object
 //! that was checked.
@@ -18,10 +20,11 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use iomark_host::{users_of, WriteObject};
+use iomark_host::{route_to, Route, WriteObject};
 use iomark_model::device::DevNo;
 use iomark_model::units::Bytes;
 
@@ -94,6 +97,9 @@ pub struct SwapArea {
     size: Bytes,
     created: bool,
     active: bool,
+    /// Exclusive claims on the other block devices that reach the area's
+    /// bytes (loop devices over it), held while it is swap.
+    _route: Route,
 }
 
 impl SwapArea {
@@ -115,11 +121,15 @@ impl SwapArea {
                 (file, path.clone(), true)
             }
             SwapTarget::Device(path) => {
+                // Exclusive until swapon claims it: the kernel refuses the
+                // open while the device is mounted or held anywhere, in
+                // every mount namespace, before the header is written.
                 let file = OpenOptions::new()
                     .read(true)
                     .write(true)
+                    .custom_flags(libc::O_EXCL)
                     .open(path)
-                    .map_err(io_err(path, "open"))?;
+                    .map_err(|e| refused_busy(path, e))?;
                 (file, path.clone(), false)
             }
         };
@@ -130,9 +140,13 @@ impl SwapArea {
             size,
             created,
             active: false,
+            _route: Route::default(),
         };
         area.prepare(page)?;
         area.write_header(page)?;
+        if !area.created {
+            area.let_go_of_the_device()?;
+        }
         area.swapon()?;
         Ok(area)
     }
@@ -195,13 +209,14 @@ impl SwapArea {
             minor: rustix::fs::minor(rdev),
         };
         self.refuse_memory_backed(rdev)?;
-        let users = users_of(WriteObject::Block(devno));
-        if !users.is_empty() {
+        let route = route_to(WriteObject::Block(devno));
+        if !route.users.is_empty() {
             return Err(self.bad(format!(
                 "is in use: {} (unmount it or swapoff it first, or name another device)",
-                users.join("; ")
+                route.users.join("; ")
             )));
         }
+        self._route = route;
         let len = self
             .file
             .seek(SeekFrom::End(0))
@@ -263,6 +278,27 @@ impl SwapArea {
             .expect("no NUL in a number")
     }
 
+    /// Trades the exclusive descriptor of the device for a plain one of the
+    /// same device (through `/proc/self/fd`, checked by `st_rdev`):
+    /// `swapon` claims the device itself, and fails while anyone else,
+    /// this process included, holds it exclusively.
+    fn let_go_of_the_device(&mut self) -> Result<(), MemError> {
+        let plain = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(std::ffi::OsStr::from_bytes(self.fd_path().as_bytes()))
+            .map_err(io_err(&self.path, "reopen"))?;
+        let same = match (plain.metadata(), self.file.metadata()) {
+            (Ok(a), Ok(b)) => a.file_type().is_block_device() && a.rdev() == b.rdev(),
+            _ => false,
+        };
+        if !same {
+            return Err(self.bad("changed while it was being set up".into()));
+        }
+        self.file = plain;
+        Ok(())
+    }
+
     fn swapon(&mut self) -> Result<(), MemError> {
         let path = self.fd_path();
         // SAFETY: `path` is a valid NUL-terminated string that lives across
@@ -321,6 +357,33 @@ impl Drop for SwapArea {
         if let Err(e) = self.teardown() {
             eprintln!("iomark: {e}");
         }
+    }
+}
+
+/// The error of opening swap device `path`: "in use" and by whom for
+/// `EBUSY` (an exclusive open refused: mounted or held, in any namespace).
+fn refused_busy(path: &Path, e: std::io::Error) -> MemError {
+    if e.raw_os_error() != Some(libc::EBUSY) {
+        return io_err(path, "open")(e);
+    }
+    let who = std::fs::metadata(path)
+        .map(|m| {
+            iomark_host::holders_anywhere(DevNo {
+                major: rustix::fs::major(m.rdev()),
+                minor: rustix::fs::minor(m.rdev()),
+            })
+        })
+        .unwrap_or_default();
+    let who = if who.is_empty() {
+        "mounted, swap, or held by another device or program".to_string()
+    } else {
+        who.join(", ")
+    };
+    MemError::BadSwap {
+        path: path.to_path_buf(),
+        reason: format!(
+            "is in use: {who} (unmount it or swapoff it first, or name another device)"
+        ),
     }
 }
 

@@ -499,6 +499,25 @@ impl Proc {
     }
 }
 
+/// `dev` mounted read-only, without journal replay, on `mountpoint` in a
+/// mount namespace of its own (`unshare -m`, as a container or a service
+/// with a private namespace mounts), by a process that sleeps until it is
+/// dropped: invisible in this namespace's mount table. The mount ends with
+/// the process.
+pub fn mount_in_another_namespace(dev: &str, mountpoint: &Path) -> Proc {
+    let script = format!(
+        "mount -o ro,noload {dev} {} && echo mounted && exec sleep 600",
+        mountpoint.display()
+    );
+    let mut p = Proc::spawn(
+        Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c"])
+            .arg(script),
+    );
+    p.wait_stdout("mounted", Duration::from_secs(30));
+    p
+}
+
 impl Drop for Proc {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {

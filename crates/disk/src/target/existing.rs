@@ -43,10 +43,12 @@ pub(super) fn open_existing(
     let (file, direct, warnings) = open_with_mode(
         handle, &identity, resolved, req.write, req.direct, exclusive,
     )?;
-    if req.write {
+    let route = if req.write {
         // After the exclusive open: nobody can mount the device meanwhile.
-        refuse_if_in_use(resolved, &identity)?;
-    }
+        refuse_if_in_use(resolved, &identity)?
+    } else {
+        iomark_host::Route::default()
+    };
     let lbs = iomark_host::logical_block_size_of(&file).unwrap_or(512);
     if direct {
         check_io_sizes(req, u64::from(lbs), resolved)?;
@@ -80,13 +82,17 @@ pub(super) fn open_existing(
         region_base: Bytes(0),
         identity,
         _test_file: None,
+        _route: route,
     })
 }
 
-fn refuse_if_in_use(path: &Path, identity: &Identity) -> Result<(), DiskError> {
-    let users = iomark_host::users_of(identity.write_object());
+/// The route to the bytes `identity` holds, with its other block devices
+/// claimed; refused when any door to them is in use, in any namespace.
+fn refuse_if_in_use(path: &Path, identity: &Identity) -> Result<iomark_host::Route, DiskError> {
+    let route = iomark_host::route_to(identity.write_object());
+    let users = &route.users;
     if users.is_empty() {
-        return Ok(());
+        return Ok(route);
     }
     let what = if identity.kind == FileType::BlockDevice {
         "unmount it (and swapoff, and stop what is stacked on it) before writing to it"
@@ -120,7 +126,22 @@ fn open_with_mode(
         }
         reopen(handle, identity, flags).map(File::from)
     };
-    let explain = |e: io::Error| explain_open(path, write, e);
+    let explain = |e: io::Error| {
+        let busy = e.raw_os_error() == Some(libc::EBUSY);
+        if busy && identity.kind == FileType::BlockDevice {
+            // Mounted in another mount namespace, or held open exclusively:
+            // say by whom where /proc shows it.
+            let who = iomark_host::holders_anywhere(identity.devno());
+            if !who.is_empty() {
+                return DiskError::Refused(format!(
+                    "{} is in use: {}: stop using it before writing to it",
+                    path.display(),
+                    who.join(", ")
+                ));
+            }
+        }
+        explain_open(path, write, e)
+    };
     match mode {
         DirectMode::Buffered => Ok((open(false).map_err(explain)?, false, Vec::new())),
         DirectMode::Direct | DirectMode::Auto => match open(true) {

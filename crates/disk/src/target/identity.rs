@@ -53,12 +53,17 @@ impl Identity {
             && (self.kind != FileType::BlockDevice || self.rdev == other.rdev)
     }
 
+    /// The device number a device node stands for (`st_rdev`).
+    pub(super) fn devno(&self) -> iomark_model::device::DevNo {
+        iomark_model::device::DevNo {
+            major: rustix::fs::major(self.rdev),
+            minor: rustix::fs::minor(self.rdev),
+        }
+    }
+
     pub(super) fn write_object(&self) -> WriteObject {
         if self.kind == FileType::BlockDevice {
-            WriteObject::Block(iomark_model::device::DevNo {
-                major: rustix::fs::major(self.rdev),
-                minor: rustix::fs::minor(self.rdev),
-            })
+            WriteObject::Block(self.devno())
         } else {
             WriteObject::File {
                 dev: self.dev,

@@ -263,6 +263,7 @@ pub(super) fn open_test_file(
         region_base: Bytes(0),
         identity,
         _test_file: Some(guard),
+        _route: iomark_host::Route::default(),
     })
 }
 
