@@ -633,8 +633,13 @@ fn short_probe(
     })
 }
 
+/// The command line as stored with a run. Arguments need not be UTF-8 (a
+/// path is any bytes): `std::env::args` would panic on one, so each is
+/// converted lossily, its control characters escaped.
 pub(crate) fn args_now() -> Vec<String> {
-    std::env::args().collect()
+    std::env::args_os()
+        .map(|a| iomark_text::escape_controls(&a.to_string_lossy()).into_owned())
+        .collect()
 }
 
 /// Open the target (creating and filling a test file), saying which stale

@@ -331,7 +331,7 @@ fn import(
         for mut doc in converted {
             // iomark's own documents keep the command line that measured them.
             if doc.command_line.is_empty() {
-                doc.command_line = std::env::args().collect();
+                doc.command_line = crate::disk::args_now();
             }
             for l in labels {
                 if !doc.labels.contains(l) {

@@ -66,6 +66,63 @@ fn a_closed_pipe_on_stdout_ends_the_run_quietly_and_leaves_nothing() {
 }
 
 #[test]
+fn a_path_of_any_bytes_is_tested_stored_and_shown_escaped() {
+    use std::os::unix::ffi::OsStrExt;
+    let top = tempfile::tempdir().unwrap();
+    // Any bytes but NUL and '/' make a name: an invalid UTF-8 byte, a
+    // newline, a terminal escape and a right-to-left override (U+202E).
+    let name = b"bad\xff\nline\x1b[31m\xe2\x80\xaeexe.txt";
+    let dir = top.path().join(std::ffi::OsStr::from_bytes(name));
+    let raw =
+        |out: &[u8]| out.contains(&0x1b) || out.windows(3).any(|w| w == "\u{202e}".as_bytes());
+    fs::create_dir(&dir).unwrap();
+    let db = ScratchDb::new();
+    let o = Command::new(IOMARK)
+        .arg("disk")
+        .arg(&dir)
+        .args(["--size", "4M", "--runtime", "200ms", "--engine", "psync"])
+        .args(["--db", db.db()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!raw(&o.stdout), "shown raw: {}", stdout(&o));
+    assert!(!raw(&o.stderr), "shown raw: {}", stderr(&o));
+    let target = stdout(&o);
+    let target = target.lines().find(|l| l.starts_with("target:")).unwrap();
+    assert!(
+        target.contains("bad\u{fffd}\\nline\\x1b[31m\\u{202e}exe.txt"),
+        "{target}"
+    );
+    assert_no_test_files(&dir);
+    let info = Command::new(IOMARK).arg("info").arg(&dir).output().unwrap();
+    assert!(info.status.success(), "{}", stderr(&info));
+    assert!(!raw(&info.stdout), "shown raw: {}", stdout(&info));
+    let clean = Command::new(IOMARK)
+        .arg("clean")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(clean.status.success(), "{}", stderr(&clean));
+    assert!(!raw(&clean.stdout), "shown raw: {}", stdout(&clean));
+    for how in [&["list"][..], &["show", "1"], &["show", "1", "--json"]] {
+        let shown = iomark_cmd(&["results"])
+            .args(how)
+            .args(["--db", db.db()])
+            .output()
+            .unwrap();
+        assert!(shown.status.success(), "{how:?}: {}", stderr(&shown));
+        // JSON is for programs: it escapes control characters, and keeps
+        // other characters (U+202E included) as they are.
+        let shown_raw = if how.contains(&"--json") {
+            shown.stdout.contains(&0x1b)
+        } else {
+            raw(&shown.stdout)
+        };
+        assert!(!shown_raw, "{how:?}: {}", stdout(&shown));
+    }
+}
+
+#[test]
 fn test_file_is_gone_after_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();

@@ -53,7 +53,9 @@ fn disk_run_raw(doc: &RunDocument) -> String {
     let _ = writeln!(
         out,
         "target: {} ({kind}, {}, logical block {} B)",
-        t.path, t.size, t.logical_block_size
+        crate::escape::escape_controls(&t.path),
+        t.size,
+        t.logical_block_size
     );
     if let Some(line) = memory_limit_line(run) {
         let _ = writeln!(out, "{line}");
@@ -191,7 +193,9 @@ pub(crate) fn target_line(out: &mut String, run: &DiskRun) {
         TargetKind::File => "file",
         TargetKind::BlockDevice => "block device",
     };
-    let _ = writeln!(out, "Target: {} ({kind}, {})", t.path, t.size);
+    // A path is one line: its own newlines are shown escaped too.
+    let path = crate::escape::escape_controls(&t.path);
+    let _ = writeln!(out, "Target: {path} ({kind}, {})", t.size);
     if let Some(line) = memory_limit_line(run) {
         let _ = writeln!(out, "{line}");
     }

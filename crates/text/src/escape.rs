@@ -5,9 +5,20 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
-/// Whether `c` is a control character a terminal may act on: C0, DEL, C1.
+/// Whether `c` is a control character a terminal may act on (C0, DEL, C1)
+/// or one that reorders what is shown (the bidirectional overrides,
+/// embeddings, isolates and marks: U+202E makes `gpj.exe` of `exe.jpg`).
 fn is_control(c: char) -> bool {
-    matches!(c, '\0'..='\x1f' | '\x7f'..='\u{9f}')
+    matches!(
+        c,
+        '\0'..='\x1f'
+            | '\x7f'..='\u{9f}'
+            | '\u{61c}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+    )
 }
 
 /// `c` as readable text: `\n`, `\t`, `\r`, else `\x1b`-style hex.
@@ -16,8 +27,11 @@ fn push_escaped(out: &mut String, c: char) {
         '\n' => out.push_str("\\n"),
         '\t' => out.push_str("\\t"),
         '\r' => out.push_str("\\r"),
-        c => {
+        c if (c as u32) <= 0xff => {
             let _ = write!(out, "\\x{:02x}", c as u32);
+        }
+        c => {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
         }
     }
 }
@@ -71,6 +85,8 @@ mod escape_tests {
         let plain = "Ümlaut µs – 67.20 MB/s ✓ \\path";
         assert!(matches!(escape_controls(plain), Cow::Borrowed(p) if p == plain));
         assert_eq!(escape_controls("\u{a0}nbsp"), "\u{a0}nbsp");
+        assert_eq!(escape_controls("exe.\u{202e}gpj"), "exe.\\u{202e}gpj");
+        assert_eq!(escape_controls("\u{2066}x\u{2069}"), "\\u{2066}x\\u{2069}");
     }
 
     #[test]

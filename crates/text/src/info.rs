@@ -10,9 +10,13 @@ use iomark_model::net::{mbit_label, NicChain};
 
 const W: usize = 13;
 
+/// One labelled line. Every value is one line, and much of it comes from
+/// outside (a path, a mount point, a device's serial, a loop device's file
+/// name): its control characters, newlines included, are shown escaped.
 fn line(out: &mut String, indent: usize, label: &str, value: &str) {
     let pad = " ".repeat(indent * 2);
     let w = W.saturating_sub(indent * 2).max(label.chars().count() + 1);
+    let value = crate::escape::escape_controls(value);
     let _ = writeln!(out, "{pad}{label:<w$}{value}");
 }
 
