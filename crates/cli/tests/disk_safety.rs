@@ -181,6 +181,36 @@ fn a_killed_run_leaves_a_file_that_the_next_run_removes() {
 }
 
 #[test]
+fn a_killed_io_uring_runs_file_is_removed_and_its_space_reused_at_once() {
+    require!(require_root());
+    require!(iomark_disk::engine::io_uring_available());
+    // Room for one 40 MiB test file, not two.
+    let small = require!(MountedFs::ext4(64 << 20));
+    let d = small.mountpoint.to_str().unwrap();
+    let mut run = long_disk_run(&small.mountpoint);
+    run.args(["--size", "40M", "--engine", "io_uring"]);
+    let child = Proc::spawn(&mut run);
+    // Measuring: the job's thread is up, its ring holding the file.
+    wait_until(Duration::from_secs(60), "the job thread runs", || {
+        !threads_named(child.pid(), "iomark-job-0").is_empty()
+    });
+    // Dropping it kills it (SIGKILL) and reaps it; the kernel may tear the
+    // ring down, and let go of the file, seconds later.
+    drop(child);
+    // Both at once: clean sees the file (its lock went with the process),
+    // and the next run has the space (the file was emptied before its name
+    // went, so the ring's late reference holds no blocks).
+    let o = iomark(&["clean", d]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("removed"), "{}", stdout(&o));
+    let mut again = long_disk_run(&small.mountpoint);
+    again.args(["--size", "40M", "--runtime", "200ms", "--engine", "io_uring"]);
+    let o = again.output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_no_test_files(&small.mountpoint);
+}
+
+#[test]
 fn bad_input_exits_2_with_the_fix_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();

@@ -52,7 +52,8 @@ fn remove_if_stale(dir: &OwnedFd, name: &CStr) -> io::Result<bool> {
     if !looks_ours(&before) {
         return Ok(false);
     }
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    // Read-write: a stale file is emptied before its name goes (below).
+    let flags = OFlags::RDWR | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
     let Ok(fd) = rustix::fs::openat(dir, name, flags, Mode::empty()) else {
         return Ok(false);
     };
@@ -68,6 +69,11 @@ fn remove_if_stale(dir: &OwnedFd, name: &CStr) -> io::Result<bool> {
     if still.st_dev != opened.st_dev || still.st_ino != opened.st_ino {
         return Ok(false);
     }
+    // Emptied first: the killed run's io_uring ring may still hold the file
+    // for seconds while the kernel tears it down, and the blocks of an
+    // unlinked file are freed only when the last reference goes, so the
+    // space would not be there for the run about to judge it.
+    rustix::fs::ftruncate(&fd, 0)?;
     rustix::fs::unlinkat(dir, name, AtFlags::empty())?;
     Ok(true)
 }
