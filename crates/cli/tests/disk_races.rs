@@ -361,67 +361,100 @@ fn bytes_mounted_in_another_namespace_or_held_exclusively_are_never_written() {
     }
 }
 
-#[test]
-fn an_unaligned_block_size_is_refused_before_anything_is_created() {
-    require!(have("strace"));
+/// `iomark disk WORK ARGS...` under strace, which logs every open: the
+/// run must fail with exit 2 and one line holding `needle`, and must have
+/// created no file (no `O_CREAT` open) on the way.
+fn refused_before_creating_anything(args: &[&str], needle: &str) {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let log = dir.path().join("opens.log");
     let work = dir.path().join("work");
     fs::create_dir(&work).unwrap();
+    let start = Instant::now();
     let o = Command::new("strace")
         .args(["-f", "-qq", "-e", "trace=openat,openat2,creat", "-o"])
         .arg(&log)
         .arg(IOMARK)
-        .args(["disk", work.to_str().unwrap(), "--rw", "write", "--bs", "3"])
-        .args(["--runtime", "1s", "--direct"])
+        .args(["disk", work.to_str().unwrap()])
+        .args(args)
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
-    assert!(
-        e.contains("--bs 3") && e.contains("logical block size"),
-        "{e}"
-    );
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+    assert!(e.contains(needle), "{args:?}: {e}");
+    assert_eq!(e.lines().count(), 1, "{args:?}: {e}");
     let opens = fs::read_to_string(&log).unwrap();
     assert!(
         !opens.contains("O_CREAT"),
-        "a file was created before the size was checked:\n{opens}"
+        "{args:?}: a file was created before the refusal:\n{opens}"
     );
     assert!(test_files(&work).is_empty());
+    // Refused up front: generous for a busy machine.
+    assert_within(
+        &format!("{args:?} refused"),
+        start.elapsed(),
+        Duration::from_secs(20),
+    );
+}
+
+#[test]
+fn an_unaligned_block_size_is_refused_before_anything_is_created() {
+    require!(have("strace"));
+    refused_before_creating_anything(
+        &["--rw", "write", "--bs", "3", "--runtime", "1s", "--direct"],
+        "--bs 3 B is not a multiple of the logical block size",
+    );
 }
 
 #[test]
 fn numbers_past_their_bounds_are_refused_before_anything_is_created() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().to_str().unwrap();
+    require!(have("strace"));
+    // A custom write job with `extra`.
+    let job = |extra: &[&'static str]| {
+        let mut args = vec!["--rw", "write", "--runtime", "1s"];
+        args.extend_from_slice(extra);
+        args
+    };
     for (args, needle) in [
         (
-            vec!["--numjobs", "4294967295"],
+            job(&["--numjobs", "4294967295"]),
             "--numjobs 4294967295 is too many",
         ),
-        (vec!["--numjobs", "1025"], "use at most 1024"),
-        (vec!["--iodepth", "100000"], "--iodepth 100000 is too deep"),
-        (vec!["--bs", "2G"], "is too large"),
+        (job(&["--numjobs", "1025"]), "use at most 1024"),
         (
-            vec!["--numjobs", "1024", "--iodepth", "65536", "--bs", "1G"],
+            job(&["--iodepth", "100000"]),
+            "--iodepth 100000 is too deep",
+        ),
+        (job(&["--bs", "2G"]), "is too large"),
+        (
+            job(&["--numjobs", "1024", "--iodepth", "65536", "--bs", "1G"])
+                .into_iter()
+                .chain(["--engine", "psync"])
+                .collect(),
             "of memory available",
         ),
+        // io_uring's ring holds 32768 entries: known before the test file.
+        (
+            job(&["--iodepth", "40000", "--engine", "io_uring"]),
+            "--iodepth 40000 is deeper than an io_uring ring can be: use at most 32768",
+        ),
+        // A depth list: every depth checked, a range's end said, not capped.
+        (
+            job(&["--iodepth", "1..65536", "--engine", "io_uring"]),
+            "--iodepth 65536 is deeper than an io_uring ring",
+        ),
+        (job(&["--iodepth", "1..100000"]), "depths go up to 65536"),
+        // Smaller than one block: refused, not rounded up to one.
+        (
+            job(&["--size", "2k", "--bs", "4k"]),
+            "--size 2 KiB is smaller than one block (--bs 4 KiB)",
+        ),
+        // The default profile, whose largest block is 1 MiB.
+        (
+            vec!["--size", "1"],
+            "smaller than one block of this test (1 MiB)",
+        ),
     ] {
-        let start = Instant::now();
-        let o = iomark_cmd(&["disk", d, "--rw", "write"])
-            .args(&args)
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
-        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
-        assert!(test_files(dir.path()).is_empty());
-        // Refused up front, not after a fill: generous for a busy machine.
-        assert_within(
-            &format!("{args:?} refused"),
-            start.elapsed(),
-            Duration::from_secs(20),
-        );
+        refused_before_creating_anything(&args, needle);
     }
 }
 

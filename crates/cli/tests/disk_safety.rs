@@ -204,7 +204,14 @@ fn a_killed_io_uring_runs_file_is_removed_and_its_space_reused_at_once() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("removed"), "{}", stdout(&o));
     let mut again = long_disk_run(&small.mountpoint);
-    again.args(["--size", "40M", "--runtime", "200ms", "--engine", "io_uring"]);
+    again.args([
+        "--size",
+        "40M",
+        "--runtime",
+        "200ms",
+        "--engine",
+        "io_uring",
+    ]);
     let o = again.output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert_no_test_files(&small.mountpoint);

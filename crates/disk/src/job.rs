@@ -176,6 +176,19 @@ impl JobSettings {
             seed: self.seed,
         };
         crate::validate_spec(&spec)?;
+        // Every depth of a sweep, before anything is created.
+        for &depth in &self.depth_sweep {
+            crate::validate_spec(&DiskJobSpec {
+                iodepth: depth,
+                ..spec.clone()
+            })?;
+        }
+        if let Some(size) = self.size.filter(|s| *s < spec.bs) {
+            return invalid(format!(
+                "--size {size} is smaller than one block (--bs {}): raise --size or lower --bs",
+                spec.bs
+            ));
+        }
         if self.iodepth_batch.is_some_and(|b| b == 0 || b > iodepth) {
             return invalid(format!(
                 "--iodepth-batch must be 1 to --iodepth ({iodepth})"

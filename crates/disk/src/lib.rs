@@ -53,7 +53,7 @@ pub mod verify;
 
 use std::path::{Path, PathBuf};
 
-use iomark_model::disk::DiskJobSpec;
+use iomark_model::disk::{DiskJobSpec, EngineKind};
 use iomark_model::units::Bytes;
 
 use engine::Dir;
@@ -172,6 +172,10 @@ pub const MAX_NUMJOBS: u32 = 1024;
 /// The deepest queue a thread may keep (io_uring's own ring limit is 32768
 /// submission entries; deeper queues gain nothing on any device).
 pub const MAX_IODEPTH: u32 = 65_536;
+/// The deepest io_uring queue: the kernel's ring holds at most 32768
+/// submission entries (`IORING_MAX_ENTRIES`), and a ring is sized to the
+/// depth's next power of two.
+pub const MAX_IO_URING_DEPTH: u32 = 32_768;
 /// The largest single I/O.
 pub const MAX_BS: Bytes = Bytes(1 << 30);
 
@@ -206,6 +210,14 @@ pub fn validate_spec(spec: &DiskJobSpec) -> Result<(), DiskError> {
         )));
     }
     check_count("--iodepth", spec.iodepth, MAX_IODEPTH, "too deep")?;
+    if spec.engine == EngineKind::IoUring {
+        check_count(
+            "--iodepth",
+            spec.iodepth,
+            MAX_IO_URING_DEPTH,
+            "deeper than an io_uring ring can be",
+        )?;
+    }
     check_count("--numjobs", spec.numjobs, MAX_NUMJOBS, "too many threads")?;
     if spec.rwmix_read > 100 {
         return Err(DiskError::Invalid(

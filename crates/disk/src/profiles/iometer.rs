@@ -120,6 +120,13 @@ pub fn parse_depths_for(flag: &str, s: &str) -> Result<Vec<u32>, String> {
         if a == 0 || b < a {
             return Err(bad());
         }
+        // Said, not silently capped at the last power of two below.
+        if b > crate::MAX_IODEPTH {
+            return Err(format!(
+                "{flag} '{s}': depths go up to {}",
+                crate::MAX_IODEPTH
+            ));
+        }
         powers_of_two(u64::from(a), u64::from(b))
             .into_iter()
             .map(|d| d as u32)
@@ -132,8 +139,11 @@ pub fn parse_depths_for(flag: &str, s: &str) -> Result<Vec<u32>, String> {
     if depths.is_empty() || depths.contains(&0) {
         return Err(bad());
     }
-    if depths.iter().any(|d| *d > 65_536) {
-        return Err(format!("{flag} '{s}': depths go up to 65536"));
+    if depths.iter().any(|d| *d > crate::MAX_IODEPTH) {
+        return Err(format!(
+            "{flag} '{s}': depths go up to {}",
+            crate::MAX_IODEPTH
+        ));
     }
     Ok(depths)
 }

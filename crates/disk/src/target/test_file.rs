@@ -134,6 +134,16 @@ pub(super) fn open_test_file(
             "is not writable: choose a directory you can write to",
         ));
     }
+    // A test file smaller than the largest I/O of the plan can hold no
+    // block of it: refused now, not after the file was made and filled.
+    if let (Some(size), Some(&bs)) = (req.size, req.io_sizes.iter().max()) {
+        if size < bs {
+            return Err(DiskError::Invalid(format!(
+                "--size {size} is smaller than one block of this test ({bs}): raise --size \
+                 to at least {bs}"
+            )));
+        }
+    }
     let known_lbs = iomark_host::logical_block_size_of(&dir);
     // Checked before anything is created; a file system of unknown block
     // size is checked once O_DIRECT is known to work on it, still before
