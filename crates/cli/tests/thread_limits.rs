@@ -282,13 +282,47 @@ fn a_mem_backing_file_truncated_under_the_kernel_is_an_error_and_removed() {
         )
         .args(["--threads", "2", "--no-store"]),
     );
-    truncate_once_mapped(&run, &wait_for_file(dir.path(), "iomark-mem-", ".dat"), 0);
+    truncate_once_mapped(&run, &wait_for_file(dir.path(), "iomark-", ".tmp"), 0);
     // The kernel notices at its end (the file is checked when it stops),
     // so keep it short: stop it at once.
     run.signal(rustix::process::Signal::INT);
     let (o, took) = run.finish_timed(PROMPT);
     assert_shrank(&o, took);
-    assert!(files_like(dir.path(), "iomark-mem-", ".dat").is_empty());
+    assert!(test_files(dir.path()).is_empty());
+}
+
+#[test]
+fn a_killed_mem_runs_mapped_file_is_found_and_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = Proc::spawn(
+        mem_on_mapping(
+            dir.path(),
+            &["stream", "--size", "4M", "--ntimes", "100000"],
+        )
+        .arg("--no-store"),
+    );
+    let file = wait_for_file(dir.path(), "iomark-", ".tmp");
+    // While it runs, its lock keeps clean-up away.
+    let o = iomark(&["clean", dir.path().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(file.exists(), "a live run's file was removed");
+    // kill -9: nothing of iomark's can remove it ...
+    drop(run);
+    assert!(file.exists());
+    // ... and `iomark clean` does, as for a disk run's test file.
+    let o = iomark(&["clean", dir.path().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains(&file_name(&file)), "{}", stdout(&o));
+    assert!(test_files(dir.path()).is_empty());
+    // So does the next mem run there, before it judges the free space.
+    fs::write(&file, b"stale").unwrap();
+    fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let o = mem_on_mapping(dir.path(), &["stream", "--size", "1M", "--ntimes", "2"])
+        .arg("--no-store")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(test_files(dir.path()).is_empty());
 }
 
 #[test]

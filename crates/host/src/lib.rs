@@ -40,6 +40,7 @@ mod nic;
 mod read;
 pub mod sigbus;
 mod sysfs;
+pub mod test_files;
 
 use std::path::PathBuf;
 

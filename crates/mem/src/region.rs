@@ -18,7 +18,10 @@
 //! README measured 673 against 1056 MFLOPS for that), so they are staggered.
 
 use iomark_host::sigbus::Watch;
-use std::fs::{self, File, OpenOptions};
+use iomark_host::test_files;
+use rustix::fs::{FlockOperation, Mode, OFlags};
+use std::fs::{self, File};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -46,7 +49,9 @@ pub fn layout(sizes: &[usize]) -> (Vec<usize>, usize) {
 }
 
 /// The file name to create for `--backing mmap:PATH`: a new file inside
-/// `PATH` when it is a directory, else `PATH` itself when it does not exist.
+/// `PATH` when it is a directory, named as iomark names its test files
+/// (`iomark_host::test_files`), so that `iomark clean` and the next run
+/// find it after a kill; else `PATH` itself when it does not exist.
 pub fn resolve_mmap_path(user: &Path) -> Result<PathBuf, MemError> {
     let bad = |reason: &str| MemError::BadBackingPath {
         path: user.to_path_buf(),
@@ -58,11 +63,8 @@ pub fn resolve_mmap_path(user: &Path) -> Result<PathBuf, MemError> {
         ));
     }
     if user.is_dir() {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        return Ok(user.join(format!("iomark-mem-{}-{nanos:09}.dat", std::process::id())));
+        let name = iomark_host::test_files::new_test_file_name();
+        return Ok(user.join(std::ffi::OsStr::from_bytes(name.as_bytes())));
     }
     if user.exists() {
         return Err(bad("exists and is not a directory; refusing to overwrite it (name a directory or a new file)"));
@@ -207,6 +209,17 @@ fn map_file(path: &Path, len: usize) -> Result<(MmapMut, FileGuard), MemError> {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    let name = path.file_name().unwrap_or_default();
+    let dir_fd = rustix::fs::open(
+        &dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| err("open its directory")(e.into()))?;
+    if test_files::is_test_file_name(name.as_bytes()) {
+        // Files a killed run left go before the free space is judged.
+        test_files::remove_stale_in(&dir_fd, &dir).map_err(err("clean up stale files"))?;
+    }
     if let Ok(st) = rustix::fs::statvfs(&dir) {
         let free = st.f_bavail.saturating_mul(st.f_frsize);
         if free < len as u64 {
@@ -217,17 +230,23 @@ fn map_file(path: &Path, len: usize) -> Result<(MmapMut, FileGuard), MemError> {
             });
         }
     }
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(err("create"))?;
+    // As a test file: new, no symbolic link, mode 0600, and locked for the
+    // run, so clean-up tells a live run's file from a killed one's.
+    let fd = rustix::fs::openat(
+        &dir_fd,
+        name,
+        OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(test_files::TEST_FILE_MODE),
+    )
+    .map_err(|e| err("create")(e.into()))?;
+    let file = File::from(fd);
     // From here on the guard removes the file whatever happens.
     let guard = FileGuard {
         path: path.to_path_buf(),
         file,
     };
+    rustix::fs::flock(&guard.file, FlockOperation::NonBlockingLockExclusive)
+        .map_err(|e| err("lock")(e.into()))?;
     match rustix::fs::fallocate(
         &guard.file,
         rustix::fs::FallocateFlags::empty(),

@@ -20,7 +20,7 @@ use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
 use rustix::io::Errno;
 
 use super::identity::Identity;
-use super::naming::{TEST_FILE_MODE, TEST_FILE_PREFIX, TEST_FILE_SUFFIX};
+use super::naming::{new_test_file_name, TEST_FILE_MODE, TEST_FILE_PREFIX};
 use super::stale::remove_stale_in;
 use super::{
     check_io_sizes, no_direct_warning, DirectMode, OpenTarget, TargetRequest, TestFilePrep,
@@ -187,11 +187,7 @@ pub(super) fn open_test_file(
             available: Bytes(available),
         });
     }
-    let name = CString::new(format!(
-        "{TEST_FILE_PREFIX}{:016x}{TEST_FILE_SUFFIX}",
-        rand::random::<u64>()
-    ))
-    .expect("a name of ASCII letters and digits has no NUL");
+    let name = new_test_file_name();
     let path = dir_path.join(OsStr::from_bytes(name.as_bytes()));
     let fd = rustix::fs::openat(
         &dir,
