@@ -14,6 +14,10 @@ pub enum Exit {
     /// `--verify` read back blocks that differ from what was written (fio
     /// too exits non-zero when its verify fails).
     DataErrors,
+    /// The run measured, and its figures were printed, but the store
+    /// failed (full, read-only, locked, gone): scripts that gate on stored
+    /// runs must not take the silence for a stored result.
+    NotStored,
     /// Stopped by Ctrl-C, SIGTERM or SIGHUP (all three raise the same flag).
     Interrupted,
 }
@@ -26,6 +30,7 @@ impl Exit {
             Exit::Regression => 1,
             Exit::Error => 2,
             Exit::DataErrors => 3,
+            Exit::NotStored => 4,
             Exit::Interrupted => 130,
         }
     }
@@ -39,6 +44,18 @@ impl Exit {
             Exit::DataErrors
         } else {
             Exit::Success
+        }
+    }
+}
+
+impl Exit {
+    /// A success becomes [`Exit::NotStored`] when a run's store failed on
+    /// the way (`crate::record`); every other outcome says more already.
+    pub fn or_not_stored(self) -> Exit {
+        if self == Exit::Success && crate::record::a_run_was_lost() {
+            Exit::NotStored
+        } else {
+            self
         }
     }
 }

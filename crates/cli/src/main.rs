@@ -7,6 +7,8 @@
 //! | 0    | success |
 //! | 1    | a comparison found a regression past its threshold |
 //! | 2    | error: bad input, refused, or failed |
+//! | 3    | `--verify` or the verify profile found bad or missing blocks |
+//! | 4    | measured and printed, but not stored: the store failed midway |
 //! | 130  | interrupted (Ctrl-C); what was measured so far is printed and kept |
 
 mod app;
@@ -31,7 +33,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     match app::run(app::parse()) {
-        Ok(code) => code.into(),
+        Ok(code) => code.or_not_stored().into(),
         Err(err) => {
             // A closed pipe (`iomark ... | head`) is not an error.
             if exit::is_broken_pipe(&err) {

@@ -15,17 +15,31 @@
 //! ```
 //!
 //! The store never costs a result: every store error becomes a warning on
-//! stderr and the run goes on unrecorded. A run whose recorder is dropped
-//! without `finish` (an error returned early) is stored as failed; a
-//! process killed outright leaves it stored as interrupted, with every job
-//! finished before the kill.
+//! stderr and the run goes on unrecorded, and the command then exits with
+//! code 4 ("measured, not stored", [`a_run_was_lost`]) instead of 0. A run
+//! whose recorder is dropped without `finish` (an error returned early) is
+//! stored as failed; a process killed outright leaves it stored as
+//! interrupted, with every job finished before the kill. A run whose final
+//! write fails is taken out of the store again where the store still
+//! allows that, so that nothing claims a completed run was interrupted.
 
 // The benchmark commands wire this in one by one; until each has, parts of
 // it are unused in the binary.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use clap::Args;
 use iomark_model::{RunDocument, RunStatus};
 use iomark_store::{DeviceMemory, RunId, Store};
+
+/// Set once any recorder of this process has given up on its store.
+static LOST: AtomicBool = AtomicBool::new(false);
+
+/// Whether a run of this process measured but could not be stored (in
+/// full): the command's success becomes exit code 4.
+pub fn a_run_was_lost() -> bool {
+    LOST.load(Ordering::Relaxed)
+}
 
 /// Where and whether to store the run, with its labels and note.
 #[derive(Debug, Clone, Default, Args)]
@@ -114,7 +128,7 @@ impl Recorder {
         let mut store = match iomark_store::open(args.db.as_deref()) {
             Ok(s) => s,
             Err(e) => {
-                warn(&format!("{e}"));
+                lost(&format!("{e}"));
                 return rec;
             }
         };
@@ -125,7 +139,7 @@ impl Recorder {
                 rec.store = Some(store);
                 rec.last = Some(doc.clone());
             }
-            Err(e) => warn(&format!("{e}")),
+            Err(e) => lost(&format!("{e}")),
         }
         rec
     }
@@ -189,9 +203,22 @@ impl Recorder {
         }
     }
 
+    /// The store failed on a write: the run goes on (or ends) unrecorded.
+    /// What was stored of it is taken out again where the store still
+    /// allows that, rather than left reading as interrupted.
     fn give_up(&mut self, e: iomark_store::StoreError) {
-        warn(&format!("{e}; the run is not stored further"));
-        self.store = None;
+        let (Some(mut store), Some(id)) = (self.store.take(), self.id) else {
+            return;
+        };
+        let what = if store.delete(id).is_ok() {
+            format!("run {id} was taken out of {} again", self.location)
+        } else {
+            format!(
+                "run {id} stays in {} as interrupted, without all its figures",
+                self.location
+            )
+        };
+        lost(&format!("{e}; {what}"));
     }
 }
 
@@ -210,6 +237,13 @@ impl Drop for Recorder {
             }
         }
     }
+}
+
+/// A store error that costs the run (part of) its record: said on stderr,
+/// and remembered for the exit code.
+fn lost(msg: &str) {
+    LOST.store(true, Ordering::Relaxed);
+    warn(msg);
 }
 
 fn warn(msg: &str) {

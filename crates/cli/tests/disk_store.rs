@@ -67,3 +67,67 @@ fn a_custom_run_is_stored_with_its_labels() {
     let list = ok(&results(db, &["list", "--label", "usb3"]));
     assert!(list.contains("complete") && list.contains("disk"), "{list}");
 }
+
+/// Writes `dir/filler` until the file system refuses more (ENOSPC).
+fn fill_up(dir: &std::path::Path) {
+    use std::io::Write;
+    let mut f = std::fs::File::create(dir.join("filler")).unwrap();
+    let block = vec![0x5a_u8; 1 << 16];
+    loop {
+        match f.write_all(&block).and_then(|()| f.sync_data()) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => break,
+            Err(e) => panic!("filling {}: {e}", dir.display()),
+        }
+    }
+    // What fits in smaller pieces too.
+    let small = [0x5a_u8; 512];
+    while f.write_all(&small).and_then(|()| f.sync_data()).is_ok() {}
+}
+
+#[test]
+fn a_run_whose_store_fills_up_prints_its_figures_and_exits_4() {
+    iomark_testrig::require!(iomark_testrig::require_root());
+    let fs = iomark_testrig::require!(iomark_testrig::MountedFs::ext4(8 << 20));
+    let db_path = fs.mountpoint.join("r.db");
+    let db = db_path.to_str().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let run = iomark_cmd(&["disk", target.path().to_str().unwrap(), "--size", "4M"])
+        .args(["--runtime", "5s", "--engine", "psync", "--db", db])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Begun in the store; then its file system fills up under it.
+    wait_until(
+        Duration::from_secs(30),
+        "the run begun in the store",
+        || {
+            iomark_cmd(&["results", "--db", db, "list"])
+                .output()
+                .is_ok_and(|o| stdout(&o).contains("interrupted"))
+        },
+    );
+    fill_up(&fs.mountpoint);
+    let o = run.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "measured, not stored: {err}");
+    assert!(
+        stdout(&o).contains("read:"),
+        "figures printed: {}",
+        stdout(&o)
+    );
+    assert!(err.contains("results not stored"), "{err}");
+    // Room again: what the store holds never claims the completed run was
+    // interrupted without saying so on stderr.
+    std::fs::remove_file(fs.mountpoint.join("filler")).unwrap();
+    let list = ok(&results(db, &["list"]));
+    if list.contains("interrupted") {
+        assert!(
+            err.contains("stays in") && err.contains("as interrupted"),
+            "{err}"
+        );
+    } else {
+        assert!(err.contains("taken out of"), "{err}");
+    }
+}
