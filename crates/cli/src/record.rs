@@ -27,6 +27,8 @@
 // it are unused in the binary.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 use iomark_model::{RunDocument, RunStatus};
@@ -103,7 +105,7 @@ impl StoreArgs {
 
 /// Writes one live run to the store, warning instead of failing.
 pub struct Recorder {
-    store: Option<Box<dyn Store>>,
+    store: Option<StoreThread>,
     id: Option<RunId>,
     location: String,
     last: Option<RunDocument>,
@@ -125,21 +127,22 @@ impl Recorder {
         if args.no_store {
             return rec;
         }
-        let mut store = match iomark_store::open(args.db.as_deref()) {
+        let store = match StoreThread::open(args.db.clone()) {
             Ok(s) => s,
             Err(e) => {
-                lost(&format!("{e}"));
+                lost(&e);
                 return rec;
             }
         };
-        rec.location = store.location();
-        match store.begin_run(doc) {
+        rec.location = store.location.clone();
+        let begun = doc.clone();
+        match store.call(move |s| s.begin_run(&begun)) {
             Ok(id) => {
                 rec.id = Some(id);
                 rec.store = Some(store);
                 rec.last = Some(doc.clone());
             }
-            Err(e) => lost(&format!("{e}")),
+            Err(e) => lost(&e.to_string()),
         }
         rec
     }
@@ -152,10 +155,11 @@ impl Recorder {
     /// What the store remembers under `key`; none without a store, and a
     /// store error is a warning.
     pub fn device(&mut self, key: &str) -> Option<DeviceMemory> {
-        match self.store.as_mut()?.device(key) {
+        let key = key.to_string();
+        match self.store.as_ref()?.call(move |s| s.device(&key)) {
             Ok(found) => found,
             Err(e) => {
-                warn(&format!("{e}"));
+                warn(&e.to_string());
                 None
             }
         }
@@ -163,19 +167,21 @@ impl Recorder {
 
     /// Remember `device` in the store, if there is one.
     pub fn remember(&mut self, device: &DeviceMemory) {
-        if let Some(store) = self.store.as_mut() {
-            if let Err(e) = store.remember_device(device) {
-                warn(&format!("{e}"));
+        if let Some(store) = self.store.as_ref() {
+            let device = device.clone();
+            if let Err(e) = store.call(move |s| s.remember_device(&device)) {
+                warn(&e.to_string());
             }
         }
     }
 
     /// Store the document as it is now (call after each finished job).
     pub fn update(&mut self, doc: &RunDocument) {
-        let (Some(store), Some(id)) = (self.store.as_mut(), self.id) else {
+        let (Some(store), Some(id)) = (self.store.as_ref(), self.id) else {
             return;
         };
-        match store.update_run(id, doc) {
+        let now = doc.clone();
+        match store.call(move |s| s.update_run(id, &now)) {
             Ok(()) => self.last = Some(doc.clone()),
             Err(e) => self.give_up(e),
         }
@@ -185,10 +191,11 @@ impl Recorder {
     /// Returns the run's id when it was stored.
     pub fn finish(mut self, doc: &RunDocument) -> Option<RunId> {
         self.finished = true;
-        let (Some(store), Some(id)) = (self.store.as_mut(), self.id) else {
+        let (Some(store), Some(id)) = (self.store.as_ref(), self.id) else {
             return None;
         };
-        match store.finish_run(id, doc) {
+        let last = doc.clone();
+        match store.call(move |s| s.finish_run(id, &last)) {
             Ok(()) => {
                 eprintln!(
                     "stored as run {id} in {} (iomark results show {id})",
@@ -206,11 +213,12 @@ impl Recorder {
     /// The store failed on a write: the run goes on (or ends) unrecorded.
     /// What was stored of it is taken out again where the store still
     /// allows that, rather than left reading as interrupted.
-    fn give_up(&mut self, e: iomark_store::StoreError) {
-        let (Some(mut store), Some(id)) = (self.store.take(), self.id) else {
+    fn give_up(&mut self, e: StoreFailure) {
+        let (Some(store), Some(id)) = (self.store.take(), self.id) else {
             return;
         };
-        let what = if store.delete(id).is_ok() {
+        let answered = matches!(e, StoreFailure::Said(_));
+        let what = if answered && store.call(move |s| s.delete(id)).is_ok() {
             format!("run {id} was taken out of {} again", self.location)
         } else {
             format!(
@@ -229,12 +237,124 @@ impl Drop for Recorder {
         }
         // Dropped without finish: the command returned an error midway.
         if let (Some(store), Some(id), Some(mut doc)) =
-            (self.store.as_mut(), self.id, self.last.take())
+            (self.store.as_ref(), self.id, self.last.take())
         {
             doc.status = RunStatus::Failed;
-            if let Err(e) = store.finish_run(id, &doc) {
-                warn(&format!("{e}"));
+            if let Err(e) = store.call(move |s| s.finish_run(id, &doc)) {
+                warn(&e.to_string());
             }
+        }
+    }
+}
+
+/// How long one store operation may take before the run goes on without
+/// the store: longer than SQLite's 30 s wait for a lock, far shorter than
+/// forever (a PostgreSQL server that stops answering leaves its client
+/// waiting on a socket that never times out). `IOMARK_STORE_TIMEOUT`
+/// (seconds) overrides it, for tests.
+const STORE_WAIT: Duration = Duration::from_secs(40);
+
+/// A store on a thread of its own. Each call waits for the answer at most
+/// [`STORE_WAIT`], and a stop signal (Ctrl-C, SIGTERM, SIGHUP) ends the
+/// wait at once: the run then goes on without the store, and the thread,
+/// stuck in the store, ends with the process.
+struct StoreThread {
+    jobs: mpsc::Sender<StoreJob>,
+    location: String,
+}
+
+type StoreJob = Box<dyn FnOnce(&mut dyn Store) + Send>;
+
+impl StoreThread {
+    /// Opens the store `db` names, on its own thread.
+    fn open(db: Option<String>) -> Result<StoreThread, String> {
+        let (jobs, inbox) = mpsc::channel::<StoreJob>();
+        let (opened_tx, opened) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("iomark-store".into())
+            .spawn(move || {
+                let mut store = match iomark_store::open(db.as_deref()) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let _ = opened_tx.send(Err(e.to_string()));
+                        return;
+                    }
+                };
+                let _ = opened_tx.send(Ok(store.location()));
+                for job in inbox {
+                    job(store.as_mut());
+                }
+            })
+            .map_err(|e| format!("cannot start the store's thread: {e}"))?;
+        let location = wait_for(&opened)??;
+        Ok(StoreThread { jobs, location })
+    }
+
+    /// Runs `op` on the store: its error, or why no answer came.
+    fn call<T: Send + 'static>(
+        &self,
+        op: impl FnOnce(&mut dyn Store) -> Result<T, iomark_store::StoreError> + Send + 'static,
+    ) -> Result<T, StoreFailure> {
+        let (tx, answer) = mpsc::channel();
+        self.jobs
+            .send(Box::new(move |s: &mut dyn Store| {
+                let _ = tx.send(op(s).map_err(|e| e.to_string()));
+            }))
+            .map_err(|_| {
+                StoreFailure::NoAnswer(format!("{}: the store's thread is gone", self.location))
+            })?;
+        wait_for(&answer)
+            .map_err(StoreFailure::NoAnswer)?
+            .map_err(StoreFailure::Said)
+    }
+}
+
+/// Why a store call gave no result.
+enum StoreFailure {
+    /// The store answered with an error.
+    Said(String),
+    /// No answer in time, or a stop signal: the store's thread may be
+    /// stuck, and nothing more is asked of it.
+    NoAnswer(String),
+}
+
+impl std::fmt::Display for StoreFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreFailure::Said(e) | StoreFailure::NoAnswer(e) => f.write_str(e),
+        }
+    }
+}
+
+/// The answer on `rx`, waited for at most [`STORE_WAIT`] and until a stop
+/// signal.
+fn wait_for<T>(rx: &mpsc::Receiver<T>) -> Result<T, String> {
+    let limit = std::env::var("IOMARK_STORE_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map_or(STORE_WAIT, Duration::from_secs_f64);
+    // A stop signal that comes during the wait ends it; one that came
+    // before (a run stopped by Ctrl-C, now being stored) does not.
+    let signals = crate::signals::stop_flag()
+        .ok()
+        .map(|_| crate::signals::stop_signals_received());
+    let start = Instant::now();
+    loop {
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(v) => return Ok(v),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err("the store's thread ended without an answer".into())
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if signals.is_some_and(|n| crate::signals::stop_signals_received() > n) {
+            return Err("stopped while waiting for the store".into());
+        }
+        if start.elapsed() >= limit {
+            return Err(format!(
+                "the store did not answer within {} s",
+                limit.as_secs_f64()
+            ));
         }
     }
 }

@@ -7,12 +7,21 @@
 //! limited mem child, which is passed the stop as SIGINT) also looks at the
 //! flag every 50 ms or so.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use anyhow::Context;
 
 static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// Stop signals received so far. The flag says only that one came; a wait
+/// that began after it (storing an interrupted run) ends at the next.
+static RECEIVED: AtomicUsize = AtomicUsize::new(0);
+
+/// How many stop signals have arrived since the handlers were installed.
+pub fn stop_signals_received() -> usize {
+    RECEIVED.load(Ordering::Relaxed)
+}
 
 /// The signals that stop a run.
 const STOP_SIGNALS: [std::ffi::c_int; 3] = [
@@ -30,6 +39,14 @@ pub fn stop_flag() -> anyhow::Result<&'static AtomicBool> {
     for sig in STOP_SIGNALS {
         signal_hook::flag::register(sig, Arc::clone(&flag))
             .context("cannot install the Ctrl-C handler")?;
+        // SAFETY: the action only adds to an atomic counter, which is
+        // async-signal-safe: no lock, no allocation.
+        unsafe {
+            signal_hook::low_level::register(sig, || {
+                RECEIVED.fetch_add(1, Ordering::Relaxed);
+            })
+        }
+        .context("cannot install the Ctrl-C handler")?;
     }
     Ok(STOP.get_or_init(|| flag))
 }

@@ -131,3 +131,52 @@ fn a_run_whose_store_fills_up_prints_its_figures_and_exits_4() {
         assert!(err.contains("taken out of"), "{err}");
     }
 }
+
+#[test]
+fn a_store_that_stops_answering_costs_a_bounded_wait_and_ctrl_c_ends_it() {
+    for stop_it in [false, true] {
+        let db = iomark_testrig::require!(PgScratchDb::new());
+        let relay = FreezableRelay::to(&db.server());
+        let url = db
+            .url
+            .replacen(&db.server(), &format!("127.0.0.1:{}", relay.port), 1);
+        let target = tempfile::tempdir().unwrap();
+        let mut run = iomark_cmd(&["disk", target.path().to_str().unwrap(), "--size", "4M"]);
+        run.args(["--runtime", "2s", "--engine", "psync", "--db", &url])
+            // Ctrl-C must end the wait well before this does.
+            .env("IOMARK_STORE_TIMEOUT", if stop_it { "600" } else { "3" });
+        let child = Proc::spawn(&mut run);
+        // Measuring (so begun in the store): then the store goes silent,
+        // as a server stopped with SIGSTOP, connected and answering nothing.
+        wait_until(Duration::from_secs(30), "the job runs", || {
+            !threads_named(child.pid(), "iomark-job-0").is_empty()
+        });
+        relay.freeze();
+        if stop_it {
+            // The job is done and the run waits on the store: Ctrl-C now.
+            wait_until(Duration::from_secs(30), "the job done", || {
+                threads_named(child.pid(), "iomark-job-0").is_empty()
+            });
+            child.signal(rustix::process::Signal::INT);
+        }
+        let (o, took) = child.finish_timed(Duration::from_secs(60));
+        let err = stderr(&o);
+        // Measured, not stored (4), or, stopped by Ctrl-C, interrupted.
+        let codes: &[i32] = if stop_it { &[4, 130] } else { &[4] };
+        assert!(
+            o.status.code().is_some_and(|c| codes.contains(&c)),
+            "{:?}: {err}",
+            o.status
+        );
+        assert!(stdout(&o).contains("read:"), "{}", stdout(&o));
+        let why = if stop_it {
+            "stopped while waiting for the store"
+        } else {
+            "did not answer within 3 s"
+        };
+        assert!(err.contains(why), "{err}");
+        assert_no_test_files(target.path());
+        // Bounded: 2 s of run, 3 s of wait (or none after Ctrl-C), start-up.
+        assert_within("the frozen store's run", took, Duration::from_secs(30));
+    }
+}

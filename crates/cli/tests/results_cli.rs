@@ -427,25 +427,8 @@ fn list_rejects_a_since_it_cannot_read() {
 
 #[test]
 fn postgres_urls_store_and_read_the_same_data() {
-    let admin = require!(std::env::var("IOMARK_TEST_PG_URL").map_err(|_| {
-        "IOMARK_TEST_PG_URL is not set (scripts/test starts a PostgreSQL server and sets it)"
-    }));
-    let name = format!("iomark_cli_test_{}", std::process::id());
-    let mut admin_client = postgres::Client::connect(&admin, postgres::NoTls).unwrap();
-    admin_client
-        .batch_execute(&format!("CREATE DATABASE {name}"))
-        .unwrap();
-    struct DropDb(postgres::Client, String);
-    impl Drop for DropDb {
-        fn drop(&mut self) {
-            let _ = self
-                .0
-                .batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.1));
-        }
-    }
-    let _guard = DropDb(admin_client, name.clone());
-    let base = admin.split('?').next().unwrap();
-    let url = format!("{}/{name}", base.rsplit_once('/').unwrap().0);
+    let db = require!(PgScratchDb::new());
+    let url = db.url.clone();
     let [a, b] = store(
         &url,
         [disk_doc("usb2", 40.0, 0.05), disk_doc("usb3", 80.0, 0.05)],

@@ -171,7 +171,7 @@ impl StoredRun {
 /// transaction each), then [`finish_run`](Store::finish_run). Until it is
 /// finished a run reads back as interrupted, which is what it is if the
 /// process dies.
-pub trait Store {
+pub trait Store: Send {
     /// Where the data is, for messages: a path or a URL without password.
     fn location(&self) -> String;
 

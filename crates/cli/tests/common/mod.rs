@@ -224,6 +224,122 @@ impl ScratchDb {
     }
 }
 
+/// A database of its own on the test PostgreSQL server
+/// (`IOMARK_TEST_PG_URL`, which scripts/test sets), dropped with every
+/// connection to it when this goes.
+pub struct PgScratchDb {
+    /// Its URL, as `--db` takes it.
+    pub url: String,
+    admin: postgres::Client,
+    name: String,
+}
+
+impl PgScratchDb {
+    pub fn new() -> Result<PgScratchDb, String> {
+        let admin_url = std::env::var("IOMARK_TEST_PG_URL").map_err(|_| {
+            "IOMARK_TEST_PG_URL is not set (scripts/test starts a PostgreSQL server and sets it)"
+                .to_string()
+        })?;
+        let name = format!(
+            "iomark_cli_test_{}",
+            iomark_testrig::unique_name("db").replace('-', "_")
+        );
+        let mut admin =
+            postgres::Client::connect(&admin_url, postgres::NoTls).map_err(|e| e.to_string())?;
+        admin
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .map_err(|e| e.to_string())?;
+        let base = admin_url.split('?').next().unwrap();
+        let url = format!("{}/{name}", base.rsplit_once('/').unwrap().0);
+        Ok(PgScratchDb { url, admin, name })
+    }
+
+    /// `host:port` of the server.
+    pub fn server(&self) -> String {
+        let rest = self.url.split_once('@').unwrap().1;
+        rest.split('/').next().unwrap().to_string()
+    }
+}
+
+impl Drop for PgScratchDb {
+    fn drop(&mut self) {
+        let _ = self.admin.batch_execute(&format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            self.name
+        ));
+    }
+}
+
+/// A TCP relay to a server that can be frozen: from then on it passes
+/// nothing either way and keeps every connection open, as a server stopped
+/// with SIGSTOP does (its kernel still holds the connections).
+pub struct FreezableRelay {
+    /// The port it listens on, on 127.0.0.1.
+    pub port: u16,
+    frozen: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl FreezableRelay {
+    pub fn to(upstream: &str) -> FreezableRelay {
+        use std::net::{TcpListener, TcpStream};
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let frozen = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let upstream = upstream.to_string();
+        let flag = Arc::clone(&frozen);
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let Ok(server) = TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                for (from, to) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    let flag = Arc::clone(&flag);
+                    std::thread::spawn(move || relay(from, to, &flag));
+                }
+            }
+        });
+        FreezableRelay { port, frozen }
+    }
+
+    /// Nothing passes from now on.
+    pub fn freeze(&self) {
+        self.frozen.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+fn relay(
+    mut from: std::net::TcpStream,
+    mut to: std::net::TcpStream,
+    frozen: &std::sync::atomic::AtomicBool,
+) {
+    use std::io::Write;
+    let mut buf = [0u8; 1 << 14];
+    loop {
+        if frozen.load(std::sync::atomic::Ordering::SeqCst) {
+            // Hold the connection, answer nothing: a stopped server.
+            std::thread::park_timeout(Duration::from_millis(100));
+            continue;
+        }
+        match from.read(&mut buf) {
+            Ok(0) | Err(_) => {
+                let _ = to.shutdown(std::net::Shutdown::Write);
+                return;
+            }
+            Ok(n) => {
+                while frozen.load(std::sync::atomic::Ordering::SeqCst) {
+                    std::thread::park_timeout(Duration::from_millis(100));
+                }
+                if to.write_all(&buf[..n]).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
 /// The files in `dir` whose names start with `prefix` and end with `suffix`.
 pub fn files_like(dir: &Path, prefix: &str, suffix: &str) -> Vec<PathBuf> {
     fs::read_dir(dir)
