@@ -282,10 +282,16 @@ fn say_notes(parsed: &fio_job::FioJobFile) {
     }
     let together = parsed.concurrent_in_fio();
     if !together.is_empty() {
+        // Named up to a few: a file of thousands of jobs gets one line.
+        const NAMED: usize = 5;
+        let mut names = together[..together.len().min(NAMED)].join(", ");
+        if together.len() > NAMED {
+            names.push_str(&format!(" and {} more", together.len() - NAMED));
+        }
         eprintln!(
             "iomark: note: fio would start {} together with the job before (no stonewall); \
              iomark runs one job at a time, each on its own",
-            together.join(", ")
+            iomark_text::escape_controls(&names)
         );
     }
 }
