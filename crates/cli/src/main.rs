@@ -23,6 +23,7 @@ mod mem;
 mod net;
 mod progress;
 mod record;
+mod replace;
 mod report;
 mod results;
 mod shell;

@@ -31,8 +31,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use anyhow::bail;
 use clap::Args;
-use iomark_model::{RunDocument, RunStatus};
+use iomark_model::{RunDocument, RunStatus, MAX_LABEL_BYTES, MAX_NOTE_BYTES};
 use iomark_store::{DeviceMemory, RunId, Store};
 
 /// Set once any recorder of this process has given up on its store.
@@ -66,9 +67,14 @@ pub struct StoreArgs {
 }
 
 /// A label is one non-empty word-ish string without commas (lists show
-/// labels joined by commas).
+/// labels joined by commas). Its length is checked by [`check_user_text`]
+/// once the command line is parsed: clap's refusal would quote the whole
+/// value, and a 100 KB label would fill the terminal.
 pub fn parse_label(s: &str) -> Result<String, String> {
     let t = s.trim();
+    if t.len() > MAX_LABEL_BYTES {
+        return Ok(t.to_string());
+    }
     if t.is_empty() {
         return Err("a label cannot be empty: use --label usb3".into());
     }
@@ -80,10 +86,38 @@ pub fn parse_label(s: &str) -> Result<String, String> {
     Ok(t.to_string())
 }
 
+/// Refuse a `--label` or `--note` over its limit ([`MAX_LABEL_BYTES`],
+/// [`MAX_NOTE_BYTES`]), in one line naming the limit, before anything runs
+/// or is stored.
+pub fn check_user_text(labels: &[String], note: Option<&str>) -> anyhow::Result<()> {
+    if let Some(l) = labels.iter().find(|l| l.len() > MAX_LABEL_BYTES) {
+        bail!(
+            "--label is {} bytes long; a label may be at most {}: shorten it",
+            l.len(),
+            limit_words(MAX_LABEL_BYTES)
+        );
+    }
+    if let Some(n) = note.filter(|n| n.len() > MAX_NOTE_BYTES) {
+        bail!(
+            "--note is {} bytes long; a note may be at most {}: shorten it (keep longer text in a file and name the file in the note)",
+            n.len(),
+            limit_words(MAX_NOTE_BYTES)
+        );
+    }
+    Ok(())
+}
+
+/// `1 KiB (1024 bytes)`.
+fn limit_words(bytes: usize) -> String {
+    format!("{} KiB ({bytes} bytes)", bytes / 1024)
+}
+
 impl StoreArgs {
-    /// Refuse a `--db` the store cannot use before anything is measured, so
-    /// a run is never made only to be thrown away.
+    /// Refuse a `--db` the store cannot use, and labels or a note over
+    /// their limits, before anything is measured, so a run is never made
+    /// only to be thrown away.
     pub fn check(&self) -> anyhow::Result<()> {
+        check_user_text(&self.labels, self.note.as_deref())?;
         if !self.no_store {
             iomark_store::check_db(self.db.as_deref())?;
         }
@@ -451,6 +485,42 @@ mod tests {
         let id = rec.id().unwrap();
         drop(rec);
         assert_eq!(status_of(&db, id), RunStatus::Failed);
+    }
+
+    #[test]
+    fn labels_and_notes_over_their_limit_are_refused_naming_it() {
+        let at_limit = "l".repeat(MAX_LABEL_BYTES);
+        assert_eq!(parse_label(&at_limit).unwrap(), at_limit);
+        let over = StoreArgs {
+            no_store: true,
+            labels: vec!["usb3".into(), format!("{at_limit}x")],
+            ..StoreArgs::default()
+        };
+        let err = over.check().unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "--label is 1025 bytes long; a label may be at most 1 KiB (1024 bytes): shorten it"
+        );
+        let long_note = StoreArgs {
+            no_store: true,
+            note: Some("n".repeat(MAX_NOTE_BYTES + 1)),
+            ..StoreArgs::default()
+        };
+        let err = long_note.check().unwrap_err().to_string();
+        assert!(
+            err.starts_with("--note is 1025 bytes long; a note may be at most 1 KiB (1024 bytes)"),
+            "{err}"
+        );
+        // A label over the limit is left to check(), whatever else is wrong
+        // with it, so clap never quotes it.
+        assert!(parse_label(&format!("{at_limit},x")).is_ok());
+        let fits = StoreArgs {
+            no_store: true,
+            labels: vec![at_limit],
+            note: Some("n".repeat(MAX_NOTE_BYTES)),
+            ..StoreArgs::default()
+        };
+        fits.check().unwrap();
     }
 
     #[test]

@@ -3,13 +3,14 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context};
+use anyhow::{anyhow, bail};
 use clap::Args;
 use iomark_report::{Report, ReportRun};
 use iomark_store::{RunId, RunSelection};
 
 use crate::exit::Exit;
-use crate::record::parse_label;
+use crate::record::{check_user_text, parse_label};
+use crate::replace::{replace_all, ReplaceError};
 
 /// The raw arguments of `iomark report`.
 #[derive(Debug, Args)]
@@ -54,6 +55,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Exit> {
     if args.html.is_none() && args.png.is_none() {
         bail!("nothing to write: add --html FILE or --png DIR");
     }
+    check_user_text(&args.labels, None)?;
     // A report only reads: a read-only database, or one on a read-only
     // mount, is enough, and none is created where there is none.
     let mut store = iomark_store::open_read_only(args.db.as_deref())?;
@@ -77,24 +79,70 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Exit> {
             use std::io::Write;
             std::io::stdout().write_all(&page)?;
         } else {
-            std::fs::write(path, page)
-                .with_context(|| format!("cannot write {}", path.display()))?;
+            replace_all(&[(path.clone(), page)]).map_err(|e| {
+                let left = if e.replaced == 0 {
+                    format!("{} is unchanged", path.display())
+                } else {
+                    format!(
+                        "{} was replaced, but may not survive a crash",
+                        path.display()
+                    )
+                };
+                not_written(&e, &left)
+            })?;
             eprintln!("wrote {}", path.display());
         }
     }
     if let Some(dir) = &args.png {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create directory {}", dir.display()))?;
         let files = report.pngs(args.png_scale)?;
+        std::fs::create_dir_all(dir).map_err(|cause| {
+            not_written(
+                &ReplaceError {
+                    path: dir.clone(),
+                    cause,
+                    replaced: 0,
+                },
+                "no PNG was written",
+            )
+        })?;
         if files.is_empty() {
             eprintln!("no charts fit these runs; no PNG written");
         }
-        for (name, bytes) in files {
-            let path = dir.join(name);
-            std::fs::write(&path, bytes)
-                .with_context(|| format!("cannot write {}", path.display()))?;
+        let files: Vec<(PathBuf, Vec<u8>)> = files
+            .into_iter()
+            .map(|(name, bytes)| (dir.join(name), bytes))
+            .collect();
+        replace_all(&files).map_err(|e| {
+            let dir = dir.display();
+            let left = match e.replaced {
+                0 => format!("every PNG in {dir} is unchanged"),
+                n if n == files.len() => {
+                    format!("the PNGs in {dir} were replaced, but may not survive a crash")
+                }
+                n => format!(
+                    "{n} of the {} PNGs in {dir} were replaced, each whole, the others are unchanged",
+                    files.len()
+                ),
+            };
+            not_written(&e, &left)
+        })?;
+        for (path, _) in &files {
             eprintln!("wrote {}", path.display());
         }
     }
     Ok(Exit::Success)
+}
+
+/// One line for a report that could not be written, saying what is `left`
+/// and, on a full file system, that it is full and what to do.
+fn not_written(e: &ReplaceError, left: &str) -> anyhow::Error {
+    let path = e.path.display();
+    if e.is_full() {
+        anyhow!(
+            "cannot write {path}: the file system is full ({}); {left}: free some space there or write the report to another file system",
+            e.cause
+        )
+    } else {
+        anyhow!("cannot write {path}: {}; {left}", e.cause)
+    }
 }

@@ -13,7 +13,7 @@ use iomark_text::json;
 use iomark_text::results::{self, TableStyle};
 
 use crate::exit::Exit;
-use crate::record::parse_label;
+use crate::record::{check_user_text, parse_label};
 use iomark_text::escape_controls as esc;
 
 /// The raw arguments of `iomark results`.
@@ -135,6 +135,7 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
     match args.command {
         ResultsCommand::List(l) => {
             // Validate before opening the database.
+            check_user_text(&l.labels, None)?;
             let query = RunQuery {
                 labels: l.labels,
                 device: l.device,
@@ -323,6 +324,7 @@ fn import(
     labels: &[String],
     note: Option<&str>,
 ) -> anyhow::Result<()> {
+    check_user_text(labels, note)?;
     // Convert every file first, so one bad file stores nothing at all.
     let mut docs = Vec::new();
     for f in files {

@@ -36,6 +36,7 @@ mod profiles_rig;
 mod profiles_sweep;
 mod profiles_testfile;
 mod report_html;
+mod results_abuse;
 mod results_cli;
 mod results_gate;
 mod shell_man;

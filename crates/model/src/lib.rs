@@ -31,6 +31,9 @@ pub mod verify;
 pub mod warning;
 pub mod workload;
 
-pub use run::{epoch_ms, now_ms, RunBody, RunDocument, RunStatus, SCHEMA_VERSION};
+pub use run::{
+    epoch_ms, now_ms, RunBody, RunDocument, RunStatus, MAX_LABEL_BYTES, MAX_NOTE_BYTES,
+    SCHEMA_VERSION,
+};
 pub use units::{Bytes, BytesPerSec, Iops, Nanos, ParseUnitError};
 pub use warning::{Warning, WarningKind};

@@ -14,6 +14,15 @@ use crate::warning::Warning;
 /// The version of the result document's layout.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The most bytes a label may have. Labels name runs in lists, legends and
+/// every chart of a report; one of 100 KB took `iomark report --png` a
+/// minute and a half to lay out, and a 5 MB one made a 245 MB page.
+pub const MAX_LABEL_BYTES: usize = 1024;
+
+/// The most bytes a note may have: a line or two about the run, shown with
+/// it wherever it is listed.
+pub const MAX_NOTE_BYTES: usize = 1024;
+
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -311,16 +311,33 @@ pub(crate) fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// `$XDG_DATA_HOME/iomark/results.db`, else `~/.local/share/iomark/results.db`.
+/// `$XDG_DATA_HOME/iomark/results.db`, else `$HOME/.local/share/iomark/results.db`.
+///
+/// As the XDG Base Directory specification says, a relative
+/// `XDG_DATA_HOME` is ignored (it would put the database under whatever
+/// directory iomark was started from). A relative `HOME` has no fallback
+/// and is refused ([`StoreError::RelativeHome`]).
 pub fn default_sqlite_path() -> Result<PathBuf, StoreError> {
-    let nonempty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    if let Some(d) = nonempty("XDG_DATA_HOME") {
-        return Ok(PathBuf::from(d).join("iomark").join("results.db"));
+    data_home(
+        std::env::var_os("XDG_DATA_HOME").as_deref(),
+        std::env::var_os("HOME").as_deref(),
+    )
+    .map(|d| d.join("iomark").join("results.db"))
+}
+
+/// The XDG data directory from the values of `XDG_DATA_HOME` and `HOME`.
+fn data_home(xdg: Option<&OsStr>, home: Option<&OsStr>) -> Result<PathBuf, StoreError> {
+    let set = |v: Option<&OsStr>| v.filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(d) = set(xdg).filter(|d| d.is_absolute()) {
+        return Ok(d);
     }
-    let home = nonempty("HOME").ok_or(StoreError::NoDataDir)?;
-    Ok(PathBuf::from(home)
-        .join(".local/share/iomark")
-        .join("results.db"))
+    let home = set(home).ok_or(StoreError::NoDataDir)?;
+    if !home.is_absolute() {
+        return Err(StoreError::RelativeHome {
+            home: home.display().to_string(),
+        });
+    }
+    Ok(home.join(".local/share"))
 }
 
 #[cfg(test)]

@@ -26,9 +26,16 @@ pub enum StoreError {
     },
     /// No data directory is known.
     #[error(
-        "no place for the results database: neither XDG_DATA_HOME nor HOME is set; pass --db PATH"
+        "no place for the results database: neither XDG_DATA_HOME (an absolute path) nor HOME is set; pass --db PATH"
     )]
     NoDataDir,
+    /// `HOME` is a relative path, so the default database would land
+    /// under whatever directory iomark was started from.
+    #[error("HOME is '{home}', a relative path: the results database would be made under the current directory; set HOME (or XDG_DATA_HOME) to an absolute path, or pass --db PATH")]
+    RelativeHome {
+        /// The value of `HOME`.
+        home: String,
+    },
     /// PostgreSQL failed.
     #[error("PostgreSQL {url}: {reason}")]
     Postgres {
@@ -89,6 +96,15 @@ pub enum StoreError {
         location: String,
         /// Why it was opened read-only.
         why: String,
+    },
+    /// The file system the database is on is full, or the user's quota on
+    /// it is used up.
+    #[error("results database {location}: the file system it is on is full ({cause}), and SQLite needs room there even to read it; free some space there, or pass --db PATH to a database on another file system")]
+    Full {
+        /// Where the database is.
+        location: String,
+        /// What SQLite said.
+        cause: String,
     },
     /// A command that only reads was pointed at a file that does not exist.
     #[error("no results database at {path}: nothing has been stored there yet; check --db (reading never creates one)")]

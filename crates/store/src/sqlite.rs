@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use rustix::io::Errno;
 
 use crate::backend::{Column, Db, DriverRow, Migration, Param, Row};
 use crate::decode::Decode;
@@ -43,6 +44,7 @@ impl SqliteStore {
             Err(e) if exists && not_writable(&e) => {
                 let why = match &e {
                     StoreError::Sqlite { cause, .. } => cause.to_string(),
+                    StoreError::ReadOnly { why, .. } => why.clone(),
                     other => other.to_string(),
                 };
                 let mut store = Self::open_read_only(path)?;
@@ -61,10 +63,23 @@ impl SqliteStore {
             })?;
         }
         let path = path.to_path_buf();
-        let err = sqlite_err(&path);
         let conn =
             Connection::open_with_flags(&path, plain_flags() | OpenFlags::SQLITE_OPEN_CREATE)
-                .map_err(&err)?;
+                .map_err(|cause| explain(&path, cause, None))?;
+        Self::set_up(&conn, &path)?;
+        let mut store = SqliteStore {
+            conn,
+            path,
+            read_only: None,
+        };
+        retry_busy_store(|| store.migrate())?;
+        Ok(store)
+    }
+
+    /// Make a read-write connection ready: refused when SQLite opened it
+    /// read-only, in WAL mode, with the busy timeout and foreign keys.
+    fn set_up(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+        let err = sqlite_err(conn, path);
         // SQLite quietly opens a write-protected file read-only; saying so
         // now beats failing on the first write.
         if conn.is_readonly(rusqlite::MAIN_DB).map_err(&err)? {
@@ -85,13 +100,7 @@ impl SqliteStore {
             .map_err(&err)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(&err)?;
-        let mut store = SqliteStore {
-            conn,
-            path,
-            read_only: None,
-        };
-        retry_busy_store(|| store.migrate())?;
-        Ok(store)
+        Ok(())
     }
 
     /// Open the existing database at `path` for reading only: nothing is
@@ -109,43 +118,39 @@ impl SqliteStore {
                 path: path.display().to_string(),
             });
         }
-        let err = sqlite_err(&path);
         let no_wal = !wal_file(&path).exists();
         // Opening for writing writes nothing; it only asks the kernel.
         let writable = std::fs::OpenOptions::new().write(true).open(&path).is_ok();
         let shared = if no_wal && !writable {
-            Err(rusqlite::Error::SqliteFailure(
-                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_READONLY),
-                None,
-            ))
+            Err(Failure {
+                cause: rusqlite::Error::SqliteFailure(
+                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_READONLY),
+                    None,
+                ),
+                errno: None,
+            })
         } else {
-            Connection::open_with_flags(&path, plain_flags())
-        }
-        .and_then(|conn| {
-            conn.busy_timeout(BUSY_TIMEOUT)?;
-            conn.pragma_update(None, "query_only", "ON")?;
-            // The first read is what needs the -shm file.
-            retry_busy(|| {
-                conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
-                    r.get::<_, i64>(0)
-                })
-            })?;
-            Ok(conn)
-        });
+            open_shared(&path)
+        };
         let conn = match shared {
             Ok(conn) => conn,
-            Err(e) if is_not_writable(&e) && no_wal => {
+            // Nothing uncommitted to miss: read the file as it is. (A full
+            // file system is not a reason: the failed open may have left
+            // an empty -wal behind, and the next read would then fail
+            // where this one worked.)
+            Err(f) if no_wal && is_not_writable(&f.cause) => {
                 let conn = Connection::open_with_flags(
                     immutable_uri(&path),
                     OpenFlags::SQLITE_OPEN_READ_ONLY
                         | OpenFlags::SQLITE_OPEN_URI
                         | OpenFlags::SQLITE_OPEN_NO_MUTEX,
                 )
-                .map_err(&err)?;
-                conn.pragma_update(None, "query_only", "ON").map_err(&err)?;
+                .map_err(|cause| explain(&path, cause, None))?;
+                conn.pragma_update(None, "query_only", "ON")
+                    .map_err(sqlite_err(&conn, &path))?;
                 conn
             }
-            Err(e) => return Err(err(e)),
+            Err(f) => return Err(explain(&path, f.cause, f.errno)),
         };
         let store = SqliteStore {
             conn,
@@ -203,11 +208,11 @@ impl SqliteStore {
         behavior: TransactionBehavior,
         f: impl FnOnce(&mut Sqlite<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let err = sqlite_err(&self.path);
-        let tx = self
-            .conn
-            .transaction_with_behavior(behavior)
-            .map_err(&err)?;
+        let err = sqlite_err(&self.conn, &self.path);
+        // Unchecked only in that the borrow checker does not stop a nested
+        // transaction (SQLite refuses one): `&mut self` already does, and
+        // `err` needs the connection too, to read why a commit failed.
+        let tx = Transaction::new_unchecked(&self.conn, behavior).map_err(&err)?;
         let out = f(&mut Sqlite {
             conn: &tx,
             path: &self.path,
@@ -243,6 +248,7 @@ fn is_not_writable(e: &rusqlite::Error) -> bool {
 fn not_writable(e: &StoreError) -> bool {
     match e {
         StoreError::Sqlite { cause, .. } => is_not_writable(cause),
+        StoreError::ReadOnly { .. } => true,
         StoreError::CreateDir { cause, .. } => matches!(
             cause.kind(),
             std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
@@ -310,10 +316,115 @@ fn retry_busy_store<T>(mut f: impl FnMut() -> Result<T, StoreError>) -> Result<T
     }
 }
 
-fn sqlite_err(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError {
-    let path = path.display().to_string();
-    move |cause| StoreError::Sqlite {
-        path: path.clone(),
+/// Why SQLite failed on `conn`, the database at `path`, as a
+/// [`StoreError`] ([`explain`]).
+fn sqlite_err<'a>(
+    conn: &'a Connection,
+    path: &'a Path,
+) -> impl Fn(rusqlite::Error) -> StoreError + 'a {
+    move |cause| explain(path, cause, system_errno(conn))
+}
+
+/// What the system said when SQLite last failed on `conn` (the ENOSPC
+/// behind a "disk I/O error"); `None` when it said nothing.
+fn system_errno(conn: &Connection) -> Option<i32> {
+    // SAFETY: the handle is that of an open connection, borrowed for the
+    // call; sqlite3_system_errno only reads a field of it.
+    let errno = unsafe { rusqlite::ffi::sqlite3_system_errno(conn.handle()) };
+    (errno != 0).then_some(errno)
+}
+
+/// A SQLite failure that could not be helped by opening the database.
+struct Failure {
+    cause: rusqlite::Error,
+    /// What the system said, read before the connection was closed.
+    errno: Option<i32>,
+}
+
+/// The database at `path` opened for reading next to its writers (WAL
+/// with its `-shm` file), writes refused, and read once.
+fn open_shared(path: &Path) -> Result<Connection, Failure> {
+    let conn = Connection::open_with_flags(path, plain_flags())
+        .map_err(|cause| Failure { cause, errno: None })?;
+    let ready = conn
+        .busy_timeout(BUSY_TIMEOUT)
+        .and_then(|()| conn.pragma_update(None, "query_only", "ON"))
+        .and_then(|()| {
+            // The first read is what needs the -shm file.
+            retry_busy(|| {
+                conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+                    r.get::<_, i64>(0)
+                })
+            })
+        });
+    match ready {
+        Ok(_) => Ok(conn),
+        Err(cause) => Err(Failure {
+            errno: system_errno(&conn),
+            cause,
+        }),
+    }
+}
+
+/// Whether SQLite failed because the file system is full (or the user's
+/// quota on it): SQLITE_FULL, or an I/O error the system gave ENOSPC or
+/// EDQUOT for (growing the -shm file, syncing).
+fn is_full(cause: &rusqlite::Error, errno: Option<i32>) -> bool {
+    let full = [Errno::NOSPC, Errno::DQUOT].map(|e| Some(e.raw_os_error()));
+    cause.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull)
+        || (matches!(
+            cause.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::SystemIoFailure | rusqlite::ErrorCode::CannotOpen)
+        ) && full.contains(&errno))
+}
+
+/// Whether `path`, or the nearest directory above it that exists, is on
+/// a file system mounted read-only.
+fn on_read_only_mount(path: &Path) -> bool {
+    path.ancestors()
+        .filter(|p| !p.as_os_str().is_empty())
+        .find_map(|p| rustix::fs::statvfs(p).ok())
+        .is_some_and(|s| s.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY))
+}
+
+/// What a SQLite failure on the database at `path` means, in words where
+/// it has a plain cause, since SQLite's own ("disk I/O error", "unable to
+/// open database file") name neither it nor a fix: a full file system is
+/// [`StoreError::Full`]; a read-only mount, or a database SQLite may only
+/// read, is [`StoreError::ReadOnly`]; anything else is
+/// [`StoreError::Sqlite`]. `errno` is what the system said, when known.
+fn explain(path: &Path, cause: rusqlite::Error, errno: Option<i32>) -> StoreError {
+    let location = path.display().to_string();
+    let code = cause.sqlite_error_code();
+    if is_full(&cause, errno) {
+        return StoreError::Full {
+            location,
+            cause: cause.to_string(),
+        };
+    }
+    let may_be_read_only = errno == Some(Errno::ROFS.raw_os_error())
+        || matches!(
+            code,
+            Some(
+                rusqlite::ErrorCode::ReadOnly
+                    | rusqlite::ErrorCode::CannotOpen
+                    | rusqlite::ErrorCode::SystemIoFailure
+            )
+        );
+    if may_be_read_only && on_read_only_mount(path) {
+        return StoreError::ReadOnly {
+            location,
+            why: "the file system it is on is mounted read-only".into(),
+        };
+    }
+    if code == Some(rusqlite::ErrorCode::ReadOnly) {
+        return StoreError::ReadOnly {
+            location,
+            why: cause.to_string(),
+        };
+    }
+    StoreError::Sqlite {
+        path: location,
         cause,
     }
 }
@@ -358,11 +469,13 @@ impl Db for Sqlite<'_> {
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
-        self.conn.execute_batch(sql).map_err(sqlite_err(self.path))
+        self.conn
+            .execute_batch(sql)
+            .map_err(sqlite_err(self.conn, self.path))
     }
 
     fn execute(&mut self, sql: &str, params: &[&dyn Param]) -> Result<u64, StoreError> {
-        let err = sqlite_err(self.path);
+        let err = sqlite_err(self.conn, self.path);
         let mut st = self.conn.prepare_cached(sql).map_err(&err)?;
         st.execute(rusqlite::params_from_iter(
             params.iter().map(|p| p.sqlite()),
@@ -372,7 +485,7 @@ impl Db for Sqlite<'_> {
     }
 
     fn query<D: Decode>(&mut self, sql: &str, params: &[&dyn Param]) -> Result<Vec<D>, StoreError> {
-        let err = sqlite_err(self.path);
+        let err = sqlite_err(self.conn, self.path);
         let location = self.location();
         let mut st = self.conn.prepare_cached(sql).map_err(&err)?;
         let mut rows = st

@@ -597,6 +597,18 @@ fn fio_counts_that_are_negative_or_fractional_are_refused() {
 }
 
 #[test]
+fn a_fio_block_size_of_0_is_refused() {
+    refused(
+        &with(fio_doc(), "/jobs/1/job options/bs", Some("0".into())),
+        "jobs[1].job options.bs",
+        "is 0 (\"0\")",
+    );
+    let global = with(fio_doc(), "/global options/bs", Some("0k".into()));
+    let global = with(global, "/jobs/0/job options/bs", None);
+    refused(&global, "global options.bs", "is 0");
+}
+
+#[test]
 fn fio_percentile_keys_and_values_that_are_not_numbers_are_refused() {
     let pct = "/jobs/0/read/clat_ns/percentile";
     for key in ["NaN", "inf", "-1.000000", "100.5", "fifty"] {
@@ -885,6 +897,98 @@ fn iomark_documents_are_checked_on_the_way_in_too() {
     // And a clean one imports unchanged.
     let back = import_str(&serde_json::to_string(&doc).unwrap()).unwrap();
     assert_eq!(back, doc);
+}
+
+#[test]
+fn iomark_documents_no_run_can_have_are_refused_naming_the_field() {
+    let doc = import_str(&fio_doc().to_string()).unwrap();
+    let json = serde_json::to_value(&doc).unwrap();
+    let read = "/body/jobs/0/read";
+    refused(
+        &with(json.clone(), &format!("{read}/iops"), Some((-1).into())),
+        "body.jobs[0].read.iops",
+        "is negative (-1)",
+    );
+    refused(
+        &with(json.clone(), "/body/jobs/0/spec/bs", Some(0.into())),
+        "body.jobs[0].spec.bs",
+        "is 0",
+    );
+    refused(
+        &with(
+            json.clone(),
+            &format!("{read}/clat/percentiles/1/percent"),
+            Some(150.into()),
+        ),
+        "body.jobs[0].read.clat.percentiles[1].percent",
+        "is not a percentile from 0 to 100 (150)",
+    );
+    refused(
+        &with(
+            json.clone(),
+            &format!("{read}/clat/percentiles/0/percent"),
+            Some((-5).into()),
+        ),
+        "body.jobs[0].read.clat.percentiles[0].percent",
+        "is not a percentile from 0 to 100 (-5)",
+    );
+    refused(
+        &with(
+            json.clone(),
+            "/body/jobs/0/iodepth_level/>=64",
+            Some((-0.5).into()),
+        ),
+        "body.jobs[0].iodepth_level[\">=64\"]",
+        "is negative (-0.5)",
+    );
+    for (version, why) in [(2, "newer than this iomark reads"), (0, "not a version")] {
+        let err =
+            import_str(&with(json.clone(), "/schema_version", Some(version.into())).to_string())
+                .unwrap_err();
+        assert!(
+            matches!(&err, ImportError::SchemaVersion { supported: 1, .. }),
+            "{err}"
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with(&format!("schema_version is {version}, {why}"))
+                && msg.ends_with("(this iomark reads schema version 1)"),
+            "{msg}"
+        );
+    }
+    let long = with(
+        json.clone(),
+        "/labels",
+        Some(serde_json::json!(["ok", "l".repeat(1025)])),
+    );
+    let err = import_str(&long.to_string()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "labels[1] is 1025 bytes long; a label may be at most 1 KiB (1024 bytes): shorten it in the file"
+    );
+    let note = with(json.clone(), "/note", Some("n".repeat(1025).into()));
+    let err = import_str(&note.to_string()).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("note is 1025 bytes long; a note"),
+        "{err}"
+    );
+    // In an exported array, the document is named by its place.
+    let bad = with(json.clone(), &format!("{read}/bw"), Some((-2).into()));
+    let err = import_many(&format!("[{json}, {bad}]")).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("[1].body.jobs[0].read.bw is negative (-2)"),
+        "{err}"
+    );
+    // At their limits, labels and notes import.
+    let at = with(
+        json.clone(),
+        "/labels",
+        Some(serde_json::json!(["l".repeat(1024)])),
+    );
+    let at = with(at, "/note", Some("n".repeat(1024).into()));
+    reads_back(&import_str(&at.to_string()).unwrap());
 }
 
 #[test]

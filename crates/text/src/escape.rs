@@ -50,6 +50,31 @@ pub fn escape_controls_keep_lines(s: &str) -> Cow<'_, str> {
     escape_where(s, |c| is_control(c) && c != '\n' && c != '\t')
 }
 
+/// Text from outside made fit for a Markdown table cell (or a line under
+/// the table): control characters shown as [`escape_controls`] shows them,
+/// newlines too (a cell cannot span lines); `|`, which would end the cell,
+/// and the backslash that escapes are backslash-escaped, so are `[`, `]`
+/// and `` ` ``, which would make a link or a code span of a label; `<`, `>`
+/// and `&` become entities, so no HTML (`<img onerror=...>`) reaches a
+/// renderer that passes it.
+pub fn escape_markdown(s: &str) -> String {
+    let shown = escape_controls(s);
+    let mut out = String::with_capacity(shown.len() + 8);
+    for c in shown.chars() {
+        match c {
+            '|' | '\\' | '[' | ']' | '`' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 fn escape_where(s: &str, escape: impl Fn(char) -> bool) -> Cow<'_, str> {
     if !s.chars().any(&escape) {
         return Cow::Borrowed(s);
@@ -87,6 +112,38 @@ mod escape_tests {
         assert_eq!(escape_controls("\u{a0}nbsp"), "\u{a0}nbsp");
         assert_eq!(escape_controls("exe.\u{202e}gpj"), "exe.\\u{202e}gpj");
         assert_eq!(escape_controls("\u{2066}x\u{2069}"), "\\u{2066}x\\u{2069}");
+    }
+
+    #[test]
+    fn markdown_cells_hold_any_text_as_text() {
+        assert_eq!(escape_markdown("a|b"), "a\\|b");
+        assert_eq!(escape_markdown("C:\\dir\\|x"), "C:\\\\dir\\\\\\|x");
+        assert_eq!(
+            escape_markdown("<img src=x onerror=alert(1)>"),
+            "&lt;img src=x onerror=alert(1)&gt;"
+        );
+        assert_eq!(escape_markdown("R&D"), "R&amp;D");
+        assert_eq!(escape_markdown("&lt;"), "&amp;lt;");
+        assert_eq!(
+            escape_markdown("[click](javascript:x) `code`"),
+            "\\[click\\](javascript:x) \\`code\\`"
+        );
+        // Newlines and controls are shown, and the backslash that shows
+        // them is escaped in turn, so a renderer shows `\n`, `\x1b`.
+        assert_eq!(escape_markdown("one\ntwo\r"), "one\\\\ntwo\\\\r");
+        assert_eq!(escape_markdown("\x1b[31m\u{9b}"), "\\\\x1b\\[31m\\\\x9b");
+        // What a test name or a device holds passes as it is.
+        let plain = "read 1MiB QD8 T1, io_uring, direct, random data, 1GiB – 67.20 MB/s µs";
+        assert_eq!(escape_markdown(plain), plain);
+        for evil in ["a|b\nc", "\\|", "x\x07|<b>&", "|||"] {
+            let cell = escape_markdown(evil);
+            assert!(!cell.contains('\n') && !cell.contains('<'), "{cell}");
+            // Every `|` left is escaped: preceded by an odd run of backslashes.
+            for (i, _) in cell.match_indices('|') {
+                let run = cell[..i].chars().rev().take_while(|&c| c == '\\').count();
+                assert!(run % 2 == 1, "unescaped | in {cell:?}");
+            }
+        }
     }
 
     #[test]

@@ -13,7 +13,8 @@
 //! scripts read from the commands that do not measure.
 //!
 //! Every text that came from outside (names, labels, imported files) goes
-//! through [`escape_controls`] on its way out.
+//! through [`escape_controls`] on its way out, and through
+//! [`escape_markdown`] into a Markdown export.
 
 mod cluster;
 pub mod comparison;
@@ -31,7 +32,7 @@ mod verify;
 
 pub use cluster::{mem_rank_table, rank_table};
 pub use disk::{cgroup_usage, disk_run};
-pub use escape::{escape_controls, escape_controls_keep_lines};
+pub use escape::{escape_controls, escape_controls_keep_lines, escape_markdown};
 pub use fio_json::fio_json;
 pub use info::{device_info, nic_info};
 pub use knee::knee_sentence;

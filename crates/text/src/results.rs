@@ -211,10 +211,15 @@ pub fn run_detail(run: &StoredRun) -> String {
 
 /// A stored warning for the terminal, escaped.
 fn scoped(scope: &str, msg: &str) -> String {
+    scoped_in(TableStyle::Terminal, scope, msg)
+}
+
+/// A stored warning, escaped for `style`.
+fn scoped_in(style: TableStyle, scope: &str, msg: &str) -> String {
     if scope.is_empty() {
-        esc(msg).into_owned()
+        style.text(msg)
     } else {
-        format!("{}: {}", esc(scope), esc(msg))
+        format!("{}: {}", style.text(scope), style.text(msg))
     }
 }
 
@@ -227,13 +232,25 @@ pub enum TableStyle {
     Markdown,
 }
 
+impl TableStyle {
+    /// Text from outside (a label, a device, a host, a path, a test's
+    /// name) fit for this style: control characters shown, not sent; in
+    /// Markdown also nothing that ends a cell or makes a link or HTML.
+    fn text(self, s: &str) -> String {
+        match self {
+            TableStyle::Terminal => esc(s).into_owned(),
+            TableStyle::Markdown => crate::escape_markdown(s),
+        }
+    }
+}
+
 /// `iomark results compare` and the Markdown export: tests as rows, runs
 /// as columns, each figure with its ratio to the first run (the
 /// baseline) and whether that is better or worse, then the legend and the
 /// runs' warnings.
 pub fn comparison(lineup: &Lineup, style: TableStyle) -> String {
     let runs = lineup.runs();
-    let mut t = comparison_table(lineup);
+    let mut t = comparison_table(lineup, style);
     match style {
         TableStyle::Terminal => {
             t.load_preset(UTF8_FULL_CONDENSED);
@@ -254,25 +271,25 @@ pub fn comparison(lineup: &Lineup, style: TableStyle) -> String {
     if style == TableStyle::Markdown && runs.len() > 1 {
         out.push('\n');
     }
-    out += &unmatched(lineup);
-    out + &legend(lineup)
+    out += &unmatched(lineup, style);
+    out + &legend(lineup, style)
 }
 
 /// `#12`, the labels, the tool when not iomark, and what the run measured
 /// through (`Samsung T7, USB 3.2 10 Gb/s, uas`; a network run's interface).
-fn column_header(run: &StoredRun) -> String {
+fn column_header(run: &StoredRun, style: TableStyle) -> String {
     let s = &run.summary;
     let mut h = format!("#{}", s.id);
     if !s.labels.is_empty() {
-        h += &format!("\n{}", esc(&s.labels.join(",")));
+        h += &format!("\n{}", style.text(&s.labels.join(",")));
     }
     if s.tool != "iomark" {
-        h += &format!("\n({})", esc(&s.tool));
+        h += &format!("\n({})", style.text(&s.tool));
     }
     if let Some(d) = run.document().ok().as_ref().and_then(device_link) {
-        h += &format!("\n{}", esc(&d));
+        h += &format!("\n{}", style.text(&d));
     } else if let Some(d) = &s.device {
-        h += &format!("\n{}", esc(d));
+        h += &format!("\n{}", style.text(d));
     }
     h
 }
@@ -280,22 +297,22 @@ fn column_header(run: &StoredRun) -> String {
 /// Per run, the tests other runs have and it has not: those rows compare
 /// nothing (a different test size, engine or depth is a different test).
 /// Empty when every run has every test.
-fn unmatched(lineup: &Lineup) -> String {
+fn unmatched(lineup: &Lineup, style: TableStyle) -> String {
     let mut out = String::new();
     for (id, missing) in lineup.unmatched() {
-        let missing: Vec<String> = missing.iter().map(|t| esc(t).into_owned()).collect();
+        let missing: Vec<String> = missing.iter().map(|t| style.text(t)).collect();
         let _ = writeln!(out, "not in #{id}: {}", missing.join("; "));
     }
     out
 }
 
 /// Tests as rows, runs as columns; the first run is the baseline.
-fn comparison_table(lineup: &Lineup) -> Table {
+fn comparison_table(lineup: &Lineup, style: TableStyle) -> Table {
     let runs = lineup.runs();
     let mut t = Table::new();
     let mut header = vec![Cell::new("test"), Cell::new("metric")];
     header.extend(runs.iter().enumerate().map(|(i, r)| {
-        let mut h = column_header(r);
+        let mut h = column_header(r, style);
         if i == 0 {
             h += "\n(baseline)";
         }
@@ -303,7 +320,7 @@ fn comparison_table(lineup: &Lineup) -> Table {
     }));
     t.set_header(header);
     for &k in lineup.keys() {
-        let mut row = vec![Cell::new(esc(k.0)), Cell::new(esc(k.1))];
+        let mut row = vec![Cell::new(style.text(k.0)), Cell::new(style.text(k.1))];
         for i in 0..runs.len() {
             let text = match (lineup.figure(i, k), lineup.judged(i, k)) {
                 (None, _) => "-".to_string(),
@@ -362,7 +379,7 @@ pub fn regression_lines(lineup: &Lineup) -> Vec<String> {
         .collect()
 }
 
-fn legend(lineup: &Lineup) -> String {
+fn legend(lineup: &Lineup, style: TableStyle) -> String {
     let runs = lineup.runs();
     let mut out = format!(
         "ratios are run / baseline #{}; better and worse: bandwidth, IOPS and MFLOPS are better higher, latency and time lower; counts and percentages are only higher or lower; ~ marks a difference inside the spread (min – max) of both runs' passes or per-second samples: not a real difference\n",
@@ -380,7 +397,7 @@ fn legend(lineup: &Lineup) -> String {
                 out,
                 "warning: #{} {}",
                 r.summary.id,
-                scoped(&w.scope, &w.warning.message)
+                scoped_in(style, &w.scope, &w.warning.message)
             );
         }
         if r.summary.status != RunStatus::Complete {
@@ -456,4 +473,82 @@ pub fn export_csv(runs: &[StoredRun], out: impl std::io::Write) -> csv::Result<(
     }
     w.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomark_model::figure::{Figure, FigureUnit};
+    use iomark_model::{Warning, WarningKind};
+    use iomark_store::{RunId, StoredWarning};
+
+    /// A stored run with one bandwidth figure of test `test`, labelled
+    /// `label`, measured through `device`.
+    fn stored(id: i64, label: &str, device: &str, test: &str, value: f64) -> StoredRun {
+        StoredRun {
+            summary: RunSummary {
+                id: RunId(id),
+                kind: "disk".into(),
+                tool: "iomark".into(),
+                tool_version: "0.1.0".into(),
+                command_line: vec![],
+                started_at_ms: 0,
+                finished_at_ms: 0,
+                status: RunStatus::Complete,
+                labels: vec![label.into()],
+                note: None,
+                target: None,
+                device: Some(device.into()),
+                warning_count: 1,
+            },
+            figures: vec![Figure {
+                test: test.into(),
+                metric: "read bw".into(),
+                unit: FigureUnit::BytesPerSec,
+                value,
+                spread: None,
+            }],
+            warnings: vec![StoredWarning {
+                scope: "job|<b>".into(),
+                warning: Warning::new(WarningKind::Other, "slow <script>x</script> | y"),
+            }],
+            document_json: String::new(),
+        }
+    }
+
+    #[test]
+    fn markdown_cells_from_outside_cannot_break_the_table_or_carry_html() {
+        let evil = "a|b<img src=x onerror=alert(1)>\\\n[l](javascript:x)";
+        let runs = [
+            stored(1, evil, "dev|ice<i>", "read | 1MiB", 40e6),
+            stored(2, "ok", "sdb", "read | 1MiB", 80e6),
+        ];
+        let md = comparison(&Lineup::new(&runs, None), TableStyle::Markdown);
+        let table: Vec<&str> = md.lines().take_while(|l| l.starts_with('|')).collect();
+        assert_eq!(table.len(), 3, "{md}");
+        // Every row has as many cells as the header: 2 + one per run.
+        for row in &table {
+            let bars = row
+                .char_indices()
+                .filter(|&(i, c)| {
+                    c == '|' && row[..i].chars().rev().take_while(|&b| b == '\\').count() % 2 == 0
+                })
+                .count();
+            assert_eq!(bars, 5, "{row}\n{md}");
+        }
+        assert!(!md.contains('<') && !md.contains('>'), "{md}");
+        assert!(
+            md.contains("a\\|b&lt;img src=x onerror=alert(1)&gt;\\\\\\\\n\\[l\\](javascript:x)"),
+            "{md}"
+        );
+        assert!(md.contains("dev\\|ice&lt;i&gt;"), "{md}");
+        assert!(md.contains("| read \\| 1MiB"), "{md}");
+        assert!(
+            md.contains("warning: #1 job\\|&lt;b&gt;: slow &lt;script&gt;x&lt;/script&gt; \\| y"),
+            "{md}"
+        );
+        // The terminal table shows the same text unescaped, controls aside.
+        let term = comparison(&Lineup::new(&runs, None), TableStyle::Terminal);
+        assert!(term.contains("dev|ice<i>"), "{term}");
+    }
 }

@@ -202,3 +202,38 @@ fn iomark_db_that_is_not_utf8_is_refused() {
     let msg = target_or_env(None, Some(bad)).unwrap_err().to_string();
     assert!(msg.contains("IOMARK_DB is not UTF-8"), "{msg}");
 }
+
+#[test]
+fn the_data_home_follows_the_xdg_specification() {
+    let os = |s: &'static str| Some(OsStr::new(s));
+    assert_eq!(
+        data_home(os("/x/data"), os("/home/me")).unwrap(),
+        PathBuf::from("/x/data")
+    );
+    // Unset, empty or relative XDG_DATA_HOME: $HOME/.local/share.
+    for xdg in [None, os(""), os("data"), os("./data"), os("~/data")] {
+        assert_eq!(
+            data_home(xdg, os("/home/me")).unwrap(),
+            PathBuf::from("/home/me/.local/share"),
+            "{xdg:?}"
+        );
+    }
+    // A relative HOME is refused, not used under the current directory.
+    for home in ["home", ".", "~"] {
+        let err = data_home(os("rel"), os(home)).unwrap_err();
+        assert!(matches!(err, StoreError::RelativeHome { .. }), "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("relative path") && msg.contains("--db PATH"),
+            "{msg}"
+        );
+    }
+    assert!(matches!(
+        data_home(os("rel"), None).unwrap_err(),
+        StoreError::NoDataDir
+    ));
+    assert!(matches!(
+        data_home(None, os("")).unwrap_err(),
+        StoreError::NoDataDir
+    ));
+}

@@ -359,7 +359,17 @@ fn convert_job(
         ))
     })?;
     let bs = match src("bs").or_else(|| src("blocksize")) {
-        Some((s, k, at)) => parse_unit::<Bytes>(s.split(',').next().unwrap_or(s), at, k)?,
+        Some((s, k, at)) => {
+            let bs = parse_unit::<Bytes>(s.split(',').next().unwrap_or(s), at, k)?;
+            // fio itself refuses bs=0; a file that says so was edited.
+            if bs.is_some_and(|b| b.get() == 0) {
+                return Err(at.invalid(
+                    k,
+                    format!("is 0 (\"{}\"): a block size is at least one byte", short(s)),
+                ));
+            }
+            bs
+        }
         None => None,
     }
     .unwrap_or(Bytes(4096));

@@ -4,7 +4,10 @@
 //! The format is recognised from the content, not the file name. Anything
 //! that is not a complete fio or iperf3 JSON document is refused with a
 //! reason, before anything is stored; so is any number no run can have
-//! (negative, not finite, too large for its field), with the field named.
+//! (negative, not finite, too large for its field, a block size of 0, a
+//! percentile outside 0 to 100), with the field named, an iomark document
+//! of a schema version this iomark does not read, and a label or note over
+//! its limit.
 //! Every converted document, iomark's own included, is written and read
 //! back as the store would before it is handed out.
 
@@ -17,6 +20,7 @@ use serde_json::Value;
 use crate::{RunId, RunSummary, StoredRun};
 
 mod fio;
+mod iomark;
 mod iperf3;
 
 /// Why a file could not be imported.
@@ -67,6 +71,30 @@ pub enum ImportError {
         /// What is wrong with it, with the value.
         problem: String,
     },
+    /// An iomark document of a layout this iomark does not read.
+    #[error("{field} is {found}, {why} (this iomark reads schema version {supported})")]
+    SchemaVersion {
+        /// The JSON path of the field.
+        field: String,
+        /// The version the file says, as written.
+        found: String,
+        /// The one version this iomark reads.
+        supported: u32,
+        /// Why it is refused and what to do.
+        why: &'static str,
+    },
+    /// A label or note longer than a run may have.
+    #[error("{field} is {len} bytes long; a {what} may be at most {} KiB ({limit} bytes): shorten it in the file", limit / 1024)]
+    TooLong {
+        /// The JSON path of the field.
+        field: String,
+        /// Its length in bytes.
+        len: usize,
+        /// `label` or `note`.
+        what: &'static str,
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// The converted document would not read back from the store as it
     /// was written; nothing was stored.
     #[error("the {tool} run converted from this file would not read back from the results store ({reason}): nothing was stored; this is a bug in iomark's importer, please report it with the file")]
@@ -107,9 +135,10 @@ pub fn import_many(text: &str) -> Result<Vec<RunDocument>, ImportError> {
     }
     values
         .into_iter()
-        .map(|v| {
+        .enumerate()
+        .map(|(i, v)| {
             if is_iomark(&v) {
-                iomark_document(v).and_then(read_back)
+                iomark::convert(v, &format!("[{i}]")).and_then(read_back)
             } else {
                 Err(ImportError::UnknownFormat)
             }
@@ -136,7 +165,7 @@ fn convert_value(value: Value) -> Result<RunDocument, ImportError> {
     if value.get("fio version").is_some() {
         fio::convert(&value)
     } else if is_iomark(&value) {
-        iomark_document(value)
+        iomark::convert(value, "")
     } else if value.get("start").is_some() && value.get("end").is_some() {
         iperf3::convert(&value)
     } else {
@@ -146,14 +175,6 @@ fn convert_value(value: Value) -> Result<RunDocument, ImportError> {
 
 fn is_iomark(v: &Value) -> bool {
     v.get("schema_version").is_some() && v.get("body").is_some()
-}
-
-fn iomark_document(v: Value) -> Result<RunDocument, ImportError> {
-    serde_json::from_value(v).map_err(|e| {
-        ImportError::Unsupported(format!(
-            "an iomark document this version cannot read ({e}): import it with the iomark that wrote it, or a newer one"
-        ))
-    })
 }
 
 /// The one JSON object in `text`, skipping the lines some tools print
