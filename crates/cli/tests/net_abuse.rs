@@ -8,8 +8,9 @@
 //! only delays it) plus lower limits that hold whatever the load.
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::net::{TcpStream, UdpSocket};
 use std::ops::Range;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::*;
@@ -480,4 +481,182 @@ fn iperf3_client_tests_with_counts_and_without_an_end_are_served() {
     );
     // Five counted tests and the -t 0 one.
     still_serves(&mut srv, port, 7, "iperf3 -t 0 at the cap");
+}
+
+/// Parameters of a UDP `-R` test at 10 Mbit/s: the server streams
+/// datagrams to wherever the stream's hello came from.
+const UDP_REVERSE: &[u8] =
+    br#"{"udp":true,"time":2,"parallel":1,"len":1400,"bandwidth":10000000,"reverse":true}"#;
+
+/// Every datagram waiting on `sock`, without blocking.
+fn drain(sock: &UdpSocket) -> usize {
+    sock.set_nonblocking(true).unwrap();
+    let mut buf = [0u8; 65536];
+    let mut n = 0;
+    while sock.recv(&mut buf).is_ok() {
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn udp_hello_from_another_address_gets_nothing() {
+    let (port, mut srv) = server();
+    // The address the attacker wants flooded: a socket there counts what
+    // arrives. The control connection comes from 127.0.0.1 (connect's
+    // choice), the hello from 127.0.0.2.
+    let victim = UdpSocket::bind(("127.0.0.2", 0)).expect("bind a UDP socket on 127.0.0.2");
+    // The attacker's hello alone: the server waits for one from 127.0.0.1
+    // until its 2 s set-up limit, then ends the test, naming both.
+    let mut ctrl = handshake(port);
+    send_frame(&mut ctrl, UDP_REVERSE);
+    assert_eq!(read_byte(&mut ctrl), Some(10), "CREATE_STREAMS expected");
+    victim.send_to(b"9876", ("127.0.0.1", port)).unwrap();
+    srv.wait_stderr("test #1 ended", Duration::from_secs(30));
+    let log = srv.stderr_so_far();
+    assert!(
+        log.contains("no UDP hello came from 127.0.0.1")
+            && log.contains("(the first from 127.0.0.2:"),
+        "{log}"
+    );
+    assert_eq!(read_byte(&mut ctrl), None, "the test must not start");
+    // The attacker's hello, then a real one from the control connection's
+    // host: the test runs, and its datagrams go there.
+    wait_ready_for(&mut srv, 2);
+    let mut ctrl = handshake(port);
+    send_frame(&mut ctrl, UDP_REVERSE);
+    assert_eq!(read_byte(&mut ctrl), Some(10), "CREATE_STREAMS expected");
+    victim.send_to(b"9876", ("127.0.0.1", port)).unwrap();
+    let client = UdpSocket::bind(("127.0.0.1", 0)).unwrap();
+    client.connect(("127.0.0.1", port)).unwrap();
+    client.send(b"9876").unwrap();
+    assert_eq!(read_byte(&mut ctrl), Some(1), "TEST_START expected");
+    assert_eq!(read_byte(&mut ctrl), Some(2), "TEST_RUNNING expected");
+    client
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut buf = [0u8; 65536];
+    // The reply and 20 data datagrams (about 22 ms at 10 Mbit/s).
+    for _ in 0..21 {
+        client
+            .recv(&mut buf)
+            .expect("the test's datagrams on 127.0.0.1");
+    }
+    srv.wait_stderr("ignored 1 UDP hello(s)", Duration::from_secs(10));
+    // The client vanishes; once the server serves the next test it has
+    // stopped sending, and everything it sent has arrived (loopback
+    // delivers within the send call).
+    drop(ctrl);
+    still_serves(&mut srv, port, 3, "a hello from another address");
+    // Not even the reply: a forged hello gets no answer at all.
+    assert_eq!(drain(&victim), 0, "datagrams reached 127.0.0.2");
+    wait_ready_for(&mut srv, 4);
+    let out = iomark_client(port, &["-u", "-R", "-t", "1", "-J"]);
+    assert_ok(&out, "a UDP -R test after a hello from another address");
+    assert!(end_bytes(&json(&out), "sum_received") > 0);
+}
+
+#[test]
+fn udp_reverse_test_outlives_the_receive_timeout_while_its_client_is_there() {
+    // The client of a UDP -R test sends nothing once its hello is answered;
+    // its host still answers the control connection's keepalive probes,
+    // and that keeps a 5 s test alive under a 2 s receive timeout.
+    let (port, mut srv) = limited_server("2s", &[]);
+    let out = iomark_client(port, &["-u", "-R", "-b", "1M", "-t", "5", "-J"]);
+    assert_ok(&out, "a 5 s UDP -R test with a 2 s receive timeout");
+    let doc = json(&out);
+    let secs = doc["end"]["sum_received"]["seconds"].as_f64().unwrap();
+    assert!(secs > 4.9, "the test ended after {secs} s");
+    if have("iperf3").is_ok() {
+        wait_ready_for(&mut srv, 2);
+        let out = iperf3_client(port, &["-u", "-R", "-b", "1M", "-t", "5", "-J"]);
+        assert_ok(&out, "iperf3 -u -R -t 5 with a 2 s receive timeout");
+        let doc = json(&out);
+        assert!(doc.get("error").is_none(), "{}", doc["error"]);
+    } else {
+        iomark_testrig::skipped("iperf3's UDP -R client (iperf3 is not installed)");
+    }
+}
+
+#[test]
+fn udp_reverse_test_whose_client_answers_nothing_ends_at_the_receive_timeout() {
+    require!(can_build_rig());
+    let rig = require!(Rig::up(None));
+    let port = free_port().to_string();
+    let mut srv = Proc::spawn(
+        Command::new("ip")
+            .args(["netns", "exec", &rig.server_ns])
+            .args([
+                IOMARK,
+                "net",
+                "server",
+                "-p",
+                &port,
+                "--rcv-timeout",
+                "2s",
+                "--grace",
+                "2s",
+            ]),
+    );
+    rig.wait_server_listening(&port);
+    // A 60 s test: without the receive timeout the server would stream to
+    // its client for 60 s + grace whatever became of it.
+    let mut client = Proc::spawn(
+        Command::new("ip")
+            .args(["netns", "exec", &rig.client_ns])
+            .args([
+                IOMARK,
+                "net",
+                "client",
+                "10.201.0.2",
+                "-p",
+                &port,
+                "-u",
+                "-R",
+                "-b",
+                "10M",
+                "-t",
+                "60",
+                "--no-store",
+            ]),
+    );
+    client.wait_stdout("0.00-1.00", Duration::from_secs(30));
+    // From now on nothing leaves the client's namespace: no data, no ACK,
+    // no answer to a keepalive probe, no ICMP. The server's datagrams still
+    // arrive, and its sends still succeed.
+    run(
+        "tc",
+        &[
+            "-n",
+            &rig.client_ns,
+            "qdisc",
+            "add",
+            "dev",
+            &rig.client_if,
+            "root",
+            "bfifo",
+            "limit",
+            "0",
+        ],
+    )
+    .expect("drop everything the client sends");
+    let silent = Instant::now();
+    srv.wait_stderr("test #1 ended", Duration::from_secs(40));
+    let log = srv.stderr_so_far();
+    assert!(log.contains("(--rcv-timeout)"), "{log}");
+    // The last answer came at most a keepalive period (1 s) before the
+    // drop; then 2 s, a 250 ms poll and up to 1 s of linger.
+    assert_took(
+        silent.elapsed(),
+        900..15000,
+        "a UDP -R test whose client went silent ended, with a 2 s receive timeout,",
+    );
+    // The server's SERVER_ERROR still reached the client.
+    let out = client.finish(Duration::from_secs(30));
+    assert!(
+        stderr(&out).contains("idle timeout for receiving data"),
+        "{}",
+        stderr(&out)
+    );
+    drop(srv);
 }
