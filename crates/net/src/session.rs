@@ -217,7 +217,10 @@ impl Session {
                     bytes: t.bytes,
                     retransmits: t.retransmits.map(|r| r as i64).unwrap_or(-1),
                     jitter: if udp && !s.sending { t.jitter } else { 0.0 },
-                    errors: if udp && !s.sending { t.lost } else { 0 },
+                    // Late datagrams undo losses counted before the omit
+                    // period ended, which can take this period's count
+                    // below 0; peers refuse a negative count.
+                    errors: if udp && !s.sending { t.lost.max(0) } else { 0 },
                     packets: if udp { t.packets as i64 } else { 0 },
                     omitted_errors: Some(if udp && !s.sending { t.omitted_lost } else { 0 }),
                     omitted_packets: Some(if udp { t.omitted_packets as i64 } else { 0 }),
