@@ -8,8 +8,9 @@
 //! only delays it) plus lower limits that hold whatever the load.
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::net::{TcpStream, UdpSocket};
 use std::ops::Range;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::*;
@@ -480,4 +481,390 @@ fn iperf3_client_tests_with_counts_and_without_an_end_are_served() {
     );
     // Five counted tests and the -t 0 one.
     still_serves(&mut srv, port, 7, "iperf3 -t 0 at the cap");
+}
+
+/// Parameters of a UDP `-R` test at 10 Mbit/s: the server streams
+/// datagrams to wherever the stream's hello came from.
+const UDP_REVERSE: &[u8] =
+    br#"{"udp":true,"time":2,"parallel":1,"len":1400,"bandwidth":10000000,"reverse":true}"#;
+
+/// Every datagram waiting on `sock`, without blocking.
+fn drain(sock: &UdpSocket) -> usize {
+    sock.set_nonblocking(true).unwrap();
+    let mut buf = [0u8; 65536];
+    let mut n = 0;
+    while sock.recv(&mut buf).is_ok() {
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn udp_hello_from_another_address_gets_nothing() {
+    let (port, mut srv) = server();
+    // The address the attacker wants flooded: a socket there counts what
+    // arrives. The control connection comes from 127.0.0.1 (connect's
+    // choice), the hello from 127.0.0.2.
+    let victim = UdpSocket::bind(("127.0.0.2", 0)).expect("bind a UDP socket on 127.0.0.2");
+    // The attacker's hello alone: the server waits for one from 127.0.0.1
+    // until its 2 s set-up limit, then ends the test, naming both.
+    let mut ctrl = handshake(port);
+    send_frame(&mut ctrl, UDP_REVERSE);
+    assert_eq!(read_byte(&mut ctrl), Some(10), "CREATE_STREAMS expected");
+    victim.send_to(b"9876", ("127.0.0.1", port)).unwrap();
+    srv.wait_stderr("test #1 ended", Duration::from_secs(30));
+    let log = srv.stderr_so_far();
+    assert!(
+        log.contains("no UDP hello came from 127.0.0.1")
+            && log.contains("(the first from 127.0.0.2:"),
+        "{log}"
+    );
+    assert_eq!(read_byte(&mut ctrl), None, "the test must not start");
+    // The attacker's hello, then a real one from the control connection's
+    // host: the test runs, and its datagrams go there.
+    wait_ready_for(&mut srv, 2);
+    let mut ctrl = handshake(port);
+    send_frame(&mut ctrl, UDP_REVERSE);
+    assert_eq!(read_byte(&mut ctrl), Some(10), "CREATE_STREAMS expected");
+    victim.send_to(b"9876", ("127.0.0.1", port)).unwrap();
+    let client = UdpSocket::bind(("127.0.0.1", 0)).unwrap();
+    client.connect(("127.0.0.1", port)).unwrap();
+    client.send(b"9876").unwrap();
+    assert_eq!(read_byte(&mut ctrl), Some(1), "TEST_START expected");
+    assert_eq!(read_byte(&mut ctrl), Some(2), "TEST_RUNNING expected");
+    client
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut buf = [0u8; 65536];
+    // The reply and 20 data datagrams (about 22 ms at 10 Mbit/s).
+    for _ in 0..21 {
+        client
+            .recv(&mut buf)
+            .expect("the test's datagrams on 127.0.0.1");
+    }
+    srv.wait_stderr("ignored 1 UDP hello(s)", Duration::from_secs(10));
+    // The client vanishes; once the server serves the next test it has
+    // stopped sending, and everything it sent has arrived (loopback
+    // delivers within the send call).
+    drop(ctrl);
+    still_serves(&mut srv, port, 3, "a hello from another address");
+    // Not even the reply: a forged hello gets no answer at all.
+    assert_eq!(drain(&victim), 0, "datagrams reached 127.0.0.2");
+    wait_ready_for(&mut srv, 4);
+    let out = iomark_client(port, &["-u", "-R", "-t", "1", "-J"]);
+    assert_ok(&out, "a UDP -R test after a hello from another address");
+    assert!(end_bytes(&json(&out), "sum_received") > 0);
+}
+
+#[test]
+fn udp_reverse_test_outlives_the_receive_timeout_while_its_client_is_there() {
+    // The client of a UDP -R test sends nothing once its hello is answered;
+    // its host still answers the control connection's keepalive probes,
+    // and that keeps a 5 s test alive under a 2 s receive timeout.
+    let (port, mut srv) = limited_server("2s", &[]);
+    let out = iomark_client(port, &["-u", "-R", "-b", "1M", "-t", "5", "-J"]);
+    assert_ok(&out, "a 5 s UDP -R test with a 2 s receive timeout");
+    let doc = json(&out);
+    let secs = doc["end"]["sum_received"]["seconds"].as_f64().unwrap();
+    assert!(secs > 4.9, "the test ended after {secs} s");
+    if have("iperf3").is_ok() {
+        wait_ready_for(&mut srv, 2);
+        let out = iperf3_client(port, &["-u", "-R", "-b", "1M", "-t", "5", "-J"]);
+        assert_ok(&out, "iperf3 -u -R -t 5 with a 2 s receive timeout");
+        let doc = json(&out);
+        assert!(doc.get("error").is_none(), "{}", doc["error"]);
+    } else {
+        iomark_testrig::skipped("iperf3's UDP -R client (iperf3 is not installed)");
+    }
+}
+
+#[test]
+fn udp_reverse_test_whose_client_answers_nothing_ends_at_the_receive_timeout() {
+    require!(can_build_rig());
+    let rig = require!(Rig::up(None));
+    let port = free_port().to_string();
+    let mut srv = Proc::spawn(
+        Command::new("ip")
+            .args(["netns", "exec", &rig.server_ns])
+            .args([
+                IOMARK,
+                "net",
+                "server",
+                "-p",
+                &port,
+                "--rcv-timeout",
+                "2s",
+                "--grace",
+                "2s",
+            ]),
+    );
+    rig.wait_server_listening(&port);
+    // A 60 s test: without the receive timeout the server would stream to
+    // its client for 60 s + grace whatever became of it.
+    let mut client = Proc::spawn(
+        Command::new("ip")
+            .args(["netns", "exec", &rig.client_ns])
+            .args([
+                IOMARK,
+                "net",
+                "client",
+                "10.201.0.2",
+                "-p",
+                &port,
+                "-u",
+                "-R",
+                "-b",
+                "10M",
+                "-t",
+                "60",
+                "--no-store",
+            ]),
+    );
+    client.wait_stdout("0.00-1.00", Duration::from_secs(30));
+    // From now on nothing leaves the client's namespace: no data, no ACK,
+    // no answer to a keepalive probe, no ICMP. The server's datagrams still
+    // arrive, and its sends still succeed.
+    run(
+        "tc",
+        &[
+            "-n",
+            &rig.client_ns,
+            "qdisc",
+            "add",
+            "dev",
+            &rig.client_if,
+            "root",
+            "bfifo",
+            "limit",
+            "0",
+        ],
+    )
+    .expect("drop everything the client sends");
+    let silent = Instant::now();
+    srv.wait_stderr("test #1 ended", Duration::from_secs(40));
+    let log = srv.stderr_so_far();
+    assert!(log.contains("(--rcv-timeout)"), "{log}");
+    // The last answer came at most a keepalive period (1 s) before the
+    // drop; then 2 s, a 250 ms poll and up to 1 s of linger.
+    assert_took(
+        silent.elapsed(),
+        900..15000,
+        "a UDP -R test whose client went silent ended, with a 2 s receive timeout,",
+    );
+    // The server's SERVER_ERROR still reached the client.
+    let out = client.finish(Duration::from_secs(30));
+    assert!(
+        stderr(&out).contains("idle timeout for receiving data"),
+        "{}",
+        stderr(&out)
+    );
+    drop(srv);
+}
+
+/// A cookie that retitles a terminal window: iperf3 never checks the
+/// cookie's alphabet, and `-V` prints it.
+const EVIL_COOKIE: &[u8; 37] = b"\x1b]0;owned\x07ghijklmnopqrstuvwxyz234567\0";
+
+/// Parameters whose free text holds escape sequences (C0 and C1).
+const EVIL_PARAMS: &[u8] = br#"{"tcp":true,"time":1,"parallel":1,"len":131072,"title":"\u001b]0;title\u0007","extra_data":"\u001b[2J\u009b2J","client_version":"\u001b[31m3.12"}"#;
+
+/// A results message as a peer sends it: CPU `cpu` %, congestion control
+/// `congestion` (the text of a JSON string), stream 1 with `bytes`, then
+/// the `extra` keys.
+fn results_json(cpu: &str, congestion: &str, bytes: &str, extra: &str) -> Vec<u8> {
+    format!(
+        r#"{{"cpu_util_total":{cpu},"cpu_util_user":0,"cpu_util_system":{cpu},"sender_has_retransmits":-1,"congestion_used":"{congestion}","streams":[{{"id":1,"bytes":{bytes},"retransmits":-1,"jitter":0,"errors":0,"packets":0,"start_time":0,"end_time":1}}]{extra}}}"#
+    )
+    .into_bytes()
+}
+
+/// Escape sequences a peer smuggles in, and the refusal each impossible
+/// figure must get, naming the field.
+fn bad_results() -> [(&'static str, Vec<u8>, &'static str); 3] {
+    [
+        (
+            "a congestion name with escapes",
+            results_json("1.5", r"\u001b]0;owned\u0007cubic", "65536", ""),
+            "congestion_used is not a congestion control name (\"\\x1b]0;owned\\x07cubic\")",
+        ),
+        (
+            "CPU 1e308",
+            results_json("1e308", "cubic", "65536", ""),
+            "cpu_util_total is out of range (1e+308 > 819200)",
+        ),
+        (
+            "bytes -5",
+            results_json("1.5", "cubic", "-5", ""),
+            "streams[0].bytes is negative (-5 < 0)",
+        ),
+    ]
+}
+
+/// Neither raw ESC nor a raw C1 control (U+009B is CSI) in `text`.
+fn assert_no_raw_controls(text: &str, what: &str) {
+    assert!(
+        !text.contains('\x1b') && !text.contains('\u{9b}'),
+        "a raw control character in {what}:\n{text:?}"
+    );
+}
+
+/// One TCP test by hand, with `cookie` on both connections, up to the
+/// results exchange: the server's results, or `None` when it refused ours
+/// and closed.
+fn exchange_results(
+    port: u16,
+    cookie: &[u8; 37],
+    params: &[u8],
+    results: &[u8],
+) -> Option<Vec<u8>> {
+    let mut ctrl = connect(port);
+    ctrl.write_all(cookie).unwrap();
+    assert_eq!(read_byte(&mut ctrl), Some(9), "PARAM_EXCHANGE expected");
+    send_frame(&mut ctrl, params);
+    assert_eq!(read_byte(&mut ctrl), Some(10), "CREATE_STREAMS expected");
+    let mut data = connect(port);
+    data.write_all(cookie).unwrap();
+    assert_eq!(read_byte(&mut ctrl), Some(1), "TEST_START expected");
+    assert_eq!(read_byte(&mut ctrl), Some(2), "TEST_RUNNING expected");
+    data.write_all(&[0u8; 65536]).unwrap();
+    ctrl.write_all(&[4]).unwrap();
+    assert_eq!(read_byte(&mut ctrl), Some(13), "EXCHANGE_RESULTS expected");
+    send_frame(&mut ctrl, results);
+    let mut len = [0u8; 4];
+    ctrl.read_exact(&mut len).ok()?;
+    let mut theirs = vec![0u8; u32::from_be_bytes(len) as usize];
+    ctrl.read_exact(&mut theirs).unwrap();
+    assert_eq!(read_byte(&mut ctrl), Some(14), "DISPLAY_RESULTS expected");
+    ctrl.write_all(&[16]).unwrap();
+    Some(theirs)
+}
+
+#[test]
+fn server_shows_a_clients_strings_escaped_and_refuses_impossible_results() {
+    let (port, mut srv) = server_with(&["-V"]);
+    // Asking for a congestion control that is no name: refused with the
+    // code iperf3 sends for one it cannot set.
+    let mut s = handshake(port);
+    send_frame(
+        &mut s,
+        br#"{"tcp":true,"time":1,"parallel":1,"congestion":"\u001b]0;x\u0007cubic"}"#,
+    );
+    assert_eq!(server_error(&mut s), Ok(134), "congestion with escapes");
+    // Each impossible figure refuses the client's results, naming it.
+    for (n, (name, results, refusal)) in (2..).zip(bad_results()) {
+        wait_ready_for(&mut srv, n);
+        let answer = exchange_results(port, EVIL_COOKIE, EVIL_PARAMS, &results);
+        assert_eq!(answer, None, "{name}: the server took the results");
+        srv.wait_stderr(&format!("test #{n} ended"), Duration::from_secs(30));
+        srv.wait_stderr(refusal, Duration::from_secs(1));
+    }
+    // Results a test can have: the test completes, the peer's strings shown
+    // escaped (`-V` prints the cookie and the client's congestion control).
+    wait_ready_for(&mut srv, 5);
+    let ok = results_json("1.5", "cubic", "65536", "");
+    let theirs = exchange_results(port, EVIL_COOKIE, EVIL_PARAMS, &ok);
+    assert!(theirs.is_some(), "valid results refused");
+    srv.wait_stdout(r"Cookie: \x1b]0;owned\x07ghij", Duration::from_secs(30));
+    srv.wait_stdout("snd_tcp_congestion cubic", Duration::from_secs(30));
+    still_serves(
+        &mut srv,
+        port,
+        6,
+        "a client's escapes and impossible figures",
+    );
+    assert_no_raw_controls(&srv.stdout_so_far(), "the server's stdout");
+    assert_no_raw_controls(&srv.stderr_so_far(), "the server's stderr");
+}
+
+/// The next length-prefixed JSON message on `s`.
+fn read_frame(s: &mut TcpStream) -> Vec<u8> {
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).unwrap();
+    let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
+    s.read_exact(&mut body).unwrap();
+    body
+}
+
+/// A server by hand that runs one TCP test with a client and answers the
+/// client's results with `results`: its port, and the thread.
+fn hand_written_server(results: Vec<u8>) -> (u16, std::thread::JoinHandle<()>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let serve = move || {
+        let (mut ctrl, _) = listener.accept().unwrap();
+        ctrl.set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut cookie = [0u8; 37];
+        ctrl.read_exact(&mut cookie).unwrap();
+        ctrl.write_all(&[9]).unwrap();
+        read_frame(&mut ctrl);
+        ctrl.write_all(&[10]).unwrap();
+        let (mut data, _) = listener.accept().unwrap();
+        data.read_exact(&mut cookie).unwrap();
+        // Take the client's data until it closes the stream.
+        let sink = std::thread::spawn(move || {
+            let mut buf = vec![0u8; 1 << 16];
+            while data.read(&mut buf).is_ok_and(|n| n > 0) {}
+        });
+        ctrl.write_all(&[1, 2]).unwrap();
+        assert_eq!(read_byte(&mut ctrl), Some(4), "TEST_END expected");
+        ctrl.write_all(&[13]).unwrap();
+        read_frame(&mut ctrl);
+        send_frame(&mut ctrl, &results);
+        // A client that refused the results has closed already.
+        let _ = ctrl.write_all(&[14]);
+        let _ = read_byte(&mut ctrl);
+        drop(ctrl);
+        sink.join().unwrap();
+    };
+    (port, std::thread::spawn(serve))
+}
+
+/// `iomark net client -V` against a hand-written server answering with
+/// `results`.
+fn client_of_hand_written_server(results: Vec<u8>) -> std::process::Output {
+    let (port, server) = hand_written_server(results);
+    let out = Proc::spawn(&mut iomark_cmd(&[
+        "net",
+        "client",
+        "127.0.0.1",
+        "-p",
+        &port.to_string(),
+        "-t",
+        "1",
+        "-V",
+        "--no-store",
+    ]))
+    .finish(Duration::from_secs(60));
+    server.join().expect("the hand-written server");
+    assert_no_raw_controls(&stdout(&out), "the client's stdout");
+    assert_no_raw_controls(&stderr(&out), "the client's stderr");
+    out
+}
+
+#[test]
+fn client_shows_a_servers_strings_escaped_and_refuses_impossible_results() {
+    for (name, results, refusal) in bad_results() {
+        let out = client_of_hand_written_server(results);
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        let err = stderr(&out);
+        assert!(err.contains(refusal), "{name}: {err}");
+    }
+    // Results a test can have, with an interface name that retitles a
+    // terminal window and a link speed (1 Mb/s) the 1 Gbit/s it reports
+    // exceeds: the warning about that link names the interface, escaped.
+    let interface =
+        r#","iomark_interface":{"name":"eth\u001b]0;owned\u0007\u009b2J","speed_mbit":1}"#;
+    let out = client_of_hand_written_server(results_json("1.5", "cubic", "125000000", interface));
+    assert_ok(&out, "a server's escapes in what it may send");
+    let err = stderr(&out);
+    assert!(
+        err.contains(r"the peer's interface eth\x1b]0;owned\x07\x9b2J reports 1 Mb/s"),
+        "{err}"
+    );
+    assert!(
+        stdout(&out).contains("rcv_tcp_congestion cubic"),
+        "{}",
+        stdout(&out)
+    );
 }

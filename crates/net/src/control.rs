@@ -83,6 +83,31 @@ impl Control {
         socket2::SockRef::from(&self.sock).mss().ok()
     }
 
+    /// TCP keepalive probes once the connection has been quiet for
+    /// `every`, so that a peer whose host is there answers (its kernel
+    /// ACKs each probe) even while it sends nothing, and [`Self::last_heard`]
+    /// tells a live peer from a vanished one. The kernel drops the
+    /// connection only after eight unanswered probes, so the caller's own
+    /// limit on [`Self::last_heard`] acts first.
+    pub fn keep_alive(&self, every: Duration) -> Result<(), NetError> {
+        let ka = socket2::TcpKeepalive::new()
+            .with_time(every)
+            .with_interval(every)
+            .with_retries(8);
+        socket2::SockRef::from(&self.sock)
+            .set_tcp_keepalive(&ka)
+            .map_err(NetError::io(
+                "turn on TCP keepalive on the control connection",
+            ))
+    }
+
+    /// How long ago the peer last sent anything on this connection, data
+    /// or an ACK; `None` when the kernel does not say.
+    pub fn last_heard(&self) -> Option<Duration> {
+        use std::os::fd::AsRawFd;
+        crate::sys::tcp_info(self.sock.as_raw_fd()).map(|i| Duration::from_millis(i.last_heard_ms))
+    }
+
     /// Read more bytes into the decoder. `Ok(false)` on end of file.
     fn fill(&mut self, timeout: Option<Duration>, what: &'static str) -> Result<bool, NetError> {
         if timeout.is_some_and(|t| t.is_zero()) {

@@ -86,10 +86,21 @@ pub enum NetError {
         what: &'static str,
     },
     /// Nothing moved on the data streams for the server's `--rcv-timeout`.
-    #[error("no data moved on the data streams for {limit:?} (--rcv-timeout): the client stalled or vanished; raise --rcv-timeout if the link really pauses that long")]
+    #[error("nothing came from the client for {limit:?} (--rcv-timeout): no data moved on the data streams, and, for UDP the server sends, no answer on the control connection either; the client stalled or vanished; raise --rcv-timeout if the link really pauses that long")]
     Idle {
         /// The limit that ran out.
         limit: std::time::Duration,
+    },
+    /// No UDP hello came from the control connection's address, and hellos
+    /// from other addresses were ignored.
+    #[error("no UDP hello came from {control}, the control connection's address, in time; {ignored} hello(s) from elsewhere were ignored (the first from {first}): the server sends UDP data only to the address of the control connection, so a hello from another address cannot turn it on a third party")]
+    UdpHelloElsewhere {
+        /// The control connection's peer address.
+        control: std::net::IpAddr,
+        /// The first hello from another address.
+        first: std::net::SocketAddr,
+        /// How many hellos from other addresses came.
+        ignored: u64,
     },
     /// The client asked for a test longer than the server allows.
     #[error("the client asked for a {asked} s test, longer than the server's --max-duration of {max:?}: ask for less with -t, or raise --max-duration")]

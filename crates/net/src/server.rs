@@ -186,7 +186,7 @@ impl Server {
                 });
             };
             n += 1;
-            let result = self.serve_test(conn, out);
+            let result = self.serve_test(conn, n, out, err);
             match result {
                 Ok(report) => {
                     if self.cfg.json {
@@ -194,6 +194,8 @@ impl Server {
                     }
                 }
                 Err(e) => {
+                    // The message may quote what the client sent.
+                    let e = iomark_text::escape_controls(&e.to_string()).into_owned();
                     let _ = writeln!(err, "iomark: test #{n} ended: {e}");
                 }
             }
@@ -208,7 +210,13 @@ impl Server {
         *self.phase.lock().unwrap_or_else(|e| e.into_inner()) = p;
     }
 
-    fn serve_test(&self, conn: TcpStream, out: &mut dyn Write) -> Result<TestReport, NetError> {
+    fn serve_test(
+        &self,
+        conn: TcpStream,
+        n: u32,
+        out: &mut dyn Write,
+        err: &mut dyn Write,
+    ) -> Result<TestReport, NetError> {
         let cfg = &self.cfg;
         let mut release = Release {
             phase: &self.phase,
@@ -281,7 +289,27 @@ impl Server {
         ctrl.write_state(State::CreateStreams)?;
         let socks = match udp {
             None => self.accept_tcp_streams(&mut ctrl, &rx, &cookie, total, setup_end),
-            Some(first) => accept_udp_streams(first, self.local, &params, total, setup_end),
+            Some(first) => {
+                let mut hellos = UdpHellos {
+                    sock: first,
+                    local: self.local,
+                    control_peer: peer.ip(),
+                    ignored: 0,
+                    first_ignored: None,
+                };
+                let socks = hellos.accept(&params, total, setup_end);
+                if let (Ok(_), Some(from)) = (&socks, hellos.first_ignored) {
+                    let _ = writeln!(
+                        err,
+                        "iomark: test #{n}: ignored {} UDP hello(s) from an address other than \
+                         the control connection's {} (the first from {from}): UDP data goes \
+                         only to the control connection's address",
+                        hellos.ignored,
+                        peer.ip().to_canonical()
+                    );
+                }
+                socks
+            }
         };
         self.set_phase(Phase::Busy);
         let socks = socks?;
@@ -338,18 +366,40 @@ impl Server {
             omit + cfg.max_duration
         });
         // iperf3's --rcv-timeout watches only received data, so it never
-        // ends a reverse test. Bytes moved either way are the same rule for
-        // a server that only receives, and also catch a client that stopped
-        // reading (its socket buffers fill, then nothing moves).
-        let mut moved = session.moved();
+        // ends a reverse test. Here it watches every sign that the client is
+        // there: bytes received, and TCP bytes sent (they stall when the
+        // client stops reading). For a server that only receives that is
+        // iperf3's rule. UDP datagrams leave whether or not anyone is there,
+        // so they count only as of the last time the client's host answered
+        // on the control connection, which keepalive probes ask it to do
+        // while the test runs: a client that vanished, or whose replies no
+        // longer arrive, ends the test at the receive timeout instead of
+        // taking a stream of datagrams until --max-duration.
+        let sends_udp =
+            report.params.protocol == Protocol::Udp && report.streams.iter().any(|s| s.sending);
+        if sends_udp {
+            ctrl.keep_alive(keepalive_period(cfg.rcv_timeout))?;
+        }
+        let mut with_peer = session.moved_with_peer();
+        let mut udp_sent = session.udp_sent();
         let mut moved_at = started;
         let mut lines = IntervalLines::new(cfg.text);
         let outcome = loop {
             let now = Instant::now();
-            let m = session.moved();
-            if m != moved {
-                moved = m;
+            let m = session.moved_with_peer();
+            if m != with_peer {
+                with_peer = m;
                 moved_at = now;
+            }
+            let u = session.udp_sent();
+            if u != udp_sent {
+                udp_sent = u;
+                // Without TCP_INFO nothing tells a live client from a
+                // vanished one: the datagrams count, as iperf3 counts them.
+                let heard = ctrl
+                    .last_heard()
+                    .map_or(Some(now), |ago| now.checked_sub(ago));
+                moved_at = heard.map_or(moved_at, |h| moved_at.max(h));
             }
             if give_up.is_some_and(|g| now >= g) {
                 ctrl.write_server_error(code::SERVER_DURATION, 0);
@@ -598,54 +648,111 @@ fn udp_listener(local: SocketAddr, rcvbuf: Option<usize>) -> Result<UdpSocket, N
     Ok(s.into())
 }
 
-fn accept_udp_streams(
-    mut sock: UdpSocket,
+/// The UDP side of stream set-up: each stream starts with the client's
+/// hello datagram, and the server sends that stream's data to wherever the
+/// hello came from.
+struct UdpHellos {
+    /// The socket the next hello arrives on.
+    sock: UdpSocket,
     local: SocketAddr,
-    params: &Params,
-    n: usize,
-    until: Instant,
-) -> Result<Vec<DataSock>, NetError> {
-    let mut socks = Vec::with_capacity(n);
-    let mut buf = [0u8; 64];
-    let rcvbuf = params.window.map(|w| w as usize);
-    if let Some(w) = params.window {
-        let _ = SockRef::from(&sock).set_send_buffer_size(w as usize);
-    }
-    while socks.len() < n {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(NetError::Timeout {
-                what: "the UDP hello datagrams",
-            });
+    /// The address of the control connection's peer: the only one a hello
+    /// is taken from.
+    control_peer: IpAddr,
+    /// Hellos from other addresses, and the first of them.
+    ignored: u64,
+    first_ignored: Option<SocketAddr>,
+}
+
+impl UdpHellos {
+    /// One connected socket per stream, once each stream's hello came from
+    /// the control connection's address; `ignored` and `first_ignored`
+    /// then tell what came from elsewhere.
+    ///
+    /// A hello from another address is ignored, not answered: anyone can
+    /// send a datagram with a forged source, and the server would then
+    /// stream its data (a `-R` test at `-b 0`) at a victim that never asked
+    /// for it. iperf3 clients send their hellos from the host of their
+    /// control connection; the port may differ, and does.
+    fn accept(
+        &mut self,
+        params: &Params,
+        n: usize,
+        until: Instant,
+    ) -> Result<Vec<DataSock>, NetError> {
+        let mut socks = Vec::with_capacity(n);
+        let mut buf = [0u8; 64];
+        let rcvbuf = params.window.map(|w| w as usize);
+        if let Some(w) = params.window {
+            let _ = SockRef::from(&self.sock).set_send_buffer_size(w as usize);
         }
-        let _ = sock.set_read_timeout(Some(left));
-        let (_, from) = sock.recv_from(&mut buf).map_err(|e| {
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-            ) {
-                NetError::Timeout {
-                    what: "the UDP hello datagrams",
-                }
+        while socks.len() < n {
+            let from = self.next_hello(&mut buf, until)?;
+            let sock = &self.sock;
+            sock.connect(from)
+                .map_err(NetError::io(format!("connect the UDP stream to {from}")))?;
+            // Bind the next stream's socket before replying: the client sends
+            // its next hello as soon as the reply arrives.
+            let next = if socks.len() + 1 < n {
+                udp_listener(self.local, rcvbuf)?
             } else {
-                NetError::io("receive a UDP hello")(e)
-            }
-        })?;
-        sock.connect(from)
-            .map_err(NetError::io(format!("connect the UDP stream to {from}")))?;
-        // Bind the next stream's socket before replying: the client sends its
-        // next hello as soon as the reply arrives.
-        let next = if socks.len() + 1 < n {
-            udp_listener(local, rcvbuf)?
-        } else {
-            sock.try_clone()
-                .map_err(NetError::io("clone a UDP socket"))?
-        };
-        sock.send(&UDP_REPLY)
-            .map_err(NetError::io("send the UDP reply"))?;
-        socks.push(DataSock::Udp(std::mem::replace(&mut sock, next)));
+                sock.try_clone()
+                    .map_err(NetError::io("clone a UDP socket"))?
+            };
+            sock.send(&UDP_REPLY)
+                .map_err(NetError::io("send the UDP reply"))?;
+            socks.push(DataSock::Udp(std::mem::replace(&mut self.sock, next)));
+        }
+        Ok(socks)
     }
-    Ok(socks)
+
+    /// The source of the next hello from the control connection's address.
+    fn next_hello(&mut self, buf: &mut [u8], until: Instant) -> Result<SocketAddr, NetError> {
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(self.timed_out());
+            }
+            let _ = self.sock.set_read_timeout(Some(left));
+            let (_, from) = self.sock.recv_from(buf).map_err(|e| {
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) {
+                    self.timed_out()
+                } else {
+                    NetError::io("receive a UDP hello")(e)
+                }
+            })?;
+            // The dual-stack socket sees IPv4 peers as ::ffff:a.b.c.d; the
+            // control connection may name the same peer either way.
+            if from.ip().to_canonical() == self.control_peer.to_canonical() {
+                return Ok(from);
+            }
+            self.ignored += 1;
+            self.first_ignored
+                .get_or_insert(SocketAddr::new(from.ip().to_canonical(), from.port()));
+        }
+    }
+
+    fn timed_out(&self) -> NetError {
+        match self.first_ignored {
+            Some(first) => NetError::UdpHelloElsewhere {
+                control: self.control_peer.to_canonical(),
+                first,
+                ignored: self.ignored,
+            },
+            None => NetError::Timeout {
+                what: "the UDP hello datagrams",
+            },
+        }
+    }
+}
+
+/// How often the control connection is probed while the server streams UDP
+/// datagrams: four times per receive timeout, so a live client's host has
+/// answered well within it; at least a second, the kernel's unit.
+fn keepalive_period(rcv_timeout: Duration) -> Duration {
+    Duration::from_secs((rcv_timeout / 4).as_secs().max(1))
 }
 
 #[cfg(test)]

@@ -68,11 +68,25 @@ impl Session {
         }
     }
 
-    /// Payload bytes moved so far on every stream, both ways: it stops
-    /// growing only when no stream sends or receives anything.
-    pub fn moved(&self) -> u64 {
+    /// Payload bytes so far that show the peer is there: every byte
+    /// received, and every TCP byte sent (TCP sends stall unless the peer
+    /// acknowledges and reads). It stops growing when the peer takes and
+    /// gives nothing.
+    pub fn moved_with_peer(&self) -> u64 {
         self.streams
             .iter()
+            .filter(|s| !sends_udp(s))
+            .map(|s| s.counters.bytes.load(Relaxed))
+            .fold(0u64, u64::wrapping_add)
+    }
+
+    /// UDP payload bytes sent so far. A datagram leaves whether or not
+    /// anyone is there to read it (only an ICMP "port unreachable" refuses
+    /// a send), so these prove nothing about the peer by themselves.
+    pub fn udp_sent(&self) -> u64 {
+        self.streams
+            .iter()
+            .filter(|s| sends_udp(s))
             .map(|s| s.counters.bytes.load(Relaxed))
             .fold(0u64, u64::wrapping_add)
     }
@@ -203,7 +217,10 @@ impl Session {
                     bytes: t.bytes,
                     retransmits: t.retransmits.map(|r| r as i64).unwrap_or(-1),
                     jitter: if udp && !s.sending { t.jitter } else { 0.0 },
-                    errors: if udp && !s.sending { t.lost } else { 0 },
+                    // Late datagrams undo losses counted before the omit
+                    // period ended, which can take this period's count
+                    // below 0; peers refuse a negative count.
+                    errors: if udp && !s.sending { t.lost.max(0) } else { 0 },
                     packets: if udp { t.packets as i64 } else { 0 },
                     omitted_errors: Some(if udp && !s.sending { t.omitted_lost } else { 0 }),
                     omitted_packets: Some(if udp { t.omitted_packets as i64 } else { 0 }),
@@ -223,6 +240,11 @@ impl Session {
             iomark_interface: None,
         }
     }
+}
+
+/// Whether this host sends UDP datagrams on `s`.
+fn sends_udp(s: &Stream) -> bool {
+    s.sending && !s.is_tcp()
 }
 
 impl Drop for Session {

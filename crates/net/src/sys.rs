@@ -6,7 +6,7 @@ use std::mem::MaybeUninit;
 use std::net::IpAddr;
 use std::os::fd::RawFd;
 
-/// What `TCP_INFO` tells a sender.
+/// What `TCP_INFO` tells a sender, and how recently the peer spoke.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct TcpInfo {
     /// Retransmitted segments since the connection started.
@@ -19,6 +19,9 @@ pub(crate) struct TcpInfo {
     pub rttvar_us: u64,
     /// Path MTU.
     pub pmtu: u64,
+    /// Milliseconds since the peer last sent anything on the connection:
+    /// data, or an ACK (a keepalive probe's answer included).
+    pub last_heard_ms: u64,
 }
 
 /// `TCP_INFO` of a connected TCP socket, or `None` when the kernel refuses.
@@ -49,6 +52,7 @@ pub(crate) fn tcp_info(fd: RawFd) -> Option<TcpInfo> {
         rtt_us: info.tcpi_rtt as u64,
         rttvar_us: info.tcpi_rttvar as u64,
         pmtu: info.tcpi_pmtu as u64,
+        last_heard_ms: info.tcpi_last_ack_recv.min(info.tcpi_last_data_recv) as u64,
     })
 }
 

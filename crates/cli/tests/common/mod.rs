@@ -467,6 +467,8 @@ pub struct Proc {
     child: Option<Child>,
     /// How much of stdout [`Proc::wait_stdout`] has looked past.
     seen: usize,
+    /// How much of stderr [`Proc::wait_stderr`] has looked past.
+    seen_err: usize,
     stdout: Arc<Mutex<Vec<u8>>>,
     stderr: Arc<Mutex<Vec<u8>>>,
     readers: Vec<JoinHandle<()>>,
@@ -505,6 +507,7 @@ impl Proc {
         Proc {
             child: Some(child),
             seen: 0,
+            seen_err: 0,
             stdout,
             stderr,
             readers,
@@ -520,16 +523,41 @@ impl Proc {
     /// waits found (at most `limit`); fails the test with what it printed
     /// otherwise, or when it exits first.
     pub fn wait_stdout(&mut self, needle: &str, limit: Duration) {
+        self.wait_for(false, needle, limit)
+    }
+
+    /// [`Proc::wait_stdout`] for its stderr.
+    pub fn wait_stderr(&mut self, needle: &str, limit: Duration) {
+        self.wait_for(true, needle, limit)
+    }
+
+    /// What it printed on stderr so far.
+    pub fn stderr_so_far(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
+    }
+
+    fn wait_for(&mut self, on_stderr: bool, needle: &str, limit: Duration) {
         let end = Instant::now() + limit;
         let found = |p: &Proc| {
-            p.stdout_so_far()
-                .get(p.seen..)
+            let (text, seen) = if on_stderr {
+                (p.stderr_so_far(), p.seen_err)
+            } else {
+                (p.stdout_so_far(), p.seen)
+            };
+            text.get(seen..)
                 .and_then(|rest| rest.find(needle))
-                .map(|at| p.seen + at + needle.len())
+                .map(|at| seen + at + needle.len())
+        };
+        let mark = |p: &mut Proc, past: usize| {
+            if on_stderr {
+                p.seen_err = past;
+            } else {
+                p.seen = past;
+            }
         };
         loop {
             if let Some(past) = found(self) {
-                self.seen = past;
+                mark(self, past);
                 return;
             }
             let exited = self
@@ -547,15 +575,16 @@ impl Proc {
                         let _ = r.join();
                     });
                     if let Some(past) = found(self) {
-                        self.seen = past;
+                        mark(self, past);
                         return;
                     }
                 }
                 panic!(
-                    "{needle:?} not printed ({}); stdout:\n{}\nstderr:\n{}",
+                    "{needle:?} not printed on {} ({}); stdout:\n{}\nstderr:\n{}",
+                    if on_stderr { "stderr" } else { "stdout" },
                     if exited { "it exited" } else { "timed out" },
                     self.stdout_so_far(),
-                    String::from_utf8_lossy(&self.stderr.lock().unwrap())
+                    self.stderr_so_far()
                 );
             }
             std::thread::sleep(Duration::from_millis(10));

@@ -44,9 +44,11 @@ impl Cookie {
         &self.0[..end]
     }
 
-    /// The printable part, as `-J` shows it in `start.cookie`.
+    /// The printable part, as `-J` shows it in `start.cookie`. A server's
+    /// cookie is the client's bytes, which iperf3 never checks: control
+    /// characters are shown escaped, never sent to a terminal.
     pub fn as_text(&self) -> String {
-        String::from_utf8_lossy(self.text_bytes()).into_owned()
+        iomark_text::escape_controls(&String::from_utf8_lossy(self.text_bytes())).into_owned()
     }
 }
 
@@ -76,5 +78,14 @@ mod tests {
         assert!(c.matches(&Cookie::from_wire(w)));
         w[5] ^= 1;
         assert!(!c.matches(&Cookie::from_wire(w)));
+    }
+
+    #[test]
+    fn a_peers_control_characters_are_shown_escaped() {
+        let mut w = *Cookie::random().wire();
+        w[..6].copy_from_slice(b"\x1b]0;x\x07");
+        let text = Cookie::from_wire(w).as_text();
+        assert!(text.starts_with("\\x1b]0;x\\x07"), "{text}");
+        assert!(!text.contains('\x1b'));
     }
 }

@@ -4,13 +4,16 @@
 //! control connection into state bytes, length-prefixed JSON frames and
 //! error codes; [`params`] and [`results`] read and write the two JSON
 //! messages with iperf3's compatibility rules (reference:
-//! `iperf3-protocol.md`, sections 1.2 to 1.8). Every parser here is fuzzed
-//! with proptest and returns an error, never panics, on any input.
+//! `iperf3-protocol.md`, sections 1.2 to 1.8), and [`untrusted`] escapes
+//! every string they carry and range-checks the peer's figures on receipt.
+//! Every parser here is fuzzed with proptest and returns an error, never
+//! panics, on any input.
 
 pub mod cookie;
 pub mod frame;
 pub mod params;
 pub mod results;
+pub mod untrusted;
 
 pub use cookie::Cookie;
 pub use frame::Decoder;
@@ -127,6 +130,8 @@ pub mod code {
     pub const MAX_DURATION: i32 = 37;
     /// The server cannot listen (for the UDP streams).
     pub const LISTEN: i32 = 102;
+    /// The congestion control asked for cannot be set (here: is no name).
+    pub const SET_CONGESTION: i32 = 134;
     /// Unable to receive the cookie.
     pub const RECV_COOKIE: i32 = 106;
     /// Unable to receive the parameters.
@@ -156,6 +161,7 @@ pub mod code {
             BAD_TOS => "bad TOS value (must be between 0 and 255 inclusive)",
             MAX_DURATION => "test duration longer than the server's maximum (--max-duration)",
             LISTEN => "unable to start listener for connections",
+            SET_CONGESTION => "unable to set TCP_CONGESTION: supplied congestion control algorithm not supported on this host",
             RECV_COOKIE => "unable to receive cookie at server",
             RECV_PARAMS => "unable to receive parameters from client",
             CLIENT_TERM => "the client has terminated",
@@ -189,6 +195,14 @@ pub enum ProtoError {
     /// The JSON could not be read.
     #[error("malformed JSON message: {0}")]
     BadJson(String),
+    /// A figure or name in the peer's results that no test can have.
+    #[error("the peer's results are refused: {field} {problem}")]
+    BadResults {
+        /// The JSON path of the field (`streams[0].bytes`).
+        field: String,
+        /// What is wrong with it, with the value.
+        problem: String,
+    },
     /// A parameter outside iperf3's range or of the wrong type.
     #[error("parameter '{key}' is invalid: {reason}")]
     BadParam {

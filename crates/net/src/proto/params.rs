@@ -5,11 +5,13 @@
 //! the key's presence as "on". Reading follows 3.18+: every key is optional,
 //! unknown keys are ignored, flags may be `true` or a number (older clients
 //! send `1` for some), and values are range-checked, each failure carrying
-//! the iperf3 error code the server answers with.
+//! the iperf3 error code the server answers with. Strings are escaped on
+//! receipt and a congestion control name must be one
+//! ([`super::untrusted`]).
 
 use serde_json::{Map, Value};
 
-use super::{code, ProtoError};
+use super::{code, untrusted, ProtoError};
 
 /// The transport of the data streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -190,8 +192,11 @@ impl Params {
 
     /// Read and check a parameters JSON as a 3.18+ server does.
     pub fn from_json(body: &[u8]) -> Result<Params, ProtoError> {
-        let value: Value =
+        let mut value: Value =
             serde_json::from_slice(body).map_err(|e| ProtoError::BadJson(e.to_string()))?;
+        // The title, extra data and version are printed and kept: shown,
+        // never sent to a terminal.
+        untrusted::escape_strings(&mut value);
         let Value::Object(m) = value else {
             return Err(ProtoError::BadJson(
                 "the parameters are not a JSON object".into(),
@@ -247,6 +252,19 @@ impl Params {
         p.udp_counters_64bit = flag(&m, "udp_counters_64bit")?;
         p.get_server_output = flag(&m, "get_server_output")?;
         p.congestion = text(&m, "congestion")?;
+        if let Some(c) = p
+            .congestion
+            .as_deref()
+            .filter(|c| !untrusted::is_congestion_name(c))
+        {
+            return Err(bad(
+                "congestion",
+                format!(
+                    "\"{c}\" is no congestion control name (1 to 16 letters, digits, '_' or '-')"
+                ),
+                code::SET_CONGESTION,
+            ));
+        }
         p.extra_data = text(&m, "extra_data")?;
         p.title = text(&m, "title")?;
         p.client_version = text(&m, "client_version")?;
@@ -374,6 +392,24 @@ mod tests {
         assert_eq!(code_of(r#"{"tcp":"yes"}"#), code::RECV_PARAMS);
         assert_eq!(code_of("[1,2]"), code::RECV_PARAMS);
         assert_eq!(code_of("{nope"), code::RECV_PARAMS);
+    }
+
+    #[test]
+    fn peer_strings_are_escaped_and_congestion_names_checked() {
+        let p = Params::from_json(
+            br#"{"tcp":true,"title":"\u001b]0;owned\u0007","extra_data":"a\u009b2Jb","congestion":"cubic"}"#,
+        )
+        .unwrap();
+        assert_eq!(p.title.as_deref(), Some("\\x1b]0;owned\\x07"));
+        assert_eq!(p.extra_data.as_deref(), Some("a\\x9b2Jb"));
+        assert_eq!(p.congestion.as_deref(), Some("cubic"));
+        let e = Params::from_json(br#"{"tcp":true,"congestion":"\u001b[31mbbr"}"#).unwrap_err();
+        assert_eq!(e.iperf_code(), code::SET_CONGESTION);
+        let text = e.to_string();
+        assert!(
+            text.contains("\\x1b[31mbbr") && !text.contains('\x1b'),
+            "{text}"
+        );
     }
 
     proptest! {

@@ -3,11 +3,12 @@
 //! Reading is lenient in the ways real peers need: integers may come as
 //! floats, iperf3 3.12/3.13 print −1 as `18446744073709551615` (read back as
 //! −1), and the `omitted_*` and time keys may be missing. Writing prints −1
-//! as `-1`.
+//! as `-1`. What the peer sends is not trusted: strings are escaped and
+//! figures range-checked on receipt ([`super::untrusted`]).
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::ProtoError;
+use super::{untrusted, ProtoError};
 
 /// One side's results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -90,9 +91,19 @@ pub struct StreamResults {
 }
 
 impl Results {
-    /// Read a peer's results.
+    /// Read a peer's results: every string escaped, every figure checked
+    /// (see [`super::untrusted`]); a figure no test can have refuses the
+    /// whole message, naming the field.
     pub fn from_json(body: &[u8]) -> Result<Results, ProtoError> {
-        serde_json::from_slice(body).map_err(|e| ProtoError::BadJson(e.to_string()))
+        let bad_json = |e: serde_json::Error| ProtoError::BadJson(e.to_string());
+        let mut v: serde_json::Value = serde_json::from_slice(body).map_err(bad_json)?;
+        untrusted::escape_strings(&mut v);
+        if let serde_json::Value::Object(m) = &v {
+            untrusted::check_results(m)?;
+        }
+        let mut r: Results = serde_json::from_value(v).map_err(bad_json)?;
+        r.congestion_used = r.congestion_used.filter(|c| !c.is_empty());
+        Ok(r)
     }
 
     /// The JSON body to send.
@@ -187,13 +198,23 @@ mod tests {
     }
 
     #[test]
+    fn a_peers_strings_are_escaped_and_impossible_figures_refused() {
+        let body = br#"{"cpu_util_total":1,"cpu_util_user":0,"cpu_util_system":1,"sender_has_retransmits":1,"streams":[],"iomark_interface":{"name":"eth\u001b]0;x\u0007","driver":null,"driver_version":null,"firmware_version":null,"speed_mbit":1,"duplex":null,"operstate":null,"virtual_kind":null,"usb":null}}"#;
+        let r = Results::from_json(body).unwrap();
+        assert_eq!(r.iomark_interface.unwrap().name, "eth\\x1b]0;x\\x07");
+        let body = br#"{"cpu_util_total":1,"cpu_util_user":0,"cpu_util_system":1,"sender_has_retransmits":1,"streams":[{"id":1,"bytes":-5,"retransmits":0,"jitter":0,"errors":0,"packets":0}]}"#;
+        let e = Results::from_json(body).unwrap_err().to_string();
+        assert!(e.contains("streams[0].bytes is negative (-5"), "{e}");
+    }
+
+    #[test]
     fn missing_required_key_is_an_error() {
         assert!(Results::from_json(br#"{"cpu_util_total":1}"#).is_err());
     }
 
     proptest! {
         #[test]
-        fn round_trip(bytes in any::<u64>(), retr in -1i64..1000, id in 1i64..200, end in 0.0f64..1e6) {
+        fn round_trip(bytes in 0..=untrusted::MAX_COUNT, retr in -1i64..1000, id in 1i64..200, end in 0.0f64..1e6) {
             let r = Results { cpu_util_total: 1.5, cpu_util_user: 0.5, cpu_util_system: 1.0,
                 sender_has_retransmits: 1, congestion_used: None,
                 iomark_host_cpu: None, iomark_interface: None,
@@ -206,6 +227,13 @@ mod tests {
             prop_assert!((e - end).abs() <= end * 1e-12);
             back.streams[0].end_time = Some(end);
             prop_assert_eq!(back, r);
+        }
+
+        #[test]
+        fn more_bytes_than_a_test_moves_are_refused(bytes in untrusted::MAX_COUNT + 1..) {
+            let body = format!(r#"{{"cpu_util_total":1,"cpu_util_user":0,"cpu_util_system":1,"sender_has_retransmits":1,"streams":[{{"id":1,"bytes":{bytes},"retransmits":0,"jitter":0,"errors":0,"packets":0}}]}}"#);
+            let e = Results::from_json(body.as_bytes()).unwrap_err().to_string();
+            prop_assert!(e.contains("streams[0].bytes is out of range"), "{}", e);
         }
 
         #[test]

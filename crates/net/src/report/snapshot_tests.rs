@@ -59,6 +59,7 @@ fn tcp_info(cwnd: u64, rtt: u64) -> Option<TcpInfo> {
         rtt_us: rtt,
         rttvar_us: rtt / 4,
         pmtu: 1500,
+        last_heard_ms: 0,
     })
 }
 
