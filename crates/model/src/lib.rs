@@ -19,6 +19,7 @@ pub mod cluster;
 pub mod cpu;
 pub mod device;
 pub mod disk;
+pub mod escape;
 pub mod figure;
 pub mod knee;
 pub mod mem;

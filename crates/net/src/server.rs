@@ -195,7 +195,7 @@ impl Server {
                 }
                 Err(e) => {
                     // The message may quote what the client sent.
-                    let e = iomark_text::escape_controls(&e.to_string()).into_owned();
+                    let e = iomark_model::escape::escape_controls(&e.to_string()).into_owned();
                     let _ = writeln!(err, "iomark: test #{n} ended: {e}");
                 }
             }

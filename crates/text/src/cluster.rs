@@ -6,7 +6,7 @@ use std::fmt::Write;
 use iomark_model::cluster::{ClusterRun, MemCluster};
 use iomark_model::mem::KernelResult;
 
-use crate::escape::escape_controls;
+use iomark_model::escape::escape_controls;
 
 /// Each rank's start, end, rates and path, the slowest and fastest named,
 /// and under `--stonewall` which ranks the first finish stopped.

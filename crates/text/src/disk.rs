@@ -36,7 +36,7 @@ fn or_na<T: std::fmt::Display>(v: Option<T>) -> String {
 /// The text summary of a disk run, with any control character in its
 /// names and messages escaped.
 pub fn disk_run(doc: &RunDocument) -> String {
-    crate::escape::escape_controls_keep_lines(&disk_run_raw(doc)).into_owned()
+    iomark_model::escape::escape_controls_keep_lines(&disk_run_raw(doc)).into_owned()
 }
 
 fn disk_run_raw(doc: &RunDocument) -> String {
@@ -53,7 +53,7 @@ fn disk_run_raw(doc: &RunDocument) -> String {
     let _ = writeln!(
         out,
         "target: {} ({kind}, {}, logical block {} B)",
-        crate::escape::escape_controls(&t.path),
+        iomark_model::escape::escape_controls(&t.path),
         t.size,
         t.logical_block_size
     );
@@ -194,7 +194,7 @@ pub(crate) fn target_line(out: &mut String, run: &DiskRun) {
         TargetKind::BlockDevice => "block device",
     };
     // A path is one line: its own newlines are shown escaped too.
-    let path = crate::escape::escape_controls(&t.path);
+    let path = iomark_model::escape::escape_controls(&t.path);
     let _ = writeln!(out, "Target: {path} ({kind}, {})", t.size);
     if let Some(line) = memory_limit_line(run) {
         let _ = writeln!(out, "{line}");

@@ -16,7 +16,7 @@ const W: usize = 13;
 fn line(out: &mut String, indent: usize, label: &str, value: &str) {
     let pad = " ".repeat(indent * 2);
     let w = W.saturating_sub(indent * 2).max(label.chars().count() + 1);
-    let value = crate::escape::escape_controls(value);
+    let value = iomark_model::escape::escape_controls(value);
     let _ = writeln!(out, "{pad}{label:<w$}{value}");
 }
 

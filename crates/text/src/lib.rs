@@ -19,7 +19,6 @@
 mod cluster;
 pub mod comparison;
 mod disk;
-mod escape;
 mod fio_json;
 mod info;
 pub mod json;
@@ -32,9 +31,9 @@ mod verify;
 
 pub use cluster::{mem_rank_table, rank_table};
 pub use disk::{cgroup_usage, disk_run};
-pub use escape::{escape_controls, escape_controls_keep_lines, escape_markdown};
 pub use fio_json::fio_json;
 pub use info::{device_info, nic_info};
+pub use iomark_model::escape::{escape_controls, escape_controls_keep_lines, escape_markdown};
 pub use knee::knee_sentence;
 pub use mem::mem_run;
 pub use profile::profile_run;

@@ -27,7 +27,7 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
     if let (ProfileResult::Verify(r), "custom" | "fio-job") = (result, run.profile.as_str()) {
         let mut out = crate::disk::disk_run(doc);
         crate::verify::write_check(&mut out, r);
-        return crate::escape::escape_controls_keep_lines(&out).into_owned();
+        return iomark_model::escape::escape_controls_keep_lines(&out).into_owned();
     }
     let mut out = String::new();
     // The CDM grid's spread column shows what the per-test high-spread
@@ -53,7 +53,7 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
     }
     footer(&mut out, doc, run, shown);
     // Names and messages come from the run and may hold control characters.
-    crate::escape::escape_controls_keep_lines(&out).into_owned()
+    iomark_model::escape::escape_controls_keep_lines(&out).into_owned()
 }
 
 /// The warnings (but those of a kind the tables already show) and the

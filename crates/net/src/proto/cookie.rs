@@ -48,7 +48,8 @@ impl Cookie {
     /// cookie is the client's bytes, which iperf3 never checks: control
     /// characters are shown escaped, never sent to a terminal.
     pub fn as_text(&self) -> String {
-        iomark_text::escape_controls(&String::from_utf8_lossy(self.text_bytes())).into_owned()
+        iomark_model::escape::escape_controls(&String::from_utf8_lossy(self.text_bytes()))
+            .into_owned()
     }
 }
 

@@ -3,7 +3,7 @@
 //! range-checked, so nothing later (text, `-J`, warnings, the results
 //! store) has to remember to.
 //!
-//! - **Strings** go through [`iomark_text::escape_controls`], the one
+//! - **Strings** go through [`iomark_model::escape::escape_controls`], the one
 //!   escaping path of the project: an `ESC ]0;...` in a peer's title,
 //!   extra data, interface name or cookie is kept as the text `\x1b]0;...`
 //!   and never reaches a terminal as a control sequence.
@@ -47,7 +47,7 @@ const MAX_INTERFACE_NUMBER: f64 = (1u64 << 53) as f64;
 pub(crate) fn escape_strings(v: &mut Value) {
     match v {
         Value::String(s) => {
-            if let std::borrow::Cow::Owned(e) = iomark_text::escape_controls(s) {
+            if let std::borrow::Cow::Owned(e) = iomark_model::escape::escape_controls(s) {
                 *s = e;
             }
         }

@@ -1,6 +1,8 @@
 //! Control characters shown, not sent: stored text (names, labels, notes,
-//! imported files) is printed through these, so a title sequence or a
-//! cursor move in a result never reaches the terminal as one.
+//! imported files) and what a network peer sends are printed through these,
+//! so a title sequence or a cursor move in a result never reaches the
+//! terminal as one. Here, at the bottom of the crates, so that every crate
+//! that takes text from outside (text, report, net) shares the one path.
 
 use std::borrow::Cow;
 use std::fmt::Write;
