@@ -582,9 +582,9 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
         crate::verify::after(&args, v, &mut target, outcome.interrupted)?;
     }
     let interrupted = outcome.interrupted;
-    // fio exits non-zero when its verify fails; so does a --verify run.
-    let verify_failed = plan.verify.is_some()
-        && matches!(&outcome.result, Some(ProfileResult::Verify(v)) if v.bad.total() > 0);
+    // fio exits non-zero when its verify fails; so do a --verify run and
+    // the verify profile (bad blocks, or a smaller real size).
+    let verify_failed = matches!(&outcome.result, Some(ProfileResult::Verify(v)) if v.failed());
     let mut doc = run_document(&target, name, outcome, started_at_ms, args_now());
     drop(target);
     if let (RunBody::Disk(run), Some(limit)) = (&mut doc.body, &limit) {

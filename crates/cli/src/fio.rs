@@ -152,7 +152,7 @@ pub fn run_job_file(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
     // fio exits non-zero when its verify fails; so does a job file's run.
     let verify_failed = matches!(
         &run.outcome.result,
-        Some(ProfileResult::Verify(v)) if v.bad.total() > 0
+        Some(ProfileResult::Verify(v)) if v.failed()
     );
     let mut doc = run_document(&target, PROFILE, run.outcome, started_at_ms, args_now());
     drop(target);

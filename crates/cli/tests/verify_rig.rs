@@ -205,7 +205,21 @@ fn verify_run(dev: &str, db: &ScratchDb, extra: &[&str]) -> Value {
         db.db(),
     ];
     args.extend_from_slice(extra);
-    json_of(&iomark(&args))
+    let out = iomark(&args);
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stderr(&out), stdout(&out)));
+    // Exit code 3 exactly when the check found bad blocks or a smaller
+    // real size, as a custom --verify run (and fio) exits non-zero.
+    let r = verify(&doc);
+    let wanting = ["corrupted", "lost", "wrapped"]
+        .iter()
+        .any(|k| bad(r, k) > 0)
+        || r["usable"]
+            .as_u64()
+            .is_some_and(|u| u < r["claimed"].as_u64().unwrap());
+    let want = if wanting { 3 } else { 0 };
+    assert_eq!(out.status.code(), Some(want), "{}\n{r}", stderr(&out));
+    doc
 }
 
 /// Fails unless `usable` is within one block group (1 MiB) of `real`.

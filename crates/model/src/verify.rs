@@ -216,6 +216,13 @@ fn is_zero(n: &u64) -> bool {
 pub const MAX_RANGES: usize = 1000;
 
 impl VerifyResult {
+    /// Whether the check found the device wanting: bad blocks, or less
+    /// usable than it claims. The run then exits with code 3, as fio does
+    /// when its verify fails, so a script can trust the exit code.
+    pub fn failed(&self) -> bool {
+        self.bad.total() > 0 || self.verdict().is_some_and(|v| !v.clean())
+    }
+
     /// The verdict, when blocks were read back.
     pub fn verdict(&self) -> Option<VerifyVerdict> {
         let usable = self.usable?;

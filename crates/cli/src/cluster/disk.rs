@@ -292,8 +292,7 @@ fn run_rank(
             }
         }
     }
-    let verify_failed =
-        matches!(&merged.result, Some(ProfileResult::Verify(v)) if v.bad.total() > 0);
+    let verify_failed = matches!(&merged.result, Some(ProfileResult::Verify(v)) if v.failed());
     let interrupted = merged.interrupted;
     publish(
         args,
