@@ -24,15 +24,19 @@ pub fn run(args: CleanArgs) -> anyhow::Result<Exit> {
             args.path.display()
         );
     }
-    let removed = iomark_disk::target::remove_stale_test_files(&args.path)
+    let sweep = iomark_disk::target::sweep_test_files(&args.path)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.path.display()))?;
+    let removed = &sweep.removed;
     // Paths are printed escaped: a name may hold a newline or escape.
     let shown =
         |p: &std::path::Path| iomark_text::escape_controls(&p.display().to_string()).into_owned();
-    for p in &removed {
+    for p in removed {
         crate::exit::print(&format!("removed {}\n", shown(p)))?;
     }
-    if removed.is_empty() {
+    for (p, why) in &sweep.kept {
+        crate::exit::print(&format!("kept {}: {why}\n", shown(p)))?;
+    }
+    if removed.is_empty() && sweep.kept.is_empty() {
         crate::exit::print(&format!(
             "no stale iomark test files in {}\n",
             shown(&args.path)

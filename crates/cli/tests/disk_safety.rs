@@ -165,6 +165,24 @@ fn a_killed_run_leaves_a_file_that_the_next_run_removes() {
     assert!(o.status.success());
     assert!(stdout(&o).contains(&stale[0]));
     assert_no_test_files(dir.path());
+    // A file by that name that iomark would not have made is kept, and
+    // clean says why.
+    let foreign = dir.path().join(&stale[0]);
+    fs::write(&foreign, b"someone's").unwrap();
+    fs::set_permissions(
+        &foreign,
+        std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    )
+    .unwrap();
+    let o = iomark(&["clean", d]);
+    assert!(o.status.success());
+    assert!(
+        stdout(&o).contains("not a file iomark made"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(foreign.exists());
+    fs::remove_file(&foreign).unwrap();
     // ... and so does the next run in that directory.
     let again = dir.path().join(&stale[0]);
     fs::write(&again, b"stale").unwrap();

@@ -302,10 +302,15 @@ fn a_killed_mem_runs_mapped_file_is_found_and_removed() {
         .arg("--no-store"),
     );
     let file = wait_for_file(dir.path(), "iomark-", ".tmp");
-    // While it runs, its lock keeps clean-up away.
+    // While it runs, its lock keeps clean-up away, and clean says so.
     let o = iomark(&["clean", dir.path().to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(file.exists(), "a live run's file was removed");
+    let said = stdout(&o);
+    assert!(
+        said.contains(&format!("kept {}: in use by a running", file.display())),
+        "{said}"
+    );
     // kill -9: nothing of iomark's can remove it ...
     drop(run);
     assert!(file.exists());

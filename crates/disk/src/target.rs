@@ -73,7 +73,7 @@ mod test_file;
 mod tests;
 
 pub use kept::{find_kept_verify_file, remove_kept_verify_file};
-pub use stale::remove_stale_test_files;
+pub use stale::{remove_stale_test_files, sweep_test_files, Sweep};
 
 use existing::open_existing;
 use identity::{

@@ -60,49 +60,87 @@ pub fn new_test_file_name() -> CString {
 /// `shown_as`): exact name, owner, mode and kind, and nobody holding the
 /// lock. Returns what was removed.
 pub fn remove_stale_in(dir: &OwnedFd, shown_as: &Path) -> io::Result<Vec<PathBuf>> {
-    let mut removed = Vec::new();
+    Ok(sweep_in(dir, shown_as)?.removed)
+}
+
+/// What a sweep of a directory did with the files named as test files.
+#[derive(Debug, Default)]
+pub struct Sweep {
+    /// Removed: files of killed runs.
+    pub removed: Vec<PathBuf>,
+    /// Left alone, each with why.
+    pub kept: Vec<(PathBuf, &'static str)>,
+}
+
+/// [`remove_stale_in`], also saying which files named as test files were
+/// kept and why (for `iomark clean`).
+pub fn sweep_in(dir: &OwnedFd, shown_as: &Path) -> io::Result<Sweep> {
+    let mut sweep = Sweep::default();
     let names: Vec<CString> = rustix::fs::Dir::read_from(dir)?
         .filter_map(Result::ok)
         .map(|e| e.file_name().to_owned())
         .filter(|n| is_test_file_name(n.as_bytes()))
         .collect();
     for name in names {
-        if remove_if_stale(dir, &name)? {
-            removed.push(shown_as.join(OsStr::from_bytes(name.as_bytes())));
+        let path = shown_as.join(OsStr::from_bytes(name.as_bytes()));
+        match remove_if_stale(dir, &name)? {
+            Found::Stale => sweep.removed.push(path),
+            Found::Kept(why) => sweep.kept.push((path, why)),
+            Found::Gone => {}
         }
     }
-    Ok(removed)
+    Ok(sweep)
 }
 
+/// What became of one file named as a test file.
+enum Found {
+    /// A killed run's: removed.
+    Stale,
+    /// Left alone, and why.
+    Kept(&'static str),
+    /// Gone or replaced while it was looked at: nothing to say.
+    Gone,
+}
+
+/// Why a file was kept while a run holds it.
+const IN_USE: &str =
+    "in use by a running or just-ended iomark (its lock is held); try again in a few seconds";
+/// Why a file with a test file's name was kept although no run holds it.
+const NOT_OURS: &str =
+    "not a file iomark made: its owner, mode or kind is not a test file's (remove it yourself if it is yours)";
+
 /// Remove one candidate if it is iomark's and nobody holds its lock.
-fn remove_if_stale(dir: &OwnedFd, name: &CStr) -> io::Result<bool> {
+fn remove_if_stale(dir: &OwnedFd, name: &CStr) -> io::Result<Found> {
     let looks_ours = |st: &rustix::fs::Stat| {
         FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
             && st.st_uid == rustix::process::geteuid().as_raw()
             && st.st_mode & 0o7777 == TEST_FILE_MODE
     };
     let Ok(before) = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) else {
-        return Ok(false);
+        return Ok(Found::Gone);
     };
     if !looks_ours(&before) {
-        return Ok(false);
+        return Ok(Found::Kept(NOT_OURS));
     }
     // Read-write: a stale file is emptied before its name goes (below).
     let flags = OFlags::RDWR | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let Ok(fd) = rustix::fs::openat(dir, name, flags, Mode::empty()) else {
-        return Ok(false);
+    let fd = match rustix::fs::openat(dir, name, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        // Active swap refuses to be opened for writing.
+        Err(rustix::io::Errno::TXTBSY) => return Ok(Found::Kept(IN_USE)),
+        Err(_) => return Ok(Found::Gone),
     };
     let opened = rustix::fs::fstat(&fd)?;
     if opened.st_dev != before.st_dev || opened.st_ino != before.st_ino || !looks_ours(&opened) {
-        return Ok(false);
+        return Ok(Found::Gone);
     }
     if rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive).is_err() {
-        return Ok(false);
+        return Ok(Found::Kept(IN_USE));
     }
     // Under our lock now; remove the name only while it still leads here.
     let still = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
     if still.st_dev != opened.st_dev || still.st_ino != opened.st_ino {
-        return Ok(false);
+        return Ok(Found::Gone);
     }
     // Emptied first: the killed run's io_uring ring may still hold the file
     // for seconds while the kernel tears it down, and the blocks of an
@@ -110,5 +148,5 @@ fn remove_if_stale(dir: &OwnedFd, name: &CStr) -> io::Result<bool> {
     // space would not be there for the run about to judge it.
     rustix::fs::ftruncate(&fd, 0)?;
     rustix::fs::unlinkat(dir, name, AtFlags::empty())?;
-    Ok(true)
+    Ok(Found::Stale)
 }
