@@ -30,19 +30,28 @@ pub const WARMED_FACTOR: f64 = 1.5;
 pub const RATED_MARGIN: f64 = 1.05;
 
 /// How many times its writes a device of this kind may read, and the
-/// kind in words; none when nothing is known of the device.
+/// kind in words; none when nothing is known of the device, or when no
+/// ratio would mean a cache.
+///
+/// The transport comes first, the rotational flag after it and only for
+/// the disks it describes (SATA, SCSI): loop devices, virtual disks, many
+/// USB sticks and card readers report rotational=1, and a flash stick that
+/// reads 25 times faster than it writes is a flash stick, not a cache.
 pub fn read_over_write_allowed(report: &DeviceReport) -> Option<(f64, &'static str)> {
     let dev = report.device.as_ref()?;
-    if dev.queue.rotational == Some(true) {
-        return Some((1.5, "a hard disk"));
-    }
     Some(match dev.transport {
         // RAM: decompressing is cheaper than compressing, and there is no
         // cache in front of it to find.
         Transport::Zram => return None,
-        // Sticks and cards write at a tenth of their read rate and less.
-        Transport::Usb | Transport::Mmc => (20.0, "a USB or card flash device"),
-        _ if dev.removable => (20.0, "a removable flash device"),
+        // Sticks and cards write at a tenth of their read rate and far
+        // less: no ratio tells a cache from the flash itself.
+        Transport::Usb | Transport::Mmc => return None,
+        _ if dev.removable => return None,
+        // A loop device is whatever holds its file: no class of its own.
+        Transport::Loop => return None,
+        Transport::Sata | Transport::Scsi if dev.queue.rotational == Some(true) => {
+            (1.5, "a hard disk")
+        }
         Transport::Nvme | Transport::Sata | Transport::Scsi => (4.0, "an SSD"),
         // A virtual or stacked device is what is beneath it; the host's
         // cache behind a virtual disk is the usual reason to exceed this.
@@ -237,6 +246,22 @@ mod tests {
         assert_eq!(reads_above_writes(&device("nvme", false), &jobs).len(), 1);
         assert!(reads_above_writes(&device("usb", false), &jobs).is_empty());
         assert!(reads_above_writes(&device("zram", false), &jobs).is_empty());
+        // Sticks, card readers and loop devices often say rotational=1:
+        // the transport decides first, and 25x is normal flash.
+        let flash = [
+            job("SEQ1M read", RwMode::Read, 25.0, true),
+            job("SEQ1M write", RwMode::Write, 1.0, true),
+        ];
+        for transport in ["usb", "mmc", "loop"] {
+            assert!(
+                reads_above_writes(&device(transport, true), &flash).is_empty(),
+                "{transport}"
+            );
+        }
+        // A virtual disk that says rotational is judged as one, not as a
+        // hard disk.
+        let virtio = reads_above_writes(&device("virtio", true), &jobs);
+        assert!(virtio[0].message.contains("virtual"), "{}", virtio[0]);
         // Buffered jobs measure the page cache on purpose: not judged.
         let buffered = [
             job("SEQ1M read", RwMode::Read, 9000.0, false),
