@@ -452,6 +452,10 @@ impl ProfileObserver for ProfileProgress {
     }
 
     fn finished(&mut self, jobs: &[DiskJobResult]) {
+        // Copied only when stored: after every job, that was quadratic.
+        if !self.recorder.checkpoint_due() {
+            return;
+        }
         if let RunBody::Disk(run) = &mut self.partial.body {
             run.jobs = jobs.to_vec();
         }

@@ -188,6 +188,16 @@ impl Recorder {
         rec
     }
 
+    /// Whether [`update`](Recorder::update) would write now: there is a
+    /// store and a checkpoint is due. A caller that must build the
+    /// document first asks, so a run of thousands of jobs does not copy
+    /// them all after each one for nothing.
+    pub fn checkpoint_due(&self) -> bool {
+        self.store.is_some()
+            && self.id.is_some()
+            && self.next_checkpoint.is_none_or(|at| Instant::now() >= at)
+    }
+
     /// The stored run's id, once it has one.
     pub fn id(&self) -> Option<RunId> {
         self.id
@@ -225,14 +235,14 @@ impl Recorder {
     /// 500-job file 12 s slower, and 5,000 jobs a hundred times that). The
     /// final document is always written.
     pub fn update(&mut self, doc: &RunDocument) {
+        if !self.checkpoint_due() {
+            return;
+        }
         let (Some(store), Some(id)) = (self.store.as_ref(), self.id) else {
             return;
         };
         self.last = Some(doc.clone());
         let started = Instant::now();
-        if self.next_checkpoint.is_some_and(|at| started < at) {
-            return;
-        }
         let now = doc.clone();
         match store.call(move |s| s.update_run(id, &now)) {
             Ok(()) => {

@@ -376,9 +376,13 @@ fn fio_examples_agree_with_fio_on_a_throttled_loop_device() {
     // within 5%: fio itself was seen 3.3% over the limit in ssd-test's
     // last job, which starts in the throttle slice of the job before it
     // (stonewall in one fio process), where iomark's figure is its own.
+    // The 5% is a quiet machine's claim (bench/rig-accuracy); under load
+    // either tool may miss the limit by as much as the rig band allows,
+    // so the two may differ by that much too.
+    let tolerance = (1.0 - rig_band().0).max(0.05);
     for (what, a, b) in figures {
         assert_at_the_limit(&format!("iomark {what}"), a, LIMIT_BPS as f64);
-        assert_near(&format!("fio/iomark {what}"), b, a, 0.05);
+        assert_near(&format!("fio/iomark {what}"), b, a, tolerance);
     }
 }
 
