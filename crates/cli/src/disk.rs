@@ -196,10 +196,11 @@ pub struct DiskArgs {
     #[arg(long, value_name = "SIZE", help_heading = "Engine")]
     pub mem_limit: Option<Bytes>,
 
-    /// The speed the device is rated at, e.g. read=550MB/s,write=520MB/s
-    /// (rates as iomark prints them: MB/s is 10^6 bytes/s). Remembered per
-    /// device in the results store, so later runs there are checked too: a
-    /// figure more than 5% above it is flagged.
+    /// The speed the device is rated at, per pattern in MB/s or IOPS, e.g.
+    /// read=550MB/s,write=520MB/s,randread=90kIOPS,randwrite=80kIOPS (MB/s
+    /// is 10^6 bytes/s). Remembered per device in the results store, so
+    /// later runs there are checked too: a figure more than 5% above its
+    /// rating is flagged.
     #[arg(long, value_name = "RATES", help_heading = "Target")]
     pub rated: Option<RatedSpeed>,
 
@@ -538,7 +539,7 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
         &mut recorder,
         partial.device.as_ref(),
         target.direct,
-        args.rated,
+        args.rated.clone(),
     );
     let mut obs = ProfileProgress {
         line: None,

@@ -232,7 +232,7 @@ impl JobFileRun {
                 &mut recorder,
                 partial.device.as_ref(),
                 target.direct,
-                args.rated,
+                args.rated.clone(),
             );
             let obs = ProfileProgress {
                 line: None,

@@ -48,12 +48,12 @@ impl Known {
                 .unwrap_or_else(|| DeviceMemory::new(&key, &describe))
         };
         let mut disk = report.disk_key().map(|k| recall(rec, k));
-        if let (Some(disk), Some(r)) = (&mut disk, rated) {
-            disk.rated = Some(r);
+        if let (Some(disk), Some(r)) = (&mut disk, &rated) {
+            disk.rated = Some(r.clone());
             rec.remember(disk);
         }
         Known {
-            rated: rated.or_else(|| disk.as_ref().and_then(|d| d.rated)),
+            rated: rated.or_else(|| disk.as_ref().and_then(|d| d.rated.clone())),
             probe_slot: report.probe_key(direct).map(|k| recall(rec, k)),
             disk_slot: disk,
         }

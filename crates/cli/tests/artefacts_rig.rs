@@ -298,3 +298,39 @@ fn the_default_profile_probes_first_once() {
     assert_eq!(second["body"]["probe"], *probed);
     assert!(test_files(dir.path()).is_empty());
 }
+
+#[test]
+fn random_reads_above_a_rating_in_iops_are_flagged_and_remembered() {
+    require!(require_root());
+    // A loop device over memory stands for a hidden cache: it serves
+    // random reads far faster than a device rated for 400 IOPS could.
+    let dev = LoopDevice::new(64 << 20).unwrap();
+    let d = dev.dev.to_str().unwrap();
+    let db = ScratchDb::new();
+    let rnd = |extra: &[&str]| {
+        let mut args = vec!["disk", d, "--rw", "randread", "--bs", "4k"];
+        args.extend([
+            "--iodepth",
+            "1",
+            "--runtime",
+            "1s",
+            "--json",
+            "--db",
+            db.db(),
+        ]);
+        args.extend_from_slice(extra);
+        json_of(&iomark(&args))
+    };
+    let flagged = rnd(&["--rated", "read=1GB/s,randread=400IOPS"]);
+    let r = warnings_of_kind(&flagged, "above_rated");
+    assert!(
+        r.iter()
+            .any(|m| m.contains("400 IOPS") && m.contains("randread")),
+        "{r:?}"
+    );
+    // Remembered with the device: the next run is judged too.
+    assert!(!warnings_of_kind(&rnd(&[]), "above_rated").is_empty());
+    // A rating it stays under says nothing.
+    let under = rnd(&["--rated", "randread=100MIOPS"]);
+    assert!(warnings_of_kind(&under, "above_rated").is_empty());
+}

@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::units::{Bytes, BytesPerSec};
+use crate::units::{Bytes, BytesPerSec, Iops};
 use crate::warning::{Warning, WarningKind};
 use crate::workload::DataPattern;
 
@@ -153,8 +153,12 @@ impl ProbeVerdict {
 }
 
 /// The speed a device is rated at, in its maker's units (`--rated
-/// read=550MB/s,write=520MB/s`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+/// read=550MB/s,write=520MB/s,randread=90kIOPS,randwrite=80kIOPS`).
+///
+/// `read` and `write` are the sequential rates in bytes a second, as
+/// boxes print them first (and as stored before anything else could be
+/// rated); every other rating, by pattern in either unit, is in `more`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RatedSpeed {
     /// Rated sequential read rate.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -162,16 +166,121 @@ pub struct RatedSpeed {
     /// Rated sequential write rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write: Option<BytesPerSec>,
+    /// The other ratings: IOPS, and the random patterns.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more: Vec<Rating>,
+}
+
+/// One rating of a device: a pattern and its rate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Rating {
+    /// Which I/O the rating is for.
+    pub pattern: RatedPattern,
+    /// The rated rate.
+    pub rate: RatedRate,
+}
+
+/// The I/O a rating is for, as drive sheets name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RatedPattern {
+    /// Sequential reads.
+    Read,
+    /// Sequential writes.
+    Write,
+    /// Random reads.
+    RandRead,
+    /// Random writes.
+    RandWrite,
+}
+
+impl RatedPattern {
+    /// The key `--rated` takes for it.
+    pub fn key(self) -> &'static str {
+        match self {
+            RatedPattern::Read => "read",
+            RatedPattern::Write => "write",
+            RatedPattern::RandRead => "randread",
+            RatedPattern::RandWrite => "randwrite",
+        }
+    }
+
+    /// The direction it moves data (`read` or `write`).
+    pub fn dir(self) -> &'static str {
+        match self {
+            RatedPattern::Read | RatedPattern::RandRead => "read",
+            RatedPattern::Write | RatedPattern::RandWrite => "write",
+        }
+    }
+
+    /// Whether it is a random pattern.
+    pub fn random(self) -> bool {
+        matches!(self, RatedPattern::RandRead | RatedPattern::RandWrite)
+    }
+}
+
+/// A rated rate: bytes a second or operations a second.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RatedRate {
+    /// Bytes a second.
+    Bandwidth(BytesPerSec),
+    /// I/O operations a second.
+    Iops(Iops),
+}
+
+impl fmt::Display for RatedRate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RatedRate::Bandwidth(b) => b.fmt(f),
+            RatedRate::Iops(i) => i.fmt(f),
+        }
+    }
+}
+
+impl FromStr for RatedRate {
+    type Err = String;
+
+    /// `550MB/s` (as [`BytesPerSec`] reads it) or `90kIOPS`, `400 IOPS`,
+    /// `1.2MIOPS`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim();
+        let lower = t.to_ascii_lowercase();
+        if let Some(num) = lower.strip_suffix("iops") {
+            let num = num.trim();
+            let (num, mult) = match num.as_bytes().last() {
+                Some(b'k') => (&num[..num.len() - 1], 1e3),
+                Some(b'm') => (&num[..num.len() - 1], 1e6),
+                _ => (num, 1.0),
+            };
+            let v: f64 = num
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{t}' is not a number of IOPS such as 90kIOPS"))?;
+            return Ok(RatedRate::Iops(Iops(v * mult)));
+        }
+        t.parse::<BytesPerSec>()
+            .map(RatedRate::Bandwidth)
+            .map_err(|e| e.to_string())
+    }
 }
 
 impl RatedSpeed {
-    /// The rate rated for `dir` (`read` or `write`).
-    pub fn for_dir(&self, dir: &str) -> Option<BytesPerSec> {
-        match dir {
-            "read" => self.read,
-            "write" => self.write,
-            _ => None,
-        }
+    /// Every rating, the sequential rates included.
+    pub fn ratings(&self) -> Vec<Rating> {
+        let seq = [
+            (RatedPattern::Read, self.read),
+            (RatedPattern::Write, self.write),
+        ];
+        seq.into_iter()
+            .filter_map(|(pattern, r)| {
+                r.map(|b| Rating {
+                    pattern,
+                    rate: RatedRate::Bandwidth(b),
+                })
+            })
+            .chain(self.more.iter().copied())
+            .collect()
     }
 }
 
@@ -179,23 +288,43 @@ impl FromStr for RatedSpeed {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        const FIX: &str = "use --rated read=550MB/s,write=520MB/s (either may be left out)";
+        const FIX: &str =
+            "use --rated read=550MB/s,write=520MB/s,randread=90kIOPS,randwrite=80kIOPS \
+                           (any may be left out; each in MB/s or IOPS)";
         let mut rated = RatedSpeed::default();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (key, value) = part
                 .split_once('=')
-                .ok_or_else(|| format!("'{part}' is not DIRECTION=RATE: {FIX}"))?;
-            let rate: BytesPerSec = value.parse().map_err(|e| format!("{e}: {FIX}"))?;
-            if rate.0 <= 0.0 {
+                .ok_or_else(|| format!("'{part}' is not PATTERN=RATE: {FIX}"))?;
+            let rate: RatedRate = value.parse().map_err(|e| format!("{e}: {FIX}"))?;
+            let positive = match rate {
+                RatedRate::Bandwidth(b) => b.0 > 0.0 && b.0.is_finite(),
+                RatedRate::Iops(i) => i.0 > 0.0 && i.0.is_finite(),
+            };
+            if !positive {
                 return Err(format!("a rated speed must be above 0: {FIX}"));
             }
-            match key.trim() {
-                "read" => rated.read = Some(rate),
-                "write" => rated.write = Some(rate),
-                other => return Err(format!("unknown direction '{other}': {FIX}")),
+            let pattern = match key.trim() {
+                "read" => RatedPattern::Read,
+                "write" => RatedPattern::Write,
+                "randread" => RatedPattern::RandRead,
+                "randwrite" => RatedPattern::RandWrite,
+                other => return Err(format!("unknown pattern '{other}': {FIX}")),
+            };
+            match (pattern, rate) {
+                (RatedPattern::Read, RatedRate::Bandwidth(b)) => rated.read = Some(b),
+                (RatedPattern::Write, RatedRate::Bandwidth(b)) => rated.write = Some(b),
+                _ => {
+                    rated.more.retain(|r| {
+                        r.pattern != pattern || {
+                            std::mem::discriminant(&r.rate) != std::mem::discriminant(&rate)
+                        }
+                    });
+                    rated.more.push(Rating { pattern, rate });
+                }
             }
         }
-        if rated.read.is_none() && rated.write.is_none() {
+        if rated.ratings().is_empty() {
             return Err(format!("no rate given: {FIX}"));
         }
         Ok(rated)
@@ -204,9 +333,10 @@ impl FromStr for RatedSpeed {
 
 impl fmt::Display for RatedSpeed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let parts: Vec<String> = [("read", self.read), ("write", self.write)]
-            .into_iter()
-            .filter_map(|(d, r)| r.map(|r| format!("{d} {r}")))
+        let parts: Vec<String> = self
+            .ratings()
+            .iter()
+            .map(|r| format!("{} {}", r.pattern.key(), r.rate))
             .collect();
         f.write_str(&parts.join(", "))
     }
@@ -274,6 +404,37 @@ mod tests {
             let err = bad.parse::<RatedSpeed>().unwrap_err();
             assert!(err.contains("--rated read=550MB/s"), "{bad}: {err}");
         }
+        // IOPS and the random patterns, as drive sheets give them.
+        let r: RatedSpeed = "read=550MB/s,randread=90kIOPS,randwrite=400 IOPS,write=1kIOPS"
+            .parse()
+            .unwrap();
+        assert_eq!(r.read, Some(BytesPerSec(550e6)));
+        assert_eq!(
+            r.more,
+            vec![
+                Rating {
+                    pattern: RatedPattern::RandRead,
+                    rate: RatedRate::Iops(Iops(90e3))
+                },
+                Rating {
+                    pattern: RatedPattern::RandWrite,
+                    rate: RatedRate::Iops(Iops(400.0))
+                },
+                Rating {
+                    pattern: RatedPattern::Write,
+                    rate: RatedRate::Iops(Iops(1e3))
+                },
+            ]
+        );
+        assert_eq!(
+            r.to_string(),
+            "read 550.00 MB/s, randread 90000 IOPS, randwrite 400 IOPS, write 1000 IOPS"
+        );
+        // Stored ratings of old (read and write only) still read back.
+        let old: RatedSpeed = serde_json::from_str(r#"{"read":550000000.0}"#).unwrap();
+        assert_eq!(old.ratings().len(), 1);
+        assert!("randread=fastIOPS".parse::<RatedSpeed>().is_err());
+        assert!("randread=0IOPS".parse::<RatedSpeed>().is_err());
         assert_eq!(
             "read=550MB/s".parse::<RatedSpeed>().unwrap().to_string(),
             "read 550.00 MB/s"
