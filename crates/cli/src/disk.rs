@@ -532,7 +532,7 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
         name,
         DiskOutcome::default(),
         started_at_ms,
-        args_now(),
+        crate::record::command_line(),
     );
     let mut recorder = crate::record::Recorder::begin(&args.store, &mut partial);
     let mut known = Known::recall(
@@ -590,7 +590,13 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     // fio exits non-zero when its verify fails; so do a --verify run and
     // the verify profile (bad blocks, or a smaller real size).
     let verify_failed = matches!(&outcome.result, Some(ProfileResult::Verify(v)) if v.failed());
-    let mut doc = run_document(&target, name, outcome, started_at_ms, args_now());
+    let mut doc = run_document(
+        &target,
+        name,
+        outcome,
+        started_at_ms,
+        crate::record::command_line(),
+    );
     drop(target);
     if let (RunBody::Disk(run), Some(limit)) = (&mut doc.body, &limit) {
         run.cgroup = Some(Box::new(limit.usage()));
@@ -636,15 +642,6 @@ fn short_probe(
         ProfileResult::Artefacts(a) => a.verdict,
         _ => None,
     })
-}
-
-/// The command line as stored with a run. Arguments need not be UTF-8 (a
-/// path is any bytes): `std::env::args` would panic on one, so each is
-/// converted lossily, its control characters escaped.
-pub(crate) fn args_now() -> Vec<String> {
-    std::env::args_os()
-        .map(|a| iomark_text::escape_controls(&a.to_string_lossy()).into_owned())
-        .collect()
 }
 
 /// Open the target (creating and filling a test file), saying which stale

@@ -16,7 +16,7 @@ use iomark_host::cgroup::SelfLimit;
 use iomark_model::profile::ProfileResult;
 use iomark_model::{now_ms, RunBody, RunDocument};
 
-use crate::disk::{args_now, open_target, DiskArgs, ProfileProgress};
+use crate::disk::{open_target, DiskArgs, ProfileProgress};
 use crate::exit::Exit;
 use crate::known::Known;
 use crate::signals;
@@ -154,7 +154,13 @@ pub fn run_job_file(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
         &run.outcome.result,
         Some(ProfileResult::Verify(v)) if v.failed()
     );
-    let mut doc = run_document(&target, PROFILE, run.outcome, started_at_ms, args_now());
+    let mut doc = run_document(
+        &target,
+        PROFILE,
+        run.outcome,
+        started_at_ms,
+        crate::record::command_line(),
+    );
     drop(target);
     if let (RunBody::Disk(d), Some(limit)) = (&mut doc.body, &limit) {
         d.cgroup = Some(Box::new(limit.usage()));
@@ -225,7 +231,7 @@ impl JobFileRun {
                 PROFILE,
                 DiskOutcome::default(),
                 started_at_ms,
-                args_now(),
+                crate::record::command_line(),
             );
             let mut recorder = crate::record::Recorder::begin(&args.store, &mut partial);
             let known = Known::recall(

@@ -298,7 +298,7 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
         Some(sweep) => job::run_sweep(&plan.spec, sweep, plan.swap.as_ref(), stop, child)?,
         None => job::run(&plan.spec, plan.relative, plan.swap.as_ref(), stop, child)?,
     };
-    let mut doc = plan.document(run, crate::disk::args_now(), started_at_ms);
+    let mut doc = plan.document(run, crate::record::command_line(), started_at_ms);
     // A mem run is one measurement: it is stored whole once it ends.
     crate::record::Recorder::begin(&options.store, &mut doc).finish(&doc);
     let text = if options.json {

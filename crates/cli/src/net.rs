@@ -199,7 +199,7 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
             if json {
                 writeln!(stdout.lock(), "{}", report.to_iperf3_json())?;
             }
-            let mut doc = iomark_net::run_document(&report, crate::disk::args_now());
+            let mut doc = iomark_net::run_document(&report, crate::record::command_line());
             // The iperf3-shaped text has no place for them; the link checks
             // are iomark's own.
             if let iomark_model::RunBody::Net(run) = &doc.body {

@@ -36,6 +36,15 @@ use clap::Args;
 use iomark_model::{RunDocument, RunStatus, MAX_LABEL_BYTES, MAX_NOTE_BYTES};
 use iomark_store::{DeviceMemory, RunId, Store};
 
+/// The command line as stored with a run. Arguments need not be UTF-8 (a
+/// path is any bytes): `std::env::args` would panic on one, so each is
+/// converted lossily, its control characters escaped.
+pub fn command_line() -> Vec<String> {
+    std::env::args_os()
+        .map(|a| iomark_text::escape_controls(&a.to_string_lossy()).into_owned())
+        .collect()
+}
+
 /// Set once any recorder of this process has given up on its store.
 static LOST: AtomicBool = AtomicBool::new(false);
 

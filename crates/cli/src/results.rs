@@ -333,7 +333,7 @@ fn import(
         for mut doc in converted {
             // iomark's own documents keep the command line that measured them.
             if doc.command_line.is_empty() {
-                doc.command_line = crate::disk::args_now();
+                doc.command_line = crate::record::command_line();
             }
             for l in labels {
                 if !doc.labels.contains(l) {

@@ -34,7 +34,7 @@ use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{now_ms, RunBody};
 
 use super::decode;
-use crate::disk::{args_now, open_target, DiskArgs};
+use crate::disk::{open_target, DiskArgs};
 use crate::exit::Exit;
 use crate::signals;
 
@@ -78,7 +78,7 @@ fn run_rank(
                 workload.name(),
                 DiskOutcome::default(),
                 started_at_ms,
-                args_now(),
+                crate::record::command_line(),
             );
             drop(crate::record::Recorder::begin(&args.store, &mut doc));
         }
@@ -98,7 +98,7 @@ fn run_rank(
             name,
             DiskOutcome::default(),
             started_at_ms,
-            args_now(),
+            crate::record::command_line(),
         );
         crate::record::Recorder::begin(&args.store, &mut partial)
     });
@@ -168,7 +168,7 @@ fn run_rank(
                     ..DiskOutcome::default()
                 },
                 started_at_ms,
-                args_now(),
+                crate::record::command_line(),
             );
             doc.warnings.push(iomark_model::Warning::new(
                 iomark_model::WarningKind::Other,
@@ -321,7 +321,13 @@ fn publish(
     recorder: crate::record::Recorder,
     verbose: bool,
 ) -> anyhow::Result<()> {
-    let mut doc = run_document(target, name, merged, started_at_ms, args_now());
+    let mut doc = run_document(
+        target,
+        name,
+        merged,
+        started_at_ms,
+        crate::record::command_line(),
+    );
     if let RunBody::Disk(run) = &mut doc.body {
         run.cluster = Some(Box::new(cluster));
     }

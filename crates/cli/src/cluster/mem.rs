@@ -114,7 +114,7 @@ fn run_rank(
     };
     let mut doc = options
         .plan
-        .document(run, crate::disk::args_now(), started_at_ms);
+        .document(run, crate::record::command_line(), started_at_ms);
     crate::record::Recorder::begin(&options.store, &mut doc).finish(&doc);
     let text = if options.json {
         format!("{}\n", serde_json::to_string_pretty(&doc)?)

@@ -32,6 +32,8 @@ pub const UDP_LEN_RANGE: std::ops::RangeInclusive<u32> = 16..=65507;
 pub const MAX_WINDOW: u64 = 512 * 1024 * 1024;
 /// The most streams per direction.
 pub const MAX_PARALLEL: u32 = 128;
+// A results message lists every stream of a `--bidir` test.
+const _: () = assert!(2 * MAX_PARALLEL as usize == untrusted::MAX_STREAMS);
 /// The longest test, in seconds.
 pub const MAX_TIME: u64 = 86400;
 /// The longest omit period, in seconds.

@@ -36,8 +36,9 @@ pub const MAX_COUNT: u64 = 1 << 55;
 /// a count of nanoseconds that fits 64 bits.
 pub const MAX_SECONDS: f64 = 1e9;
 
-/// The most streams a results message may list: `--bidir` with 128 each way.
-pub const MAX_STREAMS: usize = 2 * super::params::MAX_PARALLEL as usize;
+/// The most streams a results message may list: `--bidir` with 128 each way
+/// (twice `params::MAX_PARALLEL`, which params checks at compile time).
+pub const MAX_STREAMS: usize = 256;
 
 /// The largest number accepted anywhere in the peer's interface
 /// description (link speeds, lane counts): exact in a double.
