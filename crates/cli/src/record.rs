@@ -329,6 +329,9 @@ impl Drop for Recorder {
 /// (seconds) overrides it, for tests.
 const STORE_WAIT: Duration = Duration::from_secs(40);
 
+/// How long a store call may take once a stop signal has come.
+const STOPPING_GRACE: Duration = Duration::from_secs(2);
+
 /// A store on a thread of its own. Each call waits for the answer at most
 /// [`STORE_WAIT`], and a stop signal (Ctrl-C, SIGTERM, SIGHUP) ends the
 /// wait at once: the run then goes on without the store, and the thread,
@@ -408,11 +411,12 @@ fn wait_for<T>(rx: &mpsc::Receiver<T>) -> Result<T, String> {
         .ok()
         .and_then(|s| s.parse().ok())
         .map_or(STORE_WAIT, Duration::from_secs_f64);
-    // A stop signal that comes during the wait ends it; one that came
-    // before (a run stopped by Ctrl-C, now being stored) does not.
-    let signals = crate::signals::stop_flag()
-        .ok()
-        .map(|_| crate::signals::stop_signals_received());
+    // A stop signal that comes during the wait ends it at once. One that
+    // came before (a run stopped by Ctrl-C, now being stored) leaves the
+    // store a short grace: a working store answers in milliseconds, and a
+    // Ctrl-C that landed just before a stuck call is not lost.
+    let flag = crate::signals::stop_flag().ok();
+    let signals = flag.map(|_| crate::signals::stop_signals_received());
     let start = Instant::now();
     loop {
         match rx.recv_timeout(Duration::from_millis(50)) {
@@ -422,7 +426,9 @@ fn wait_for<T>(rx: &mpsc::Receiver<T>) -> Result<T, String> {
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
-        if signals.is_some_and(|n| crate::signals::stop_signals_received() > n) {
+        let signalled_now = signals.is_some_and(|n| crate::signals::stop_signals_received() > n);
+        let stopping = flag.is_some_and(|f| f.load(Ordering::Relaxed));
+        if signalled_now || (stopping && start.elapsed() >= STOPPING_GRACE) {
             return Err("stopped while waiting for the store".into());
         }
         if start.elapsed() >= limit {

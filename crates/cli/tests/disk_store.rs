@@ -180,3 +180,24 @@ fn a_store_that_stops_answering_costs_a_bounded_wait_and_ctrl_c_ends_it() {
         assert_within("the frozen store's run", took, Duration::from_secs(30));
     }
 }
+
+#[test]
+fn a_postgresql_database_that_only_reads_is_named_in_words_and_the_run_exits_4() {
+    let mut db = iomark_testrig::require!(PgScratchDb::new());
+    // As a standby or a database set to refuse writes answers.
+    db.admin("ALTER DATABASE {db} SET default_transaction_read_only = on");
+    let target = tempfile::tempdir().unwrap();
+    let o = iomark_cmd(&["disk", target.path().to_str().unwrap(), "--size", "4M"])
+        .args(["--runtime", "1s", "--engine", "psync", "--db", &db.url])
+        .output()
+        .unwrap();
+    // Measured, printed, not stored: said in words, with the fix.
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(stdout(&o).contains("read:"), "{}", stdout(&o));
+    assert!(
+        err.contains("the server only reads here") && err.contains("--no-store"),
+        "{err}"
+    );
+    assert_no_test_files(target.path());
+}

@@ -254,6 +254,13 @@ impl PgScratchDb {
         Ok(PgScratchDb { url, admin, name })
     }
 
+    /// Runs `sql` on the server as its administrator (for settings of the
+    /// scratch database itself).
+    pub fn admin(&mut self, sql: &str) {
+        let sql = sql.replace("{db}", &self.name);
+        self.admin.batch_execute(&sql).unwrap();
+    }
+
     /// `host:port` of the server.
     pub fn server(&self) -> String {
         let rest = self.url.split_once('@').unwrap().1;

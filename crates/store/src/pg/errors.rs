@@ -15,9 +15,21 @@ pub(super) fn pg_err(url: &str, secrets: &[String]) -> impl Fn(postgres::Error) 
     }
 }
 
-/// The server's own message when there is one, else the driver's.
+/// The server's own message when there is one, else the driver's; a full
+/// disk and a server that only reads are said in words, with the fix.
 pub(super) fn pg_reason(e: &postgres::Error) -> String {
+    use postgres::error::SqlState;
     match e.as_db_error() {
+        Some(db) if *db.code() == SqlState::DISK_FULL => format!(
+            "the server's disk is full ({}): free space on the database server, \
+             or pass --db to another database",
+            db.message()
+        ),
+        Some(db) if *db.code() == SqlState::READ_ONLY_SQL_TRANSACTION => format!(
+            "the server only reads here ({}: a standby, or default_transaction_read_only \
+             set): point --db at a database that takes writes, or pass --no-store",
+            db.message()
+        ),
         Some(db) => db.message().to_string(),
         None => {
             let mut s = e.to_string();
