@@ -28,7 +28,7 @@
 // it are unused in the binary.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
@@ -152,7 +152,9 @@ pub struct Recorder {
     store: Option<StoreThread>,
     id: Option<RunId>,
     location: String,
-    last: Option<RunDocument>,
+    /// The document of the last checkpoint, shared with the store's thread
+    /// (one copy per checkpoint, not two).
+    last: Option<Arc<RunDocument>>,
     /// No checkpoint before this (see [`Recorder::update`]).
     next_checkpoint: Option<Instant>,
     finished: bool,
@@ -185,12 +187,13 @@ impl Recorder {
             }
         };
         rec.location = store.location.clone();
-        let begun = doc.clone();
-        match store.call(move |s| s.begin_run(&begun)) {
+        let begun = Arc::new(doc.clone());
+        let sent = Arc::clone(&begun);
+        match store.call(move |s| s.begin_run(&sent)) {
             Ok(id) => {
                 rec.id = Some(id);
                 rec.store = Some(store);
-                rec.last = Some(doc.clone());
+                rec.last = Some(begun);
             }
             Err(e) => lost(&e.to_string()),
         }
@@ -250,9 +253,9 @@ impl Recorder {
         let (Some(store), Some(id)) = (self.store.as_ref(), self.id) else {
             return;
         };
-        self.last = Some(doc.clone());
+        let now = Arc::new(doc.clone());
+        self.last = Some(Arc::clone(&now));
         let started = Instant::now();
-        let now = doc.clone();
         match store.call(move |s| s.update_run(id, &now)) {
             Ok(()) => {
                 let took = started.elapsed();
@@ -311,9 +314,10 @@ impl Drop for Recorder {
             return;
         }
         // Dropped without finish: the command returned an error midway.
-        if let (Some(store), Some(id), Some(mut doc)) =
+        if let (Some(store), Some(id), Some(last)) =
             (self.store.as_ref(), self.id, self.last.take())
         {
+            let mut doc = Arc::unwrap_or_clone(last);
             doc.status = RunStatus::Failed;
             if let Err(e) = store.call(move |s| s.finish_run(id, &doc)) {
                 warn(&e.to_string());

@@ -68,15 +68,8 @@ pub struct Route {
     /// on /mnt/a"). Empty when writing is safe.
     pub users: Vec<String>,
     /// Exclusive opens of the block devices on the route other than the
-    /// target's own (which its writer claims itself).
-    claims: Vec<File>,
-}
-
-impl Route {
-    /// How many block devices this route holds exclusively.
-    pub fn claimed(&self) -> usize {
-        self.claims.len()
-    }
+    /// target's own (which its writer claims itself): held for their Drop.
+    _claims: Vec<File>,
 }
 
 /// Every reason writing `target` would change bytes that something mounted,
@@ -124,18 +117,10 @@ pub fn route_to(target: WriteObject) -> Route {
             WriteObject::Block(devno) => {
                 let family = sysfs.with_partitions(devno);
                 let name = block_name(&sysfs, devno);
-                let known = reasons.len();
-                for m in mounts_of(&family, &table) {
-                    reasons.push(at(format!("{name} is mounted on {}", m.display())));
-                }
-                if swap_names.iter().any(|s| is_block_in(s, &family)) {
-                    reasons.push(at(format!("{name} is used as swap")));
-                }
-                for h in holders(&sysfs, &family) {
-                    reasons.push(at(format!("{name} is held by {h}")));
-                }
-                if reasons.len() == known && !target_family.contains(&devno) {
-                    match claim(devno) {
+                let users = users_here(&sysfs, &family, &table, &swap_names);
+                reasons.extend(users.iter().map(|u| at(format!("{name} is {u}"))));
+                if users.is_empty() && !target_family.contains(&devno) {
+                    match claim(&sysfs, devno) {
                         Ok(Some(f)) => claims.push(f),
                         Ok(None) => {}
                         Err(()) => {
@@ -182,7 +167,7 @@ pub fn route_to(target: WriteObject) -> Route {
     }
     Route {
         users: reasons,
-        claims,
+        _claims: claims,
     }
 }
 
@@ -190,27 +175,53 @@ pub fn route_to(target: WriteObject) -> Route {
 /// checked to be that device): `Ok(Some)` held, `Err` refused because
 /// something holds it (`EBUSY`), `Ok(None)` when it cannot be asked (no
 /// node, no permission): the other checks stand alone then.
-fn claim(devno: DevNo) -> Result<Option<File>, ()> {
-    let Some(name) = Sysfs::system()
+fn claim(sysfs: &Sysfs, devno: DevNo) -> Result<Option<File>, ()> {
+    let Some(name) = sysfs
         .block_dir(devno)
-        .and_then(|d| d.file_name().map(|n| n.to_owned()))
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
     else {
         return Ok(None);
     };
-    let opened = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_EXCL | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(std::path::Path::new("/dev").join(name));
-    match opened {
-        Ok(f) => {
-            let same = f
-                .metadata()
-                .is_ok_and(|m| m.file_type().is_block_device() && devno_of(m.rdev()) == devno);
-            Ok(same.then_some(f))
-        }
+    match open_node(&name, devno, libc::O_EXCL) {
+        Ok(f) => Ok(f),
         Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Err(()),
         Err(_) => Ok(None),
     }
+}
+
+/// `/dev/NAME` opened read-only and non-blocking with `extra` flags, and
+/// checked to be block device `devno`; none when it is another object.
+fn open_node(name: &str, devno: DevNo, extra: libc::c_int) -> std::io::Result<Option<File>> {
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(extra | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(format!("/dev/{name}"))?;
+    let meta = f.metadata()?;
+    let same = meta.file_type().is_block_device() && devno_of(meta.rdev()) == devno;
+    Ok(same.then_some(f))
+}
+
+/// What uses any device of `family` as this namespace and sysfs show it:
+/// "mounted on /mnt", "used as swap", "held by dm-0".
+fn users_here(
+    sysfs: &Sysfs,
+    family: &[DevNo],
+    table: &[MountEntry],
+    swaps: &[String],
+) -> Vec<String> {
+    let mut out: Vec<String> = mounts_of(family, table)
+        .iter()
+        .map(|m| format!("mounted on {}", m.display()))
+        .collect();
+    if swaps.iter().any(|s| is_block_in(s, family)) {
+        out.push("used as swap".to_string());
+    }
+    out.extend(
+        holders(sysfs, family)
+            .iter()
+            .map(|h| format!("held by {h}")),
+    );
+    out
 }
 
 /// What holds block device `devno` or a partition of it, as far as /proc
@@ -223,18 +234,7 @@ pub fn holders_anywhere(devno: DevNo) -> Vec<String> {
     let sysfs = Sysfs::system();
     let family = sysfs.with_partitions(devno);
     let table = read_mountinfo().unwrap_or_default();
-    let mut out: Vec<String> = mounts_of(&family, &table)
-        .iter()
-        .map(|m| format!("mounted on {}", m.display()))
-        .collect();
-    if swaps().iter().any(|s| is_block_in(s, &family)) {
-        out.push("used as swap".to_string());
-    }
-    out.extend(
-        holders(&sysfs, &family)
-            .iter()
-            .map(|h| format!("held by {h}")),
-    );
+    let mut out = users_here(&sysfs, &family, &table, &swaps());
     out.extend(holders_in(&family));
     out
 }
@@ -363,15 +363,7 @@ fn loop_devices(sysfs: &Sysfs) -> Vec<LoopDevice> {
 fn loop_backing(name: &str, devno: DevNo) -> Option<WriteObject> {
     // Read-only and non-blocking: asking a loop device for its status
     // changes nothing, and the descriptor is checked to be that device.
-    let dev = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(format!("/dev/{name}"))
-        .ok()?;
-    let meta = dev.metadata().ok()?;
-    if !meta.file_type().is_block_device() || devno_of(meta.rdev()) != devno {
-        return None;
-    }
+    let dev = open_node(name, devno, 0).ok()??;
     let info = loop_status(&dev)?;
     Some(if info.lo_rdevice != 0 {
         WriteObject::Block(devno_of(info.lo_rdevice))

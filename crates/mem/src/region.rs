@@ -220,7 +220,7 @@ fn map_file(path: &Path, len: usize) -> Result<(MmapMut, FileGuard), MemError> {
         // Files a killed run left go before the free space is judged.
         test_files::remove_stale_in(&dir_fd, &dir).map_err(err("clean up stale files"))?;
     }
-    if let Ok(st) = rustix::fs::statvfs(&dir) {
+    if let Ok(st) = rustix::fs::fstatvfs(&dir_fd) {
         let free = st.f_bavail.saturating_mul(st.f_frsize);
         if free < len as u64 {
             return Err(MemError::NoSpace {

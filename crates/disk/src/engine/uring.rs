@@ -249,26 +249,21 @@ impl Engine for Uring {
 /// one by one (deferred task running needs 6.1, no array 6.6), so they are
 /// dropped newest first.
 fn build_ring(entries: u32) -> std::io::Result<IoUring> {
-    let mut tried = IoUring::builder()
-        .setup_single_issuer()
-        .setup_defer_taskrun()
-        .setup_coop_taskrun()
-        .setup_no_sqarray()
-        .build(entries);
-    if tried.is_err() {
-        tried = IoUring::builder()
-            .setup_single_issuer()
-            .setup_defer_taskrun()
-            .setup_coop_taskrun()
-            .build(entries);
+    // How many of the flags, oldest first, the kernel is asked for.
+    for flags in (1..=3).rev() {
+        let mut builder = IoUring::builder();
+        builder.setup_single_issuer().setup_coop_taskrun();
+        if flags >= 2 {
+            builder.setup_defer_taskrun();
+        }
+        if flags >= 3 {
+            builder.setup_no_sqarray();
+        }
+        if let Ok(ring) = builder.build(entries) {
+            return Ok(ring);
+        }
     }
-    if tried.is_err() {
-        tried = IoUring::builder()
-            .setup_single_issuer()
-            .setup_coop_taskrun()
-            .build(entries);
-    }
-    tried.or_else(|_| IoUring::new(entries))
+    IoUring::new(entries)
 }
 
 /// Errors after which waiting on the ring again may succeed: a signal
