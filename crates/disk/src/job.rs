@@ -95,7 +95,7 @@ impl FromStr for IodepthList {
         if let Ok(n) = s.trim().parse::<u32>() {
             return Ok(IodepthList(vec![n]));
         }
-        crate::profiles::iometer::parse_depths_for("--iodepth", s).map(IodepthList)
+        crate::profiles::settings::parse_depths_for("--iodepth", s).map(IodepthList)
     }
 }
 

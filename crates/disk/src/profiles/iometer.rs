@@ -10,7 +10,7 @@ use iomark_model::units::{Bytes, Nanos};
 
 use super::common::{run_points, shortened};
 use super::settings::{ProfileSettings, Setting};
-use super::{powers_of_two, ProfileObserver, ProfileOutcome};
+use super::{ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
 use crate::DiskError;
 
@@ -101,53 +101,6 @@ pub fn plan(s: &ProfileSettings) -> Result<IometerOptions, DiskError> {
     Ok(o)
 }
 
-/// Parse `--qd`: a list `1,2,4,8` or a range `1..32` (powers of two, as
-/// IOmeter's exponential cycling).
-pub fn parse_depths(s: &str) -> Result<Vec<u32>, String> {
-    parse_depths_for("--qd", s)
-}
-
-/// Parse a list or range of depths given to `flag`, as [`parse_depths`].
-pub fn parse_depths_for(flag: &str, s: &str) -> Result<Vec<u32>, String> {
-    let bad = || format!("{flag} '{s}': give a list such as 1,2,4,8 or a range such as 1..32");
-    let depths: Vec<u32> = if let Some((a, b)) = s.split_once("..") {
-        let a: u32 = a.trim().parse().map_err(|_| bad())?;
-        let b: u32 = b
-            .trim()
-            .trim_start_matches('=')
-            .parse()
-            .map_err(|_| bad())?;
-        if a == 0 || b < a {
-            return Err(bad());
-        }
-        // Said, not silently capped at the last power of two below.
-        if b > crate::MAX_IODEPTH {
-            return Err(format!(
-                "{flag} '{s}': depths go up to {}",
-                crate::MAX_IODEPTH
-            ));
-        }
-        powers_of_two(u64::from(a), u64::from(b))
-            .into_iter()
-            .map(|d| d as u32)
-            .collect()
-    } else {
-        s.split(',')
-            .map(|d| d.trim().parse::<u32>().map_err(|_| bad()))
-            .collect::<Result<_, _>>()?
-    };
-    if depths.is_empty() || depths.contains(&0) {
-        return Err(bad());
-    }
-    if depths.iter().any(|d| *d > crate::MAX_IODEPTH) {
-        return Err(format!(
-            "{flag} '{s}': depths go up to {}",
-            crate::MAX_IODEPTH
-        ));
-    }
-    Ok(depths)
-}
-
 /// The job of one point.
 pub fn point_spec(
     pattern: &(&str, RwMode, u64),
@@ -235,6 +188,7 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profiles::settings::parse_depths;
 
     #[test]
     fn patterns_and_defaults_match_profiles_md() {

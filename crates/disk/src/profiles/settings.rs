@@ -20,7 +20,7 @@ impl FromStr for Depths {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        super::iometer::parse_depths(s).map(Depths)
+        parse_depths(s).map(Depths)
     }
 }
 
@@ -32,7 +32,7 @@ impl FromStr for EngineList {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        super::sweep::parse_engines(s).map(EngineList)
+        parse_engines(s).map(EngineList)
     }
 }
 
@@ -45,8 +45,91 @@ impl FromStr for SizeList {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        super::sweep::parse_sizes(s).map(SizeList)
+        parse_sizes(s).map(SizeList)
     }
+}
+
+/// Parse `--qd`: a list `1,2,4,8` or a range `1..32` (powers of two, as
+/// IOmeter's exponential cycling).
+pub fn parse_depths(s: &str) -> Result<Vec<u32>, String> {
+    parse_depths_for("--qd", s)
+}
+
+/// Parse a list or range of depths given to `flag`, as [`parse_depths`].
+pub fn parse_depths_for(flag: &str, s: &str) -> Result<Vec<u32>, String> {
+    let bad = || format!("{flag} '{s}': give a list such as 1,2,4,8 or a range such as 1..32");
+    let depths: Vec<u32> = if let Some((a, b)) = s.split_once("..") {
+        let a: u32 = a.trim().parse().map_err(|_| bad())?;
+        let b: u32 = b
+            .trim()
+            .trim_start_matches('=')
+            .parse()
+            .map_err(|_| bad())?;
+        if a == 0 || b < a {
+            return Err(bad());
+        }
+        // Said, not silently capped at the last power of two below.
+        if b > crate::MAX_IODEPTH {
+            return Err(format!(
+                "{flag} '{s}': depths go up to {}",
+                crate::MAX_IODEPTH
+            ));
+        }
+        super::powers_of_two(u64::from(a), u64::from(b))
+            .into_iter()
+            .map(|d| d as u32)
+            .collect()
+    } else {
+        s.split(',')
+            .map(|d| d.trim().parse::<u32>().map_err(|_| bad()))
+            .collect::<Result<_, _>>()?
+    };
+    if depths.is_empty() || depths.contains(&0) {
+        return Err(bad());
+    }
+    if depths.iter().any(|d| *d > crate::MAX_IODEPTH) {
+        return Err(format!(
+            "{flag} '{s}': depths go up to {}",
+            crate::MAX_IODEPTH
+        ));
+    }
+    Ok(depths)
+}
+
+/// Parse `--engines`: a comma-separated list of engines.
+pub fn parse_engines(s: &str) -> Result<Vec<EngineKind>, String> {
+    let engines: Vec<EngineKind> = s
+        .split(',')
+        .map(|e| e.trim().parse::<EngineKind>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("--engines: {e}"))?;
+    if engines.is_empty() {
+        return Err("--engines: name at least one engine, e.g. psync,mmap-sync".into());
+    }
+    Ok(engines)
+}
+
+/// Parse `--sizes`: a comma-separated list of block sizes, each larger than
+/// 0 and at most [`crate::MAX_BS`], none twice; run in the order given.
+pub fn parse_sizes(s: &str) -> Result<Vec<Bytes>, String> {
+    let mut sizes: Vec<Bytes> = Vec::new();
+    for part in s.split(',') {
+        let bs: Bytes = part
+            .trim()
+            .parse()
+            .map_err(|e| format!("--sizes '{s}': {e}"))?;
+        if bs.get() == 0 || bs > crate::MAX_BS {
+            return Err(format!(
+                "--sizes '{s}': each size must be larger than 0 and at most {}",
+                crate::MAX_BS
+            ));
+        }
+        if sizes.contains(&bs) {
+            return Err(format!("--sizes '{s}': {bs} is given twice"));
+        }
+        sizes.push(bs);
+    }
+    Ok(sizes)
 }
 
 /// Everything a user may set on a profile; `None` (or `false`) keeps the

@@ -49,42 +49,6 @@ pub fn points(sizes: &[u64]) -> Vec<(RwMode, u64)> {
     out
 }
 
-/// Parse `--engines`: a comma-separated list of engines.
-pub fn parse_engines(s: &str) -> Result<Vec<EngineKind>, String> {
-    let engines: Vec<EngineKind> = s
-        .split(',')
-        .map(|e| e.trim().parse::<EngineKind>())
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("--engines: {e}"))?;
-    if engines.is_empty() {
-        return Err("--engines: name at least one engine, e.g. psync,mmap-sync".into());
-    }
-    Ok(engines)
-}
-
-/// Parse `--sizes`: a comma-separated list of block sizes, each larger than
-/// 0 and at most [`crate::MAX_BS`], none twice; run in the order given.
-pub fn parse_sizes(s: &str) -> Result<Vec<Bytes>, String> {
-    let mut sizes: Vec<Bytes> = Vec::new();
-    for part in s.split(',') {
-        let bs: Bytes = part
-            .trim()
-            .parse()
-            .map_err(|e| format!("--sizes '{s}': {e}"))?;
-        if bs.get() == 0 || bs > crate::MAX_BS {
-            return Err(format!(
-                "--sizes '{s}': each size must be larger than 0 and at most {}",
-                crate::MAX_BS
-            ));
-        }
-        if sizes.contains(&bs) {
-            return Err(format!("--sizes '{s}': {bs} is given twice"));
-        }
-        sizes.push(bs);
-    }
-    Ok(sizes)
-}
-
 /// The settings the block-size sweep takes.
 pub const SETTINGS: &[Setting] = &[Setting::Runtime, Setting::Engines, Setting::Sizes];
 
@@ -209,6 +173,7 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profiles::settings::{parse_engines, parse_sizes};
 
     #[test]
     fn points_match_profiles_md() {
