@@ -3,28 +3,36 @@
 //! [`KneePoint`]s from what each job measured, and handed to
 //! [`iomark_stats::knee`] with the slowest link's ceiling.
 
-use iomark_model::device::LinkCeiling;
+use iomark_model::device::DeviceReport;
 use iomark_model::disk::DiskJobResult;
 use iomark_model::knee::Knee;
 use iomark_model::profile::ProfileResult;
-use iomark_stats::knee::{find_knee, Ceiling, KneePoint};
+use iomark_stats::knee::{find_knee, Ceiling, KneePoint, Links};
 
 /// The knee of every depth sweep in a run: per IOmeter pattern, or per
-/// group of jobs that differ only in their depth. `gain_pct` is the gain
-/// per doubling under which throughput counts as no longer rising.
+/// group of jobs that differ only in their depth, on the device `report`
+/// describes. `gain_pct` is the gain per doubling under which throughput
+/// counts as no longer rising.
 pub fn sweep_knees(
     result: Option<&ProfileResult>,
     jobs: &[DiskJobResult],
-    ceiling: Option<&LinkCeiling>,
+    report: Option<&DeviceReport>,
     gain_pct: f64,
 ) -> Vec<Knee> {
-    let ceiling = ceiling.map(|c| Ceiling {
-        name: c.name.clone(),
-        // What real transfers reach over the link, when known: the hard
-        // ceiling is never reached, so a plateau at the typical rate would
-        // otherwise go unexplained.
-        rate: c.typical.unwrap_or(c.hard),
-    });
+    let links = Links {
+        ceiling: report.and_then(|r| r.slowest.as_ref()).map(|c| Ceiling {
+            name: c.name.clone(),
+            // What real transfers reach over the link, when known: the hard
+            // ceiling is never reached, so a plateau at the typical rate
+            // would otherwise go unexplained.
+            rate: c.typical.unwrap_or(c.hard),
+        }),
+        usb_protocol: report
+            .and_then(|r| r.device.as_ref())
+            .and_then(|d| d.usb.as_ref())
+            .and_then(|u| u.protocol())
+            .map(str::to_string),
+    };
     let mut series: Vec<(String, Vec<KneePoint>)> = Vec::new();
     let mut add = |name: String, point: KneePoint| {
         match series.iter_mut().find(|(n, _)| *n == name) {
@@ -49,7 +57,7 @@ pub fn sweep_knees(
     }
     series
         .iter()
-        .filter_map(|(name, points)| find_knee(name, points, ceiling.as_ref(), gain_pct))
+        .filter_map(|(name, points)| find_knee(name, points, &links, gain_pct))
         .collect()
 }
 
@@ -85,5 +93,6 @@ fn point(job: &DiskJobResult, depth: u32) -> KneePoint {
         // On a CPU or waiting for one: a thread that never sleeps is the
         // limit even when a loaded machine gives it only part of a CPU.
         cpu_pct: queue.map(|q| q.busiest_thread_busy_pct.max(q.busiest_thread_cpu_pct)),
+        sequential: !job.spec.rw.is_random(),
     }
 }

@@ -385,7 +385,7 @@ pub fn run_document(
     let knees = crate::knee::sweep_knees(
         outcome.result.as_ref(),
         &outcome.jobs,
-        chain.as_ref().and_then(iomark_host::DeviceChain::ceiling),
+        chain.as_ref().map(iomark_host::DeviceChain::report),
         iomark_stats::knee::DEFAULT_GAIN_PCT,
     );
     let body = RunBody::Disk(DiskRun {

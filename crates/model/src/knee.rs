@@ -119,6 +119,15 @@ pub struct KneeEvidence {
     pub depth_growth: f64,
     /// Rate at the deepest point over that at the knee, minus one.
     pub rate_gain: f64,
+    /// The series is sequential I/O, whose adjacent requests the block
+    /// layer merges (so few requests in flight at the device say nothing of
+    /// its queue).
+    #[serde(default)]
+    pub sequential: bool,
+    /// USB mass storage's protocol (`BOT`, `UASP`) when the device is on
+    /// USB: only BOT is known to take one command at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usb_protocol: Option<String>,
 }
 
 /// Where one series of a depth sweep stops rising, and why.

@@ -1,10 +1,13 @@
 //! The queue-depth knee: where a depth sweep stops gaining throughput, and
 //! which of four limits explains it, read from what each point measured.
 //!
-//! The knee is the first depth after which doubling the depth gains less
-//! than a threshold (10% by default). Between listed depths that are not
-//! one doubling apart the gain is taken per doubling (the geometric mean),
-//! so `1,4,16` and `1,2,4,8,16` find the same knee.
+//! The knee is the first depth from which no deeper point gains the
+//! threshold (10% by default) per doubling over it: throughput has stopped
+//! rising for good, not only for one step. A dip at QD2 followed by a rise
+//! to QD8 is no knee at QD1, so the sentence never says "flat from QD1"
+//! over a table that climbs 47%. Between depths that are not one doubling
+//! apart the gain is taken per doubling (the geometric mean), so `1,4,16`
+//! and `1,2,4,8,16` find the same knee.
 //!
 //! The cause is read over the plateau, from the knee to the deepest point,
 //! by checks in this order, the first that holds winning:
@@ -15,7 +18,10 @@
 //! 2. **depth-bound**: the engine kept under [`DEPTH_SHARE`] of the asked
 //!    depth in flight (a synchronous engine keeps 1), or it kept the depth
 //!    but the device had about one request in flight at a time while busy
-//!    (usb-storage's Bulk-Only Transport queues one command);
+//!    (usb-storage's Bulk-Only Transport queues one command). For
+//!    sequential I/O on any other transport the device's one request is
+//!    not read as this: the block layer merges adjacent I/Os into fewer,
+//!    larger requests, so a virtio disk streaming at depth 8 shows one;
 //! 3. **CPU-bound**: the busiest submitting thread was on a CPU or waiting
 //!    for one at least [`CPU_SATURATED_PCT`] of the time, so it never slept
 //!    waiting for I/O: the CPU, not the device, sets the pace (the page
@@ -65,6 +71,18 @@ pub struct KneePoint {
     /// Time the busiest submitting thread spent on a CPU or runnable and
     /// waiting for one, percent of the point's time, when known.
     pub cpu_pct: Option<f64>,
+    /// Sequential I/O, which the block layer merges.
+    pub sequential: bool,
+}
+
+/// What is known of the links to the device.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Links {
+    /// The slowest link, when its ceiling is known.
+    pub ceiling: Option<Ceiling>,
+    /// USB mass storage's protocol, `BOT` or `UASP`, when the device is on
+    /// USB.
+    pub usb_protocol: Option<String>,
 }
 
 /// The slowest link: its name and the rate taken as its ceiling.
@@ -78,12 +96,7 @@ pub struct Ceiling {
 
 /// Find the knee of one series. `points` may come in any order; repeated
 /// depths keep the first. `None` with fewer than two distinct depths.
-pub fn find_knee(
-    series: &str,
-    points: &[KneePoint],
-    ceiling: Option<&Ceiling>,
-    gain_pct: f64,
-) -> Option<Knee> {
+pub fn find_knee(series: &str, points: &[KneePoint], links: &Links, gain_pct: f64) -> Option<Knee> {
     let mut pts: Vec<&KneePoint> = Vec::with_capacity(points.len());
     for p in points {
         if p.depth > 0 && !pts.iter().any(|q| q.depth == p.depth) {
@@ -95,14 +108,19 @@ pub fn find_knee(
         return None;
     }
     let threshold = gain_pct / 100.0;
-    let knee_at = pts.windows(2).position(|w| {
-        let doublings = (f64::from(w[1].depth) / f64::from(w[0].depth)).log2();
-        let ratio = if w[0].bw.0 > 0.0 {
-            w[1].bw.0 / w[0].bw.0
+    let gain_per_doubling = |from: &KneePoint, to: &KneePoint| {
+        let doublings = (f64::from(to.depth) / f64::from(from.depth)).log2();
+        let ratio = if from.bw.0 > 0.0 {
+            to.bw.0 / from.bw.0
         } else {
             f64::INFINITY
         };
-        ratio.powf(1.0 / doublings) - 1.0 < threshold
+        ratio.powf(1.0 / doublings) - 1.0
+    };
+    let knee_at = (0..pts.len() - 1).find(|&i| {
+        pts[i + 1..]
+            .iter()
+            .all(|later| gain_per_doubling(pts[i], later) < threshold)
     });
     let deepest = *pts.last()?;
     let Some(i) = knee_at else {
@@ -117,7 +135,7 @@ pub fn find_knee(
     };
     let knee = pts[i];
     let plateau = &pts[i..];
-    let evidence = evidence(knee, deepest, plateau, ceiling);
+    let evidence = evidence(knee, deepest, plateau, links);
     Some(Knee {
         series: series.to_string(),
         shape: if i == 0 {
@@ -144,7 +162,7 @@ fn evidence(
     knee: &KneePoint,
     deepest: &KneePoint,
     plateau: &[&KneePoint],
-    ceiling: Option<&Ceiling>,
+    links: &Links,
 ) -> KneeEvidence {
     let best = plateau.iter().map(|p| p.bw.0).fold(0.0, f64::max);
     KneeEvidence {
@@ -152,12 +170,14 @@ fn evidence(
         engine_depth: deepest.engine_depth,
         device_inflight: deepest.device_inflight,
         device_utilization_pct: deepest.device_utilization_pct,
-        ceiling: ceiling.map(|c| (c.name.clone(), c.rate)),
+        ceiling: links.ceiling.as_ref().map(|c| (c.name.clone(), c.rate)),
         plateau_bw: BytesPerSec(best),
         cpu_pct: deepest.cpu_pct,
         latency_growth: ratio(deepest.lat_mean_ns, knee.lat_mean_ns),
         depth_growth: ratio(deepest.engine_depth, knee.engine_depth),
         rate_gain: ratio(deepest.bw.0, knee.bw.0) - 1.0,
+        sequential: deepest.sequential,
+        usb_protocol: links.usb_protocol.clone(),
     }
 }
 
@@ -172,8 +192,15 @@ pub fn cause(e: &KneeEvidence) -> KneeCause {
     if e.deepest > 1 && e.engine_depth < DEPTH_SHARE * asked {
         return KneeCause::DepthBound;
     }
+    // Merged sequential requests look the same as one command at a time,
+    // except where the transport is known to take one.
+    let one_command_transport = e.usb_protocol.as_deref() == Some("BOT");
     if let (Some(inflight), Some(util)) = (e.device_inflight, e.device_utilization_pct) {
-        if e.deepest > 1 && inflight <= ONE_AT_A_TIME && util >= DEVICE_BUSY_PCT {
+        if e.deepest > 1
+            && inflight <= ONE_AT_A_TIME
+            && util >= DEVICE_BUSY_PCT
+            && (!e.sequential || one_command_transport)
+        {
             return KneeCause::DepthBound;
         }
     }
@@ -203,11 +230,16 @@ mod tests {
             bw: BytesPerSec(mb_s * MB),
             lat_mean_ns: lat_us * 1e3,
             cpu_pct: Some(5.0),
+            sequential: false,
         }
     }
 
     fn knee(points: &[KneePoint], ceiling: Option<&Ceiling>) -> Knee {
-        find_knee("s", points, ceiling, DEFAULT_GAIN_PCT).unwrap()
+        let links = Links {
+            ceiling: ceiling.cloned(),
+            usb_protocol: None,
+        };
+        find_knee("s", points, &links, DEFAULT_GAIN_PCT).unwrap()
     }
 
     #[test]
@@ -252,6 +284,40 @@ mod tests {
     }
 
     #[test]
+    fn a_dip_then_a_rise_is_no_knee() {
+        // Issue 33's custom sweep: a dip at QD2, then +47% by QD8. The old
+        // rule stopped at the dip and said "flat from QD1".
+        let k = knee(
+            &[
+                pt(1, 1088.0, 40.0),
+                pt(2, 1003.0, 80.0),
+                pt(4, 1103.0, 150.0),
+                pt(8, 1601.0, 200.0),
+            ],
+            None,
+        );
+        assert_eq!((k.shape, k.depth), (KneeShape::StillRising, 8));
+        // IOmeter random writes 70 / 143 / 132 / 178 MB/s: QD8 is still
+        // 12% per doubling over QD2, so it did not stop rising at QD2.
+        let k = knee(
+            &[
+                pt(1, 70.0, 40.0),
+                pt(2, 143.0, 40.0),
+                pt(4, 132.0, 90.0),
+                pt(8, 178.0, 130.0),
+            ],
+            None,
+        );
+        assert_eq!((k.shape, k.depth), (KneeShape::StillRising, 8));
+        // A dip that never recovers is a knee where the best point was.
+        let k = knee(
+            &[pt(1, 50.0, 40.0), pt(2, 100.0, 40.0), pt(4, 90.0, 90.0)],
+            None,
+        );
+        assert_eq!((k.shape, k.depth), (KneeShape::Knee, 2));
+    }
+
+    #[test]
     fn still_rising_at_the_deepest_point_has_no_cause() {
         let k = knee(
             &[pt(1, 100.0, 40.0), pt(2, 190.0, 42.0), pt(4, 350.0, 45.0)],
@@ -277,7 +343,7 @@ mod tests {
         // Unordered input, a repeated depth and a zero-rate first point.
         let k = knee(&[pt(4, 50.0, 1.0), pt(1, 0.0, 1.0), pt(4, 99.0, 1.0)], None);
         assert_eq!(k.shape, KneeShape::StillRising);
-        assert!(find_knee("s", &[pt(1, 1.0, 1.0)], None, 10.0).is_none());
+        assert!(find_knee("s", &[pt(1, 1.0, 1.0)], &Links::default(), 10.0).is_none());
     }
 
     #[test]
@@ -356,6 +422,30 @@ mod tests {
             None,
         );
         assert_eq!(k.cause, Some(KneeCause::DeviceBound));
+    }
+
+    #[test]
+    fn merged_sequential_requests_are_not_one_command_at_a_time() {
+        // A virtio disk streaming sequential reads: the engine keeps 8 in
+        // flight, the block layer merges them, the device shows about one.
+        let seq = |d: u32, mb: f64, lat: f64| KneePoint {
+            device_inflight: Some(1.0),
+            device_utilization_pct: Some(99.0),
+            sequential: true,
+            ..pt(d, mb, lat)
+        };
+        let pts = [seq(1, 900.0, 130.0), seq(2, 1000.0, 240.0), seq(8, 1010.0, 950.0)];
+        let k = knee(&pts, None);
+        assert_eq!(k.cause, Some(KneeCause::DeviceBound));
+        assert!(k.evidence.unwrap().sequential);
+        // On usb-storage (BOT) the same figures are the protocol's one
+        // command at a time.
+        let links = Links {
+            ceiling: None,
+            usb_protocol: Some("BOT".into()),
+        };
+        let k = find_knee("s", &pts, &links, DEFAULT_GAIN_PCT).unwrap();
+        assert_eq!(k.cause, Some(KneeCause::DepthBound));
     }
 
     #[test]

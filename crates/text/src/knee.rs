@@ -14,18 +14,37 @@ pub fn knee_sentence(k: &Knee) -> String {
     let gain = k.gain_threshold_pct;
     let (Some(cause), Some(e)) = (k.cause, k.evidence.as_ref()) else {
         return format!(
-            "Throughput is still rising at QD{} (each doubling gained {gain:.0}% or more): \
-             the knee lies deeper than the sweep.",
+            "Throughput is still rising at QD{}: from every shallower depth a deeper one \
+             gained {gain:.0}% or more per doubling, so the knee lies deeper than the sweep.",
             k.depth
         );
     };
-    let head = match k.shape {
-        KneeShape::FlatFromStart => format!("Throughput is flat from QD{}", k.depth),
-        KneeShape::Knee | KneeShape::StillRising => {
-            format!("Throughput stops rising at QD{}", k.depth)
-        }
-    };
-    format!("{head}: {}.", because(cause, e, k.depth))
+    format!("{}: {}.", head(k, e), because(cause, e, k.depth))
+}
+
+/// The curve's shape from the knee to the deepest point, in the words the
+/// table's numbers bear out: "flat" only while the plateau stays within the
+/// threshold of the knee's rate.
+fn head(k: &Knee, e: &KneeEvidence) -> String {
+    let threshold = k.gain_threshold_pct / 100.0;
+    let (knee, deepest) = (k.depth, e.deepest);
+    if e.rate_gain > threshold {
+        format!(
+            "Throughput rises only slowly from QD{knee}: under {:.0}% per doubling, \
+             {} by QD{deepest}",
+            k.gain_threshold_pct,
+            change(e.rate_gain)
+        )
+    } else if e.rate_gain < -threshold {
+        format!(
+            "Throughput peaks at QD{knee} and {} by QD{deepest}",
+            change(e.rate_gain)
+        )
+    } else if k.shape == KneeShape::FlatFromStart {
+        format!("Throughput is flat from QD{knee}")
+    } else {
+        format!("Throughput stops rising at QD{knee}")
+    }
 }
 
 fn because(cause: KneeCause, e: &KneeEvidence, knee: u32) -> String {
@@ -48,9 +67,14 @@ fn because(cause: KneeCause, e: &KneeEvidence, knee: u32) -> String {
         ),
         KneeCause::DepthBound => format!(
             "depth-bound, the device kept {:.1} I/O in flight of {deepest} asked while {:.0}% busy \
-             (it takes one command at a time, as usb-storage's Bulk-Only Transport does)",
+             ({})",
             e.device_inflight.unwrap_or(0.0),
-            e.device_utilization_pct.unwrap_or(0.0)
+            e.device_utilization_pct.unwrap_or(0.0),
+            if e.usb_protocol.as_deref() == Some("BOT") {
+                "usb-storage's Bulk-Only Transport takes one command at a time"
+            } else {
+                "the device or its driver takes one command at a time"
+            }
         ),
         KneeCause::CpuBound => format!(
             "CPU-bound, the submitting thread was on a CPU or waiting for one {:.0}% of the \
@@ -155,6 +179,8 @@ mod tests {
             latency_growth: 3.9,
             depth_growth: 4.0,
             rate_gain: 0.04,
+            sequential: false,
+            usb_protocol: None,
         }
     }
 
@@ -204,8 +230,16 @@ mod tests {
             device_utilization_pct: Some(99.0),
             ..evidence()
         };
-        let s = knee_sentence(&knee(KneeShape::Knee, 2, KneeCause::DepthBound, bot));
+        let s = knee_sentence(&knee(KneeShape::Knee, 2, KneeCause::DepthBound, bot.clone()));
         assert!(s.contains("the device kept 1.0 I/O in flight of 8 asked while 99% busy"));
+        // Bulk-Only Transport is named only where usb-storage is the driver.
+        assert!(!s.contains("Bulk-Only"), "{s}");
+        let on_bot = KneeEvidence {
+            usb_protocol: Some("BOT".into()),
+            ..bot
+        };
+        let s = knee_sentence(&knee(KneeShape::Knee, 2, KneeCause::DepthBound, on_bot));
+        assert!(s.contains("usb-storage's Bulk-Only Transport"), "{s}");
         let usb = KneeEvidence {
             ceiling: Some(("USB 2.0".into(), BytesPerSec(42e6))),
             ..evidence()
@@ -243,8 +277,52 @@ mod tests {
         };
         assert_eq!(
             knee_sentence(&k),
-            "Throughput is still rising at QD32 (each doubling gained 10% or more): \
-             the knee lies deeper than the sweep."
+            "Throughput is still rising at QD32: from every shallower depth a deeper one \
+             gained 10% or more per doubling, so the knee lies deeper than the sweep."
         );
+    }
+
+    /// Issue 33's sweeps through the analysis and into words: the sentence
+    /// agrees with the rates of the table.
+    #[test]
+    fn the_sentence_agrees_with_the_table() {
+        use iomark_stats::knee::{find_knee, KneePoint, Links, DEFAULT_GAIN_PCT};
+        let sweep = |rates: &[(u32, f64)]| {
+            let points: Vec<KneePoint> = rates
+                .iter()
+                .map(|&(depth, mb)| KneePoint {
+                    depth,
+                    engine_depth: f64::from(depth),
+                    device_inflight: None,
+                    device_utilization_pct: None,
+                    bw: BytesPerSec(mb * 1e6),
+                    lat_mean_ns: 1e5 * f64::from(depth),
+                    cpu_pct: Some(5.0),
+                    sequential: false,
+                })
+                .collect();
+            let k = find_knee("s", &points, &Links::default(), DEFAULT_GAIN_PCT).unwrap();
+            knee_sentence(&k)
+        };
+        // 1088 / 1003 / 1103 / 1601 MB/s was "flat from QD1 ... rose 47%".
+        let s = sweep(&[(1, 1088.0), (2, 1003.0), (4, 1103.0), (8, 1601.0)]);
+        assert!(s.starts_with("Throughput is still rising at QD8"), "{s}");
+        // IOmeter's 70 / 143 / 132 / 178 MB/s was "stops rising at QD2".
+        let s = sweep(&[(1, 70.0), (2, 143.0), (4, 132.0), (8, 178.0)]);
+        assert!(s.starts_with("Throughput is still rising at QD8"), "{s}");
+        // 9% per doubling from QD1 is under the threshold at each step but
+        // 30% in all: not "flat".
+        let s = sweep(&[(1, 100.0), (2, 109.0), (4, 119.0), (8, 130.0)]);
+        assert!(
+            s.starts_with("Throughput rises only slowly from QD1: under 10% per doubling, rose 30% by QD8"),
+            "{s}"
+        );
+        // A level plateau is flat, and its change is the table's.
+        let s = sweep(&[(1, 100.0), (2, 102.0), (4, 101.0), (8, 103.0)]);
+        assert!(s.starts_with("Throughput is flat from QD1: "), "{s}");
+        assert!(s.contains("rose 3%"), "{s}");
+        // A peak, then a fall.
+        let s = sweep(&[(1, 50.0), (2, 100.0), (4, 90.0), (8, 80.0)]);
+        assert!(s.starts_with("Throughput peaks at QD2 and fell 20% by QD8"), "{s}");
     }
 }
