@@ -153,6 +153,12 @@ pub struct DiskArgs {
     #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Workload")]
     pub seed: u64,
 
+    /// Run the custom job N times and store it as one run: the median run's
+    /// figures with the spread of all N, which `results compare
+    /// --fail-if-worse` judges against (as hyperfine runs a command).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Workload")]
+    pub repeat: Option<u32>,
+
     /// I/O engine: psync, io_uring, mmap-sync, mmap-async, null (default
     /// io_uring); fio's --ioengine with sync (psync), mmap (mmap-sync) and
     /// libaio (runs as io_uring). With a CrystalDiskMark profile, iometer
@@ -418,6 +424,7 @@ impl DiskArgs {
                 ..ProfileSettings::default()
             },
             allow_write: self.allow_write.clone(),
+            repeat: self.repeat.unwrap_or(1),
         }
     }
 }
@@ -563,7 +570,7 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     };
     obs.follow(outline, show, "", None);
     let mut outcome = workload
-        .run_verified(&target, stop, &mut obs, plan.verify)
+        .run_repeated(&target, stop, &mut obs, plan.verify, plan.repeat)
         .with_context(|| format!("{} on {}", workload.describe(), target.info.path))?;
     outcome.probe = probe;
     // A full probe (--profile artefacts) is remembered as the short one is.

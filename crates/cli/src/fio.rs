@@ -104,12 +104,26 @@ pub fn run_job_file(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
         .with_context(|| format!("cannot read job file {}", file.display()))?;
     let parsed = fio_job::parse(&text).with_context(|| file.display().to_string())?;
     // Every job checked before anything is opened or written.
-    let plans = parsed
+    let mut plans = parsed
         .jobs
         .iter()
         .map(|j| j.plan(args.path_given(), &args.allow_write))
         .collect::<Result<Vec<DiskPlan>, _>>()
         .with_context(|| file.display().to_string())?;
+    // --repeat runs each job of the file that many times.
+    let repeat = args.repeat.unwrap_or(1);
+    if let Some((j, _)) = parsed
+        .jobs
+        .iter()
+        .zip(&plans)
+        .find(|(_, p)| repeat > 1 && p.verify.is_some())
+    {
+        bail!(
+            "job [{}] has verify=, which checks one run's writes: drop --repeat or verify=",
+            j.name
+        );
+    }
+    plans.iter_mut().for_each(|p| p.repeat = repeat);
     let first = &plans[0].request.path;
     if let Some((j, p)) = parsed
         .jobs
@@ -257,7 +271,7 @@ impl JobFileRun {
         );
         // A job with verify= is checked before the next job writes.
         let o = workload
-            .run_verified(target, stop, obs, plan.verify)
+            .run_repeated(target, stop, obs, plan.verify, plan.repeat)
             .with_context(|| format!("{} on {}", at(), target.info.path))?;
         let interrupted = o.interrupted;
         job.add_outcome(&mut self.outcome, o);

@@ -18,7 +18,7 @@
 //! random data and a plain device runs every pattern at the throttle.
 
 use crate::common::*;
-use iomark_testrig::{require_root, DeviceThrottle, Limits, LoopDevice, MountedFs, Zram};
+use iomark_testrig::{require_root, DeviceThrottle, Limits, LoopDevice, MountedFs, Throttle, Zram};
 use serde_json::Value;
 
 /// Each direction's limit on the throttled rigs.
@@ -333,4 +333,64 @@ fn random_reads_above_a_rating_in_iops_are_flagged_and_remembered() {
     // A rating it stays under says nothing.
     let under = rnd(&["--rated", "randread=100MIOPS"]);
     assert!(warnings_of_kind(&under, "above_rated").is_empty());
+}
+
+#[test]
+fn a_flash_stick_reading_far_faster_than_it_writes_is_not_a_cache() {
+    require!(require_root());
+    // A loop device reads at 25 MiB/s and writes at 2 MiB/s, as a cheap
+    // USB stick does: reads 12x its writes is flash, not a cache. Loop
+    // devices report rotational=1, which once made this "a hard disk".
+    let dev = LoopDevice::new(8 << 20).unwrap();
+    let d = dev.dev.to_str().unwrap();
+    let throttle = Throttle::new(
+        &dev.majmin().unwrap(),
+        Limits {
+            read_bps: Some(25 << 20),
+            write_bps: Some(2 << 20),
+            ..Limits::default()
+        },
+    )
+    .unwrap();
+    let args = [
+        "disk",
+        d,
+        "--allow-write",
+        d,
+        "--profile",
+        "cdm",
+        "--quick",
+        "--passes",
+        "1",
+        "--pass-time",
+        "0.5s",
+        "--size",
+        "2MiB",
+        "--no-probe",
+        "--engine",
+        "psync",
+        "--json",
+        "--no-store",
+    ];
+    let out = throttle.command(IOMARK, &args).output().unwrap();
+    assert_ok(&out, "cdm on the stick");
+    let doc = json(&out);
+    let jobs = doc["body"]["jobs"].as_array().unwrap();
+    let rate = |name: &str, dir: &str| {
+        jobs.iter()
+            .filter(|j| {
+                j["spec"]["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with(name))
+            })
+            .find_map(|j| j[dir]["bw"].as_f64())
+            .unwrap_or_else(|| panic!("no {name} {dir} job"))
+    };
+    let (read, write) = (rate("RND4K Q1T1", "read"), rate("RND4K Q1T1", "write"));
+    assert!(
+        read > 5.0 * write,
+        "the rig: reads {read} B/s, writes {write} B/s"
+    );
+    let cache = warnings_of_kind(&doc, "cache_suspected");
+    assert!(cache.is_empty(), "a flash stick is not a cache: {cache:?}");
 }

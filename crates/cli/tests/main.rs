@@ -23,6 +23,7 @@ mod info_loop;
 mod info_root;
 mod info_zram;
 mod knee_rig;
+mod machine_causes;
 mod mem_kernels;
 mod mem_limits;
 mod mem_sweep;

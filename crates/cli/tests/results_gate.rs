@@ -234,6 +234,7 @@ fn a_rig_read_four_times_slower_regresses_and_the_other_way_passes() {
     let db = scratch.db();
     rig.read_at(db, 40, "fast");
     rig.read_at(db, 10, "slow");
+    rig.read_at(db, 30, "quarter-less");
     let list = json_of(&results(db, &["list", "--json"]));
     let ids: Vec<String> = list["runs"]
         .as_array()
@@ -241,7 +242,19 @@ fn a_rig_read_four_times_slower_regresses_and_the_other_way_passes() {
         .iter()
         .map(|r| r["id"].to_string())
         .collect();
-    let [fast, slow] = [&ids[0], &ids[1]];
+    let [fast, slow, quarter_less] = [&ids[0], &ids[1], &ids[2]];
+
+    // 25% less through the throttle is caught too (issue 33: the noise
+    // band must not hide a real loss).
+    let out = gate(db, fast, quarter_less, false);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(row(&stdout(&out), "read bw").contains("regressed"));
 
     let out = gate(db, fast, slow, false);
     let err = stderr(&out);
@@ -436,8 +449,10 @@ fn every_json_layout_has_its_schema_version_and_documented_keys() {
             "run",
             "baseline",
             "baseline_spread",
+            "baseline_noise",
             "candidate",
             "candidate_spread",
+            "candidate_noise",
             "ratio",
             "within_noise",
             "verdict",
@@ -520,4 +535,87 @@ fn iomark_db_is_the_database_when_db_is_not_given() {
     let err = fails_with(&run(""), "IOMARK_DB is set but empty");
     assert!(err.contains("unset it"), "{err}");
     assert_empty_dir(home.path(), "a database in the default place");
+}
+
+#[test]
+fn a_repeated_job_is_stored_as_one_run_with_the_spread_of_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    let out = iomark(&[
+        "disk",
+        d,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--size",
+        "8M",
+        "--runtime",
+        "0.3s",
+        "--repeat",
+        "3",
+        "--json",
+        "--db",
+        db,
+    ]);
+    let doc = json_of(&out);
+    let job = &doc["body"]["jobs"][0];
+    let runs = job["repeats"].as_array().unwrap();
+    assert_eq!(runs.len(), 3, "{job}");
+    let bws: Vec<f64> = runs
+        .iter()
+        .map(|r| r["read"]["bw"].as_f64().unwrap())
+        .collect();
+    let (lo, hi) = (
+        bws.iter().copied().fold(f64::INFINITY, f64::min),
+        bws.iter().copied().fold(0.0, f64::max),
+    );
+    // The job's figure is the median run's.
+    let bw = job["read"]["bw"].as_f64().unwrap();
+    let mut sorted = bws.clone();
+    sorted.sort_by(f64::total_cmp);
+    assert_eq!(bw, sorted[1], "{bws:?}");
+    // Stored as one run, its spread the runs'.
+    let shown = json_of(&results(db, &["show", "1", "--json"]));
+    let fig = shown["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["metric"] == "read bw")
+        .unwrap();
+    assert_eq!(fig["spread"][0].as_f64().unwrap(), lo, "{fig}");
+    assert_eq!(fig["spread"][1].as_f64().unwrap(), hi, "{fig}");
+    let listed = json_of(&results(db, &["list", "--json"]));
+    assert_eq!(listed["runs"].as_array().unwrap().len(), 1);
+    assert_no_test_files(dir.path());
+}
+
+#[test]
+fn repeat_refuses_what_it_cannot_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    fails_with(
+        &iomark(&["disk", d, "--rw", "read", "--repeat", "0"]),
+        "--repeat",
+    );
+    fails_with(
+        &iomark(&["disk", d, "--profile", "cdm", "--repeat", "2", "--no-store"]),
+        "a profile has --passes",
+    );
+    fails_with(
+        &iomark(&[
+            "disk",
+            d,
+            "--rw",
+            "write",
+            "--verify",
+            "--repeat",
+            "2",
+            "--no-store",
+        ]),
+        "drop --repeat or --verify",
+    );
+    assert!(test_files(dir.path()).is_empty());
 }

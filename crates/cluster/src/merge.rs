@@ -181,6 +181,7 @@ fn merge_job<'a>(
         page_cache_bypassed: jobs.clone().all(|(_, j)| j.page_cache_bypassed),
         interrupted: jobs.clone().any(|(_, j)| j.interrupted),
         warnings,
+        repeats: Vec::new(),
     }
 }
 

@@ -7,13 +7,17 @@
 //!   or card);
 //! * a CrystalDiskMark read test whose later passes ran clearly faster than
 //!   its first (the cache filled during the first);
-//! * a figure above the speed the device is rated at (`--rated`).
+//! * a figure above the speed the device is rated at (`--rated`);
+//! * figures that are not measurements: a job with no I/O, samples more
+//!   than ten times apart ([`suspicious`]).
 //!
 //! A rate above the link's ceiling is checked with the device chain
 //! ([`iomark_host::check_ceiling`]). Buffered jobs are left out: they
 //! carry their own warning, and the page cache is what they measure.
 
 use std::collections::BTreeMap;
+
+pub mod suspicious;
 
 use iomark_model::artefact::{RatedRate, RatedSpeed};
 use iomark_model::device::{DeviceReport, Transport};
@@ -240,6 +244,7 @@ mod tests {
             page_cache_bypassed: direct,
             interrupted: false,
             warnings: Vec::new(),
+            repeats: Vec::new(),
         }
     }
 

@@ -38,6 +38,9 @@ pub struct DiskSettings {
     pub profile_settings: ProfileSettings,
     /// Existing files and devices the user allowed writes to.
     pub allow_write: Vec<PathBuf>,
+    /// `--repeat N`: run a custom job N times, stored as one with the runs'
+    /// spread (0 and 1: once).
+    pub repeat: u32,
 }
 
 /// What runs: one custom job, or a profile's plan.
@@ -61,6 +64,8 @@ pub struct DiskPlan {
     pub request: TargetRequest,
     /// `--verify` on a custom write run.
     pub verify: Option<VerifyWrites>,
+    /// How many times a custom job runs (at least 1).
+    pub repeat: u32,
 }
 
 /// What a run measured; the default is a run that measured nothing yet.
@@ -89,6 +94,19 @@ impl DiskSettings {
 
     /// Check everything that can be checked before the target is opened.
     pub fn build(self) -> Result<DiskPlan, DiskError> {
+        let repeat = self.repeat.max(1);
+        if repeat > 1 && !self.is_custom() {
+            return Err(DiskError::Invalid(
+                "--repeat runs a custom job (--rw, --bs, ...) several times; a profile has \
+                 --passes: drop --repeat or give the job's settings"
+                    .into(),
+            ));
+        }
+        if repeat > MAX_REPEAT {
+            return Err(DiskError::Invalid(format!(
+                "--repeat {repeat} is more than {MAX_REPEAT}: try --repeat 5"
+            )));
+        }
         if self.is_custom() {
             let job = self.job.build()?;
             let request = TargetRequest {
@@ -103,6 +121,11 @@ impl DiskSettings {
                 io_sizes: vec![job.spec.bs],
                 prep: TestFilePrep::Filled,
             };
+            if repeat > 1 && job.verify.is_some() {
+                return Err(DiskError::Invalid(
+                    "--verify checks one run's writes: drop --repeat or --verify".into(),
+                ));
+            }
             if job.depth_sweep.len() > 1 && job.verify.is_some() {
                 return Err(DiskError::Invalid(
                     "--verify checks one job's writes: give --iodepth one depth, not a list".into(),
@@ -127,6 +150,7 @@ impl DiskSettings {
                 workload,
                 request,
                 verify: job.verify,
+                repeat,
             });
         }
         let name = self.profile.unwrap_or(ProfileName::Cdm);
@@ -177,6 +201,7 @@ impl DiskSettings {
             workload: Workload::Profile(name, plan),
             request,
             verify: None,
+            repeat: 1,
         })
     }
 }
@@ -266,6 +291,33 @@ impl Workload {
         self.run_verified(target, stop, obs, None)
     }
 
+    /// Run as [`run_verified`](Self::run_verified) does, `repeat` times
+    /// (`--repeat`; a custom job, without `verify`): each job's figures are
+    /// those of its median run by throughput, with every run's figures in
+    /// its `repeats`, so a gate judges against the runs' spread.
+    pub fn run_repeated(
+        &self,
+        target: &OpenTarget,
+        stop: &AtomicBool,
+        obs: &mut dyn ProfileObserver,
+        verify: Option<VerifyWrites>,
+        repeat: u32,
+    ) -> Result<DiskOutcome, DiskError> {
+        if repeat <= 1 {
+            return self.run_verified(target, stop, obs, verify);
+        }
+        let mut runs: Vec<DiskOutcome> = Vec::new();
+        for _ in 0..repeat {
+            let run = self.run_verified(target, stop, obs, None)?;
+            let interrupted = run.interrupted;
+            runs.push(run);
+            if interrupted || stop.load(std::sync::atomic::Ordering::Relaxed) {
+                break;
+            }
+        }
+        Ok(merge_repeats(runs))
+    }
+
     /// Run as [`run`](Self::run) does; with `verify`, a custom job's
     /// writes are stamped and, after the run, read back and checked
     /// (crate::verify::writes): the check is the outcome's verify result,
@@ -352,6 +404,92 @@ impl Workload {
     }
 }
 
+/// The most runs `--repeat` takes.
+pub const MAX_REPEAT: u32 = 1000;
+
+/// Several runs of the same custom workload as one: each job is its median
+/// run (by throughput, the lower middle of an even count), keeping every
+/// run's figures; the runs' warnings once each.
+fn merge_repeats(runs: Vec<DiskOutcome>) -> DiskOutcome {
+    let interrupted = runs.iter().any(|r| r.interrupted);
+    let mut warnings: Vec<Warning> = Vec::new();
+    for w in runs.iter().flat_map(|r| r.warnings.iter()) {
+        if !warnings.contains(w) {
+            warnings.push(w.clone());
+        }
+    }
+    let jobs_per_run = runs.iter().map(|r| r.jobs.len()).max().unwrap_or(0);
+    let mut by_job: Vec<Vec<DiskJobResult>> = vec![Vec::new(); jobs_per_run];
+    for run in runs {
+        for (i, job) in run.jobs.into_iter().enumerate() {
+            by_job[i].push(job);
+        }
+    }
+    let jobs = by_job
+        .into_iter()
+        .filter_map(|mut tries| {
+            let repeats: Vec<iomark_model::disk::RepeatFigures> = tries
+                .iter()
+                .map(|j| iomark_model::disk::RepeatFigures {
+                    read: j
+                        .read
+                        .as_ref()
+                        .map(iomark_model::disk::DirectionFigures::of),
+                    write: j
+                        .write
+                        .as_ref()
+                        .map(iomark_model::disk::DirectionFigures::of),
+                })
+                .collect();
+            tries.sort_by(|a, b| a.total_bw().0.total_cmp(&b.total_bw().0));
+            let median = (tries.len().checked_sub(1)?) / 2;
+            let mut job = tries.swap_remove(median);
+            job.repeats = repeats;
+            Some(job)
+        })
+        .collect();
+    DiskOutcome {
+        jobs,
+        result: None,
+        warnings,
+        interrupted,
+        probe: None,
+    }
+}
+
+/// The rates a run's table shows, named as there, for the checks against
+/// the link: each job's per direction, except where the profile's figure is
+/// not its jobs' (the artefacts probe counts a write's flush in its rate, so
+/// a page-cache write job at 4242 MB/s is the table's 111 MB/s; checking
+/// the job's rate made the warning disagree with the table).
+fn shown_rates(
+    result: Option<&ProfileResult>,
+    jobs: &[DiskJobResult],
+) -> Vec<(String, iomark_model::units::BytesPerSec)> {
+    if let Some(ProfileResult::Artefacts(a)) = result {
+        return a
+            .patterns
+            .iter()
+            .flat_map(|p| {
+                [
+                    (
+                        format!("artefacts {} write (with its flush)", p.data),
+                        p.write,
+                    ),
+                    (format!("artefacts {} read", p.data), p.read),
+                ]
+            })
+            .collect();
+    }
+    jobs.iter()
+        .flat_map(|job| {
+            let dirs = [("read", job.read.as_ref()), ("write", job.write.as_ref())];
+            dirs.into_iter()
+                .filter_map(move |(what, d)| Some((format!("{} {what}", job.spec.name), d?.bw)))
+        })
+        .collect()
+}
+
 /// The result document of a disk run on `target`: the target's and the
 /// run's warnings, each rate checked against the ceiling of the links the
 /// device sits behind and for the signs of a cache ([`crate::checks`]),
@@ -368,16 +506,16 @@ pub fn run_document(
     let mut warnings: Vec<Warning> = target.warnings.clone();
     warnings.extend(outcome.warnings);
     if let Some(chain) = &chain {
-        for job in &outcome.jobs {
-            let dirs = [("read", job.read.as_ref()), ("write", job.write.as_ref())];
-            for (what, d) in dirs {
-                let Some(d) = d else { continue };
-                let what = format!("{} {what}", job.spec.name);
-                warnings.extend(iomark_host::check_ceiling(chain, d.bw, &what));
-            }
+        for (what, rate) in shown_rates(outcome.result.as_ref(), &outcome.jobs) {
+            warnings.extend(iomark_host::check_ceiling(chain, rate, &what));
         }
         warnings.extend(checks::reads_above_writes(chain.report(), &outcome.jobs));
     }
+    warnings.extend(checks::suspicious::no_io(&outcome.jobs));
+    warnings.extend(checks::suspicious::wide_spread(
+        outcome.result.as_ref(),
+        &outcome.jobs,
+    ));
     warnings.extend(checks::warmed_passes(
         outcome.result.as_ref(),
         &outcome.jobs,

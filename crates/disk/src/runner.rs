@@ -246,7 +246,7 @@ pub fn run_job_stamped(
         }
         let cpu_end = CpuClock::now();
         let device = device.and_then(DeviceWatch::finish);
-        let cpu_start = cpu_start.unwrap_or(cpu_end);
+        let cpu_start = cpu_start.unwrap_or_else(|| cpu_end.clone());
         let results: Vec<Result<ThreadStats, DiskError>> = handles
             .into_iter()
             .map(|h| h.join().unwrap_or(Err(DiskError::WorkerPanicked)))

@@ -35,6 +35,7 @@ mod chain;
 mod cpu;
 mod hostinfo;
 mod in_use;
+pub mod machine;
 mod mounts;
 mod nic;
 mod read;

@@ -541,13 +541,15 @@ fn run_point(
     stop: &AtomicBool,
     child: impl FnOnce() -> Command,
 ) -> Result<MemRun, MemError> {
-    let warnings = warnings(spec, host);
+    let mut warnings = warnings(spec, host);
     let constrained = match &baseline {
         Some((result, _)) => same_work(spec, result),
         None => spec.clone(),
     };
     // The limited run is a child: its CPU counts once it is reaped.
     let sampler = iomark_host::CpuSampler::start_with_children();
+    let quota = iomark_host::machine::CpuQuotaWatch::start();
+    let wall = std::time::Instant::now();
     let (outcome, cgroup) = match constrained.mem_limit {
         _ if stop.load(std::sync::atomic::Ordering::Relaxed) => (MemOutcome::Interrupted, None),
         Some(limit) => {
@@ -557,7 +559,15 @@ fn run_point(
         }
         None => (run_in_process(&constrained, stop)?, None),
     };
-    let cpu = Some(sampler.read());
+    let record = sampler.read();
+    warnings.extend(iomark_host::machine::machine_warnings(
+        "the kernel's run",
+        wall.elapsed(),
+        record.process,
+        record.host.as_ref(),
+        quota.as_ref().and_then(|q| q.throttled()).as_ref(),
+    ));
+    let cpu = Some(record);
     let baseline = baseline.map(|(result, execution)| {
         Box::new(MemBaseline {
             relative_time: relative_time(&outcome, execution),

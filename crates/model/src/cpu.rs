@@ -45,6 +45,21 @@ pub struct HostCpu {
     pub idle_pct: f64,
 }
 
+/// How long a CPU quota (`cpu.cfs_quota_us` in cgroup v1, `cpu.max` in v2)
+/// held the measuring process's cgroup back over an interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuThrottle {
+    /// The cgroup whose quota did, as the hierarchy names it
+    /// (`/iomark-test/client`).
+    pub cgroup: String,
+    /// Enforcement periods that passed (`nr_periods`).
+    pub periods: u64,
+    /// Of which the group was throttled in this many (`nr_throttled`).
+    pub throttled: u64,
+    /// Time the group spent throttled.
+    pub throttled_time: crate::units::Nanos,
+}
+
 /// Both views of one interval: what the measuring process used and what
 /// the whole machine did meanwhile.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

@@ -157,6 +157,11 @@ pub struct IntervalSample {
     pub write_ios: u64,
     /// Mean completion latency of the interval's I/Os, in nanoseconds.
     pub mean_lat_ns: f64,
+    /// The 99th percentile of the interval's completion latencies (within
+    /// 3%: a coarse histogram); absent in runs stored before it was kept
+    /// and in imported ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_p99: Option<Nanos>,
 }
 
 impl IntervalSample {
@@ -209,9 +214,95 @@ pub struct DiskJobResult {
     pub interrupted: bool,
     /// Doubts about these figures.
     pub warnings: Vec<Warning>,
+    /// With `--repeat N`: the figures of each of the N runs of this job, in
+    /// order. The job's own figures are those of the median run (by
+    /// throughput), the spread of the N gives its noise band.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<RepeatFigures>,
+}
+
+/// One run's figures of a job run several times (`--repeat`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RepeatFigures {
+    /// Reads, when the job read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<DirectionFigures>,
+    /// Writes, when the job wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write: Option<DirectionFigures>,
+}
+
+/// The figures of one direction of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DirectionFigures {
+    /// Throughput.
+    pub bw: BytesPerSec,
+    /// I/Os per second.
+    pub iops: Iops,
+    /// Mean completion latency, nanoseconds.
+    pub lat_mean_ns: f64,
+    /// 99th percentile of the completion latency, when any I/O completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_p99: Option<Nanos>,
+}
+
+impl DirectionFigures {
+    /// The figures `d` summarises.
+    pub fn of(d: &DirectionResult) -> Self {
+        DirectionFigures {
+            bw: d.bw,
+            iops: d.iops,
+            lat_mean_ns: d.clat.mean_ns,
+            lat_p99: d.clat.percentile(99.0).map(Nanos),
+        }
+    }
+}
+
+impl DiskJobSpec {
+    /// An example job, for tests and documentation: `4k` random reads at
+    /// depth 1, one thread, io_uring, direct, 1 GiB, 5 s.
+    pub fn example() -> Self {
+        DiskJobSpec {
+            name: "example".into(),
+            rw: RwMode::RandRead,
+            bs: Bytes(4096),
+            iodepth: 1,
+            iodepth_batch: 1,
+            numjobs: 1,
+            size: Bytes(Bytes::GIB),
+            runtime: Some(Nanos::from_secs(5)),
+            ramp: Nanos(0),
+            engine: EngineKind::IoUring,
+            direct: true,
+            data: DataPattern::Random,
+            rwmix_read: 50,
+            seed: 1,
+        }
+    }
 }
 
 impl DiskJobResult {
+    /// An example result of `spec` that measured nothing (no direction, no
+    /// samples), for tests to fill in what they look at.
+    pub fn example(spec: DiskJobSpec) -> Self {
+        DiskJobResult {
+            spec,
+            read: None,
+            write: None,
+            samples: Vec::new(),
+            cpu: CpuUsage::default(),
+            host_cpu: None,
+            iodepth_level: BTreeMap::new(),
+            mean_depth: 1.0,
+            queue: None,
+            submission: None,
+            page_cache_bypassed: true,
+            interrupted: false,
+            warnings: Vec::new(),
+            repeats: Vec::new(),
+        }
+    }
+
     /// Total bandwidth over both directions.
     pub fn total_bw(&self) -> BytesPerSec {
         let r = self.read.as_ref().map_or(0.0, |d| d.bw.0);

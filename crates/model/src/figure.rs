@@ -208,6 +208,11 @@ pub struct Figure {
     /// The lowest and highest value over the passes or intervals the figure
     /// summarises, when there were at least two.
     pub spread: Option<(f64, f64)>,
+    /// The band a difference must leave to be real: `spread` widened to the
+    /// 95% confidence interval of the samples' mean ([`noise_band`]). The
+    /// same as `spread` where only the range is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<(f64, f64)>,
 }
 
 impl Figure {
@@ -246,7 +251,8 @@ impl<'a> TestFigures<'a> {
         TestFigures { out, test, prefix }
     }
 
-    fn push(&mut self, metric: &str, unit: FigureUnit, value: f64, spread: Option<(f64, f64)>) {
+    fn push(&mut self, metric: &str, unit: FigureUnit, value: f64, spread: impl Into<Spread>) {
+        let spread = spread.into();
         let metric = if self.prefix.is_empty() {
             metric.to_string()
         } else {
@@ -257,7 +263,8 @@ impl<'a> TestFigures<'a> {
             metric,
             unit,
             value,
-            spread,
+            spread: spread.range,
+            noise: spread.noise,
         });
     }
 }
@@ -288,6 +295,82 @@ fn cpu_figures(figs: &mut TestFigures, process: Option<CpuUsage>, host: Option<&
             figs.push(metric, FigureUnit::Percent, v, None);
         }
     }
+}
+
+/// How a figure's samples (intervals, passes) scattered: their range, and
+/// the band a difference must leave to be real.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Spread {
+    /// Lowest and highest sample.
+    pub range: Option<(f64, f64)>,
+    /// [`noise_band`] of the samples.
+    pub noise: Option<(f64, f64)>,
+}
+
+impl Spread {
+    /// The spread of `samples` (none for fewer than two).
+    pub fn of(samples: &[f64]) -> Spread {
+        Spread {
+            range: min_max(samples),
+            noise: noise_band(samples),
+        }
+    }
+
+    /// Both bands through `f` (an increasing function: MB/s to IOPS).
+    pub fn map(self, f: impl Fn(f64) -> f64) -> Spread {
+        let m = |b: Option<(f64, f64)>| b.map(|(lo, hi)| (f(lo), f(hi)));
+        Spread {
+            range: m(self.range),
+            noise: m(self.noise),
+        }
+    }
+
+    /// Both bands widened to take in `value` (a whole-job percentile that
+    /// need not lie between its intervals').
+    pub fn including(self, value: f64) -> Spread {
+        let w = |b: Option<(f64, f64)>| b.map(|(lo, hi)| (lo.min(value), hi.max(value)));
+        Spread {
+            range: w(self.range),
+            noise: w(self.noise),
+        }
+    }
+}
+
+impl From<Option<(f64, f64)>> for Spread {
+    /// Only a range known: it is the noise band too.
+    fn from(range: Option<(f64, f64)>) -> Spread {
+        Spread {
+            range,
+            noise: range,
+        }
+    }
+}
+
+/// Two-sided 95% quantiles of Student's t for 1 to 30 degrees of freedom;
+/// above 30, the normal's 1.96 is within 4%. One degree of freedom (two
+/// samples) takes the quantile of two (4.303, not 12.706): with 12.7 a
+/// run read through a throttle under load, its two seconds at 4 and 14
+/// MB/s, was "within noise" of one four times faster.
+const T95: [f64; 30] = [
+    4.303, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+    2.052, 2.048, 2.045, 2.042,
+];
+
+/// The band inside which two runs' figures do not differ: the samples'
+/// range, widened to the 95% confidence interval of their mean (Student's
+/// t, [`T95`]). With many samples the range is the wider; with two or
+/// three, the interval is. Two 2 s runs have two per-second samples each, whose range
+/// is no measure of how far a third run may land: issue 33's gate flagged
+/// 4 of 20 identical pairs on a busy machine with the range alone.
+pub fn noise_band(samples: &[f64]) -> Option<(f64, f64)> {
+    let (lo, hi) = min_max(samples)?;
+    let n = samples.len() as f64;
+    let mean = samples.iter().sum::<f64>() / n;
+    let var = samples.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let t = T95.get(samples.len() - 2).copied().unwrap_or(1.96);
+    let half = t * (var / n).sqrt();
+    Some((lo.min(mean - half), hi.max(mean + half)))
 }
 
 /// The lowest and highest of at least two values.

@@ -49,6 +49,16 @@ pub enum WarningKind {
     /// The bus under a network adapter (a USB 2.0 port, a narrow PCIe
     /// link) is slower than the adapter's link.
     BusCapsLink,
+    /// A job completed no I/O: its zeros are not a measurement.
+    NoIo,
+    /// The samples of one test spread over more than ten times: no single
+    /// figure describes them.
+    WideSpread,
+    /// A CPU quota (`cpu.cfs_quota_us`, `cpu.max`) throttled iomark's
+    /// cgroup during the measurement.
+    CpuThrottled,
+    /// Other processes kept the machine's CPUs busy during the measurement.
+    HostBusy,
     /// Anything else worth keeping with the run.
     Other,
 }

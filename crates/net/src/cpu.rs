@@ -3,17 +3,24 @@
 //! whole machine's from `/proc/stat` (system, softirq, idle), which iperf3
 //! does not report.
 
+use iomark_host::machine::CpuQuotaWatch;
 use iomark_host::CpuSampler;
-use iomark_model::cpu::HostCpu;
+use iomark_model::cpu::{CpuThrottle, HostCpu};
 use iomark_model::net::CpuUtilization;
 
 /// A running measurement.
-pub(crate) struct CpuMeter(CpuSampler);
+pub(crate) struct CpuMeter(CpuSampler, Option<CpuQuotaWatch>);
 
 impl CpuMeter {
     /// Start measuring now.
     pub fn start() -> CpuMeter {
-        CpuMeter(CpuSampler::start())
+        CpuMeter(CpuSampler::start(), CpuQuotaWatch::start())
+    }
+
+    /// How long a CPU quota held this process's cgroup back since the
+    /// start, when it did.
+    pub fn throttled(&self) -> Option<CpuThrottle> {
+        self.1.as_ref().and_then(CpuQuotaWatch::throttled)
     }
 
     /// Percentages since the start: the process's (of one core) and the

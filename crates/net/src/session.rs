@@ -237,6 +237,7 @@ impl Session {
             congestion_used: None,
             streams,
             iomark_host_cpu: host_cpu,
+            iomark_cpu_throttle: self.cpu.throttled(),
             iomark_interface: None,
         }
     }

@@ -434,7 +434,11 @@ mod tests {
             sequential: true,
             ..pt(d, mb, lat)
         };
-        let pts = [seq(1, 900.0, 130.0), seq(2, 1000.0, 240.0), seq(8, 1010.0, 950.0)];
+        let pts = [
+            seq(1, 900.0, 130.0),
+            seq(2, 1000.0, 240.0),
+            seq(8, 1010.0, 950.0),
+        ];
         let k = knee(&pts, None);
         assert_eq!(k.cause, Some(KneeCause::DeviceBound));
         assert!(k.evidence.unwrap().sequential);

@@ -20,4 +20,5 @@ pub mod cliff;
 pub mod compare;
 pub mod gate;
 pub mod histogram;
+pub mod interval_latency;
 pub mod knee;

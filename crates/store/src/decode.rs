@@ -73,19 +73,23 @@ impl Decode for (RunSummary, String) {
     }
 }
 
-/// `test, metric, unit, value, spread_lo, spread_hi`.
+/// `test, metric, unit, value, spread_lo, spread_hi, noise_lo, noise_hi`.
 impl Decode for Figure {
     fn decode(r: &impl Row, location: &str) -> Result<Self, StoreError> {
         let unit: String = r.get(2)?;
         let unit = unit_from_str(&unit)
             .ok_or_else(|| corrupt(location, format!("unknown figure unit '{unit}'")))?;
         let (lo, hi): (Option<f64>, Option<f64>) = (r.get(4)?, r.get(5)?);
+        let (noise_lo, noise_hi): (Option<f64>, Option<f64>) = (r.get(6)?, r.get(7)?);
+        let spread = lo.zip(hi);
         Ok(Figure {
             test: r.get(0)?,
             metric: r.get(1)?,
             unit,
             value: r.get(3)?,
-            spread: lo.zip(hi),
+            spread,
+            // Runs stored before schema 5 kept only the range.
+            noise: noise_lo.zip(noise_hi).or(spread),
         })
     }
 }

@@ -160,8 +160,9 @@ pub(crate) fn write(
     }
     for (i, f) in row.figures.iter().enumerate() {
         db.execute(
-            "INSERT INTO figures (run_id, ord, test, metric, unit, value, spread_lo, spread_hi)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT INTO figures
+                 (run_id, ord, test, metric, unit, value, spread_lo, spread_hi, noise_lo, noise_hi)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             &[
                 &id.0,
                 &(i as i64),
@@ -171,6 +172,8 @@ pub(crate) fn write(
                 &f.value,
                 &f.spread.map(|s| s.0),
                 &f.spread.map(|s| s.1),
+                &f.noise.map(|s| s.0),
+                &f.noise.map(|s| s.1),
             ],
         )?;
     }
@@ -250,9 +253,18 @@ pub(crate) fn load(db: &mut impl Db, id: RunId) -> Result<StoredRun, StoreError>
             location: db.location(),
         });
     };
+    // A database opened read-only is read at the version it is at: before
+    // version 5 its figures have no noise band (their spread stands in).
+    let noise = if schema_version(db)? >= 5 {
+        "noise_lo, noise_hi"
+    } else {
+        "CAST(NULL AS DOUBLE PRECISION), CAST(NULL AS DOUBLE PRECISION)"
+    };
     let figures = db.query(
-        "SELECT test, metric, unit, value, spread_lo, spread_hi FROM figures
-         WHERE run_id = ?1 ORDER BY ord",
+        &format!(
+            "SELECT test, metric, unit, value, spread_lo, spread_hi, {noise} FROM figures
+             WHERE run_id = ?1 ORDER BY ord"
+        ),
         &[&id.0],
     )?;
     let warnings = db.query(

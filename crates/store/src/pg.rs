@@ -223,6 +223,11 @@ impl<C: GenericClient> Db for Pg<'_, C> {
             "run_ranks",
             include_str!("../migrations/postgres/0004_run_ranks.sql"),
         ),
+        (
+            5,
+            "figure_noise",
+            include_str!("../migrations/postgres/0005_figure_noise.sql"),
+        ),
     ];
     const LIKE: &'static str = "ILIKE";
     const BIGINT: &'static str = "BIGINT";

@@ -458,6 +458,11 @@ impl Db for Sqlite<'_> {
             "run_ranks",
             include_str!("../migrations/sqlite/0004_run_ranks.sql"),
         ),
+        (
+            5,
+            "figure_noise",
+            include_str!("../migrations/sqlite/0005_figure_noise.sql"),
+        ),
     ];
     const LIKE: &'static str = "LIKE";
     const BIGINT: &'static str = "INTEGER";

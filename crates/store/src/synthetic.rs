@@ -56,6 +56,7 @@ pub fn job(t: usize, speed: f64, seed: u64) -> DiskJobResult {
             write_bytes: wb,
             write_ios: wb / bs,
             mean_lat_ns: 1e9 * bs as f64 / speed * f64::from(qd),
+            lat_p99: None,
         });
     }
     let runtime = Nanos::from_secs(secs);
@@ -130,6 +131,7 @@ pub fn job(t: usize, speed: f64, seed: u64) -> DiskJobResult {
         } else {
             Vec::new()
         },
+        repeats: Vec::new(),
     }
 }
 

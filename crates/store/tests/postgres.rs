@@ -59,12 +59,12 @@ impl Drop for TestDb {
 fn migrations_build_an_empty_database_and_runs_round_trip() {
     let db = require!(TestDb::new());
     let mut store = PgStore::connect(&db.url).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 4);
+    assert_eq!(store.schema_version().unwrap(), 5);
     assert!(store.list(&RunQuery::default()).unwrap().is_empty());
     drop(store);
     // Reopening applies nothing twice.
     let mut store = iomark_store::open(Some(&db.url)).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 4);
+    assert_eq!(store.schema_version().unwrap(), 5);
 
     let doc = synthetic::full_run(3);
     let id = store.insert_complete(&doc).unwrap();

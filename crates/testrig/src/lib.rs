@@ -287,6 +287,72 @@ impl Drop for Throttle {
     }
 }
 
+/// A cpu cgroup held to a share of one CPU by the CFS quota (cgroup v1's
+/// `cpu.cfs_quota_us`, v2's `cpu.max`): a CPU-starved process, as a
+/// container with a small CPU limit makes one.
+#[derive(Debug)]
+pub struct CpuQuota {
+    dir: PathBuf,
+}
+
+impl CpuQuota {
+    /// A group allowed `percent` of one CPU, in 100 ms periods.
+    pub fn new(percent: u32) -> Result<Self, String> {
+        const PERIOD_US: u64 = 100_000;
+        let quota = PERIOD_US * u64::from(percent.max(1)) / 100;
+        let v1 = Path::new("/sys/fs/cgroup/cpu");
+        if v1.join("cpu.cfs_quota_us").exists() {
+            let dir = v1.join(unique_name("cpu"));
+            fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            let rig = CpuQuota { dir };
+            fs::write(rig.dir.join("cpu.cfs_period_us"), PERIOD_US.to_string())
+                .map_err(|e| format!("cpu.cfs_period_us: {e}"))?;
+            fs::write(rig.dir.join("cpu.cfs_quota_us"), quota.to_string())
+                .map_err(|e| format!("cpu.cfs_quota_us: {e}"))?;
+            return Ok(rig);
+        }
+        let v2 = Path::new("/sys/fs/cgroup");
+        if v2.join("cgroup.controllers").exists() {
+            let _ = fs::write(v2.join("cgroup.subtree_control"), "+cpu");
+            let dir = v2.join(unique_name("cpu"));
+            fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            let rig = CpuQuota { dir };
+            fs::write(rig.dir.join("cpu.max"), format!("{quota} {PERIOD_US}"))
+                .map_err(|e| format!("cpu.max: {e}"))?;
+            return Ok(rig);
+        }
+        Err("no cpu cgroup controller (v1 cpu or v2 cpu.max) on this machine".into())
+    }
+
+    /// The group as `/proc/PID/cgroup` names it: `/iomark-cpu-...`.
+    pub fn name(&self) -> String {
+        format!(
+            "/{}",
+            self.dir
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        )
+    }
+
+    /// A command that runs `program` with `args` inside the group.
+    pub fn command(&self, program: impl AsRef<Path>, args: &[&str]) -> Command {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(r#"echo $$ > "$0/cgroup.procs" && exec "$@""#)
+            .arg(&self.dir)
+            .arg(program.as_ref())
+            .args(args);
+        cmd
+    }
+}
+
+impl Drop for CpuQuota {
+    fn drop(&mut self) {
+        // The group's processes have exited by now; rmdir, never rm -r.
+        let _ = fs::remove_dir(&self.dir);
+    }
+}
+
 /// Limits on one device for everyone, set in cgroup v1's root blkio group:
 /// bios a file system submits from its worker threads (btrfs compression,
 /// writeback) are throttled as well as the test's own.

@@ -85,6 +85,56 @@ fn disk_run_raw(doc: &RunDocument) -> String {
     out
 }
 
+/// `--repeat N`: the figures above are the median run's; each direction's
+/// spread over the N runs, as hyperfine shows a command's.
+fn repeats(out: &mut String, job: &DiskJobResult) {
+    let n = job.repeats.len();
+    if n < 2 {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "  {n} runs, the median shown; over the {n} (min - max):"
+    );
+    for (name, is_read) in [("read", true), ("write", false)] {
+        let runs: Vec<_> = job
+            .repeats
+            .iter()
+            .filter_map(|r| if is_read { r.read } else { r.write })
+            .collect();
+        if runs.is_empty() {
+            continue;
+        }
+        let range = |v: Vec<f64>| {
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (lo, hi)
+        };
+        let (bw_lo, bw_hi) = range(runs.iter().map(|r| r.bw.0).collect());
+        let (io_lo, io_hi) = range(runs.iter().map(|r| r.iops.0).collect());
+        let (lat_lo, lat_hi) = range(runs.iter().map(|r| r.lat_mean_ns).collect());
+        let p99: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.lat_p99)
+            .map(|p| p.0 as f64)
+            .collect();
+        let p99 = if p99.is_empty() {
+            String::new()
+        } else {
+            let (lo, hi) = range(p99);
+            format!(", p99 {} - {}", Nanos(lo as u64), Nanos(hi as u64))
+        };
+        let _ = writeln!(
+            out,
+            "    {name}: bw {:.2} - {:.2} MB/s, IOPS {io_lo:.0} - {io_hi:.0}, lat mean {} - {}{p99}",
+            bw_lo / 1e6,
+            bw_hi / 1e6,
+            Nanos(lat_lo.round() as u64),
+            Nanos(lat_hi.round() as u64),
+        );
+    }
+}
+
 fn job_block(out: &mut String, job: &DiskJobResult) {
     let s = &job.spec;
     let _ = writeln!(
@@ -110,6 +160,7 @@ fn job_block(out: &mut String, job: &DiskJobResult) {
     if let Some(w) = &job.write {
         direction(out, "write", w);
     }
+    repeats(out, job);
     let _ = writeln!(
         out,
         "  cpu: usr={:.1}%, sys={:.1}% (of one CPU)",

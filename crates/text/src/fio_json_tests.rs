@@ -27,6 +27,7 @@ fn doc() -> RunDocument {
         write_bytes: 500 * 4096,
         write_ios: 500,
         mean_lat_ns: 50_000.0,
+        lat_p99: None,
     };
     let job = DiskJobResult {
         spec: DiskJobSpec {
@@ -60,6 +61,7 @@ fn doc() -> RunDocument {
         page_cache_bypassed: true,
         interrupted: false,
         warnings: Vec::new(),
+        repeats: Vec::new(),
     };
     let body = RunBody::Disk(DiskRun {
         profile: "fio-job".into(),

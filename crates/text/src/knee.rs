@@ -230,7 +230,12 @@ mod tests {
             device_utilization_pct: Some(99.0),
             ..evidence()
         };
-        let s = knee_sentence(&knee(KneeShape::Knee, 2, KneeCause::DepthBound, bot.clone()));
+        let s = knee_sentence(&knee(
+            KneeShape::Knee,
+            2,
+            KneeCause::DepthBound,
+            bot.clone(),
+        ));
         assert!(s.contains("the device kept 1.0 I/O in flight of 8 asked while 99% busy"));
         // Bulk-Only Transport is named only where usb-storage is the driver.
         assert!(!s.contains("Bulk-Only"), "{s}");
@@ -314,7 +319,9 @@ mod tests {
         // 30% in all: not "flat".
         let s = sweep(&[(1, 100.0), (2, 109.0), (4, 119.0), (8, 130.0)]);
         assert!(
-            s.starts_with("Throughput rises only slowly from QD1: under 10% per doubling, rose 30% by QD8"),
+            s.starts_with(
+                "Throughput rises only slowly from QD1: under 10% per doubling, rose 30% by QD8"
+            ),
             "{s}"
         );
         // A level plateau is flat, and its change is the table's.
@@ -323,6 +330,9 @@ mod tests {
         assert!(s.contains("rose 3%"), "{s}");
         // A peak, then a fall.
         let s = sweep(&[(1, 50.0), (2, 100.0), (4, 90.0), (8, 80.0)]);
-        assert!(s.starts_with("Throughput peaks at QD2 and fell 20% by QD8"), "{s}");
+        assert!(
+            s.starts_with("Throughput peaks at QD2 and fell 20% by QD8"),
+            "{s}"
+        );
     }
 }

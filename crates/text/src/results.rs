@@ -507,6 +507,7 @@ mod tests {
                 unit: FigureUnit::BytesPerSec,
                 value,
                 spread: None,
+                noise: None,
             }],
             warnings: vec![StoredWarning {
                 scope: "job|<b>".into(),

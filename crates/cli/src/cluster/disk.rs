@@ -489,6 +489,9 @@ fn check(
     if plan.verify.is_some() && args.verify_timed {
         bail!("--verify-timed is not merged across ranks: use --verify");
     }
+    if plan.repeat > 1 {
+        bail!("--repeat is not merged across ranks: run without it under mpirun, or alone");
+    }
     match &plan.workload {
         Workload::Custom(spec) => {
             if args.cluster.shared_file && spec.engine.is_mapped() {

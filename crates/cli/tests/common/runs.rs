@@ -34,6 +34,7 @@ pub fn read_run(label: &str, mb: f64, wobble: f64, lat_us: Option<f64>) -> RunDo
                 write_bytes: 0,
                 write_ios: 0,
                 mean_lat_ns: lat_us.map_or(1e6, |l| l * 1e3 * f(s)),
+                lat_p99: None,
             }
         })
         .collect();
@@ -108,6 +109,7 @@ pub fn read_run(label: &str, mb: f64, wobble: f64, lat_us: Option<f64>) -> RunDo
                 page_cache_bypassed: true,
                 interrupted: false,
                 warnings: vec![],
+                repeats: Vec::new(),
             }],
             profile_result: None,
             cgroup: None,

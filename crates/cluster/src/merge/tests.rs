@@ -40,6 +40,7 @@ fn job(bytes: u64, secs: u64, lat: &[u64]) -> DiskJobResult {
                 write_bytes: bytes / secs,
                 write_ios: 1,
                 mean_lat_ns: lat[0] as f64,
+                lat_p99: None,
                 ..IntervalSample::default()
             })
             .collect(),
@@ -52,6 +53,7 @@ fn job(bytes: u64, secs: u64, lat: &[u64]) -> DiskJobResult {
         page_cache_bypassed: true,
         interrupted: false,
         warnings: vec![],
+        repeats: Vec::new(),
     }
 }
 

@@ -602,6 +602,7 @@ mod tests {
             page_cache_bypassed: true,
             interrupted: false,
             warnings: vec![],
+            repeats: Vec::new(),
         }
     }
 

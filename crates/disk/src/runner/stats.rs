@@ -5,13 +5,16 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use iomark_host::machine::{machine_warnings, CpuQuotaWatch};
 use iomark_host::StatTicks;
+use iomark_model::cpu::CpuThrottle;
 use iomark_model::cpu::HostCpu;
 use iomark_model::disk::{CpuUsage, DirectionResult, DiskJobResult, DiskJobSpec, IntervalSample};
 use iomark_model::knee::QueueFigures;
 use iomark_model::units::{Bytes, BytesPerSec, Iops, Nanos};
 use iomark_model::{Warning, WarningKind};
 use iomark_stats::histogram::LatencyHistogram;
+use iomark_stats::interval_latency::{IntervalLatencies, SparseLatencies};
 
 use super::submit::SubmitCounts;
 use super::{Plan, SAMPLE_INTERVAL};
@@ -59,6 +62,12 @@ pub(super) struct ThreadStats {
     read: DirStats,
     write: DirStats,
     intervals: Vec<IntervalStats>,
+    /// Latencies of the interval in progress (`lat_now_idx`), for the
+    /// per-interval p99 that gives a run's p99 its spread.
+    lat_now: IntervalLatencies,
+    lat_now_idx: usize,
+    /// Latencies of each finished interval.
+    interval_lat: Vec<SparseLatencies>,
     depth_levels: [u64; 7],
     depth_sum: u64,
     issued_measured: u64,
@@ -84,6 +93,9 @@ impl ThreadStats {
             read: DirStats::new(),
             write: DirStats::new(),
             intervals: Vec::with_capacity(expected + 1),
+            lat_now: IntervalLatencies::default(),
+            lat_now_idx: 0,
+            interval_lat: Vec::with_capacity(expected + 1),
             depth_levels: [0; 7],
             depth_sum: 0,
             issued_measured: 0,
@@ -142,9 +154,42 @@ impl ThreadStats {
             }
         }
         iv.lat_sum_ns += lat_ns;
+        if idx != self.lat_now_idx {
+            self.next_interval(idx);
+        }
+        self.lat_now.record(lat_ns);
     }
 
-    pub(super) fn merge(&mut self, o: ThreadStats) {
+    /// Keep the finished interval's latencies and start interval `idx`.
+    #[cold]
+    #[inline(never)]
+    fn next_interval(&mut self, idx: usize) {
+        self.keep_interval_latencies();
+        self.lat_now_idx = idx;
+    }
+
+    fn keep_interval_latencies(&mut self) {
+        let done = self.lat_now.take();
+        if done.count() == 0 {
+            return;
+        }
+        let at = self.lat_now_idx;
+        if at >= self.interval_lat.len() {
+            self.interval_lat.resize(at + 1, SparseLatencies::default());
+        }
+        self.interval_lat[at].merge(&done);
+    }
+
+    pub(super) fn merge(&mut self, mut o: ThreadStats) {
+        self.keep_interval_latencies();
+        o.keep_interval_latencies();
+        if o.interval_lat.len() > self.interval_lat.len() {
+            self.interval_lat
+                .resize(o.interval_lat.len(), SparseLatencies::default());
+        }
+        for (a, b) in self.interval_lat.iter_mut().zip(&o.interval_lat) {
+            a.merge(b);
+        }
         self.read.merge(&o.read);
         self.write.merge(&o.write);
         if o.intervals.len() > self.intervals.len() {
@@ -171,7 +216,7 @@ impl ThreadStats {
     }
 
     pub(super) fn into_result(
-        self,
+        mut self,
         spec: &DiskJobSpec,
         plan: &Plan,
         bypassed: bool,
@@ -190,6 +235,8 @@ impl ThreadStats {
         };
         let read = spec.rw.reads().then(|| direction(&self.read));
         let write = spec.rw.writes().then(|| direction(&self.write));
+        self.keep_interval_latencies();
+        let interval_lat = &self.interval_lat;
         let samples = self
             .intervals
             .iter()
@@ -210,6 +257,10 @@ impl ThreadStats {
                     } else {
                         iv.lat_sum_ns as f64 / ios as f64
                     },
+                    lat_p99: interval_lat
+                        .get(i)
+                        .and_then(|l| l.value_at_percentile(99.0))
+                        .map(Nanos),
                 }
             })
             .filter(|s| s.length > Nanos(0))
@@ -236,15 +287,23 @@ impl ThreadStats {
             ));
         }
         let measured_s = self.measured.as_secs_f64();
-        let host_cpu = cpu.host;
+        let cpu_spent = cpu;
+        let host_cpu = cpu_spent.host;
         let cpu = if measured_s > 0.0 {
             CpuUsage {
-                user_pct: 100.0 * cpu.user.as_secs_f64() / measured_s,
-                system_pct: 100.0 * cpu.system.as_secs_f64() / measured_s,
+                user_pct: 100.0 * cpu_spent.user.as_secs_f64() / measured_s,
+                system_pct: 100.0 * cpu_spent.system.as_secs_f64() / measured_s,
             }
         } else {
             CpuUsage::default()
         };
+        warnings.extend(machine_warnings(
+            "",
+            self.measured,
+            cpu,
+            host_cpu.as_ref(),
+            cpu_spent.throttled.as_ref(),
+        ));
         let threads = f64::from(plan.spec.numjobs.max(1));
         let queue = (measured_s > 0.0).then(|| QueueFigures {
             engine_depth: self.depth_area / (threads * measured_s),
@@ -268,25 +327,28 @@ impl ThreadStats {
             page_cache_bypassed: bypassed,
             interrupted: stop.load(Ordering::Relaxed),
             warnings,
+            repeats: Vec::new(),
         }
     }
 }
 
-/// User and system CPU time of the whole process, and the machine's
-/// `/proc/stat` ticks.
-#[derive(Debug, Clone, Copy)]
+/// User and system CPU time of the whole process, the machine's
+/// `/proc/stat` ticks, and the throttling counters of iomark's cpu cgroup.
+#[derive(Debug, Clone)]
 pub(super) struct CpuClock {
     user: Duration,
     system: Duration,
     stat: Option<StatTicks>,
+    quota: Option<CpuQuotaWatch>,
 }
 
 /// The CPU spent between two [`CpuClock`] readings.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(super) struct CpuSpent {
     user: Duration,
     system: Duration,
     host: Option<HostCpu>,
+    throttled: Option<CpuThrottle>,
 }
 
 impl CpuClock {
@@ -296,6 +358,7 @@ impl CpuClock {
             user,
             system,
             stat: StatTicks::now(),
+            quota: CpuQuotaWatch::start(),
         }
     }
 
@@ -308,6 +371,7 @@ impl CpuClock {
                 (Some(now), Some(then)) => now.since(then),
                 _ => None,
             },
+            throttled: earlier.quota.as_ref().and_then(CpuQuotaWatch::throttled),
         }
     }
 }

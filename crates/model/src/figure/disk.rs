@@ -86,13 +86,12 @@ pub(super) fn rw_dir(rw: RwMode) -> (&'static str, Option<bool>) {
     }
 }
 
-/// The lowest and highest per-interval bandwidth of a job, one direction
+/// The spread of a job's per-interval bandwidth, one direction
 /// (`Some(true)` reads) or both.
-pub(super) fn sample_bw_spread(
-    job: Option<&DiskJobResult>,
-    read: Option<bool>,
-) -> Option<(f64, f64)> {
-    let job = job?;
+pub(super) fn sample_bw_spread(job: Option<&DiskJobResult>, read: Option<bool>) -> Spread {
+    let Some(job) = job else {
+        return Spread::default();
+    };
     let vals: Vec<f64> = job
         .samples
         .iter()
@@ -106,7 +105,7 @@ pub(super) fn sample_bw_spread(
             b as f64 / s.length.as_secs_f64()
         })
         .collect();
-    min_max(&vals)
+    Spread::of(&vals)
 }
 
 /// Figures of a disk run, as its profile reports them, each test named by
@@ -151,9 +150,9 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
                     None => format!("{} {} QD{}", p.rw, size_label(p.bs), p.depth),
                 });
                 let (dir, _) = rw_dir(p.rw);
-                let iops_spread = job.and_then(|j| {
+                let iops_spread = job.map_or_else(Spread::default, |j| {
                     let v: Vec<f64> = j.samples.iter().map(|s| s.iops().0).collect();
-                    min_max(&v)
+                    Spread::of(&v)
                 });
                 let mut figs = TestFigures::new(&mut out, &test, dir);
                 let spread = sample_bw_spread(job, rw_dir(p.rw).1);
@@ -223,7 +222,11 @@ fn job_figures(run: &DiskRun) -> Vec<Figure> {
         let dirs = [("read", &job.read, true), ("write", &job.write, false)];
         for (name, dir, is_read) in dirs {
             let Some(d) = dir else { continue };
-            direction_figures(&mut out, &test, name, d, &job.samples, is_read, single);
+            if job.repeats.len() >= 2 {
+                repeat_figures(&mut out, &test, name, d, &job.repeats, is_read);
+            } else {
+                direction_figures(&mut out, &test, name, d, &job.samples, is_read, single);
+            }
         }
         let mut figs = TestFigures::new(&mut out, &test, "");
         cpu_figures(&mut figs, Some(job.cpu), job.host_cpu.as_ref());
@@ -396,14 +399,14 @@ pub(super) fn cdm_run_figures(cdm: &CdmResult, jobs: &[DiskJobResult]) -> Vec<Fi
         });
         let dir = t.dir.as_str();
         let bws: Vec<f64> = t.pass_bw.iter().map(|b| b.0).collect();
-        let bw_spread = min_max(&bws);
+        let bw_spread = Spread::of(&bws);
         let bs = t.bs.get().max(1) as f64;
-        let iops_spread = bw_spread.map(|(lo, hi)| (lo / bs, hi / bs));
+        let iops_spread = bw_spread.map(|b| b / bs);
         let mut figs = TestFigures::new(&mut out, &test, dir);
         figs.push("bw", FigureUnit::BytesPerSec, t.bw.0, bw_spread);
         figs.push("iops", FigureUnit::Iops, t.iops.0, iops_spread);
         if t.lat_mean_ns > 0.0 {
-            let lat_spread = min_max(&t.pass_lat_mean_ns);
+            let lat_spread = Spread::of(&t.pass_lat_mean_ns);
             figs.push("lat mean", FigureUnit::Nanos, t.lat_mean_ns, lat_spread);
         }
     }
@@ -439,10 +442,15 @@ pub fn gnome_figures(g: &GnomeResult, target_size: Bytes) -> Vec<Figure> {
         .collect();
     let mut figs = TestFigures::new(&mut out, &test, "");
     if let Some(r) = g.avg_read {
-        figs.push("read bw", FigureUnit::BytesPerSec, r.0, min_max(&reads));
+        figs.push("read bw", FigureUnit::BytesPerSec, r.0, Spread::of(&reads));
     }
     if let Some(w) = g.avg_write {
-        figs.push("write bw", FigureUnit::BytesPerSec, w.0, min_max(&writes));
+        figs.push(
+            "write bw",
+            FigureUnit::BytesPerSec,
+            w.0,
+            Spread::of(&writes),
+        );
     }
     for s in &g.transfer {
         let at = format!("at {:.1}%", s.position_pct);
@@ -488,6 +496,55 @@ pub fn gnome_figures(g: &GnomeResult, target_size: Bytes) -> Vec<Figure> {
     out
 }
 
+/// The figures of one direction of a job run several times (`--repeat`):
+/// the median run's, each spread over the runs, as hyperfine spreads a
+/// command's runs. The runs' spread, not one run's intervals, is what
+/// another run of the same test may land in.
+fn repeat_figures(
+    out: &mut Vec<Figure>,
+    test: &str,
+    dir: &str,
+    d: &DirectionResult,
+    repeats: &[crate::disk::RepeatFigures],
+    is_read: bool,
+) {
+    let runs: Vec<&crate::disk::DirectionFigures> = repeats
+        .iter()
+        .filter_map(|r| {
+            if is_read {
+                r.read.as_ref()
+            } else {
+                r.write.as_ref()
+            }
+        })
+        .collect();
+    let over = |f: &dyn Fn(&crate::disk::DirectionFigures) -> Option<f64>| {
+        let v: Vec<f64> = runs.iter().filter_map(|r| f(r)).collect();
+        Spread::of(&v)
+    };
+    let mut figs = TestFigures::new(out, test, dir);
+    figs.push(
+        "bw",
+        FigureUnit::BytesPerSec,
+        d.bw.0,
+        over(&|r| Some(r.bw.0)),
+    );
+    figs.push(
+        "iops",
+        FigureUnit::Iops,
+        d.iops.0,
+        over(&|r| Some(r.iops.0)),
+    );
+    if d.clat.count > 0 {
+        let mean = over(&|r| Some(r.lat_mean_ns));
+        figs.push("lat mean", FigureUnit::Nanos, d.clat.mean_ns, mean);
+        if let Some(p99) = d.clat.percentile(99.0) {
+            let spread = over(&|r| r.lat_p99.map(|p| p.0 as f64));
+            figs.push("lat p99", FigureUnit::Nanos, p99 as f64, spread);
+        }
+    }
+}
+
 pub(super) fn direction_figures(
     out: &mut Vec<Figure>,
     test: &str,
@@ -497,13 +554,13 @@ pub(super) fn direction_figures(
     is_read: bool,
     single_direction: bool,
 ) {
-    let per_sample = |f: &dyn Fn(&IntervalSample) -> f64| -> Option<(f64, f64)> {
+    let per_sample = |f: &dyn Fn(&IntervalSample) -> f64| -> Spread {
         let vals: Vec<f64> = samples
             .iter()
             .filter(|s| s.length.get() > 0)
             .map(f)
             .collect();
-        min_max(&vals)
+        Spread::of(&vals)
     };
     let secs = |s: &IntervalSample| s.length.as_secs_f64();
     let bw_spread = per_sample(&|s| {
@@ -519,7 +576,20 @@ pub(super) fn direction_figures(
     let lat_spread = if single_direction {
         per_sample(&|s| s.mean_lat_ns)
     } else {
-        None
+        Spread::default()
+    };
+    // A percentile of the whole job has no spread of its own: the
+    // intervals' percentiles give it one, so two identical runs' p99s are
+    // within noise instead of a regression.
+    let p99_spread = if single_direction {
+        let p99s: Vec<f64> = samples
+            .iter()
+            .filter_map(|s| s.lat_p99)
+            .map(|p| p.0 as f64)
+            .collect();
+        Spread::of(&p99s)
+    } else {
+        Spread::default()
     };
     let mut figs = TestFigures::new(out, test, dir);
     figs.push("bw", FigureUnit::BytesPerSec, d.bw.0, bw_spread);
@@ -527,7 +597,10 @@ pub(super) fn direction_figures(
     if d.clat.count > 0 {
         figs.push("lat mean", FigureUnit::Nanos, d.clat.mean_ns, lat_spread);
         if let Some(p99) = d.clat.percentile(99.0) {
-            figs.push("lat p99", FigureUnit::Nanos, p99 as f64, None);
+            // The job's p99 need not lie between its intervals' (their
+            // coarse buckets, a short last interval): widen to take it in.
+            let spread = p99_spread.including(p99 as f64);
+            figs.push("lat p99", FigureUnit::Nanos, p99 as f64, spread);
         }
     }
 }

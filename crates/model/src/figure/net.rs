@@ -44,7 +44,7 @@ pub fn net_figures(run: &NetRun) -> Vec<Figure> {
             })
             .collect();
         let mut figs = TestFigures::new(&mut out, &test, name);
-        let spread = min_max(&rates);
+        let spread = Spread::of(&rates);
         figs.push("goodput", FigureUnit::BitsPerSec, goodput.0 * 8.0, spread);
         let streams = || run.streams.iter().filter(|s| s.direction == dir);
         let retrans: Vec<u64> = streams().filter_map(|s| s.retransmits).collect();

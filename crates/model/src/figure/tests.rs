@@ -33,6 +33,7 @@ fn job(rw: RwMode, read: bool, write: bool) -> DiskJobResult {
         write_bytes: 0,
         write_ios: 0,
         mean_lat_ns: rb as f64,
+        lat_p99: None,
     };
     DiskJobResult {
         spec: DiskJobSpec {
@@ -63,6 +64,7 @@ fn job(rw: RwMode, read: bool, write: bool) -> DiskJobResult {
         page_cache_bypassed: true,
         interrupted: false,
         warnings: vec![],
+        repeats: Vec::new(),
     }
 }
 
@@ -651,6 +653,7 @@ fn rates_are_better_higher_times_lower_and_counts_unjudged() {
         unit: FigureUnit::Nanos,
         value: 1.0,
         spread: None,
+        noise: None,
     };
     assert_eq!(lat.direction(), LowerIsBetter);
 }

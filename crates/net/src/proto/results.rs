@@ -37,6 +37,10 @@ pub struct Results {
     /// iomark only: the interface this end's control connection used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iomark_interface: Option<Box<iomark_model::net::NicChain>>,
+    /// iomark only: how long a CPU quota throttled this end's cgroup over
+    /// the test, when it did: the peer names it too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iomark_cpu_throttle: Option<iomark_model::cpu::CpuThrottle>,
 }
 
 /// One stream in a results message.
@@ -217,7 +221,7 @@ mod tests {
         fn round_trip(bytes in 0..=untrusted::MAX_COUNT, retr in -1i64..1000, id in 1i64..200, end in 0.0f64..1e6) {
             let r = Results { cpu_util_total: 1.5, cpu_util_user: 0.5, cpu_util_system: 1.0,
                 sender_has_retransmits: 1, congestion_used: None,
-                iomark_host_cpu: None, iomark_interface: None,
+                iomark_host_cpu: None, iomark_interface: None, iomark_cpu_throttle: None,
                 streams: vec![StreamResults { id, bytes, retransmits: retr, jitter: 0.0, errors: 0,
                     packets: 0, omitted_errors: Some(0), omitted_packets: Some(0),
                     start_time: Some(0.0), end_time: Some(end) }] };

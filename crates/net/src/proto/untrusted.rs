@@ -136,6 +136,19 @@ pub(crate) fn check_results(m: &Map<String, Value>) -> Result<(), ProtoError> {
             ranged(h, key, &at(key), 0.0, 100.0)?;
         }
     }
+    if let Some(Value::Object(t)) = m.get("iomark_cpu_throttle") {
+        let at = |key: &str| format!("iomark_cpu_throttle.{key}");
+        for key in ["periods", "throttled"] {
+            ranged(t, key, &at(key), 0.0, MAX_COUNT as f64)?;
+        }
+        ranged(
+            t,
+            "throttled_time",
+            &at("throttled_time"),
+            0.0,
+            MAX_SECONDS * 1e9,
+        )?;
+    }
     if let Some(nic) = m.get("iomark_interface") {
         every_number(nic, "iomark_interface", 0.0, MAX_INTERFACE_NUMBER)?;
     }

@@ -98,6 +98,8 @@ pub struct TestReport {
     pub cpu_local: CpuUtilization,
     /// The whole machine's CPU on this host.
     pub host_cpu_local: Option<iomark_model::cpu::HostCpu>,
+    /// How long a CPU quota throttled this host's cgroup, when it did.
+    pub throttle_local: Option<iomark_model::cpu::CpuThrottle>,
     /// The peer's results message.
     pub remote: Option<Results>,
     /// The interval length, 0 when disabled.
@@ -162,6 +164,7 @@ impl TestReport {
             totals: Vec::new(),
             cpu_local: Default::default(),
             host_cpu_local: None,
+            throttle_local: None,
             remote: None,
             interval_secs: interval.map_or(0.0, |i| i.as_secs_f64()),
             interrupted: false,
@@ -184,6 +187,7 @@ impl TestReport {
         self.totals = totals;
         self.cpu_local = mine.cpu();
         self.host_cpu_local = mine.iomark_host_cpu;
+        self.throttle_local = mine.iomark_cpu_throttle.clone();
         self.remote = remote;
         self.finished = SystemTime::now();
     }

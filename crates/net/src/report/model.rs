@@ -124,6 +124,43 @@ impl TestReport {
                 ));
             }
         }
+        // What the machine did at either end: a CPU quota that throttled
+        // iomark's cgroup, other processes keeping every CPU busy.
+        let wall = std::time::Duration::from_secs_f64(
+            self.totals.iter().map(|t| t.seconds).fold(0.0, f64::max),
+        );
+        let ends = [
+            (
+                "this host",
+                Some((
+                    self.cpu_local,
+                    self.host_cpu_local,
+                    self.throttle_local.clone(),
+                )),
+            ),
+            (
+                "the peer",
+                self.remote
+                    .as_ref()
+                    .map(|r| (r.cpu(), r.iomark_host_cpu, r.iomark_cpu_throttle.clone())),
+            ),
+        ];
+        for (side, end) in ends {
+            let Some((process, host, throttle)) = end else {
+                continue;
+            };
+            let process = iomark_model::cpu::CpuUsage {
+                user_pct: process.user_percent,
+                system_pct: process.system_percent,
+            };
+            w.extend(iomark_host::machine::machine_warnings(
+                side,
+                wall,
+                process,
+                host.as_ref(),
+                throttle.as_ref(),
+            ));
+        }
         if self.udp() {
             for i in 0..self.streams.len() {
                 let (snd, _) = self.sides(i);

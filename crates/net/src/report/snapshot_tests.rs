@@ -135,6 +135,7 @@ fn base(role: Role, params: Params, streams: Vec<StreamInfo>) -> TestReport {
         totals: Vec::new(),
         cpu_local: CpuUtilization::default(),
         host_cpu_local: None,
+        throttle_local: None,
         remote: None,
         interval_secs: 1.0,
         interrupted: false,
@@ -195,6 +196,7 @@ fn peer_results(
         congestion_used: congestion_used.map(Into::into),
         iomark_host_cpu: None,
         iomark_interface: None,
+        iomark_cpu_throttle: None,
         streams,
     })
 }

@@ -488,6 +488,7 @@ fn convert_job(
         page_cache_bypassed: direct,
         interrupted: false,
         warnings,
+        repeats: Vec::new(),
     };
     Ok((result, error))
 }

@@ -1,0 +1,97 @@
+//! What the machine did to a run is named (issue 33): a CPU quota that
+//! throttled iomark's cgroup, at either end of a network test and under a
+//! disk job. Rigs: a cpu cgroup held to a few percent of one CPU.
+
+use std::process::Command;
+use std::time::Duration;
+
+use crate::common::*;
+use crate::net_common::*;
+use iomark_testrig::{require_root, CpuQuota};
+
+/// Percent of one CPU the starved side gets: enough to run, far too little
+/// for loopback TCP or page-cache reads at full speed.
+const STARVED_PCT: u32 = 3;
+
+fn quota() -> Result<CpuQuota, String> {
+    require_root()?;
+    CpuQuota::new(STARVED_PCT)
+}
+
+#[test]
+fn a_cpu_starved_net_client_is_named_and_a_free_one_is_not() {
+    require!(have("iperf3"));
+    let starved = require!(quota());
+    let port = free_port();
+    let _server = iperf3_server(port, &[]);
+    let args = [
+        "net",
+        "client",
+        "127.0.0.1",
+        "-p",
+        &port.to_string(),
+        "-t",
+        "1",
+        "--no-store",
+    ];
+    let out = Proc::spawn(&mut starved.command(IOMARK, &args)).finish(Duration::from_secs(60));
+    assert_ok(&out, "the starved client");
+    let err = stderr(&out);
+    let named = format!(
+        "this host: the CPU quota of cgroup {} throttled iomark",
+        starved.name()
+    );
+    assert!(err.contains(&named), "{named:?} not in: {err}");
+
+    // The same client outside the group: no quota to name.
+    let out = Proc::spawn(Command::new(IOMARK).args(args)).finish(Duration::from_secs(60));
+    assert_ok(&out, "the free client");
+    assert!(!stderr(&out).contains("CPU quota"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_cpu_starved_iomark_server_is_named_by_its_client() {
+    let starved = require!(quota());
+    let port = free_port();
+    let server_args = ["net", "server", "-p", &port.to_string(), "-1"];
+    let server = Proc::spawn(&mut starved.command(IOMARK, &server_args));
+    wait_listening(port);
+    let out = iomark_client(port, &["-t", "1", "--no-store"]);
+    assert_ok(&out, "the client of a starved server");
+    let err = stderr(&out);
+    let named = format!(
+        "the peer: the CPU quota of cgroup {} throttled iomark",
+        starved.name()
+    );
+    assert!(err.contains(&named), "{named:?} not in: {err}");
+    drop(server);
+}
+
+#[test]
+fn a_cpu_starved_disk_job_is_named() {
+    let starved = require!(quota());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_str().unwrap();
+    let args = [
+        "disk",
+        path,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--size",
+        "8M",
+        "--runtime",
+        "1s",
+        "--no-store",
+    ];
+    let out = Proc::spawn(&mut starved.command(IOMARK, &args)).finish(Duration::from_secs(60));
+    assert_ok(&out, "the starved disk job");
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    let named = format!(
+        "the CPU quota of cgroup {} throttled iomark",
+        starved.name()
+    );
+    assert!(all.contains(&named), "{named:?} not in: {all}");
+    assert_no_test_files(dir.path());
+}

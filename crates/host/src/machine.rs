@@ -1,0 +1,300 @@
+//! What the machine did to a measurement: a CPU quota that held iomark's
+//! cgroup back (`cpu.stat`'s `nr_throttled`), and other processes that kept
+//! every CPU busy. Either makes a figure the machine's, not the device's or
+//! the link's (issue 33: a network client held to 1.5% of a CPU reached 435
+//! Mbit/s on a 984 Mbit/s link, with no word about it).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use iomark_model::cpu::{CpuThrottle, CpuUsage, HostCpu};
+use iomark_model::units::Nanos;
+use iomark_model::{Warning, WarningKind};
+
+/// Where the cpu controller's hierarchy is mounted, v1 then v2.
+const V1_ROOTS: [&str; 2] = ["/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpu"];
+const V2_ROOT: &str = "/sys/fs/cgroup";
+
+/// A throttled share of the periods (or of the wall time) from which the
+/// quota, not the work, set the pace.
+const THROTTLED_SHARE: f64 = 0.05;
+/// All CPUs together at least this busy, percent, is a saturated machine.
+const SATURATED_PCT: f64 = 90.0;
+/// Other processes' share of all CPUs, percent, from which they, not
+/// iomark, saturated it.
+const OTHERS_PCT: f64 = 25.0;
+
+/// `cpu.stat`'s throttling counters of one cgroup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Counts {
+    periods: u64,
+    throttled: u64,
+    time: Duration,
+}
+
+impl Counts {
+    /// `nr_periods`, `nr_throttled` and `throttled_time` (v1, ns) or
+    /// `throttled_usec` (v2).
+    fn parse(text: &str) -> Option<Counts> {
+        let mut c = Counts::default();
+        let mut seen = false;
+        for line in text.lines() {
+            let mut kv = line.split_whitespace();
+            let (Some(k), Some(v)) = (kv.next(), kv.next()) else {
+                continue;
+            };
+            let Ok(v) = v.parse::<u64>() else { continue };
+            match k {
+                "nr_periods" => c.periods = v,
+                "nr_throttled" => {
+                    c.throttled = v;
+                    seen = true;
+                }
+                "throttled_time" => c.time = Duration::from_nanos(v),
+                "throttled_usec" => c.time = Duration::from_micros(v),
+                _ => {}
+            }
+        }
+        seen.then_some(c)
+    }
+}
+
+/// The throttling counters of this process's cpu cgroup and each of its
+/// ancestors (a quota set on a parent holds the children), read at the
+/// start of a measurement.
+#[derive(Debug, Clone)]
+pub struct CpuQuotaWatch {
+    levels: Vec<(PathBuf, Counts)>,
+}
+
+impl CpuQuotaWatch {
+    /// Start watching; none where no cpu controller can be read.
+    pub fn start() -> Option<CpuQuotaWatch> {
+        let cgroup = fs::read_to_string("/proc/self/cgroup").ok()?;
+        let (root, relative) = own_cpu_cgroup(&cgroup)?;
+        let mut levels = Vec::new();
+        let mut dir = root.join(relative.trim_start_matches('/'));
+        loop {
+            if let Some(c) = read_counts(&dir) {
+                levels.push((dir.clone(), c));
+            }
+            if dir == root || !dir.pop() {
+                break;
+            }
+        }
+        (!levels.is_empty()).then_some(CpuQuotaWatch { levels })
+    }
+
+    /// The level throttled longest since the start, when any was.
+    pub fn throttled(&self) -> Option<CpuThrottle> {
+        let mut worst: Option<CpuThrottle> = None;
+        for (dir, then) in &self.levels {
+            let Some(now) = read_counts(dir) else {
+                continue;
+            };
+            let t = CpuThrottle {
+                cgroup: cgroup_name(dir),
+                periods: now.periods.saturating_sub(then.periods),
+                throttled: now.throttled.saturating_sub(then.throttled),
+                throttled_time: Nanos::from_duration(now.time.saturating_sub(then.time)),
+            };
+            if t.throttled > 0
+                && worst
+                    .as_ref()
+                    .is_none_or(|w| t.throttled_time > w.throttled_time)
+            {
+                worst = Some(t);
+            }
+        }
+        worst
+    }
+}
+
+/// The cpu hierarchy's root and this process's path in it, from
+/// `/proc/self/cgroup`.
+fn own_cpu_cgroup(proc_cgroup: &str) -> Option<(PathBuf, String)> {
+    for line in proc_cgroup.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        if controllers.split(',').any(|c| c == "cpu") {
+            let root = V1_ROOTS.iter().map(Path::new).find(|r| r.is_dir())?;
+            return Some((root.to_path_buf(), path.to_string()));
+        }
+        if controllers.is_empty() && Path::new(V2_ROOT).join("cgroup.controllers").exists() {
+            return Some((PathBuf::from(V2_ROOT), path.to_string()));
+        }
+    }
+    None
+}
+
+fn read_counts(dir: &Path) -> Option<Counts> {
+    Counts::parse(&fs::read_to_string(dir.join("cpu.stat")).ok()?)
+}
+
+/// A cgroup directory as the hierarchy names it: `/` for the root.
+fn cgroup_name(dir: &Path) -> String {
+    let roots = V1_ROOTS.iter().chain(std::iter::once(&V2_ROOT));
+    for root in roots {
+        if let Ok(rel) = dir.strip_prefix(root) {
+            return format!("/{}", rel.display());
+        }
+    }
+    dir.display().to_string()
+}
+
+/// What held `what` back over `wall` (`""` when the warning is kept with
+/// the job it is about, whose name is shown with it), each a warning with
+/// its evidence: a
+/// CPU quota that throttled iomark's cgroup, and other processes keeping
+/// every CPU busy (iomark's own use, `process`, is taken out: a page-cache
+/// run that fills the machine itself is not flagged). The cgroup's name is
+/// escaped: a peer's may come over the network.
+pub fn machine_warnings(
+    what: &str,
+    wall: Duration,
+    process: CpuUsage,
+    host: Option<&HostCpu>,
+    throttled: Option<&CpuThrottle>,
+) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let what = if what.is_empty() {
+        String::new()
+    } else {
+        format!("{what}: ")
+    };
+    if let Some(t) = throttled {
+        let time = t.throttled_time.as_secs_f64();
+        let by_periods = t.periods > 0 && t.throttled as f64 >= THROTTLED_SHARE * t.periods as f64;
+        let by_time = time >= THROTTLED_SHARE * wall.as_secs_f64();
+        if by_periods || by_time {
+            out.push(Warning::new(
+                WarningKind::CpuThrottled,
+                format!(
+                    "{what}the CPU quota of cgroup {} throttled iomark in {} of {} periods \
+                     ({:.2} s of {:.2} s): the figures are the quota's, not the hardware's; \
+                     raise cpu.cfs_quota_us / cpu.max or run outside that cgroup",
+                    iomark_model::escape::escape_controls(&t.cgroup),
+                    t.throttled,
+                    t.periods,
+                    time,
+                    wall.as_secs_f64()
+                ),
+            ));
+        }
+    }
+    if let Some(h) = host {
+        let busy = 100.0 - h.idle_pct - h.iowait_pct;
+        let own = process.total_pct() / f64::from(h.cpus.max(1));
+        let others = (busy - own).max(0.0);
+        if busy >= SATURATED_PCT && others >= OTHERS_PCT {
+            out.push(Warning::new(
+                WarningKind::HostBusy,
+                format!(
+                    "{what}the machine's {} CPU{} were {busy:.0}% busy, {others:.0}% of it \
+                     other processes' (iomark used {own:.0}%): figures that need a CPU may be \
+                     low; run again on a quiet machine",
+                    h.cpus,
+                    if h.cpus == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_stat_of_both_versions() {
+        let v1 = "nr_periods 120\nnr_throttled 97\nthrottled_time 1845000000\n";
+        assert_eq!(
+            Counts::parse(v1),
+            Some(Counts {
+                periods: 120,
+                throttled: 97,
+                time: Duration::from_millis(1845)
+            })
+        );
+        let v2 = "usage_usec 5\nuser_usec 3\nsystem_usec 2\nnr_periods 10\nnr_throttled 4\n\
+                  throttled_usec 250000\nnr_bursts 0\nburst_usec 0\n";
+        assert_eq!(
+            Counts::parse(v2),
+            Some(Counts {
+                periods: 10,
+                throttled: 4,
+                time: Duration::from_millis(250)
+            })
+        );
+        // A cpuacct-only stat has no throttling.
+        assert_eq!(Counts::parse("usage 5\n"), None);
+    }
+
+    #[test]
+    fn the_cpu_line_of_proc_self_cgroup() {
+        let v1 = "12:pids:/x\n4:cpu,cpuacct:/iomark/client\n1:name=systemd:/\n";
+        if let Some((root, path)) = own_cpu_cgroup(v1) {
+            assert!(V1_ROOTS.iter().any(|r| Path::new(r) == root));
+            assert_eq!(path, "/iomark/client");
+        }
+    }
+
+    fn host(busy_user: f64, cpus: u32) -> HostCpu {
+        HostCpu {
+            cpus,
+            user_pct: busy_user,
+            idle_pct: 100.0 - busy_user,
+            ..HostCpu::default()
+        }
+    }
+
+    #[test]
+    fn a_throttled_quota_and_a_busy_machine_are_named_and_iomarks_own_load_is_not() {
+        let wall = Duration::from_secs(2);
+        let t = CpuThrottle {
+            cgroup: "/client".into(),
+            periods: 20,
+            throttled: 19,
+            throttled_time: Nanos(1_900_000_000),
+        };
+        let w = machine_warnings("tcp client", wall, CpuUsage::default(), None, Some(&t));
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].kind, WarningKind::CpuThrottled);
+        assert!(w[0]
+            .message
+            .contains("cgroup /client throttled iomark in 19 of 20 periods"));
+        // One throttled period of a hundred is not the quota's doing.
+        let light = CpuThrottle {
+            throttled: 1,
+            periods: 100,
+            throttled_time: Nanos(2_000_000),
+            ..t
+        };
+        assert!(machine_warnings("x", wall, CpuUsage::default(), None, Some(&light)).is_empty());
+        // Two CPUs at 100%, iomark using one of them: others used 50%.
+        let iomark_one_cpu = CpuUsage {
+            user_pct: 100.0,
+            system_pct: 0.0,
+        };
+        let w = machine_warnings("job", wall, iomark_one_cpu, Some(&host(100.0, 2)), None);
+        assert_eq!(w[0].kind, WarningKind::HostBusy);
+        assert!(
+            w[0].message
+                .contains("100% busy, 50% of it other processes'"),
+            "{}",
+            w[0]
+        );
+        // iomark filling both CPUs itself: no warning.
+        let iomark_two = CpuUsage {
+            user_pct: 120.0,
+            system_pct: 80.0,
+        };
+        assert!(machine_warnings("job", wall, iomark_two, Some(&host(100.0, 2)), None).is_empty());
+        // A machine with room: none.
+        assert!(
+            machine_warnings("job", wall, iomark_one_cpu, Some(&host(60.0, 2)), None).is_empty()
+        );
+    }
+}
