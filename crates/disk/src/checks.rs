@@ -145,6 +145,47 @@ pub fn warmed_passes(result: Option<&ProfileResult>, jobs: &[DiskJobResult]) -> 
         .collect()
 }
 
+/// Random reads that sped up as the job went: the medium delivers random
+/// reads at one rate from the first second to the last, so a job whose
+/// later seconds ran [`WARMED_FACTOR`] times its first read from a cache
+/// that filled with the region (a hidden cache in front of a slow device,
+/// as a "turbo" driver's). The first second is what the device delivered
+/// cold. Buffered jobs are left out (the page cache is what they measure),
+/// and so are jobs of fewer than three full seconds.
+pub fn warmed_within_jobs(jobs: &[DiskJobResult]) -> Vec<Warning> {
+    jobs.iter()
+        .filter(|j| j.page_cache_bypassed && j.spec.rw == RwMode::RandRead)
+        .filter_map(|j| {
+            let full: Vec<f64> = j
+                .samples
+                .iter()
+                .filter(|s| s.length.as_secs_f64() >= 0.9)
+                .map(|s| s.read_bytes as f64 / s.length.as_secs_f64())
+                .collect();
+            if full.len() < 3 || full[0] <= 0.0 {
+                return None;
+            }
+            let mut later = full[full.len() / 2..].to_vec();
+            later.sort_by(f64::total_cmp);
+            let later = later[later.len() / 2];
+            (later / full[0] >= WARMED_FACTOR).then(|| {
+                Warning::new(
+                    WarningKind::CacheSuspected,
+                    format!(
+                        "{}: random reads sped up {:.1}x as the job went ({} in its first second, \
+                         {} in its later ones): a cache filled with the region; the first \
+                         second is the device's cold rate",
+                        disk_job_test_name(&j.spec),
+                        later / full[0],
+                        BytesPerSec(full[0]),
+                        BytesPerSec(later)
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
 /// Figures above the device's rating (by more than [`RATED_MARGIN`]), each
 /// test and rating once with its best job: a sequential rating judges the
 /// sequential jobs, a random one the random jobs, in MB/s or in IOPS as it
@@ -246,6 +287,39 @@ mod tests {
             warnings: Vec::new(),
             repeats: Vec::new(),
         }
+    }
+
+    #[test]
+    fn random_reads_that_speed_up_as_the_job_goes_are_a_filling_cache() {
+        use iomark_model::disk::IntervalSample;
+        let with = |per_second_mb: &[f64]| {
+            let mut j = job("RND4K", RwMode::RandRead, 10.0, true);
+            j.samples = per_second_mb
+                .iter()
+                .enumerate()
+                .map(|(i, mb)| IntervalSample {
+                    start: Nanos::from_secs(i as u64),
+                    length: Nanos::from_secs(1),
+                    read_bytes: (mb * 1e6) as u64,
+                    ..IntervalSample::default()
+                })
+                .collect();
+            j
+        };
+        // 400 IOPS cold, then a cache: 1.6 MB/s, then 3.5.
+        let w = warmed_within_jobs(&[with(&[1.6, 3.4, 3.5, 3.6])]);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].message.contains("sped up 2.2x"), "{}", w[0]);
+        // A device at one rate, give or take: nothing.
+        assert!(warmed_within_jobs(&[with(&[1.6, 1.7, 1.5, 1.8])]).is_empty());
+        // Too short to tell.
+        assert!(warmed_within_jobs(&[with(&[1.6, 3.4])]).is_empty());
+        // Sequential reads and buffered jobs are not judged.
+        let mut seq = with(&[1.6, 3.4, 3.5, 3.6]);
+        seq.spec.rw = RwMode::Read;
+        let mut buffered = with(&[1.6, 3.4, 3.5, 3.6]);
+        buffered.page_cache_bypassed = false;
+        assert!(warmed_within_jobs(&[seq, buffered]).is_empty());
     }
 
     fn device(transport: &str, rotational: bool) -> DeviceReport {

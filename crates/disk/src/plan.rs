@@ -511,6 +511,7 @@ pub fn run_document(
         }
         warnings.extend(checks::reads_above_writes(chain.report(), &outcome.jobs));
     }
+    warnings.extend(checks::warmed_within_jobs(&outcome.jobs));
     warnings.extend(checks::suspicious::no_io(&outcome.jobs));
     warnings.extend(checks::suspicious::wide_spread(
         outcome.result.as_ref(),

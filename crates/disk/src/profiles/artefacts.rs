@@ -136,6 +136,28 @@ pub fn region(o: &ArtefactsOptions, size: Bytes) -> Bytes {
     Bytes((region / BLOCK * BLOCK).max(BLOCK.min(size)))
 }
 
+/// A flush that took longer than the writes before it: the writes went to
+/// a cache (the page cache, a drive's), and their rate without the flush
+/// was the cache's. The table's rate counts the flush; this says why it
+/// differs from the write job's own.
+fn flush_outlasted_writes(
+    data: DataPattern,
+    (bytes, writing): (Bytes, Nanos),
+    flush: Nanos,
+) -> Option<iomark_model::Warning> {
+    (writing.get() > 0 && flush > writing).then(|| {
+        iomark_model::Warning::new(
+            iomark_model::WarningKind::CacheSuspected,
+            format!(
+                "artefacts {data} write: the flush took {flush}, longer than the {writing} of \
+                 writes before it: a cache took the writes ({} without the flush); the rate \
+                 shown counts the flush",
+                BytesPerSec::over(bytes, writing)
+            ),
+        )
+    })
+}
+
 /// Run the probe on `target`.
 pub fn run(
     o: &ArtefactsOptions,
@@ -144,7 +166,7 @@ pub fn run(
     obs: &mut dyn ProfileObserver,
 ) -> Result<ProfileOutcome, DiskError> {
     let region = region(o, target.info.size);
-    let warnings = shortened(o.quick, || {
+    let mut warnings = shortened(o.quick, || {
         format!("{} round(s) instead of {ROUNDS}", o.rounds)
     });
     let mut jobs = Vec::new();
@@ -169,6 +191,11 @@ pub fn run(
                 .as_ref()
                 .map_or((Bytes(0), Nanos(0)), |d| (d.io_bytes, d.runtime));
             let write_rate = BytesPerSec::over(written.0, Nanos(written.1.get() + flush.get()));
+            if let Some(w) = flush_outlasted_writes(data, written, flush) {
+                if !warnings.iter().any(|seen| seen.kind == w.kind) {
+                    warnings.push(w);
+                }
+            }
             jobs.push(w);
             let read = spec(RwMode::Read, data, region, o, target);
             let Some(r) = measure(&read, target, false, stop, obs, &format!("{label} read"))?
@@ -211,4 +238,33 @@ pub fn run(
         warnings,
         interrupted,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flush_longer_than_the_writes_names_the_cache() {
+        let mib64 = Bytes(64 << 20);
+        let w = flush_outlasted_writes(
+            DataPattern::Random,
+            (mib64, Nanos(15_000_000)),
+            Nanos(560_000_000),
+        )
+        .expect("a flush 37x the writes");
+        assert_eq!(w.kind, iomark_model::WarningKind::CacheSuspected);
+        assert!(
+            w.message
+                .contains("the flush took 560.00 ms, longer than the 15.00 ms of writes"),
+            "{w}"
+        );
+        // A drive that wrote through: the flush is short.
+        let none = flush_outlasted_writes(
+            DataPattern::Random,
+            (mib64, Nanos(500_000_000)),
+            Nanos(3_000_000),
+        );
+        assert!(none.is_none());
+    }
 }
