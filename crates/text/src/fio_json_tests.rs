@@ -57,6 +57,7 @@ fn doc() -> RunDocument {
         mean_depth: 8.0,
         queue: None,
         submission: None,
+        device_io: None,
         page_cache_bypassed: true,
         interrupted: false,
         warnings: Vec::new(),
