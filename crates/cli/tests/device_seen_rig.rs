@@ -1,0 +1,238 @@
+//! What the device saw (docs/devices.md): on loop devices of its own, a
+//! run's per-job device counters must match iomark's own I/O, name the
+//! queue limit that split its requests, name other I/O on the device, and
+//! say nothing on an idle device.
+//!
+//! Each run is a few hundred milliseconds on an 8-16 MiB region; the
+//! loop devices' images are in memory.
+
+use std::fs::OpenOptions;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+
+use crate::common::*;
+use iomark_testrig::{require_root, LoopDevice, MountedFs};
+use serde_json::Value;
+
+const MIB: u64 = 1 << 20;
+
+/// A queue attribute of a loop device set for a test, put back on drop
+/// (before the device is detached: a loop device's queue settings
+/// outlive its backing file).
+struct QueueSetting {
+    file: PathBuf,
+    was: String,
+}
+
+impl QueueSetting {
+    fn set(dev: &Path, attr: &str, value: &str) -> QueueSetting {
+        let name = dev.file_name().unwrap().to_str().unwrap();
+        let file = PathBuf::from(format!("/sys/block/{name}/queue/{attr}"));
+        let was = std::fs::read_to_string(&file).unwrap().trim().to_string();
+        std::fs::write(&file, value).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        QueueSetting { file, was }
+    }
+}
+
+impl Drop for QueueSetting {
+    fn drop(&mut self) {
+        let _ = std::fs::write(&self.file, &self.was);
+    }
+}
+
+/// `iomark disk TARGET ARGS... --no-store --json`, which must succeed.
+fn run(target: &Path, args: &[&str]) -> Value {
+    let mut all = vec!["disk", target.to_str().unwrap()];
+    all.extend(args);
+    all.extend(["--no-store", "--json"]);
+    json_of(&iomark(&all))
+}
+
+/// The messages of the one job's warnings of `kind`.
+fn job_warnings<'a>(job: &'a Value, kind: &str) -> Vec<&'a str> {
+    job["warnings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|w| w["kind"] == kind)
+        .filter_map(|w| w["message"].as_str())
+        .collect()
+}
+
+fn the_job(doc: &Value) -> &Value {
+    let jobs = doc["body"]["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1, "{doc}");
+    &jobs[0]
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+#[test]
+fn a_lowered_max_sectors_kb_splits_1m_reads_and_is_named() {
+    require!(require_root());
+    let dev = require!(LoopDevice::new(16 * MIB));
+    let _limit = QueueSetting::set(&dev.dev, "max_sectors_kb", "128");
+    let doc = run(
+        &dev.dev,
+        &[
+            "--rw",
+            "read",
+            "--bs",
+            "1M",
+            "--size",
+            "8M",
+            "--runtime",
+            "300ms",
+        ],
+    );
+    let job = the_job(&doc);
+    let split = job_warnings(job, "request_size_changed");
+    assert_eq!(split.len(), 1, "{job}");
+    assert!(
+        split[0].contains("as 128 KiB requests on average, not the 1 MiB asked for")
+            && split[0].contains("split each I/O at max_sectors_kb (128 KiB)"),
+        "{}",
+        split[0]
+    );
+    assert!(job_warnings(job, "foreign_io").is_empty(), "{job}");
+    eprintln!("device-seen: {}", split[0]);
+
+    // Eight requests per I/O, give or take the I/Os in flight at either
+    // edge of the measured time (iomark counts what completed inside it).
+    let seen = &job["device_io"];
+    let ios = u(&job["read"]["ios"]);
+    let edge = u(&job["spec"]["iodepth"]) * u(&job["spec"]["numjobs"]);
+    let requests = u(&seen["read"]["requests"]);
+    eprintln!("device-seen: {ios} reads of 1 MiB by iomark, {requests} requests at the device");
+    assert!(
+        (8 * ios.saturating_sub(edge)..=8 * (ios + edge)).contains(&requests),
+        "{requests} requests for {ios} I/Os (edge {edge})"
+    );
+    assert_eq!(u(&seen["read"]["bytes"]) / requests, 128 << 10, "{seen}");
+    assert_eq!(u(&seen["write"]["requests"]), 0, "{seen}");
+    assert_eq!(u(&seen["limits"]["max_request"]), 128 << 10, "{seen}");
+}
+
+#[test]
+fn a_writer_beside_the_job_is_named_as_foreign_io() {
+    require!(require_root());
+    let dev = require!(LoopDevice::new(16 * MIB));
+    // The job reads the first 8 MiB; the writer writes the last 8 MiB with
+    // direct 1 MiB writes, from before the job starts until it has ended.
+    let writer = OpenOptions::new()
+        .write(true)
+        .custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32)
+        .open(&dev.dev)
+        .unwrap();
+    let stop = AtomicBool::new(false);
+    let (started, first) = mpsc::channel();
+    let (doc, written) = std::thread::scope(|s| {
+        let w = s.spawn(|| {
+            // One page-aligned MiB out of a larger buffer, as O_DIRECT wants.
+            let mut buf = vec![0x5au8; (MIB + 4096) as usize];
+            let skip = buf.as_ptr().align_offset(4096);
+            let block = &mut buf[skip..skip + MIB as usize];
+            let mut written = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let at = 8 * MIB + (written % (8 * MIB));
+                writer.write_all_at(block, at).unwrap();
+                written += MIB;
+                if written == MIB {
+                    started.send(()).unwrap();
+                }
+            }
+            written
+        });
+        first.recv().expect("the writer wrote");
+        let doc = run(
+            &dev.dev,
+            &[
+                "--rw",
+                "randread",
+                "--bs",
+                "4k",
+                "--size",
+                "8M",
+                "--runtime",
+                "300ms",
+            ],
+        );
+        stop.store(true, Ordering::Relaxed);
+        (doc, w.join().unwrap())
+    });
+    let job = the_job(&doc);
+    let foreign = job_warnings(job, "foreign_io");
+    assert_eq!(foreign.len(), 1, "{job}");
+    assert!(
+        foreign[0].contains("other I/O reached")
+            && foreign[0].contains("written beyond the job's own"),
+        "{}",
+        foreign[0]
+    );
+    eprintln!("device-seen: {}", foreign[0]);
+    // What the device counted as written is the writer's, all of it
+    // written while the job ran.
+    let seen_written = u(&job["device_io"]["write"]["bytes"]);
+    assert!(
+        (4 * MIB..=written).contains(&seen_written),
+        "device saw {seen_written} B written, the writer wrote {written} B"
+    );
+    // The job's own reads are not blamed on the writer's mean size.
+    assert!(
+        job_warnings(job, "request_size_changed").is_empty(),
+        "{job}"
+    );
+}
+
+#[test]
+fn an_idle_device_and_a_file_on_ext4_raise_no_alarm() {
+    require!(require_root());
+    let dev = require!(LoopDevice::new(16 * MIB));
+    // 256 KiB fits a loop device's 128 segments of a page each.
+    let raw = run(
+        &dev.dev,
+        &[
+            "--rw",
+            "read",
+            "--bs",
+            "256k",
+            "--size",
+            "8M",
+            "--runtime",
+            "300ms",
+        ],
+    );
+    // Direct writes to a test file on ext4: its journal and the file's
+    // metadata reach the device too, and are not foreign I/O.
+    let fs = require!(MountedFs::ext4(32 * MIB));
+    let file = run(
+        &fs.mountpoint,
+        &[
+            "--rw",
+            "randwrite",
+            "--bs",
+            "16k",
+            "--size",
+            "8M",
+            "--runtime",
+            "300ms",
+        ],
+    );
+    for (what, doc, dir) in [("raw reads", &raw, "read"), ("ext4 writes", &file, "write")] {
+        let job = the_job(doc);
+        assert_eq!(job["page_cache_bypassed"], true, "{what}: {job}");
+        let seen = &job["device_io"];
+        assert!(u(&seen[dir]["requests"]) > 0, "{what}: {seen}");
+        for kind in ["foreign_io", "request_size_changed"] {
+            assert!(job_warnings(job, kind).is_empty(), "{what}: {job}");
+        }
+        eprintln!(
+            "device-seen: {what}: iomark {} I/Os, {} B; device {} requests, {} B",
+            job[dir]["ios"], job[dir]["io_bytes"], seen[dir]["requests"], seen[dir]["bytes"]
+        );
+    }
+}
