@@ -17,7 +17,7 @@
 //!   conversion, the results store's checkpoint), which are kilobytes to a
 //!   few megabytes.
 
-use iomark_model::blockio::DeviceIo;
+use iomark_model::blockio::{DeviceIo, SplitBy};
 use iomark_model::disk::{DirectionResult, DiskJobResult};
 use iomark_model::units::Bytes;
 use iomark_model::{Warning, WarningKind};
@@ -144,8 +144,8 @@ impl Foreign {
             format!(
                 "other I/O reached {} during the job: {} read and {} written beyond the job's \
                  own {} (device: {} read, {} written; about {} requests not the job's): the \
-                 figures are not the device's alone; stop the other I/O (iotop -o shows who) \
-                 or test an idle device",
+                 figures are not the device's alone; stop the other I/O (iotop -o shows \
+                 who; an earlier buffered job's writeback counts too) or test an idle device",
                 device_name(seen),
                 Bytes(self.read),
                 Bytes(self.write),
@@ -185,18 +185,17 @@ fn request_size(
     if ratio <= SPLIT_AT {
         let why = match seen.limits.splitting(bs) {
             Some(limit) => {
-                let tunable = match (limit.name, &seen.limits.max_hw_request) {
-                    ("max_sectors_kb", Some(hw)) if *hw > limit.bytes => format!(
+                let tunable = match (limit.by, &seen.limits.max_hw_request) {
+                    (SplitBy::MaxSectors, Some(hw)) if *hw > limit.bytes => format!(
                         ", or raise it (up to max_hw_sectors_kb, {hw}) in /sys/block/{}/queue",
                         seen.partition_of.as_deref().unwrap_or(&seen.name)
                     ),
                     _ => String::new(),
                 };
                 format!(
-                    "the block layer split each I/O at {} ({}), so the device was measured \
-                     at that request size: use --bs {} to match it{tunable}",
-                    limit.name,
-                    limit.bytes,
+                    "the block layer split each I/O at {}, so the device was measured at \
+                     that request size: use --bs {} to match it{tunable}",
+                    seen.limits.describe(&limit),
                     limit.bytes.short_label().to_lowercase()
                 )
             }

@@ -77,13 +77,25 @@ pub struct QueueLimits {
     pub scheduler: Option<String>,
 }
 
+/// Which queue limit cuts a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplitBy {
+    /// `max_sectors_kb`, a tunable.
+    MaxSectors,
+    /// `max_hw_sectors_kb`, the driver's.
+    MaxHwSectors,
+    /// `max_segments` entries of `max_segment_size` bytes.
+    Segments,
+    /// `max_segments` entries of one memory page each.
+    SegmentPages,
+}
+
 /// A limit of [`QueueLimits`] below a request size: the one that splits it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SplitLimit {
-    /// The sysfs names, e.g. `max_sectors_kb` or `max_segments x
-    /// max_segment_size`, and how they combine.
-    pub name: &'static str,
-    /// What the limit comes to in bytes.
+    /// Which limit.
+    pub by: SplitBy,
+    /// What it comes to in bytes.
     pub bytes: Bytes,
 }
 
@@ -96,21 +108,37 @@ impl QueueLimits {
             _ => None,
         };
         [
-            ("max_sectors_kb", self.max_request),
-            ("max_hw_sectors_kb", self.max_hw_request),
-            (
-                "max_segments x max_segment_size",
-                segments(self.max_segment_size),
-            ),
-            (
-                "max_segments x one memory page per segment",
-                segments(self.memory_page),
-            ),
+            (SplitBy::MaxSectors, self.max_request),
+            (SplitBy::MaxHwSectors, self.max_hw_request),
+            (SplitBy::Segments, segments(self.max_segment_size)),
+            (SplitBy::SegmentPages, segments(self.memory_page)),
         ]
         .into_iter()
-        .filter_map(|(name, b)| b.map(|bytes| SplitLimit { name, bytes }))
+        .filter_map(|(by, b)| b.map(|bytes| SplitLimit { by, bytes }))
         .filter(|l| l.bytes < request && l.bytes.get() > 0)
         .min_by_key(|l| l.bytes)
+    }
+
+    /// The limit in the words of sysfs, with its figures:
+    /// `max_sectors_kb (128 KiB)`, `max_segments (128) x a 4 KiB memory
+    /// page each (512 KiB)`.
+    pub fn describe(&self, limit: &SplitLimit) -> String {
+        let n = self.max_segments.unwrap_or(0);
+        match limit.by {
+            SplitBy::MaxSectors => format!("max_sectors_kb ({})", limit.bytes),
+            SplitBy::MaxHwSectors => format!("max_hw_sectors_kb ({})", limit.bytes),
+            SplitBy::Segments => format!(
+                "max_segments ({n}) x max_segment_size ({}) = {}",
+                self.max_segment_size.unwrap_or_default(),
+                limit.bytes
+            ),
+            SplitBy::SegmentPages => format!(
+                "max_segments ({n}) x a {} memory page each = {} (the I/O buffer's pages \
+                 are not contiguous in physical memory, so each is a segment)",
+                self.memory_page.unwrap_or_default(),
+                limit.bytes
+            ),
+        }
     }
 }
 
@@ -179,14 +207,15 @@ mod tests {
             scheduler: Some("none".into()),
         };
         let s = l.splitting(Bytes(1 << 20)).unwrap();
-        assert_eq!((s.name, s.bytes), ("max_sectors_kb", Bytes(128 << 10)));
+        assert_eq!((s.by, s.bytes), (SplitBy::MaxSectors, Bytes(128 << 10)));
+        assert_eq!(l.describe(&s), "max_sectors_kb (128 KiB)");
         assert_eq!(l.splitting(Bytes(128 << 10)), None);
         let narrow = QueueLimits {
             max_segments: Some(16),
             ..l.clone()
         };
         let s = narrow.splitting(Bytes(1 << 20)).unwrap();
-        assert_eq!(s.name, "max_segments x one memory page per segment");
+        assert_eq!(s.by, SplitBy::SegmentPages);
         assert_eq!(s.bytes, Bytes(64 << 10));
         // A loop device's defaults: 1280 KiB requests, but 128 pages.
         let looped = QueueLimits {
@@ -195,7 +224,10 @@ mod tests {
             ..l.clone()
         };
         let s = looped.splitting(Bytes(1 << 20)).unwrap();
-        assert_eq!(s.name, "max_segments x one memory page per segment");
+        assert_eq!(s.by, SplitBy::SegmentPages);
+        assert!(looped
+            .describe(&s)
+            .starts_with("max_segments (128) x a 4 KiB memory page each = 512 KiB"));
         assert_eq!(s.bytes, Bytes(512 << 10));
         let wide = QueueLimits {
             max_segment_size: Some(Bytes(4096)),
@@ -203,7 +235,11 @@ mod tests {
             ..narrow
         };
         let s = wide.splitting(Bytes(1 << 20)).unwrap();
-        assert_eq!(s.name, "max_segments x max_segment_size");
+        assert_eq!(s.by, SplitBy::Segments);
+        assert_eq!(
+            wide.describe(&s),
+            "max_segments (16) x max_segment_size (4 KiB) = 64 KiB"
+        );
         assert_eq!(QueueLimits::default().splitting(Bytes(1 << 20)), None);
     }
 
