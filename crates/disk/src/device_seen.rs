@@ -177,11 +177,11 @@ fn request_size(
     let mean = dev.mean_request()?;
     let ratio = mean.get() as f64 / bs.get() as f64;
     let name = device_name(seen);
-    let observed = format!(
-        "{what} reached {name} as {mean} requests on average, not the {bs} asked for \
-         ({} requests, {} merged, for {})",
-        dev.requests, dev.merges, dev.bytes
-    );
+    // The counts are in `device_io`; the message stays the same over the
+    // passes of a test, so it is said once.
+    let shown = Bytes((mean.get() + 512) / 1024 * 1024);
+    let observed =
+        format!("{what} reached {name} as {shown} requests on average, not the {bs} asked for");
     if ratio <= SPLIT_AT {
         let why = match seen.limits.splitting(bs) {
             Some(limit) => {
@@ -194,7 +194,7 @@ fn request_size(
                 };
                 format!(
                     "the block layer split each I/O at {}, so the device was measured at \
-                     that request size: use --bs {} to match it{tunable}",
+                     that request size (a job with --bs {} measures the same){tunable}",
                     seen.limits.describe(&limit),
                     limit.bytes.short_label().to_lowercase()
                 )
@@ -215,8 +215,9 @@ fn request_size(
             WarningKind::RequestSizeChanged,
             format!(
                 "{observed}: the block layer merged adjacent I/Os into larger requests \
-                 (scheduler {scheduler}); the device was measured at the larger size, \
-                 as sequential I/O at depth often is"
+                 ({:.1} merged per request; scheduler {scheduler}), so the device was \
+                 measured at the larger size, as sequential I/O at depth often is",
+                dev.merges as f64 / dev.requests as f64
             ),
         ));
     }

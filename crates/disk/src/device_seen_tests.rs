@@ -77,7 +77,10 @@ fn a_split_names_the_limit_below_the_block_size() {
         m.contains("split each I/O at max_sectors_kb (128 KiB)"),
         "{m}"
     );
-    assert!(m.contains("--bs 128k"), "{m}");
+    assert!(
+        m.contains("(a job with --bs 128k measures the same)"),
+        "{m}"
+    );
 }
 
 #[test]
@@ -202,5 +205,32 @@ fn writes_are_judged_as_reads_are() {
         w[0].message.starts_with("writes reached sdz1"),
         "{}",
         w[0].message
+    );
+}
+
+#[test]
+fn the_passes_of_a_test_say_a_split_in_the_same_words() {
+    // Two passes, different counts, the same split: one message to show.
+    let a = check(
+        &reads_1m(),
+        &seen(dir(2 * 1028, 0, 1028 * MIB), dir(0, 0, 0), 1024),
+    );
+    let other = OwnIo {
+        read: Some((700, Bytes(700 * MIB))),
+        ..reads_1m()
+    };
+    let b = check(
+        &other,
+        &seen(dir(2 * 703, 0, 703 * MIB), dir(0, 0, 0), 1024),
+    );
+    assert_eq!(kinds(&a), [WarningKind::RequestSizeChanged]);
+    assert_eq!(a, b);
+    assert!(
+        a[0].message.starts_with(
+            "reads reached sdz1 (on sdz) as 512 KiB requests on average, not the 1 MiB asked for: \
+             no queue limit"
+        ),
+        "{}",
+        a[0].message
     );
 }
