@@ -208,17 +208,20 @@ pub fn run_job_stamped(
                 }
             }
         }
+        // Without a ramp the device's counters are read while the workers
+        // still wait at the gate: read after it, a loaded machine let them
+        // complete hundreds of I/Os first, which the device then missed.
+        if plan.ramp.is_zero() {
+            if let Some(d) = device.as_mut() {
+                d.start();
+            }
+        }
         gate.arrive(stop);
         let start = Instant::now();
         let total = plan.runtime.map(|r| r + plan.ramp);
         let bytes_total = plan.bytes_per_thread.map(|b| b * threads as u64);
         // CPU time counts from the end of the ramp.
         let mut cpu_start = plan.ramp.is_zero().then(CpuClock::now);
-        if cpu_start.is_some() {
-            if let Some(d) = device.as_mut() {
-                d.start();
-            }
-        }
         drop(finished_tx);
         while !handles.iter().all(|h| h.is_finished()) {
             // A progress tick, or sooner when a worker ends (its sender is

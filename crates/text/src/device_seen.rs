@@ -10,12 +10,21 @@ use iomark_model::disk::{DiskJobResult, DiskRun};
 /// One device's counters as a line: `loop0: reads 8192 x 128 KiB (0
 /// merged, 0.52 ms each), writes none; util 99.8%, aqu-sz 4.1`.
 pub fn device_line(d: &DeviceIo) -> String {
-    let name = match &d.partition_of {
+    format!("{}: {}", device_name(d), counters(d))
+}
+
+/// `sda1 (partition of sda)`, `loop0`.
+fn device_name(d: &DeviceIo) -> String {
+    match &d.partition_of {
         Some(disk) => format!("{} (partition of {disk})", d.name),
         None => d.name.clone(),
-    };
+    }
+}
+
+/// The counters without the device's name.
+fn counters(d: &DeviceIo) -> String {
     format!(
-        "{name}: reads {}, writes {}; util {:.1}%, aqu-sz {:.1}",
+        "reads {}, writes {}; util {:.1}%, aqu-sz {:.1}",
         direction(&d.read),
         direction(&d.write),
         d.utilization_pct(),
@@ -53,9 +62,20 @@ pub(crate) fn section(out: &mut String, run: &DiskRun) {
     if tests.is_empty() {
         return;
     }
-    let _ = writeln!(out, "\nWhat the device saw:");
-    for (test, seen) in tests {
-        let _ = writeln!(out, "  {test}: {}", device_line(&seen));
+    // A run's jobs share one target, so one device, named once.
+    let one = tests.iter().all(|(_, d)| d.name == tests[0].1.name);
+    if one {
+        let _ = writeln!(out, "\nWhat the device saw ({}):", device_name(&tests[0].1));
+    } else {
+        let _ = writeln!(out, "\nWhat the device saw:");
+    }
+    for (test, seen) in &tests {
+        let line = if one {
+            counters(seen)
+        } else {
+            device_line(seen)
+        };
+        let _ = writeln!(out, "  {test}: {line}");
     }
 }
 
@@ -110,5 +130,28 @@ mod tests {
         assert_eq!(tests[0].1.read.requests, 400);
         assert_eq!(tests[0].1.wall, Nanos::from_secs(2));
         assert_eq!(tests[1].1.read.requests, 100);
+        let mut run: DiskRun = serde_json::from_value(serde_json::json!({
+            "profile": "cdm",
+            "target": {"given": "/dev/sdz1", "path": "/dev/sdz1", "kind": "block_device",
+                       "size": 1073741824u64, "logical_block_size": 512},
+            "jobs": [], "profile_result": null
+        }))
+        .unwrap();
+        let mut out = String::new();
+        section(&mut out, &run);
+        assert_eq!(out, "");
+        let mut job = tests_job();
+        job.device_io = Some(seen(8, Some("sdz")));
+        run.jobs = vec![job];
+        section(&mut out, &run);
+        assert_eq!(
+            out,
+            "\nWhat the device saw (sdz1 (partition of sdz)):\n  SEQ128K Q32T1 read: reads 8 x \
+             128 KiB (3 merged, 520.0 µs each), writes none; util 99.8%, aqu-sz 4.1\n"
+        );
+    }
+
+    fn tests_job() -> DiskJobResult {
+        serde_json::from_str(include_str!("../tests/fixtures/disk_job.json")).unwrap()
     }
 }
