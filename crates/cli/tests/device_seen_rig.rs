@@ -284,3 +284,40 @@ fn an_idle_device_and_a_file_on_ext4_raise_no_alarm() {
         );
     }
 }
+
+#[test]
+fn the_text_and_results_show_carry_what_the_device_saw() {
+    require!(require_root());
+    let dev = require!(LoopDevice::new(16 * MIB));
+    let scratch = ScratchDb::new();
+    let path = dev.dev.to_str().unwrap();
+    let name = dev.dev.file_name().unwrap().to_str().unwrap();
+    let text = ok(&iomark(&[
+        "disk",
+        path,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--size",
+        "8M",
+        "--runtime",
+        "200ms",
+        "--db",
+        scratch.db(),
+    ]));
+    // Under the job, as fio's "Disk stats".
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("  device {name}: reads ")))
+        .unwrap_or_else(|| panic!("no device line:\n{text}"));
+    assert!(
+        line.contains(" x 4 KiB (") && line.contains("writes none; util "),
+        "{line}"
+    );
+    let show = ok(&results(scratch.db(), &["show", "1"]));
+    assert!(
+        show.contains(&format!("What the device saw ({name}):\n  custom: reads ")),
+        "{show}"
+    );
+}
