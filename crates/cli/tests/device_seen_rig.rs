@@ -321,3 +321,56 @@ fn the_text_and_results_show_carry_what_the_device_saw() {
         "{show}"
     );
 }
+
+#[test]
+fn a_partition_has_its_own_counters_and_names_its_disk() {
+    require!(require_root());
+    require!(have_command("partx", "util-linux"));
+    let dev = require!(LoopDevice::new(16 * MIB));
+    // An MBR with one Linux partition from sector 2048 to the end, added
+    // to the kernel's table with partx (the device was attached without
+    // a partition scan).
+    let mut mbr = [0u8; 512];
+    mbr[446 + 4] = 0x83;
+    mbr[446 + 8..446 + 12].copy_from_slice(&2048u32.to_le_bytes());
+    mbr[446 + 12..446 + 16].copy_from_slice(&(((16 * MIB) / 512 - 2048) as u32).to_le_bytes());
+    mbr[510..].copy_from_slice(&[0x55, 0xaa]);
+    let disk = OpenOptions::new().write(true).open(&dev.dev).unwrap();
+    disk.write_all_at(&mbr, 0).unwrap();
+    disk.sync_all().unwrap();
+    let added = std::process::Command::new("partx")
+        .arg("-a")
+        .arg(&dev.dev)
+        .output()
+        .unwrap();
+    assert!(added.status.success(), "partx -a: {}", stderr(&added));
+    let name = dev.dev.file_name().unwrap().to_str().unwrap();
+    let part = PathBuf::from(format!("{}p1", dev.dev.display()));
+    wait_until(
+        std::time::Duration::from_secs(10),
+        "the partition's node",
+        || part.exists(),
+    );
+    let doc = run(
+        &part,
+        &[
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--size",
+            "4M",
+            "--runtime",
+            "200ms",
+        ],
+    );
+    let seen = &the_job(&doc)["device_io"];
+    assert_eq!(seen["name"], format!("{name}p1"), "{seen}");
+    assert_eq!(seen["partition_of"], name, "{seen}");
+    assert!(
+        u(&seen["read"]["requests"]) >= u(&the_job(&doc)["read"]["ios"]),
+        "{seen}"
+    );
+    // The whole disk's queue limits stand for the partition's.
+    assert!(u(&seen["limits"]["max_request"]) > 0, "{seen}");
+}
