@@ -165,20 +165,14 @@ fn sequential_4k_reads_submitted_together_are_merged_and_named() {
     );
 }
 
-#[test]
-fn a_writer_beside_the_job_is_named_as_foreign_io() {
-    require!(require_root());
-    let dev = require!(LoopDevice::new(16 * MIB));
-    // The job reads the first 8 MiB; the writer writes the last 8 MiB with
-    // direct 1 MiB writes, from before the job starts until it has ended.
-    let writer = OpenOptions::new()
-        .write(true)
-        .custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32)
-        .open(&dev.dev)
-        .unwrap();
+/// Runs `job` while another thread writes `file` (opened for direct I/O)
+/// in 1 MiB blocks over its 8 MiB from `base` on, from its first write
+/// before the job to after the job's end; the job's document and the bytes
+/// the writer wrote.
+fn beside_a_writer(file: &std::fs::File, base: u64, job: impl FnOnce() -> Value) -> (Value, u64) {
     let stop = AtomicBool::new(false);
     let (started, first) = mpsc::channel();
-    let (doc, written) = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         let w = s.spawn(|| {
             // One page-aligned MiB out of a larger buffer, as O_DIRECT wants.
             let mut buf = vec![0x5au8; (MIB + 4096) as usize];
@@ -186,8 +180,8 @@ fn a_writer_beside_the_job_is_named_as_foreign_io() {
             let block = &mut buf[skip..skip + MIB as usize];
             let mut written = 0u64;
             while !stop.load(Ordering::Relaxed) {
-                let at = 8 * MIB + (written % (8 * MIB));
-                writer.write_all_at(block, at).unwrap();
+                file.write_all_at(block, base + written % (8 * MIB))
+                    .unwrap();
                 written += MIB;
                 if written == MIB {
                     started.send(()).unwrap();
@@ -196,7 +190,54 @@ fn a_writer_beside_the_job_is_named_as_foreign_io() {
             written
         });
         first.recv().expect("the writer wrote");
-        let doc = run(
+        let doc = job();
+        stop.store(true, Ordering::Relaxed);
+        (doc, w.join().unwrap())
+    })
+}
+
+fn direct_writer(path: &Path) -> std::fs::File {
+    OpenOptions::new()
+        .write(true)
+        .custom_flags(rustix::fs::OFlags::DIRECT.bits() as i32)
+        .open(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The job's one foreign-I/O warning names the writer's bytes, and the
+/// device counted no more written than the writer wrote.
+fn assert_foreign_writes(what: &str, doc: &Value, written: u64) {
+    let job = the_job(doc);
+    let foreign = job_warnings(job, "foreign_io");
+    assert_eq!(foreign.len(), 1, "{what}: {job}");
+    assert!(
+        foreign[0].contains("other I/O reached")
+            && foreign[0].contains("written beyond the job's own"),
+        "{what}: {}",
+        foreign[0]
+    );
+    eprintln!("device-seen: {what}: {}", foreign[0]);
+    // The writer wrote before the job, during it and after it.
+    let seen_written = u(&job["device_io"]["write"]["bytes"]);
+    assert!(
+        (4 * MIB..=written).contains(&seen_written),
+        "{what}: device saw {seen_written} B written, the writer wrote {written} B"
+    );
+    // The job's own reads are not blamed on the writer's mean size.
+    assert!(
+        job_warnings(job, "request_size_changed").is_empty(),
+        "{what}: {job}"
+    );
+}
+
+#[test]
+fn a_writer_beside_the_job_is_named_as_foreign_io() {
+    require!(require_root());
+    let dev = require!(LoopDevice::new(16 * MIB));
+    // The job reads the first 8 MiB; the writer writes the last 8 MiB.
+    let writer = direct_writer(&dev.dev);
+    let (doc, written) = beside_a_writer(&writer, 8 * MIB, || {
+        run(
             &dev.dev,
             &[
                 "--rw",
@@ -208,32 +249,39 @@ fn a_writer_beside_the_job_is_named_as_foreign_io() {
                 "--runtime",
                 "300ms",
             ],
-        );
-        stop.store(true, Ordering::Relaxed);
-        (doc, w.join().unwrap())
+        )
     });
-    let job = the_job(&doc);
-    let foreign = job_warnings(job, "foreign_io");
-    assert_eq!(foreign.len(), 1, "{job}");
-    assert!(
-        foreign[0].contains("other I/O reached")
-            && foreign[0].contains("written beyond the job's own"),
-        "{}",
-        foreign[0]
-    );
-    eprintln!("device-seen: {}", foreign[0]);
-    // What the device counted as written is the writer's, all of it
-    // written while the job ran.
-    let seen_written = u(&job["device_io"]["write"]["bytes"]);
-    assert!(
-        (4 * MIB..=written).contains(&seen_written),
-        "device saw {seen_written} B written, the writer wrote {written} B"
-    );
-    // The job's own reads are not blamed on the writer's mean size.
-    assert!(
-        job_warnings(job, "request_size_changed").is_empty(),
-        "{job}"
-    );
+    assert_foreign_writes("device", &doc, written);
+}
+
+#[test]
+fn a_writer_to_another_file_beside_a_test_file_is_named_as_foreign_io() {
+    require!(require_root());
+    let fs = require!(MountedFs::ext4(32 * MIB));
+    // Another program's file on the same ext4, its blocks written and
+    // synced first so that the writer only overwrites them.
+    let other = fs.mountpoint.join("other.dat");
+    std::fs::write(&other, vec![1u8; (8 * MIB) as usize]).unwrap();
+    std::fs::File::open(&other).unwrap().sync_all().unwrap();
+    let writer = direct_writer(&other);
+    let (doc, written) = beside_a_writer(&writer, 0, || {
+        run(
+            &fs.mountpoint,
+            &[
+                "--rw",
+                "randread",
+                "--bs",
+                "4k",
+                "--size",
+                "8M",
+                "--runtime",
+                "300ms",
+            ],
+        )
+    });
+    drop(writer);
+    std::fs::remove_file(&other).unwrap();
+    assert_foreign_writes("ext4", &doc, written);
 }
 
 #[test]
@@ -338,6 +386,9 @@ fn a_partition_has_its_own_counters_and_names_its_disk() {
     let disk = OpenOptions::new().write(true).open(&dev.dev).unwrap();
     disk.write_all_at(&mbr, 0).unwrap();
     disk.sync_all().unwrap();
+    // A loop device attached without a partition scan keeps partitions
+    // added by hand after it is detached: delete them first, always.
+    let _added = PartitionsAdded(dev.dev.clone());
     let added = std::process::Command::new("partx")
         .arg("-a")
         .arg(&dev.dev)
@@ -373,4 +424,16 @@ fn a_partition_has_its_own_counters_and_names_its_disk() {
     );
     // The whole disk's queue limits stand for the partition's.
     assert!(u(&seen["limits"]["max_request"]) > 0, "{seen}");
+}
+
+/// Deletes the partitions `partx -a` added to a device, on drop.
+struct PartitionsAdded(PathBuf);
+
+impl Drop for PartitionsAdded {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("partx")
+            .arg("-d")
+            .arg(&self.0)
+            .output();
+    }
 }

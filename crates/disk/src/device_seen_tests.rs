@@ -11,6 +11,7 @@ fn reads_1m() -> OwnIo {
     OwnIo {
         bs: Bytes(MIB),
         direct: true,
+        on_file: false,
         in_flight: 4,
         read: Some((1024, Bytes(1024 * MIB))),
         write: None,
@@ -233,4 +234,35 @@ fn the_passes_of_a_test_say_a_split_in_the_same_words() {
         "{}",
         a[0].message
     );
+}
+
+#[test]
+fn on_a_file_a_writing_jobs_extra_writes_are_its_file_systems() {
+    // 4 KiB random writes to a file on btrfs: a 16 KiB leaf copied for
+    // each, four times the data, all of it the job's doing.
+    let writes = OwnIo {
+        bs: Bytes(4096),
+        on_file: true,
+        read: None,
+        write: Some((25_600, Bytes(100 * MIB))),
+        ..reads_1m()
+    };
+    let s = seen(dir(0, 0, 0), dir(25_600 * 2, 0, 500 * MIB), 1024);
+    assert!(check(&writes, &s).is_empty());
+    // The same on the device itself is someone else's.
+    let raw = OwnIo {
+        on_file: false,
+        ..writes.clone()
+    };
+    assert_eq!(kinds(&check(&raw, &s)), [WarningKind::ForeignIo]);
+    // Reads beside a write job on a file are still foreign, and writes
+    // beside a read job.
+    let s = seen(dir(3000, 0, 300 * MIB), dir(25_600, 0, 100 * MIB), 1024);
+    assert_eq!(kinds(&check(&writes, &s)), [WarningKind::ForeignIo]);
+    let reads = OwnIo {
+        on_file: true,
+        ..reads_1m()
+    };
+    let s = seen(dir(1024, 0, 1024 * MIB), dir(300, 0, 300 * MIB), 1024);
+    assert_eq!(kinds(&check(&reads, &s)), [WarningKind::ForeignIo]);
 }

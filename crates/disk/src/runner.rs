@@ -276,7 +276,8 @@ pub fn run_job_stamped(
         if let Some(q) = result.queue.as_mut() {
             q.device = Some(queue);
         }
-        let own = crate::device_seen::OwnIo::of(&result, depth);
+        let on_file = target.info.kind != iomark_model::disk::TargetKind::BlockDevice;
+        let own = crate::device_seen::OwnIo::of(&result, depth, on_file);
         result
             .warnings
             .extend(crate::device_seen::check(&own, &seen));
