@@ -247,7 +247,8 @@ pub struct DiskArgs {
 /// The options of the classic profiles (see docs/profiles.md).
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
-    /// Show the spread over passes and the series behind the averages.
+    /// Show the spread over passes, the series behind the averages and
+    /// what the device saw per test (its requests, merges, utilisation).
     #[arg(long, short = 'v', help_heading = "Output")]
     pub verbose: bool,
 

@@ -178,6 +178,8 @@ fn merge_job<'a>(
         // Each rank's device queue is its own; the per-rank table keeps the
         // devices, the merged job no queue.
         queue: None,
+        // Each rank watched its own device: their counters are not one device's.
+        device_io: None,
         page_cache_bypassed: jobs.clone().all(|(_, j)| j.page_cache_bypassed),
         interrupted: jobs.clone().any(|(_, j)| j.interrupted),
         warnings,

@@ -282,6 +282,7 @@ mod tests {
             mean_depth: 8.0,
             queue: None,
             submission: None,
+            device_io: None,
             page_cache_bypassed: direct,
             interrupted: false,
             warnings: Vec::new(),

@@ -40,6 +40,7 @@
 
 pub mod buffer;
 pub mod checks;
+pub mod device_seen;
 pub mod engine;
 pub mod fio_job;
 pub mod job;

@@ -36,7 +36,9 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use iomark_model::blockio::DeviceIo;
 use iomark_model::disk::{DiskJobResult, DiskJobSpec};
+use iomark_model::knee::DeviceQueue;
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{Warning, WarningKind};
 
@@ -206,22 +208,32 @@ pub fn run_job_stamped(
                 }
             }
         }
+        // Without a ramp the device's counters are read while the workers
+        // still wait at the gate: read after it, a loaded machine let them
+        // complete hundreds of I/Os first, which the device then missed.
+        if plan.ramp.is_zero() {
+            if let Some(d) = device.as_mut() {
+                d.start();
+            }
+        }
         gate.arrive(stop);
         let start = Instant::now();
         let total = plan.runtime.map(|r| r + plan.ramp);
         let bytes_total = plan.bytes_per_thread.map(|b| b * threads as u64);
         // CPU time counts from the end of the ramp.
         let mut cpu_start = plan.ramp.is_zero().then(CpuClock::now);
-        if cpu_start.is_some() {
-            if let Some(d) = device.as_mut() {
-                d.start();
-            }
-        }
         drop(finished_tx);
         while !handles.iter().all(|h| h.is_finished()) {
             // A progress tick, or sooner when a worker ends (its sender is
             // dropped; once all are, the wait returns at once).
-            let _ = finished.recv_timeout(Duration::from_millis(100));
+            // While ramping, wake at its end too: the device's counters
+            // start when iomark's do, not up to a tick later.
+            let tick = Duration::from_millis(100);
+            let tick = match plan.ramp.checked_sub(start.elapsed()) {
+                Some(left) if cpu_start.is_none() => tick.min(left),
+                _ => tick,
+            };
+            let _ = finished.recv_timeout(tick);
             let elapsed = start.elapsed();
             let ramping = elapsed < plan.ramp;
             if !ramping && cpu_start.is_none() {
@@ -260,18 +272,26 @@ pub fn run_job_stamped(
         merged.merge(r?);
     }
     let mut result = merged.into_result(spec, &plan, bypassed, cpu, stop, warnings);
-    if let Some(q) = result.queue.as_mut() {
-        q.device = device;
+    if let Some((queue, seen)) = device {
+        if let Some(q) = result.queue.as_mut() {
+            q.device = Some(queue);
+        }
+        let on_file = target.info.kind != iomark_model::disk::TargetKind::BlockDevice;
+        let own = crate::device_seen::OwnIo::of(&result, depth, on_file);
+        result
+            .warnings
+            .extend(crate::device_seen::check(&own, &seen));
+        result.device_io = Some(seen);
     }
     Ok(result)
 }
 
-/// The target's block device watched over the measured time: its busy and
-/// queue times at the start and end, and its requests in flight at each
-/// look of the monitoring loop (ten a second).
+/// The target's block device watched over the measured time: its counters
+/// at the start and end, and its requests in flight at each look of the
+/// monitoring loop (ten a second).
 struct DeviceWatch {
     stat: iomark_host::BlockStat,
-    start: Option<(Instant, iomark_host::BlockTicks)>,
+    start: Option<(Instant, iomark_host::BlockCounters)>,
     inflight_sum: u64,
     looks: u64,
 }
@@ -287,7 +307,7 @@ impl DeviceWatch {
     }
 
     fn start(&mut self) {
-        self.start = self.stat.ticks().map(|t| (Instant::now(), t));
+        self.start = self.stat.counters().map(|c| (Instant::now(), c));
     }
 
     fn sample(&mut self) {
@@ -297,13 +317,15 @@ impl DeviceWatch {
         }
     }
 
-    /// The device's queue over the watch; none if it never started (a job
-    /// shorter than its ramp) or sysfs stopped answering.
-    fn finish(self) -> Option<iomark_model::knee::DeviceQueue> {
+    /// The device's queue and what it counted over the watch; none if it
+    /// never started (a job shorter than its ramp) or sysfs stopped
+    /// answering.
+    fn finish(self) -> Option<(DeviceQueue, DeviceIo)> {
         let (at, begin) = self.start?;
-        let end = self.stat.ticks()?;
-        let (queue_size, utilization_pct) = end.since(&begin, at.elapsed());
-        Some(iomark_model::knee::DeviceQueue {
+        let end = self.stat.counters()?;
+        let wall = at.elapsed();
+        let (queue_size, utilization_pct) = end.queue_and_utilization(&begin, wall);
+        let queue = DeviceQueue {
             name: self.stat.name().to_string(),
             queue_size,
             utilization_pct,
@@ -312,7 +334,8 @@ impl DeviceWatch {
             } else {
                 self.inflight_sum as f64 / self.looks as f64
             },
-        })
+        };
+        Some((queue, end.since(&begin, wall, &self.stat)))
     }
 }
 

@@ -542,7 +542,7 @@ fn queue(disk: &Path) -> QueueInfo {
 }
 
 /// `none [mq-deadline] kyber bfq` → `mq-deadline`; a lone `none` stays.
-fn active_scheduler(s: &str) -> Option<String> {
+pub(crate) fn active_scheduler(s: &str) -> Option<String> {
     if let (Some(a), Some(b)) = (s.find('['), s.find(']')) {
         if a < b {
             return Some(s[a + 1..b].to_string());

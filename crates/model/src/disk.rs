@@ -208,6 +208,11 @@ pub struct DiskJobResult {
     /// in runs stored before this was recorded, and in imported ones).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submission: Option<Submission>,
+    /// What the target's block device counted over the measured time
+    /// (none off a block device, in runs stored before it was recorded,
+    /// and in imported ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_io: Option<crate::blockio::DeviceIo>,
     /// Whether the page cache was bypassed (O_DIRECT took effect).
     pub page_cache_bypassed: bool,
     /// Whether the job ended early (Ctrl-C) and figures cover only part of it.

@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod artefact;
+pub mod blockio;
 pub mod cgroup;
 pub mod cluster;
 pub mod cpu;

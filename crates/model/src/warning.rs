@@ -61,6 +61,12 @@ pub enum WarningKind {
     HostBusy,
     /// Anything else worth keeping with the run.
     Other,
+    /// The device saw requests of another size than the direct I/Os
+    /// asked for: split by a queue limit, or merged.
+    RequestSizeChanged,
+    /// The device's counters moved more than the job's own I/O accounts
+    /// for: other I/O shared the device during the job.
+    ForeignIo,
 }
 
 /// A doubt about a result, with the remedy in its message.

@@ -377,6 +377,7 @@ pub fn render(report: &Report) -> String {
     }
     o.push_str("</div>");
     crate::knees::section(&mut o, report.runs());
+    crate::device_seen::section(&mut o, report.runs());
     let notes = report.chart_notes();
     if !notes.is_empty() {
         o.push_str("<ul class=\"chart-notes\" id=\"chart-notes\">");

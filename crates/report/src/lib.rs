@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 mod charts;
+mod device_seen;
 mod html;
 mod knees;
 mod png;

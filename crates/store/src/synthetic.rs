@@ -121,6 +121,7 @@ pub fn job(t: usize, speed: f64, seed: u64) -> DiskJobResult {
         mean_depth: f64::from(qd),
         queue: None,
         submission: None,
+        device_io: None,
         page_cache_bypassed: true,
         interrupted: false,
         warnings: if t == 0 && seed.is_multiple_of(3) {

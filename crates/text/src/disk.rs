@@ -194,6 +194,10 @@ fn job_block(out: &mut String, job: &DiskJobResult) {
             "used (buffered I/O)"
         }
     );
+    // fio's "Disk stats", per job.
+    if let Some(seen) = &job.device_io {
+        let _ = writeln!(out, "  device {}", crate::device_seen::device_line(seen));
+    }
     if !job.samples.is_empty() {
         let mbs: Vec<f64> = job.samples.iter().map(|s| s.bw().mb_per_sec()).collect();
         let min = mbs.iter().cloned().fold(f64::INFINITY, f64::min);

@@ -39,8 +39,38 @@ pub fn fio_json(doc: &RunDocument, plus: bool) -> Option<Value> {
         "time": time_of(doc.finished_at_ms),
         "global options": {},
         "jobs": jobs,
-        "disk_util": [],
+        "disk_util": disk_util(&run.jobs),
     }))
+}
+
+/// fio's `disk_util`: per device, its counters over the run's jobs (fio
+/// reads them over its whole run): requests, merges and ticks (ms) per
+/// direction, `in_queue` (ms) and `util` (percent of the time measured).
+fn disk_util(jobs: &[DiskJobResult]) -> Vec<Value> {
+    let mut devices: Vec<iomark_model::blockio::DeviceIo> = Vec::new();
+    for seen in jobs.iter().filter_map(|j| j.device_io.as_ref()) {
+        match devices.iter_mut().find(|d| d.name == seen.name) {
+            Some(sum) => sum.add(seen),
+            None => devices.push(seen.clone()),
+        }
+    }
+    let ms = |n: Nanos| n.get() / 1_000_000;
+    devices
+        .iter()
+        .map(|d| {
+            json!({
+                "name": d.name,
+                "read_ios": d.read.requests,
+                "write_ios": d.write.requests,
+                "read_merges": d.read.merges,
+                "write_merges": d.write.merges,
+                "read_ticks": ms(d.read.time),
+                "write_ticks": ms(d.write.time),
+                "in_queue": ms(d.in_queue),
+                "util": (d.utilization_pct() * 100.0).round() / 100.0,
+            })
+        })
+        .collect()
 }
 
 /// fio's `time`: `Tue Mar  4 10:00:00 2025`, local time.

@@ -58,6 +58,7 @@ fn doc() -> RunDocument {
         mean_depth: 8.0,
         queue: None,
         submission: None,
+        device_io: None,
         page_cache_bypassed: true,
         interrupted: false,
         warnings: Vec::new(),
@@ -185,4 +186,46 @@ fn iomarks_importer_reads_it_back() {
         assert_eq!(y.clat.count, x.clat.count);
     }
     assert_eq!(back.finished_at_ms, d.finished_at_ms);
+}
+
+#[test]
+fn disk_util_is_the_devices_counters_over_the_jobs_in_fios_units() {
+    use iomark_model::blockio::{DeviceDirection, DeviceIo, QueueLimits};
+    let mut d = doc();
+    assert_eq!(fio_json(&d, false).unwrap()["disk_util"], json!([]));
+    let RunBody::Disk(run) = &mut d.body else {
+        unreachable!()
+    };
+    let seen = DeviceIo {
+        name: "loop7".into(),
+        partition_of: None,
+        wall: Nanos::from_secs(2),
+        read: DeviceDirection {
+            requests: 3000,
+            merges: 4,
+            bytes: Bytes(3000 * 4096),
+            time: Nanos(1_500_000_000),
+        },
+        write: DeviceDirection {
+            requests: 1000,
+            merges: 0,
+            bytes: Bytes(1000 * 4096),
+            time: Nanos(900_000_000),
+        },
+        busy: Nanos(1_000_000_000),
+        in_queue: Nanos(2_400_000_000),
+        limits: QueueLimits::default(),
+    };
+    run.jobs[0].device_io = Some(seen);
+    let second = run.jobs[0].clone();
+    run.jobs.push(second);
+    let u = &fio_json(&d, false).unwrap()["disk_util"];
+    assert_eq!(
+        *u,
+        json!([{
+            "name": "loop7", "read_ios": 6000, "write_ios": 2000, "read_merges": 8,
+            "write_merges": 0, "read_ticks": 3000, "write_ticks": 1800, "in_queue": 4800,
+            "util": 50.0
+        }])
+    );
 }

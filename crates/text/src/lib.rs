@@ -18,6 +18,7 @@
 
 mod cluster;
 pub mod comparison;
+mod device_seen;
 mod disk;
 mod fio_json;
 mod info;
@@ -30,6 +31,7 @@ mod sustained;
 mod verify;
 
 pub use cluster::{mem_rank_table, rank_table};
+pub use device_seen::{device_by_test, device_line};
 pub use disk::{cgroup_usage, disk_run};
 pub use fio_json::fio_json;
 pub use info::{device_info, nic_info};

@@ -51,6 +51,9 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
         }
         ProfileResult::Verify(r) => crate::verify::verify(&mut out, run, r),
     }
+    if verbose {
+        crate::device_seen::section(&mut out, run);
+    }
     footer(&mut out, doc, run, shown);
     // Names and messages come from the run and may hold control characters.
     iomark_model::escape::escape_controls_keep_lines(&out).into_owned()

@@ -200,6 +200,11 @@ pub fn run_detail(run: &StoredRun) -> String {
                 out.push_str(crate::cluster::rank_table(c).trim_start_matches('\n'));
                 out.push('\n');
             }
+            let mut seen = String::new();
+            crate::device_seen::section(&mut seen, &d);
+            out.push_str(&crate::escape_controls_keep_lines(
+                seen.trim_start_matches('\n'),
+            ));
         }
         _ => {}
     }

@@ -106,6 +106,7 @@ pub fn read_run(label: &str, mb: f64, wobble: f64, lat_us: Option<f64>) -> RunDo
                 mean_depth: 8.0,
                 queue: None,
                 submission: None,
+                device_io: None,
                 page_cache_bypassed: true,
                 interrupted: false,
                 warnings: vec![],

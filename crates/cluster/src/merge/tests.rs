@@ -50,6 +50,7 @@ fn job(bytes: u64, secs: u64, lat: &[u64]) -> DiskJobResult {
         iodepth_level: BTreeMap::new(),
         mean_depth: 1.0,
         queue: None,
+        device_io: None,
         page_cache_bypassed: true,
         interrupted: false,
         warnings: vec![],

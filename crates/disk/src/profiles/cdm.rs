@@ -599,6 +599,7 @@ mod tests {
             mean_depth: 1.0,
             queue: None,
             submission: None,
+            device_io: None,
             page_cache_bypassed: true,
             interrupted: false,
             warnings: vec![],

@@ -324,6 +324,7 @@ impl ThreadStats {
             submission: self
                 .submit
                 .submission(plan.spec.iodepth_batch == DiskJobSpec::ADAPTIVE_BATCH),
+            device_io: None,
             page_cache_bypassed: bypassed,
             interrupted: stop.load(Ordering::Relaxed),
             warnings,

@@ -61,6 +61,7 @@ fn job(rw: RwMode, read: bool, write: bool) -> DiskJobResult {
         mean_depth: 1.0,
         queue: None,
         submission: None,
+        device_io: None,
         page_cache_bypassed: true,
         interrupted: false,
         warnings: vec![],

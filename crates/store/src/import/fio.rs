@@ -485,6 +485,7 @@ fn convert_job(
         mean_depth: 0.0,
         queue: None,
         submission: None,
+        device_io: None,
         page_cache_bypassed: direct,
         interrupted: false,
         warnings,
