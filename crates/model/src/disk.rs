@@ -305,6 +305,7 @@ impl DiskJobResult {
             interrupted: false,
             warnings: Vec::new(),
             repeats: Vec::new(),
+            device_io: None,
         }
     }
 
