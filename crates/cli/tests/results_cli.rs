@@ -641,3 +641,56 @@ fn show_prints_the_per_rank_table_of_a_run_across_mpi_ranks() {
     );
     assert!(!out.contains('\x1b'), "{out:?}");
 }
+
+#[test]
+fn an_iperf3_text_log_imports_as_a_net_run() {
+    use crate::net_common::{free_port, iperf3_server};
+    require!(have("iperf3"));
+    let port = free_port();
+    let _server = iperf3_server(port, &["-1"]);
+    let log = Proc::spawn(Command::new("iperf3").args([
+        "-c",
+        "127.0.0.1",
+        "-p",
+        &port.to_string(),
+        "-t",
+        "1",
+        "-P",
+        "2",
+        "-V",
+    ]))
+    .finish(std::time::Duration::from_secs(60));
+    assert_ok(&log, "iperf3's text client");
+    let scratch = ScratchDb::new();
+    let file = scratch.dir.path().join("iperf3.txt");
+    std::fs::write(&file, &log.stdout).unwrap();
+    let out = results(scratch.db(), &["import", file.to_str().unwrap()]);
+    assert_ok(&out, "the import");
+    let shown = json_of(&results(scratch.db(), &["show", "1", "--json"]));
+    assert_eq!(shown["document"]["tool"], "iperf3");
+    let goodput = shown["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["metric"].as_str().is_some_and(|m| m.ends_with("goodput")))
+        .unwrap_or_else(|| panic!("no goodput in {shown}"))["value"]
+        .as_f64()
+        .unwrap();
+    // The log's own summary: `[SUM] ... 5.13 Gbits/sec ... receiver`.
+    let text = String::from_utf8_lossy(&log.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("[SUM]") && l.ends_with("receiver"))
+        .unwrap();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let i = words.iter().position(|w| w.ends_with("bits/sec")).unwrap();
+    let scale = match words[i] {
+        "Gbits/sec" => 1e9,
+        "Mbits/sec" => 1e6,
+        "Kbits/sec" => 1e3,
+        _ => 1.0,
+    };
+    let stated: f64 = words[i - 1].parse::<f64>().unwrap() * scale;
+    // Text is rounded to three digits: the figures agree to 1%.
+    assert_near("goodput against the log's own", goodput, stated, 0.01);
+}

@@ -22,6 +22,7 @@ use crate::{RunId, RunSummary, StoredRun};
 mod fio;
 mod iomark;
 mod iperf3;
+mod iperf3_text;
 
 /// Why a file could not be imported.
 #[derive(Debug, thiserror::Error)]
@@ -146,10 +147,14 @@ pub fn import_many(text: &str) -> Result<Vec<RunDocument>, ImportError> {
         .collect()
 }
 
-/// Convert fio JSON (`json` or `json+`), iperf3 `-J` output, or one of
+/// Convert fio JSON (`json` or `json+`), iperf3 `-J` output or an iperf3
+/// 3.x client's text output (`iperf3_text`), or one of
 /// iomark's own documents (`--json`). A converted document's
 /// `command_line` is left empty for the caller to fill.
 pub fn import_str(text: &str) -> Result<RunDocument, ImportError> {
+    if iperf3_text::looks_like(text) {
+        return iperf3_text::convert(text).and_then(read_back);
+    }
     let start = json_start(text)?;
     // fio's files, the ones that get large, are read in part (see
     // `fio::slim`); the input is freed before the document is checked.
