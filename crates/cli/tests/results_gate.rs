@@ -442,6 +442,7 @@ fn every_json_layout_has_its_schema_version_and_documented_keys() {
             "candidate",
             "candidate_spread",
             "candidate_noise",
+            "difference",
             "ratio",
             "within_noise",
             "verdict",

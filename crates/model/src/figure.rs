@@ -164,6 +164,15 @@ impl FigureUnit {
     }
 }
 
+impl FigureUnit {
+    /// A difference between two figures in this unit, signed: `+27.20
+    /// MB/s`, `-1.5 µs`, `+0.40 %` (percentage points).
+    pub fn format_difference(self, d: f64) -> String {
+        let sign = if d < 0.0 { '-' } else { '+' };
+        format!("{sign}{}", self.format(d.abs()))
+    }
+}
+
 /// Which way a figure gets better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

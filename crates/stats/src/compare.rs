@@ -52,7 +52,10 @@ pub fn overlaps(a: (f64, f64), b: (f64, f64)) -> bool {
 
 /// A ratio as people write it: `1.68x`.
 pub fn format_ratio(r: f64) -> String {
-    if r >= 100.0 {
+    if r == 0.0 {
+        // Not `0.0000x`: a figure that fell to nothing.
+        "0x".to_string()
+    } else if r >= 100.0 {
         format!("{r:.0}x")
     } else if r >= 0.01 {
         format!("{r:.2}x")
@@ -77,6 +80,8 @@ mod tests {
         assert_eq!(format_ratio(c.ratio.unwrap()), "1.68x");
         assert_eq!(format_ratio(0.5), "0.50x");
         assert_eq!(format_ratio(250.0), "250x");
+        assert_eq!(format_ratio(0.0), "0x");
+        assert_eq!(format_ratio(0.004), "0.0040x");
     }
 
     #[test]

@@ -340,18 +340,23 @@ fn comparison_table(lineup: &Lineup, style: TableStyle) -> Table {
 }
 
 /// A figure with its ratio to the baseline's, `~` where the difference is
-/// inside both spreads, and what that means in words: `1.73x` on a latency
-/// is a loss, and only the words say so.
+/// inside both spreads, what that means in words (`1.73x` on a latency is a
+/// loss, and only the words say so), and the difference in the figure's
+/// unit (`UASP gains 70 MB/s at QD1` without arithmetic by hand).
 fn judged_cell(m: &Matched) -> String {
+    let diff = m
+        .candidate
+        .unit
+        .format_difference(m.candidate.value - m.baseline.value);
     match m.comparison.ratio {
         Some(r) => format!(
-            "{} {}{} {}",
+            "{} {}{} {} ({diff})",
             m.candidate.display_value(),
             format_ratio(r),
             if m.comparison.within_noise { "~" } else { "" },
             m.verdict.words()
         ),
-        None => m.candidate.display_value(),
+        None => format!("{} ({diff})", m.candidate.display_value()),
     }
 }
 
