@@ -60,13 +60,21 @@ fn assert_held_to(cg: &Value, limit: u64) {
 fn mmap_data_twice_the_limit_completes() {
     require!(memory_cgroup());
     let dir = tempfile::tempdir().unwrap();
+    let db = ScratchDb::new();
     // 16 x 5793² bytes = 512 MiB of data in a 256 MiB group.
-    let out = stencil("--n 5793 --sweeps 1 --json", Some(dir.path()), "256MiB");
+    let flags = format!("--n 5793 --sweeps 1 --json --db {}", db.db());
+    let out = stencil(&flags, Some(dir.path()), "256MiB");
     let doc = json_of(&out);
     let body = &doc["body"];
     assert_eq!(body["outcome"]["kind"], "completed");
     assert_eq!(body["outcome"]["result"]["validation"]["outcome"], "passed");
     assert_held_to(&body["cgroup"], 256 << 20);
+    // The limit's record is shown with the stored run, not only live.
+    let shown = ok(&results(db.db(), &["show", "1"]));
+    assert!(
+        shown.contains("mem limit 256 MiB (cgroup v") && shown.contains("major faults"),
+        "{shown}"
+    );
     assert_empty_dir(dir.path(), "backing file");
     assert_no_groups_left();
 }

@@ -135,6 +135,26 @@ fn ratio_sweep_kills_the_heap_and_completes_mmap_and_swap() {
     let text_shown = ok(&results(db.db(), &["show", "1"]));
     assert!(text_shown.contains("killed"), "{text_shown}");
 
+    // Every warning stored with the sweep is on its report page (issue 32:
+    // the page said "none" over the points' warnings).
+    let stored: Vec<String> = shown["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["message"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!stored.is_empty(), "a sweep with an OOM kill has warnings");
+    let page = ok(&iomark(&["report", "1", "--db", db.db(), "--html", "-"]));
+    for m in &stored {
+        let escaped = m
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+            .replace('\'', "&#39;");
+        assert!(page.contains(&escaped), "not on the page: {m}");
+    }
+
     assert_no_swap_under(&fs.mountpoint);
     assert!(
         files_on(&fs.mountpoint).is_empty(),

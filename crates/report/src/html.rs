@@ -45,7 +45,15 @@ fn warnings(r: &ReportRun) -> Vec<(String, &Warning)> {
                 out.extend(j.warnings.iter().map(|w| (j.spec.name.clone(), w)));
             }
         }
-        RunBody::Mem(m) => out.extend(m.warnings.iter().map(|w| ("mem".to_string(), w))),
+        RunBody::Mem(m) => {
+            out.extend(m.warnings.iter().map(|w| ("mem".to_string(), w)));
+            // A sweep's doubts are its points' (issue 32: a sweep page said
+            // "none" over 15 stored warnings).
+            for p in m.sweep.iter().flat_map(|s| &s.points) {
+                let scope = format!("{} on {}", p.data, p.run.spec.backing);
+                out.extend(p.run.warnings.iter().map(|w| (scope.clone(), w)));
+            }
+        }
         RunBody::Net(n) => out.extend(n.warnings.iter().map(|w| ("net".to_string(), w))),
         #[allow(unreachable_patterns)]
         _ => {}

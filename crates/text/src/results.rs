@@ -143,7 +143,8 @@ pub fn run_detail(run: &StoredRun) -> String {
     if let Some(d) = &s.device {
         line("device", &esc(d));
     }
-    if let Some(h) = run.document().ok().and_then(|doc| doc.host) {
+    let doc = run.document().ok();
+    if let Some(h) = doc.as_ref().and_then(|doc| doc.host.as_ref()) {
         line(
             "host",
             &format!(
@@ -153,6 +154,25 @@ pub fn run_detail(run: &StoredRun) -> String {
                 h.cpu_count,
                 h.memory_total,
                 esc(&h.kernel_release)
+            ),
+        );
+    }
+    // The memory limit's record, kept with the run (issue 32: it was in
+    // the live text only).
+    let cgroup = doc.as_ref().and_then(|doc| match &doc.body {
+        iomark_model::RunBody::Disk(d) => d.cgroup.as_deref(),
+        iomark_model::RunBody::Mem(m) => m.cgroup.as_deref(),
+        _ => None,
+    });
+    if let Some(cg) = cgroup {
+        line(
+            "mem limit",
+            &format!(
+                "{} (cgroup {}); {}, {} OOM kills",
+                cg.limit,
+                esc(&cg.version),
+                crate::disk::cgroup_usage(cg),
+                cg.oom_kills
             ),
         );
     }
