@@ -48,6 +48,7 @@ pub mod knee;
 mod pattern;
 pub mod plan;
 pub mod profiles;
+mod repeat;
 pub mod runner;
 pub mod target;
 pub mod verify;

@@ -102,9 +102,10 @@ impl DiskSettings {
                     .into(),
             ));
         }
-        if repeat > MAX_REPEAT {
+        if repeat > crate::repeat::MAX_REPEAT {
             return Err(DiskError::Invalid(format!(
-                "--repeat {repeat} is more than {MAX_REPEAT}: try --repeat 5"
+                "--repeat {repeat} is more than {}: try --repeat 5",
+                crate::repeat::MAX_REPEAT
             )));
         }
         if self.is_custom() {
@@ -315,7 +316,20 @@ impl Workload {
                 break;
             }
         }
-        Ok(merge_repeats(runs))
+        let interrupted = runs.iter().any(|r| r.interrupted);
+        let mut warnings: Vec<Warning> = Vec::new();
+        for w in runs.iter().flat_map(|r| r.warnings.iter()) {
+            if !warnings.contains(w) {
+                warnings.push(w.clone());
+            }
+        }
+        Ok(DiskOutcome {
+            jobs: crate::repeat::median_jobs(runs.into_iter().map(|r| r.jobs).collect()),
+            result: None,
+            warnings,
+            interrupted,
+            probe: None,
+        })
     }
 
     /// Run as [`run`](Self::run) does; with `verify`, a custom job's
@@ -404,92 +418,6 @@ impl Workload {
     }
 }
 
-/// The most runs `--repeat` takes.
-pub const MAX_REPEAT: u32 = 1000;
-
-/// Several runs of the same custom workload as one: each job is its median
-/// run (by throughput, the lower middle of an even count), keeping every
-/// run's figures; the runs' warnings once each.
-fn merge_repeats(runs: Vec<DiskOutcome>) -> DiskOutcome {
-    let interrupted = runs.iter().any(|r| r.interrupted);
-    let mut warnings: Vec<Warning> = Vec::new();
-    for w in runs.iter().flat_map(|r| r.warnings.iter()) {
-        if !warnings.contains(w) {
-            warnings.push(w.clone());
-        }
-    }
-    let jobs_per_run = runs.iter().map(|r| r.jobs.len()).max().unwrap_or(0);
-    let mut by_job: Vec<Vec<DiskJobResult>> = vec![Vec::new(); jobs_per_run];
-    for run in runs {
-        for (i, job) in run.jobs.into_iter().enumerate() {
-            by_job[i].push(job);
-        }
-    }
-    let jobs = by_job
-        .into_iter()
-        .filter_map(|mut tries| {
-            let repeats: Vec<iomark_model::disk::RepeatFigures> = tries
-                .iter()
-                .map(|j| iomark_model::disk::RepeatFigures {
-                    read: j
-                        .read
-                        .as_ref()
-                        .map(iomark_model::disk::DirectionFigures::of),
-                    write: j
-                        .write
-                        .as_ref()
-                        .map(iomark_model::disk::DirectionFigures::of),
-                })
-                .collect();
-            tries.sort_by(|a, b| a.total_bw().0.total_cmp(&b.total_bw().0));
-            let median = (tries.len().checked_sub(1)?) / 2;
-            let mut job = tries.swap_remove(median);
-            job.repeats = repeats;
-            Some(job)
-        })
-        .collect();
-    DiskOutcome {
-        jobs,
-        result: None,
-        warnings,
-        interrupted,
-        probe: None,
-    }
-}
-
-/// The rates a run's table shows, named as there, for the checks against
-/// the link: each job's per direction, except where the profile's figure is
-/// not its jobs' (the artefacts probe counts a write's flush in its rate, so
-/// a page-cache write job at 4242 MB/s is the table's 111 MB/s; checking
-/// the job's rate made the warning disagree with the table).
-fn shown_rates(
-    result: Option<&ProfileResult>,
-    jobs: &[DiskJobResult],
-) -> Vec<(String, iomark_model::units::BytesPerSec)> {
-    if let Some(ProfileResult::Artefacts(a)) = result {
-        return a
-            .patterns
-            .iter()
-            .flat_map(|p| {
-                [
-                    (
-                        format!("artefacts {} write (with its flush)", p.data),
-                        p.write,
-                    ),
-                    (format!("artefacts {} read", p.data), p.read),
-                ]
-            })
-            .collect();
-    }
-    jobs.iter()
-        .flat_map(|job| {
-            let dirs = [("read", job.read.as_ref()), ("write", job.write.as_ref())];
-            dirs.into_iter()
-                .filter_map(move |(what, d)| Some((format!("{} {what}", job.spec.name), d?.bw)))
-        })
-        .collect()
-}
-
 /// The result document of a disk run on `target`: the target's and the
 /// run's warnings, each rate checked against the ceiling of the links the
 /// device sits behind and for the signs of a cache ([`crate::checks`]),
@@ -506,7 +434,7 @@ pub fn run_document(
     let mut warnings: Vec<Warning> = target.warnings.clone();
     warnings.extend(outcome.warnings);
     if let Some(chain) = &chain {
-        for (what, rate) in shown_rates(outcome.result.as_ref(), &outcome.jobs) {
+        for (what, rate) in checks::shown_rates(outcome.result.as_ref(), &outcome.jobs) {
             warnings.extend(iomark_host::check_ceiling(chain, rate, &what));
         }
         warnings.extend(checks::reads_above_writes(chain.report(), &outcome.jobs));
