@@ -555,7 +555,7 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
         partial,
     };
     let show = progress::wanted(args.quiet);
-    let outline = workload.outline(&target);
+    let outline = workload.outline(&target).repeated(plan.repeat);
     let probe = match known.probe() {
         Some(remembered) => Some(remembered.clone()),
         None if args.probes_first(workload) && target.writable => {

@@ -264,7 +264,7 @@ impl JobFileRun {
         let (obs, _) = self.obs.as_mut().expect("made above");
         // Each job is a run of its own on the progress line.
         obs.follow(
-            workload.outline(target),
+            workload.outline(target).repeated(plan.repeat),
             crate::progress::wanted(args.quiet),
             "",
             None,

@@ -72,6 +72,22 @@ impl std::ops::Add for Eta {
 }
 
 impl Outline {
+    /// The outline run `n` times over (`--repeat`): the steps again, each
+    /// time as tests after the last, so the progress line counts all the
+    /// runs and their time left.
+    pub fn repeated(self, n: u32) -> Outline {
+        let tests = self.steps.iter().map(|s| s.test).max().unwrap_or(0);
+        let steps = (0..n.max(1))
+            .flat_map(|k| {
+                self.steps.iter().map(move |s| Step {
+                    test: s.test + k * tests,
+                    ..s.clone()
+                })
+            })
+            .collect();
+        Outline { steps }
+    }
+
     /// The number of tests.
     pub fn tests(&self) -> u32 {
         self.steps.iter().map(|s| s.test).max().unwrap_or(0)

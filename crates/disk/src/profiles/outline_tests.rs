@@ -402,3 +402,16 @@ fn profiles_across_ranks_keep_what_measured_returns() {
         }
     }
 }
+
+#[test]
+fn a_repeated_outline_counts_every_run() {
+    let once = outline_of(ProfileName::Cdm, psync());
+    let tests = once.tests();
+    let thrice = once.clone().repeated(3);
+    assert_eq!(thrice.steps.len(), 3 * once.steps.len());
+    assert_eq!(thrice.tests(), 3 * tests);
+    // The second run's first step is the test after the first run's last.
+    assert_eq!(thrice.steps[once.steps.len()].test, tests + 1);
+    assert_eq!(thrice.steps[once.steps.len()].label, once.steps[0].label);
+    assert_eq!(once.clone().repeated(1), once);
+}
