@@ -11,9 +11,12 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use iomark_model::units::{Bytes, Nanos};
 use iomark_net::settings::{parse_bitrate, ClientSettings, ServerSettings};
-use iomark_net::NetError;
+use iomark_net::{NetError, RateFormat};
 
 use crate::exit::Exit;
+
+mod output;
+use output::{Output, OutputSettings};
 
 /// `iomark net`: the subcommands.
 #[derive(Debug, Args)]
@@ -30,7 +33,7 @@ enum NetCommand {
     Server(ServerArgs),
     /// Run a test against an iomark or iperf3 server (`-c HOST`, like `iperf3 -c HOST`).
     #[command(short_flag = 'c', long_flag = "client", disable_version_flag = true)]
-    Client(ClientArgs),
+    Client(Box<ClientArgs>),
 }
 
 /// `iomark net server`.
@@ -80,9 +83,66 @@ pub struct ClientArgs {
     /// The server's port.
     #[arg(short = 'p', long, default_value_t = 5201)]
     port: u16,
-    /// Seconds to transmit.
-    #[arg(short = 't', long = "time", default_value_t = 10, value_name = "SECS")]
-    time: u32,
+    /// Seconds to transmit (default 10; not with -n or -k).
+    #[arg(short = 't', long = "time", value_name = "SECS")]
+    time: Option<u32>,
+    /// Send this many bytes instead of for a time, e.g. 10M (1024-based).
+    #[arg(short = 'n', long = "bytes", value_name = "BYTES")]
+    bytes: Option<Bytes>,
+    /// Send this many blocks (-l each) instead of for a time.
+    #[arg(short = 'k', long = "blockcount", value_name = "BLOCKS")]
+    blockcount: Option<Bytes>,
+    /// IPv4 only.
+    #[arg(short = '4', long = "version4")]
+    ipv4: bool,
+    /// IPv6 only.
+    #[arg(short = '6', long = "version6")]
+    ipv6: bool,
+    /// Connect from this local address, interface or both: ADDR, ADDR%DEV or %DEV.
+    #[arg(short = 'B', long = "bind", value_name = "ADDR[%DEV]")]
+    bind: Option<String>,
+    /// Local port of the first data stream; stream i uses PORT + i.
+    #[arg(long, value_name = "PORT")]
+    cport: Option<u16>,
+    /// Send with sendfile(2), without copying the payload (TCP).
+    #[arg(short = 'Z', long = "zerocopy")]
+    zerocopy: bool,
+    /// TCP congestion control for both ends, e.g. bbr or cubic.
+    #[arg(short = 'C', long = "congestion", value_name = "ALGO")]
+    congestion: Option<String>,
+    /// TCP maximum segment size (MSS) of the data streams.
+    #[arg(short = 'M', long = "set-mss", value_name = "BYTES")]
+    mss: Option<u32>,
+    /// IP type of service byte, e.g. 0x10 (decimal, 0x hex or 0 octal).
+    #[arg(short = 'S', long = "tos", value_name = "TOS")]
+    tos: Option<String>,
+    /// DSCP value, 0 to 63 or a name such as ef or af41 (sets the TOS byte).
+    #[arg(long, value_name = "DSCP")]
+    dscp: Option<String>,
+    /// Socket pacing rate in bits per second per stream (SO_MAX_PACING_RATE), e.g. 100M.
+    #[arg(long = "fq-rate", value_name = "RATE", value_parser = parse_bitrate)]
+    fq_rate: Option<u64>,
+    /// Run on CPU n, and ask the server to run on CPU m: n or n,m.
+    #[arg(short = 'A', long = "affinity", value_name = "n[,m]")]
+    affinity: Option<String>,
+    /// Start each output line with "TITLE:  " (also sent to the server).
+    #[arg(short = 'T', long = "title", value_name = "TITLE")]
+    title: Option<String>,
+    /// Unit of the rate column: k, m, g, t (bits/s) or K, M, G, T (Bytes/s).
+    #[arg(short = 'f', long = "format", value_name = "UNIT", value_parser = RateFormat::parse)]
+    format: Option<RateFormat>,
+    /// Flush the output after every line (to follow --logfile live).
+    #[arg(long)]
+    forceflush: bool,
+    /// Start each output line with the time, as strftime FORMAT (default "%c ").
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "%c ")]
+    timestamps: Option<String>,
+    /// Append the output to FILE instead of printing it.
+    #[arg(long, value_name = "FILE")]
+    logfile: Option<std::path::PathBuf>,
+    /// Milliseconds to wait for the server to answer the connection (default 10000).
+    #[arg(long = "connect-timeout", value_name = "MS")]
+    connect_timeout: Option<u64>,
     /// Seconds between interval reports; 0 turns them off.
     #[arg(short = 'i', long, default_value = "1", value_name = "SECS")]
     interval: f64,
@@ -148,6 +208,22 @@ impl ClientArgs {
             host: self.host.clone(),
             port: self.port,
             time: self.time,
+            bytes: self.bytes,
+            blockcount: self.blockcount,
+            ipv4: self.ipv4,
+            ipv6: self.ipv6,
+            bind: self.bind.clone(),
+            cport: self.cport,
+            zerocopy: self.zerocopy,
+            congestion: self.congestion.clone(),
+            mss: self.mss,
+            tos: self.tos.clone(),
+            dscp: self.dscp.clone(),
+            fq_rate: self.fq_rate,
+            affinity: self.affinity.clone(),
+            title: self.title.clone(),
+            format: self.format.unwrap_or_default(),
+            connect_timeout_ms: self.connect_timeout,
             interval_secs: self.interval,
             parallel: self.parallel,
             reverse: self.reverse,
@@ -180,12 +256,17 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
             let json = a.json;
             let store = a.store.clone();
             let mut cfg = a.settings().build()?;
+            let mut out = Output::open(OutputSettings {
+                logfile: a.logfile.clone(),
+                timestamps: a.timestamps.clone(),
+                title: a.title.clone(),
+                forceflush: a.forceflush,
+            })?;
             if cfg.verbose && cfg.text {
-                crate::exit::print(&format!("{}\n", client_settings_line(&cfg)))?;
+                writeln!(out, "{}", client_settings_line(&cfg))?;
             }
             cfg.interrupt = Some(crate::signals::stop_flag()?);
-            let stdout = std::io::stdout();
-            let report = match iomark_net::client::run(&cfg, &mut stdout.lock()) {
+            let report = match iomark_net::client::run(&cfg, &mut out) {
                 Ok(r) => r,
                 Err(NetError::Interrupted) => {
                     eprintln!("iomark: interrupted before the test started");
@@ -197,8 +278,9 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
                 }
             };
             if json {
-                writeln!(stdout.lock(), "{}", report.to_iperf3_json())?;
+                out.raw(&format!("{}\n", report.to_iperf3_json()))?;
             }
+            out.flush()?;
             let mut doc = iomark_net::run_document(&report, crate::record::command_line());
             // The iperf3-shaped text has no place for them; the link checks
             // are iomark's own.

@@ -3,7 +3,7 @@
 //! 1.5 of the protocol notes; `-R` and `--bidir` in 1.6; UDP set-up in 1.12).
 
 use std::io::{ErrorKind, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -14,6 +14,7 @@ use crate::proto::{code, params, Cookie, Params, Protocol, State};
 use crate::proto::{UDP_HELLO, UDP_REPLY, UDP_REPLY_LEGACY};
 use crate::report::{IntervalLines, Peering, Role, TestReport};
 use crate::session::Session;
+use crate::sockopt::{self, Pinned};
 use crate::stream::{stream_id, DataSock, Stream, StreamPlan};
 use crate::NetError;
 
@@ -21,6 +22,8 @@ use crate::NetError;
 const PRECISE_SLEEP: Duration = Duration::from_millis(10);
 /// How long the client waits for each step of the set-up.
 const SETUP_WAIT: Duration = Duration::from_secs(30);
+/// How often a `-n`/`-k` test looks whether its bytes are through.
+const COUNTED_POLL: Duration = Duration::from_millis(2);
 
 /// What the client runs, in iperf3's terms.
 #[derive(Debug, Clone)]
@@ -43,8 +46,14 @@ pub struct ClientConfig {
     /// With `text`, add what iperf3's `-V` adds (cookie, test parameters,
     /// per-stream TCP figures).
     pub verbose: bool,
-    /// Limit for connecting the control connection.
+    /// Limit for connecting the control connection (`--connect-timeout`).
     pub connect_timeout: Duration,
+    /// Where the client's sockets come from (`-4`/`-6`, `-B`, `--cport`).
+    pub local: LocalEnd,
+    /// The CPU the client runs on (`-A`).
+    pub affinity: Option<u32>,
+    /// The rate column's unit (`-f`).
+    pub rate_format: crate::RateFormat,
     /// A flag a signal handler raises (Ctrl-C): the client then sends
     /// CLIENT_TERMINATE and returns what it measured so far.
     pub interrupt: Option<&'static AtomicBool>,
@@ -64,21 +73,115 @@ impl ClientConfig {
             text: true,
             verbose: false,
             connect_timeout: Duration::from_secs(10),
+            local: LocalEnd::default(),
+            affinity: None,
+            rate_format: crate::RateFormat::default(),
             interrupt: None,
         }
     }
 }
 
+/// Which address family the client uses (`-4`, `-6`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Family {
+    /// Whatever the host name resolves to, in the resolver's order.
+    #[default]
+    Any,
+    /// IPv4 only.
+    V4,
+    /// IPv6 only.
+    V6,
+}
+
+/// The client's end of its connections.
+#[derive(Debug, Clone, Default)]
+pub struct LocalEnd {
+    /// `-4`/`-6`.
+    pub family: Family,
+    /// `-B ADDR`: the local address of every connection.
+    pub bind: Option<IpAddr>,
+    /// `-B ADDR%DEV` or `-B %DEV`: the interface every connection leaves
+    /// by (`SO_BINDTODEVICE`).
+    pub device: Option<String>,
+    /// `--cport`: the data streams' local ports, this one and up.
+    pub cport: Option<u16>,
+}
+
+impl LocalEnd {
+    /// A socket for `server`, bound as asked; `port` is the local port.
+    fn socket(&self, server: SocketAddr, ty: Type, port: u16) -> Result<Socket, NetError> {
+        let sock = Socket::new(Domain::for_address(server), ty, None)
+            .map_err(NetError::io("create a socket"))?;
+        if let Some(dev) = &self.device {
+            sock.bind_device(Some(dev.as_bytes())).map_err(|e| {
+                NetError::Invalid(format!(
+                    "-B %{dev}: cannot bind to interface {dev}: {e} (it takes root or CAP_NET_RAW, and an interface that exists)"
+                ))
+            })?;
+        }
+        if self.bind.is_some() || port != 0 {
+            let ip = self.bind.unwrap_or(if server.is_ipv4() {
+                IpAddr::from([0, 0, 0, 0])
+            } else {
+                IpAddr::from([0u16; 8])
+            });
+            if port != 0 {
+                // The previous test's connections on this port may linger.
+                let _ = sock.set_reuse_address(true);
+            }
+            let local = SocketAddr::new(ip, port);
+            sock.bind(&local.into()).map_err(|e| {
+                NetError::Invalid(format!(
+                    "cannot bind to {local} (-B/--cport): {e}; give an address of this host and a free port"
+                ))
+            })?;
+        }
+        Ok(sock)
+    }
+}
+
 /// Run one test against a server; text output (if enabled) goes to `out`.
 pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetError> {
+    let _pinned = match cfg.affinity {
+        Some(cpu) => Some(Pinned::to(cpu).map_err(|e| {
+            NetError::Invalid(format!(
+                "-A {cpu}: cannot run on CPU {cpu}: {e}; give a CPU of this host (0 to {})",
+                std::thread::available_parallelism().map_or(0, |n| n.get() - 1)
+            ))
+        })?),
+        None => None,
+    };
     let addrs: Vec<SocketAddr> = (cfg.host.as_str(), cfg.port)
         .to_socket_addrs()
         .map_err(|source| NetError::Resolve {
             host: cfg.host.clone(),
             source,
         })?
+        .filter(|a| match cfg.local.family {
+            Family::Any => true,
+            Family::V4 => a.is_ipv4(),
+            Family::V6 => a.is_ipv6(),
+        })
+        .filter(|a| cfg.local.bind.is_none_or(|b| b.is_ipv4() == a.is_ipv4()))
         .collect();
-    let sock = connect_any(&addrs, cfg.connect_timeout)?;
+    if addrs.is_empty() {
+        return Err(NetError::Invalid(format!(
+            "{} has no address of the family asked for (-4/-6, or that of -B)",
+            cfg.host
+        )));
+    }
+    // The kernel's word on -C, -M, -S and --fq-rate before the server is
+    // involved: a refusal then ends the run without a half-set-up test.
+    let probe_ty = match cfg.params.protocol {
+        Protocol::Tcp => Type::STREAM,
+        Protocol::Udp => Type::DGRAM,
+    };
+    let probe = Socket::new(Domain::for_address(addrs[0]), probe_ty, None)
+        .map_err(NetError::io("create a socket"))?;
+    sockopt::apply(socket2::SockRef::from(&probe), &cfg.params, addrs[0])
+        .map_err(sockopt::Refused::into_client_error)?;
+    drop(probe);
+    let sock = connect_any(&addrs, &cfg.local, cfg.connect_timeout)?;
     let started = SystemTime::now();
     if cfg.text {
         let _ = writeln!(out, "Connecting to host {}, port {}", cfg.host, cfg.port);
@@ -105,9 +208,12 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
     let mut streams = Vec::with_capacity(params.stream_count());
     for i in 0..params.stream_count() {
         let sending = params.client_sends(i);
+        // --cport: stream i from that port + i, as iperf3 (its reverse
+        // streams of --bidir from the port + P + i).
+        let port = cfg.local.cport.map_or(0, |p| p.wrapping_add(i as u16));
         let sock = match params.protocol {
-            Protocol::Tcp => DataSock::Tcp(tcp_stream(server, cfg, &cookie)?),
-            Protocol::Udp => DataSock::Udp(udp_stream(server, cfg, params.len, !sending)?),
+            Protocol::Tcp => DataSock::Tcp(tcp_stream(server, cfg, &params, port, &cookie)?),
+            Protocol::Udp => DataSock::Udp(udp_stream(server, cfg, &params, port, !sending)?),
         };
         let s = Stream::new(stream_id(i), sending, sock)
             .map_err(NetError::io("set up a data stream"))?;
@@ -126,8 +232,14 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         tcp_mss: mss,
     };
     let omit = Duration::from_secs(params.omit as u64);
-    let end_after = omit + Duration::from_secs(params.time as u64);
+    let end_bytes = StreamPlan::end_bytes(&params);
+    // A -n/-k test has no time: it ends when its bytes are through.
+    let end_after = match end_bytes {
+        None => omit + Duration::from_secs(params.time as u64),
+        Some(_) => Duration::MAX,
+    };
     let mut report = TestReport::opening(peering, params, &streams, started, cfg.interval);
+    report.rate_format = cfg.rate_format;
     if cfg.text {
         let _ = write!(out, "{}", report.header_text());
         if cfg.verbose {
@@ -136,25 +248,41 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
     }
 
     let mut session = Session::start(streams, plan, omit, cfg.interval)?;
-    let end_at = Instant::now() + end_after;
+    let end_at = Instant::now().checked_add(end_after);
     let mut lines = IntervalLines::new(cfg.text);
     let mut interrupted = false;
     loop {
         let now = Instant::now();
-        if now >= end_at {
+        if end_at.is_some_and(|e| now >= e) {
             break;
         }
-        let wake = session.next_wake().map_or(end_at, |w| w.min(end_at));
+        // -n/-k: over once this host has sent or received them all, as
+        // iperf3 decides; the streams are checked every COUNTED_POLL.
+        let mut wake = session
+            .next_wake()
+            .into_iter()
+            .chain(end_at)
+            .fold(now + SETUP_WAIT, Instant::min);
+        if let Some(total) = end_bytes {
+            let (sent, received) = session.bytes_sent_received();
+            if sent >= total || received >= total {
+                break;
+            }
+            wake = wake.min(now + COUNTED_POLL);
+        }
         let left = wake.saturating_duration_since(now);
         // A socket read timeout counts in jiffies (4 ms at HZ=250) and
         // rounds up; the last few milliseconds are slept precisely, so the
         // test ends on time.
-        if left < PRECISE_SLEEP {
+        if left < PRECISE_SLEEP && end_bytes.is_none() {
             std::thread::sleep(left);
             lines.print(&report, &session.tick(Instant::now()), out);
             continue;
         }
-        match ctrl.poll_state(left - PRECISE_SLEEP / 2) {
+        let poll = left
+            .saturating_sub(PRECISE_SLEEP / 2)
+            .max(Duration::from_millis(1));
+        match ctrl.poll_state(poll) {
             Ok(None) => {}
             Ok(Some(s)) => return Err(peer_state(&mut ctrl, s, "the test")),
             Err(NetError::Interrupted) => {
@@ -208,11 +336,25 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
     Ok(report)
 }
 
-fn connect_any(addrs: &[SocketAddr], timeout: Duration) -> Result<TcpStream, NetError> {
+fn connect_any(
+    addrs: &[SocketAddr],
+    local: &LocalEnd,
+    timeout: Duration,
+) -> Result<TcpStream, NetError> {
     let mut last = None;
     for a in addrs {
-        match TcpStream::connect_timeout(a, timeout) {
-            Ok(s) => return Ok(s),
+        let sock = local.socket(*a, Type::STREAM, 0)?;
+        match sock.connect_timeout(&(*a).into(), timeout) {
+            Ok(()) => return Ok(sock.into()),
+            Err(e) if e.kind() == ErrorKind::TimedOut || e.kind() == ErrorKind::WouldBlock => {
+                last = Some((
+                    *a,
+                    std::io::Error::new(
+                        ErrorKind::TimedOut,
+                        format!("no answer within {timeout:?} (--connect-timeout)"),
+                    ),
+                ))
+            }
             Err(e) => last = Some((*a, e)),
         }
     }
@@ -260,18 +402,14 @@ fn peer_state(ctrl: &mut Control, got: State, expected: &'static str) -> NetErro
 fn tcp_stream(
     server: SocketAddr,
     cfg: &ClientConfig,
+    params: &Params,
+    port: u16,
     cookie: &Cookie,
 ) -> Result<TcpStream, NetError> {
-    let sock = Socket::new(Domain::for_address(server), Type::STREAM, None)
-        .map_err(NetError::io("create a data socket"))?;
-    if let Some(w) = cfg.params.window {
-        // Before connect, so the window scale in the SYN fits the buffer.
-        let _ = sock.set_send_buffer_size(w as usize);
-        let _ = sock.set_recv_buffer_size(w as usize);
-    }
-    if cfg.params.nodelay {
-        let _ = sock.set_nodelay(true);
-    }
+    let sock = cfg.local.socket(server, Type::STREAM, port)?;
+    // Before connect, so the window scale and MSS in the SYN fit.
+    sockopt::apply(socket2::SockRef::from(&sock), params, server)
+        .map_err(sockopt::Refused::into_client_error)?;
     sock.connect_timeout(&server.into(), cfg.connect_timeout)
         .map_err(NetError::io(format!("open a data stream to {server}")))?;
     let mut s: TcpStream = sock.into();
@@ -283,12 +421,15 @@ fn tcp_stream(
 fn udp_stream(
     server: SocketAddr,
     cfg: &ClientConfig,
-    len: u32,
+    params: &Params,
+    port: u16,
     receives: bool,
 ) -> Result<UdpSocket, NetError> {
-    let sock = Socket::new(Domain::for_address(server), Type::DGRAM, None)
-        .map_err(NetError::io("create a UDP socket"))?;
-    match cfg.params.window {
+    let len = params.len;
+    let sock = cfg.local.socket(server, Type::DGRAM, port)?;
+    sockopt::apply(socket2::SockRef::from(&sock), params, server)
+        .map_err(sockopt::Refused::into_client_error)?;
+    match params.window {
         Some(w) => {
             let _ = sock.set_send_buffer_size(w as usize);
             let _ = sock.set_recv_buffer_size(w as usize);
@@ -299,13 +440,15 @@ fn udp_stream(
         }
         None => {}
     }
-    let any: SocketAddr = if server.is_ipv4() {
-        "0.0.0.0:0".parse().expect("literal")
-    } else {
-        "[::]:0".parse().expect("literal")
-    };
-    sock.bind(&any.into())
-        .map_err(NetError::io("bind a UDP socket"))?;
+    if cfg.local.bind.is_none() && port == 0 {
+        let any: SocketAddr = if server.is_ipv4() {
+            "0.0.0.0:0".parse().expect("literal")
+        } else {
+            "[::]:0".parse().expect("literal")
+        };
+        sock.bind(&any.into())
+            .map_err(NetError::io("bind a UDP socket"))?;
+    }
     sock.connect(&server.into())
         .map_err(NetError::io(format!("connect a UDP socket to {server}")))?;
     let s: UdpSocket = sock.into();

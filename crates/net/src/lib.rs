@@ -25,12 +25,13 @@ mod report;
 pub mod server;
 mod session;
 pub mod settings;
+mod sockopt;
 mod stream;
 mod sys;
 
 pub use client::ClientConfig;
 pub use document::run_document;
-pub use report::{Peering, Role, TestReport};
+pub use report::{Peering, RateFormat, Role, TestReport};
 pub use server::ServerConfig;
 
 /// Why a network test could not run or finish.

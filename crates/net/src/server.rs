@@ -25,6 +25,7 @@ use crate::proto::UDP_REPLY;
 use crate::proto::{code, params, Cookie, Params, Protocol, State, MAX_PARAMS_LEN};
 use crate::report::{IntervalLines, Peering, Role, TestReport};
 use crate::session::Session;
+use crate::sockopt::{self, Pinned};
 use crate::stream::{stream_id, DataSock, Stream, StreamPlan};
 use crate::NetError;
 
@@ -270,6 +271,19 @@ impl Server {
             });
         }
 
+        // -A n,m: this test's thread, and the stream threads it starts, on
+        // CPU m until the test ends.
+        let _pinned = match params.server_affinity.map(Pinned::to) {
+            Some(Err(e)) => {
+                release.now();
+                ctrl.write_server_error(code::AFFINITY, e.raw_os_error().unwrap_or(0));
+                return Err(NetError::Invalid(format!(
+                    "the client asked for CPU {} (-A n,m), which this host refuses: {e}",
+                    params.server_affinity.unwrap_or(0)
+                )));
+            }
+            pinned => pinned.and_then(Result::ok),
+        };
         let total = params.stream_count();
         let udp = match params.protocol {
             Protocol::Udp => match udp_listener(self.local, None) {
@@ -317,13 +331,13 @@ impl Server {
         for (i, sock) in socks.into_iter().enumerate() {
             let sending = !params.client_sends(i);
             if let DataSock::Tcp(s) = &sock {
-                let r = SockRef::from(s);
-                if let Some(w) = params.window {
-                    let _ = r.set_send_buffer_size(w as usize);
-                    let _ = r.set_recv_buffer_size(w as usize);
-                }
-                if params.nodelay {
-                    let _ = r.set_nodelay(true);
+                if let Err(r) = sockopt::apply(SockRef::from(s), &params, peer) {
+                    release.now();
+                    ctrl.write_server_error(r.code, r.source.raw_os_error().unwrap_or(0));
+                    return Err(NetError::Invalid(format!(
+                        "the client asked for {} {}, which this host's kernel refuses: {}",
+                        r.flag, r.asked, r.source
+                    )));
                 }
             }
             streams.push(

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use iomark_model::units::{Bytes, Nanos};
 
+use crate::client::{Family, LocalEnd};
 use crate::proto::{params, Params, Protocol};
 use crate::{ClientConfig, NetError, ServerConfig};
 
@@ -46,8 +47,40 @@ pub struct ClientSettings {
     pub host: String,
     /// The server's port.
     pub port: u16,
-    /// Seconds to transmit (`-t`).
-    pub time: u32,
+    /// Seconds to transmit (`-t`); `None` for iperf3's 10 unless `-n`/`-k`.
+    pub time: Option<u32>,
+    /// Bytes to send instead of a time (`-n`).
+    pub bytes: Option<Bytes>,
+    /// Blocks to send instead of a time (`-k`).
+    pub blockcount: Option<Bytes>,
+    /// IPv4 only (`-4`).
+    pub ipv4: bool,
+    /// IPv6 only (`-6`).
+    pub ipv6: bool,
+    /// Local address and/or device (`-B ADDR`, `-B ADDR%DEV`, `-B %DEV`).
+    pub bind: Option<String>,
+    /// The data streams' first local port (`--cport`).
+    pub cport: Option<u16>,
+    /// `sendfile` instead of `write` (`-Z`).
+    pub zerocopy: bool,
+    /// TCP congestion control (`-C`).
+    pub congestion: Option<String>,
+    /// TCP MSS (`-M`).
+    pub mss: Option<u32>,
+    /// IP type of service (`-S`): decimal, `0x` hex or `0` octal.
+    pub tos: Option<String>,
+    /// DSCP (`--dscp`): 0 to 63 or a name such as `ef` or `af41`.
+    pub dscp: Option<String>,
+    /// Socket pacing in bits per second (`--fq-rate`).
+    pub fq_rate: Option<u64>,
+    /// CPU affinity (`-A n[,m]`): the client's CPU, and the server's.
+    pub affinity: Option<String>,
+    /// Output line prefix, also sent to the server (`-T`).
+    pub title: Option<String>,
+    /// The rate column's unit (`-f`).
+    pub format: crate::RateFormat,
+    /// Milliseconds to wait for the control connection (`--connect-timeout`).
+    pub connect_timeout_ms: Option<u64>,
     /// Seconds between interval reports; 0 turns them off (`-i`).
     pub interval_secs: f64,
     /// Parallel streams (`-P`).
@@ -149,11 +182,56 @@ impl ClientSettings {
                 self.parallel
             ));
         }
-        if self.time == 0 || self.time as u64 > params::MAX_TIME {
+        let (num, blockcount) = (
+            self.bytes.map_or(0, Bytes::get),
+            self.blockcount.map_or(0, Bytes::get),
+        );
+        if [
+            self.time.is_some(),
+            self.bytes.is_some(),
+            self.blockcount.is_some(),
+        ]
+        .iter()
+        .filter(|&&b| b)
+        .count()
+            > 1
+        {
+            return invalid("-t, -n and -k each end the test: give only one of them".to_string());
+        }
+        if self.bytes.is_some() && num == 0 || self.blockcount.is_some() && blockcount == 0 {
+            return invalid("-n and -k take at least 1 (bytes or blocks to send)".to_string());
+        }
+        let time = match self.time {
+            Some(t) if t == 0 || t as u64 > params::MAX_TIME => {
+                return invalid(format!("-t {t} is out of range: give 1 to 86400 seconds"))
+            }
+            Some(t) => t,
+            // iperf3 sends a time of 0 with -n/-k: no time limit.
+            None if num > 0 || blockcount > 0 => 0,
+            None => 10,
+        };
+        let local = self.local_end()?;
+        let tos = self.tos()?;
+        let affinity = self.affinity()?;
+        if let Some(mss) = self.mss.filter(|m| !(1..=9216).contains(m)) {
             return invalid(format!(
-                "-t {} is out of range: give 1 to 86400 seconds",
-                self.time
+                "-M {mss} is out of range: give 1 to 9216 bytes (iperf3's limit)"
             ));
+        }
+        if let Some(cc) = self
+            .congestion
+            .as_deref()
+            .filter(|c| !crate::proto::untrusted::is_congestion_name(c))
+        {
+            return invalid(format!(
+                "-C {cc}: a congestion control is named by 1 to 16 letters, digits, '_' or '-', e.g. cubic or bbr"
+            ));
+        }
+        if self.zerocopy && protocol == Protocol::Udp {
+            return invalid(
+                "-Z sends TCP with sendfile; UDP has no zerocopy path: leave out -Z or -u"
+                    .to_string(),
+            );
         }
         if self.omit as u64 > params::MAX_OMIT {
             return invalid(format!(
@@ -191,7 +269,16 @@ impl ClientSettings {
             params: Params {
                 protocol,
                 omit: self.omit,
-                time: self.time,
+                time,
+                num,
+                blockcount,
+                mss: self.mss,
+                tos,
+                fqrate: self.fq_rate,
+                zerocopy: self.zerocopy,
+                server_affinity: affinity.1,
+                congestion: self.congestion.clone(),
+                title: self.title.clone(),
                 parallel: self.parallel,
                 reverse: self.reverse,
                 bidirectional: self.bidir,
@@ -204,8 +291,144 @@ impl ClientSettings {
             interval: interval(self.interval_secs)?,
             text: !self.json,
             verbose: self.verbose,
+            local,
+            affinity: affinity.0,
+            rate_format: self.format,
+            connect_timeout: self
+                .connect_timeout_ms
+                .map_or(Duration::from_secs(10), Duration::from_millis),
             ..ClientConfig::new(self.host.clone())
         })
+    }
+
+    /// `-4`, `-6`, `-B` and `--cport`.
+    fn local_end(&self) -> Result<LocalEnd, NetError> {
+        let family = match (self.ipv4, self.ipv6) {
+            (true, true) => return invalid("-4 and -6 exclude each other: give one".to_string()),
+            (true, false) => Family::V4,
+            (false, true) => Family::V6,
+            (false, false) => Family::Any,
+        };
+        let (bind, device) = match self.bind.as_deref() {
+            None => (None, None),
+            Some(b) => {
+                let (addr, dev) = match b.split_once('%') {
+                    Some((a, d)) => (a, Some(d)),
+                    None => (b, None),
+                };
+                if dev.is_some_and(str::is_empty) {
+                    return invalid(format!("-B {b}: name a device after %, e.g. -B %eth0"));
+                }
+                let ip = match addr {
+                    "" => None,
+                    a => Some(a.parse::<IpAddr>().map_err(|e| {
+                        NetError::Invalid(format!(
+                            "-B {b}: {a} is not an IP address: give a local address such as 127.0.0.1, optionally with %DEVICE: {e}"
+                        ))
+                    })?),
+                };
+                (ip, dev.map(str::to_string))
+            }
+        };
+        if let Some(ip) = bind {
+            if family == Family::V4 && ip.is_ipv6() || family == Family::V6 && ip.is_ipv4() {
+                return invalid(format!("-B {ip} is not of the family -4/-6 asks for"));
+            }
+        }
+        if self.cport == Some(0) {
+            return invalid("--cport 0: give a port from 1 to 65535".to_string());
+        }
+        Ok(LocalEnd {
+            family,
+            bind,
+            device,
+            cport: self.cport,
+        })
+    }
+
+    /// `-S` or `--dscp` as the TOS byte.
+    fn tos(&self) -> Result<Option<u32>, NetError> {
+        match (&self.tos, &self.dscp) {
+            (Some(_), Some(_)) => {
+                invalid("-S and --dscp both set the TOS byte: give one".to_string())
+            }
+            (Some(t), None) => parse_tos(t).map(Some),
+            (None, Some(d)) => parse_dscp(d).map(|d| Some(d << 2)),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// `-A n[,m]`: the client's CPU and the server's.
+    fn affinity(&self) -> Result<(Option<u32>, Option<u32>), NetError> {
+        let Some(a) = &self.affinity else {
+            return Ok((None, None));
+        };
+        let cpu = |s: &str| {
+            s.trim().parse::<u32>().map_err(|_| {
+                NetError::Invalid(format!(
+                    "-A {a}: give a CPU number, or two as n,m (the client's and the server's)"
+                ))
+            })
+        };
+        match a.split_once(',') {
+            Some((c, s)) => Ok((Some(cpu(c)?), Some(cpu(s)?))),
+            None => Ok((Some(cpu(a)?), None)),
+        }
+    }
+}
+
+/// `-S`: 0 to 255 in decimal, `0x` hex or leading-`0` octal, as iperf3's
+/// `strtol(..., 0)` reads it.
+fn parse_tos(s: &str) -> Result<u32, NetError> {
+    let t = s.trim();
+    let v = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        u32::from_str_radix(h, 16)
+    } else if t.len() > 1 && t.starts_with('0') {
+        u32::from_str_radix(&t[1..], 8)
+    } else {
+        t.parse()
+    };
+    match v {
+        Ok(v) if v <= 255 => Ok(v),
+        _ => invalid(format!(
+            "-S {s}: give a TOS byte from 0 to 255 (decimal, 0x hex or 0 octal), e.g. 0x10"
+        )),
+    }
+}
+
+/// `--dscp`: 0 to 63, or a name of RFC 2474/2597/3246/5865.
+fn parse_dscp(s: &str) -> Result<u32, NetError> {
+    let named = match s.to_ascii_lowercase().as_str() {
+        "cs0" | "df" | "be" => Some(0),
+        "cs1" => Some(8),
+        "cs2" => Some(16),
+        "cs3" => Some(24),
+        "cs4" => Some(32),
+        "cs5" => Some(40),
+        "cs6" => Some(48),
+        "cs7" => Some(56),
+        "af11" => Some(10),
+        "af12" => Some(12),
+        "af13" => Some(14),
+        "af21" => Some(18),
+        "af22" => Some(20),
+        "af23" => Some(22),
+        "af31" => Some(26),
+        "af32" => Some(28),
+        "af33" => Some(30),
+        "af41" => Some(34),
+        "af42" => Some(36),
+        "af43" => Some(38),
+        "va" | "voice-admit" => Some(44),
+        "ef" => Some(46),
+        "le" => Some(1),
+        _ => None,
+    };
+    match named.or_else(|| parse_tos(s).ok().filter(|&v| v <= 63)) {
+        Some(v) => Ok(v),
+        None => invalid(format!(
+            "--dscp {s}: give 0 to 63 or a name such as ef, af41 or cs1"
+        )),
     }
 }
 
@@ -252,5 +475,17 @@ mod tests {
         assert_eq!(parse_bitrate("2.5k").unwrap(), 2500);
         assert_eq!(parse_bitrate("100").unwrap(), 100);
         assert!(parse_bitrate("1M/10").is_err());
+    }
+
+    #[test]
+    fn tos_and_dscp_read_as_iperf3_reads_them() {
+        assert_eq!(parse_tos("0x10").unwrap(), 16);
+        assert_eq!(parse_tos("020").unwrap(), 16);
+        assert_eq!(parse_tos("16").unwrap(), 16);
+        assert!(parse_tos("256").is_err());
+        assert_eq!(parse_dscp("ef").unwrap(), 46);
+        assert_eq!(parse_dscp("AF41").unwrap(), 34);
+        assert_eq!(parse_dscp("10").unwrap(), 10);
+        assert!(parse_dscp("64").is_err());
     }
 }

@@ -82,25 +82,74 @@ pub struct StreamInfo {
     pub direction: NetDirection,
 }
 
+/// The blocks this host's sending streams may still write, shared by them
+/// all: `-n` and `-k` count the test's blocks, not each stream's.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    blocks: AtomicU64,
+}
+
+impl Budget {
+    /// Take one block; false once none is left.
+    fn take(&self) -> bool {
+        self.blocks
+            .fetch_update(Relaxed, Relaxed, |b| b.checked_sub(1))
+            .is_ok()
+    }
+}
+
 /// What every stream of a test does.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct StreamPlan {
     pub protocol: Protocol,
     pub len: usize,
     /// Bits per second for this stream; 0 is unlimited.
     pub rate: u64,
     pub udp_counters_64bit: bool,
+    /// With `-n` or `-k`: the blocks left to send. A sender writes whole
+    /// blocks, as iperf3's does, so `-n` sends `num` rounded up to a
+    /// block.
+    pub budget: Option<Arc<Budget>>,
+    /// TCP senders use `sendfile` (`-Z`).
+    pub zerocopy: bool,
 }
 
 impl StreamPlan {
     /// What the streams of a test with these (resolved) parameters do.
     pub fn of(params: &Params) -> StreamPlan {
+        let len = params.len.max(1) as u64;
+        let blocks = match (params.num, params.blockcount) {
+            (0, 0) => None,
+            (0, k) => Some(k),
+            (n, _) => Some(n.div_ceil(len)),
+        };
         StreamPlan {
             protocol: params.protocol,
             len: params.len as usize,
             rate: params.bandwidth,
             udp_counters_64bit: params.udp_counters_64bit,
+            budget: blocks.map(|b| {
+                Arc::new(Budget {
+                    blocks: AtomicU64::new(b),
+                })
+            }),
+            zerocopy: params.zerocopy,
         }
+    }
+
+    /// Bytes after which a `-n`/`-k` test is over, sent or received:
+    /// `None` for a timed test.
+    pub fn end_bytes(params: &Params) -> Option<u64> {
+        match (params.num, params.blockcount) {
+            (0, 0) => None,
+            (0, k) => Some(k.saturating_mul(params.len as u64)),
+            (n, _) => Some(n),
+        }
+    }
+
+    /// Take a block from the budget, if the test counts them.
+    fn next_block(&self) -> bool {
+        self.budget.as_ref().is_none_or(|b| b.take())
     }
 }
 
@@ -196,7 +245,8 @@ impl Stream {
     }
 
     /// Start the stream's thread.
-    pub fn start(&mut self, plan: StreamPlan, stop: Arc<AtomicBool>) -> std::io::Result<()> {
+    pub fn start(&mut self, plan: &StreamPlan, stop: Arc<AtomicBool>) -> std::io::Result<()> {
+        let plan = plan.clone();
         let counters = Arc::clone(&self.counters);
         let sending = self.sending;
         let name = format!("net-stream-{}", self.id);
@@ -204,14 +254,14 @@ impl Stream {
         fn spawn<S: Send + 'static>(
             name: String,
             sock: S,
-            work: fn(S, StreamPlan, &Counters, &AtomicBool),
+            work: fn(S, &StreamPlan, &Counters, &AtomicBool),
             plan: StreamPlan,
             counters: Arc<Counters>,
             stop: Arc<AtomicBool>,
         ) -> std::io::Result<JoinHandle<()>> {
             std::thread::Builder::new()
                 .name(name)
-                .spawn(move || work(sock, plan, &counters, &stop))
+                .spawn(move || work(sock, &plan, &counters, &stop))
         }
         let handle = match &self.sock {
             DataSock::Tcp(s) => {
@@ -363,18 +413,53 @@ fn payload(len: usize) -> AlignedBuf {
     buf
 }
 
-fn tcp_send(mut s: TcpStream, plan: StreamPlan, c: &Counters, stop: &AtomicBool) {
-    let buf = payload(plan.len);
-    let buf = buf.bytes();
+/// Where a TCP sender's blocks come from: its buffer, written with
+/// `write`, or (`-Z`) an in-memory file holding the same bytes, sent with
+/// `sendfile`, so the payload never passes through user space.
+enum Blocks {
+    Buffer(AlignedBuf),
+    File(std::fs::File, usize),
+}
+
+impl Blocks {
+    fn new(plan: &StreamPlan) -> Blocks {
+        let buf = payload(plan.len);
+        if plan.zerocopy {
+            // Without a memfd (a kernel before 3.17) the copy path sends
+            // the same bytes.
+            if let Ok(f) = sys::memfd_with(buf.bytes()) {
+                return Blocks::File(f, plan.len);
+            }
+        }
+        Blocks::Buffer(buf)
+    }
+
+    /// Send the block's bytes from `from` on.
+    fn send(&self, s: &mut TcpStream, from: usize) -> std::io::Result<usize> {
+        match self {
+            Blocks::Buffer(b) => s.write(&b.bytes()[from..]),
+            Blocks::File(f, len) => {
+                sys::sendfile(s.as_raw_fd(), f.as_raw_fd(), from as u64, len - from)
+            }
+        }
+    }
+}
+
+fn tcp_send(mut s: TcpStream, plan: &StreamPlan, c: &Counters, stop: &AtomicBool) {
+    let blocks = Blocks::new(plan);
     let start = Instant::now();
     let mut sent = 0u64;
+    // Where the next write starts in the block: a short write (a send
+    // timeout) finishes the block before the budget is asked for another.
+    let mut at = 0usize;
     while !stop.load(Relaxed) {
-        if !pace(start, sent, plan.rate, stop) {
+        if at == 0 && (!plan.next_block() || !pace(start, sent, plan.rate, stop)) {
             break;
         }
-        match s.write(buf) {
+        match blocks.send(&mut s, at) {
             Ok(n) => {
                 sent += n as u64;
+                at = (at + n) % plan.len;
                 c.bytes.fetch_add(n as u64, Relaxed);
             }
             Err(e) if transient(&e) => {}
@@ -383,7 +468,7 @@ fn tcp_send(mut s: TcpStream, plan: StreamPlan, c: &Counters, stop: &AtomicBool)
     }
 }
 
-fn tcp_recv(mut s: TcpStream, plan: StreamPlan, c: &Counters, stop: &AtomicBool) {
+fn tcp_recv(mut s: TcpStream, plan: &StreamPlan, c: &Counters, stop: &AtomicBool) {
     let mut buf = AlignedBuf::zeroed(plan.len.max(1));
     let buf = buf.bytes_mut();
     while !stop.load(Relaxed) {
@@ -401,14 +486,20 @@ fn tcp_recv(mut s: TcpStream, plan: StreamPlan, c: &Counters, stop: &AtomicBool)
     }
 }
 
-fn udp_send(s: UdpSocket, plan: StreamPlan, c: &Counters, stop: &AtomicBool) {
+fn udp_send(s: UdpSocket, plan: &StreamPlan, c: &Counters, stop: &AtomicBool) {
     let header = if plan.udp_counters_64bit { 16 } else { 12 };
     let mut buf = payload(plan.len.max(header));
     let buf = buf.bytes_mut();
     let start = Instant::now();
     let mut sent = 0u64;
     let mut seq: u64 = 1;
+    // A datagram the socket refused (ENOBUFS) keeps its block for the retry.
+    let mut owed = false;
     while !stop.load(Relaxed) {
+        if !owed && !plan.next_block() {
+            break;
+        }
+        owed = true;
         if !pace(start, sent, plan.rate, stop) {
             break;
         }
@@ -422,6 +513,7 @@ fn udp_send(s: UdpSocket, plan: StreamPlan, c: &Counters, stop: &AtomicBool) {
         }
         match s.send(buf) {
             Ok(n) => {
+                owed = false;
                 seq += 1;
                 sent += n as u64;
                 c.bytes.fetch_add(n as u64, Relaxed);
@@ -472,7 +564,7 @@ impl UdpTrack {
     }
 }
 
-fn udp_recv(s: UdpSocket, plan: StreamPlan, c: &Counters, stop: &AtomicBool) {
+fn udp_recv(s: UdpSocket, plan: &StreamPlan, c: &Counters, stop: &AtomicBool) {
     let header = if plan.udp_counters_64bit { 16 } else { 12 };
     let mut buf = AlignedBuf::zeroed(plan.len.max(65536));
     let buf = buf.bytes_mut();

@@ -72,6 +72,12 @@ pub struct Params {
     pub mss: Option<u32>,
     /// `IP_TOS` (`-S`).
     pub tos: Option<u32>,
+    /// `SO_MAX_PACING_RATE` in bits per second (`--fq-rate`).
+    pub fqrate: Option<u64>,
+    /// The sender uses `sendfile` (`-Z`).
+    pub zerocopy: bool,
+    /// The CPU the server's end of the test runs on (`-A n,m`).
+    pub server_affinity: Option<u32>,
     /// 64-bit UDP sequence numbers.
     pub udp_counters_64bit: bool,
     /// The client wants the server's output in the results.
@@ -103,6 +109,9 @@ impl Default for Params {
             nodelay: false,
             mss: None,
             tos: None,
+            fqrate: None,
+            zerocopy: false,
+            server_affinity: None,
             udp_counters_64bit: false,
             get_server_output: false,
             congestion: None,
@@ -144,6 +153,9 @@ impl Params {
             Protocol::Udp => m.insert("udp".into(), Value::Bool(true)),
         };
         m.insert("omit".into(), self.omit.into());
+        if let Some(cpu) = self.server_affinity {
+            m.insert("server_affinity".into(), cpu.into());
+        }
         m.insert("time".into(), self.time.into());
         m.insert("num".into(), self.num.into());
         m.insert("blockcount".into(), self.blockcount.into());
@@ -167,6 +179,9 @@ impl Params {
         if self.bandwidth != 0 {
             m.insert("bandwidth".into(), self.bandwidth.into());
         }
+        if let Some(rate) = self.fqrate {
+            m.insert("fqrate".into(), rate.into());
+        }
         if let Some(tos) = self.tos {
             m.insert("TOS".into(), tos.into());
         }
@@ -184,6 +199,9 @@ impl Params {
         }
         if self.udp_counters_64bit {
             m.insert("udp_counters_64bit".into(), 1.into());
+        }
+        if self.zerocopy {
+            m.insert("zerocopy".into(), 1.into());
         }
         m.insert("pacing_timer".into(), 1000.into());
         if let Some(v) = &self.client_version {
@@ -251,6 +269,10 @@ impl Params {
         } as u32;
         p.bandwidth = ranged(&m, "bandwidth", 0, u64::MAX, code::RECV_PARAMS)?.unwrap_or(0);
         p.tos = ranged(&m, "TOS", 0, 255, code::BAD_TOS)?.map(|v| v as u32);
+        p.fqrate = ranged(&m, "fqrate", 0, u64::MAX, code::RECV_PARAMS)?;
+        p.zerocopy = flag(&m, "zerocopy")?;
+        p.server_affinity =
+            ranged(&m, "server_affinity", 0, u32::MAX as u64, code::RECV_PARAMS)?.map(|v| v as u32);
         p.udp_counters_64bit = flag(&m, "udp_counters_64bit")?;
         p.get_server_output = flag(&m, "get_server_output")?;
         p.congestion = text(&m, "congestion")?;

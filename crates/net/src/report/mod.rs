@@ -18,10 +18,12 @@ use iomark_model::net::{CpuUtilization, NetDirection};
 use crate::proto::{Params, Protocol, Results};
 use crate::stream::{Snapshot, Stream, StreamInfo};
 use crate::sys::TcpInfo;
+pub use units::RateFormat;
 
 mod json;
 mod model;
 mod text;
+mod units;
 mod verbose;
 
 pub(crate) use text::IntervalLines;
@@ -104,6 +106,8 @@ pub struct TestReport {
     pub interval_secs: f64,
     /// Stopped by Ctrl-C: the figures are this host's only, up to then.
     pub interrupted: bool,
+    /// The rate column's unit in the text output (`-f`).
+    pub rate_format: RateFormat,
 }
 
 /// Who a report is from and with, as the control connection has it.
@@ -165,6 +169,7 @@ impl TestReport {
             remote: None,
             interval_secs: interval.map_or(0.0, |i| i.as_secs_f64()),
             interrupted: false,
+            rate_format: RateFormat::default(),
             params,
         }
     }

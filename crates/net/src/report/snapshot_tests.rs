@@ -138,6 +138,7 @@ fn base(role: Role, params: Params, streams: Vec<StreamInfo>) -> TestReport {
         remote: None,
         interval_secs: 1.0,
         interrupted: false,
+        rate_format: Default::default(),
     }
 }
 
