@@ -49,10 +49,10 @@ impl Output {
         };
         if let Some(f) = &settings.timestamps {
             // A bad format is found before the test, not on its first line.
-            let mut probe = String::new();
-            use std::fmt::Write as _;
-            write!(probe, "{}", jiff::Zoned::now().strftime(f)).map_err(|_| {
-                anyhow::anyhow!("--timestamps={f} is not a strftime format iomark can print (e.g. '%c ' or '%H:%M:%S ')")
+            stamp(f).map_err(|e| {
+                anyhow::anyhow!(
+                    "--timestamps={f} is not a strftime format iomark can print (e.g. '%c ' or '%H:%M:%S '): {e}"
+                )
             })?;
         }
         Ok(Output {
@@ -70,13 +70,19 @@ impl Output {
 
     fn prefix(&mut self) -> io::Result<()> {
         if let Some(f) = &self.settings.timestamps {
-            write!(self.sink, "{}", jiff::Zoned::now().strftime(f))?;
+            let now = stamp(f).map_err(io::Error::other)?;
+            self.sink.write_all(now.as_bytes())?;
         }
         if let Some(t) = &self.settings.title {
             write!(self.sink, "{t}:  ")?;
         }
         Ok(())
     }
+}
+
+/// The time now in `format`, strictly: an unknown directive is an error.
+fn stamp(format: &str) -> Result<String, jiff::Error> {
+    jiff::fmt::strtime::format(format, &jiff::Zoned::now())
 }
 
 impl Write for Output {

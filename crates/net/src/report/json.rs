@@ -58,9 +58,15 @@ impl TestReport {
             connecting_to,
             accepted_connection,
             cookie: self.peering.cookie.clone(),
-            tcp_mss_default: if udp { None } else { self.peering.tcp_mss },
+            // iperf3 names the key for where the MSS came from: -M or the kernel.
+            tcp_mss_default: if udp || p.mss.is_some() {
+                None
+            } else {
+                self.peering.tcp_mss
+            },
+            tcp_mss: if udp { None } else { p.mss },
             target_bitrate: p.bandwidth,
-            fq_rate: 0,
+            fq_rate: p.fqrate.unwrap_or(0),
             sock_bufsize: p.window.map_or(0, u64::from),
             sndbuf_actual: self.sndbuf_actual,
             rcvbuf_actual: self.rcvbuf_actual,
@@ -76,7 +82,7 @@ impl TestReport {
                 tos: p.tos.unwrap_or(0),
                 target_bitrate: p.bandwidth,
                 bidir: p.bidirectional as u8,
-                fqrate: 0,
+                fqrate: p.fqrate.unwrap_or(0),
                 interval: self.interval_secs,
             },
         };
@@ -344,6 +350,8 @@ struct JStart {
     cookie: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     tcp_mss_default: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tcp_mss: Option<u32>,
     target_bitrate: u64,
     fq_rate: u64,
     sock_bufsize: u64,
