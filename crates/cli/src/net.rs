@@ -140,6 +140,12 @@ pub struct ClientArgs {
     /// Append the output to FILE instead of printing it.
     #[arg(long, value_name = "FILE")]
     logfile: Option<std::path::PathBuf>,
+    /// iperf3's file transfer; refused, see docs/net.md.
+    #[arg(short = 'F', long = "file", value_name = "FILE", hide = true)]
+    file: Option<std::path::PathBuf>,
+    /// Print the server's output of the test as well (its -J document with -J).
+    #[arg(long = "get-server-output")]
+    get_server_output: bool,
     /// Milliseconds to wait for the server to answer the connection (default 10000).
     #[arg(long = "connect-timeout", value_name = "MS")]
     connect_timeout: Option<u64>,
@@ -224,6 +230,7 @@ impl ClientArgs {
             title: self.title.clone(),
             format: self.format.unwrap_or_default(),
             connect_timeout_ms: self.connect_timeout,
+            get_server_output: self.get_server_output,
             interval_secs: self.interval,
             parallel: self.parallel,
             reverse: self.reverse,
@@ -253,6 +260,15 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
         }
         NetCommand::Client(a) => {
             a.store.check()?;
+            if let Some(f) = &a.file {
+                anyhow::bail!(format!(
+                    "-F {}: iomark does not move files in a network test: iperf3's -F reads or writes the file \
+                     during the test, so its figure is the slower of disk and link. Measure the link with -n {} \
+                     (the file's size) and the disk with `iomark disk`",
+                    f.display(),
+                    std::fs::metadata(f).map_or("SIZE".to_string(), |m| m.len().to_string())
+                ));
+            }
             let json = a.json;
             let store = a.store.clone();
             let mut cfg = a.settings().build()?;

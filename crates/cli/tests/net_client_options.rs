@@ -283,3 +283,46 @@ fn impossible_options_are_refused_by_name() {
         fails_with(&out, needle);
     }
 }
+
+/// `--get-server-output`: the server's own lines of the test (text), or its
+/// `-J` document, come back in its results and are printed, both ways.
+#[test]
+fn get_server_output_brings_the_servers_report_both_ways() {
+    let peers = require!(peers());
+    for (peer, bin) in &peers {
+        // iomark's client, their server printing text.
+        let port = free_port();
+        let server = peer_server(bin, port, &[]);
+        let out = iomark_client(port, &["-n", "10M", "--get-server-output", "--no-store"]);
+        let text = ok(&out);
+        let theirs = text
+            .split("Server output:\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{peer}: {text}"));
+        assert!(theirs.contains("receiver"), "{peer}: {text}");
+        drop(server.finish(Duration::from_secs(20)));
+        // Their client, iomark's server printing text, then -J.
+        for json_server in [false, true] {
+            let port = free_port();
+            let extra: &[&str] = if json_server { &["-1", "-J"] } else { &["-1"] };
+            let server = iomark_server(port, extra);
+            let out = peer_client(bin, port, &["-n", "10M", "--get-server-output", "-J"]);
+            let doc = json(&out);
+            if json_server {
+                let own = &doc["server_output_json"];
+                let got = end_bytes(own, "sum_received");
+                assert!(got > 0 && got <= TEN_MIB, "{peer}: {doc}");
+            } else {
+                let t = doc["server_output_text"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{peer}: {doc}"));
+                assert!(t.starts_with("Accepted connection from "), "{peer}: {t}");
+                assert!(
+                    t.contains("MBytes") && t.contains("receiver"),
+                    "{peer}: {t}"
+                );
+            }
+            assert_ok(&server.finish(Duration::from_secs(20)), "iomark server");
+        }
+    }
+}

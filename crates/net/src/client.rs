@@ -331,6 +331,14 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         if cfg.verbose {
             let _ = write!(out, "{}", report.verbose_summary_text());
         }
+        // --get-server-output, as iperf3 prints it.
+        if let Some(r) = &report.remote {
+            if let Some(t) = &r.server_output_text {
+                let _ = write!(out, "\nServer output:\n{t}");
+            } else if let Some(j) = &r.server_output_json {
+                let _ = write!(out, "\nServer JSON output:\n{j:#}\n");
+            }
+        }
         let _ = writeln!(out, "\niperf Done.");
     }
     Ok(report)

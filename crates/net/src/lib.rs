@@ -23,6 +23,7 @@ pub mod iface;
 pub mod proto;
 mod report;
 pub mod server;
+mod server_output;
 mod session;
 pub mod settings;
 mod sockopt;

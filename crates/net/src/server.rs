@@ -24,6 +24,7 @@ use crate::control::{Control, Wait};
 use crate::proto::UDP_REPLY;
 use crate::proto::{code, params, Cookie, Params, Protocol, State, MAX_PARAMS_LEN};
 use crate::report::{IntervalLines, Peering, Role, TestReport};
+use crate::server_output::Captured;
 use crate::session::Session;
 use crate::sockopt::{self, Pinned};
 use crate::stream::{stream_id, DataSock, Stream, StreamPlan};
@@ -238,14 +239,16 @@ impl Server {
                 return Err(e);
             }
         };
-        if cfg.text {
-            let _ = writeln!(
-                out,
-                "Accepted connection from {}, port {}",
+        let accepted = if cfg.text {
+            format!(
+                "Accepted connection from {}, port {}\n",
                 peer.ip(),
                 peer.port()
-            );
-        }
+            )
+        } else {
+            String::new()
+        };
+        let _ = write!(out, "{accepted}");
         ctrl.write_state(State::ParamExchange)?;
         let params = match ctrl
             .read_frame(MAX_PARAMS_LEN, wait, "the parameters")
@@ -262,6 +265,7 @@ impl Server {
                 return Err(e);
             }
         };
+        let out = &mut Captured::new(out, params.get_server_output, &accepted);
         if Duration::from_secs(params.time.into()) > cfg.max_duration {
             release.now();
             ctrl.write_server_error(code::MAX_DURATION, 0);
@@ -469,6 +473,7 @@ impl Server {
             "the client's results",
         )?;
         let mut mine = session.results(&totals);
+        out.fill(&mut mine, &report, &session.intervals, &totals, cfg.json);
         // For an iomark client's record; iperf3 ignores the key.
         mine.iomark_interface = crate::iface::describe(control_local.ip())
             .and_then(|i| iomark_host::nic_chain(&i.name))

@@ -257,6 +257,8 @@ impl Session {
             streams,
             iomark_host_cpu: host_cpu,
             iomark_interface: None,
+            server_output_text: None,
+            server_output_json: None,
         }
     }
 }

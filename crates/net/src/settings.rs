@@ -81,6 +81,8 @@ pub struct ClientSettings {
     pub format: crate::RateFormat,
     /// Milliseconds to wait for the control connection (`--connect-timeout`).
     pub connect_timeout_ms: Option<u64>,
+    /// The server's output of the test in its results (`--get-server-output`).
+    pub get_server_output: bool,
     /// Seconds between interval reports; 0 turns them off (`-i`).
     pub interval_secs: f64,
     /// Parallel streams (`-P`).
@@ -279,6 +281,7 @@ impl ClientSettings {
                 server_affinity: affinity.1,
                 congestion: self.congestion.clone(),
                 title: self.title.clone(),
+                get_server_output: self.get_server_output,
                 parallel: self.parallel,
                 reverse: self.reverse,
                 bidirectional: self.bidir,

@@ -131,6 +131,14 @@ impl TestReport {
             end: self.iperf3_end(),
             title: p.title.clone(),
             extra_data: p.extra_data.clone(),
+            server_output_json: self
+                .remote
+                .as_ref()
+                .and_then(|r| r.server_output_json.clone()),
+            server_output_text: self
+                .remote
+                .as_ref()
+                .and_then(|r| r.server_output_text.clone()),
         }
     }
 
@@ -335,6 +343,10 @@ struct JDoc {
     title: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     extra_data: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_output_json: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_output_text: Option<String>,
 }
 
 #[derive(Serialize)]

@@ -196,6 +196,8 @@ fn peer_results(
         congestion_used: congestion_used.map(Into::into),
         iomark_host_cpu: None,
         iomark_interface: None,
+        server_output_text: None,
+        server_output_json: None,
         streams,
     })
 }
