@@ -73,6 +73,9 @@ pub struct ServerArgs {
     /// Longest test: a longer -t is refused, and a -t 0 (or -n/-k) test is ended here.
     #[arg(long, default_value = "24h", value_name = "DURATION")]
     max_duration: Nanos,
+    /// Serve up to N tests at once, each reported on its own (iperf3: 1; others are told "busy").
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    max_clients: u32,
 }
 
 /// `iomark net client`.
@@ -204,6 +207,7 @@ impl ServerArgs {
             grace: self.grace,
             rcv_timeout: self.rcv_timeout,
             max_duration: self.max_duration,
+            max_clients: self.max_clients,
         }
     }
 }

@@ -32,6 +32,7 @@ mod net_client_options;
 mod net_interop;
 mod net_iperf3_flags;
 mod net_link;
+mod net_many_clients;
 mod net_shaped;
 mod profiles_rig;
 mod profiles_sweep;

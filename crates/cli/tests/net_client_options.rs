@@ -22,6 +22,11 @@ struct Case {
     sent: u64,
     /// The server sends (`-R`).
     reverse: bool,
+    /// The most an iperf3 sender may send past `sent`: iperf 3.16+'s
+    /// stream threads each check the count before a write, so with `-P 2`
+    /// one block may go out past it (iomark's streams share one budget and
+    /// never do).
+    peer_overshoot: u64,
 }
 
 const CASES: &[Case] = &[
@@ -30,18 +35,21 @@ const CASES: &[Case] = &[
         args: &["-n", "10M"],
         sent: TEN_MIB,
         reverse: false,
+        peer_overshoot: 0,
     },
     Case {
         name: "-k with 2 streams",
         args: &["-k", "40", "-l", "64K", "-P", "2"],
         sent: 40 * 65536,
         reverse: false,
+        peer_overshoot: 65536,
     },
     Case {
         name: "-R -n, -Z",
         args: &["-R", "-n", "10M", "-Z"],
         sent: TEN_MIB,
         reverse: true,
+        peer_overshoot: 0,
     },
     Case {
         name: "socket options",
@@ -65,6 +73,7 @@ const CASES: &[Case] = &[
         ],
         sent: TEN_MIB,
         reverse: false,
+        peer_overshoot: 0,
     },
 ];
 
@@ -83,24 +92,34 @@ fn doc(out: &Output, who: &str) -> Value {
 }
 
 /// What both ends' documents must say of `case`: the sender's own bytes
-/// exact; the receiver's own count some of them (it stops counting at
-/// TEST_END, as iperf3's, so bytes still in flight when the sender is done
-/// are not in it; a receiving client ends the test only once they are all
-/// in); and the options asked for in place. A server's document has zeros
+/// exact; the receiver's own count at most that (it stops counting at
+/// TEST_END, as iperf3's, so bytes still in flight or unread when the
+/// sender is done are not in it, on a loaded host even all of them), and
+/// all of them when the client receives (it ends the test only once they
+/// are all in); and the options asked for in place. A server's document has zeros
 /// for its peer's side (iperf3 prints it before the exchange), so each side
 /// is read from its own document.
-fn check(case: &Case, client: &Value, server: &Value, who: &str) {
+fn check(case: &Case, client: &Value, server: &Value, iomark_is_client: bool, who: &str) {
     let name = case.name;
     let (sender, receiver) = if case.reverse {
         (server, client)
     } else {
         (client, server)
     };
-    assert_eq!(end_bytes(sender, "sum_sent"), case.sent, "{who}, {name}");
+    let sent = end_bytes(sender, "sum_sent");
+    if iomark_is_client != case.reverse {
+        assert_eq!(sent, case.sent, "{who}, {name}: iomark sent");
+    } else {
+        let most = case.sent + case.peer_overshoot;
+        assert!(
+            (case.sent..=most).contains(&sent),
+            "{who}, {name}: sent {sent}"
+        );
+    }
     let got = end_bytes(receiver, "sum_received");
-    assert!(got > 0 && got <= case.sent, "{who}, {name}: received {got}");
+    assert!(got <= sent, "{who}, {name}: received {got}");
     if case.reverse {
-        assert_eq!(got, case.sent, "{who}, {name}: the client waits for all");
+        assert!(got >= case.sent, "{who}, {name}: the client waits for all");
     }
     let start = &client["start"]["test_start"];
     assert_eq!(start["duration"], 0, "{who}, {name}: -n/-k has no time");
@@ -140,6 +159,7 @@ fn iomark_client_takes_iperf3_options_against_iperf3_servers() {
                 case,
                 &client,
                 &server,
+                true,
                 &format!("iomark client, {peer} server"),
             );
         }
@@ -161,6 +181,7 @@ fn iperf3_clients_with_these_options_run_against_iomark() {
                 case,
                 &client,
                 &server,
+                false,
                 &format!("{peer} client, iomark server"),
             );
         }
@@ -311,16 +332,17 @@ fn get_server_output_brings_the_servers_report_both_ways() {
             if json_server {
                 let own = &doc["server_output_json"];
                 let got = end_bytes(own, "sum_received");
-                assert!(got > 0 && got <= TEN_MIB, "{peer}: {doc}");
+                assert!(got <= TEN_MIB, "{peer}: {doc}");
+                assert_eq!(
+                    own["start"]["test_start"]["bytes"], TEN_MIB,
+                    "{peer}: {doc}"
+                );
             } else {
                 let t = doc["server_output_text"]
                     .as_str()
                     .unwrap_or_else(|| panic!("{peer}: {doc}"));
                 assert!(t.starts_with("Accepted connection from "), "{peer}: {t}");
-                assert!(
-                    t.contains("MBytes") && t.contains("receiver"),
-                    "{peer}: {t}"
-                );
+                assert!(t.contains(" receiver"), "{peer}: {t}");
             }
             assert_ok(&server.finish(Duration::from_secs(20)), "iomark server");
         }

@@ -23,6 +23,8 @@ pub mod iface;
 pub mod proto;
 mod report;
 pub mod server;
+mod server_gate;
+mod server_many;
 mod server_output;
 mod session;
 pub mod settings;

@@ -38,6 +38,8 @@ pub struct ServerSettings {
     pub rcv_timeout: Nanos,
     /// Longest test.
     pub max_duration: Nanos,
+    /// Tests served at once (`--max-clients`).
+    pub max_clients: u32,
 }
 
 /// What the user said about a client test.
@@ -152,7 +154,19 @@ impl ServerSettings {
                 self.max_duration
             ));
         }
+        if !(1..=128).contains(&self.max_clients) {
+            return invalid(format!(
+                "--max-clients {} is out of range: give 1 (one test at a time, as iperf3) to 128",
+                self.max_clients
+            ));
+        }
+        if self.one_off && self.max_clients > 1 {
+            return invalid(
+                "-1 serves one test and exits: leave out -1 or --max-clients".to_string(),
+            );
+        }
         Ok(ServerConfig {
+            max_clients: self.max_clients as usize,
             port: self.port,
             bind,
             one_off: self.one_off,
