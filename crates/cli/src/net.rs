@@ -9,13 +9,15 @@ use std::io::Write;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use iomark_model::units::{Bytes, Nanos};
-use iomark_net::settings::{parse_bitrate, ClientSettings, ServerSettings};
-use iomark_net::{NetError, RateFormat};
+use iomark_model::units::Nanos;
+use iomark_net::settings::ServerSettings;
+use iomark_net::NetError;
 
 use crate::exit::Exit;
 
+mod client_args;
 mod output;
+pub use client_args::ClientArgs;
 use output::{Output, OutputSettings};
 
 /// `iomark net`: the subcommands.
@@ -78,121 +80,6 @@ pub struct ServerArgs {
     max_clients: u32,
 }
 
-/// `iomark net client`.
-#[derive(Debug, Args)]
-pub struct ClientArgs {
-    /// The server: a host name or an IPv4/IPv6 address.
-    host: String,
-    /// The server's port.
-    #[arg(short = 'p', long, default_value_t = 5201)]
-    port: u16,
-    /// Seconds to transmit (default 10; not with -n or -k).
-    #[arg(short = 't', long = "time", value_name = "SECS")]
-    time: Option<u32>,
-    /// Send this many bytes instead of for a time, e.g. 10M (1024-based).
-    #[arg(short = 'n', long = "bytes", value_name = "BYTES")]
-    bytes: Option<Bytes>,
-    /// Send this many blocks (-l each) instead of for a time.
-    #[arg(short = 'k', long = "blockcount", value_name = "BLOCKS")]
-    blockcount: Option<Bytes>,
-    /// IPv4 only.
-    #[arg(short = '4', long = "version4")]
-    ipv4: bool,
-    /// IPv6 only.
-    #[arg(short = '6', long = "version6")]
-    ipv6: bool,
-    /// Connect from this local address, interface or both: ADDR, ADDR%DEV or %DEV.
-    #[arg(short = 'B', long = "bind", value_name = "ADDR[%DEV]")]
-    bind: Option<String>,
-    /// Local port of the first data stream; stream i uses PORT + i.
-    #[arg(long, value_name = "PORT")]
-    cport: Option<u16>,
-    /// Send with sendfile(2), without copying the payload (TCP).
-    #[arg(short = 'Z', long = "zerocopy")]
-    zerocopy: bool,
-    /// TCP congestion control for both ends, e.g. bbr or cubic.
-    #[arg(short = 'C', long = "congestion", value_name = "ALGO")]
-    congestion: Option<String>,
-    /// TCP maximum segment size (MSS) of the data streams.
-    #[arg(short = 'M', long = "set-mss", value_name = "BYTES")]
-    mss: Option<u32>,
-    /// IP type of service byte, e.g. 0x10 (decimal, 0x hex or 0 octal).
-    #[arg(short = 'S', long = "tos", value_name = "TOS")]
-    tos: Option<String>,
-    /// DSCP value, 0 to 63 or a name such as ef or af41 (sets the TOS byte).
-    #[arg(long, value_name = "DSCP")]
-    dscp: Option<String>,
-    /// Socket pacing rate in bits per second per stream (SO_MAX_PACING_RATE), e.g. 100M.
-    #[arg(long = "fq-rate", value_name = "RATE", value_parser = parse_bitrate)]
-    fq_rate: Option<u64>,
-    /// Run on CPU n, and ask the server to run on CPU m: n or n,m.
-    #[arg(short = 'A', long = "affinity", value_name = "n[,m]")]
-    affinity: Option<String>,
-    /// Start each output line with "TITLE:  " (also sent to the server).
-    #[arg(short = 'T', long = "title", value_name = "TITLE")]
-    title: Option<String>,
-    /// Unit of the rate column: k, m, g, t (bits/s) or K, M, G, T (Bytes/s).
-    #[arg(short = 'f', long = "format", value_name = "UNIT", value_parser = RateFormat::parse)]
-    format: Option<RateFormat>,
-    /// Flush the output after every line (to follow --logfile live).
-    #[arg(long)]
-    forceflush: bool,
-    /// Start each output line with the time, as strftime FORMAT (default "%c ").
-    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "%c ")]
-    timestamps: Option<String>,
-    /// Append the output to FILE instead of printing it.
-    #[arg(long, value_name = "FILE")]
-    logfile: Option<std::path::PathBuf>,
-    /// iperf3's file transfer; refused, see docs/net.md.
-    #[arg(short = 'F', long = "file", value_name = "FILE", hide = true)]
-    file: Option<std::path::PathBuf>,
-    /// Print the server's output of the test as well (its -J document with -J).
-    #[arg(long = "get-server-output")]
-    get_server_output: bool,
-    /// Milliseconds to wait for the server to answer the connection (default 10000).
-    #[arg(long = "connect-timeout", value_name = "MS")]
-    connect_timeout: Option<u64>,
-    /// Seconds between interval reports; 0 turns them off.
-    #[arg(short = 'i', long, default_value = "1", value_name = "SECS")]
-    interval: f64,
-    /// Parallel streams (1 to 128); each runs on its own thread.
-    #[arg(short = 'P', long, default_value_t = 1, value_name = "N")]
-    parallel: u32,
-    /// Reverse: the server sends, the client receives.
-    #[arg(short = 'R', long, conflicts_with = "bidir")]
-    reverse: bool,
-    /// Send and receive at the same time.
-    #[arg(long)]
-    bidir: bool,
-    /// Bytes per write (TCP, default 128K) or datagram size (UDP, default the MSS).
-    #[arg(short = 'l', long = "length", value_name = "LEN")]
-    length: Option<Bytes>,
-    /// Socket buffer size on both ends (sets the TCP window), e.g. 4M.
-    #[arg(short = 'w', long = "window", value_name = "SIZE")]
-    window: Option<Bytes>,
-    /// Set TCP_NODELAY on the data streams.
-    #[arg(short = 'N', long = "no-delay")]
-    no_delay: bool,
-    /// Leave out the first SECS seconds (TCP slow start) from the totals.
-    #[arg(short = 'O', long = "omit", default_value_t = 0, value_name = "SECS")]
-    omit: u32,
-    /// Use UDP instead of TCP.
-    #[arg(short = 'u', long)]
-    udp: bool,
-    /// Target bits per second per stream, e.g. 100M or 1G (UDP default 1M; TCP unlimited).
-    #[arg(short = 'b', long = "bitrate", value_name = "RATE", value_parser = parse_bitrate)]
-    bitrate: Option<u64>,
-    /// Print the results as JSON in iperf3's -J layout.
-    #[arg(short = 'J', long = "json")]
-    json: bool,
-    /// Verbose, as iperf3's -V: the settings, the cookie, the test's
-    /// parameters, per-stream TCP figures.
-    #[arg(short = 'V', long)]
-    verbose: bool,
-    #[command(flatten)]
-    store: crate::record::StoreArgs,
-}
-
 impl ServerArgs {
     fn settings(self) -> ServerSettings {
         ServerSettings {
@@ -208,45 +95,6 @@ impl ServerArgs {
             rcv_timeout: self.rcv_timeout,
             max_duration: self.max_duration,
             max_clients: self.max_clients,
-        }
-    }
-}
-
-impl ClientArgs {
-    fn settings(&self) -> ClientSettings {
-        ClientSettings {
-            host: self.host.clone(),
-            port: self.port,
-            time: self.time,
-            bytes: self.bytes,
-            blockcount: self.blockcount,
-            ipv4: self.ipv4,
-            ipv6: self.ipv6,
-            bind: self.bind.clone(),
-            cport: self.cport,
-            zerocopy: self.zerocopy,
-            congestion: self.congestion.clone(),
-            mss: self.mss,
-            tos: self.tos.clone(),
-            dscp: self.dscp.clone(),
-            fq_rate: self.fq_rate,
-            affinity: self.affinity.clone(),
-            title: self.title.clone(),
-            format: self.format.unwrap_or_default(),
-            connect_timeout_ms: self.connect_timeout,
-            get_server_output: self.get_server_output,
-            interval_secs: self.interval,
-            parallel: self.parallel,
-            reverse: self.reverse,
-            bidir: self.bidir,
-            length: self.length,
-            window: self.window,
-            no_delay: self.no_delay,
-            omit: self.omit,
-            udp: self.udp,
-            bitrate: self.bitrate,
-            json: self.json,
-            verbose: self.verbose,
         }
     }
 }
