@@ -10,6 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use socket2::{Domain, Socket, Type};
 
 use crate::control::{Control, Wait};
+use crate::probe;
 use crate::proto::{code, params, Cookie, Params, Protocol, State};
 use crate::proto::{UDP_HELLO, UDP_REPLY, UDP_REPLY_LEGACY};
 use crate::report::{IntervalLines, Peering, Role, TestReport};
@@ -54,6 +55,9 @@ pub struct ClientConfig {
     pub affinity: Option<u32>,
     /// The rate column's unit (`-f`).
     pub rate_format: crate::RateFormat,
+    /// Time TCP handshakes with the server's port before and during the
+    /// test (`--no-rtt-probe` turns it off).
+    pub rtt_probe: bool,
     /// A flag a signal handler raises (Ctrl-C): the client then sends
     /// CLIENT_TERMINATE and returns what it measured so far.
     pub interrupt: Option<&'static AtomicBool>,
@@ -76,6 +80,7 @@ impl ClientConfig {
             local: LocalEnd::default(),
             affinity: None,
             rate_format: crate::RateFormat::default(),
+            rtt_probe: true,
             interrupt: None,
         }
     }
@@ -109,7 +114,12 @@ pub struct LocalEnd {
 
 impl LocalEnd {
     /// A socket for `server`, bound as asked; `port` is the local port.
-    fn socket(&self, server: SocketAddr, ty: Type, port: u16) -> Result<Socket, NetError> {
+    pub(crate) fn socket(
+        &self,
+        server: SocketAddr,
+        ty: Type,
+        port: u16,
+    ) -> Result<Socket, NetError> {
         let sock = Socket::new(Domain::for_address(server), ty, None)
             .map_err(NetError::io("create a socket"))?;
         if let Some(dev) = &self.device {
@@ -181,7 +191,11 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
     sockopt::apply(socket2::SockRef::from(&probe), &cfg.params, addrs[0])
         .map_err(sockopt::Refused::into_client_error)?;
     drop(probe);
+    let connecting = Instant::now();
     let sock = connect_any(&addrs, &cfg.local, cfg.connect_timeout)?;
+    // The handshakes before the load are the idle round trips: this one
+    // and each TCP data stream's.
+    let mut idle_rtts = vec![connecting.elapsed()];
     let started = SystemTime::now();
     if cfg.text {
         let _ = writeln!(out, "Connecting to host {}, port {}", cfg.host, cfg.port);
@@ -212,7 +226,11 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         // streams of --bidir from the port + P + i).
         let port = cfg.local.cport.map_or(0, |p| p.wrapping_add(i as u16));
         let sock = match params.protocol {
-            Protocol::Tcp => DataSock::Tcp(tcp_stream(server, cfg, &params, port, &cookie)?),
+            Protocol::Tcp => {
+                let (s, handshake) = tcp_stream(server, cfg, &params, port, &cookie)?;
+                idle_rtts.push(handshake);
+                DataSock::Tcp(s)
+            }
             Protocol::Udp => DataSock::Udp(udp_stream(server, cfg, &params, port, !sending)?),
         };
         let s = Stream::new(stream_id(i), sending, sock)
@@ -248,6 +266,14 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
     }
 
     let mut session = Session::start(streams, plan, omit, cfg.interval)?;
+    // Under load from the end of the omit period, or a quarter second in.
+    let loaded_probe = cfg.rtt_probe.then(|| {
+        probe::Loaded::start(
+            server,
+            cfg.local.clone(),
+            omit.max(Duration::from_millis(250)),
+        )
+    });
     let end_at = Instant::now().checked_add(end_after);
     let mut lines = IntervalLines::new(cfg.text);
     let mut interrupted = false;
@@ -294,6 +320,10 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         lines.print(&report, &session.tick(Instant::now()), out);
     }
     let (totals, last) = session.finish(false);
+    report.rtt_probe = crate::RttProbe {
+        idle: idle_rtts,
+        loaded: loaded_probe.map(probe::Loaded::finish).unwrap_or_default(),
+    };
     lines.print(&report, &last, out);
     if interrupted {
         // Like iperf3: tell the server, keep what was measured, skip the exchange.
@@ -331,6 +361,7 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         if cfg.verbose {
             let _ = write!(out, "{}", report.verbose_summary_text());
         }
+        let _ = write!(out, "{}", report.latency_text());
         // --get-server-output, as iperf3 prints it.
         if let Some(r) = &report.remote {
             if let Some(t) = &r.server_output_text {
@@ -413,17 +444,19 @@ fn tcp_stream(
     params: &Params,
     port: u16,
     cookie: &Cookie,
-) -> Result<TcpStream, NetError> {
+) -> Result<(TcpStream, Duration), NetError> {
     let sock = cfg.local.socket(server, Type::STREAM, port)?;
     // Before connect, so the window scale and MSS in the SYN fit.
     sockopt::apply(socket2::SockRef::from(&sock), params, server)
         .map_err(sockopt::Refused::into_client_error)?;
+    let t = Instant::now();
     sock.connect_timeout(&server.into(), cfg.connect_timeout)
         .map_err(NetError::io(format!("open a data stream to {server}")))?;
+    let handshake = t.elapsed();
     let mut s: TcpStream = sock.into();
     s.write_all(cookie.wire())
         .map_err(NetError::io("send the cookie on a data stream"))?;
-    Ok(s)
+    Ok((s, handshake))
 }
 
 fn udp_stream(

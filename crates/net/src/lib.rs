@@ -20,6 +20,7 @@ mod control;
 mod cpu;
 mod document;
 pub mod iface;
+mod probe;
 pub mod proto;
 mod report;
 pub mod server;
@@ -34,7 +35,7 @@ mod sys;
 
 pub use client::ClientConfig;
 pub use document::run_document;
-pub use report::{Peering, RateFormat, Role, TestReport};
+pub use report::{Peering, RateFormat, Role, RttProbe, TestReport};
 pub use server::ServerConfig;
 
 /// Why a network test could not run or finish.

@@ -210,6 +210,7 @@ impl Session {
                     max_rtt: rtts.iter().copied().max(),
                     mean_rtt: (!rtts.is_empty())
                         .then(|| rtts.iter().sum::<u64>() / rtts.len() as u64),
+                    rtts,
                 }
             })
             .collect();

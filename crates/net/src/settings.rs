@@ -88,6 +88,8 @@ pub struct ClientSettings {
     pub connect_timeout_ms: Option<u64>,
     /// The server's output of the test in its results (`--get-server-output`).
     pub get_server_output: bool,
+    /// No handshake probe of latency under load (`--no-rtt-probe`).
+    pub no_rtt_probe: bool,
     /// Seconds between interval reports; 0 turns them off (`-i`).
     pub interval_secs: f64,
     /// Parallel streams (`-P`).
@@ -314,6 +316,7 @@ impl ClientSettings {
             local,
             affinity: affinity.0,
             rate_format: self.format,
+            rtt_probe: !self.no_rtt_probe,
             connect_timeout: self
                 .connect_timeout_ms
                 .map_or(Duration::from_secs(10), Duration::from_millis),

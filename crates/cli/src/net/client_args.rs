@@ -76,6 +76,9 @@ pub struct ClientArgs {
     /// Print the server's output of the test as well (its -J document with -J).
     #[arg(long = "get-server-output")]
     pub(super) get_server_output: bool,
+    /// Do not time TCP handshakes with the server's port before and during the test (RTT idle / under load).
+    #[arg(long = "no-rtt-probe")]
+    pub(super) no_rtt_probe: bool,
     /// Milliseconds to wait for the server to answer the connection (default 10000).
     #[arg(long = "connect-timeout", value_name = "MS")]
     pub(super) connect_timeout: Option<u64>,
@@ -143,6 +146,7 @@ impl ClientArgs {
             format: self.format.unwrap_or_default(),
             connect_timeout_ms: self.connect_timeout,
             get_server_output: self.get_server_output,
+            no_rtt_probe: self.no_rtt_probe,
             interval_secs: self.interval,
             parallel: self.parallel,
             reverse: self.reverse,

@@ -21,6 +21,8 @@ use crate::sys::TcpInfo;
 pub use units::RateFormat;
 
 mod json;
+mod latency;
+pub use latency::RttProbe;
 mod model;
 mod text;
 mod units;
@@ -73,6 +75,8 @@ pub(crate) struct StreamTotals {
     pub min_rtt: Option<u64>,
     pub max_rtt: Option<u64>,
     pub mean_rtt: Option<u64>,
+    /// The smoothed RTT at each interval, microseconds.
+    pub rtts: Vec<u64>,
 }
 
 /// A finished test, from this host's side, with the peer's results merged.
@@ -108,6 +112,8 @@ pub struct TestReport {
     pub interrupted: bool,
     /// The rate column's unit in the text output (`-f`).
     pub rate_format: RateFormat,
+    /// Handshake times to the server's port before and during the load.
+    pub rtt_probe: RttProbe,
 }
 
 /// Who a report is from and with, as the control connection has it.
@@ -170,6 +176,7 @@ impl TestReport {
             interval_secs: interval.map_or(0.0, |i| i.as_secs_f64()),
             interrupted: false,
             rate_format: RateFormat::default(),
+            rtt_probe: RttProbe::default(),
             params,
         }
     }

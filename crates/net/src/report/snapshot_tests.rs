@@ -139,6 +139,7 @@ fn base(role: Role, params: Params, streams: Vec<StreamInfo>) -> TestReport {
         interval_secs: 1.0,
         interrupted: false,
         rate_format: Default::default(),
+        rtt_probe: Default::default(),
     }
 }
 
