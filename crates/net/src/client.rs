@@ -3,13 +3,14 @@
 //! 1.5 of the protocol notes; `-R` and `--bidir` in 1.6; UDP set-up in 1.12).
 
 use std::io::{ErrorKind, Write};
-use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime};
 
 use socket2::{Domain, Socket, Type};
 
 use crate::control::{Control, Wait};
+pub use crate::local::{Family, LocalEnd};
 use crate::probe;
 use crate::proto::{code, params, Cookie, Params, Protocol, State};
 use crate::proto::{UDP_HELLO, UDP_REPLY, UDP_REPLY_LEGACY};
@@ -83,70 +84,6 @@ impl ClientConfig {
             rtt_probe: true,
             interrupt: None,
         }
-    }
-}
-
-/// Which address family the client uses (`-4`, `-6`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Family {
-    /// Whatever the host name resolves to, in the resolver's order.
-    #[default]
-    Any,
-    /// IPv4 only.
-    V4,
-    /// IPv6 only.
-    V6,
-}
-
-/// The client's end of its connections.
-#[derive(Debug, Clone, Default)]
-pub struct LocalEnd {
-    /// `-4`/`-6`.
-    pub family: Family,
-    /// `-B ADDR`: the local address of every connection.
-    pub bind: Option<IpAddr>,
-    /// `-B ADDR%DEV` or `-B %DEV`: the interface every connection leaves
-    /// by (`SO_BINDTODEVICE`).
-    pub device: Option<String>,
-    /// `--cport`: the data streams' local ports, this one and up.
-    pub cport: Option<u16>,
-}
-
-impl LocalEnd {
-    /// A socket for `server`, bound as asked; `port` is the local port.
-    pub(crate) fn socket(
-        &self,
-        server: SocketAddr,
-        ty: Type,
-        port: u16,
-    ) -> Result<Socket, NetError> {
-        let sock = Socket::new(Domain::for_address(server), ty, None)
-            .map_err(NetError::io("create a socket"))?;
-        if let Some(dev) = &self.device {
-            sock.bind_device(Some(dev.as_bytes())).map_err(|e| {
-                NetError::Invalid(format!(
-                    "-B %{dev}: cannot bind to interface {dev}: {e} (it takes root or CAP_NET_RAW, and an interface that exists)"
-                ))
-            })?;
-        }
-        if self.bind.is_some() || port != 0 {
-            let ip = self.bind.unwrap_or(if server.is_ipv4() {
-                IpAddr::from([0, 0, 0, 0])
-            } else {
-                IpAddr::from([0u16; 8])
-            });
-            if port != 0 {
-                // The previous test's connections on this port may linger.
-                let _ = sock.set_reuse_address(true);
-            }
-            let local = SocketAddr::new(ip, port);
-            sock.bind(&local.into()).map_err(|e| {
-                NetError::Invalid(format!(
-                    "cannot bind to {local} (-B/--cport): {e}; give an address of this host and a free port"
-                ))
-            })?;
-        }
-        Ok(sock)
     }
 }
 

@@ -20,6 +20,7 @@ mod control;
 mod cpu;
 mod document;
 pub mod iface;
+mod local;
 mod probe;
 pub mod proto;
 mod report;

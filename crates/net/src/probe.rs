@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use socket2::Type;
 
-use crate::client::LocalEnd;
+use crate::local::LocalEnd;
 
 /// Time between handshakes under load.
 const LOADED_EVERY: Duration = Duration::from_millis(100);

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use iomark_model::units::{Bytes, Nanos};
 
-use crate::client::{Family, LocalEnd};
+use crate::local::{Family, LocalEnd};
 
 mod tos;
 use crate::proto::{params, Params, Protocol};
