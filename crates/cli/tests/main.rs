@@ -31,6 +31,7 @@ mod net_abuse;
 mod net_client_options;
 mod net_interop;
 mod net_iperf3_flags;
+mod net_json_stream;
 mod net_latency;
 mod net_link;
 mod net_many_clients;

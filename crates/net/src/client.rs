@@ -59,6 +59,9 @@ pub struct ClientConfig {
     /// Time TCP handshakes with the server's port before and during the
     /// test (`--no-rtt-probe` turns it off).
     pub rtt_probe: bool,
+    /// `--json-stream`: a JSON line at the start, per interval and at the
+    /// end, as iperf3 3.17+ (with `text` off).
+    pub json_stream: bool,
     /// A flag a signal handler raises (Ctrl-C): the client then sends
     /// CLIENT_TERMINATE and returns what it measured so far.
     pub interrupt: Option<&'static AtomicBool>,
@@ -82,6 +85,7 @@ impl ClientConfig {
             affinity: None,
             rate_format: crate::RateFormat::default(),
             rtt_probe: true,
+            json_stream: false,
             interrupt: None,
         }
     }
@@ -201,6 +205,10 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
             let _ = write!(out, "{}", report.verbose_header_text());
         }
     }
+    if cfg.json_stream {
+        let _ = writeln!(out, "{}", report.json_stream_start());
+        let _ = out.flush();
+    }
 
     let mut session = Session::start(streams, plan, omit, cfg.interval)?;
     // Under load from the end of the omit period, or a quarter second in.
@@ -212,7 +220,11 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         )
     });
     let end_at = Instant::now().checked_add(end_after);
-    let mut lines = IntervalLines::new(cfg.text);
+    let mut lines = if cfg.json_stream {
+        IntervalLines::json_stream()
+    } else {
+        IntervalLines::new(cfg.text)
+    };
     let mut interrupted = false;
     loop {
         let now = Instant::now();
@@ -270,6 +282,9 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         report.close(&mut session.intervals, totals, &mine, None);
         report.interrupted = true;
         drop(session);
+        if cfg.json_stream {
+            let _ = writeln!(out, "{}", report.json_stream_end());
+        }
         if cfg.text {
             let _ = write!(out, "{}", report.summary_text());
             let _ = writeln!(
@@ -290,6 +305,9 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
 
     report.close(&mut session.intervals, totals, &mine, Some(theirs));
     drop(session);
+    if cfg.json_stream {
+        let _ = writeln!(out, "{}", report.json_stream_end());
+    }
     if cfg.text {
         if cfg.verbose {
             let _ = writeln!(out, "Test Complete. Summary Results:");

@@ -90,6 +90,8 @@ pub struct ClientSettings {
     pub get_server_output: bool,
     /// No handshake probe of latency under load (`--no-rtt-probe`).
     pub no_rtt_probe: bool,
+    /// One JSON object per line as the test runs (`--json-stream`).
+    pub json_stream: bool,
     /// Seconds between interval reports; 0 turns them off (`-i`).
     pub interval_secs: f64,
     /// Parallel streams (`-P`).
@@ -248,6 +250,9 @@ impl ClientSettings {
                 "-C {cc}: a congestion control is named by 1 to 16 letters, digits, '_' or '-', e.g. cubic or bbr"
             ));
         }
+        if self.json && self.json_stream {
+            return invalid("-J and --json-stream are two JSON layouts: give one".to_string());
+        }
         if self.zerocopy && protocol == Protocol::Udp {
             return invalid(
                 "-Z sends TCP with sendfile; UDP has no zerocopy path: leave out -Z or -u"
@@ -311,7 +316,8 @@ impl ClientSettings {
                 ..Params::default()
             },
             interval: interval(self.interval_secs)?,
-            text: !self.json,
+            text: !self.json && !self.json_stream,
+            json_stream: self.json_stream,
             verbose: self.verbose,
             local,
             affinity: affinity.0,

@@ -76,6 +76,9 @@ pub struct ClientArgs {
     /// Print the server's output of the test as well (its -J document with -J).
     #[arg(long = "get-server-output")]
     pub(super) get_server_output: bool,
+    /// Print JSON as the test runs, one object per line (iperf3 3.17+'s --json-stream).
+    #[arg(long = "json-stream")]
+    pub(super) json_stream: bool,
     /// Do not time TCP handshakes with the server's port before and during the test (RTT idle / under load).
     #[arg(long = "no-rtt-probe")]
     pub(super) no_rtt_probe: bool,
@@ -147,6 +150,7 @@ impl ClientArgs {
             connect_timeout_ms: self.connect_timeout,
             get_server_output: self.get_server_output,
             no_rtt_probe: self.no_rtt_probe,
+            json_stream: self.json_stream,
             interval_secs: self.interval,
             parallel: self.parallel,
             reverse: self.reverse,

@@ -18,13 +18,28 @@ use crate::sys::TcpInfo;
 /// test carries the column header.
 pub(crate) struct IntervalLines {
     text: bool,
+    /// `--json-stream`: one `{"event":"interval",...}` line each instead.
+    json_stream: bool,
     printed: usize,
 }
 
 impl IntervalLines {
     /// None printed yet; `text` says whether to print at all.
     pub(crate) fn new(text: bool) -> IntervalLines {
-        IntervalLines { text, printed: 0 }
+        IntervalLines {
+            text,
+            json_stream: false,
+            printed: 0,
+        }
+    }
+
+    /// `--json-stream`'s interval events instead of text lines.
+    pub(crate) fn json_stream() -> IntervalLines {
+        IntervalLines {
+            text: false,
+            json_stream: true,
+            printed: 0,
+        }
     }
 
     /// Print `recs` to `out` and flush, so each shows when it ends.
@@ -34,6 +49,10 @@ impl IntervalLines {
         recs: &[IntervalRecord],
         out: &mut dyn std::io::Write,
     ) {
+        if self.json_stream && !recs.is_empty() {
+            let _ = write!(out, "{}", report.json_stream_intervals(recs));
+            let _ = out.flush();
+        }
         for rec in recs {
             if self.text {
                 let _ = write!(out, "{}", report.interval_text(rec, self.printed == 0));
