@@ -28,6 +28,7 @@ mod mem_limits;
 mod mem_sweep;
 mod mpi_refusals;
 mod net_abuse;
+mod net_auth;
 mod net_client_options;
 mod net_interop;
 mod net_iperf3_flags;

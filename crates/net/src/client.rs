@@ -62,6 +62,8 @@ pub struct ClientConfig {
     /// `--json-stream`: a JSON line at the start, per interval and at the
     /// end, as iperf3 3.17+ (with `text` off).
     pub json_stream: bool,
+    /// iperf3's authentication, for a server that requires it.
+    pub auth: Option<crate::auth::Credentials>,
     /// A flag a signal handler raises (Ctrl-C): the client then sends
     /// CLIENT_TERMINATE and returns what it measured so far.
     pub interrupt: Option<&'static AtomicBool>,
@@ -86,6 +88,7 @@ impl ClientConfig {
             rate_format: crate::RateFormat::default(),
             rtt_probe: true,
             json_stream: false,
+            auth: None,
             interrupt: None,
         }
     }
@@ -155,6 +158,10 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
             (len, _) => len,
         },
         client_version: Some(format!("iomark {}", env!("CARGO_PKG_VERSION"))),
+        authtoken: match &cfg.auth {
+            Some(c) => Some(c.token(unix_now())?),
+            None => None,
+        },
         ..cfg.params.clone()
     };
     ctrl.write_frame(&params.to_json())?;
@@ -328,6 +335,13 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         let _ = writeln!(out, "\niperf Done.");
     }
     Ok(report)
+}
+
+/// Seconds since 1970, the authtoken's timestamp.
+fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 fn connect_any(

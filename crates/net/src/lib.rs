@@ -15,6 +15,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod auth;
 pub mod client;
 mod control;
 mod cpu;

@@ -92,6 +92,14 @@ pub struct ClientSettings {
     pub no_rtt_probe: bool,
     /// One JSON object per line as the test runs (`--json-stream`).
     pub json_stream: bool,
+    /// iperf3's authentication: the user name (`--username`).
+    pub username: Option<String>,
+    /// The server's RSA public key, PEM (`--rsa-public-key-path`).
+    pub rsa_public_key_path: Option<std::path::PathBuf>,
+    /// The password (iperf3 reads `IPERF3_PASSWORD`).
+    pub password: Option<String>,
+    /// PKCS#1 v1.5 padding for servers before iperf3 3.17 (`--use-pkcs1-padding`).
+    pub use_pkcs1_padding: bool,
     /// Seconds between interval reports; 0 turns them off (`-i`).
     pub interval_secs: f64,
     /// Parallel streams (`-P`).
@@ -250,6 +258,7 @@ impl ClientSettings {
                 "-C {cc}: a congestion control is named by 1 to 16 letters, digits, '_' or '-', e.g. cubic or bbr"
             ));
         }
+        let auth = self.credentials()?;
         if self.json && self.json_stream {
             return invalid("-J and --json-stream are two JSON layouts: give one".to_string());
         }
@@ -318,6 +327,7 @@ impl ClientSettings {
             interval: interval(self.interval_secs)?,
             text: !self.json && !self.json_stream,
             json_stream: self.json_stream,
+            auth,
             verbose: self.verbose,
             local,
             affinity: affinity.0,
@@ -328,6 +338,36 @@ impl ClientSettings {
                 .map_or(Duration::from_secs(10), Duration::from_millis),
             ..ClientConfig::new(self.host.clone())
         })
+    }
+
+    /// `--username`, `--rsa-public-key-path` and the password.
+    fn credentials(&self) -> Result<Option<crate::auth::Credentials>, NetError> {
+        let (user, path) = match (&self.username, &self.rsa_public_key_path) {
+            (None, None) => return Ok(None),
+            (Some(u), Some(p)) => (u, p),
+            _ => {
+                return invalid(
+                    "--username and --rsa-public-key-path go together: give both (and the password in IPERF3_PASSWORD)"
+                        .to_string(),
+                )
+            }
+        };
+        let Some(password) = self.password.clone() else {
+            return invalid(format!(
+                "--username {user}: set the password in IPERF3_PASSWORD (iomark does not prompt for it)"
+            ));
+        };
+        let pem = std::fs::read_to_string(path).map_err(|e| {
+            NetError::Invalid(format!(
+                "--rsa-public-key-path {}: cannot read it: {e}",
+                path.display()
+            ))
+        })?;
+        crate::auth::Credentials::new(user.clone(), password, &pem, self.use_pkcs1_padding)
+            .map(Some)
+            .map_err(|e| {
+                NetError::Invalid(format!("--rsa-public-key-path {}: {e}", path.display()))
+            })
     }
 
     /// `-4`, `-6`, `-B` and `--cport`.

@@ -79,6 +79,15 @@ pub struct ClientArgs {
     /// Print JSON as the test runs, one object per line (iperf3 3.17+'s --json-stream).
     #[arg(long = "json-stream")]
     pub(super) json_stream: bool,
+    /// Authenticate as this user to an iperf3 server that requires it (password in IPERF3_PASSWORD).
+    #[arg(long, value_name = "USER")]
+    pub(super) username: Option<String>,
+    /// The server's RSA public key, PEM, for --username.
+    #[arg(long = "rsa-public-key-path", value_name = "FILE")]
+    pub(super) rsa_public_key_path: Option<std::path::PathBuf>,
+    /// Encrypt the credentials with PKCS#1 v1.5 padding (iperf3 servers before 3.17) instead of OAEP.
+    #[arg(long = "use-pkcs1-padding")]
+    pub(super) use_pkcs1_padding: bool,
     /// Do not time TCP handshakes with the server's port before and during the test (RTT idle / under load).
     #[arg(long = "no-rtt-probe")]
     pub(super) no_rtt_probe: bool,
@@ -151,6 +160,11 @@ impl ClientArgs {
             get_server_output: self.get_server_output,
             no_rtt_probe: self.no_rtt_probe,
             json_stream: self.json_stream,
+            username: self.username.clone(),
+            rsa_public_key_path: self.rsa_public_key_path.clone(),
+            // iperf3's variable, read where the command line is read.
+            password: std::env::var("IPERF3_PASSWORD").ok(),
+            use_pkcs1_padding: self.use_pkcs1_padding,
             interval_secs: self.interval,
             parallel: self.parallel,
             reverse: self.reverse,

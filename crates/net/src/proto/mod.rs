@@ -140,6 +140,8 @@ pub mod code {
     pub const AFFINITY: i32 = 132;
     /// Unable to set the socket pacing rate (`--fq-rate`).
     pub const SET_PACING: i32 = 140;
+    /// The server refused the credentials (`--username`).
+    pub const AUTH_TEST: i32 = 142;
     /// Unable to receive the cookie.
     pub const RECV_COOKIE: i32 = 106;
     /// Unable to receive the parameters.
@@ -173,6 +175,7 @@ pub mod code {
             SET_TOS => "unable to set IP TOS",
             AFFINITY => "unable to set CPU affinity",
             SET_PACING => "unable to set socket pacing",
+            AUTH_TEST => "test authorization failed (check --username, IPERF3_PASSWORD and the server's key and clock)",
             SET_CONGESTION => "unable to set TCP_CONGESTION: supplied congestion control algorithm not supported on this host",
             RECV_COOKIE => "unable to receive cookie at server",
             RECV_PARAMS => "unable to receive parameters from client",

@@ -90,6 +90,8 @@ pub struct Params {
     pub title: Option<String>,
     /// The client's version, informational.
     pub client_version: Option<String>,
+    /// iperf3's encrypted credentials (`--username`, see `crate::auth`).
+    pub authtoken: Option<String>,
 }
 
 impl Default for Params {
@@ -118,6 +120,7 @@ impl Default for Params {
             extra_data: None,
             title: None,
             client_version: None,
+            authtoken: None,
         }
     }
 }
@@ -206,6 +209,9 @@ impl Params {
         m.insert("pacing_timer".into(), 1000.into());
         if let Some(v) = &self.client_version {
             m.insert("client_version".into(), v.clone().into());
+        }
+        if let Some(t) = &self.authtoken {
+            m.insert("authtoken".into(), t.clone().into());
         }
         serde_json::to_vec(&Value::Object(m)).expect("a JSON map always serialises")
     }
