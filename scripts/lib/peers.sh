@@ -74,3 +74,27 @@ ensure_test_packages() {
 ensure_peers() {
   ensure_packages fio fio-examples python3-six iperf3 likwid
 }
+
+# ensure_iperf3_21: iperf 3.21 built from its release tarball (the peer the
+# net tests and bench/vs-iperf3 compare against besides Debian's 3.12), in
+# $IOMARK_PEERS_DIR (default /tmp/iomark-bench-peers, shared with the
+# benchmark); exports IOMARK_IPERF3_21 with the binary's path. The tarball
+# is looked for in $IOMARK_PEER_TARBALLS (default /work/shared/peers); it is
+# only unpacked and built there, never copied into the repository. Without
+# it the 3.21 tests say so (they skip, or fail under IOMARK_REQUIRE_RIGS=1).
+ensure_iperf3_21() {
+  local dir=${IOMARK_PEERS_DIR:-/tmp/iomark-bench-peers}
+  local bin=$dir/iperf/src/iperf3 tarball
+  if [ ! -x "$bin" ]; then
+    tarball=$(ls "${IOMARK_PEER_TARBALLS:-/work/shared/peers}"/iperf-3.21-*.tar.gz 2>/dev/null | head -1 || true)
+    if [ -z "$tarball" ]; then
+      echo "note: no iperf-3.21-*.tar.gz in ${IOMARK_PEER_TARBALLS:-/work/shared/peers}: the iperf 3.21 tests cannot run" >&2
+      return 0
+    fi
+    echo "building iperf 3.21 from $tarball in $dir" >&2
+    mkdir -p "$dir" && tar xzf "$tarball" -C "$dir" &&
+      (cd "$dir/iperf" && ./configure --disable-shared >/dev/null && make -j2 >/dev/null) ||
+      { echo "note: building iperf 3.21 failed: the iperf 3.21 tests cannot run" >&2; return 0; }
+  fi
+  export IOMARK_IPERF3_21=$bin
+}

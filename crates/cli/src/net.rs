@@ -9,11 +9,16 @@ use std::io::Write;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use iomark_model::units::{Bytes, Nanos};
-use iomark_net::settings::{parse_bitrate, ClientSettings, ServerSettings};
+use iomark_model::units::Nanos;
+use iomark_net::settings::ServerSettings;
 use iomark_net::NetError;
 
 use crate::exit::Exit;
+
+mod client_args;
+mod output;
+pub use client_args::ClientArgs;
+use output::{Output, OutputSettings};
 
 /// `iomark net`: the subcommands.
 #[derive(Debug, Args)]
@@ -30,7 +35,7 @@ enum NetCommand {
     Server(ServerArgs),
     /// Run a test against an iomark or iperf3 server (`-c HOST`, like `iperf3 -c HOST`).
     #[command(short_flag = 'c', long_flag = "client", disable_version_flag = true)]
-    Client(ClientArgs),
+    Client(Box<ClientArgs>),
 }
 
 /// `iomark net server`.
@@ -70,58 +75,9 @@ pub struct ServerArgs {
     /// Longest test: a longer -t is refused, and a -t 0 (or -n/-k) test is ended here.
     #[arg(long, default_value = "24h", value_name = "DURATION")]
     max_duration: Nanos,
-}
-
-/// `iomark net client`.
-#[derive(Debug, Args)]
-pub struct ClientArgs {
-    /// The server: a host name or an IPv4/IPv6 address.
-    host: String,
-    /// The server's port.
-    #[arg(short = 'p', long, default_value_t = 5201)]
-    port: u16,
-    /// Seconds to transmit.
-    #[arg(short = 't', long = "time", default_value_t = 10, value_name = "SECS")]
-    time: u32,
-    /// Seconds between interval reports; 0 turns them off.
-    #[arg(short = 'i', long, default_value = "1", value_name = "SECS")]
-    interval: f64,
-    /// Parallel streams (1 to 128); each runs on its own thread.
-    #[arg(short = 'P', long, default_value_t = 1, value_name = "N")]
-    parallel: u32,
-    /// Reverse: the server sends, the client receives.
-    #[arg(short = 'R', long, conflicts_with = "bidir")]
-    reverse: bool,
-    /// Send and receive at the same time.
-    #[arg(long)]
-    bidir: bool,
-    /// Bytes per write (TCP, default 128K) or datagram size (UDP, default the MSS).
-    #[arg(short = 'l', long = "length", value_name = "LEN")]
-    length: Option<Bytes>,
-    /// Socket buffer size on both ends (sets the TCP window), e.g. 4M.
-    #[arg(short = 'w', long = "window", value_name = "SIZE")]
-    window: Option<Bytes>,
-    /// Set TCP_NODELAY on the data streams.
-    #[arg(short = 'N', long = "no-delay")]
-    no_delay: bool,
-    /// Leave out the first SECS seconds (TCP slow start) from the totals.
-    #[arg(short = 'O', long = "omit", default_value_t = 0, value_name = "SECS")]
-    omit: u32,
-    /// Use UDP instead of TCP.
-    #[arg(short = 'u', long)]
-    udp: bool,
-    /// Target bits per second per stream, e.g. 100M or 1G (UDP default 1M; TCP unlimited).
-    #[arg(short = 'b', long = "bitrate", value_name = "RATE", value_parser = parse_bitrate)]
-    bitrate: Option<u64>,
-    /// Print the results as JSON in iperf3's -J layout.
-    #[arg(short = 'J', long = "json")]
-    json: bool,
-    /// Verbose, as iperf3's -V: the settings, the cookie, the test's
-    /// parameters, per-stream TCP figures.
-    #[arg(short = 'V', long)]
-    verbose: bool,
-    #[command(flatten)]
-    store: crate::record::StoreArgs,
+    /// Serve up to N tests at once, each reported on its own (iperf3: 1; others are told "busy").
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    max_clients: u32,
 }
 
 impl ServerArgs {
@@ -138,28 +94,7 @@ impl ServerArgs {
             grace: self.grace,
             rcv_timeout: self.rcv_timeout,
             max_duration: self.max_duration,
-        }
-    }
-}
-
-impl ClientArgs {
-    fn settings(&self) -> ClientSettings {
-        ClientSettings {
-            host: self.host.clone(),
-            port: self.port,
-            time: self.time,
-            interval_secs: self.interval,
-            parallel: self.parallel,
-            reverse: self.reverse,
-            bidir: self.bidir,
-            length: self.length,
-            window: self.window,
-            no_delay: self.no_delay,
-            omit: self.omit,
-            udp: self.udp,
-            bitrate: self.bitrate,
-            json: self.json,
-            verbose: self.verbose,
+            max_clients: self.max_clients,
         }
     }
 }
@@ -177,15 +112,29 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
         }
         NetCommand::Client(a) => {
             a.store.check()?;
+            if let Some(f) = &a.file {
+                anyhow::bail!(format!(
+                    "-F {}: iomark does not move files in a network test: iperf3's -F reads or writes the file \
+                     during the test, so its figure is the slower of disk and link. Measure the link with -n {} \
+                     (the file's size) and the disk with `iomark disk`",
+                    f.display(),
+                    std::fs::metadata(f).map_or("SIZE".to_string(), |m| m.len().to_string())
+                ));
+            }
             let json = a.json;
             let store = a.store.clone();
             let mut cfg = a.settings().build()?;
+            let mut out = Output::open(OutputSettings {
+                logfile: a.logfile.clone(),
+                timestamps: a.timestamps.clone(),
+                title: a.title.clone(),
+                forceflush: a.forceflush,
+            })?;
             if cfg.verbose && cfg.text {
-                crate::exit::print(&format!("{}\n", client_settings_line(&cfg)))?;
+                writeln!(out, "{}", client_settings_line(&cfg))?;
             }
             cfg.interrupt = Some(crate::signals::stop_flag()?);
-            let stdout = std::io::stdout();
-            let report = match iomark_net::client::run(&cfg, &mut stdout.lock()) {
+            let report = match iomark_net::client::run(&cfg, &mut out) {
                 Ok(r) => r,
                 Err(NetError::Interrupted) => {
                     eprintln!("iomark: interrupted before the test started");
@@ -197,8 +146,9 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
                 }
             };
             if json {
-                writeln!(stdout.lock(), "{}", report.to_iperf3_json())?;
+                out.raw(&format!("{}\n", report.to_iperf3_json()))?;
             }
+            out.flush()?;
             let mut doc = iomark_net::run_document(&report, crate::record::command_line());
             // The iperf3-shaped text has no place for them; the link checks
             // are iomark's own.

@@ -237,9 +237,78 @@ pub struct NetRun {
     /// The peer's interface, when the peer is iomark.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nic_remote: Option<Box<NicChain>>,
+    /// Round-trip times under the test's load, when measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<NetLatency>,
     /// Doubts about this run.
     #[serde(default)]
     pub warnings: Vec<Warning>,
+}
+
+/// Latency under load: what a link's queues add to a round trip while a
+/// test fills them.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct NetLatency {
+    /// The kernel's smoothed RTT of this host's sending TCP streams
+    /// (`TCP_INFO`), one sample per stream per interval: how many.
+    pub rtt_samples: u64,
+    /// Its median, 90th and 99th percentile and largest sample.
+    pub rtt_p50: Option<Nanos>,
+    /// 90th percentile.
+    pub rtt_p90: Option<Nanos>,
+    /// 99th percentile.
+    pub rtt_p99: Option<Nanos>,
+    /// Largest.
+    pub rtt_max: Option<Nanos>,
+    /// Median TCP handshake time to the server's port before the load
+    /// (a connection of its own, closed at once; any server answers it).
+    pub idle: Option<Nanos>,
+    /// Median handshake time while the test ran.
+    pub loaded: Option<Nanos>,
+    /// Handshakes timed before the load.
+    pub idle_probes: u32,
+    /// Handshakes timed during it.
+    pub loaded_probes: u32,
+}
+
+impl NetLatency {
+    /// The nearest-rank `p`th percentile (0 to 100) of `sorted`.
+    pub fn percentile(sorted: &[Nanos], p: f64) -> Option<Nanos> {
+        if sorted.is_empty() {
+            return None;
+        }
+        let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+        Some(sorted[rank.clamp(1, sorted.len()) - 1])
+    }
+
+    /// The latency of `rtts` (the streams' samples) and the probes'
+    /// handshake times, `None` when there is none of either.
+    pub fn from_samples(
+        mut rtts: Vec<Nanos>,
+        idle: &[Nanos],
+        loaded: &[Nanos],
+    ) -> Option<NetLatency> {
+        if rtts.is_empty() && idle.is_empty() && loaded.is_empty() {
+            return None;
+        }
+        rtts.sort();
+        let median = |v: &[Nanos]| {
+            let mut v = v.to_vec();
+            v.sort();
+            NetLatency::percentile(&v, 50.0)
+        };
+        Some(NetLatency {
+            rtt_samples: rtts.len() as u64,
+            rtt_p50: NetLatency::percentile(&rtts, 50.0),
+            rtt_p90: NetLatency::percentile(&rtts, 90.0),
+            rtt_p99: NetLatency::percentile(&rtts, 99.0),
+            rtt_max: rtts.last().copied(),
+            idle: median(idle),
+            loaded: median(loaded),
+            idle_probes: idle.len() as u32,
+            loaded_probes: loaded.len() as u32,
+        })
+    }
 }
 
 impl NetRun {
@@ -261,6 +330,20 @@ impl NetRun {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn latency_percentiles_are_nearest_rank() {
+        let rtts: Vec<Nanos> = (1..=100).rev().map(|ms| Nanos(ms * 1_000_000)).collect();
+        let idle = [Nanos(3), Nanos(1), Nanos(2)];
+        let l = NetLatency::from_samples(rtts, &idle, &[]).unwrap();
+        assert_eq!(l.rtt_p50, Some(Nanos(50_000_000)));
+        assert_eq!(l.rtt_p90, Some(Nanos(90_000_000)));
+        assert_eq!(l.rtt_p99, Some(Nanos(99_000_000)));
+        assert_eq!(l.rtt_max, Some(Nanos(100_000_000)));
+        assert_eq!((l.idle, l.loaded), (Some(Nanos(2)), None));
+        assert_eq!((l.idle_probes, l.loaded_probes, l.rtt_samples), (3, 0, 100));
+        assert_eq!(NetLatency::from_samples(vec![], &[], &[]), None);
+    }
 
     #[test]
     fn goodput_sums_streams_of_one_direction() {
@@ -305,6 +388,7 @@ mod tests {
             host_cpu_remote: None,
             nic_local: None,
             nic_remote: None,
+            latency: None,
             warnings: vec![],
         };
         assert_eq!(run.goodput(NetDirection::Upload).unwrap().0, 2000.0);

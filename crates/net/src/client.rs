@@ -10,10 +10,13 @@ use std::time::{Duration, Instant, SystemTime};
 use socket2::{Domain, Socket, Type};
 
 use crate::control::{Control, Wait};
+pub use crate::local::{Family, LocalEnd};
+use crate::probe;
 use crate::proto::{code, params, Cookie, Params, Protocol, State};
 use crate::proto::{UDP_HELLO, UDP_REPLY, UDP_REPLY_LEGACY};
 use crate::report::{IntervalLines, Peering, Role, TestReport};
 use crate::session::Session;
+use crate::sockopt::{self, Pinned};
 use crate::stream::{stream_id, DataSock, Stream, StreamPlan};
 use crate::NetError;
 
@@ -21,6 +24,8 @@ use crate::NetError;
 const PRECISE_SLEEP: Duration = Duration::from_millis(10);
 /// How long the client waits for each step of the set-up.
 const SETUP_WAIT: Duration = Duration::from_secs(30);
+/// How often a `-n`/`-k` test looks whether its bytes are through.
+const COUNTED_POLL: Duration = Duration::from_millis(2);
 
 /// What the client runs, in iperf3's terms.
 #[derive(Debug, Clone)]
@@ -43,8 +48,22 @@ pub struct ClientConfig {
     /// With `text`, add what iperf3's `-V` adds (cookie, test parameters,
     /// per-stream TCP figures).
     pub verbose: bool,
-    /// Limit for connecting the control connection.
+    /// Limit for connecting the control connection (`--connect-timeout`).
     pub connect_timeout: Duration,
+    /// Where the client's sockets come from (`-4`/`-6`, `-B`, `--cport`).
+    pub local: LocalEnd,
+    /// The CPU the client runs on (`-A`).
+    pub affinity: Option<u32>,
+    /// The rate column's unit (`-f`).
+    pub rate_format: crate::RateFormat,
+    /// Time TCP handshakes with the server's port before and during the
+    /// test (`--no-rtt-probe` turns it off).
+    pub rtt_probe: bool,
+    /// `--json-stream`: a JSON line at the start, per interval and at the
+    /// end, as iperf3 3.17+ (with `text` off).
+    pub json_stream: bool,
+    /// iperf3's authentication, for a server that requires it.
+    pub auth: Option<crate::auth::Credentials>,
     /// A flag a signal handler raises (Ctrl-C): the client then sends
     /// CLIENT_TERMINATE and returns what it measured so far.
     pub interrupt: Option<&'static AtomicBool>,
@@ -64,6 +83,12 @@ impl ClientConfig {
             text: true,
             verbose: false,
             connect_timeout: Duration::from_secs(10),
+            local: LocalEnd::default(),
+            affinity: None,
+            rate_format: crate::RateFormat::default(),
+            rtt_probe: true,
+            json_stream: false,
+            auth: None,
             interrupt: None,
         }
     }
@@ -71,14 +96,50 @@ impl ClientConfig {
 
 /// Run one test against a server; text output (if enabled) goes to `out`.
 pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetError> {
+    let _pinned = match cfg.affinity {
+        Some(cpu) => Some(Pinned::to(cpu).map_err(|e| {
+            NetError::Invalid(format!(
+                "-A {cpu}: cannot run on CPU {cpu}: {e}; give a CPU of this host (0 to {})",
+                std::thread::available_parallelism().map_or(0, |n| n.get() - 1)
+            ))
+        })?),
+        None => None,
+    };
     let addrs: Vec<SocketAddr> = (cfg.host.as_str(), cfg.port)
         .to_socket_addrs()
         .map_err(|source| NetError::Resolve {
             host: cfg.host.clone(),
             source,
         })?
+        .filter(|a| match cfg.local.family {
+            Family::Any => true,
+            Family::V4 => a.is_ipv4(),
+            Family::V6 => a.is_ipv6(),
+        })
+        .filter(|a| cfg.local.bind.is_none_or(|b| b.is_ipv4() == a.is_ipv4()))
         .collect();
-    let sock = connect_any(&addrs, cfg.connect_timeout)?;
+    if addrs.is_empty() {
+        return Err(NetError::Invalid(format!(
+            "{} has no address of the family asked for (-4/-6, or that of -B)",
+            cfg.host
+        )));
+    }
+    // The kernel's word on -C, -M, -S and --fq-rate before the server is
+    // involved: a refusal then ends the run without a half-set-up test.
+    let probe_ty = match cfg.params.protocol {
+        Protocol::Tcp => Type::STREAM,
+        Protocol::Udp => Type::DGRAM,
+    };
+    let probe = Socket::new(Domain::for_address(addrs[0]), probe_ty, None)
+        .map_err(NetError::io("create a socket"))?;
+    sockopt::apply(socket2::SockRef::from(&probe), &cfg.params, addrs[0])
+        .map_err(sockopt::Refused::into_client_error)?;
+    drop(probe);
+    let connecting = Instant::now();
+    let sock = connect_any(&addrs, &cfg.local, cfg.connect_timeout)?;
+    // The handshakes before the load are the idle round trips: this one
+    // and each TCP data stream's.
+    let mut idle_rtts = vec![connecting.elapsed()];
     let started = SystemTime::now();
     if cfg.text {
         let _ = writeln!(out, "Connecting to host {}, port {}", cfg.host, cfg.port);
@@ -97,6 +158,10 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
             (len, _) => len,
         },
         client_version: Some(format!("iomark {}", env!("CARGO_PKG_VERSION"))),
+        authtoken: match &cfg.auth {
+            Some(c) => Some(c.token(unix_now())?),
+            None => None,
+        },
         ..cfg.params.clone()
     };
     ctrl.write_frame(&params.to_json())?;
@@ -105,9 +170,16 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
     let mut streams = Vec::with_capacity(params.stream_count());
     for i in 0..params.stream_count() {
         let sending = params.client_sends(i);
+        // --cport: stream i from that port + i, as iperf3 (its reverse
+        // streams of --bidir from the port + P + i).
+        let port = cfg.local.cport.map_or(0, |p| p.wrapping_add(i as u16));
         let sock = match params.protocol {
-            Protocol::Tcp => DataSock::Tcp(tcp_stream(server, cfg, &cookie)?),
-            Protocol::Udp => DataSock::Udp(udp_stream(server, cfg, params.len, !sending)?),
+            Protocol::Tcp => {
+                let (s, handshake) = tcp_stream(server, cfg, &params, port, &cookie)?;
+                idle_rtts.push(handshake);
+                DataSock::Tcp(s)
+            }
+            Protocol::Udp => DataSock::Udp(udp_stream(server, cfg, &params, port, !sending)?),
         };
         let s = Stream::new(stream_id(i), sending, sock)
             .map_err(NetError::io("set up a data stream"))?;
@@ -126,35 +198,73 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         tcp_mss: mss,
     };
     let omit = Duration::from_secs(params.omit as u64);
-    let end_after = omit + Duration::from_secs(params.time as u64);
+    let end_bytes = StreamPlan::end_bytes(&params);
+    // A -n/-k test has no time: it ends when its bytes are through.
+    let end_after = match end_bytes {
+        None => omit + Duration::from_secs(params.time as u64),
+        Some(_) => Duration::MAX,
+    };
     let mut report = TestReport::opening(peering, params, &streams, started, cfg.interval);
+    report.rate_format = cfg.rate_format;
     if cfg.text {
         let _ = write!(out, "{}", report.header_text());
         if cfg.verbose {
             let _ = write!(out, "{}", report.verbose_header_text());
         }
     }
+    if cfg.json_stream {
+        let _ = writeln!(out, "{}", report.json_stream_start());
+        let _ = out.flush();
+    }
 
     let mut session = Session::start(streams, plan, omit, cfg.interval)?;
-    let end_at = Instant::now() + end_after;
-    let mut lines = IntervalLines::new(cfg.text);
+    // Under load from the end of the omit period, or a quarter second in.
+    let loaded_probe = cfg.rtt_probe.then(|| {
+        probe::Loaded::start(
+            server,
+            cfg.local.clone(),
+            omit.max(Duration::from_millis(250)),
+        )
+    });
+    let end_at = Instant::now().checked_add(end_after);
+    let mut lines = if cfg.json_stream {
+        IntervalLines::json_stream()
+    } else {
+        IntervalLines::new(cfg.text)
+    };
     let mut interrupted = false;
     loop {
         let now = Instant::now();
-        if now >= end_at {
+        if end_at.is_some_and(|e| now >= e) {
             break;
         }
-        let wake = session.next_wake().map_or(end_at, |w| w.min(end_at));
+        // -n/-k: over once this host has sent or received them all, as
+        // iperf3 decides; the streams are checked every COUNTED_POLL.
+        let mut wake = session
+            .next_wake()
+            .into_iter()
+            .chain(end_at)
+            .fold(now + SETUP_WAIT, Instant::min);
+        if let Some(total) = end_bytes {
+            let (sent, received) = session.bytes_sent_received();
+            if sent >= total || received >= total {
+                break;
+            }
+            wake = wake.min(now + COUNTED_POLL);
+        }
         let left = wake.saturating_duration_since(now);
         // A socket read timeout counts in jiffies (4 ms at HZ=250) and
         // rounds up; the last few milliseconds are slept precisely, so the
         // test ends on time.
-        if left < PRECISE_SLEEP {
+        if left < PRECISE_SLEEP && end_bytes.is_none() {
             std::thread::sleep(left);
             lines.print(&report, &session.tick(Instant::now()), out);
             continue;
         }
-        match ctrl.poll_state(left - PRECISE_SLEEP / 2) {
+        let poll = left
+            .saturating_sub(PRECISE_SLEEP / 2)
+            .max(Duration::from_millis(1));
+        match ctrl.poll_state(poll) {
             Ok(None) => {}
             Ok(Some(s)) => return Err(peer_state(&mut ctrl, s, "the test")),
             Err(NetError::Interrupted) => {
@@ -166,6 +276,10 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         lines.print(&report, &session.tick(Instant::now()), out);
     }
     let (totals, last) = session.finish(false);
+    report.rtt_probe = crate::RttProbe {
+        idle: idle_rtts,
+        loaded: loaded_probe.map(probe::Loaded::finish).unwrap_or_default(),
+    };
     lines.print(&report, &last, out);
     if interrupted {
         // Like iperf3: tell the server, keep what was measured, skip the exchange.
@@ -175,6 +289,9 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         report.close(&mut session.intervals, totals, &mine, None);
         report.interrupted = true;
         drop(session);
+        if cfg.json_stream {
+            let _ = writeln!(out, "{}", report.json_stream_end());
+        }
         if cfg.text {
             let _ = write!(out, "{}", report.summary_text());
             let _ = writeln!(
@@ -195,6 +312,9 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
 
     report.close(&mut session.intervals, totals, &mine, Some(theirs));
     drop(session);
+    if cfg.json_stream {
+        let _ = writeln!(out, "{}", report.json_stream_end());
+    }
     if cfg.text {
         if cfg.verbose {
             let _ = writeln!(out, "Test Complete. Summary Results:");
@@ -203,16 +323,46 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         if cfg.verbose {
             let _ = write!(out, "{}", report.verbose_summary_text());
         }
+        let _ = write!(out, "{}", report.latency_text());
+        // --get-server-output, as iperf3 prints it.
+        if let Some(r) = &report.remote {
+            if let Some(t) = &r.server_output_text {
+                let _ = write!(out, "\nServer output:\n{t}");
+            } else if let Some(j) = &r.server_output_json {
+                let _ = write!(out, "\nServer JSON output:\n{j:#}\n");
+            }
+        }
         let _ = writeln!(out, "\niperf Done.");
     }
     Ok(report)
 }
 
-fn connect_any(addrs: &[SocketAddr], timeout: Duration) -> Result<TcpStream, NetError> {
+/// Seconds since 1970, the authtoken's timestamp.
+fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+fn connect_any(
+    addrs: &[SocketAddr],
+    local: &LocalEnd,
+    timeout: Duration,
+) -> Result<TcpStream, NetError> {
     let mut last = None;
     for a in addrs {
-        match TcpStream::connect_timeout(a, timeout) {
-            Ok(s) => return Ok(s),
+        let sock = local.socket(*a, Type::STREAM, 0)?;
+        match sock.connect_timeout(&(*a).into(), timeout) {
+            Ok(()) => return Ok(sock.into()),
+            Err(e) if e.kind() == ErrorKind::TimedOut || e.kind() == ErrorKind::WouldBlock => {
+                last = Some((
+                    *a,
+                    std::io::Error::new(
+                        ErrorKind::TimedOut,
+                        format!("no answer within {timeout:?} (--connect-timeout)"),
+                    ),
+                ))
+            }
             Err(e) => last = Some((*a, e)),
         }
     }
@@ -260,35 +410,36 @@ fn peer_state(ctrl: &mut Control, got: State, expected: &'static str) -> NetErro
 fn tcp_stream(
     server: SocketAddr,
     cfg: &ClientConfig,
+    params: &Params,
+    port: u16,
     cookie: &Cookie,
-) -> Result<TcpStream, NetError> {
-    let sock = Socket::new(Domain::for_address(server), Type::STREAM, None)
-        .map_err(NetError::io("create a data socket"))?;
-    if let Some(w) = cfg.params.window {
-        // Before connect, so the window scale in the SYN fits the buffer.
-        let _ = sock.set_send_buffer_size(w as usize);
-        let _ = sock.set_recv_buffer_size(w as usize);
-    }
-    if cfg.params.nodelay {
-        let _ = sock.set_nodelay(true);
-    }
+) -> Result<(TcpStream, Duration), NetError> {
+    let sock = cfg.local.socket(server, Type::STREAM, port)?;
+    // Before connect, so the window scale and MSS in the SYN fit.
+    sockopt::apply(socket2::SockRef::from(&sock), params, server)
+        .map_err(sockopt::Refused::into_client_error)?;
+    let t = Instant::now();
     sock.connect_timeout(&server.into(), cfg.connect_timeout)
         .map_err(NetError::io(format!("open a data stream to {server}")))?;
+    let handshake = t.elapsed();
     let mut s: TcpStream = sock.into();
     s.write_all(cookie.wire())
         .map_err(NetError::io("send the cookie on a data stream"))?;
-    Ok(s)
+    Ok((s, handshake))
 }
 
 fn udp_stream(
     server: SocketAddr,
     cfg: &ClientConfig,
-    len: u32,
+    params: &Params,
+    port: u16,
     receives: bool,
 ) -> Result<UdpSocket, NetError> {
-    let sock = Socket::new(Domain::for_address(server), Type::DGRAM, None)
-        .map_err(NetError::io("create a UDP socket"))?;
-    match cfg.params.window {
+    let len = params.len;
+    let sock = cfg.local.socket(server, Type::DGRAM, port)?;
+    sockopt::apply(socket2::SockRef::from(&sock), params, server)
+        .map_err(sockopt::Refused::into_client_error)?;
+    match params.window {
         Some(w) => {
             let _ = sock.set_send_buffer_size(w as usize);
             let _ = sock.set_recv_buffer_size(w as usize);
@@ -299,13 +450,15 @@ fn udp_stream(
         }
         None => {}
     }
-    let any: SocketAddr = if server.is_ipv4() {
-        "0.0.0.0:0".parse().expect("literal")
-    } else {
-        "[::]:0".parse().expect("literal")
-    };
-    sock.bind(&any.into())
-        .map_err(NetError::io("bind a UDP socket"))?;
+    if cfg.local.bind.is_none() && port == 0 {
+        let any: SocketAddr = if server.is_ipv4() {
+            "0.0.0.0:0".parse().expect("literal")
+        } else {
+            "[::]:0".parse().expect("literal")
+        };
+        sock.bind(&any.into())
+            .map_err(NetError::io("bind a UDP socket"))?;
+    }
     sock.connect(&server.into())
         .map_err(NetError::io(format!("connect a UDP socket to {server}")))?;
     let s: UdpSocket = sock.into();

@@ -15,22 +15,29 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod auth;
 pub mod client;
 mod control;
 mod cpu;
 mod document;
 pub mod iface;
+mod local;
+mod probe;
 pub mod proto;
 mod report;
 pub mod server;
+mod server_gate;
+mod server_many;
+mod server_output;
 mod session;
 pub mod settings;
+mod sockopt;
 mod stream;
 mod sys;
 
 pub use client::ClientConfig;
 pub use document::run_document;
-pub use report::{Peering, Role, TestReport};
+pub use report::{Peering, RateFormat, Role, RttProbe, TestReport};
 pub use server::ServerConfig;
 
 /// Why a network test could not run or finish.

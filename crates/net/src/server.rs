@@ -12,10 +12,9 @@
 //! timed test, the `--max-duration` cap for one without a time.
 
 use std::io::{Read, Write};
-use std::net::{IpAddr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 use socket2::{Domain, SockRef, Socket, Type};
@@ -24,7 +23,10 @@ use crate::control::{Control, Wait};
 use crate::proto::UDP_REPLY;
 use crate::proto::{code, params, Cookie, Params, Protocol, State, MAX_PARAMS_LEN};
 use crate::report::{IntervalLines, Peering, Role, TestReport};
+use crate::server_gate::{deny, Gate, NewTest, Release};
+use crate::server_output::Captured;
 use crate::session::Session;
+use crate::sockopt::{self, Pinned};
 use crate::stream::{stream_id, DataSock, Stream, StreamPlan};
 use crate::NetError;
 
@@ -63,6 +65,8 @@ pub struct ServerConfig {
     pub verbose: bool,
     /// Print each test's report in iperf3's `-J` layout.
     pub json: bool,
+    /// Tests served at once (`--max-clients`; iperf3: 1).
+    pub max_clients: usize,
 }
 
 impl ServerConfig {
@@ -81,6 +85,7 @@ impl ServerConfig {
             text: true,
             verbose: false,
             json: false,
+            max_clients: 1,
         }
     }
 
@@ -97,44 +102,14 @@ impl Default for ServerConfig {
     }
 }
 
-/// What the acceptor does with the next connection.
-enum Phase {
-    Idle,
-    Streams(Sender<TcpStream>),
-    Busy,
-}
-
-type Shared = Arc<Mutex<Phase>>;
-
-/// Makes the server idle again as soon as a test is decided, so the next
-/// client is not told "busy" while this one's sockets are still closing;
-/// dropping it does the same on every early return.
-struct Release<'a> {
-    phase: &'a Shared,
-    done: bool,
-}
-
-impl Release<'_> {
-    fn now(&mut self) {
-        if !self.done {
-            *self.phase.lock().unwrap_or_else(|e| e.into_inner()) = Phase::Idle;
-            self.done = true;
-        }
-    }
-}
-
-impl Drop for Release<'_> {
-    fn drop(&mut self) {
-        self.now();
-    }
-}
-
 /// A bound server, ready to [`Server::serve`].
 pub struct Server {
     cfg: ServerConfig,
     local: SocketAddr,
-    phase: Shared,
-    tests: Receiver<TcpStream>,
+    gate: Gate,
+    /// New tests from the acceptor; in a mutex so that test threads can
+    /// share the server (a receiver is not `Sync`).
+    tests: Mutex<Receiver<NewTest>>,
 }
 
 impl Server {
@@ -144,18 +119,18 @@ impl Server {
         let local = listener
             .local_addr()
             .map_err(NetError::io("read the listening address"))?;
-        let phase: Shared = Arc::new(Mutex::new(Phase::Idle));
+        let gate = Gate::new(cfg.max_clients, cfg.owed(cfg.first_byte_timeout));
         let (tx, tests) = mpsc::channel();
-        let p = Arc::clone(&phase);
+        let acceptor = gate.clone();
         std::thread::Builder::new()
             .name("net-accept".into())
-            .spawn(move || accept_loop(listener, p, tx))
+            .spawn(move || acceptor.accept_loop(listener, tx))
             .map_err(NetError::io("start the acceptor thread"))?;
         Ok(Server {
             cfg,
             local,
-            phase,
-            tests,
+            gate,
+            tests: Mutex::new(tests),
         })
     }
 
@@ -164,9 +139,24 @@ impl Server {
         self.local
     }
 
+    pub(crate) fn config(&self) -> &ServerConfig {
+        &self.cfg
+    }
+
+    /// The next test's control connection, waiting at most `wait`.
+    pub(crate) fn next_test(&self, wait: Duration) -> Result<NewTest, RecvTimeoutError> {
+        self.tests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .recv_timeout(wait)
+    }
+
     /// Serve tests until `-1` says stop; text output goes to `out`. A test
     /// that fails is reported to `err` and the server goes on.
     pub fn serve(&self, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), NetError> {
+        if self.gate.checks_cookies() {
+            return self.serve_many(out, err);
+        }
         let mut n = 0;
         loop {
             if self.cfg.text {
@@ -180,13 +170,14 @@ impl Server {
                 );
                 let _ = out.flush();
             }
-            let Ok(conn) = self.tests.recv() else {
+            let next = self.tests.lock().unwrap_or_else(|e| e.into_inner()).recv();
+            let Ok((conn, cookie)) = next else {
                 return Err(NetError::Closed {
                     during: "accepting connections",
                 });
             };
             n += 1;
-            let result = self.serve_test(conn, n, out, err);
+            let result = self.serve_test(conn, cookie, n, out, err);
             match result {
                 Ok(report) => {
                     if self.cfg.json {
@@ -206,22 +197,16 @@ impl Server {
         }
     }
 
-    fn set_phase(&self, p: Phase) {
-        *self.phase.lock().unwrap_or_else(|e| e.into_inner()) = p;
-    }
-
-    fn serve_test(
+    pub(crate) fn serve_test(
         &self,
         conn: TcpStream,
+        cookie: Option<Cookie>,
         n: u32,
         out: &mut dyn Write,
         err: &mut dyn Write,
     ) -> Result<TestReport, NetError> {
         let cfg = &self.cfg;
-        let mut release = Release {
-            phase: &self.phase,
-            done: false,
-        };
+        let mut release = Release::of(&self.gate);
         let mut ctrl = Control::new(conn)?;
         let (peer, control_local) = ctrl.ends()?;
         let setup_end = Instant::now() + cfg.setup_timeout;
@@ -229,7 +214,10 @@ impl Server {
             first: Some(cfg.owed(cfg.first_byte_timeout)),
             deadline: Some(setup_end),
         };
-        let cookie = match ctrl.read_bytes(Cookie::LEN, wait, "the cookie") {
+        let cookie = match cookie.map_or_else(
+            || ctrl.read_bytes(Cookie::LEN, wait, "the cookie"),
+            |c| Ok(c.wire().to_vec()),
+        ) {
             Ok(b) => Cookie::from_wire(b.try_into().expect("read_bytes returns LEN bytes")),
             Err(e) => {
                 release.now();
@@ -237,14 +225,16 @@ impl Server {
                 return Err(e);
             }
         };
-        if cfg.text {
-            let _ = writeln!(
-                out,
-                "Accepted connection from {}, port {}",
+        let accepted = if cfg.text {
+            format!(
+                "Accepted connection from {}, port {}\n",
                 peer.ip(),
                 peer.port()
-            );
-        }
+            )
+        } else {
+            String::new()
+        };
+        let _ = write!(out, "{accepted}");
         ctrl.write_state(State::ParamExchange)?;
         let params = match ctrl
             .read_frame(MAX_PARAMS_LEN, wait, "the parameters")
@@ -261,6 +251,7 @@ impl Server {
                 return Err(e);
             }
         };
+        let out = &mut Captured::new(out, params.get_server_output, &accepted);
         if Duration::from_secs(params.time.into()) > cfg.max_duration {
             release.now();
             ctrl.write_server_error(code::MAX_DURATION, 0);
@@ -270,6 +261,19 @@ impl Server {
             });
         }
 
+        // -A n,m: this test's thread, and the stream threads it starts, on
+        // CPU m until the test ends.
+        let _pinned = match params.server_affinity.map(Pinned::to) {
+            Some(Err(e)) => {
+                release.now();
+                ctrl.write_server_error(code::AFFINITY, e.raw_os_error().unwrap_or(0));
+                return Err(NetError::Invalid(format!(
+                    "the client asked for CPU {} (-A n,m), which this host refuses: {e}",
+                    params.server_affinity.unwrap_or(0)
+                )));
+            }
+            pinned => pinned.and_then(Result::ok),
+        };
         let total = params.stream_count();
         let udp = match params.protocol {
             Protocol::Udp => match udp_listener(self.local, None) {
@@ -284,7 +288,7 @@ impl Server {
         };
         let (tx, rx) = mpsc::channel();
         if udp.is_none() {
-            self.set_phase(Phase::Streams(tx));
+            self.gate.streams_to(&cookie, tx);
         }
         ctrl.write_state(State::CreateStreams)?;
         let socks = match udp {
@@ -311,19 +315,19 @@ impl Server {
                 socks
             }
         };
-        self.set_phase(Phase::Busy);
+        self.gate.streams_done(&cookie);
         let socks = socks?;
         let mut streams = Vec::with_capacity(total);
         for (i, sock) in socks.into_iter().enumerate() {
             let sending = !params.client_sends(i);
             if let DataSock::Tcp(s) = &sock {
-                let r = SockRef::from(s);
-                if let Some(w) = params.window {
-                    let _ = r.set_send_buffer_size(w as usize);
-                    let _ = r.set_recv_buffer_size(w as usize);
-                }
-                if params.nodelay {
-                    let _ = r.set_nodelay(true);
+                if let Err(r) = sockopt::apply(SockRef::from(s), &params, peer) {
+                    release.now();
+                    ctrl.write_server_error(r.code, r.source.raw_os_error().unwrap_or(0));
+                    return Err(NetError::Invalid(format!(
+                        "the client asked for {} {}, which this host's kernel refuses: {}",
+                        r.flag, r.asked, r.source
+                    )));
                 }
             }
             streams.push(
@@ -455,6 +459,7 @@ impl Server {
             "the client's results",
         )?;
         let mut mine = session.results(&totals);
+        out.fill(&mut mine, &report, &session.intervals, &totals, cfg.json);
         // For an iomark client's record; iperf3 ignores the key.
         mine.iomark_interface = crate::iface::describe(control_local.ip())
             .and_then(|i| iomark_host::nic_chain(&i.name))
@@ -517,7 +522,10 @@ impl Server {
                 .max(Duration::from_millis(1));
             let _ = s.set_read_timeout(Some(wait));
             let mut b = [0u8; Cookie::LEN];
-            let ok = s.read_exact(&mut b).is_ok() && Cookie::from_wire(b).matches(cookie);
+            // With several tests at once the acceptor routed the stream by
+            // its cookie already.
+            let ok = self.gate.checks_cookies()
+                || s.read_exact(&mut b).is_ok() && Cookie::from_wire(b).matches(cookie);
             if ok {
                 let _ = s.set_read_timeout(None);
                 socks.push(DataSock::Tcp(s));
@@ -578,58 +586,6 @@ fn listen(cfg: &ServerConfig) -> Result<TcpListener, NetError> {
                 bind(v4).map_err(NetError::io(what(v4)))
             })
         }
-    }
-}
-
-fn accept_loop(listener: TcpListener, phase: Shared, tests: Sender<TcpStream>) {
-    for conn in listener.incoming() {
-        let Ok(conn) = conn else { continue };
-        let mut p = phase.lock().unwrap_or_else(|e| e.into_inner());
-        match &*p {
-            Phase::Idle => {
-                *p = Phase::Busy;
-                if tests.send(conn).is_err() {
-                    return;
-                }
-            }
-            Phase::Streams(tx) => {
-                if let Err(e) = tx.send(conn) {
-                    deny(e.0);
-                }
-            }
-            Phase::Busy => deny(conn),
-        }
-    }
-}
-
-/// ACCESS_DENIED, then a graceful close on a side thread: closing with unread
-/// bytes (the intruder's cookie) would send a reset that can destroy the
-/// 0xFF before the peer reads it.
-fn deny(mut s: TcpStream) {
-    // Bounds the drain threads a flood of connections can start.
-    static DRAINING: AtomicUsize = AtomicUsize::new(0);
-    let _ = s.write_all(&[State::AccessDenied.byte()]);
-    let _ = s.shutdown(Shutdown::Write);
-    if DRAINING.fetch_add(1, Ordering::Relaxed) >= 64 {
-        DRAINING.fetch_sub(1, Ordering::Relaxed);
-        return;
-    }
-    let spawned = std::thread::Builder::new()
-        .name("net-deny".into())
-        .spawn(move || {
-            let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-            let mut buf = [0u8; 512];
-            let end = Instant::now() + Duration::from_secs(2);
-            while Instant::now() < end {
-                match s.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
-                }
-            }
-            DRAINING.fetch_sub(1, Ordering::Relaxed);
-        });
-    if spawned.is_err() {
-        DRAINING.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

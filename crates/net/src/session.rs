@@ -39,7 +39,7 @@ impl Session {
         let stop = Arc::new(AtomicBool::new(false));
         let cpu = CpuMeter::start();
         for s in &mut streams {
-            s.start(plan, Arc::clone(&stop))
+            s.start(&plan, Arc::clone(&stop))
                 .map_err(NetError::io("start a stream thread"))?;
         }
         let now = Instant::now();
@@ -89,6 +89,21 @@ impl Session {
             .filter(|s| sends_udp(s))
             .map(|s| s.counters.bytes.load(Relaxed))
             .fold(0u64, u64::wrapping_add)
+    }
+
+    /// Payload bytes this host has sent and received so far, over every
+    /// stream: what ends a `-n`/`-k` test.
+    pub fn bytes_sent_received(&self) -> (u64, u64) {
+        let mut sent_received = (0u64, 0u64);
+        for s in &self.streams {
+            let b = s.counters.bytes.load(Relaxed);
+            if s.sending {
+                sent_received.0 += b;
+            } else {
+                sent_received.1 += b;
+            }
+        }
+        sent_received
     }
 
     /// The moment the measured (non-omitted) period began.
@@ -159,7 +174,11 @@ impl Session {
         self.stop.store(true, Relaxed);
         let mut last = Vec::new();
         let min_tail = self.interval.map(|i| i / 10).unwrap_or(Duration::MAX);
-        if self.omit_until.is_none() && end.saturating_duration_since(self.last_t) > min_tail {
+        // A test shorter than a tenth of an interval (a small -n) still
+        // gets its one line, as iperf3 keeps a short interval that moved bytes.
+        let tail = end.saturating_duration_since(self.last_t);
+        let only = self.intervals.is_empty() && !tail.is_zero() && self.interval.is_some();
+        if self.omit_until.is_none() && (tail > min_tail || only) {
             let rec = self.record(end, false);
             self.intervals.push(rec.clone());
             last.push(rec);
@@ -191,6 +210,7 @@ impl Session {
                     max_rtt: rtts.iter().copied().max(),
                     mean_rtt: (!rtts.is_empty())
                         .then(|| rtts.iter().sum::<u64>() / rtts.len() as u64),
+                    rtts,
                 }
             })
             .collect();
@@ -239,6 +259,8 @@ impl Session {
             iomark_host_cpu: host_cpu,
             iomark_cpu_throttle: self.cpu.throttled(),
             iomark_interface: None,
+            server_output_text: None,
+            server_output_json: None,
         }
     }
 }

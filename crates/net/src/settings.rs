@@ -9,8 +9,12 @@ use std::time::Duration;
 
 use iomark_model::units::{Bytes, Nanos};
 
+use crate::local::{Family, LocalEnd};
+
+mod tos;
 use crate::proto::{params, Params, Protocol};
 use crate::{ClientConfig, NetError, ServerConfig};
+use tos::{parse_dscp, parse_tos};
 
 /// What the user said about a server.
 #[derive(Debug, Clone)]
@@ -37,6 +41,8 @@ pub struct ServerSettings {
     pub rcv_timeout: Nanos,
     /// Longest test.
     pub max_duration: Nanos,
+    /// Tests served at once (`--max-clients`).
+    pub max_clients: u32,
 }
 
 /// What the user said about a client test.
@@ -46,8 +52,54 @@ pub struct ClientSettings {
     pub host: String,
     /// The server's port.
     pub port: u16,
-    /// Seconds to transmit (`-t`).
-    pub time: u32,
+    /// Seconds to transmit (`-t`); `None` for iperf3's 10 unless `-n`/`-k`.
+    pub time: Option<u32>,
+    /// Bytes to send instead of a time (`-n`).
+    pub bytes: Option<Bytes>,
+    /// Blocks to send instead of a time (`-k`).
+    pub blockcount: Option<Bytes>,
+    /// IPv4 only (`-4`).
+    pub ipv4: bool,
+    /// IPv6 only (`-6`).
+    pub ipv6: bool,
+    /// Local address and/or device (`-B ADDR`, `-B ADDR%DEV`, `-B %DEV`).
+    pub bind: Option<String>,
+    /// The data streams' first local port (`--cport`).
+    pub cport: Option<u16>,
+    /// `sendfile` instead of `write` (`-Z`).
+    pub zerocopy: bool,
+    /// TCP congestion control (`-C`).
+    pub congestion: Option<String>,
+    /// TCP MSS (`-M`).
+    pub mss: Option<u32>,
+    /// IP type of service (`-S`): decimal, `0x` hex or `0` octal.
+    pub tos: Option<String>,
+    /// DSCP (`--dscp`): 0 to 63 or a name such as `ef` or `af41`.
+    pub dscp: Option<String>,
+    /// Socket pacing in bits per second (`--fq-rate`).
+    pub fq_rate: Option<u64>,
+    /// CPU affinity (`-A n[,m]`): the client's CPU, and the server's.
+    pub affinity: Option<String>,
+    /// Output line prefix, also sent to the server (`-T`).
+    pub title: Option<String>,
+    /// The rate column's unit (`-f`).
+    pub format: crate::RateFormat,
+    /// Milliseconds to wait for the control connection (`--connect-timeout`).
+    pub connect_timeout_ms: Option<u64>,
+    /// The server's output of the test in its results (`--get-server-output`).
+    pub get_server_output: bool,
+    /// No handshake probe of latency under load (`--no-rtt-probe`).
+    pub no_rtt_probe: bool,
+    /// One JSON object per line as the test runs (`--json-stream`).
+    pub json_stream: bool,
+    /// iperf3's authentication: the user name (`--username`).
+    pub username: Option<String>,
+    /// The server's RSA public key, PEM (`--rsa-public-key-path`).
+    pub rsa_public_key_path: Option<std::path::PathBuf>,
+    /// The password (iperf3 reads `IPERF3_PASSWORD`).
+    pub password: Option<String>,
+    /// PKCS#1 v1.5 padding for servers before iperf3 3.17 (`--use-pkcs1-padding`).
+    pub use_pkcs1_padding: bool,
     /// Seconds between interval reports; 0 turns them off (`-i`).
     pub interval_secs: f64,
     /// Parallel streams (`-P`).
@@ -117,7 +169,19 @@ impl ServerSettings {
                 self.max_duration
             ));
         }
+        if !(1..=128).contains(&self.max_clients) {
+            return invalid(format!(
+                "--max-clients {} is out of range: give 1 (one test at a time, as iperf3) to 128",
+                self.max_clients
+            ));
+        }
+        if self.one_off && self.max_clients > 1 {
+            return invalid(
+                "-1 serves one test and exits: leave out -1 or --max-clients".to_string(),
+            );
+        }
         Ok(ServerConfig {
+            max_clients: self.max_clients as usize,
             port: self.port,
             bind,
             one_off: self.one_off,
@@ -149,11 +213,60 @@ impl ClientSettings {
                 self.parallel
             ));
         }
-        if self.time == 0 || self.time as u64 > params::MAX_TIME {
+        let (num, blockcount) = (
+            self.bytes.map_or(0, Bytes::get),
+            self.blockcount.map_or(0, Bytes::get),
+        );
+        if [
+            self.time.is_some(),
+            self.bytes.is_some(),
+            self.blockcount.is_some(),
+        ]
+        .iter()
+        .filter(|&&b| b)
+        .count()
+            > 1
+        {
+            return invalid("-t, -n and -k each end the test: give only one of them".to_string());
+        }
+        if self.bytes.is_some() && num == 0 || self.blockcount.is_some() && blockcount == 0 {
+            return invalid("-n and -k take at least 1 (bytes or blocks to send)".to_string());
+        }
+        let time = match self.time {
+            Some(t) if t == 0 || t as u64 > params::MAX_TIME => {
+                return invalid(format!("-t {t} is out of range: give 1 to 86400 seconds"))
+            }
+            Some(t) => t,
+            // iperf3 sends a time of 0 with -n/-k: no time limit.
+            None if num > 0 || blockcount > 0 => 0,
+            None => 10,
+        };
+        let local = self.local_end()?;
+        let tos = self.tos()?;
+        let affinity = self.affinity()?;
+        if let Some(mss) = self.mss.filter(|m| !(1..=9216).contains(m)) {
             return invalid(format!(
-                "-t {} is out of range: give 1 to 86400 seconds",
-                self.time
+                "-M {mss} is out of range: give 1 to 9216 bytes (iperf3's limit)"
             ));
+        }
+        if let Some(cc) = self
+            .congestion
+            .as_deref()
+            .filter(|c| !crate::proto::untrusted::is_congestion_name(c))
+        {
+            return invalid(format!(
+                "-C {cc}: a congestion control is named by 1 to 16 letters, digits, '_' or '-', e.g. cubic or bbr"
+            ));
+        }
+        let auth = self.credentials()?;
+        if self.json && self.json_stream {
+            return invalid("-J and --json-stream are two JSON layouts: give one".to_string());
+        }
+        if self.zerocopy && protocol == Protocol::Udp {
+            return invalid(
+                "-Z sends TCP with sendfile; UDP has no zerocopy path: leave out -Z or -u"
+                    .to_string(),
+            );
         }
         if self.omit as u64 > params::MAX_OMIT {
             return invalid(format!(
@@ -191,7 +304,17 @@ impl ClientSettings {
             params: Params {
                 protocol,
                 omit: self.omit,
-                time: self.time,
+                time,
+                num,
+                blockcount,
+                mss: self.mss,
+                tos,
+                fqrate: self.fq_rate,
+                zerocopy: self.zerocopy,
+                server_affinity: affinity.1,
+                congestion: self.congestion.clone(),
+                title: self.title.clone(),
+                get_server_output: self.get_server_output,
                 parallel: self.parallel,
                 reverse: self.reverse,
                 bidirectional: self.bidir,
@@ -202,10 +325,124 @@ impl ClientSettings {
                 ..Params::default()
             },
             interval: interval(self.interval_secs)?,
-            text: !self.json,
+            text: !self.json && !self.json_stream,
+            json_stream: self.json_stream,
+            auth,
             verbose: self.verbose,
+            local,
+            affinity: affinity.0,
+            rate_format: self.format,
+            rtt_probe: !self.no_rtt_probe,
+            connect_timeout: self
+                .connect_timeout_ms
+                .map_or(Duration::from_secs(10), Duration::from_millis),
             ..ClientConfig::new(self.host.clone())
         })
+    }
+
+    /// `--username`, `--rsa-public-key-path` and the password.
+    fn credentials(&self) -> Result<Option<crate::auth::Credentials>, NetError> {
+        let (user, path) = match (&self.username, &self.rsa_public_key_path) {
+            (None, None) => return Ok(None),
+            (Some(u), Some(p)) => (u, p),
+            _ => {
+                return invalid(
+                    "--username and --rsa-public-key-path go together: give both (and the password in IPERF3_PASSWORD)"
+                        .to_string(),
+                )
+            }
+        };
+        let Some(password) = self.password.clone() else {
+            return invalid(format!(
+                "--username {user}: set the password in IPERF3_PASSWORD (iomark does not prompt for it)"
+            ));
+        };
+        let pem = std::fs::read_to_string(path).map_err(|e| {
+            NetError::Invalid(format!(
+                "--rsa-public-key-path {}: cannot read it: {e}",
+                path.display()
+            ))
+        })?;
+        crate::auth::Credentials::new(user.clone(), password, &pem, self.use_pkcs1_padding)
+            .map(Some)
+            .map_err(|e| {
+                NetError::Invalid(format!("--rsa-public-key-path {}: {e}", path.display()))
+            })
+    }
+
+    /// `-4`, `-6`, `-B` and `--cport`.
+    fn local_end(&self) -> Result<LocalEnd, NetError> {
+        let family = match (self.ipv4, self.ipv6) {
+            (true, true) => return invalid("-4 and -6 exclude each other: give one".to_string()),
+            (true, false) => Family::V4,
+            (false, true) => Family::V6,
+            (false, false) => Family::Any,
+        };
+        let (bind, device) = match self.bind.as_deref() {
+            None => (None, None),
+            Some(b) => {
+                let (addr, dev) = match b.split_once('%') {
+                    Some((a, d)) => (a, Some(d)),
+                    None => (b, None),
+                };
+                if dev.is_some_and(str::is_empty) {
+                    return invalid(format!("-B {b}: name a device after %, e.g. -B %eth0"));
+                }
+                let ip = match addr {
+                    "" => None,
+                    a => Some(a.parse::<IpAddr>().map_err(|e| {
+                        NetError::Invalid(format!(
+                            "-B {b}: {a} is not an IP address: give a local address such as 127.0.0.1, optionally with %DEVICE: {e}"
+                        ))
+                    })?),
+                };
+                (ip, dev.map(str::to_string))
+            }
+        };
+        if let Some(ip) = bind {
+            if family == Family::V4 && ip.is_ipv6() || family == Family::V6 && ip.is_ipv4() {
+                return invalid(format!("-B {ip} is not of the family -4/-6 asks for"));
+            }
+        }
+        if self.cport == Some(0) {
+            return invalid("--cport 0: give a port from 1 to 65535".to_string());
+        }
+        Ok(LocalEnd {
+            family,
+            bind,
+            device,
+            cport: self.cport,
+        })
+    }
+
+    /// `-S` or `--dscp` as the TOS byte.
+    fn tos(&self) -> Result<Option<u32>, NetError> {
+        match (&self.tos, &self.dscp) {
+            (Some(_), Some(_)) => {
+                invalid("-S and --dscp both set the TOS byte: give one".to_string())
+            }
+            (Some(t), None) => parse_tos(t).map(Some),
+            (None, Some(d)) => parse_dscp(d).map(|d| Some(d << 2)),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// `-A n[,m]`: the client's CPU and the server's.
+    fn affinity(&self) -> Result<(Option<u32>, Option<u32>), NetError> {
+        let Some(a) = &self.affinity else {
+            return Ok((None, None));
+        };
+        let cpu = |s: &str| {
+            s.trim().parse::<u32>().map_err(|_| {
+                NetError::Invalid(format!(
+                    "-A {a}: give a CPU number, or two as n,m (the client's and the server's)"
+                ))
+            })
+        };
+        match a.split_once(',') {
+            Some((c, s)) => Ok((Some(cpu(c)?), Some(cpu(s)?))),
+            None => Ok((Some(cpu(a)?), None)),
+        }
     }
 }
 

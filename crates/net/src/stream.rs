@@ -6,7 +6,7 @@
 //! datagrams start with a header of send time (`CLOCK_MONOTONIC` seconds and
 //! microseconds) and a sequence number from 1, 32 or 64 bits (section 1.12).
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Read};
 use std::net::{Shutdown, SocketAddr, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
@@ -15,10 +15,14 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use iomark_model::net::NetDirection;
-use rand::RngCore;
 
 use crate::proto::{Params, Protocol};
+
+mod payload;
+mod udp;
 use crate::sys;
+use payload::{AlignedBuf, Blocks};
+use udp::{udp_recv, udp_send};
 
 /// How often a blocked stream thread wakes to look at the stop flag.
 const WAKE: Duration = Duration::from_millis(200);
@@ -82,25 +86,74 @@ pub struct StreamInfo {
     pub direction: NetDirection,
 }
 
+/// The blocks this host's sending streams may still write, shared by them
+/// all: `-n` and `-k` count the test's blocks, not each stream's.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    blocks: AtomicU64,
+}
+
+impl Budget {
+    /// Take one block; false once none is left.
+    fn take(&self) -> bool {
+        self.blocks
+            .fetch_update(Relaxed, Relaxed, |b| b.checked_sub(1))
+            .is_ok()
+    }
+}
+
 /// What every stream of a test does.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct StreamPlan {
     pub protocol: Protocol,
     pub len: usize,
     /// Bits per second for this stream; 0 is unlimited.
     pub rate: u64,
     pub udp_counters_64bit: bool,
+    /// With `-n` or `-k`: the blocks left to send. A sender writes whole
+    /// blocks, as iperf3's does, so `-n` sends `num` rounded up to a
+    /// block.
+    pub budget: Option<Arc<Budget>>,
+    /// TCP senders use `sendfile` (`-Z`).
+    pub zerocopy: bool,
 }
 
 impl StreamPlan {
     /// What the streams of a test with these (resolved) parameters do.
     pub fn of(params: &Params) -> StreamPlan {
+        let len = params.len.max(1) as u64;
+        let blocks = match (params.num, params.blockcount) {
+            (0, 0) => None,
+            (0, k) => Some(k),
+            (n, _) => Some(n.div_ceil(len)),
+        };
         StreamPlan {
             protocol: params.protocol,
             len: params.len as usize,
             rate: params.bandwidth,
             udp_counters_64bit: params.udp_counters_64bit,
+            budget: blocks.map(|b| {
+                Arc::new(Budget {
+                    blocks: AtomicU64::new(b),
+                })
+            }),
+            zerocopy: params.zerocopy,
         }
+    }
+
+    /// Bytes after which a `-n`/`-k` test is over, sent or received:
+    /// `None` for a timed test.
+    pub fn end_bytes(params: &Params) -> Option<u64> {
+        match (params.num, params.blockcount) {
+            (0, 0) => None,
+            (0, k) => Some(k.saturating_mul(params.len as u64)),
+            (n, _) => Some(n),
+        }
+    }
+
+    /// Take a block from the budget, if the test counts them.
+    fn next_block(&self) -> bool {
+        self.budget.as_ref().is_none_or(|b| b.take())
     }
 }
 
@@ -196,7 +249,8 @@ impl Stream {
     }
 
     /// Start the stream's thread.
-    pub fn start(&mut self, plan: StreamPlan, stop: Arc<AtomicBool>) -> std::io::Result<()> {
+    pub fn start(&mut self, plan: &StreamPlan, stop: Arc<AtomicBool>) -> std::io::Result<()> {
+        let plan = plan.clone();
         let counters = Arc::clone(&self.counters);
         let sending = self.sending;
         let name = format!("net-stream-{}", self.id);
@@ -204,14 +258,14 @@ impl Stream {
         fn spawn<S: Send + 'static>(
             name: String,
             sock: S,
-            work: fn(S, StreamPlan, &Counters, &AtomicBool),
+            work: fn(S, &StreamPlan, &Counters, &AtomicBool),
             plan: StreamPlan,
             counters: Arc<Counters>,
             stop: Arc<AtomicBool>,
         ) -> std::io::Result<JoinHandle<()>> {
             std::thread::Builder::new()
                 .name(name)
-                .spawn(move || work(sock, plan, &counters, &stop))
+                .spawn(move || work(sock, &plan, &counters, &stop))
         }
         let handle = match &self.sock {
             DataSock::Tcp(s) => {
@@ -324,57 +378,21 @@ fn pace(start: Instant, sent_bytes: u64, rate: u64, stop: &AtomicBool) -> bool {
     }
 }
 
-/// Where a data buffer starts: a page boundary, as iperf3's (an `mmap`).
-const BUF_ALIGN: usize = 4096;
-
-/// A zeroed buffer of `len` bytes that starts on a page boundary.
-///
-/// The kernel copies every payload byte between this buffer and the socket,
-/// and that copy's speed depends on where the buffer starts (a block 16
-/// bytes into a page measured slower than one on a page boundary, see
-/// docs/net.md). Where malloc puts a 128 KiB block depends on the thread's
-/// arena; starting on a page, as iperf3's `mmap`-ed buffer does, takes that
-/// out of the comparison. Over-allocating and slicing needs no `unsafe`.
-pub(crate) struct AlignedBuf {
-    mem: Vec<u8>,
-    start: usize,
-    len: usize,
-}
-
-impl AlignedBuf {
-    pub fn zeroed(len: usize) -> AlignedBuf {
-        let mem = vec![0u8; len + BUF_ALIGN];
-        let start = mem.as_ptr().align_offset(BUF_ALIGN).min(BUF_ALIGN);
-        AlignedBuf { mem, start, len }
-    }
-
-    pub fn bytes(&self) -> &[u8] {
-        &self.mem[self.start..self.start + self.len]
-    }
-
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
-        &mut self.mem[self.start..self.start + self.len]
-    }
-}
-
-fn payload(len: usize) -> AlignedBuf {
-    let mut buf = AlignedBuf::zeroed(len);
-    rand::rng().fill_bytes(buf.bytes_mut());
-    buf
-}
-
-fn tcp_send(mut s: TcpStream, plan: StreamPlan, c: &Counters, stop: &AtomicBool) {
-    let buf = payload(plan.len);
-    let buf = buf.bytes();
+fn tcp_send(mut s: TcpStream, plan: &StreamPlan, c: &Counters, stop: &AtomicBool) {
+    let blocks = Blocks::new(plan);
     let start = Instant::now();
     let mut sent = 0u64;
+    // Where the next write starts in the block: a short write (a send
+    // timeout) finishes the block before the budget is asked for another.
+    let mut at = 0usize;
     while !stop.load(Relaxed) {
-        if !pace(start, sent, plan.rate, stop) {
+        if at == 0 && (!plan.next_block() || !pace(start, sent, plan.rate, stop)) {
             break;
         }
-        match s.write(buf) {
+        match blocks.send(&mut s, at) {
             Ok(n) => {
                 sent += n as u64;
+                at = (at + n) % plan.len;
                 c.bytes.fetch_add(n as u64, Relaxed);
             }
             Err(e) if transient(&e) => {}
@@ -383,7 +401,7 @@ fn tcp_send(mut s: TcpStream, plan: StreamPlan, c: &Counters, stop: &AtomicBool)
     }
 }
 
-fn tcp_recv(mut s: TcpStream, plan: StreamPlan, c: &Counters, stop: &AtomicBool) {
+fn tcp_recv(mut s: TcpStream, plan: &StreamPlan, c: &Counters, stop: &AtomicBool) {
     let mut buf = AlignedBuf::zeroed(plan.len.max(1));
     let buf = buf.bytes_mut();
     while !stop.load(Relaxed) {
@@ -401,112 +419,6 @@ fn tcp_recv(mut s: TcpStream, plan: StreamPlan, c: &Counters, stop: &AtomicBool)
     }
 }
 
-fn udp_send(s: UdpSocket, plan: StreamPlan, c: &Counters, stop: &AtomicBool) {
-    let header = if plan.udp_counters_64bit { 16 } else { 12 };
-    let mut buf = payload(plan.len.max(header));
-    let buf = buf.bytes_mut();
-    let start = Instant::now();
-    let mut sent = 0u64;
-    let mut seq: u64 = 1;
-    while !stop.load(Relaxed) {
-        if !pace(start, sent, plan.rate, stop) {
-            break;
-        }
-        let (sec, usec) = sys::monotonic_now();
-        buf[0..4].copy_from_slice(&sec.to_be_bytes());
-        buf[4..8].copy_from_slice(&usec.to_be_bytes());
-        if plan.udp_counters_64bit {
-            buf[8..16].copy_from_slice(&seq.to_be_bytes());
-        } else {
-            buf[8..12].copy_from_slice(&(seq as u32).to_be_bytes());
-        }
-        match s.send(buf) {
-            Ok(n) => {
-                seq += 1;
-                sent += n as u64;
-                c.bytes.fetch_add(n as u64, Relaxed);
-                c.packets.fetch_add(1, Relaxed);
-            }
-            Err(e) if transient(&e) => {}
-            // ENOBUFS or an ICMP-refused port: back off briefly and go on.
-            Err(_) => std::thread::sleep(Duration::from_millis(1)),
-        }
-    }
-}
-
-/// The receiver's view of one UDP stream's sequence and timing.
-#[derive(Debug, Default)]
-pub(crate) struct UdpTrack {
-    next_seq: u64,
-    pub highest: u64,
-    pub lost: i64,
-    pub out_of_order: u64,
-    pub jitter: f64,
-    prev_transit: Option<f64>,
-}
-
-impl UdpTrack {
-    /// Account one datagram with sequence `seq`, sent at `sent` and
-    /// received at `now` (seconds on the sender's and our monotonic clocks).
-    pub fn datagram(&mut self, seq: u64, sent: f64, now: f64) {
-        if self.next_seq == 0 {
-            self.next_seq = 1;
-        }
-        if seq >= self.next_seq {
-            self.lost += (seq - self.next_seq) as i64;
-            self.next_seq = seq + 1;
-            self.highest = seq;
-        } else {
-            self.out_of_order += 1;
-            if self.lost > 0 {
-                self.lost -= 1;
-            }
-        }
-        // RFC 1889: J += (|D| - J) / 16, D the change in transit time.
-        let transit = now - sent;
-        if let Some(prev) = self.prev_transit {
-            let d = (transit - prev).abs();
-            self.jitter += (d - self.jitter) / 16.0;
-        }
-        self.prev_transit = Some(transit);
-    }
-}
-
-fn udp_recv(s: UdpSocket, plan: StreamPlan, c: &Counters, stop: &AtomicBool) {
-    let header = if plan.udp_counters_64bit { 16 } else { 12 };
-    let mut buf = AlignedBuf::zeroed(plan.len.max(65536));
-    let buf = buf.bytes_mut();
-    let mut track = UdpTrack::default();
-    while !stop.load(Relaxed) {
-        match s.recv(buf) {
-            Ok(n) if n >= header => {
-                let sec = u32::from_be_bytes(buf[0..4].try_into().expect("4 bytes"));
-                let usec = u32::from_be_bytes(buf[4..8].try_into().expect("4 bytes"));
-                let seq = if plan.udp_counters_64bit {
-                    u64::from_be_bytes(buf[8..16].try_into().expect("8 bytes"))
-                } else {
-                    u32::from_be_bytes(buf[8..12].try_into().expect("4 bytes")) as u64
-                };
-                let (nsec, nusec) = sys::monotonic_now();
-                track.datagram(
-                    seq,
-                    sec as f64 + usec as f64 / 1e6,
-                    nsec as f64 + nusec as f64 / 1e6,
-                );
-                c.bytes.fetch_add(n as u64, Relaxed);
-                c.packets.store(track.highest, Relaxed);
-                c.lost.store(track.lost, Relaxed);
-                c.out_of_order.store(track.out_of_order, Relaxed);
-                c.jitter_bits.store(track.jitter.to_bits(), Relaxed);
-            }
-            Ok(_) => {}
-            Err(e) if transient(&e) => {}
-            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
-            Err(_) => break,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -515,31 +427,5 @@ mod tests {
     fn stream_ids_skip_two() {
         let ids: Vec<u32> = (0..4).map(stream_id).collect();
         assert_eq!(ids, [1, 3, 4, 5]);
-    }
-
-    #[test]
-    fn buffers_start_on_a_page() {
-        for len in [1, 16, 1460, 128 * 1024, 1 << 20] {
-            let mut b = AlignedBuf::zeroed(len);
-            assert_eq!(b.bytes().len(), len);
-            assert_eq!(b.bytes().as_ptr() as usize % BUF_ALIGN, 0, "len {len}");
-            assert!(b.bytes_mut().iter().all(|&x| x == 0));
-        }
-    }
-
-    #[test]
-    fn udp_loss_and_reordering() {
-        let mut t = UdpTrack::default();
-        for (i, seq) in [1u64, 2, 5, 3, 6].into_iter().enumerate() {
-            t.datagram(seq, i as f64 * 0.001, i as f64 * 0.001 + 0.0005);
-        }
-        // 3 and 4 missing after 5, then 3 arrives late: one loss undone.
-        assert_eq!(t.lost, 1);
-        assert_eq!(t.out_of_order, 1);
-        assert_eq!(t.highest, 6);
-        assert!(
-            t.jitter.abs() < 1e-9,
-            "constant transit time gives no jitter"
-        );
     }
 }

@@ -1,6 +1,7 @@
 //! The few system calls std and socket2 do not wrap: `getsockopt(TCP_INFO)`,
-//! `clock_gettime(CLOCK_MONOTONIC)` and `getifaddrs`. All of
-//! this crate's `unsafe` lives here.
+//! `clock_gettime(CLOCK_MONOTONIC)`, `getifaddrs`, `memfd_create` and
+//! `sendfile` (`-Z`), `SO_MAX_PACING_RATE` (`--fq-rate`) and
+//! `sched_{get,set}affinity` (`-A`). All of this crate's `unsafe` lives here.
 
 use std::mem::MaybeUninit;
 use std::net::IpAddr;
@@ -113,4 +114,100 @@ pub(crate) fn interface_of(addr: IpAddr) -> Option<String> {
     // SAFETY: `head` came from a successful getifaddrs and is freed once.
     unsafe { libc::freeifaddrs(head) };
     found
+}
+
+/// An anonymous in-memory file holding `bytes`: what `-Z` sends from, as
+/// iperf3 sends from a temporary file, without touching a disk.
+pub(crate) fn memfd_with(bytes: &[u8]) -> std::io::Result<std::fs::File> {
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    // SAFETY: the name is a NUL-terminated literal; the call only returns a
+    // new descriptor or -1.
+    let fd = unsafe { libc::memfd_create(c"iomark-zerocopy".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a new descriptor that nothing else owns.
+    let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+    f.write_all(bytes)?;
+    Ok(f)
+}
+
+/// `sendfile(sock, file, &offset, count)`: the bytes of `file` from
+/// `offset` go to `sock` without passing through this process.
+pub(crate) fn sendfile(
+    sock: RawFd,
+    file: RawFd,
+    offset: u64,
+    count: usize,
+) -> std::io::Result<usize> {
+    let mut off = offset as libc::off_t;
+    // SAFETY: `off` is a valid, writable off_t for the call; bad descriptors
+    // only make the call fail.
+    let n = unsafe { libc::sendfile(sock, file, &mut off, count) };
+    if n < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// `SO_MAX_PACING_RATE` in bytes per second (the fq qdisc and TCP's own
+/// pacing honour it).
+pub(crate) fn set_max_pacing_rate(fd: RawFd, bytes_per_sec: u64) -> std::io::Result<()> {
+    let v: u64 = bytes_per_sec;
+    // SAFETY: `v` is a u64 that outlives the call, and its size is given;
+    // the kernel reads a 32- or 64-bit value from it.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_MAX_PACING_RATE,
+            (&v as *const u64).cast(),
+            std::mem::size_of::<u64>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// The CPUs the calling thread may run on.
+pub(crate) fn thread_affinity() -> std::io::Result<libc::cpu_set_t> {
+    let mut set = MaybeUninit::<libc::cpu_set_t>::zeroed();
+    // SAFETY: `set` is a zeroed cpu_set_t of the size given; 0 is this thread.
+    let rc = unsafe {
+        libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set.as_mut_ptr())
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: zero-initialised and filled by the kernel; a bit mask.
+    Ok(unsafe { set.assume_init() })
+}
+
+/// Let the calling thread (and the threads it starts later) run only on
+/// the CPUs of `set`.
+pub(crate) fn set_thread_affinity(set: &libc::cpu_set_t) -> std::io::Result<()> {
+    // SAFETY: `set` is a valid cpu_set_t of the size given; 0 is this thread.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// A CPU set of the one CPU `cpu`, or `None` past the set's size.
+pub(crate) fn one_cpu(cpu: u32) -> Option<libc::cpu_set_t> {
+    if cpu as usize >= libc::CPU_SETSIZE as usize {
+        return None;
+    }
+    // SAFETY: an all-zero cpu_set_t is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpu` is below CPU_SETSIZE, checked above.
+    unsafe { libc::CPU_SET(cpu as usize, &mut set) };
+    Some(set)
 }

@@ -226,3 +226,39 @@ pub fn can_build_rig() -> Result<(), &'static str> {
     }
     Ok(())
 }
+
+/// iperf 3.21 as scripts/lib/peers.sh's `ensure_iperf3_21` builds it:
+/// `$IOMARK_IPERF3_21`, else its default place; `Err` says how to get it.
+pub fn iperf3_21() -> Result<String, String> {
+    let path = std::env::var("IOMARK_IPERF3_21")
+        .unwrap_or_else(|_| "/tmp/iomark-bench-peers/iperf/src/iperf3".into());
+    if std::path::Path::new(&path).is_file() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "iperf 3.21 is not built at {path}: run `. scripts/lib/peers.sh && ensure_iperf3_21` \
+             (it builds from iperf-3.21-*.tar.gz in $IOMARK_PEER_TARBALLS, default /work/shared/peers)"
+        ))
+    }
+}
+
+/// `PEER -s -1 -p PORT EXTRA...` with a given iperf3 binary, once it listens.
+pub fn peer_server(bin: &str, port: u16, extra: &[&str]) -> Proc {
+    let p = Proc::spawn(
+        Command::new(bin)
+            .args(["-s", "-1", "-p", &port.to_string()])
+            .args(extra),
+    );
+    wait_listening(port);
+    p
+}
+
+/// Run `PEER -c 127.0.0.1 -p PORT ARGS...` with a given iperf3 binary.
+pub fn peer_client(bin: &str, port: u16, args: &[&str]) -> Output {
+    Proc::spawn(
+        Command::new(bin)
+            .args(["-c", "127.0.0.1", "-p", &port.to_string()])
+            .args(args),
+    )
+    .finish(Duration::from_secs(60))
+}

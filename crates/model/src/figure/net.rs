@@ -67,6 +67,20 @@ pub fn net_figures(run: &NetRun) -> Vec<Figure> {
             figs.push("jitter", FigureUnit::Nanos, mean, None);
         }
     }
+    if let Some(l) = &run.latency {
+        let mut figs = TestFigures::new(&mut out, &test, "");
+        for (metric, v) in [
+            ("rtt p50", l.rtt_p50),
+            ("rtt p90", l.rtt_p90),
+            ("rtt p99", l.rtt_p99),
+            ("rtt idle", l.idle),
+            ("rtt under load", l.loaded),
+        ] {
+            if let Some(v) = v {
+                figs.push(metric, FigureUnit::Nanos, v.get() as f64, None);
+            }
+        }
+    }
     let local = CpuUsage {
         user_pct: run.cpu_local.user_percent,
         system_pct: run.cpu_local.system_percent,

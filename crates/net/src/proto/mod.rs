@@ -132,6 +132,16 @@ pub mod code {
     pub const LISTEN: i32 = 102;
     /// The congestion control asked for cannot be set (here: is no name).
     pub const SET_CONGESTION: i32 = 134;
+    /// Unable to set the TCP MSS (`-M`).
+    pub const SET_MSS: i32 = 123;
+    /// Unable to set the IP TOS (`-S`, `--dscp`).
+    pub const SET_TOS: i32 = 125;
+    /// Unable to set the CPU affinity (`-A`).
+    pub const AFFINITY: i32 = 132;
+    /// Unable to set the socket pacing rate (`--fq-rate`).
+    pub const SET_PACING: i32 = 140;
+    /// The server refused the credentials (`--username`).
+    pub const AUTH_TEST: i32 = 142;
     /// Unable to receive the cookie.
     pub const RECV_COOKIE: i32 = 106;
     /// Unable to receive the parameters.
@@ -161,6 +171,11 @@ pub mod code {
             BAD_TOS => "bad TOS value (must be between 0 and 255 inclusive)",
             MAX_DURATION => "test duration longer than the server's maximum (--max-duration)",
             LISTEN => "unable to start listener for connections",
+            SET_MSS => "unable to set TCP/SCTP MSS",
+            SET_TOS => "unable to set IP TOS",
+            AFFINITY => "unable to set CPU affinity",
+            SET_PACING => "unable to set socket pacing",
+            AUTH_TEST => "test authorization failed (check --username, IPERF3_PASSWORD and the server's key and clock)",
             SET_CONGESTION => "unable to set TCP_CONGESTION: supplied congestion control algorithm not supported on this host",
             RECV_COOKIE => "unable to receive cookie at server",
             RECV_PARAMS => "unable to receive parameters from client",

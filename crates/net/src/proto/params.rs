@@ -72,6 +72,12 @@ pub struct Params {
     pub mss: Option<u32>,
     /// `IP_TOS` (`-S`).
     pub tos: Option<u32>,
+    /// `SO_MAX_PACING_RATE` in bits per second (`--fq-rate`).
+    pub fqrate: Option<u64>,
+    /// The sender uses `sendfile` (`-Z`).
+    pub zerocopy: bool,
+    /// The CPU the server's end of the test runs on (`-A n,m`).
+    pub server_affinity: Option<u32>,
     /// 64-bit UDP sequence numbers.
     pub udp_counters_64bit: bool,
     /// The client wants the server's output in the results.
@@ -84,6 +90,8 @@ pub struct Params {
     pub title: Option<String>,
     /// The client's version, informational.
     pub client_version: Option<String>,
+    /// iperf3's encrypted credentials (`--username`, see `crate::auth`).
+    pub authtoken: Option<String>,
 }
 
 impl Default for Params {
@@ -103,12 +111,16 @@ impl Default for Params {
             nodelay: false,
             mss: None,
             tos: None,
+            fqrate: None,
+            zerocopy: false,
+            server_affinity: None,
             udp_counters_64bit: false,
             get_server_output: false,
             congestion: None,
             extra_data: None,
             title: None,
             client_version: None,
+            authtoken: None,
         }
     }
 }
@@ -144,6 +156,9 @@ impl Params {
             Protocol::Udp => m.insert("udp".into(), Value::Bool(true)),
         };
         m.insert("omit".into(), self.omit.into());
+        if let Some(cpu) = self.server_affinity {
+            m.insert("server_affinity".into(), cpu.into());
+        }
         m.insert("time".into(), self.time.into());
         m.insert("num".into(), self.num.into());
         m.insert("blockcount".into(), self.blockcount.into());
@@ -167,6 +182,9 @@ impl Params {
         if self.bandwidth != 0 {
             m.insert("bandwidth".into(), self.bandwidth.into());
         }
+        if let Some(rate) = self.fqrate {
+            m.insert("fqrate".into(), rate.into());
+        }
         if let Some(tos) = self.tos {
             m.insert("TOS".into(), tos.into());
         }
@@ -185,9 +203,15 @@ impl Params {
         if self.udp_counters_64bit {
             m.insert("udp_counters_64bit".into(), 1.into());
         }
+        if self.zerocopy {
+            m.insert("zerocopy".into(), 1.into());
+        }
         m.insert("pacing_timer".into(), 1000.into());
         if let Some(v) = &self.client_version {
             m.insert("client_version".into(), v.clone().into());
+        }
+        if let Some(t) = &self.authtoken {
+            m.insert("authtoken".into(), t.clone().into());
         }
         serde_json::to_vec(&Value::Object(m)).expect("a JSON map always serialises")
     }
@@ -251,6 +275,10 @@ impl Params {
         } as u32;
         p.bandwidth = ranged(&m, "bandwidth", 0, u64::MAX, code::RECV_PARAMS)?.unwrap_or(0);
         p.tos = ranged(&m, "TOS", 0, 255, code::BAD_TOS)?.map(|v| v as u32);
+        p.fqrate = ranged(&m, "fqrate", 0, u64::MAX, code::RECV_PARAMS)?;
+        p.zerocopy = flag(&m, "zerocopy")?;
+        p.server_affinity =
+            ranged(&m, "server_affinity", 0, u32::MAX as u64, code::RECV_PARAMS)?.map(|v| v as u32);
         p.udp_counters_64bit = flag(&m, "udp_counters_64bit")?;
         p.get_server_output = flag(&m, "get_server_output")?;
         p.congestion = text(&m, "congestion")?;

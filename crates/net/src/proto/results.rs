@@ -41,6 +41,14 @@ pub struct Results {
     /// the test, when it did: the peer names it too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iomark_cpu_throttle: Option<iomark_model::cpu::CpuThrottle>,
+    /// The server's text output of the test, for a client that asked
+    /// (`--get-server-output`) of a server printing text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_output_text: Option<String>,
+    /// The server's `-J` document of the test, for a client that asked of
+    /// a server printing JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_output_json: Option<serde_json::Value>,
 }
 
 /// One stream in a results message.
@@ -101,7 +109,16 @@ impl Results {
     pub fn from_json(body: &[u8]) -> Result<Results, ProtoError> {
         let bad_json = |e: serde_json::Error| ProtoError::BadJson(e.to_string());
         let mut v: serde_json::Value = serde_json::from_slice(body).map_err(bad_json)?;
+        // The server's output is lines of text: they keep their newlines
+        // and tabs, every other control is shown escaped.
+        let output = v
+            .as_object_mut()
+            .and_then(|m| m.remove("server_output_text"));
         untrusted::escape_strings(&mut v);
+        if let (Some(serde_json::Value::String(t)), Some(m)) = (output, v.as_object_mut()) {
+            let shown = iomark_model::escape::escape_controls_keep_lines(&t).into_owned();
+            m.insert("server_output_text".into(), shown.into());
+        }
         if let serde_json::Value::Object(m) = &v {
             untrusted::check_results(m)?;
         }
@@ -222,6 +239,7 @@ mod tests {
             let r = Results { cpu_util_total: 1.5, cpu_util_user: 0.5, cpu_util_system: 1.0,
                 sender_has_retransmits: 1, congestion_used: None,
                 iomark_host_cpu: None, iomark_interface: None, iomark_cpu_throttle: None,
+                server_output_text: None, server_output_json: None,
                 streams: vec![StreamResults { id, bytes, retransmits: retr, jitter: 0.0, errors: 0,
                     packets: 0, omitted_errors: Some(0), omitted_packets: Some(0),
                     start_time: Some(0.0), end_time: Some(end) }] };

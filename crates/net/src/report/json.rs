@@ -11,7 +11,7 @@ use std::time::UNIX_EPOCH;
 use iomark_model::net::NetDirection;
 use serde::Serialize;
 
-use super::{pct, rate, IntervalStream, Role, TestReport};
+use super::{pct, rate, IntervalRecord, IntervalStream, Role, TestReport};
 use crate::stream::Snapshot;
 use crate::sys::TcpInfo;
 
@@ -22,6 +22,42 @@ impl TestReport {
     }
 
     fn iperf3_doc(&self) -> JDoc {
+        let p = &self.params;
+        let remote = self.remote.as_ref();
+        JDoc {
+            start: self.j_start(),
+            intervals: self
+                .intervals
+                .iter()
+                .map(|rec| self.j_interval(rec))
+                .collect(),
+            end: self.iperf3_end(),
+            title: p.title.clone(),
+            extra_data: p.extra_data.clone(),
+            server_output_json: remote.and_then(|r| r.server_output_json.clone()),
+            server_output_text: remote.and_then(|r| r.server_output_text.clone()),
+        }
+    }
+
+    /// `--json-stream`'s first line: `{"event":"start","data":{...}}`,
+    /// the `-J` document's `start`.
+    pub fn json_stream_start(&self) -> String {
+        event("start", &self.j_start())
+    }
+
+    /// `--json-stream`'s line for each of `recs`: `{"event":"interval",...}`.
+    pub(crate) fn json_stream_intervals(&self, recs: &[IntervalRecord]) -> String {
+        recs.iter()
+            .map(|rec| event("interval", &self.j_interval(rec)) + "\n")
+            .collect()
+    }
+
+    /// `--json-stream`'s last line: `{"event":"end","data":{...}}`.
+    pub fn json_stream_end(&self) -> String {
+        event("end", &self.iperf3_end())
+    }
+
+    fn j_start(&self) -> JStart {
         let udp = self.udp();
         let p = &self.params;
         let secs = self
@@ -37,7 +73,7 @@ impl TestReport {
             Role::Client => (peer, None),
             Role::Server => (None, peer),
         };
-        let start = JStart {
+        JStart {
             connected: self
                 .streams
                 .iter()
@@ -58,9 +94,15 @@ impl TestReport {
             connecting_to,
             accepted_connection,
             cookie: self.peering.cookie.clone(),
-            tcp_mss_default: if udp { None } else { self.peering.tcp_mss },
+            // iperf3 names the key for where the MSS came from: -M or the kernel.
+            tcp_mss_default: if udp || p.mss.is_some() {
+                None
+            } else {
+                self.peering.tcp_mss
+            },
+            tcp_mss: if udp { None } else { p.mss },
             target_bitrate: p.bandwidth,
-            fq_rate: 0,
+            fq_rate: p.fqrate.unwrap_or(0),
             sock_bufsize: p.window.map_or(0, u64::from),
             sndbuf_actual: self.sndbuf_actual,
             rcvbuf_actual: self.rcvbuf_actual,
@@ -76,14 +118,15 @@ impl TestReport {
                 tos: p.tos.unwrap_or(0),
                 target_bitrate: p.bandwidth,
                 bidir: p.bidirectional as u8,
-                fqrate: 0,
+                fqrate: p.fqrate.unwrap_or(0),
                 interval: self.interval_secs,
             },
-        };
-        let intervals = self
-            .intervals
-            .iter()
-            .map(|rec| {
+        }
+    }
+
+    fn j_interval(&self, rec: &IntervalRecord) -> JInterval {
+        {
+            {
                 let fig = |is: &IntervalStream| {
                     let s = &self.streams[is.index];
                     let d = &is.delta;
@@ -117,14 +160,7 @@ impl TestReport {
                     sum: sum_of(main).unwrap_or_default(),
                     sum_bidir_reverse: rev.and_then(sum_of),
                 }
-            })
-            .collect();
-        JDoc {
-            start,
-            intervals,
-            end: self.iperf3_end(),
-            title: p.title.clone(),
-            extra_data: p.extra_data.clone(),
+            }
         }
     }
 
@@ -317,6 +353,17 @@ fn http_date(secs: u64) -> String {
     )
 }
 
+/// One `--json-stream` line (without its newline).
+fn event<T: Serialize>(event: &str, data: &T) -> String {
+    // A struct, not a map, so the keys keep iperf3's order.
+    #[derive(Serialize)]
+    struct Event<'a, T> {
+        event: &'a str,
+        data: &'a T,
+    }
+    serde_json::to_string(&Event { event, data }).expect("the report always serialises")
+}
+
 // The mirror structs. Field order is the key order iperf3 prints, and
 // scripts that compare documents textually depend on it: do not sort them.
 
@@ -329,6 +376,10 @@ struct JDoc {
     title: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     extra_data: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_output_json: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_output_text: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -344,6 +395,8 @@ struct JStart {
     cookie: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     tcp_mss_default: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tcp_mss: Option<u32>,
     target_bitrate: u64,
     fq_rate: u64,
     sock_bufsize: u64,

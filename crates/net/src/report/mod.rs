@@ -18,10 +18,14 @@ use iomark_model::net::{CpuUtilization, NetDirection};
 use crate::proto::{Params, Protocol, Results};
 use crate::stream::{Snapshot, Stream, StreamInfo};
 use crate::sys::TcpInfo;
+pub use units::RateFormat;
 
 mod json;
+mod latency;
+pub use latency::RttProbe;
 mod model;
 mod text;
+mod units;
 mod verbose;
 
 pub(crate) use text::IntervalLines;
@@ -71,6 +75,8 @@ pub(crate) struct StreamTotals {
     pub min_rtt: Option<u64>,
     pub max_rtt: Option<u64>,
     pub mean_rtt: Option<u64>,
+    /// The smoothed RTT at each interval, microseconds.
+    pub rtts: Vec<u64>,
 }
 
 /// A finished test, from this host's side, with the peer's results merged.
@@ -106,6 +112,10 @@ pub struct TestReport {
     pub interval_secs: f64,
     /// Stopped by Ctrl-C: the figures are this host's only, up to then.
     pub interrupted: bool,
+    /// The rate column's unit in the text output (`-f`).
+    pub rate_format: RateFormat,
+    /// Handshake times to the server's port before and during the load.
+    pub rtt_probe: RttProbe,
 }
 
 /// Who a report is from and with, as the control connection has it.
@@ -168,6 +178,8 @@ impl TestReport {
             remote: None,
             interval_secs: interval.map_or(0.0, |i| i.as_secs_f64()),
             interrupted: false,
+            rate_format: RateFormat::default(),
+            rtt_probe: RttProbe::default(),
             params,
         }
     }

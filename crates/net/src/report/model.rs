@@ -84,6 +84,7 @@ impl TestReport {
             streams,
             intervals,
             warnings: self.warnings(),
+            latency: self.latency(),
             cpu_local: self.cpu_local,
             cpu_remote: self.remote.as_ref().map_or(CpuUtilization::default(), |r| {
                 CpuUtilization {

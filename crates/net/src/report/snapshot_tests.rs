@@ -139,6 +139,8 @@ fn base(role: Role, params: Params, streams: Vec<StreamInfo>) -> TestReport {
         remote: None,
         interval_secs: 1.0,
         interrupted: false,
+        rate_format: Default::default(),
+        rtt_probe: Default::default(),
     }
 }
 
@@ -197,6 +199,8 @@ fn peer_results(
         iomark_host_cpu: None,
         iomark_interface: None,
         iomark_cpu_throttle: None,
+        server_output_text: None,
+        server_output_json: None,
         streams,
     })
 }

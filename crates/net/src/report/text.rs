@@ -18,13 +18,28 @@ use crate::sys::TcpInfo;
 /// test carries the column header.
 pub(crate) struct IntervalLines {
     text: bool,
+    /// `--json-stream`: one `{"event":"interval",...}` line each instead.
+    json_stream: bool,
     printed: usize,
 }
 
 impl IntervalLines {
     /// None printed yet; `text` says whether to print at all.
     pub(crate) fn new(text: bool) -> IntervalLines {
-        IntervalLines { text, printed: 0 }
+        IntervalLines {
+            text,
+            json_stream: false,
+            printed: 0,
+        }
+    }
+
+    /// `--json-stream`'s interval events instead of text lines.
+    pub(crate) fn json_stream() -> IntervalLines {
+        IntervalLines {
+            text: false,
+            json_stream: true,
+            printed: 0,
+        }
     }
 
     /// Print `recs` to `out` and flush, so each shows when it ends.
@@ -34,6 +49,10 @@ impl IntervalLines {
         recs: &[IntervalRecord],
         out: &mut dyn std::io::Write,
     ) {
+        if self.json_stream && !recs.is_empty() {
+            let _ = write!(out, "{}", report.json_stream_intervals(recs));
+            let _ = out.flush();
+        }
         for rec in recs {
             if self.text {
                 let _ = write!(out, "{}", report.interval_text(rec, self.printed == 0));
@@ -124,7 +143,8 @@ impl TestReport {
                     rec.start,
                     rec.end,
                     fmt_bytes(is.delta.bytes as f64),
-                    fmt_rate(is.delta.bytes as f64 * 8.0 / secs.max(1e-9)),
+                    self.rate_format
+                        .rate(is.delta.bytes as f64 * 8.0 / secs.max(1e-9)),
                 );
             }
             if idx.len() > 1 {
@@ -145,7 +165,7 @@ impl TestReport {
                     rec.start,
                     rec.end,
                     fmt_bytes(bytes as f64),
-                    fmt_rate(bytes as f64 * 8.0 / secs.max(1e-9)),
+                    self.rate_format.rate(bytes as f64 * 8.0 / secs.max(1e-9)),
                 );
             }
         }
@@ -260,7 +280,7 @@ impl TestReport {
                 0.0,
                 side.seconds,
                 fmt_bytes(side.bytes as f64),
-                fmt_rate(rate(side.bytes, side.seconds)),
+                self.rate_format.rate(rate(side.bytes, side.seconds)),
             )
         };
         let (snd_line, rcv_line) = (span(snd), span(rcv));
@@ -304,7 +324,7 @@ fn fmt_pct(lost: i64, total: i64) -> String {
 }
 
 /// iperf3's adaptive number: 4 characters, 2, 1 or 0 decimals.
-fn fmt_num(v: f64) -> String {
+pub(super) fn fmt_num(v: f64) -> String {
     if v < 9.995 {
         format!("{v:4.2}")
     } else if v < 99.95 {
@@ -317,15 +337,6 @@ fn fmt_num(v: f64) -> String {
 /// Bytes the way iperf3 prints them: 1024-based, `GBytes`.
 fn fmt_bytes(b: f64) -> String {
     fmt_scaled(b, 1024.0, ["GBytes", "MBytes", "KBytes", "Bytes"])
-}
-
-/// Bits per second the way iperf3 prints them: 1000-based, `Gbits/sec`.
-fn fmt_rate(bps: f64) -> String {
-    fmt_scaled(
-        bps,
-        1e3,
-        ["Gbits/sec", "Mbits/sec", "Kbits/sec", "bits/sec"],
-    )
 }
 
 /// `v` in the largest unit it reaches, each `step` times the next (the
@@ -347,7 +358,5 @@ mod tests {
     fn units_print_like_iperf3() {
         assert_eq!(fmt_bytes(1.82 * 1024.0 * 1024.0 * 1024.0), "1.82 GBytes");
         assert_eq!(fmt_bytes(18.2 * 1024.0 * 1024.0 * 1024.0), "18.2 GBytes");
-        assert_eq!(fmt_rate(15.6e9), "15.6 Gbits/sec");
-        assert_eq!(fmt_rate(941.0e6), " 941 Mbits/sec");
     }
 }

@@ -235,6 +235,7 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
         host_cpu_remote: None,
         nic_local: None,
         nic_remote: None,
+        latency: None,
         warnings: Vec::new(),
     };
     // The figures add up the streams' counts; name the input's field when

@@ -320,6 +320,7 @@ pub(super) fn convert(text: &str) -> Result<RunDocument, ImportError> {
         nic_local: None,
         nic_remote: None,
         warnings: Vec::new(),
+        latency: None,
     };
     let mut doc = RunDocument::new(TOOL, version, Vec::new(), RunBody::Net(run));
     if let Some(at) = started_at_ms {

@@ -1,0 +1,128 @@
+//! Where `iomark net client`'s output goes, and how each line starts:
+//! iperf3's `--logfile`, `--timestamps`, `-T` and `--forceflush`.
+
+use std::fs::File;
+use std::io::{self, Write};
+
+use anyhow::Context;
+
+/// How each text line is dressed and where it goes.
+#[derive(Debug, Clone, Default)]
+pub struct OutputSettings {
+    /// `--logfile`: append to this file instead of standard output.
+    pub logfile: Option<std::path::PathBuf>,
+    /// `--timestamps[=FORMAT]`: strftime prefix of each line (iperf3's
+    /// default `%c `).
+    pub timestamps: Option<String>,
+    /// `-T`: `TITLE:  ` before each line.
+    pub title: Option<String>,
+    /// `--forceflush`: flush after each line.
+    pub forceflush: bool,
+}
+
+/// A writer that starts each line with the timestamp and title, as
+/// iperf3's `iperf_printf` does, and flushes per line when asked.
+pub struct Output {
+    sink: Box<dyn Write>,
+    settings: OutputSettings,
+    at_line_start: bool,
+}
+
+impl Output {
+    /// Standard output, or the log file opened for appending.
+    pub fn open(mut settings: OutputSettings) -> anyhow::Result<Output> {
+        // strftime's %c in the C locale, as iperf3 prints it.
+        settings.timestamps = settings
+            .timestamps
+            .map(|f| f.replace("%c", "%a %b %e %H:%M:%S %Y"));
+        let sink: Box<dyn Write> = match &settings.logfile {
+            Some(p) => Box::new(
+                File::options()
+                    .create(true)
+                    .append(true)
+                    .open(p)
+                    .with_context(|| {
+                        format!("--logfile {}: cannot open it for appending", p.display())
+                    })?,
+            ),
+            None => Box::new(io::stdout()),
+        };
+        if let Some(f) = &settings.timestamps {
+            // A bad format is found before the test, not on its first line.
+            stamp(f).map_err(|e| {
+                anyhow::anyhow!(
+                    "--timestamps={f} is not a strftime format iomark can print (e.g. '%c ' or '%H:%M:%S '): {e}"
+                )
+            })?;
+        }
+        Ok(Output {
+            sink,
+            settings,
+            at_line_start: true,
+        })
+    }
+
+    /// Write `text` as it is, without prefixes: the `-J` document.
+    pub fn raw(&mut self, text: &str) -> io::Result<()> {
+        self.sink.write_all(text.as_bytes())?;
+        self.sink.flush()
+    }
+
+    fn prefix(&mut self) -> io::Result<()> {
+        if let Some(f) = &self.settings.timestamps {
+            let now = stamp(f).map_err(io::Error::other)?;
+            self.sink.write_all(now.as_bytes())?;
+        }
+        if let Some(t) = &self.settings.title {
+            write!(self.sink, "{t}:  ")?;
+        }
+        Ok(())
+    }
+}
+
+/// The time now in `format`, strictly: an unknown directive is an error.
+fn stamp(format: &str) -> Result<String, jiff::Error> {
+    jiff::fmt::strtime::format(format, &jiff::Zoned::now())
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        for line in buf.split_inclusive(|&b| b == b'\n') {
+            if self.at_line_start {
+                self.prefix()?;
+            }
+            self.sink.write_all(line)?;
+            self.at_line_start = line.ends_with(b"\n");
+            if self.at_line_start && self.settings.forceflush {
+                self.sink.flush()?;
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.sink.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_line_gets_the_title() {
+        let path = tempfile::NamedTempFile::new().unwrap();
+        let mut o = Output::open(OutputSettings {
+            logfile: Some(path.path().into()),
+            title: Some("lab".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        write!(o, "one\ntw").unwrap();
+        writeln!(o, "o").unwrap();
+        o.raw("{}\n").unwrap();
+        drop(o);
+        let text = std::fs::read_to_string(path.path()).unwrap();
+        assert_eq!(text, "lab:  one\nlab:  two\n{}\n");
+    }
+}

@@ -1,0 +1,117 @@
+//! `--json-stream`: iomark's client prints iperf3 3.17+'s layout, one JSON
+//! object per line (`start`, an `interval` per report interval, `end`),
+//! read by the same parser as iperf 3.21's own stream.
+
+use std::collections::BTreeSet;
+use std::process::Output;
+
+use crate::common::*;
+use crate::net_common::*;
+use iomark_testrig::require;
+use serde_json::{json, Value};
+
+/// A `--json-stream` as a consumer reads it: every line one event object
+/// with `event` and `data`, a `start` first, `interval`s, an `end` last.
+struct Stream {
+    start: Value,
+    intervals: Vec<Value>,
+    end: Value,
+}
+
+fn parse(out: &Output, who: &str) -> Stream {
+    let text = ok(out);
+    let mut events = text.lines().map(|l| {
+        let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{who}: {e}: {l}"));
+        let event = v["event"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{who}: {l}"))
+            .to_string();
+        assert!(v["data"].is_object(), "{who}: {l}");
+        (event, v["data"].clone())
+    });
+    let (first, start) = events.next().unwrap_or_else(|| panic!("{who}: nothing"));
+    assert_eq!(first, "start", "{who}");
+    let mut rest: Vec<(String, Value)> = events.collect();
+    let (last, end) = rest.pop().unwrap_or_else(|| panic!("{who}: no end"));
+    assert_eq!(last, "end", "{who}");
+    let intervals = rest
+        .into_iter()
+        .map(|(e, d)| {
+            assert_eq!(e, "interval", "{who}");
+            d
+        })
+        .collect();
+    Stream {
+        start,
+        intervals,
+        end,
+    }
+}
+
+fn keys(v: &Value) -> BTreeSet<String> {
+    v.as_object()
+        .map_or_else(BTreeSet::new, |m| m.keys().cloned().collect())
+}
+
+#[test]
+fn json_stream_reads_as_iperf3_321s_does() {
+    let ip321 = require!(iperf3_21());
+    let args = ["-t", "2", "--json-stream"];
+    let port = free_port();
+    let _server = iomark_server(port, &["-1"]);
+    let theirs = parse(&peer_client(&ip321, port, &args), "iperf 3.21");
+    let port = free_port();
+    let server = peer_server(&ip321, port, &[]);
+    let mut a = args.to_vec();
+    a.push("--no-store");
+    let ours = parse(&iomark_client(port, &a), "iomark");
+    drop(server);
+
+    for (who, s) in [("iperf 3.21", &theirs), ("iomark", &ours)] {
+        assert_eq!(s.intervals.len(), 2, "{who}: one per second");
+        let streamed: u64 = s
+            .intervals
+            .iter()
+            .map(|i| i["sum"]["bytes"].as_u64().unwrap())
+            .sum();
+        // The end counts every byte; a last sliver after the final
+        // interval (under a tenth of one) gets no interval of its own.
+        let total = end_bytes(&json!({ "end": s.end }), "sum_sent");
+        assert!(
+            streamed <= total && streamed as f64 >= 0.9 * total as f64,
+            "{who}: intervals {streamed}, end {total}"
+        );
+        assert_eq!(s.start["test_start"]["duration"], 2, "{who}");
+    }
+    // What a consumer of 3.21's stream reads is in iomark's, but for 3.21's
+    // GSO/GRO settings in test_start, its millisecond timestamp, and two
+    // TCP_INFO fields iomark's -J lacks as well (snd_wnd, reorder).
+    let pairs = [
+        (&theirs.start, &ours.start, "start"),
+        (
+            &theirs.intervals[0]["sum"],
+            &ours.intervals[0]["sum"],
+            "interval sum",
+        ),
+        (
+            &theirs.intervals[0]["streams"][0],
+            &ours.intervals[0]["streams"][0],
+            "interval stream",
+        ),
+        (&theirs.end, &ours.end, "end"),
+        (
+            &theirs.end["sum_sent"],
+            &ours.end["sum_sent"],
+            "end sum_sent",
+        ),
+    ];
+    for (t, o, what) in pairs {
+        let missing: Vec<_> = keys(t).difference(&keys(o)).cloned().collect();
+        let allowed = ["gso", "gro", "timemillisecs", "snd_wnd", "reorder"];
+        let missing: Vec<_> = missing
+            .into_iter()
+            .filter(|k| !allowed.contains(&k.as_str()))
+            .collect();
+        assert!(missing.is_empty(), "{what}: iomark lacks {missing:?}");
+    }
+}

@@ -1,0 +1,69 @@
+//! `iomark net -s --max-clients N`: several tests at once, from stock
+//! iperf3 clients (3.12 and 3.21) and iomark's, each reported on its own;
+//! one client past N is told "busy", as iperf3's server tells every second
+//! client.
+
+use std::process::Command;
+use std::time::Duration;
+
+use crate::common::*;
+use crate::net_common::*;
+use iomark_testrig::require;
+
+#[test]
+fn three_clients_run_at_once_and_a_fourth_is_told_busy() {
+    require!(have("iperf3"));
+    let ip321 = require!(iperf3_21());
+    let port = free_port();
+    let p = port.to_string();
+    let mut server = iomark_server(port, &["--max-clients", "3", "-B", "127.0.0.1"]);
+    server.wait_stdout("up to 3 tests at once", Duration::from_secs(10));
+    // Each client prints its first interval line at 1 s, while the test
+    // runs (--forceflush: iperf3 buffers a pipe otherwise); once all three
+    // have, the three tests overlap, with a second of each left.
+    let iperf3 = |bin: &str| {
+        Proc::spawn(Command::new(bin).args([
+            "-c",
+            "127.0.0.1",
+            "-p",
+            &p,
+            "-t",
+            "2",
+            "--forceflush",
+        ]))
+    };
+    let mut clients = [
+        ("iperf3 3.12", iperf3("iperf3")),
+        ("iperf 3.21", iperf3(&ip321)),
+        (
+            "iomark",
+            spawn_iomark_client(port, &["-t", "2", "--forceflush", "--no-store"]),
+        ),
+    ];
+    for (_, c) in &mut clients {
+        c.wait_stdout(" 0.00-1.", Duration::from_secs(20));
+    }
+    let fourth = iperf3_client(port, &["-t", "1"]);
+    assert!(!fourth.status.success(), "a fourth client ran");
+    assert!(
+        stderr(&fourth).contains("busy") || stdout(&fourth).contains("busy"),
+        "{}",
+        stderr(&fourth)
+    );
+    for (who, c) in clients {
+        let out = c.finish(Duration::from_secs(30));
+        let text = ok(&out);
+        assert!(text.contains("receiver"), "{who}: {text}");
+    }
+    // Each test's report is printed whole when it ends: three reports,
+    // each with its own receiver line.
+    wait_until(Duration::from_secs(20), "three reports", || {
+        server.stdout_so_far().matches(" receiver\n").count() >= 3
+    });
+    let text = server.stdout_so_far();
+    assert_eq!(
+        text.matches("Accepted connection from").count(),
+        3,
+        "{text}"
+    );
+}
