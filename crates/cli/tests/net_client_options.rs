@@ -77,13 +77,13 @@ const CASES: &[Case] = &[
     },
 ];
 
-/// The two iperf3 peers: Debian's 3.12 and the 3.21 build.
+/// The iperf3 peers: Debian's 3.12 and the 3.21 build (when there is one,
+/// see [`iperf3_21`]).
 fn peers() -> Result<Vec<(&'static str, String)>, String> {
     have("iperf3")?;
-    Ok(vec![
-        ("iperf3 3.12", "iperf3".into()),
-        ("iperf 3.21", iperf3_21()?),
-    ])
+    let mut peers = vec![("iperf3 3.12", "iperf3".to_string())];
+    peers.extend(iperf3_21().map(|bin| ("iperf 3.21", bin)));
+    Ok(peers)
 }
 
 fn doc(out: &Output, who: &str) -> Value {
@@ -213,7 +213,7 @@ fn cport_numbers_the_data_streams_from_the_port_given() {
 /// unit asked for, all in the log file and nothing on standard output.
 #[test]
 fn output_options_dress_each_line_as_iperf3_does() {
-    let ip321 = require!(iperf3_21());
+    let Some(ip321) = iperf3_21() else { return };
     let dir = tempfile::tempdir().unwrap();
     let flags = |log: &str| {
         [

@@ -7,7 +7,6 @@ use std::process::Output;
 
 use crate::common::*;
 use crate::net_common::*;
-use iomark_testrig::require;
 use serde_json::{json, Value};
 
 /// A `--json-stream` as a consumer reads it: every line one event object
@@ -55,7 +54,7 @@ fn keys(v: &Value) -> BTreeSet<String> {
 
 #[test]
 fn json_stream_reads_as_iperf3_321s_does() {
-    let ip321 = require!(iperf3_21());
+    let Some(ip321) = iperf3_21() else { return };
     let args = ["-t", "2", "--json-stream"];
     let port = free_port();
     let _server = iomark_server(port, &["-1"]);

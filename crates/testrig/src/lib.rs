@@ -47,7 +47,7 @@ pub use bounds::{
     assert_at_the_limit, assert_near, assert_within, rig_band, time_bound, RIG_SLACK, TIME_SCALE,
 };
 mod skip;
-pub use skip::{rigs_required, skipped, REQUIRE_RIGS, SKIP_LOG};
+pub use skip::{rigs_required, skipped, skipped_for_want_of_source, REQUIRE_RIGS, SKIP_LOG};
 
 /// The value of an `Ok`, or else the current test is skipped: the one skip
 /// of the workspace's tests. `require!(result)` takes a `Result` whose
