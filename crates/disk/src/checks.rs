@@ -156,11 +156,9 @@ pub fn warmed_within_jobs(jobs: &[DiskJobResult]) -> Vec<Warning> {
     jobs.iter()
         .filter(|j| j.page_cache_bypassed && j.spec.rw == RwMode::RandRead)
         .filter_map(|j| {
-            let full: Vec<f64> = j
-                .samples
-                .iter()
-                .filter(|s| s.length.as_secs_f64() >= 0.9)
-                .map(|s| s.read_bytes as f64 / s.length.as_secs_f64())
+            let full: Vec<f64> = suspicious::interval_rates(j, true, 0.9)
+                .into_iter()
+                .map(|r| r.0)
                 .collect();
             if full.len() < 3 || full[0] <= 0.0 {
                 return None;

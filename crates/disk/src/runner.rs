@@ -221,7 +221,7 @@ pub fn run_job_stamped(
         let total = plan.runtime.map(|r| r + plan.ramp);
         let bytes_total = plan.bytes_per_thread.map(|b| b * threads as u64);
         // CPU time counts from the end of the ramp.
-        let mut cpu_start = plan.ramp.is_zero().then(CpuClock::now);
+        let mut cpu_start = plan.ramp.is_zero().then(CpuClock::starting);
         drop(finished_tx);
         while !handles.iter().all(|h| h.is_finished()) {
             // A progress tick, or sooner when a worker ends (its sender is
@@ -237,7 +237,7 @@ pub fn run_job_stamped(
             let elapsed = start.elapsed();
             let ramping = elapsed < plan.ramp;
             if !ramping && cpu_start.is_none() {
-                cpu_start = Some(CpuClock::now());
+                cpu_start = Some(CpuClock::starting());
                 if let Some(d) = device.as_mut() {
                     d.start();
                 }

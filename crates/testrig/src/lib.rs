@@ -227,10 +227,42 @@ impl Limits {
     }
 }
 
+/// A cgroup a rig made under `parent`: commands run inside it, and it is
+/// removed when dropped (its processes have exited by then; a group goes
+/// with rmdir, never with rm -r).
+#[derive(Debug)]
+struct RigGroup {
+    dir: PathBuf,
+}
+
+impl RigGroup {
+    fn create(parent: &Path, what: &str) -> Result<RigGroup, String> {
+        let dir = parent.join(unique_name(what));
+        fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        Ok(RigGroup { dir })
+    }
+
+    fn command(&self, program: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(r#"echo $$ > "$0/cgroup.procs" && exec "$@""#)
+            .arg(&self.dir)
+            .arg(program)
+            .args(args);
+        cmd
+    }
+}
+
+impl Drop for RigGroup {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir(&self.dir);
+    }
+}
+
 /// A block-I/O cgroup (v1 blkio, or v2 io.max) throttling one device.
 #[derive(Debug)]
 pub struct Throttle {
-    dir: PathBuf,
+    group: RigGroup,
 }
 
 impl Throttle {
@@ -238,12 +270,12 @@ impl Throttle {
     pub fn new(majmin: &str, limits: Limits) -> Result<Self, String> {
         let v1 = Path::new("/sys/fs/cgroup/blkio");
         if v1.join("blkio.throttle.read_bps_device").exists() {
-            let dir = v1.join(unique_name("rig"));
-            fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-            let rig = Throttle { dir };
+            let rig = Throttle {
+                group: RigGroup::create(v1, "rig")?,
+            };
             for (file, _, value) in limits.named() {
                 if let Some(v) = value {
-                    fs::write(rig.dir.join(file), format!("{majmin} {v}"))
+                    fs::write(rig.group.dir.join(file), format!("{majmin} {v}"))
                         .map_err(|e| format!("{file}: {e}"))?;
                 }
             }
@@ -252,16 +284,16 @@ impl Throttle {
         let v2 = Path::new("/sys/fs/cgroup");
         if v2.join("cgroup.controllers").exists() {
             let _ = fs::write(v2.join("cgroup.subtree_control"), "+io");
-            let dir = v2.join(unique_name("rig"));
-            fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-            let rig = Throttle { dir };
+            let rig = Throttle {
+                group: RigGroup::create(v2, "rig")?,
+            };
             let mut line = majmin.to_string();
             for (_, key, value) in limits.named() {
                 if let Some(v) = value {
                     line.push_str(&format!(" {key}={v}"));
                 }
             }
-            fs::write(rig.dir.join("io.max"), line).map_err(|e| format!("io.max: {e}"))?;
+            fs::write(rig.group.dir.join("io.max"), line).map_err(|e| format!("io.max: {e}"))?;
             return Ok(rig);
         }
         Err("no block-I/O cgroup controller (blkio or io) on this machine".into())
@@ -269,21 +301,7 @@ impl Throttle {
 
     /// A command that runs `program` with `args` inside the throttled group.
     pub fn command(&self, program: impl AsRef<Path>, args: &[&str]) -> Command {
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(r#"echo $$ > "$0/cgroup.procs" && exec "$@""#)
-            .arg(&self.dir)
-            .arg(program.as_ref())
-            .args(args);
-        cmd
-    }
-}
-
-impl Drop for Throttle {
-    fn drop(&mut self) {
-        // The group's processes have exited by now; a group is removed
-        // with rmdir, never with rm -r.
-        let _ = fs::remove_dir(&self.dir);
+        self.group.command(program.as_ref(), args)
     }
 }
 
@@ -292,7 +310,7 @@ impl Drop for Throttle {
 /// container with a small CPU limit makes one.
 #[derive(Debug)]
 pub struct CpuQuota {
-    dir: PathBuf,
+    group: RigGroup,
 }
 
 impl CpuQuota {
@@ -302,23 +320,29 @@ impl CpuQuota {
         let quota = PERIOD_US * u64::from(percent.max(1)) / 100;
         let v1 = Path::new("/sys/fs/cgroup/cpu");
         if v1.join("cpu.cfs_quota_us").exists() {
-            let dir = v1.join(unique_name("cpu"));
-            fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-            let rig = CpuQuota { dir };
-            fs::write(rig.dir.join("cpu.cfs_period_us"), PERIOD_US.to_string())
-                .map_err(|e| format!("cpu.cfs_period_us: {e}"))?;
-            fs::write(rig.dir.join("cpu.cfs_quota_us"), quota.to_string())
+            let rig = CpuQuota {
+                group: RigGroup::create(v1, "cpu")?,
+            };
+            fs::write(
+                rig.group.dir.join("cpu.cfs_period_us"),
+                PERIOD_US.to_string(),
+            )
+            .map_err(|e| format!("cpu.cfs_period_us: {e}"))?;
+            fs::write(rig.group.dir.join("cpu.cfs_quota_us"), quota.to_string())
                 .map_err(|e| format!("cpu.cfs_quota_us: {e}"))?;
             return Ok(rig);
         }
         let v2 = Path::new("/sys/fs/cgroup");
         if v2.join("cgroup.controllers").exists() {
             let _ = fs::write(v2.join("cgroup.subtree_control"), "+cpu");
-            let dir = v2.join(unique_name("cpu"));
-            fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-            let rig = CpuQuota { dir };
-            fs::write(rig.dir.join("cpu.max"), format!("{quota} {PERIOD_US}"))
-                .map_err(|e| format!("cpu.max: {e}"))?;
+            let rig = CpuQuota {
+                group: RigGroup::create(v2, "cpu")?,
+            };
+            fs::write(
+                rig.group.dir.join("cpu.max"),
+                format!("{quota} {PERIOD_US}"),
+            )
+            .map_err(|e| format!("cpu.max: {e}"))?;
             return Ok(rig);
         }
         Err("no cpu cgroup controller (v1 cpu or v2 cpu.max) on this machine".into())
@@ -328,7 +352,8 @@ impl CpuQuota {
     pub fn name(&self) -> String {
         format!(
             "/{}",
-            self.dir
+            self.group
+                .dir
                 .file_name()
                 .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
         )
@@ -336,20 +361,7 @@ impl CpuQuota {
 
     /// A command that runs `program` with `args` inside the group.
     pub fn command(&self, program: impl AsRef<Path>, args: &[&str]) -> Command {
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(r#"echo $$ > "$0/cgroup.procs" && exec "$@""#)
-            .arg(&self.dir)
-            .arg(program.as_ref())
-            .args(args);
-        cmd
-    }
-}
-
-impl Drop for CpuQuota {
-    fn drop(&mut self) {
-        // The group's processes have exited by now; rmdir, never rm -r.
-        let _ = fs::remove_dir(&self.dir);
+        self.group.command(program.as_ref(), args)
     }
 }
 

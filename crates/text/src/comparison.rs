@@ -95,7 +95,7 @@ impl<'a> Lineup<'a> {
         let candidate = self.figure(i, key)?;
         let measured = |f: &Figure| Measured {
             value: f.value,
-            spread: f.noise.or(f.spread),
+            spread: f.noise,
         };
         let comparison = compare(measured(baseline), measured(candidate));
         Some(Matched {

@@ -10,12 +10,17 @@ use iomark_model::{RunBody, RunDocument};
 /// What `--mem-limit` held the run to and how often the limit bit.
 pub fn memory_limit_line(run: &DiskRun) -> Option<String> {
     let cg = run.cgroup.as_ref()?;
-    Some(format!(
-        "memory limit: {} (cgroup {}); {}",
+    Some(format!("memory limit: {}", limit_record(cg)))
+}
+
+/// `256 MiB (cgroup v1); peak ..., limit hit ... times, ... major faults`.
+pub fn limit_record(cg: &CgroupUsage) -> String {
+    format!(
+        "{} (cgroup {}); {}",
         cg.limit,
-        cg.version,
+        iomark_model::escape::escape_controls(&cg.version),
         cgroup_usage(cg)
-    ))
+    )
 }
 
 /// A memory cgroup's record: `peak P, limit hit N times, M major faults`

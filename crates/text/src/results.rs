@@ -168,10 +168,8 @@ pub fn run_detail(run: &StoredRun) -> String {
         line(
             "mem limit",
             &format!(
-                "{} (cgroup {}); {}, {} OOM kills",
-                cg.limit,
-                esc(&cg.version),
-                crate::disk::cgroup_usage(cg),
+                "{}, {} OOM kills",
+                crate::disk::limit_record(cg),
                 cg.oom_kills
             ),
         );

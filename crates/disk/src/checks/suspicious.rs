@@ -74,20 +74,25 @@ pub fn wide_spread(result: Option<&ProfileResult>, jobs: &[DiskJobResult]) -> Ve
             if has.is_none() {
                 continue;
             }
-            let rates: Vec<BytesPerSec> = job
-                .samples
-                .iter()
-                .filter(|s| s.length.as_secs_f64() >= FULL_INTERVAL_SHARE)
-                .map(|s| {
-                    let bytes = if is_read { s.read_bytes } else { s.write_bytes };
-                    BytesPerSec(bytes as f64 / s.length.as_secs_f64())
-                })
-                .collect();
+            let rates = interval_rates(job, is_read, FULL_INTERVAL_SHARE);
             let name = format!("{} {what}", disk_job_test_name(&job.spec));
             out.extend(spread_warning(&name, "per-second samples", &rates));
         }
     }
     out
+}
+
+/// A job's rate in each interval at least `share` of a second long (the
+/// last, cut short by the job's end, may be left out), reads or writes.
+pub(crate) fn interval_rates(job: &DiskJobResult, is_read: bool, share: f64) -> Vec<BytesPerSec> {
+    job.samples
+        .iter()
+        .filter(|s| s.length.as_secs_f64() >= share)
+        .map(|s| {
+            let bytes = if is_read { s.read_bytes } else { s.write_bytes };
+            BytesPerSec(bytes as f64 / s.length.as_secs_f64())
+        })
+        .collect()
 }
 
 fn spread_warning(what: &str, samples: &str, rates: &[BytesPerSec]) -> Option<Warning> {

@@ -353,13 +353,23 @@ pub(super) struct CpuSpent {
 }
 
 impl CpuClock {
+    /// A reading that ends a measured time.
     pub(super) fn now() -> Self {
         let (user, system) = iomark_host::process_cpu_time();
         CpuClock {
             user,
             system,
             stat: StatTicks::now(),
+            quota: None,
+        }
+    }
+
+    /// A reading that starts a measured time: the cgroup's throttling
+    /// counters too, which [`since`](Self::since) compares with now.
+    pub(super) fn starting() -> Self {
+        CpuClock {
             quota: CpuQuotaWatch::start(),
+            ..CpuClock::now()
         }
     }
 
