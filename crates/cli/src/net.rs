@@ -32,7 +32,7 @@ enum NetCommand {
     /// Serve tests to iomark or iperf3 clients (`-s`, like `iperf3 -s`).
     // A flag as well as a word, so iperf3's command lines work unchanged.
     #[command(short_flag = 's', long_flag = "server", disable_version_flag = true)]
-    Server(ServerArgs),
+    Server(Box<ServerArgs>),
     /// Run a test against an iomark or iperf3 server (`-c HOST`, like `iperf3 -c HOST`).
     #[command(short_flag = 'c', long_flag = "client", disable_version_flag = true)]
     Client(Box<ClientArgs>),
@@ -78,13 +78,28 @@ pub struct ServerArgs {
     /// Serve up to N tests at once, each reported on its own (iperf3: 1; others are told "busy").
     #[arg(long, default_value_t = 1, value_name = "N")]
     max_clients: u32,
+    /// Ask each client for credentials: the RSA private key (PEM, no passphrase) they are encrypted for.
+    #[arg(long, value_name = "FILE", requires = "authorized_users_path")]
+    rsa_private_key_path: Option<std::path::PathBuf>,
+    /// Who may run tests: lines of NAME,SHA256 where SHA256 is the hex sha256 of {NAME}PASSWORD (iperf3's file).
+    #[arg(long, value_name = "FILE", requires = "rsa_private_key_path")]
+    authorized_users_path: Option<std::path::PathBuf>,
+    /// Refuse credentials whose time is further than this from the server's clock (iperf3: 10).
+    #[arg(long, default_value_t = 10, value_name = "SECS")]
+    time_skew_threshold: u32,
+    /// Credentials padded with PKCS#1 v1.5, as clients before iperf3 3.17 pad them (default: OAEP).
+    #[arg(long)]
+    use_pkcs1_padding: bool,
+    /// Each busy period (one test, or those that overlapped) is stored as a run.
+    #[command(flatten)]
+    store: crate::record::StoreArgs,
 }
 
 impl ServerArgs {
-    fn settings(self) -> ServerSettings {
+    fn settings(&self) -> ServerSettings {
         ServerSettings {
             port: self.port,
-            bind: self.bind,
+            bind: self.bind.clone(),
             one_off: self.one_off,
             interval_secs: self.interval,
             json: self.json,
@@ -95,6 +110,10 @@ impl ServerArgs {
             rcv_timeout: self.rcv_timeout,
             max_duration: self.max_duration,
             max_clients: self.max_clients,
+            rsa_private_key_path: self.rsa_private_key_path.clone(),
+            authorized_users_path: self.authorized_users_path.clone(),
+            time_skew_threshold: self.time_skew_threshold,
+            use_pkcs1_padding: self.use_pkcs1_padding,
         }
     }
 }
@@ -103,11 +122,25 @@ impl ServerArgs {
 pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
     match args.command {
         NetCommand::Server(a) => {
+            a.store.check()?;
             let cfg = a.settings().build()?;
             if cfg.verbose && cfg.text {
                 crate::exit::print(&format!("{}\n", server_settings_line(&cfg)))?;
             }
-            iomark_net::server::run(cfg).context("net server")?;
+            let command_line = crate::record::command_line();
+            let mut store_served = |served: Vec<iomark_net::TestReport>| {
+                let Some(mut doc) = iomark_net::served_document(&served, command_line.clone())
+                else {
+                    return;
+                };
+                if let iomark_model::RunBody::Net(run) = &doc.body {
+                    for w in &run.warnings {
+                        eprintln!("iomark: warning: {w}");
+                    }
+                }
+                crate::record::Recorder::begin(&a.store, &mut doc).finish(&doc);
+            };
+            iomark_net::server::run(cfg, &mut store_served).context("net server")?;
             Ok(Exit::Success)
         }
         NetCommand::Client(a) => {
@@ -359,8 +392,9 @@ mod tests {
         scfg.text = false;
         let server = iomark_net::server::Server::bind(scfg).unwrap();
         let port = server.local_addr().port();
-        let h =
-            std::thread::spawn(move || server.serve(&mut std::io::sink(), &mut std::io::sink()));
+        let h = std::thread::spawn(move || {
+            server.serve(&mut std::io::sink(), &mut std::io::sink(), &mut |_| {})
+        });
         let mut c = ClientConfig::new("127.0.0.1");
         c.port = port;
         c.params.time = 1;

@@ -55,7 +55,7 @@ fn a_cpu_starved_net_client_is_named_and_a_free_one_is_not() {
 fn a_cpu_starved_iomark_server_is_named_by_its_client() {
     let starved = require!(quota());
     let port = free_port();
-    let server_args = ["net", "server", "-p", &port.to_string(), "-1"];
+    let server_args = ["net", "server", "--no-store", "-p", &port.to_string(), "-1"];
     let server = Proc::spawn(&mut starved.command(IOMARK, &server_args));
     wait_listening(port);
     let out = iomark_client(port, &["-t", "1", "--no-store"]);

@@ -590,6 +590,7 @@ fn udp_reverse_test_whose_client_answers_nothing_ends_at_the_receive_timeout() {
                 IOMARK,
                 "net",
                 "server",
+                "--no-store",
                 "-p",
                 &port,
                 "--rcv-timeout",

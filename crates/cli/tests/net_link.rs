@@ -18,7 +18,7 @@ fn iomark_test(rig: &Rig, secs: &str) -> std::process::Output {
     let server = Proc::spawn(
         Command::new("ip")
             .args(["netns", "exec", &rig.server_ns])
-            .args([IOMARK, "net", "server", "-1", "-p", &port]),
+            .args([IOMARK, "net", "server", "-1", "--no-store", "-p", &port]),
     );
     rig.wait_server_listening(&port);
     let out = Proc::spawn(

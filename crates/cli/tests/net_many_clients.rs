@@ -1,7 +1,8 @@
 //! `iomark net -s --max-clients N`: several tests at once, from stock
 //! iperf3 clients (3.12 and 3.21) and iomark's, each reported on its own;
 //! one client past N is told "busy", as iperf3's server tells every second
-//! client.
+//! client. The server stores the tests that overlapped as one run: each
+//! client's figures and their total.
 
 use std::process::Command;
 use std::time::Duration;
@@ -20,7 +21,20 @@ fn three_clients_run_at_once_and_a_fourth_is_told_busy() {
     };
     let port = free_port();
     let p = port.to_string();
-    let mut server = iomark_server(port, &["--max-clients", "3", "-B", "127.0.0.1"]);
+    let db = ScratchDb::new();
+    let mut server = iomark_server(
+        port,
+        &[
+            "--max-clients",
+            "3",
+            "-B",
+            "127.0.0.1",
+            "--db",
+            db.db(),
+            "--label",
+            "three",
+        ],
+    );
     server.wait_stdout("up to 3 tests at once", Duration::from_secs(10));
     // Each client prints its first interval line at 1 s, while the test
     // runs (--forceflush: iperf3 buffers a pipe otherwise); once all three
@@ -69,5 +83,35 @@ fn three_clients_run_at_once_and_a_fourth_is_told_busy() {
         text.matches("Accepted connection from").count(),
         3,
         "{text}"
+    );
+
+    // Once the last of the three ended, the server stored them as one run.
+    server.wait_stderr("stored as run 1", Duration::from_secs(20));
+    let shown = json_of(&results(db.db(), &["show", "1", "--json"]));
+    let doc = &shown["document"];
+    assert_eq!(doc["labels"][0], "three", "{doc}");
+    let clients = doc["body"]["clients"].as_array().expect("clients");
+    assert_eq!(clients.len(), 3, "{doc}");
+    let goodput = |test: &str| {
+        shown["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["test"] == test && f["metric"] == "upload goodput")
+            .unwrap_or_else(|| panic!("no upload goodput of {test} in {shown}"))["value"]
+            .as_f64()
+            .unwrap()
+    };
+    let each: Vec<f64> = (1..=3)
+        .map(|k| goodput(&format!("served 3 x tcp P1, client {k}")))
+        .collect();
+    let total = goodput("served 3 x tcp P1");
+    // The total is every byte over the span from the first start to the
+    // last end: more than any one client, at most their sum.
+    let sum: f64 = each.iter().sum();
+    let most = each.iter().cloned().fold(0.0, f64::max);
+    assert!(
+        total > most && total <= sum * 1.000_001,
+        "total {total}, clients {each:?}"
     );
 }

@@ -24,7 +24,7 @@ fn goodput(rig: &Rig, iomark: bool, args: &[&str]) -> f64 {
     let port = free_port().to_string();
     let (srv_cmd, mut cli_cmd): (Vec<&str>, Vec<&str>) = if iomark {
         (
-            vec![IOMARK, "net", "server", "-1", "-p", &port],
+            vec![IOMARK, "net", "server", "-1", "--no-store", "-p", &port],
             vec![
                 IOMARK,
                 "net",
@@ -85,7 +85,16 @@ fn many_goodput(rig: &Rig, iomark: bool, clients: usize, secs: &str) -> f64 {
         let n = clients.to_string();
         servers.push(Proc::spawn(&mut in_ns(
             &rig.server_ns,
-            &[IOMARK, "net", "server", "-p", &port, "--max-clients", &n],
+            &[
+                IOMARK,
+                "net",
+                "server",
+                "--no-store",
+                "-p",
+                &port,
+                "--max-clients",
+                &n,
+            ],
         )));
         rig.wait_server_listening(&port);
         vec![port; clients]

@@ -12,6 +12,9 @@ use crate::device::{Hop, LinkCeiling, PcieLink, UsbLink};
 use crate::units::{Bytes, BytesPerSec, Nanos};
 use crate::warning::Warning;
 
+mod served;
+pub use served::NetClientTest;
+
 /// The transport a test ran over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -207,7 +210,8 @@ pub fn mbit_label(mbit: u64) -> String {
     }
 }
 
-/// A finished network test as the client saw it, both ends' figures merged.
+/// A finished network test as the client saw it, both ends' figures merged;
+/// or, stored by a server, the tests it served at once (see `clients`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NetRun {
     /// What was asked.
@@ -243,6 +247,12 @@ pub struct NetRun {
     /// Doubts about this run.
     #[serde(default)]
     pub warnings: Vec<Warning>,
+    /// A server's run: each test it served in one busy period (several
+    /// overlap with `--max-clients`), in the order they started; the run's
+    /// streams and intervals are then theirs summed and its goodput their
+    /// total ([`NetRun::served`]). Empty in a client's run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<NetClientTest>,
 }
 
 /// Latency under load: what a link's queues add to a round trip while a
@@ -313,8 +323,13 @@ impl NetLatency {
 
 impl NetRun {
     /// Goodput of one direction, all streams summed: received bytes over the
-    /// longest receiver time (iperf3's `sum_received`).
+    /// longest receiver time (iperf3's `sum_received`); in a server's run,
+    /// every client's bytes over the span from the first client's measured
+    /// start to the last one's end.
     pub fn goodput(&self, direction: NetDirection) -> Option<BytesPerSec> {
+        if !self.clients.is_empty() {
+            return served::total_goodput(&self.clients, direction);
+        }
         let mut bytes = 0u64;
         let mut time = Nanos(0);
         let mut any = false;
@@ -390,6 +405,7 @@ mod tests {
             nic_remote: None,
             latency: None,
             warnings: vec![],
+            clients: vec![],
         };
         assert_eq!(run.goodput(NetDirection::Upload).unwrap().0, 2000.0);
         assert!(run.goodput(NetDirection::Download).is_none());

@@ -55,7 +55,7 @@ pub enum RunBody {
     Disk(DiskRun),
     /// A memory or out-of-core run (STREAM, stencil, Himeno).
     Mem(crate::mem::MemRun),
-    /// A network run (iperf3-compatible client).
+    /// A network run (iperf3-compatible client, or a server's busy period).
     Net(crate::net::NetRun),
 }
 

@@ -1,6 +1,9 @@
 //! A finished client test as an iomark result document, for the store.
 
-use iomark_model::net::{NetDirection, NetRun};
+use std::time::SystemTime;
+
+use iomark_model::net::{NetClientTest, NetDirection, NetRun};
+use iomark_model::units::Nanos;
 use iomark_model::{epoch_ms, RunBody, RunDocument, RunStatus};
 
 use crate::TestReport;
@@ -28,6 +31,44 @@ pub fn run_document(report: &TestReport, command_line: Vec<String>) -> RunDocume
         },
         ..RunDocument::iomark(command_line, RunBody::Net(run))
     }
+}
+
+/// The result document of a server's busy period: every test in `served`
+/// (one, or those that overlapped under `--max-clients`) with its own
+/// figures, and their total ([`NetRun::served`]), with the interface the
+/// first test's control connection arrived on. `None` when nothing was
+/// served.
+pub fn served_document(served: &[TestReport], command_line: Vec<String>) -> Option<RunDocument> {
+    let started = served.iter().map(|r| r.started).min()?;
+    let finished = served.iter().map(|r| r.finished).max()?;
+    let since =
+        |t: SystemTime| Nanos(t.duration_since(started).unwrap_or_default().as_nanos() as u64);
+    let clients = served
+        .iter()
+        .map(|r| {
+            let interface = crate::iface::describe(r.peering.control_local.ip());
+            let omit = Nanos::from_secs(r.params.omit.into());
+            NetClientTest {
+                client: format!("{} port {}", r.peering.peer_host, r.peering.peer_port),
+                start: Nanos(since(r.started).get() + omit.get()),
+                run: r.to_net_run(interface),
+            }
+        })
+        .collect();
+    let mut run = NetRun::served(clients);
+    run.nic_local = run
+        .interface
+        .as_ref()
+        .and_then(|i| iomark_host::nic_chain(&i.name))
+        .map(Box::new);
+    let link = link_warnings(&run);
+    run.warnings.extend(link);
+    Some(RunDocument {
+        started_at_ms: epoch_ms(started),
+        finished_at_ms: epoch_ms(finished),
+        status: RunStatus::Complete,
+        ..RunDocument::iomark(command_line, RunBody::Net(run))
+    })
 }
 
 /// Both ends' interfaces checked against the fastest direction's goodput

@@ -36,7 +36,7 @@ mod stream;
 mod sys;
 
 pub use client::ClientConfig;
-pub use document::run_document;
+pub use document::{run_document, served_document};
 pub use report::{Peering, RateFormat, Role, RttProbe, TestReport};
 pub use server::ServerConfig;
 
@@ -130,6 +130,9 @@ pub enum NetError {
         /// `client` or `server`.
         who: &'static str,
     },
+    /// The client's credentials were refused (`--authorized-users-path`).
+    #[error("refused the client's credentials: {0}")]
+    AuthRefused(#[from] auth::AuthRefusal),
     /// A setting is out of range or malformed; the message names the fix.
     #[error("{0}")]
     Invalid(String),

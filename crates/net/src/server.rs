@@ -67,6 +67,8 @@ pub struct ServerConfig {
     pub json: bool,
     /// Tests served at once (`--max-clients`; iperf3: 1).
     pub max_clients: usize,
+    /// Who may run tests, when the server asks for credentials.
+    pub auth: Option<std::sync::Arc<crate::auth::Authorizer>>,
 }
 
 impl ServerConfig {
@@ -86,6 +88,7 @@ impl ServerConfig {
             verbose: false,
             json: false,
             max_clients: 1,
+            auth: None,
         }
     }
 
@@ -152,10 +155,18 @@ impl Server {
     }
 
     /// Serve tests until `-1` says stop; text output goes to `out`. A test
-    /// that fails is reported to `err` and the server goes on.
-    pub fn serve(&self, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), NetError> {
+    /// that fails is reported to `err` and the server goes on. Each busy
+    /// period's finished tests go to `served` once no test runs (one test
+    /// each with iperf3's one at a time; those that overlapped with
+    /// `--max-clients`), in the order they ended.
+    pub fn serve(
+        &self,
+        out: &mut dyn Write,
+        err: &mut dyn Write,
+        served: &mut dyn FnMut(Vec<TestReport>),
+    ) -> Result<(), NetError> {
         if self.gate.checks_cookies() {
-            return self.serve_many(out, err);
+            return self.serve_many(out, err, served);
         }
         let mut n = 0;
         loop {
@@ -183,6 +194,8 @@ impl Server {
                     if self.cfg.json {
                         let _ = writeln!(out, "{}", report.to_iperf3_json());
                     }
+                    let _ = out.flush();
+                    served(vec![report]);
                 }
                 Err(e) => {
                     // The message may quote what the client sent.
@@ -251,6 +264,22 @@ impl Server {
                 return Err(e);
             }
         };
+        if let Some(auth) = &cfg.auth {
+            let now = SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64);
+            match auth.check(params.authtoken.as_deref(), now) {
+                Ok(user) if cfg.verbose && cfg.text => {
+                    let _ = writeln!(out, "Authentication succeeded for user '{user}' ts {now}");
+                }
+                Ok(_) => {}
+                Err(why) => {
+                    release.now();
+                    ctrl.write_server_error(code::AUTH_TEST, 0);
+                    return Err(why.into());
+                }
+            }
+        }
         let out = &mut Captured::new(out, params.get_server_output, &accepted);
         if Duration::from_secs(params.time.into()) > cfg.max_duration {
             release.now();
@@ -551,10 +580,11 @@ fn linger(ctrl: &mut Control) {
     }
 }
 
-/// Bind, listen and serve forever (or one test with `-1`) on stdout/stderr.
-pub fn run(cfg: ServerConfig) -> Result<(), NetError> {
+/// Bind, listen and serve forever (or one test with `-1`) on stdout/stderr;
+/// each busy period's tests go to `served`.
+pub fn run(cfg: ServerConfig, served: &mut dyn FnMut(Vec<TestReport>)) -> Result<(), NetError> {
     let server = Server::bind(cfg)?;
-    server.serve(&mut std::io::stdout(), &mut std::io::stderr())
+    server.serve(&mut std::io::stdout(), &mut std::io::stderr(), served)
 }
 
 fn listen(cfg: &ServerConfig) -> Result<TcpListener, NetError> {

@@ -6,14 +6,16 @@ use std::io::Write;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
+use crate::report::TestReport;
 use crate::server::Server;
 use crate::NetError;
 
 /// How often the server looks for finished tests while it waits for new ones.
 const DONE_POLL: Duration = Duration::from_millis(20);
 
-/// One finished test: its report and its log lines.
-type Finished = (Vec<u8>, Vec<u8>);
+/// One finished test: its text, its log lines and, when it ran to the end,
+/// its report.
+type Finished = (Vec<u8>, Vec<u8>, Option<TestReport>);
 
 impl Server {
     /// Serve tests, up to `max_clients` at once, until the acceptor stops.
@@ -21,6 +23,7 @@ impl Server {
         &self,
         out: &mut dyn Write,
         err: &mut dyn Write,
+        served: &mut dyn FnMut(Vec<TestReport>),
     ) -> Result<(), NetError> {
         let cfg = self.config();
         if cfg.text {
@@ -37,11 +40,20 @@ impl Server {
         let (done_tx, done_rx) = mpsc::channel::<Finished>();
         std::thread::scope(|scope| {
             let mut n = 0u32;
+            // The tests running now, and those of this busy period that
+            // ended: they go to `served` together once none runs.
+            let mut running = 0usize;
+            let mut ended = Vec::new();
             loop {
-                while let Ok((text, log)) = done_rx.try_recv() {
+                while let Ok((text, log, report)) = done_rx.try_recv() {
                     let _ = out.write_all(&text);
                     let _ = out.flush();
                     let _ = err.write_all(&log);
+                    running -= 1;
+                    ended.extend(report);
+                    if running == 0 && !ended.is_empty() {
+                        served(std::mem::take(&mut ended));
+                    }
                 }
                 let (conn, cookie) = match self.next_test(DONE_POLL) {
                     Ok(t) => t,
@@ -59,21 +71,28 @@ impl Server {
                     .name(format!("net-test-{test}"))
                     .spawn_scoped(scope, move || {
                         let (mut text, mut log) = (Vec::new(), Vec::new());
-                        match self.serve_test(conn, cookie, test, &mut text, &mut log) {
-                            Ok(report) if cfg.json => {
-                                let _ = writeln!(text, "{}", report.to_iperf3_json());
+                        let report = match self.serve_test(conn, cookie, test, &mut text, &mut log)
+                        {
+                            Ok(report) => {
+                                if cfg.json {
+                                    let _ = writeln!(text, "{}", report.to_iperf3_json());
+                                }
+                                Some(report)
                             }
-                            Ok(_) => {}
                             Err(e) => {
                                 let e = iomark_model::escape::escape_controls(&e.to_string())
                                     .into_owned();
                                 let _ = writeln!(log, "iomark: test #{test} ended: {e}");
+                                None
                             }
-                        }
-                        let _ = done.send((text, log));
+                        };
+                        let _ = done.send((text, log, report));
                     });
-                if let Err(e) = spawned {
-                    let _ = writeln!(err, "iomark: test #{n} not started: {e}");
+                match spawned {
+                    Ok(_) => running += 1,
+                    Err(e) => {
+                        let _ = writeln!(err, "iomark: test #{n} not started: {e}");
+                    }
                 }
             }
         })

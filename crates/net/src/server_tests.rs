@@ -21,7 +21,9 @@ fn one_off(set: impl FnOnce(&mut ServerConfig)) -> (u16, JoinHandle<String>) {
     let port = server.local_addr().port();
     let h = std::thread::spawn(move || {
         let mut err = Vec::new();
-        server.serve(&mut std::io::sink(), &mut err).unwrap();
+        server
+            .serve(&mut std::io::sink(), &mut err, &mut |_| {})
+            .unwrap();
         String::from_utf8(err).unwrap()
     });
     (port, h)

@@ -206,6 +206,8 @@ impl Session {
                     omitted_packets: base.packets,
                     omitted_lost: base.lost,
                     max_cwnd: s.max_cwnd,
+                    max_snd_wnd: s.max_snd_wnd,
+                    reorder: s.reorder,
                     min_rtt: rtts.iter().copied().min(),
                     max_rtt: rtts.iter().copied().max(),
                     mean_rtt: (!rtts.is_empty())

@@ -43,6 +43,15 @@ pub struct ServerSettings {
     pub max_duration: Nanos,
     /// Tests served at once (`--max-clients`).
     pub max_clients: u32,
+    /// The server's RSA private key, PEM (`--rsa-private-key-path`).
+    pub rsa_private_key_path: Option<std::path::PathBuf>,
+    /// Who may run tests (`--authorized-users-path`): `NAME,SHA256` lines.
+    pub authorized_users_path: Option<std::path::PathBuf>,
+    /// Largest difference between a client's credentials' time and this
+    /// host's clock, in seconds (`--time-skew-threshold`).
+    pub time_skew_threshold: u32,
+    /// PKCS#1 v1.5 padding instead of OAEP (`--use-pkcs1-padding`).
+    pub use_pkcs1_padding: bool,
 }
 
 /// What the user said about a client test.
@@ -181,6 +190,7 @@ impl ServerSettings {
             );
         }
         Ok(ServerConfig {
+            auth: self.authorizer()?.map(std::sync::Arc::new),
             max_clients: self.max_clients as usize,
             port: self.port,
             bind,
@@ -194,6 +204,45 @@ impl ServerSettings {
             text: !self.json,
             verbose: self.verbose,
             json: self.json,
+        })
+    }
+
+    /// `--rsa-private-key-path` with `--authorized-users-path`.
+    fn authorizer(&self) -> Result<Option<crate::auth::Authorizer>, NetError> {
+        let (key, users) = match (&self.rsa_private_key_path, &self.authorized_users_path) {
+            (None, None) => {
+                if self.use_pkcs1_padding {
+                    return invalid("--use-pkcs1-padding is for the credentials: give it with --rsa-private-key-path and --authorized-users-path".to_string());
+                }
+                return Ok(None);
+            }
+            (Some(k), Some(u)) => (k, u),
+            _ => {
+                return invalid(
+                    "--rsa-private-key-path and --authorized-users-path go together: give both"
+                        .to_string(),
+                )
+            }
+        };
+        let pem = std::fs::read_to_string(key).map_err(|e| {
+            NetError::Invalid(format!(
+                "--rsa-private-key-path {}: cannot read it: {e}",
+                key.display()
+            ))
+        })?;
+        crate::auth::Authorizer::new(
+            &pem,
+            users.clone(),
+            self.use_pkcs1_padding,
+            self.time_skew_threshold,
+        )
+        .map(Some)
+        .map_err(|e| {
+            NetError::Invalid(format!(
+                "--rsa-private-key-path {} / --authorized-users-path {}: {e}",
+                key.display(),
+                users.display()
+            ))
         })
     }
 }

@@ -184,8 +184,11 @@ pub(crate) struct Stream {
     pub counters: Arc<Counters>,
     sock: DataSock,
     handle: Option<JoinHandle<()>>,
-    /// Largest congestion window seen, and RTT samples, for TCP senders.
+    /// Largest congestion and send windows seen, the last reordering
+    /// estimate, and RTT samples, for TCP senders.
     pub max_cwnd: u64,
+    pub max_snd_wnd: u64,
+    pub reorder: u64,
     pub rtts: Vec<u64>,
 }
 
@@ -240,6 +243,8 @@ impl Stream {
             sock,
             handle: None,
             max_cwnd: 0,
+            max_snd_wnd: 0,
+            reorder: 0,
             rtts: Vec::new(),
         })
     }
@@ -296,6 +301,8 @@ impl Stream {
             if let Some(info) = sys::tcp_info(self.fd) {
                 snap.retransmits = info.total_retrans;
                 self.max_cwnd = self.max_cwnd.max(info.snd_cwnd_bytes);
+                self.max_snd_wnd = self.max_snd_wnd.max(info.snd_wnd);
+                self.reorder = info.reordering;
                 self.rtts.push(info.rtt_us);
             }
         }

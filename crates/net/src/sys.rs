@@ -20,6 +20,11 @@ pub(crate) struct TcpInfo {
     pub rttvar_us: u64,
     /// Path MTU.
     pub pmtu: u64,
+    /// The peer's advertised receive window, scaled, in bytes (0 on
+    /// kernels before `tcpi_snd_wnd`).
+    pub snd_wnd: u64,
+    /// The kernel's reordering estimate, in segments.
+    pub reordering: u64,
     /// Milliseconds since the peer last sent anything on the connection:
     /// data, or an ACK (a keepalive probe's answer included).
     pub last_heard_ms: u64,
@@ -53,6 +58,8 @@ pub(crate) fn tcp_info(fd: RawFd) -> Option<TcpInfo> {
         rtt_us: info.tcpi_rtt as u64,
         rttvar_us: info.tcpi_rttvar as u64,
         pmtu: info.tcpi_pmtu as u64,
+        snd_wnd: info.tcpi_snd_wnd as u64,
+        reordering: info.tcpi_reordering as u64,
         last_heard_ms: info.tcpi_last_ack_recv.min(info.tcpi_last_data_recv) as u64,
     })
 }

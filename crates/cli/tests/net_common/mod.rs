@@ -49,11 +49,14 @@ pub fn wait_listening(port: u16) {
     panic!("nothing listens on port {port} after 10 s");
 }
 
-/// `iomark net server` on `port` with extra arguments, once it listens.
+/// `iomark net server` on `port` with extra arguments, once it listens;
+/// it stores nothing unless `extra` names a `--db`.
 pub fn iomark_server(port: u16, extra: &[&str]) -> Proc {
+    let no_store = (!extra.contains(&"--db")).then_some("--no-store");
     let p = Proc::spawn(
         Command::new(IOMARK)
             .args(["net", "server", "-p", &port.to_string()])
+            .args(no_store)
             .args(extra),
     );
     wait_listening(port);

@@ -4,6 +4,9 @@ use super::*;
 
 /// The name of a network test: `tcp P4`, `udp P1 reverse`, `tcp P2 bidir`.
 pub fn net_test_name(run: &NetRun) -> String {
+    if !run.clients.is_empty() {
+        return served_test_name(run);
+    }
     let s = &run.spec;
     let proto = match s.protocol {
         NetProtocol::Tcp => "tcp",
@@ -19,13 +22,42 @@ pub fn net_test_name(run: &NetRun) -> String {
     format!("{proto} P{}{mode}", s.parallel)
 }
 
+/// A server's run is named by what it served: `served 3 x tcp P1`, or
+/// `served tcp P1 + tcp P4 reverse` when the clients' tests differ (in the
+/// order they started). Client addresses and ports stay out: the same
+/// tests served another day are the same test.
+fn served_test_name(run: &NetRun) -> String {
+    let names: Vec<String> = run.clients.iter().map(|c| net_test_name(&c.run)).collect();
+    if names.len() > 1 && names.iter().all(|n| *n == names[0]) {
+        format!("served {} x {}", names.len(), names[0])
+    } else {
+        format!("served {}", names.join(" + "))
+    }
+}
+
 /// Figures of a network run, per direction: goodput in bits per second
 /// (spread over the per-interval samples), TCP retransmits, UDP loss and
 /// jitter; then the CPU of this host (`cpu process %`, `cpu host idle %`,
 /// ...) and of the peer (`peer cpu process %`, ...; the machine's only when
-/// the peer is iomark).
+/// the peer is iomark). A server's run has its total under its own test
+/// name, then, when it served several at once, each client's figures under
+/// `NAME, client K`.
 pub fn net_figures(run: &NetRun) -> Vec<Figure> {
     let test = net_test_name(run);
+    let mut out = test_figures(run, &test);
+    // One client's figures are the run's own.
+    for (k, c) in run
+        .clients
+        .iter()
+        .enumerate()
+        .filter(|_| run.clients.len() > 1)
+    {
+        out.extend(test_figures(&c.run, &format!("{test}, client {}", k + 1)));
+    }
+    out
+}
+
+fn test_figures(run: &NetRun, test: &str) -> Vec<Figure> {
     let mut out = Vec::new();
     for (dir, name) in [
         (NetDirection::Upload, "upload"),
@@ -43,7 +75,7 @@ pub fn net_figures(run: &NetRun) -> Vec<Figure> {
                 i.bytes.get() as f64 * 8.0 / secs
             })
             .collect();
-        let mut figs = TestFigures::new(&mut out, &test, name);
+        let mut figs = TestFigures::new(&mut out, test, name);
         let spread = Spread::of(&rates);
         figs.push("goodput", FigureUnit::BitsPerSec, goodput.0 * 8.0, spread);
         let streams = || run.streams.iter().filter(|s| s.direction == dir);
@@ -68,7 +100,7 @@ pub fn net_figures(run: &NetRun) -> Vec<Figure> {
         }
     }
     if let Some(l) = &run.latency {
-        let mut figs = TestFigures::new(&mut out, &test, "");
+        let mut figs = TestFigures::new(&mut out, test, "");
         for (metric, v) in [
             ("rtt p50", l.rtt_p50),
             ("rtt p90", l.rtt_p90),
@@ -86,7 +118,7 @@ pub fn net_figures(run: &NetRun) -> Vec<Figure> {
         system_pct: run.cpu_local.system_percent,
     };
     cpu_figures(
-        &mut TestFigures::new(&mut out, &test, ""),
+        &mut TestFigures::new(&mut out, test, ""),
         Some(local),
         run.host_cpu_local.as_ref(),
     );
@@ -97,7 +129,7 @@ pub fn net_figures(run: &NetRun) -> Vec<Figure> {
         system_pct: r.system_percent,
     });
     cpu_figures(
-        &mut TestFigures::new(&mut out, &test, "peer"),
+        &mut TestFigures::new(&mut out, test, "peer"),
         remote,
         run.host_cpu_remote.as_ref(),
     );

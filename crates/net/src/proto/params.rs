@@ -298,6 +298,8 @@ impl Params {
         p.extra_data = text(&m, "extra_data")?;
         p.title = text(&m, "title")?;
         p.client_version = text(&m, "client_version")?;
+        // Checked by the server's Authorizer, when it asks for credentials.
+        p.authtoken = text(&m, "authtoken")?;
         Ok(p)
     }
 }
@@ -446,9 +448,11 @@ mod tests {
         #[test]
         fn round_trip(parallel in 1u32..=128, time in 0u32..1000, len in 1u32..=MAX_TCP_LEN,
                       reverse in any::<bool>(), nodelay in any::<bool>(), bw in any::<u64>(),
-                      window in proptest::option::of(0u32..=1 << 29)) {
+                      window in proptest::option::of(0u32..=1 << 29),
+                      authtoken in proptest::option::of("[A-Za-z0-9+/=]{0,64}")) {
             let p = Params { parallel, time, len, reverse, nodelay, bandwidth: bw, window,
-                             client_version: Some("iomark".into()), ..Params::default() };
+                             client_version: Some("iomark".into()), authtoken,
+                             ..Params::default() };
             prop_assert_eq!(Params::from_json(&p.to_json()).unwrap(), p);
         }
 

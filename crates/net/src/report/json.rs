@@ -60,10 +60,11 @@ impl TestReport {
     fn j_start(&self) -> JStart {
         let udp = self.udp();
         let p = &self.params;
-        let secs = self
+        let millis = self
             .started
             .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
+            .map_or(0, |d| d.as_millis() as u64);
+        let secs = millis / 1000;
         // A client says where it connected to, a server whom it accepted.
         let peer = Some(JHostPort {
             host: self.peering.peer_host.clone(),
@@ -90,6 +91,7 @@ impl TestReport {
             timestamp: JTimestamp {
                 time: http_date(secs),
                 timesecs: secs,
+                timemillisecs: millis,
             },
             connecting_to,
             accepted_connection,
@@ -120,6 +122,9 @@ impl TestReport {
                 bidir: p.bidirectional as u8,
                 fqrate: p.fqrate.unwrap_or(0),
                 interval: self.interval_secs,
+                // iperf 3.21's UDP GSO/GRO (--gsro), which iomark does not use.
+                gso: 0,
+                gro: 0,
             },
         }
     }
@@ -182,9 +187,11 @@ impl TestReport {
                 f.retransmits = Some(d.retransmits);
                 if let Some(t) = tcp {
                     f.snd_cwnd = Some(t.snd_cwnd_bytes);
+                    f.snd_wnd = Some(t.snd_wnd);
                     f.rtt = Some(t.rtt_us);
                     f.rttvar = Some(t.rttvar_us);
                     f.pmtu = Some(t.pmtu);
+                    f.reorder = Some(t.reordering);
                 }
             }
             (false, false) => {}
@@ -224,7 +231,9 @@ impl TestReport {
                 fs.socket = Some(s.fd);
                 fs.retransmits = snd.retransmits;
                 if s.sending {
+                    fs.reorder = Some(t.reorder);
                     fs.max_snd_cwnd = Some(t.max_cwnd);
+                    fs.max_snd_wnd = Some(t.max_snd_wnd);
                     fs.max_rtt = t.max_rtt;
                     fs.min_rtt = t.min_rtt;
                     fs.mean_rtt = t.mean_rtt;
@@ -418,6 +427,7 @@ struct JConnected {
 struct JTimestamp {
     time: String,
     timesecs: u64,
+    timemillisecs: u64,
 }
 
 #[derive(Serialize)]
@@ -441,6 +451,8 @@ struct JTestStart {
     bidir: u8,
     fqrate: u64,
     interval: f64,
+    gso: u8,
+    gro: u8,
 }
 
 #[derive(Serialize)]
@@ -477,13 +489,19 @@ struct JFig {
     #[serde(skip_serializing_if = "Option::is_none")]
     snd_cwnd: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    snd_wnd: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     rtt: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     rttvar: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pmtu: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    reorder: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     max_snd_cwnd: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_snd_wnd: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_rtt: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -72,6 +72,8 @@ pub(crate) struct StreamTotals {
     pub omitted_packets: u64,
     pub omitted_lost: i64,
     pub max_cwnd: u64,
+    pub max_snd_wnd: u64,
+    pub reorder: u64,
     pub min_rtt: Option<u64>,
     pub max_rtt: Option<u64>,
     pub mean_rtt: Option<u64>,

@@ -85,6 +85,7 @@ impl TestReport {
             intervals,
             warnings: self.warnings(),
             latency: self.latency(),
+            clients: Vec::new(),
             cpu_local: self.cpu_local,
             cpu_remote: self.remote.as_ref().map_or(CpuUtilization::default(), |r| {
                 CpuUtilization {

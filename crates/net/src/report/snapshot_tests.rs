@@ -59,6 +59,8 @@ fn tcp_info(cwnd: u64, rtt: u64) -> Option<TcpInfo> {
         rtt_us: rtt,
         rttvar_us: rtt / 4,
         pmtu: 1500,
+        snd_wnd: 4 * cwnd,
+        reordering: 3,
         last_heard_ms: 0,
     })
 }
@@ -175,6 +177,8 @@ fn tcp_sent(
         seconds,
         retransmits: Some(retransmits),
         max_cwnd,
+        max_snd_wnd: 4 * max_cwnd,
+        reorder: 3,
         min_rtt: Some(min),
         max_rtt: Some(max),
         mean_rtt: Some(mean),

@@ -236,6 +236,7 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
         nic_local: None,
         nic_remote: None,
         latency: None,
+        clients: Vec::new(),
         warnings: Vec::new(),
     };
     // The figures add up the streams' counts; name the input's field when

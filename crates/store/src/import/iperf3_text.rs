@@ -321,6 +321,7 @@ pub(super) fn convert(text: &str) -> Result<RunDocument, ImportError> {
         nic_remote: None,
         warnings: Vec::new(),
         latency: None,
+        clients: Vec::new(),
     };
     let mut doc = RunDocument::new(TOOL, version, Vec::new(), RunBody::Net(run));
     if let Some(at) = started_at_ms {
