@@ -113,6 +113,11 @@ pub struct NetInterval {
     pub retransmits: Option<u64>,
     /// Inside the `-O` omit period.
     pub omitted: bool,
+    /// Mean smoothed round-trip time (`TCP_INFO`) of this host's sending
+    /// TCP streams of this direction at the interval's end; absent when
+    /// this host did not send TCP that way (and in older runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt: Option<Nanos>,
 }
 
 /// CPU use of one end, in percent of one core over the test.

@@ -608,6 +608,53 @@ fn net(report: &Report, out: &mut Vec<Chart>) {
             series,
         },
     );
+    net_rtt(&runs, out);
+}
+
+/// The sending streams' smoothed RTT per interval (latency under load),
+/// one line per run and direction that has it.
+fn net_rtt(runs: &[(&ReportRun, &NetRun)], out: &mut Vec<Chart>) {
+    let mut series = Vec::new();
+    for (k, (r, n)) in runs.iter().enumerate() {
+        for dir in [NetDirection::Upload, NetDirection::Download] {
+            let points: Vec<_> = n
+                .intervals
+                .iter()
+                .filter(|i| i.direction == dir && !i.omitted)
+                .filter_map(|i| {
+                    let ms = i.rtt?.get() as f64 / 1e6;
+                    Some((i.end.as_secs_f64(), ms, ms))
+                })
+                .collect();
+            if points.is_empty() {
+                continue;
+            }
+            let d = match dir {
+                NetDirection::Upload => "upload",
+                NetDirection::Download => "download",
+            };
+            series.push(LineSeries {
+                name: format!("{} {d}", r.name),
+                points,
+                dashed: dir == NetDirection::Download,
+                scatter: false,
+                colour: k,
+            });
+        }
+    }
+    push_lines(
+        out,
+        LineChart {
+            id: "net-rtt".into(),
+            title: "Round-trip time under load per interval (TCP_INFO of the sending streams)"
+                .into(),
+            x_label: "time (s, interval end)".into(),
+            y_label: "RTT (ms)".into(),
+            x_scale: Scale::Linear,
+            x_tick: TickFormat::Number,
+            series,
+        },
+    );
 }
 
 fn mem(report: &Report, out: &mut Vec<Chart>) {

@@ -191,12 +191,20 @@ fn net_and_mem_charts() {
     let charts = r.charts();
     assert_eq!(
         ids(&charts),
-        ["net-bitrate", "mem-stream", "mem-mflops", "mem-relative"]
+        [
+            "net-bitrate",
+            "net-rtt",
+            "mem-stream",
+            "mem-mflops",
+            "mem-relative"
+        ]
     );
     assert_eq!(
         values(&chart(&charts, "net-bitrate").svg),
         [900e6, 910e6, 920e6]
     );
+    // The fixture's intervals: 0.20, 0.25 and 0.30 ms.
+    assert_eq!(values(&chart(&charts, "net-rtt").svg), [0.2, 0.25, 0.3]);
     assert_eq!(values(&chart(&charts, "mem-relative").svg), [1.0, 2.5, 3.5]);
     assert_eq!(values(&chart(&charts, "mem-mflops").svg), [1500.0]);
     insta::assert_snapshot!("net_bitrate", chart(&charts, "net-bitrate").svg);

@@ -162,6 +162,8 @@ fn summed_intervals(clients: &[NetClientTest], interval: Nanos) -> Vec<NetInterv
             bytes: Bytes(bytes.round() as u64),
             retransmits,
             omitted: false,
+            // Each client's RTT is in its own run.
+            rtt: None,
         })
         .filter(|i| i.end.get() - i.start.get() >= step / 2)
         .collect()
@@ -229,6 +231,7 @@ mod tests {
                     bytes: Bytes(bytes_per_sec),
                     retransmits: None,
                     omitted: false,
+                    rtt: None,
                 })
                 .collect(),
             cpu_local: CpuUtilization {

@@ -43,12 +43,16 @@ impl TestReport {
                 let idx = self.of(d);
                 let mut bytes = 0;
                 let mut retr = None;
+                let mut rtts = Vec::new();
                 for is in rec.streams.iter().filter(|is| idx.contains(&is.index)) {
                     bytes += is.delta.bytes;
                     if self.streams[is.index].sending && !self.udp() {
                         retr = Some(retr.unwrap_or(0) + is.delta.retransmits);
+                        rtts.extend(is.tcp.map(|t| t.rtt_us).filter(|&r| r > 0));
                     }
                 }
+                let rtt = (!rtts.is_empty())
+                    .then(|| Nanos(rtts.iter().sum::<u64>() * 1000 / rtts.len() as u64));
                 intervals.push(NetInterval {
                     start: ns(rec.start),
                     end: ns(rec.end),
@@ -56,6 +60,7 @@ impl TestReport {
                     bytes: Bytes(bytes),
                     retransmits: retr,
                     omitted: rec.omitted,
+                    rtt,
                 });
             }
         }

@@ -7,7 +7,7 @@
 use iomark_model::net::{
     CpuUtilization, NetDirection, NetInterval, NetProtocol, NetRun, NetSpec, NetStreamResult,
 };
-use iomark_model::{Bytes, RunBody, RunDocument};
+use iomark_model::{Bytes, Nanos, RunBody, RunDocument};
 use serde_json::Value;
 
 use super::{need, net_sums_fit, At, ImportError, MAX_MS};
@@ -177,6 +177,20 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
             let Some(sum) = iv.get(key) else { continue };
             let path = format!("intervals[{i}].{key}");
             let at = At::new(TOOL, &path);
+            // This host's sending streams of the sum's direction carry
+            // TCP_INFO's rtt (µs); the interval's is their mean.
+            let sending = sum["sender"].as_bool().unwrap_or(true);
+            let rtts: Vec<u64> = iv["streams"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or(&[])
+                .iter()
+                .filter(|s| sending && s["sender"].as_bool() == Some(true))
+                .filter_map(|s| s["rtt"].as_u64())
+                .filter(|&r| r > 0 && r < 3_600_000_000)
+                .collect();
+            let rtt = (!rtts.is_empty())
+                .then(|| Nanos(rtts.iter().sum::<u64>() * 1000 / rtts.len() as u64));
             intervals.push(NetInterval {
                 start: at.nanos_of_secs("start", at.f64(sum, "start")?.unwrap_or(0.0))?,
                 end: at.nanos_of_secs("end", at.f64(sum, "end")?.unwrap_or(0.0))?,
@@ -184,6 +198,7 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
                 bytes: Bytes(at.u64(sum, "bytes")?.unwrap_or(0)),
                 retransmits: at.u64(sum, "retransmits")?,
                 omitted: sum["omitted"].as_bool().unwrap_or(false),
+                rtt,
             });
         }
     }

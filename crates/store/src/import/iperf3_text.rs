@@ -285,6 +285,8 @@ pub(super) fn convert(text: &str) -> Result<RunDocument, ImportError> {
                 .then(|| l.rest.first().and_then(|r| r.parse().ok()))
                 .flatten(),
             omitted: l.rest.iter().any(|w| w == "(omitted)"),
+            // The text's interval lines have no RTT (only Cwnd).
+            rtt: None,
         })
         .collect();
     let measured = summary.iter().map(|(l, _)| l.end).fold(0.0, f64::max);
