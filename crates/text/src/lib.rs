@@ -8,8 +8,8 @@
 //! `iomark info`'s device chain reads as an indented tree
 //! ([`device_info`]). A network run's text is iperf3's, printed live by
 //! `iomark-net` as the test goes, so it has no renderer here. Stored runs
-//! are listed, shown, compared and exported by [`results`], lined up and
-//! judged against a baseline by [`comparison`]; [`json`] holds the layouts
+//! are listed, shown, compared and exported by [`results`], drawing the
+//! judgement of [`iomark_stats::lineup`]; [`json`] holds the layouts
 //! scripts read from the commands that do not measure.
 //!
 //! Every text that came from outside (names, labels, imported files) goes
@@ -17,7 +17,6 @@
 //! [`escape_markdown`] into a Markdown export.
 
 mod cluster;
-pub mod comparison;
 mod device_seen;
 mod disk;
 mod fio_json;
