@@ -15,6 +15,7 @@ use iomark_disk::target::{OpenTarget, TargetRequest};
 use iomark_host::cgroup::SelfLimit;
 use iomark_model::profile::ProfileResult;
 use iomark_model::{now_ms, RunBody, RunDocument};
+use iomark_text::Output;
 
 use crate::disk::{open_target, DiskArgs, ProfileProgress};
 use crate::exit::Exit;
@@ -31,6 +32,19 @@ pub enum OutputFormat {
     /// fio's JSON layout with each latency histogram's bins.
     #[value(name = "json+")]
     JsonPlus,
+}
+
+impl DiskArgs {
+    /// What `--output-format` and `--json` ask to print: fio's layout
+    /// first, then the document, else iomark's text.
+    pub fn output(&self, verbose: bool) -> Output {
+        match self.output_format {
+            Some(OutputFormat::Json) => Output::FioJson { plus: false },
+            Some(OutputFormat::JsonPlus) => Output::FioJson { plus: true },
+            Some(OutputFormat::Normal) | None if self.json => Output::Document,
+            Some(OutputFormat::Normal) | None => Output::Text { verbose },
+        }
+    }
 }
 
 /// `iomark fio FILE [PATH]`: `iomark disk --job FILE [PATH]`.
@@ -63,19 +77,7 @@ pub fn parse_direct(s: &str) -> Result<bool, String> {
 
 /// Print a finished run as asked: text, iomark's document or fio's layout.
 pub fn print_run(args: &DiskArgs, doc: &RunDocument, verbose: bool) -> anyhow::Result<()> {
-    let fio = match args.output_format {
-        Some(OutputFormat::Json) => Some(false),
-        Some(OutputFormat::JsonPlus) => Some(true),
-        Some(OutputFormat::Normal) | None => None,
-    };
-    if let Some(plus) = fio {
-        let v = iomark_text::fio_json(doc, plus).context("fio's layout is for disk runs")?;
-        crate::exit::print(&(serde_json::to_string_pretty(&v)? + "\n"))?;
-    } else if args.json {
-        crate::exit::print(&(serde_json::to_string_pretty(doc)? + "\n"))?;
-    } else {
-        crate::exit::print(&iomark_text::run(doc, verbose).unwrap_or_default())?;
-    }
+    crate::exit::print(&args.output(verbose).render(doc)?)?;
     Ok(())
 }
 

@@ -12,6 +12,7 @@ use iomark_model::mem::{Advice, MemKernelSpec, MemOutcome};
 use iomark_model::now_ms;
 use iomark_model::units::Bytes;
 use iomark_model::RunBody;
+use iomark_text::Output;
 
 use crate::exit::Exit;
 use crate::signals;
@@ -225,7 +226,8 @@ fn parse_count(s: &str) -> Result<u64, String> {
 #[derive(Debug)]
 pub(crate) struct MemOptions {
     pub(crate) plan: MemPlan,
-    pub(crate) json: bool,
+    /// The document under `--json`, else the kernel's text.
+    pub(crate) output: Output,
     pub(crate) store: crate::record::StoreArgs,
 }
 
@@ -258,7 +260,11 @@ impl CommonArgs {
         };
         Ok(MemOptions {
             plan: settings.build(kernel)?,
-            json: self.json,
+            output: if self.json {
+                Output::Document
+            } else {
+                Output::Text { verbose: false }
+            },
             store: self.store,
         })
     }
@@ -301,11 +307,7 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
     let mut doc = plan.document(run, crate::record::command_line(), started_at_ms);
     // A mem run is one measurement: it is stored whole once it ends.
     crate::record::Recorder::begin(&options.store, &mut doc).finish(&doc);
-    let text = if options.json {
-        format!("{}\n", serde_json::to_string_pretty(&doc)?)
-    } else {
-        iomark_text::run(&doc, false).unwrap_or_default()
-    };
+    let text = options.output.render(&doc)?;
     // A closed pipe surfaces as an error that main treats as success.
     std::io::stdout().lock().write_all(text.as_bytes())?;
     let RunBody::Mem(run) = &doc.body else {

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 use iomark_stats::gate::{ThresholdError, WorseThreshold};
+use iomark_stats::lineup::Lineup;
 use iomark_store::{RunId, RunQuery, RunSelection, Store, StoreError};
-use iomark_text::comparison::Lineup;
 use iomark_text::json;
 use iomark_text::results::{self, TableStyle};
 

@@ -32,7 +32,7 @@ use crate::{split, threads, MemError};
 const OMEGA: f32 = 0.8;
 
 /// Floats per grid point: p, a0..a3, b0..b2, c0..c2, bnd, wrk1, wrk2.
-const ARRAYS: usize = 14;
+const ARRAYS: usize = iomark_model::mem::HIMENO_ARRAYS;
 
 /// Relative tolerance on gosa (covers FMA contraction and thread splits).
 pub const GOSA_TOLERANCE: f64 = 1e-3;
@@ -101,7 +101,7 @@ pub fn parse_grid(s: &str) -> Result<HimenoGrid, String> {
 
 /// Byte sizes of the 14 arrays.
 pub fn sizes(spec: &HimenoSpec) -> Vec<usize> {
-    vec![spec.grid.points() as usize * 4; ARRAYS]
+    spec.array_sizes()
 }
 
 /// Floating-point operations per sweep, Himeno's convention.

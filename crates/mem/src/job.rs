@@ -45,16 +45,12 @@ const OOM_WITH_SWAP: &str =
 
 /// Byte sizes of the arrays a kernel needs.
 pub fn array_sizes(kernel: &MemKernelSpec) -> Vec<usize> {
-    match kernel {
-        MemKernelSpec::Stream(s) => stream::sizes(s),
-        MemKernelSpec::Stencil(s) => stencil::sizes(s),
-        MemKernelSpec::Himeno(s) => himeno::sizes(s),
-    }
+    kernel.array_sizes()
 }
 
 /// Total bytes of a kernel's arrays.
 pub fn data_bytes(kernel: &MemKernelSpec) -> Bytes {
-    Bytes(array_sizes(kernel).iter().map(|&s| s as u64).sum())
+    kernel.data_bytes()
 }
 
 /// Bytes of a kernel's arrays with their alignment padding, computed so that

@@ -31,7 +31,7 @@ const BLOCK: usize = 512;
 
 /// Byte sizes of the two arrays.
 pub fn sizes(spec: &StencilSpec) -> Vec<usize> {
-    vec![(spec.n * spec.n) as usize * 8; 2]
+    spec.array_sizes()
 }
 
 /// The k x k tent weights, row-major.

@@ -40,7 +40,7 @@ const EPSILON: f64 = 1e-13;
 
 /// Byte sizes of the three arrays.
 pub fn sizes(spec: &StreamSpec) -> Vec<usize> {
-    vec![spec.array_len as usize * 8; 3]
+    spec.array_sizes()
 }
 
 /// Run STREAM on the region's three arrays (made from [`sizes`]). Returns

@@ -27,6 +27,7 @@ pub mod mem;
 pub mod net;
 pub mod profile;
 pub mod run;
+pub mod stored;
 pub mod sustained;
 pub mod units;
 pub mod verify;

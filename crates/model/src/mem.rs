@@ -185,6 +185,45 @@ impl MemKernelSpec {
             MemKernelSpec::Himeno(_) => "himeno",
         }
     }
+
+    /// Byte sizes of the arrays the kernel needs.
+    pub fn array_sizes(&self) -> Vec<usize> {
+        match self {
+            MemKernelSpec::Stream(s) => s.array_sizes(),
+            MemKernelSpec::Stencil(s) => s.array_sizes(),
+            MemKernelSpec::Himeno(s) => s.array_sizes(),
+        }
+    }
+
+    /// Total bytes of the kernel's arrays.
+    pub fn data_bytes(&self) -> Bytes {
+        Bytes(self.array_sizes().iter().map(|&s| s as u64).sum())
+    }
+}
+
+impl StreamSpec {
+    /// Byte sizes of the three arrays.
+    pub fn array_sizes(&self) -> Vec<usize> {
+        vec![self.array_len as usize * 8; 3]
+    }
+}
+
+impl StencilSpec {
+    /// Byte sizes of the two arrays.
+    pub fn array_sizes(&self) -> Vec<usize> {
+        vec![(self.n * self.n) as usize * 8; 2]
+    }
+}
+
+/// Himeno's arrays of f32 per grid point: p, a0..a3, b0..b2, c0..c2, bnd,
+/// wrk1, wrk2.
+pub const HIMENO_ARRAYS: usize = 14;
+
+impl HimenoSpec {
+    /// Byte sizes of the 14 arrays.
+    pub fn array_sizes(&self) -> Vec<usize> {
+        vec![self.grid.points() as usize * 4; HIMENO_ARRAYS]
+    }
 }
 
 /// One memory job: a kernel, its threads and where its data lives.

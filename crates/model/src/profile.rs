@@ -58,6 +58,32 @@ impl TestDir {
     }
 }
 
+/// The CrystalDiskMark profiles by name, with the title their header shows.
+pub const CDM_TITLES: [(&str, &str); 5] = [
+    ("cdm", "CrystalDiskMark 8, Default"),
+    ("cdm-nvme", "CrystalDiskMark 8, NVMe SSD"),
+    ("cdm-peak", "CrystalDiskMark 8, Peak Performance"),
+    ("cdm-real", "CrystalDiskMark 8, Real World Performance"),
+    ("cdm3", "CrystalDiskMark 3.0"),
+];
+
+/// The header title of CrystalDiskMark profile `profile`; `None` for
+/// another profile.
+pub fn cdm_title(profile: &str) -> Option<&'static str> {
+    CDM_TITLES
+        .iter()
+        .find(|(name, _)| *name == profile)
+        .map(|(_, title)| *title)
+}
+
+/// Passes over which a CrystalDiskMark test's spread counts as high, as a
+/// fraction of the maximum (the text summary marks such tests in its spread
+/// column).
+pub const CDM_HIGH_SPREAD: f64 = 0.10;
+
+/// Bytes per I/O of the block-size sweep's sequential tests.
+pub const SWEEP_SEQ_BS: u64 = 1 << 20;
+
 /// A CrystalDiskMark run: the settings shown in its header and one entry per
 /// finished test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -139,6 +139,25 @@ impl EngineKind {
         }
     }
 
+    /// What `iomark engines` says about the engine.
+    pub fn description(self) -> &'static str {
+        match self {
+            EngineKind::Psync => "pread/pwrite, one I/O at a time per thread (fio's psync)",
+            EngineKind::IoUring => {
+                "io_uring with a real queue depth, batched submission, registered file and buffers"
+            }
+            EngineKind::MmapSync => {
+                "shared file mapping, memcpy in or out, msync(MS_SYNC) after each write"
+            }
+            EngineKind::MmapAsync => {
+                "shared file mapping, memcpy in or out, msync(MS_ASYNC) after each write"
+            }
+            EngineKind::Null => {
+                "moves no data and completes at once: measures iomark's own overhead"
+            }
+        }
+    }
+
     /// Whether the engine copies through a file mapping (and so always
     /// through the page cache).
     pub fn is_mapped(self) -> bool {

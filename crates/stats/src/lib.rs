@@ -2,8 +2,11 @@
 //! verdict a CI gate acts on and where a queue-depth sweep stops gaining
 //! ([`knee`]).
 //!
-//! Nothing here knows about runs, storage or output; callers hand numbers in
-//! and get numbers out, so every view of a result computes it the same way.
+//! Nothing here knows about storage or output; callers hand numbers in and
+//! get numbers out, so every view of a result computes it the same way. The
+//! one reader of runs is [`lineup`]: stored runs (the model's records) lined
+//! up against a baseline and judged, which the table, the JSON and the CI
+//! gate all draw from.
 //!
 //! ```
 //! use iomark_stats::histogram::LatencyHistogram;
@@ -22,3 +25,4 @@ pub mod gate;
 pub mod histogram;
 pub mod interval_latency;
 pub mod knee;
+pub mod lineup;

@@ -1,7 +1,7 @@
 //! [`StoreError`]: everything the store can fail at, each message naming
 //! what to do about it.
 
-use crate::RunId;
+use crate::{RunId, UnreadableDocument};
 
 /// Errors of the store. Each message names what to do about it.
 #[derive(Debug, thiserror::Error)]
@@ -81,13 +81,8 @@ pub enum StoreError {
         location: String,
     },
     /// A stored document could not be read back.
-    #[error("run {id}'s stored document cannot be read ({reason}): it was probably written by another iomark version")]
-    Document {
-        /// The run.
-        id: RunId,
-        /// Why.
-        reason: String,
-    },
+    #[error(transparent)]
+    Document(#[from] UnreadableDocument),
     /// The database can only be read: this user may not write the file or
     /// its directory, or it is on a read-only mount.
     #[error("results database {location} is read-only ({why}): nothing was stored; pass --db PATH to a writable place, or --no-store")]

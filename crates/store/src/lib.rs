@@ -27,17 +27,13 @@
 //! [`import`] turns fio and iperf3 JSON output into run documents.
 #![deny(missing_docs)]
 
-use std::fmt;
-use std::str::FromStr;
-
 use iomark_model::artefact::{ProbeVerdict, RatedSpeed};
-use iomark_model::figure::Figure;
-use iomark_model::{RunDocument, RunStatus, Warning};
+use iomark_model::RunDocument;
 
 // How the code is laid out: `ops` is the store's work (migrate, write,
 // list, load, delete), written once against the `backend::Db` interface
-// that `sqlite` and `pg` implement; `decode` reads rows back into the types
-// below and `row` flattens a document into the values written; `db_arg` is
+// that `sqlite` and `pg` implement; `decode` reads rows back into the stored
+// records (`iomark_model::stored`) and the types below, and `row` flattens a document into the values written; `db_arg` is
 // what `--db` names; `error` is `StoreError`; `import` reads other tools'
 // output.
 mod backend;
@@ -56,33 +52,11 @@ pub use error::StoreError;
 pub use pg::PgStore;
 pub use select::RunSelection;
 pub use sqlite::SqliteStore;
+// The stored records are plain data in the model, so that rendering and
+// the regression gate read them without the store.
+pub use iomark_model::stored::{RunId, RunSummary, StoredRun, StoredWarning, UnreadableDocument};
 
 use db_arg::Target;
-
-/// The identifier of a stored run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct RunId(pub i64);
-
-impl fmt::Display for RunId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
-
-impl FromStr for RunId {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        s.trim_start_matches('#')
-            .parse::<i64>()
-            .ok()
-            .filter(|n| *n > 0)
-            .map(RunId)
-            .ok_or_else(|| {
-                format!("'{s}' is not a run id: use a number from `iomark results list`")
-            })
-    }
-}
 
 /// Which runs [`Store::list`] returns.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -95,73 +69,6 @@ pub struct RunQuery {
     pub since_ms: Option<u64>,
     /// Only the newest this many runs.
     pub limit: Option<usize>,
-}
-
-/// What [`Store::list`] shows of a run: everything but its figures.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunSummary {
-    /// The run's id.
-    pub id: RunId,
-    /// The body's kind: `disk`, `mem`, `net`.
-    pub kind: String,
-    /// The tool that measured: `iomark`, or `fio` / `iperf3` for imports.
-    pub tool: String,
-    /// Its version.
-    pub tool_version: String,
-    /// The full command line.
-    pub command_line: Vec<String>,
-    /// Start, ms since the Unix epoch.
-    pub started_at_ms: u64,
-    /// End, ms since the Unix epoch (the last update for an unfinished run).
-    pub finished_at_ms: u64,
-    /// How it ended; `Interrupted` until [`Store::finish_run`].
-    pub status: RunStatus,
-    /// User labels.
-    pub labels: Vec<String>,
-    /// The free note.
-    pub note: Option<String>,
-    /// What the run targeted: a path, a host.
-    pub target: Option<String>,
-    /// The device behind the target, when known.
-    pub device: Option<String>,
-    /// Number of warnings stored with the run.
-    pub warning_count: u32,
-}
-
-/// A warning stored with a run, with where in the run it was raised.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredWarning {
-    /// The job or test it is about; empty for the whole run.
-    pub scope: String,
-    /// The warning.
-    pub warning: Warning,
-}
-
-/// Everything stored about one run.
-#[derive(Debug, Clone)]
-pub struct StoredRun {
-    /// The summary row.
-    pub summary: RunSummary,
-    /// Its figures, in order.
-    pub figures: Vec<Figure>,
-    /// Its warnings (the run's and each job's).
-    pub warnings: Vec<StoredWarning>,
-    /// The document as stored, JSON.
-    pub document_json: String,
-}
-
-impl StoredRun {
-    /// The stored document, with the stored status (an unfinished run's
-    /// document still says what its writer last set).
-    pub fn document(&self) -> Result<RunDocument, StoreError> {
-        let mut doc: RunDocument =
-            serde_json::from_str(&self.document_json).map_err(|e| StoreError::Document {
-                id: self.summary.id,
-                reason: e.to_string(),
-            })?;
-        doc.status = self.summary.status;
-        Ok(doc)
-    }
 }
 
 /// Somewhere runs are kept.

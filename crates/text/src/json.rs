@@ -10,13 +10,13 @@
 use iomark_model::device::{DeviceReport, HostInfo};
 use iomark_model::disk::EngineKind;
 use iomark_model::figure::{Direction, Figure, FigureUnit};
+use iomark_model::stored::{RunSummary, StoredRun, StoredWarning};
 use iomark_model::WarningKind;
 use iomark_stats::gate::Verdict;
-use iomark_store::{RunSummary, StoredRun, StoredWarning};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::comparison::{Lineup, Matched};
+use iomark_stats::lineup::{Lineup, Matched};
 
 /// Layout version of `iomark results list --json`.
 pub const LIST_SCHEMA_VERSION: u32 = 1;
@@ -319,7 +319,7 @@ pub fn engines(engines: &[(EngineKind, Result<(), String>)]) -> Engines<'_> {
             .iter()
             .map(|(e, available)| Engine {
                 name: e.as_str(),
-                description: iomark_disk::engine::describe(*e),
+                description: e.description(),
                 available: available.is_ok(),
                 unavailable_reason: available.as_ref().err().map(String::as_str),
             })

@@ -1,15 +1,17 @@
 //! Text renderings of iomark runs, for a terminal.
 //!
 //! One seam, as hyperfine's exporters: a finished [`RunDocument`] goes in,
-//! the text a person reads comes out ([`run`]), whatever measured it. Disk
+//! the text a person reads comes out ([`run`]), whatever measured it; the
+//! commands print a run through [`Output`] (text with its rank table, the
+//! document, fio's `json` and `json+`). Disk
 //! runs read like fio (a custom job) or like the tool a profile imitates
 //! (CrystalDiskMark's grid, IOmeter's rows, GNOME Disks' summary,
 //! MacBench's table, the sweep); memory runs like STREAM and Himeno.
 //! `iomark info`'s device chain reads as an indented tree
 //! ([`device_info`]). A network run's text is iperf3's, printed live by
 //! `iomark-net` as the test goes, so it has no renderer here. Stored runs
-//! are listed, shown, compared and exported by [`results`], lined up and
-//! judged against a baseline by [`comparison`]; [`json`] holds the layouts
+//! are listed, shown, compared and exported by [`results`], drawing the
+//! judgement of [`iomark_stats::lineup`]; [`json`] holds the layouts
 //! scripts read from the commands that do not measure.
 //!
 //! Every text that came from outside (names, labels, imported files) goes
@@ -17,7 +19,6 @@
 //! [`escape_markdown`] into a Markdown export.
 
 mod cluster;
-pub mod comparison;
 mod device_seen;
 mod disk;
 mod fio_json;
@@ -25,6 +26,7 @@ mod info;
 pub mod json;
 mod knee;
 mod mem;
+mod output;
 mod profile;
 pub mod results;
 mod sustained;
@@ -38,6 +40,7 @@ pub use info::{device_info, nic_info};
 pub use iomark_model::escape::{escape_controls, escape_controls_keep_lines, escape_markdown};
 pub use knee::knee_sentence;
 pub use mem::mem_run;
+pub use output::{Output, OutputError};
 pub use profile::profile_run;
 
 use iomark_model::{RunBody, RunDocument};

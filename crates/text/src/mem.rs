@@ -1,7 +1,6 @@
 //! A memory run as text: the kernel's own table (STREAM's, the stencil's,
 //! Himeno's), then the memory set-up, the baseline and the warnings.
 
-use iomark_mem::job;
 use iomark_model::mem::{
     Backing, CheckOutcome, HimenoResult, KernelResult, MemJobSpec, MemKernelSpec, MemOutcome,
     MemRun, MemSweep, StencilResult, StreamResult, SweepAxis,
@@ -54,7 +53,7 @@ pub fn mem_run(run: &MemRun) -> String {
             out.push_str(&format!(
                 "iomark mem {}: {} of data on {}, no result\n",
                 spec.kernel.name(),
-                job::data_bytes(&spec.kernel),
+                spec.kernel.data_bytes(),
                 spec.backing
             ));
         }
@@ -67,7 +66,7 @@ pub fn mem_run(run: &MemRun) -> String {
             "Memory limit: {} (cgroup {}), data {}; {}, {} OOM kills\n",
             cg.limit,
             cg.version,
-            job::data_bytes(&spec.kernel),
+            spec.kernel.data_bytes(),
             crate::disk::cgroup_usage(cg),
             cg.oom_kills
         ));

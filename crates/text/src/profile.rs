@@ -4,11 +4,10 @@
 
 use std::fmt::Write;
 
-use iomark_disk::profiles::cdm::HIGH_SPREAD;
 use iomark_model::disk::{DiskRun, RwMode};
 use iomark_model::profile::{
-    ArtefactsResult, CdmResult, CdmTest, GnomeResult, IometerResult, MacbenchResult, ProfileResult,
-    SweepResult, TestDir,
+    cdm_title, ArtefactsResult, CdmResult, CdmTest, GnomeResult, IometerResult, MacbenchResult,
+    ProfileResult, SweepResult, TestDir, CDM_HIGH_SPREAD, SWEEP_SEQ_BS,
 };
 use iomark_model::units::{Bytes, BytesPerSec, Nanos};
 use iomark_model::{RunBody, RunDocument, RunStatus, WarningKind};
@@ -132,7 +131,7 @@ fn spread_of(t: &CdmTest) -> Option<f64> {
     })
 }
 
-/// The spread column's cell: `0.8%`, `12.0% !` over [`HIGH_SPREAD`], `-`
+/// The spread column's cell: `0.8%`, `12.0% !` over [`CDM_HIGH_SPREAD`], `-`
 /// without passes to compare, blank for a test that did not run.
 fn spread_cell(t: Option<&CdmTest>) -> String {
     let Some(t) = t else {
@@ -140,18 +139,13 @@ fn spread_cell(t: Option<&CdmTest>) -> String {
     };
     match spread_of(t) {
         None => "-".into(),
-        Some(s) if s > HIGH_SPREAD => format!("{:.1}% !", s * 100.0),
+        Some(s) if s > CDM_HIGH_SPREAD => format!("{:.1}% !", s * 100.0),
         Some(s) => format!("{:.1}%", s * 100.0),
     }
 }
 
 fn cdm(out: &mut String, run: &DiskRun, r: &CdmResult, verbose: bool) {
-    let title = iomark_disk::profiles::cdm::definition(
-        r.profile
-            .parse()
-            .unwrap_or(iomark_disk::profiles::ProfileName::Cdm),
-    )
-    .map_or("CrystalDiskMark", |d| d.title);
+    let title = cdm_title(&r.profile).unwrap_or("CrystalDiskMark");
     let _ = writeln!(out, "{title} (iomark disk --profile {})", r.profile);
     let mix = r
         .mix_read
@@ -222,7 +216,7 @@ fn cdm(out: &mut String, run: &DiskRun, r: &CdmResult, verbose: bool) {
         let steady = r
             .tests
             .iter()
-            .all(|t| spread_of(t).is_none_or(|s| s <= HIGH_SPREAD));
+            .all(|t| spread_of(t).is_none_or(|s| s <= CDM_HIGH_SPREAD));
         let _ = writeln!(
             out,
             "spread: highest pass minus lowest, in % of the highest"
@@ -232,7 +226,7 @@ fn cdm(out: &mut String, run: &DiskRun, r: &CdmResult, verbose: bool) {
                 out,
                 "!: over {:.0}%, the device was not steady (raise --pass-time or --interval, \
                  or check for background load)",
-                HIGH_SPREAD * 100.0
+                CDM_HIGH_SPREAD * 100.0
             );
         }
     }
@@ -475,7 +469,7 @@ fn sweep(out: &mut String, run: &DiskRun, r: &SweepResult) {
                 get(RwMode::RandWrite, bs)
             );
         }
-        let seq = Bytes(iomark_disk::profiles::sweep::SEQ_BS);
+        let seq = Bytes(SWEEP_SEQ_BS);
         if pts.iter().any(|p| !p.rw.is_random()) {
             let _ = writeln!(out, "{:>8} {:>12} {:>12}", "", "seq read", "seq write");
             let _ = writeln!(

@@ -8,11 +8,11 @@ use std::fmt::Write as _;
 use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
 use comfy_table::{Cell, CellAlignment, Table};
 use iomark_model::figure::{device_link, Direction};
+use iomark_model::stored::{RunSummary, StoredRun};
 use iomark_model::RunStatus;
 use iomark_stats::compare::format_ratio;
-use iomark_store::{RunSummary, StoredRun};
 
-use crate::comparison::{Lineup, Matched};
+use iomark_stats::lineup::{Lineup, Matched};
 
 use crate::escape_controls as esc;
 
@@ -507,8 +507,8 @@ pub fn export_csv(runs: &[StoredRun], out: impl std::io::Write) -> csv::Result<(
 mod tests {
     use super::*;
     use iomark_model::figure::{Figure, FigureUnit};
+    use iomark_model::stored::{RunId, StoredWarning};
     use iomark_model::{Warning, WarningKind};
-    use iomark_store::{RunId, StoredWarning};
 
     /// A stored run with one bandwidth figure of test `test`, labelled
     /// `label`, measured through `device`.

@@ -333,14 +333,8 @@ fn publish(
     }
     args.store.apply(&mut doc);
     recorder.finish(&doc);
+    // The text carries the rank table; fio's layout and the document do not.
     crate::fio::print_run(args, &doc, verbose)?;
-    if !args.json && args.output_format.is_none() {
-        if let RunBody::Disk(run) = &doc.body {
-            if let Some(c) = &run.cluster {
-                crate::exit::print(&iomark_text::rank_table(c))?;
-            }
-        }
-    }
     Ok(())
 }
 

@@ -116,17 +116,7 @@ fn run_rank(
         .plan
         .document(run, crate::record::command_line(), started_at_ms);
     crate::record::Recorder::begin(&options.store, &mut doc).finish(&doc);
-    let text = if options.json {
-        format!("{}\n", serde_json::to_string_pretty(&doc)?)
-    } else {
-        let mut t = iomark_text::run(&doc, false).unwrap_or_default();
-        if let RunBody::Mem(m) = &doc.body {
-            if let Some(c) = &m.cluster {
-                t.push_str(&iomark_text::mem_rank_table(c));
-            }
-        }
-        t
-    };
+    let text = options.output.render(&doc)?;
     std::io::stdout().lock().write_all(text.as_bytes())?;
     let RunBody::Mem(run) = &doc.body else {
         unreachable!("a mem plan makes a mem body")

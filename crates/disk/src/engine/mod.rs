@@ -136,19 +136,8 @@ pub fn build(kind: EngineKind, setup: &EngineSetup) -> Result<Box<dyn Engine>, D
     })
 }
 
-/// What `iomark engines` says about each engine.
+/// What `iomark engines` says about each engine (the words are the
+/// model's, so that rendering needs no engine).
 pub fn describe(kind: EngineKind) -> &'static str {
-    match kind {
-        EngineKind::Psync => "pread/pwrite, one I/O at a time per thread (fio's psync)",
-        EngineKind::IoUring => {
-            "io_uring with a real queue depth, batched submission, registered file and buffers"
-        }
-        EngineKind::MmapSync => {
-            "shared file mapping, memcpy in or out, msync(MS_SYNC) after each write"
-        }
-        EngineKind::MmapAsync => {
-            "shared file mapping, memcpy in or out, msync(MS_ASYNC) after each write"
-        }
-        EngineKind::Null => "moves no data and completes at once: measures iomark's own overhead",
-    }
+    kind.description()
 }

@@ -22,7 +22,7 @@ use crate::DiskError;
 
 /// Passes over which the spread counts as high, as a fraction of the maximum
 /// (the text summary marks such tests in its spread column).
-pub const HIGH_SPREAD: f64 = 0.10;
+pub const HIGH_SPREAD: f64 = iomark_model::profile::CDM_HIGH_SPREAD;
 
 /// One row of the grid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +108,8 @@ const M: u64 = 1024 * 1024;
 
 /// The definition of a CrystalDiskMark profile; `None` for other profiles.
 pub fn definition(name: ProfileName) -> Option<CdmDef> {
+    // The titles are the model's, so that the text can head a stored result.
+    let title = iomark_model::profile::cdm_title(name.as_str())?;
     let cdm8 = |title, rows: Vec<CdmRow>, shows_iops| CdmDef {
         name,
         title,
@@ -122,7 +124,7 @@ pub fn definition(name: ProfileName) -> Option<CdmDef> {
     };
     let def = match name {
         ProfileName::Cdm => cdm8(
-            "CrystalDiskMark 8, Default",
+            title,
             vec![
                 CdmRow::new(true, M, 8, 1),
                 CdmRow::new(true, M, 1, 1),
@@ -132,7 +134,7 @@ pub fn definition(name: ProfileName) -> Option<CdmDef> {
             false,
         ),
         ProfileName::CdmNvme => cdm8(
-            "CrystalDiskMark 8, NVMe SSD",
+            title,
             vec![
                 CdmRow::new(true, M, 8, 1),
                 CdmRow::new(true, 128 * K, 32, 1),
@@ -142,18 +144,18 @@ pub fn definition(name: ProfileName) -> Option<CdmDef> {
             false,
         ),
         ProfileName::CdmPeak => cdm8(
-            "CrystalDiskMark 8, Peak Performance",
+            title,
             vec![CdmRow::new(true, M, 8, 1), CdmRow::new(false, 4 * K, 32, 1)],
             true,
         ),
         ProfileName::CdmReal => cdm8(
-            "CrystalDiskMark 8, Real World Performance",
+            title,
             vec![CdmRow::new(true, M, 1, 1), CdmRow::new(false, 4 * K, 1, 1)],
             true,
         ),
         ProfileName::Cdm3 => CdmDef {
             name,
-            title: "CrystalDiskMark 3.0",
+            title,
             rows: vec![
                 CdmRow {
                     name: Some("Seq"),

@@ -26,7 +26,7 @@ pub const MIN_BS: u64 = 4 << 10;
 /// Largest random I/O size.
 pub const MAX_BS: u64 = 4 << 20;
 /// Size of the sequential tests.
-pub const SEQ_BS: u64 = 1 << 20;
+pub const SEQ_BS: u64 = iomark_model::profile::SWEEP_SEQ_BS;
 /// Default measured time per point.
 pub const DEFAULT_RUNTIME: Nanos = Nanos::from_secs(5);
 /// `--quick` measured time per point.

@@ -1,13 +1,15 @@
 //! Runs lined up figure by figure against a baseline, each matched pair
-//! judged once ([`iomark_stats::gate::judge`]), so the table, the JSON
-//! layout and the CI gate can never disagree about a figure.
+//! judged once ([`judge`]), so the table, the JSON layout and the CI gate
+//! can never disagree about a figure. The text crate only draws what this
+//! decides.
 
 use std::collections::{HashMap, HashSet};
 
 use iomark_model::figure::{Direction, Figure};
-use iomark_stats::compare::{compare, Comparison, Measured};
-use iomark_stats::gate::{judge, Verdict, WorseThreshold};
-use iomark_store::{RunId, StoredRun};
+use iomark_model::stored::{RunId, StoredRun};
+
+use crate::compare::{compare, Comparison, Measured};
+use crate::gate::{judge, Verdict, WorseThreshold};
 
 /// A `(test, metric)` row key.
 pub type RowKey<'a> = (&'a str, &'a str);

@@ -1,0 +1,113 @@
+//! A run as a results store keeps it: its id, the summary row `results
+//! list` shows, its figures, its scoped warnings and the document as stored.
+//!
+//! These are plain records so that what renders or judges stored runs (the
+//! text, the report, the regression gate) reads them without the store.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::figure::Figure;
+use crate::{RunDocument, RunStatus, Warning};
+
+/// The identifier of a stored run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RunId(pub i64);
+
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl FromStr for RunId {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        s.trim_start_matches('#')
+            .parse::<i64>()
+            .ok()
+            .filter(|n| *n > 0)
+            .map(RunId)
+            .ok_or_else(|| {
+                format!("'{s}' is not a run id: use a number from `iomark results list`")
+            })
+    }
+}
+
+/// What a store's list shows of a run: everything but its figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// The run's id.
+    pub id: RunId,
+    /// The body's kind: `disk`, `mem`, `net`.
+    pub kind: String,
+    /// The tool that measured: `iomark`, or `fio` / `iperf3` for imports.
+    pub tool: String,
+    /// Its version.
+    pub tool_version: String,
+    /// The full command line.
+    pub command_line: Vec<String>,
+    /// Start, ms since the Unix epoch.
+    pub started_at_ms: u64,
+    /// End, ms since the Unix epoch (the last update for an unfinished run).
+    pub finished_at_ms: u64,
+    /// How it ended; `Interrupted` until the store finishes the run.
+    pub status: RunStatus,
+    /// User labels.
+    pub labels: Vec<String>,
+    /// The free note.
+    pub note: Option<String>,
+    /// What the run targeted: a path, a host.
+    pub target: Option<String>,
+    /// The device behind the target, when known.
+    pub device: Option<String>,
+    /// Number of warnings stored with the run.
+    pub warning_count: u32,
+}
+
+/// A warning stored with a run, with where in the run it was raised.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredWarning {
+    /// The job or test it is about; empty for the whole run.
+    pub scope: String,
+    /// The warning.
+    pub warning: Warning,
+}
+
+/// Everything stored about one run.
+#[derive(Debug, Clone)]
+pub struct StoredRun {
+    /// The summary row.
+    pub summary: RunSummary,
+    /// Its figures, in order.
+    pub figures: Vec<Figure>,
+    /// Its warnings (the run's and each job's).
+    pub warnings: Vec<StoredWarning>,
+    /// The document as stored, JSON.
+    pub document_json: String,
+}
+
+/// A stored document this version cannot read back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("run {id}'s stored document cannot be read ({reason}): it was probably written by another iomark version")]
+pub struct UnreadableDocument {
+    /// The run.
+    pub id: RunId,
+    /// Why.
+    pub reason: String,
+}
+
+impl StoredRun {
+    /// The stored document, with the stored status (an unfinished run's
+    /// document still says what its writer last set).
+    pub fn document(&self) -> Result<RunDocument, UnreadableDocument> {
+        let mut doc: RunDocument =
+            serde_json::from_str(&self.document_json).map_err(|e| UnreadableDocument {
+                id: self.summary.id,
+                reason: e.to_string(),
+            })?;
+        doc.status = self.summary.status;
+        Ok(doc)
+    }
+}

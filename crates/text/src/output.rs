@@ -1,0 +1,158 @@
+//! The one seam a finished run is printed through: iomark's text, the run
+//! document, or fio's JSON layout (`json`, `json+`). A command picks the
+//! [`Output`] from its flags and renders; the choice is never re-made
+//! further down, so a run across MPI ranks prints its rank table exactly
+//! where a run prints its text.
+
+use iomark_model::{RunBody, RunDocument};
+
+/// How a finished run is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// iomark's text ([`crate::run`]), each rank's table after it for a run
+    /// across MPI ranks; `verbose` adds the spread over passes and the
+    /// series behind the averages.
+    Text {
+        /// Show the spread and the series.
+        verbose: bool,
+    },
+    /// The run document, JSON (`--json`).
+    Document,
+    /// fio's JSON layout (`--output-format json`); with `plus`, each
+    /// latency histogram's bins too (`json+`).
+    FioJson {
+        /// fio's `json+`.
+        plus: bool,
+    },
+}
+
+/// Why a run could not be rendered as asked.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// fio's layout asked of a run that is not a disk run.
+    #[error("fio's layout is for disk runs")]
+    NotDisk,
+    /// The document could not be written as JSON.
+    #[error("cannot write the run as JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+impl Output {
+    /// The run as this output prints it, ending in a newline (empty for a
+    /// network run's text, which iperf3's layout printed as it ran).
+    pub fn render(self, doc: &RunDocument) -> Result<String, OutputError> {
+        match self {
+            Output::Text { verbose } => {
+                let mut text = crate::run(doc, verbose).unwrap_or_default();
+                match &doc.body {
+                    RunBody::Disk(d) => {
+                        if let Some(c) = &d.cluster {
+                            text.push_str(&crate::rank_table(c));
+                        }
+                    }
+                    RunBody::Mem(m) => {
+                        if let Some(c) = &m.cluster {
+                            text.push_str(&crate::mem_rank_table(c));
+                        }
+                    }
+                    _ => {}
+                }
+                Ok(text)
+            }
+            Output::Document => Ok(serde_json::to_string_pretty(doc)? + "\n"),
+            Output::FioJson { plus } => {
+                let v = crate::fio_json(doc, plus).ok_or(OutputError::NotDisk)?;
+                Ok(serde_json::to_string_pretty(&v)? + "\n")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomark_model::cluster::{ClusterRun, Layout, RankResult};
+    use iomark_model::disk::{DiskJobResult, DiskJobSpec, DiskRun, DiskTarget, TargetKind};
+    use iomark_model::units::{Bytes, BytesPerSec, Nanos};
+
+    /// A one-job disk run; across two ranks when `ranks`.
+    fn doc(ranks: bool) -> RunDocument {
+        let rank = |r: u32| RankResult {
+            rank: r,
+            host: format!("node{r}"),
+            path: format!("/scratch/{r}/iomark.tmp"),
+            offset: Bytes(0),
+            start: Nanos(0),
+            end: Nanos::from_secs(5),
+            read_bytes: Bytes(500 << 20),
+            write_bytes: Bytes(0),
+            read_bw: BytesPerSec(100e6 + 10e6 * f64::from(r)),
+            write_bw: BytesPerSec(0.0),
+            interrupted: false,
+            stonewalled: false,
+            device: None,
+            jobs: Vec::new(),
+        };
+        let body = RunBody::Disk(DiskRun {
+            profile: "custom".into(),
+            target: DiskTarget {
+                given: "/scratch".into(),
+                path: "/scratch/iomark.tmp".into(),
+                kind: TargetKind::File,
+                size: Bytes(Bytes::GIB),
+                logical_block_size: 512,
+            },
+            jobs: vec![DiskJobResult::example(DiskJobSpec::example())],
+            profile_result: None,
+            cgroup: None,
+            probe: None,
+            knees: vec![],
+            cluster: ranks.then(|| {
+                Box::new(ClusterRun {
+                    ranks: 2,
+                    layout: Layout::FilePerRank,
+                    wall: Nanos::from_secs(5),
+                    per_rank: vec![rank(0), rank(1)],
+                    stonewall: false,
+                })
+            }),
+        });
+        RunDocument::iomark(vec!["iomark".into()], body)
+    }
+
+    #[test]
+    fn the_text_of_a_run_across_ranks_ends_with_its_rank_table() {
+        let alone = doc(false);
+        let text = Output::Text { verbose: false }.render(&alone).unwrap();
+        assert_eq!(text, crate::run(&alone, false).unwrap());
+        assert!(!text.contains("node0"), "{text}");
+
+        let across = doc(true);
+        let text = Output::Text { verbose: false }.render(&across).unwrap();
+        let RunBody::Disk(d) = &across.body else {
+            unreachable!()
+        };
+        let table = crate::rank_table(d.cluster.as_ref().unwrap());
+        assert!(table.contains("slowest rank 0, fastest rank 1"), "{table}");
+        assert_eq!(
+            text,
+            crate::run(&across, false).unwrap() + &table,
+            "the run's text, then its rank table"
+        );
+    }
+
+    #[test]
+    fn the_document_and_fios_layouts_carry_no_rank_table() {
+        let d = doc(true);
+        let json = Output::Document.render(&d).unwrap();
+        assert!(json.ends_with("}\n"));
+        let back: RunDocument = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, d);
+        for plus in [false, true] {
+            let fio = Output::FioJson { plus }.render(&d).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&fio).unwrap();
+            assert_eq!(v, crate::fio_json(&d, plus).unwrap());
+            assert!(!fio.contains("slowest rank"), "{fio}");
+        }
+    }
+}
