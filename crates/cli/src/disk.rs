@@ -574,20 +574,7 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
         .run_repeated(&target, stop, &mut obs, plan.verify, plan.repeat)
         .with_context(|| format!("{} on {}", workload.describe(), target.info.path))?;
     outcome.probe = probe;
-    // A full probe (--profile artefacts) is remembered as the short one is.
-    if let Some(ProfileResult::Artefacts(a)) = &outcome.result {
-        if let (Some(v), false) = (&a.verdict, outcome.interrupted) {
-            known.learned(&mut obs.recorder, v.clone());
-        }
-    }
-    // A verify run's verdict is remembered with the disk (a clean one
-    // replaces an old warning); the run itself shows its own finding.
-    if let Some(ProfileResult::Verify(v)) = &outcome.result {
-        if let (Some(verdict), false) = (v.verdict(), outcome.interrupted) {
-            known.verified(&mut obs.recorder, verdict);
-        }
-    }
-    outcome.warnings.extend(known.warnings(&outcome.jobs));
+    known.after_run(&mut obs.recorder, &mut outcome);
     if let Some(line) = obs.line.take() {
         line.finish();
     }

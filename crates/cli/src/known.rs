@@ -5,9 +5,11 @@
 //! file system). All become warnings on every run there; a new `--rated`,
 //! probe or verify verdict is remembered.
 
+use iomark_disk::plan::DiskOutcome;
 use iomark_model::artefact::{ProbeVerdict, RatedSpeed};
 use iomark_model::device::DeviceReport;
 use iomark_model::disk::DiskJobResult;
+use iomark_model::profile::ProfileResult;
 use iomark_model::verify::VerifyVerdict;
 use iomark_model::{now_ms, Warning};
 use iomark_store::{DeviceMemory, RememberedProbe, RememberedVerify};
@@ -89,6 +91,30 @@ impl Known {
             at_ms: now_ms(),
         });
         rec.remember(slot);
+    }
+
+    /// What a finished run teaches and is told, alone or across MPI ranks
+    /// alike: a full probe's verdict (`--profile artefacts`) and a verify
+    /// run's are remembered (a clean verify replaces an old warning), and
+    /// the run gets the warnings of what is known here. An interrupted
+    /// run's verdicts are not remembered.
+    pub fn after_run(&mut self, rec: &mut Recorder, outcome: &mut DiskOutcome) {
+        if !outcome.interrupted {
+            match &outcome.result {
+                Some(ProfileResult::Artefacts(a)) => {
+                    if let Some(v) = &a.verdict {
+                        self.learned(rec, v.clone());
+                    }
+                }
+                Some(ProfileResult::Verify(v)) => {
+                    if let Some(verdict) = v.verdict() {
+                        self.verified(rec, verdict);
+                    }
+                }
+                _ => {}
+            }
+        }
+        outcome.warnings.extend(self.warnings(&outcome.jobs));
     }
 
     /// The warnings of a run with `jobs` here: figures above the rated

@@ -36,6 +36,7 @@ use iomark_model::{now_ms, RunBody};
 use super::decode;
 use crate::disk::{open_target, DiskArgs};
 use crate::exit::Exit;
+use crate::known::Known;
 use crate::signals;
 
 /// Run `iomark disk` as rank `world.rank()` of the job.
@@ -57,6 +58,11 @@ fn run_rank(
     world.all_ok(checked.as_ref().map(drop).map_err(|e| format!("{e:#}")))?;
     let (workload, request, verify) = checked.expect("checked on every rank");
     let per_rank = request.size.unwrap_or(request.default_size);
+    if world.is_root() {
+        if let Some(note) = args.engine.and_then(|e| e.note) {
+            eprintln!("iomark: note: {note}");
+        }
+    }
 
     let started_at_ms = now_ms();
     let opened = open(args, world, layout, &request, per_rank, stop);
@@ -90,8 +96,11 @@ fn run_rank(
     }
 
     // Rank 0 records the run now, so a job that dies reads back as
-    // interrupted (or failed, when it returns an error) with what finished.
+    // interrupted (or failed, when it returns an error) with what finished,
+    // and recalls what the store knows of the device the ranks share (with
+    // --per-rank-path each rank has its own: rank 0's is not theirs).
     let name = workload.name();
+    let mut known = None;
     let mut recorder = world.is_root().then(|| {
         let mut partial = run_document(
             &target,
@@ -100,7 +109,16 @@ fn run_rank(
             started_at_ms,
             crate::record::command_line(),
         );
-        crate::record::Recorder::begin(&args.store, &mut partial)
+        let mut recorder = crate::record::Recorder::begin(&args.store, &mut partial);
+        if layout != Layout::PerRankPath {
+            known = Some(Known::recall(
+                &mut recorder,
+                partial.device.as_ref(),
+                target.direct,
+                args.rated.clone(),
+            ));
+        }
+        recorder
     });
 
     // The job runs against its own stop flag, raised by a signal (as
@@ -244,7 +262,7 @@ fn run_rank(
             outcome,
             started_at_ms,
             cluster,
-            recorder,
+            (recorder, known),
             args.prof.verbose,
         )?;
         drop(target);
@@ -301,7 +319,7 @@ fn run_rank(
         merged,
         started_at_ms,
         cluster,
-        recorder,
+        (recorder, known),
         false,
     )?;
     drop(target);
@@ -309,18 +327,24 @@ fn run_rank(
 }
 
 /// Rank 0: the run's document with the merged jobs and the per-rank
-/// table, stored and printed (the table under the text output).
+/// table, with what the store knows of the device (the rated speed, a
+/// remembered probe or verify verdict) applied and learnt as alone,
+/// stored and printed (the table under the text output).
 #[allow(clippy::too_many_arguments)]
 fn publish(
     args: &DiskArgs,
     target: &OpenTarget,
     name: &'static str,
-    merged: DiskOutcome,
+    mut merged: DiskOutcome,
     started_at_ms: u64,
     cluster: iomark_model::cluster::ClusterRun,
-    recorder: crate::record::Recorder,
+    (mut recorder, known): (crate::record::Recorder, Option<Known>),
     verbose: bool,
 ) -> anyhow::Result<()> {
+    if let Some(mut known) = known {
+        merged.probe = known.probe().cloned();
+        known.after_run(&mut recorder, &mut merged);
+    }
     let mut doc = run_document(
         target,
         name,
@@ -522,6 +546,9 @@ fn check(
     }
     if args.mem_limit.is_some() {
         bail!("--mem-limit is not applied across MPI ranks: leave it out");
+    }
+    if args.rated.is_some() && args.cluster.per_rank_path.is_some() {
+        bail!("--rated rates one device, and with --per-rank-path each rank has a path of its own: rate the device in a run on it alone, or lay the ranks out in one directory");
     }
     Ok((plan.workload, plan.request, plan.verify))
 }
