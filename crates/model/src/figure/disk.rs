@@ -25,8 +25,27 @@ pub fn size_label(b: Bytes) -> String {
 /// `randread 4KiB QD1 T1, psync, direct, random data, 1GiB`: pattern (with
 /// the read share of a mix, `randrw 70/30`), block size, the depth actually
 /// run, threads, engine (and submit batch when above 1), direct or
-/// buffered, data pattern and the region size (when known).
+/// buffered, data pattern and the region size (when known). A run's
+/// figures name their tests with [`disk_job_test_name_on`], which leaves
+/// out a size that is the device's own.
 pub fn disk_job_test_name(s: &DiskJobSpec) -> String {
+    job_test_name(s, (s.size.get() > 0).then_some(s.size))
+}
+
+/// The name of a disk job's test as a run on `target` stores it: as
+/// [`disk_job_test_name`], but without the region when it is the whole
+/// existing file or device ([`DiskTarget::size_from_device`]): a size the
+/// user did not choose is a fact of the device, not of the test.
+pub fn disk_job_test_name_on(s: &DiskJobSpec, target: &DiskTarget) -> String {
+    let region = if target.size_from_device {
+        None
+    } else {
+        (s.size.get() > 0).then_some(s.size)
+    };
+    job_test_name(s, region)
+}
+
+fn job_test_name(s: &DiskJobSpec, region: Option<Bytes>) -> String {
     let mix = if matches!(s.rw, RwMode::ReadWrite | RwMode::RandRw) {
         format!(" {}/{}", s.rwmix_read, 100u8.saturating_sub(s.rwmix_read))
     } else {
@@ -48,8 +67,8 @@ pub fn disk_job_test_name(s: &DiskJobSpec) -> String {
         s.data,
     );
     // An imported job may not say its region.
-    if s.size.get() > 0 {
-        name += &format!(", {}", size_label(s.size));
+    if let Some(r) = region {
+        name += &format!(", {}", size_label(r));
     }
     name
 }
@@ -135,8 +154,8 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
     // Every profile is named, so a new one is flagged here until it says
     // what its figures are.
     match &run.profile_result {
-        Some(ProfileResult::Cdm(cdm)) => return cdm_run_figures(cdm, &run.jobs),
-        Some(ProfileResult::Gnome(g)) => return gnome_figures(g, run.target.size),
+        Some(ProfileResult::Cdm(cdm)) => return cdm_run_figures(cdm, &run.jobs, Some(&run.target)),
+        Some(ProfileResult::Gnome(g)) => return gnome_figures(g, run.target.chosen_size()),
         Some(ProfileResult::Artefacts(a)) => return artefacts_figures(a, run.jobs.first()),
         Some(ProfileResult::Sustained(s)) => {
             return super::sustained::sustained_figures(s, run.jobs.first())
@@ -146,7 +165,7 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
             for p in &io.points {
                 let job = run.jobs.get(p.job);
                 let test = namer.name(match job {
-                    Some(j) => disk_test_name(j),
+                    Some(j) => disk_job_test_name_on(&j.spec, &run.target),
                     None => format!("{} {} QD{}", p.rw, size_label(p.bs), p.depth),
                 });
                 let (dir, _) = rw_dir(p.rw);
@@ -175,7 +194,7 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
             for p in &sw.points {
                 let job = run.jobs.get(p.job);
                 let test = namer.name(match job {
-                    Some(j) => disk_test_name(j),
+                    Some(j) => disk_job_test_name_on(&j.spec, &run.target),
                     None => format!("{} {}, {}", p.rw, size_label(p.bs), p.engine),
                 });
                 let (dir, read) = rw_dir(p.rw);
@@ -193,7 +212,11 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
             for t in &mb.tests {
                 let job = run.jobs.get(t.job);
                 let test = namer.name(match job {
-                    Some(j) => format!("{}: {}", t.name, disk_test_name(j)),
+                    Some(j) => format!(
+                        "{}: {}",
+                        t.name,
+                        disk_job_test_name_on(&j.spec, &run.target)
+                    ),
                     None => t.name.clone(),
                 });
                 let (dir, read) = job.map_or(("", None), |j| rw_dir(j.spec.rw));
@@ -217,7 +240,7 @@ fn job_figures(run: &DiskRun) -> Vec<Figure> {
     let mut out = Vec::new();
     let mut namer = Namer::default();
     for job in &run.jobs {
-        let test = namer.name(disk_test_name(job));
+        let test = namer.name(disk_job_test_name_on(&job.spec, &run.target));
         let single = job.read.is_some() != job.write.is_some();
         let dirs = [("read", &job.read, true), ("write", &job.write, false)];
         for (name, dir, is_read) in dirs {
@@ -359,20 +382,28 @@ pub fn artefacts_figures(a: &ArtefactsResult, first: Option<&DiskJobResult>) -> 
 /// Figures of a CrystalDiskMark result without its jobs: tests named from
 /// the result's own settings (engine and direct I/O unknown).
 pub fn cdm_figures(cdm: &CdmResult) -> Vec<Figure> {
-    cdm_run_figures(cdm, &[])
+    cdm_run_figures(cdm, &[], None)
 }
 
 /// Figures of a CrystalDiskMark run: per test the best pass's bandwidth,
 /// IOPS and the lowest mean latency, each with the spread over the passes.
-/// A test is named from its first pass's job ([`disk_job_test_name`]), so
-/// the test size (CDM 3.0 at 100 MiB or 1000 MiB), engine and data pattern
-/// are part of it; without the job, from the result's settings.
-pub(super) fn cdm_run_figures(cdm: &CdmResult, jobs: &[DiskJobResult]) -> Vec<Figure> {
+/// A test is named from its first pass's job ([`disk_job_test_name_on`]),
+/// so the test size (CDM 3.0 at 100 MiB or 1000 MiB), engine and data
+/// pattern are part of it, but not a device's whole size when no test size
+/// was given; without the job, from the result's settings.
+pub(super) fn cdm_run_figures(
+    cdm: &CdmResult,
+    jobs: &[DiskJobResult],
+    target: Option<&DiskTarget>,
+) -> Vec<Figure> {
     let mut out = Vec::new();
     let mut namer = Namer::default();
     for t in &cdm.tests {
         let test = namer.name(match jobs.get(t.first_job) {
-            Some(j) => disk_test_name(j),
+            Some(j) => match target {
+                Some(target) => disk_job_test_name_on(&j.spec, target),
+                None => disk_test_name(j),
+            },
             None => {
                 // CDM 8 rows are SEQ*/RND*; CDM 3.0's are "Seq", "512K", "4K", "4K QD32".
                 let random = !(t.row.starts_with("SEQ") || t.row == "Seq");
@@ -387,13 +418,17 @@ pub(super) fn cdm_run_figures(cdm: &CdmResult, jobs: &[DiskJobResult]) -> Vec<Fi
                         format!("{rw} {m}/{}", 100u8.saturating_sub(m))
                     }
                 };
+                let size = match target.and_then(DiskTarget::chosen_size) {
+                    Some(s) => format!(", {}", size_label(s)),
+                    None if target.is_some() => String::new(),
+                    None => format!(", {}", size_label(cdm.size)),
+                };
                 format!(
-                    "{rw} {} QD{} T{}, {} data, {}",
+                    "{rw} {} QD{} T{}, {} data{size}",
                     size_label(t.bs),
                     t.queues,
                     t.threads,
                     cdm.data,
-                    size_label(cdm.size)
                 )
             }
         });
@@ -414,21 +449,21 @@ pub(super) fn cdm_run_figures(cdm: &CdmResult, jobs: &[DiskJobResult]) -> Vec<Fi
 }
 
 /// Figures of a GNOME Disks run, as GNOME Disks shows them. The test
-/// carries the sampling (count and size of the samples) and the target's
-/// size, which sets where the samples fall:
+/// carries the sampling (count and size of the samples) and, when the user
+/// chose it (`--size`, a test file), the region's size (`chosen_size`); a
+/// whole device's size is the device's, so GNOME on a 96 MiB emulator and
+/// on a 4.3 GB disk is the same test:
 ///
-/// - `GNOME transfer rate, 100 x 10MiB samples of 1GiB`: `read bw` and
-///   `write bw` (the averages, spread over the samples), then the series,
-///   `read bw at 12.5%` per sample position;
-/// - `GNOME access time, 1000 samples of 1GiB`: `access mean` (spread over
-///   the samples) and `access median`.
-pub fn gnome_figures(g: &GnomeResult, target_size: Bytes) -> Vec<Figure> {
+/// - `GNOME transfer rate, 100 x 10MiB samples`: `read bw` and `write bw`
+///   (the averages, spread over the samples), then the series, `read bw at
+///   12.5%` per sample position;
+/// - `GNOME access time, 1000 samples`: `access mean` (spread over the
+///   samples) and `access median`.
+///
+/// With a chosen size the names end ` of 1GiB`.
+pub fn gnome_figures(g: &GnomeResult, chosen_size: Option<Bytes>) -> Vec<Figure> {
     let mut out = Vec::new();
-    let of = if target_size.get() > 0 {
-        format!(" of {}", size_label(target_size))
-    } else {
-        String::new()
-    };
+    let of = chosen_size.map_or_else(String::new, |s| format!(" of {}", size_label(s)));
     let test = format!(
         "GNOME transfer rate, {} x {} samples{of}",
         g.samples_requested,
