@@ -29,6 +29,7 @@ use crate::run::{RunBody, RunDocument};
 use crate::sustained::SustainedResult;
 use crate::units::Bytes;
 
+mod classic;
 mod device;
 pub mod disk;
 pub mod mem;
