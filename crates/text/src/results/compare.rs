@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table};
 use iomark_model::figure::{device_link, Direction};
 use iomark_model::{RunBody, RunStatus, WarningKind};
 use iomark_stats::compare::format_ratio;
@@ -49,6 +49,12 @@ pub fn comparison(lineup: &Lineup, style: TableStyle) -> String {
                 t.load_preset(UTF8_FULL_CONDENSED)
                     .set_content_arrangement(ContentArrangement::Dynamic)
                     .set_width(TERMINAL_WIDTH);
+                // The metric and the runs' cells keep their lines whole
+                // (terminal_chunks made room for them); the test's name
+                // wraps in what is left.
+                for c in t.column_iter_mut().skip(1) {
+                    c.set_constraint(ColumnConstraint::ContentWidth);
+                }
                 let _ = writeln!(out, "{t}");
             }
         }
@@ -336,19 +342,28 @@ pub(crate) fn warning_lines(runs: &[StoredRun], style: TableStyle) -> Vec<String
             if let [(id, scope, msg)] = all[..] {
                 return format!("warning: #{id} {}", scoped_in(style, scope, msg));
             }
-            // Per run, its tests (scopes), each once; `run` for run-wide ones.
+            // Per run, its tests (scopes), each once; run-wide ones name
+            // only the run.
             let mut per_run: Vec<(i64, Vec<&str>)> = Vec::new();
             for &(id, scope, _) in &all {
-                let scope = if scope.is_empty() { "run" } else { scope };
-                match per_run.iter_mut().find(|(r, _)| *r == id) {
-                    Some((_, v)) if !v.contains(&scope) => v.push(scope),
-                    Some(_) => {}
-                    None => per_run.push((id, vec![scope])),
+                let at = match per_run.iter().position(|(r, _)| *r == id) {
+                    Some(at) => at,
+                    None => {
+                        per_run.push((id, Vec::new()));
+                        per_run.len() - 1
+                    }
+                };
+                let scopes = &mut per_run[at].1;
+                if !scope.is_empty() && !scopes.contains(&scope) {
+                    scopes.push(scope);
                 }
             }
             let wher: Vec<String> = per_run
                 .iter()
                 .map(|(id, scopes)| {
+                    if scopes.is_empty() {
+                        return format!("#{id}");
+                    }
                     let scopes: Vec<String> = scopes.iter().map(|s| style.text(s)).collect();
                     format!("#{id} ({})", scopes.join("; "))
                 })
