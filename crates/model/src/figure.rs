@@ -32,6 +32,7 @@ use crate::units::Bytes;
 mod classic;
 mod device;
 pub mod disk;
+mod disk_names;
 pub mod mem;
 pub mod net;
 pub mod sustained;
@@ -372,7 +373,7 @@ const T95: [f64; 30] = [
 
 /// The band inside which two runs' figures do not differ: the samples'
 /// range, widened to the 95% confidence interval of their mean (Student's
-/// t, [`T95`]). With many samples the range is the wider; with two or
+/// t, `T95`). With many samples the range is the wider; with two or
 /// three, the interval is. Two 2 s runs have two per-second samples each, whose range
 /// is no measure of how far a third run may land: issue 33's gate flagged
 /// 4 of 20 identical pairs on a busy machine with the range alone.

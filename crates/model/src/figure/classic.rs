@@ -2,7 +2,7 @@
 //! CrystalDiskMark (the best pass per test) and GNOME Disks (averages and
 //! series by position).
 
-use super::disk::{disk_job_test_name_on, disk_test_name, size_label, Namer};
+use super::disk_names::{disk_job_test_name_on, disk_test_name, size_label, Namer};
 use super::*;
 
 /// Figures of a CrystalDiskMark result without its jobs: tests named from
