@@ -234,4 +234,31 @@ fn cdm3_at_two_sizes_on_two_ports_gives_ratios_for_both_sizes() {
         "{err}"
     );
     assert_eq!(stdout(&out), "");
+    // Every run a baseline: nothing is divided by it.
+    let out = results(db, &["compare", s2, l2, "--baseline-label", "usb2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("every run given is labelled usb2"),
+        "{}",
+        stderr(&out)
+    );
+    // One baseline or the other, not both.
+    let out = results(
+        db,
+        &[
+            "compare",
+            s2,
+            s3,
+            "--baseline",
+            s2,
+            "--baseline-label",
+            "usb2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot be used with"),
+        "{}",
+        stderr(&out)
+    );
 }
