@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 use iomark_stats::gate::{ThresholdError, WorseThreshold};
-use iomark_stats::lineup::Lineup;
+use iomark_stats::lineup::{group_by_label, Baseline, Lineup};
 use iomark_store::{RunId, RunQuery, RunSelection, Store, StoreError};
 use iomark_text::json;
 use iomark_text::results::{self, TableStyle};
@@ -53,17 +53,31 @@ enum ResultsCommand {
         higher or lower. A ~ after the ratio marks a difference inside the spread of \
         the passes or per-second samples of both runs: within noise, not a real \
         difference.\n\n\
+        Each cell also gives the difference in the figure's unit, e.g. (+27.20 MB/s).\n\n\
+        With --baseline-label LABEL, each run's figure is divided by the run labelled \
+        LABEL that measured the same device and the same test (another device's when \
+        none of the same device has that test), so runs of several sizes, devices or \
+        ports line up in one table; columns are grouped by label, the baseline label's \
+        first. A device's own size is not part of a test's name: the same test on \
+        devices of different sizes shares a row, and each column names its region.\n\n\
+        On a terminal the table is split to fit 100 columns. Warnings are grouped, \
+        one line per kind with the runs and tests it was raised for.\n\n\
         With --fail-if-worse, exit code 1 when a figure is worse than the baseline's \
         by more than the threshold and outside the noise; stderr names each one.\n\n\
-        Example: iomark results compare 15 --baseline 9 --fail-if-worse 5%"
+        Examples: iomark results compare 15 --baseline 9 --fail-if-worse 5%\n\
+        iomark results compare 1 2 3 4 --baseline-label usb2"
     )]
     Compare {
         /// Runs to compare.
         #[arg(required = true, value_name = "ID")]
         ids: Vec<RunId>,
         /// The run the others are divided by (default: the first ID).
-        #[arg(long, value_name = "ID")]
+        #[arg(long, value_name = "ID", conflicts_with = "baseline_label")]
         baseline: Option<RunId>,
+        /// Divide each run's figures by those of the run carrying this label
+        /// that measured the same device and test; group columns by label.
+        #[arg(long, value_name = "LABEL", value_parser = parse_label)]
+        baseline_label: Option<String>,
         /// Exit with code 1 when a figure is worse than the baseline's by more
         /// than this (e.g. 5%) and outside the noise of both runs.
         #[arg(long, value_name = "PCT", value_parser = parse_threshold)]
@@ -168,6 +182,7 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
         ResultsCommand::Compare {
             ids,
             baseline,
+            baseline_label,
             fail_if_worse,
             json: as_json,
         } => {
@@ -180,8 +195,16 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
             if ids.len() < 2 {
                 bail!("compare needs two runs or more: iomark results compare ID ID... [--baseline ID]");
             }
-            let runs = RunSelection::of(&ids).load(store.as_mut())?;
-            let lineup = Lineup::new(&runs, fail_if_worse);
+            let mut runs = RunSelection::of(&ids).load(store.as_mut())?;
+            let against = match baseline_label.as_deref() {
+                Some(l) => {
+                    check_baseline_label(&runs, l)?;
+                    group_by_label(&mut runs, l);
+                    Baseline::Label(l)
+                }
+                None => Baseline::FirstRun,
+            };
+            let lineup = Lineup::against(&runs, against, fail_if_worse);
             if as_json {
                 print_json(&json::comparison(&lineup), out)?;
             } else {
@@ -215,6 +238,39 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
     }
     out.flush()?;
     Ok(Exit::Success)
+}
+
+/// `--baseline-label L` needs a run labelled L to divide by and one not
+/// labelled L to divide; refused with the labels there are otherwise.
+fn check_baseline_label(runs: &[iomark_store::StoredRun], label: &str) -> anyhow::Result<()> {
+    let has = |r: &iomark_store::StoredRun| r.summary.labels.iter().any(|l| l == label);
+    if runs.iter().all(has) {
+        bail!(
+            "--baseline-label {}: every run given is labelled {0}, so none is compared with them; add runs with another label",
+            esc(label)
+        );
+    }
+    if !runs.iter().any(has) {
+        let mut labels: Vec<&str> = runs
+            .iter()
+            .flat_map(|r| r.summary.labels.iter().map(String::as_str))
+            .collect();
+        labels.sort_unstable();
+        labels.dedup();
+        let ids: Vec<String> = runs.iter().map(|r| format!("#{}", r.summary.id)).collect();
+        bail!(
+            "--baseline-label {}: none of {} is labelled {0}; {}",
+            esc(label),
+            ids.join(", "),
+            if labels.is_empty() {
+                "they have no labels: label runs with --label when storing or importing them"
+                    .to_string()
+            } else {
+                format!("their labels are {}", esc(&labels.join(", ")))
+            }
+        );
+    }
+    Ok(())
 }
 
 /// `--since`: a span back from now (`7d`, `24h`, `2 weeks`) or a local date

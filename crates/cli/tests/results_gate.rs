@@ -411,10 +411,12 @@ fn every_json_layout_has_its_schema_version_and_documented_keys() {
         &[
             "schema_version",
             "baseline",
+            "baseline_label",
             "fail_if_worse_pct",
             "runs",
             "figures",
             "unmatched",
+            "without_baseline",
             "regressed",
             "regressions",
         ],
@@ -422,7 +424,16 @@ fn every_json_layout_has_its_schema_version_and_documented_keys() {
     );
     assert_eq!(cmp["baseline"].to_string(), base);
     assert_eq!(cmp["fail_if_worse_pct"], 20.0);
-    run_row(&cmp["runs"][0], &["warnings"], cmp_title);
+    run_row(
+        &cmp["runs"][0],
+        &["is_baseline", "region", "warnings"],
+        cmp_title,
+    );
+    documented(
+        &cmp["runs"][0]["region"],
+        &["bytes", "from_device"],
+        cmp_title,
+    );
     documented(
         &cmp["runs"][0]["warnings"][0],
         &["scope", "kind", "message"],
@@ -436,6 +447,7 @@ fn every_json_layout_has_its_schema_version_and_documented_keys() {
             "unit",
             "direction",
             "run",
+            "baseline_run",
             "baseline",
             "baseline_spread",
             "baseline_noise",

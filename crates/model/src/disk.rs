@@ -390,10 +390,26 @@ pub struct DiskTarget {
     pub path: String,
     /// What kind of target it is.
     pub kind: TargetKind,
-    /// Its size in bytes.
+    /// Its size in bytes: the region the jobs ran over.
     pub size: Bytes,
     /// The logical block size of the device underneath: the O_DIRECT alignment.
     pub logical_block_size: u32,
+    /// The region is the whole existing file or device as found, not a
+    /// size the user gave (`--size`) or a test file's size. Such a size is
+    /// a fact of the device, so it is left out of test names
+    /// ([`crate::figure::disk_job_test_name_on`]): the same test on a
+    /// 64 MiB and a 96 MiB device compares. False in runs stored before
+    /// it was kept, whose names keep their size.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub size_from_device: bool,
+}
+
+impl DiskTarget {
+    /// The region's size when it belongs in a test's name: the user chose
+    /// it (or a test file's default); `None` when it is the device's own.
+    pub fn chosen_size(&self) -> Option<Bytes> {
+        (!self.size_from_device && self.size.get() > 0).then_some(self.size)
+    }
 }
 
 /// A whole disk run: the target and each job's result, in order.

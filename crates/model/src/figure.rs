@@ -19,7 +19,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::cpu::{CpuUsage, HostCpu};
 use crate::device::{BlockLayer, DeviceReport};
-use crate::disk::{DirectionResult, DiskJobResult, DiskJobSpec, DiskRun, IntervalSample, RwMode};
+use crate::disk::{
+    DirectionResult, DiskJobResult, DiskJobSpec, DiskRun, DiskTarget, IntervalSample, RwMode,
+};
 use crate::mem::{Advice, KernelResult, MemJobSpec, MemKernelSpec, MemOutcome, MemRun};
 use crate::net::{NetDirection, NetInterface, NetProtocol, NetRun};
 use crate::profile::{ArtefactsResult, CdmResult, GnomeResult, ProfileResult, TestDir};
@@ -27,8 +29,10 @@ use crate::run::{RunBody, RunDocument};
 use crate::sustained::SustainedResult;
 use crate::units::Bytes;
 
+mod classic;
 mod device;
 pub mod disk;
+mod disk_names;
 pub mod mem;
 pub mod net;
 pub mod sustained;
@@ -37,7 +41,8 @@ mod tests;
 
 pub use device::device_link;
 pub use disk::{
-    cdm_figures, disk_figures, disk_job_test_name, disk_test_name, gnome_figures, size_label,
+    cdm_figures, disk_figures, disk_job_test_name, disk_job_test_name_on, disk_test_name,
+    gnome_figures, size_label,
 };
 pub use mem::{mem_figures, mem_spec_test_name, mem_test_name};
 pub use net::{net_figures, net_test_name};

@@ -83,6 +83,7 @@ mod tests {
                 kind: TargetKind::BlockDevice,
                 size: Bytes(1 << 30),
                 logical_block_size: 512,
+                size_from_device: false,
             },
             jobs,
             profile_result: None,

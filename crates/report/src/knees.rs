@@ -55,6 +55,7 @@ mod tests {
                 kind: TargetKind::BlockDevice,
                 size: Bytes(1 << 30),
                 logical_block_size: 512,
+                size_from_device: false,
             },
             jobs: vec![],
             profile_result: None,

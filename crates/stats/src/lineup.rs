@@ -1,7 +1,9 @@
 //! Runs lined up figure by figure against a baseline, each matched pair
-//! judged once ([`judge`]), so the table, the JSON layout and the CI gate
-//! can never disagree about a figure. The text crate only draws what this
-//! decides.
+//! judged once ([`judge`]), so the table, the JSON
+//! layout and the CI gate can never disagree about a figure (the text
+//! crate only draws what this decides). The baseline
+//! is one run for every figure, or, by label, chosen per run and test: the
+//! labelled run of the same device and test.
 
 use std::collections::{HashMap, HashSet};
 
@@ -14,17 +16,31 @@ use crate::gate::{judge, Verdict, WorseThreshold};
 /// A `(test, metric)` row key.
 pub type RowKey<'a> = (&'a str, &'a str);
 
-/// Runs lined up on `(test, metric)`; the first run is the baseline.
+/// What each figure is divided by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Baseline<'a> {
+    /// The first run, for every figure.
+    FirstRun,
+    /// Per run and test, the run carrying this label that measured the
+    /// same device and test (any run carrying it that has the test, when
+    /// none measured the same device); runs carrying it are baselines.
+    Label(&'a str),
+}
+
+/// Runs lined up on `(test, metric)` against a [`Baseline`].
 pub struct Lineup<'a> {
     runs: &'a [StoredRun],
     keys: Vec<RowKey<'a>>,
     by_run: Vec<HashMap<RowKey<'a>, &'a Figure>>,
     threshold: Option<WorseThreshold>,
+    baseline: Baseline<'a>,
 }
 
 /// One candidate figure beside the baseline's, judged.
 #[derive(Debug, Clone, Copy)]
 pub struct Matched<'a> {
+    /// The baseline run.
+    pub baseline_run: RunId,
     /// The baseline's figure.
     pub baseline: &'a Figure,
     /// The candidate run.
@@ -42,6 +58,15 @@ impl<'a> Lineup<'a> {
     /// figure worse than the baseline's by more than it (and outside the
     /// noise) is judged [`Verdict::Regressed`].
     pub fn new(runs: &'a [StoredRun], threshold: Option<WorseThreshold>) -> Lineup<'a> {
+        Lineup::against(runs, Baseline::FirstRun, threshold)
+    }
+
+    /// Line `runs` up against `baseline`.
+    pub fn against(
+        runs: &'a [StoredRun],
+        baseline: Baseline<'a>,
+        threshold: Option<WorseThreshold>,
+    ) -> Lineup<'a> {
         let mut keys: Vec<RowKey<'a>> = Vec::new();
         // Seen keys in a set beside the ordered list: a scan of the list per
         // figure made a compare of two 10,000-job runs take 50 s.
@@ -64,6 +89,41 @@ impl<'a> Lineup<'a> {
             keys,
             by_run,
             threshold,
+            baseline,
+        }
+    }
+
+    /// How the baseline is chosen.
+    pub fn baseline(&self) -> Baseline<'a> {
+        self.baseline
+    }
+
+    /// Whether run `i` is a baseline: the first run, or one carrying the
+    /// baseline label.
+    pub fn is_baseline(&self, i: usize) -> bool {
+        match self.baseline {
+            Baseline::FirstRun => i == 0,
+            Baseline::Label(l) => self.runs[i].summary.labels.iter().any(|x| x == l),
+        }
+    }
+
+    /// The run run `i`'s figure on row `key` is divided by: none for a
+    /// baseline, or when no baseline has the row.
+    pub fn baseline_of(&self, i: usize, key: RowKey<'a>) -> Option<usize> {
+        if self.is_baseline(i) {
+            return None;
+        }
+        match self.baseline {
+            Baseline::FirstRun => self.figure(0, key).map(|_| 0),
+            Baseline::Label(_) => {
+                let mut with_row = (0..self.runs.len())
+                    .filter(|&j| self.is_baseline(j) && self.figure(j, key).is_some());
+                let device = self.runs[i].summary.device.as_deref();
+                let same = with_row.clone().find(|&j| {
+                    device.is_some() && self.runs[j].summary.device.as_deref() == device
+                });
+                same.or_else(|| with_row.next())
+            }
         }
     }
 
@@ -87,13 +147,11 @@ impl<'a> Lineup<'a> {
         self.by_run.get(i)?.get(&key).copied()
     }
 
-    /// Run `i` (not the baseline) on row `key` beside the baseline, when
-    /// both have it.
+    /// Run `i` (not a baseline) on row `key` beside its baseline
+    /// ([`Lineup::baseline_of`]), when both have it.
     pub fn judged(&self, i: usize, key: RowKey<'a>) -> Option<Matched<'a>> {
-        if i == 0 {
-            return None;
-        }
-        let baseline = self.figure(0, key)?;
+        let b = self.baseline_of(i, key)?;
+        let baseline = self.figure(b, key)?;
         let candidate = self.figure(i, key)?;
         let measured = |f: &Figure| Measured {
             value: f.value,
@@ -101,6 +159,7 @@ impl<'a> Lineup<'a> {
         };
         let comparison = compare(measured(baseline), measured(candidate));
         Some(Matched {
+            baseline_run: self.runs[b].summary.id,
             baseline,
             run: self.runs[i].summary.id,
             candidate,
@@ -113,7 +172,7 @@ impl<'a> Lineup<'a> {
     pub fn matched(&self) -> Vec<Matched<'a>> {
         let mut out = Vec::new();
         for &k in &self.keys {
-            for i in 1..self.runs.len() {
+            for i in 0..self.runs.len() {
                 out.extend(self.judged(i, k));
             }
         }
@@ -127,19 +186,70 @@ impl<'a> Lineup<'a> {
         m
     }
 
-    /// The candidates that share no figure with a direction with the
+    /// The candidates that share no figure with a direction with their
     /// baseline: a gate on them would pass having judged nothing.
     pub fn ungated(&self) -> Vec<RunId> {
         let m = self.matched();
         self.runs
             .iter()
-            .skip(1)
-            .map(|r| r.summary.id)
+            .enumerate()
+            .filter(|&(i, _)| !self.is_baseline(i))
+            .map(|(_, r)| r.summary.id)
             .filter(|id| {
                 !m.iter()
                     .any(|p| p.run == *id && p.candidate.direction() != Direction::Unknown)
             })
             .collect()
+    }
+
+    /// Per candidate run, the tests it has that no baseline of its
+    /// ([`Baseline::Label`]) has, in first-seen order; runs lacking none
+    /// are left out. Against the first run, as [`Lineup::unmatched`].
+    pub fn without_baseline(&self) -> Vec<(RunId, Vec<&'a str>)> {
+        let mut out = Vec::new();
+        for i in 0..self.runs.len() {
+            if self.is_baseline(i) {
+                continue;
+            }
+            let mut seen: HashSet<&str> = HashSet::new();
+            let mut missing = Vec::new();
+            for &k in &self.keys {
+                if self.figure(i, k).is_some()
+                    && self.baseline_of(i, k).is_none()
+                    && seen.insert(k.0)
+                {
+                    missing.push(k.0);
+                }
+            }
+            if !missing.is_empty() {
+                out.push((self.runs[i].summary.id, missing));
+            }
+        }
+        out
+    }
+
+    /// Per candidate run, the baseline runs its figures are divided by, in
+    /// the order first used.
+    pub fn baselines_used(&self) -> Vec<(RunId, Vec<RunId>)> {
+        let mut out: Vec<(RunId, Vec<RunId>)> = Vec::new();
+        for i in 0..self.runs.len() {
+            let mut used: Vec<RunId> = Vec::new();
+            for &k in &self.keys {
+                if self.figure(i, k).is_none() {
+                    continue;
+                }
+                if let Some(b) = self.baseline_of(i, k) {
+                    let id = self.runs[b].summary.id;
+                    if !used.contains(&id) {
+                        used.push(id);
+                    }
+                }
+            }
+            if !used.is_empty() {
+                out.push((self.runs[i].summary.id, used));
+            }
+        }
+        out
     }
 
     /// Per run, the tests other runs have and it lacks, in first-seen
@@ -166,4 +276,23 @@ impl<'a> Lineup<'a> {
         }
         out
     }
+}
+
+/// Order runs into column groups by label: the runs carrying `baseline`
+/// first, then the runs of each other set of labels, in the order that set
+/// first appears; runs keep their order within a group.
+pub fn group_by_label(runs: &mut [StoredRun], baseline: &str) {
+    let mut sets: Vec<Vec<String>> = Vec::new();
+    for r in runs.iter() {
+        if !sets.contains(&r.summary.labels) {
+            sets.push(r.summary.labels.clone());
+        }
+    }
+    runs.sort_by_key(|r| {
+        let labels = &r.summary.labels;
+        (
+            !labels.iter().any(|l| l == baseline),
+            sets.iter().position(|s| s == labels),
+        )
+    });
 }

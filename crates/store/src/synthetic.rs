@@ -173,6 +173,7 @@ pub fn run(seed: u64, jobs: usize) -> RunDocument {
                 kind: TargetKind::TestFile,
                 size: Bytes(1 << 30),
                 logical_block_size: 512,
+                size_from_device: false,
             },
             jobs: (0..jobs).map(|t| job(t, speed, seed)).collect(),
             profile_result: None,

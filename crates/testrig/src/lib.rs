@@ -259,7 +259,8 @@ impl Drop for RigGroup {
     }
 }
 
-/// A block-I/O cgroup (v1 blkio, or v2 io.max) throttling one device.
+/// A block-I/O cgroup (v1 blkio, or v2 io.max) throttling one device or
+/// several, each to the same limits.
 #[derive(Debug)]
 pub struct Throttle {
     group: RigGroup,
@@ -268,15 +269,25 @@ pub struct Throttle {
 impl Throttle {
     /// Throttle the device `majmin` to `limits`.
     pub fn new(majmin: &str, limits: Limits) -> Result<Self, String> {
+        Throttle::each(&[majmin], limits)
+    }
+
+    /// Throttle each of the devices `majmins` to `limits` in one group:
+    /// commands in it see every device at the same rate (two ports of one
+    /// kind, say).
+    pub fn each(majmins: &[&str], limits: Limits) -> Result<Self, String> {
         let v1 = Path::new("/sys/fs/cgroup/blkio");
         if v1.join("blkio.throttle.read_bps_device").exists() {
             let rig = Throttle {
                 group: RigGroup::create(v1, "rig")?,
             };
-            for (file, _, value) in limits.named() {
-                if let Some(v) = value {
-                    fs::write(rig.group.dir.join(file), format!("{majmin} {v}"))
-                        .map_err(|e| format!("{file}: {e}"))?;
+            // Each write sets one device's rule.
+            for majmin in majmins {
+                for (file, _, value) in limits.named() {
+                    if let Some(v) = value {
+                        fs::write(rig.group.dir.join(file), format!("{majmin} {v}"))
+                            .map_err(|e| format!("{file}: {e}"))?;
+                    }
                 }
             }
             return Ok(rig);
@@ -287,13 +298,16 @@ impl Throttle {
             let rig = Throttle {
                 group: RigGroup::create(v2, "rig")?,
             };
-            let mut line = majmin.to_string();
-            for (_, key, value) in limits.named() {
-                if let Some(v) = value {
-                    line.push_str(&format!(" {key}={v}"));
+            for majmin in majmins {
+                let mut line = majmin.to_string();
+                for (_, key, value) in limits.named() {
+                    if let Some(v) = value {
+                        line.push_str(&format!(" {key}={v}"));
+                    }
                 }
+                fs::write(rig.group.dir.join("io.max"), line)
+                    .map_err(|e| format!("io.max: {e}"))?;
             }
-            fs::write(rig.group.dir.join("io.max"), line).map_err(|e| format!("io.max: {e}"))?;
             return Ok(rig);
         }
         Err("no block-I/O cgroup controller (blkio or io) on this machine".into())

@@ -16,14 +16,14 @@ use iomark_stats::gate::Verdict;
 use serde::Serialize;
 use serde_json::Value;
 
-use iomark_stats::lineup::{Lineup, Matched};
+use iomark_stats::lineup::{Baseline, Lineup, Matched};
 
 /// Layout version of `iomark results list --json`.
 pub const LIST_SCHEMA_VERSION: u32 = 1;
 /// Layout version of `iomark results show --json`.
 pub const SHOW_SCHEMA_VERSION: u32 = 1;
 /// Layout version of `iomark results compare --json`.
-pub const COMPARE_SCHEMA_VERSION: u32 = 1;
+pub const COMPARE_SCHEMA_VERSION: u32 = 2;
 /// Layout version of `iomark info --json`.
 pub const INFO_SCHEMA_VERSION: u32 = 1;
 /// Layout version of `iomark engines --json`.
@@ -166,6 +166,7 @@ pub struct MatchedRow<'a> {
     unit: FigureUnit,
     direction: Direction,
     run: i64,
+    baseline_run: i64,
     baseline: Option<f64>,
     baseline_spread: Option<(f64, f64)>,
     baseline_noise: Option<(f64, f64)>,
@@ -186,6 +187,7 @@ impl<'a> From<&Matched<'a>> for MatchedRow<'a> {
             unit: m.candidate.unit,
             direction: m.candidate.direction(),
             run: m.run.0,
+            baseline_run: m.baseline_run.0,
             baseline: finite(m.baseline.value),
             baseline_spread: m.baseline.spread,
             baseline_noise: m.baseline.noise,
@@ -200,12 +202,36 @@ impl<'a> From<&Matched<'a>> for MatchedRow<'a> {
     }
 }
 
-/// A compared run: its summary row and its warnings.
+/// A compared run: its summary row, whether it is a baseline, the region
+/// a disk run's jobs ran over and its warnings.
 #[derive(Debug, Serialize)]
 pub struct ComparedRun<'a> {
     #[serde(flatten)]
     run: RunRow<'a>,
+    is_baseline: bool,
+    region: Option<Region>,
     warnings: Vec<ScopedWarning<'a>>,
+}
+
+/// The region a disk run's jobs ran over: a fact of the device when
+/// `from_device` (then not in the test names).
+#[derive(Debug, Serialize)]
+pub struct Region {
+    bytes: u64,
+    from_device: bool,
+}
+
+impl Region {
+    /// A disk run's region, from its stored document.
+    fn of(run: &StoredRun) -> Option<Region> {
+        match run.document().ok()?.body {
+            iomark_model::RunBody::Disk(d) => Some(Region {
+                bytes: d.target.size.get(),
+                from_device: d.target.size_from_device,
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// The tests a run lacks that other runs have.
@@ -215,15 +241,24 @@ pub struct Unmatched<'a> {
     missing_tests: Vec<&'a str>,
 }
 
+/// A candidate's tests that no baseline-labelled run has.
+#[derive(Debug, Serialize)]
+pub struct WithoutBaseline<'a> {
+    run: i64,
+    tests: Vec<&'a str>,
+}
+
 /// `iomark results compare --json`.
 #[derive(Debug, Serialize)]
 pub struct ComparisonDoc<'a> {
     schema_version: u32,
     baseline: Option<i64>,
+    baseline_label: Option<&'a str>,
     fail_if_worse_pct: Option<f64>,
     runs: Vec<ComparedRun<'a>>,
     figures: Vec<MatchedRow<'a>>,
     unmatched: Vec<Unmatched<'a>>,
+    without_baseline: Vec<WithoutBaseline<'a>>,
     regressed: bool,
     regressions: Vec<MatchedRow<'a>>,
 }
@@ -236,12 +271,22 @@ pub fn comparison<'a>(lineup: &Lineup<'a>) -> ComparisonDoc<'a> {
     let regressions: Vec<MatchedRow> = lineup.regressions().iter().map(MatchedRow::from).collect();
     ComparisonDoc {
         schema_version: COMPARE_SCHEMA_VERSION,
-        baseline: runs.first().map(|r| r.summary.id.0),
+        baseline: match lineup.baseline() {
+            Baseline::FirstRun => runs.first().map(|r| r.summary.id.0),
+            Baseline::Label(_) => None,
+        },
+        baseline_label: match lineup.baseline() {
+            Baseline::FirstRun => None,
+            Baseline::Label(l) => Some(l),
+        },
         fail_if_worse_pct: lineup.threshold().map(|t| t.percent()),
         runs: runs
             .iter()
-            .map(|r| ComparedRun {
+            .enumerate()
+            .map(|(i, r)| ComparedRun {
                 run: RunRow::from(&r.summary),
+                is_baseline: lineup.is_baseline(i),
+                region: Region::of(r),
                 warnings: r.warnings.iter().map(ScopedWarning::from).collect(),
             })
             .collect(),
@@ -254,6 +299,14 @@ pub fn comparison<'a>(lineup: &Lineup<'a>) -> ComparisonDoc<'a> {
                 missing_tests,
             })
             .collect(),
+        without_baseline: match lineup.baseline() {
+            Baseline::FirstRun => Vec::new(),
+            Baseline::Label(_) => lineup
+                .without_baseline()
+                .into_iter()
+                .map(|(id, tests)| WithoutBaseline { run: id.0, tests })
+                .collect(),
+        },
         regressed: !regressions.is_empty(),
         regressions,
     }

@@ -30,6 +30,7 @@ fn doc(result: ProfileResult, status: RunStatus, warnings: Vec<Warning>) -> RunD
                 kind: TargetKind::TestFile,
                 size: Bytes(1 << 30),
                 logical_block_size: 512,
+                size_from_device: false,
             },
             jobs: vec![],
             profile_result: Some(result),

@@ -5,16 +5,15 @@
 
 use std::fmt::Write as _;
 
-use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
+use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Table};
-use iomark_model::figure::{device_link, Direction};
 use iomark_model::stored::{RunSummary, StoredRun};
-use iomark_model::RunStatus;
-use iomark_stats::compare::format_ratio;
-
-use iomark_stats::lineup::{Lineup, Matched};
 
 use crate::escape_controls as esc;
+
+mod compare;
+
+pub use compare::{comparison, regression_lines};
 
 /// A time for people, in the local zone: `2026-11-21 21:40`.
 fn when(ms: u64, tz: &jiff::tz::TimeZone) -> String {
@@ -144,6 +143,9 @@ pub fn run_detail(run: &StoredRun) -> String {
         line("device", &esc(d));
     }
     let doc = run.document().ok();
+    if let Some(iomark_model::RunBody::Disk(d)) = doc.as_ref().map(|doc| &doc.body) {
+        line("region", &region(&d.target));
+    }
     if let Some(h) = doc.as_ref().and_then(|doc| doc.host.as_ref()) {
         line(
             "host",
@@ -232,13 +234,27 @@ pub fn run_detail(run: &StoredRun) -> String {
     out
 }
 
+/// The region a disk run's jobs ran over, and whose choice it was: a
+/// whole device's or file's size is a fact of the device, left out of the
+/// test names; a size asked for is part of them.
+fn region(t: &iomark_model::disk::DiskTarget) -> String {
+    use iomark_model::disk::TargetKind;
+    let whose = match (t.size_from_device, t.kind) {
+        (true, TargetKind::BlockDevice) => "the whole device, not in the test names",
+        (true, _) => "the whole file, not in the test names",
+        (false, TargetKind::TestFile) => "the test file",
+        (false, _) => "as asked (--size)",
+    };
+    format!("{} ({whose})", t.size)
+}
+
 /// A stored warning for the terminal, escaped.
 fn scoped(scope: &str, msg: &str) -> String {
     scoped_in(TableStyle::Terminal, scope, msg)
 }
 
 /// A stored warning, escaped for `style`.
-fn scoped_in(style: TableStyle, scope: &str, msg: &str) -> String {
+pub(crate) fn scoped_in(style: TableStyle, scope: &str, msg: &str) -> String {
     if scope.is_empty() {
         style.text(msg)
     } else {
@@ -259,185 +275,12 @@ impl TableStyle {
     /// Text from outside (a label, a device, a host, a path, a test's
     /// name) fit for this style: control characters shown, not sent; in
     /// Markdown also nothing that ends a cell or makes a link or HTML.
-    fn text(self, s: &str) -> String {
+    pub(crate) fn text(self, s: &str) -> String {
         match self {
             TableStyle::Terminal => esc(s).into_owned(),
             TableStyle::Markdown => crate::escape_markdown(s),
         }
     }
-}
-
-/// `iomark results compare` and the Markdown export: tests as rows, runs
-/// as columns, each figure with its ratio to the first run (the
-/// baseline) and whether that is better or worse, then the legend and the
-/// runs' warnings.
-pub fn comparison(lineup: &Lineup, style: TableStyle) -> String {
-    let runs = lineup.runs();
-    let mut t = comparison_table(lineup, style);
-    match style {
-        TableStyle::Terminal => {
-            t.load_preset(UTF8_FULL_CONDENSED);
-        }
-        TableStyle::Markdown => {
-            t.load_preset(ASCII_MARKDOWN);
-            // Markdown cells cannot span lines.
-            if let Some(h) = t.header() {
-                let cells: Vec<String> = h
-                    .cell_iter()
-                    .map(|c| c.content().replace('\n', " "))
-                    .collect();
-                t.set_header(cells);
-            }
-        }
-    }
-    let mut out = format!("{t}\n");
-    if style == TableStyle::Markdown && runs.len() > 1 {
-        out.push('\n');
-    }
-    out += &unmatched(lineup, style);
-    out + &legend(lineup, style)
-}
-
-/// `#12`, the labels, the tool when not iomark, and what the run measured
-/// through (`Samsung T7, USB 3.2 10 Gb/s, uas`; a network run's interface).
-fn column_header(run: &StoredRun, style: TableStyle) -> String {
-    let s = &run.summary;
-    let mut h = format!("#{}", s.id);
-    if !s.labels.is_empty() {
-        h += &format!("\n{}", style.text(&s.labels.join(",")));
-    }
-    if s.tool != "iomark" {
-        h += &format!("\n({})", style.text(&s.tool));
-    }
-    if let Some(d) = run.document().ok().as_ref().and_then(device_link) {
-        h += &format!("\n{}", style.text(&d));
-    } else if let Some(d) = &s.device {
-        h += &format!("\n{}", style.text(d));
-    }
-    h
-}
-
-/// Per run, the tests other runs have and it has not: those rows compare
-/// nothing (a different test size, engine or depth is a different test).
-/// Empty when every run has every test.
-fn unmatched(lineup: &Lineup, style: TableStyle) -> String {
-    let mut out = String::new();
-    for (id, missing) in lineup.unmatched() {
-        let missing: Vec<String> = missing.iter().map(|t| style.text(t)).collect();
-        let _ = writeln!(out, "not in #{id}: {}", missing.join("; "));
-    }
-    out
-}
-
-/// Tests as rows, runs as columns; the first run is the baseline.
-fn comparison_table(lineup: &Lineup, style: TableStyle) -> Table {
-    let runs = lineup.runs();
-    let mut t = Table::new();
-    let mut header = vec![Cell::new("test"), Cell::new("metric")];
-    header.extend(runs.iter().enumerate().map(|(i, r)| {
-        let mut h = column_header(r, style);
-        if i == 0 {
-            h += "\n(baseline)";
-        }
-        Cell::new(h)
-    }));
-    t.set_header(header);
-    for &k in lineup.keys() {
-        let mut row = vec![Cell::new(style.text(k.0)), Cell::new(style.text(k.1))];
-        for i in 0..runs.len() {
-            let text = match (lineup.figure(i, k), lineup.judged(i, k)) {
-                (None, _) => "-".to_string(),
-                (Some(_), Some(m)) => judged_cell(&m),
-                (Some(f), None) => f.display_value(),
-            };
-            row.push(Cell::new(text).set_alignment(CellAlignment::Right));
-        }
-        t.add_row(row);
-    }
-    t
-}
-
-/// A figure with its ratio to the baseline's, `~` where the difference is
-/// inside both spreads, what that means in words (`1.73x` on a latency is a
-/// loss, and only the words say so), and the difference in the figure's
-/// unit (`UASP gains 70 MB/s at QD1` without arithmetic by hand).
-fn judged_cell(m: &Matched) -> String {
-    let diff = m
-        .candidate
-        .unit
-        .format_difference(m.candidate.value - m.baseline.value);
-    match m.comparison.ratio {
-        Some(r) => format!(
-            "{} {}{} {} ({diff})",
-            m.candidate.display_value(),
-            format_ratio(r),
-            if m.comparison.within_noise { "~" } else { "" },
-            m.verdict.words()
-        ),
-        None => format!("{} ({diff})", m.candidate.display_value()),
-    }
-}
-
-/// The regressed figures, one line each, for stderr.
-pub fn regression_lines(lineup: &Lineup) -> Vec<String> {
-    let Some(t) = lineup.threshold() else {
-        return Vec::new();
-    };
-    lineup
-        .regressions()
-        .iter()
-        .map(|m| {
-            let r = m.comparison.ratio.unwrap_or(f64::NAN);
-            let worse = match m.candidate.direction() {
-                Direction::LowerIsBetter => r - 1.0,
-                _ => 1.0 - r,
-            };
-            format!(
-                "regressed: #{} {} {}: {} against {} in #{} ({}, {:.1}% worse, more than {t})",
-                m.run,
-                esc(&m.candidate.test),
-                esc(&m.candidate.metric),
-                m.candidate.display_value(),
-                m.baseline.display_value(),
-                lineup.runs()[0].summary.id,
-                format_ratio(r),
-                worse * 100.0,
-            )
-        })
-        .collect()
-}
-
-fn legend(lineup: &Lineup, style: TableStyle) -> String {
-    let runs = lineup.runs();
-    let mut out = format!(
-        "ratios are run / baseline #{}; better and worse: bandwidth, IOPS and MFLOPS are better higher, latency and time lower; counts and percentages are only higher or lower; ~ marks a difference inside the spread (min – max) of both runs' passes or per-second samples: not a real difference\n",
-        runs[0].summary.id
-    );
-    if let Some(t) = lineup.threshold() {
-        let _ = writeln!(
-            out,
-            "regressed: worse than the baseline by more than {t} and outside the spread"
-        );
-    }
-    for r in runs {
-        for w in &r.warnings {
-            let _ = writeln!(
-                out,
-                "warning: #{} {}",
-                r.summary.id,
-                scoped_in(style, &w.scope, &w.warning.message)
-            );
-        }
-        if r.summary.status != RunStatus::Complete {
-            let _ = writeln!(
-                out,
-                "warning: #{} is {}: its figures cover only what finished",
-                r.summary.id,
-                r.summary.status.as_str()
-            );
-        }
-    }
-    out
 }
 
 /// The stored documents as one JSON array, each with its stored status (a
@@ -501,83 +344,4 @@ pub fn export_csv(runs: &[StoredRun], out: impl std::io::Write) -> csv::Result<(
     }
     w.flush()?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use iomark_model::figure::{Figure, FigureUnit};
-    use iomark_model::stored::{RunId, StoredWarning};
-    use iomark_model::{Warning, WarningKind};
-
-    /// A stored run with one bandwidth figure of test `test`, labelled
-    /// `label`, measured through `device`.
-    fn stored(id: i64, label: &str, device: &str, test: &str, value: f64) -> StoredRun {
-        StoredRun {
-            summary: RunSummary {
-                id: RunId(id),
-                kind: "disk".into(),
-                tool: "iomark".into(),
-                tool_version: "0.1.0".into(),
-                command_line: vec![],
-                started_at_ms: 0,
-                finished_at_ms: 0,
-                status: RunStatus::Complete,
-                labels: vec![label.into()],
-                note: None,
-                target: None,
-                device: Some(device.into()),
-                warning_count: 1,
-            },
-            figures: vec![Figure {
-                test: test.into(),
-                metric: "read bw".into(),
-                unit: FigureUnit::BytesPerSec,
-                value,
-                spread: None,
-                noise: None,
-            }],
-            warnings: vec![StoredWarning {
-                scope: "job|<b>".into(),
-                warning: Warning::new(WarningKind::Other, "slow <script>x</script> | y"),
-            }],
-            document_json: String::new(),
-        }
-    }
-
-    #[test]
-    fn markdown_cells_from_outside_cannot_break_the_table_or_carry_html() {
-        let evil = "a|b<img src=x onerror=alert(1)>\\\n[l](javascript:x)";
-        let runs = [
-            stored(1, evil, "dev|ice<i>", "read | 1MiB", 40e6),
-            stored(2, "ok", "sdb", "read | 1MiB", 80e6),
-        ];
-        let md = comparison(&Lineup::new(&runs, None), TableStyle::Markdown);
-        let table: Vec<&str> = md.lines().take_while(|l| l.starts_with('|')).collect();
-        assert_eq!(table.len(), 3, "{md}");
-        // Every row has as many cells as the header: 2 + one per run.
-        for row in &table {
-            let bars = row
-                .char_indices()
-                .filter(|&(i, c)| {
-                    c == '|' && row[..i].chars().rev().take_while(|&b| b == '\\').count() % 2 == 0
-                })
-                .count();
-            assert_eq!(bars, 5, "{row}\n{md}");
-        }
-        assert!(!md.contains('<') && !md.contains('>'), "{md}");
-        assert!(
-            md.contains("a\\|b&lt;img src=x onerror=alert(1)&gt;\\\\\\\\n\\[l\\](javascript:x)"),
-            "{md}"
-        );
-        assert!(md.contains("dev\\|ice&lt;i&gt;"), "{md}");
-        assert!(md.contains("| read \\| 1MiB"), "{md}");
-        assert!(
-            md.contains("warning: #1 job\\|&lt;b&gt;: slow &lt;script&gt;x&lt;/script&gt; \\| y"),
-            "{md}"
-        );
-        // The terminal table shows the same text unescaped, controls aside.
-        let term = comparison(&Lineup::new(&runs, None), TableStyle::Terminal);
-        assert!(term.contains("dev|ice<i>"), "{term}");
-    }
 }

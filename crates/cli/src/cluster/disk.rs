@@ -602,6 +602,9 @@ fn open(
     };
     target.region_base = Bytes(per_rank.get() * u64::from(world.rank()));
     target.info.size = per_rank;
+    // The share comes from the shared file rank 0 made at the size asked
+    // for, though the other ranks open it as an existing file.
+    target.info.size_from_device = false;
     Ok(Some(target))
 }
 

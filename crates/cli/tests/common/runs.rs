@@ -72,6 +72,7 @@ pub fn read_run(label: &str, mb: f64, wobble: f64, lat_us: Option<f64>) -> RunDo
                 kind: TargetKind::TestFile,
                 size: Bytes(1 << 30),
                 logical_block_size: 512,
+                size_from_device: false,
             },
             jobs: vec![DiskJobResult {
                 spec: DiskJobSpec {

@@ -74,6 +74,7 @@ pub(super) fn open_existing(
             kind,
             size: Bytes(size),
             logical_block_size: lbs,
+            size_from_device: req.size.is_none(),
         },
         direct,
         writable: req.write,

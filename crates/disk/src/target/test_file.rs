@@ -261,6 +261,7 @@ pub(super) fn open_test_file(
             kind: TargetKind::TestFile,
             size: Bytes(size),
             logical_block_size: lbs,
+            size_from_device: false,
         },
         direct,
         writable: true,

@@ -1,81 +1,13 @@
 //! Disk figures and test names: a job named by everything that changes its
 //! result, and the figures of each profile as that profile reports them.
 
+use super::classic::cdm_run_figures;
+pub use super::classic::{cdm_figures, gnome_figures};
+use super::disk_names::Namer;
+pub use super::disk_names::{
+    disk_job_test_name, disk_job_test_name_on, disk_test_name, size_label,
+};
 use super::*;
-
-/// A size for a test name, exact and 1024-based: `4KiB`, `1MiB`, `100MiB`,
-/// `1GiB`; `1000000B` when it is no whole number of KiB.
-pub fn size_label(b: Bytes) -> String {
-    let b = b.get();
-    const UNITS: [(u64, &str); 4] = [
-        (1 << 40, "TiB"),
-        (1 << 30, "GiB"),
-        (1 << 20, "MiB"),
-        (1 << 10, "KiB"),
-    ];
-    for (u, name) in UNITS {
-        if b >= u && b.is_multiple_of(u) {
-            return format!("{}{name}", b / u);
-        }
-    }
-    format!("{b}B")
-}
-
-/// The name of a disk job's test: everything that changes its result.
-/// `randread 4KiB QD1 T1, psync, direct, random data, 1GiB`: pattern (with
-/// the read share of a mix, `randrw 70/30`), block size, the depth actually
-/// run, threads, engine (and submit batch when above 1), direct or
-/// buffered, data pattern and the region size (when known).
-pub fn disk_job_test_name(s: &DiskJobSpec) -> String {
-    let mix = if matches!(s.rw, RwMode::ReadWrite | RwMode::RandRw) {
-        format!(" {}/{}", s.rwmix_read, 100u8.saturating_sub(s.rwmix_read))
-    } else {
-        String::new()
-    };
-    let batch = if s.iodepth_batch > 1 && !s.engine.is_synchronous() {
-        format!(" batch {}", s.iodepth_batch)
-    } else {
-        String::new()
-    };
-    let mut name = format!(
-        "{}{mix} {} QD{} T{}, {}{batch}, {}, {} data",
-        s.rw,
-        size_label(s.bs),
-        s.depth_run(),
-        s.numjobs,
-        s.engine,
-        if s.direct { "direct" } else { "buffered" },
-        s.data,
-    );
-    // An imported job may not say its region.
-    if s.size.get() > 0 {
-        name += &format!(", {}", size_label(s.size));
-    }
-    name
-}
-
-/// The name of a disk job's test, from its spec ([`disk_job_test_name`]).
-pub fn disk_test_name(job: &DiskJobResult) -> String {
-    disk_job_test_name(&job.spec)
-}
-
-/// Test names made unique within a run: a second test of the same name
-/// (an IOmeter sweep of a synchronous engine runs every depth at 1) becomes
-/// `... #2`.
-#[derive(Default)]
-pub(super) struct Namer(HashMap<String, u32>);
-
-impl Namer {
-    fn name(&mut self, base: String) -> String {
-        let n = self.0.entry(base.clone()).or_insert(0);
-        *n += 1;
-        if *n == 1 {
-            base
-        } else {
-            format!("{base} #{n}")
-        }
-    }
-}
 
 /// `read`, `write` or `mix`: the prefix of a single-figure test's metrics.
 pub(super) fn rw_dir(rw: RwMode) -> (&'static str, Option<bool>) {
@@ -135,8 +67,8 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
     // Every profile is named, so a new one is flagged here until it says
     // what its figures are.
     match &run.profile_result {
-        Some(ProfileResult::Cdm(cdm)) => return cdm_run_figures(cdm, &run.jobs),
-        Some(ProfileResult::Gnome(g)) => return gnome_figures(g, run.target.size),
+        Some(ProfileResult::Cdm(cdm)) => return cdm_run_figures(cdm, &run.jobs, Some(&run.target)),
+        Some(ProfileResult::Gnome(g)) => return gnome_figures(g, run.target.chosen_size()),
         Some(ProfileResult::Artefacts(a)) => return artefacts_figures(a, run.jobs.first()),
         Some(ProfileResult::Sustained(s)) => {
             return super::sustained::sustained_figures(s, run.jobs.first())
@@ -146,7 +78,7 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
             for p in &io.points {
                 let job = run.jobs.get(p.job);
                 let test = namer.name(match job {
-                    Some(j) => disk_test_name(j),
+                    Some(j) => disk_job_test_name_on(&j.spec, &run.target),
                     None => format!("{} {} QD{}", p.rw, size_label(p.bs), p.depth),
                 });
                 let (dir, _) = rw_dir(p.rw);
@@ -175,7 +107,7 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
             for p in &sw.points {
                 let job = run.jobs.get(p.job);
                 let test = namer.name(match job {
-                    Some(j) => disk_test_name(j),
+                    Some(j) => disk_job_test_name_on(&j.spec, &run.target),
                     None => format!("{} {}, {}", p.rw, size_label(p.bs), p.engine),
                 });
                 let (dir, read) = rw_dir(p.rw);
@@ -193,7 +125,11 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
             for t in &mb.tests {
                 let job = run.jobs.get(t.job);
                 let test = namer.name(match job {
-                    Some(j) => format!("{}: {}", t.name, disk_test_name(j)),
+                    Some(j) => format!(
+                        "{}: {}",
+                        t.name,
+                        disk_job_test_name_on(&j.spec, &run.target)
+                    ),
                     None => t.name.clone(),
                 });
                 let (dir, read) = job.map_or(("", None), |j| rw_dir(j.spec.rw));
@@ -217,7 +153,7 @@ fn job_figures(run: &DiskRun) -> Vec<Figure> {
     let mut out = Vec::new();
     let mut namer = Namer::default();
     for job in &run.jobs {
-        let test = namer.name(disk_test_name(job));
+        let test = namer.name(disk_job_test_name_on(&job.spec, &run.target));
         let single = job.read.is_some() != job.write.is_some();
         let dirs = [("read", &job.read, true), ("write", &job.write, false)];
         for (name, dir, is_read) in dirs {
@@ -352,146 +288,6 @@ pub fn artefacts_figures(a: &ArtefactsResult, first: Option<&DiskJobResult>) -> 
             f.read * 100.0,
             None,
         );
-    }
-    out
-}
-
-/// Figures of a CrystalDiskMark result without its jobs: tests named from
-/// the result's own settings (engine and direct I/O unknown).
-pub fn cdm_figures(cdm: &CdmResult) -> Vec<Figure> {
-    cdm_run_figures(cdm, &[])
-}
-
-/// Figures of a CrystalDiskMark run: per test the best pass's bandwidth,
-/// IOPS and the lowest mean latency, each with the spread over the passes.
-/// A test is named from its first pass's job ([`disk_job_test_name`]), so
-/// the test size (CDM 3.0 at 100 MiB or 1000 MiB), engine and data pattern
-/// are part of it; without the job, from the result's settings.
-pub(super) fn cdm_run_figures(cdm: &CdmResult, jobs: &[DiskJobResult]) -> Vec<Figure> {
-    let mut out = Vec::new();
-    let mut namer = Namer::default();
-    for t in &cdm.tests {
-        let test = namer.name(match jobs.get(t.first_job) {
-            Some(j) => disk_test_name(j),
-            None => {
-                // CDM 8 rows are SEQ*/RND*; CDM 3.0's are "Seq", "512K", "4K", "4K QD32".
-                let random = !(t.row.starts_with("SEQ") || t.row == "Seq");
-                let rw = match (t.dir, random) {
-                    (TestDir::Read, false) => "read".to_string(),
-                    (TestDir::Read, true) => "randread".to_string(),
-                    (TestDir::Write, false) => "write".to_string(),
-                    (TestDir::Write, true) => "randwrite".to_string(),
-                    (TestDir::Mix, r) => {
-                        let m = cdm.mix_read.unwrap_or(70);
-                        let rw = if r { "randrw" } else { "readwrite" };
-                        format!("{rw} {m}/{}", 100u8.saturating_sub(m))
-                    }
-                };
-                format!(
-                    "{rw} {} QD{} T{}, {} data, {}",
-                    size_label(t.bs),
-                    t.queues,
-                    t.threads,
-                    cdm.data,
-                    size_label(cdm.size)
-                )
-            }
-        });
-        let dir = t.dir.as_str();
-        let bws: Vec<f64> = t.pass_bw.iter().map(|b| b.0).collect();
-        let bw_spread = Spread::of(&bws);
-        let bs = t.bs.get().max(1) as f64;
-        let iops_spread = bw_spread.map(|b| b / bs);
-        let mut figs = TestFigures::new(&mut out, &test, dir);
-        figs.push("bw", FigureUnit::BytesPerSec, t.bw.0, bw_spread);
-        figs.push("iops", FigureUnit::Iops, t.iops.0, iops_spread);
-        if t.lat_mean_ns > 0.0 {
-            let lat_spread = Spread::of(&t.pass_lat_mean_ns);
-            figs.push("lat mean", FigureUnit::Nanos, t.lat_mean_ns, lat_spread);
-        }
-    }
-    out
-}
-
-/// Figures of a GNOME Disks run, as GNOME Disks shows them. The test
-/// carries the sampling (count and size of the samples) and the target's
-/// size, which sets where the samples fall:
-///
-/// - `GNOME transfer rate, 100 x 10MiB samples of 1GiB`: `read bw` and
-///   `write bw` (the averages, spread over the samples), then the series,
-///   `read bw at 12.5%` per sample position;
-/// - `GNOME access time, 1000 samples of 1GiB`: `access mean` (spread over
-///   the samples) and `access median`.
-pub fn gnome_figures(g: &GnomeResult, target_size: Bytes) -> Vec<Figure> {
-    let mut out = Vec::new();
-    let of = if target_size.get() > 0 {
-        format!(" of {}", size_label(target_size))
-    } else {
-        String::new()
-    };
-    let test = format!(
-        "GNOME transfer rate, {} x {} samples{of}",
-        g.samples_requested,
-        size_label(g.sample_size)
-    );
-    let reads: Vec<f64> = g.transfer.iter().map(|s| s.read.0).collect();
-    let writes: Vec<f64> = g
-        .transfer
-        .iter()
-        .filter_map(|s| s.write.map(|w| w.0))
-        .collect();
-    let mut figs = TestFigures::new(&mut out, &test, "");
-    if let Some(r) = g.avg_read {
-        figs.push("read bw", FigureUnit::BytesPerSec, r.0, Spread::of(&reads));
-    }
-    if let Some(w) = g.avg_write {
-        figs.push(
-            "write bw",
-            FigureUnit::BytesPerSec,
-            w.0,
-            Spread::of(&writes),
-        );
-    }
-    for s in &g.transfer {
-        let at = format!("at {:.1}%", s.position_pct);
-        figs.push(
-            &format!("read bw {at}"),
-            FigureUnit::BytesPerSec,
-            s.read.0,
-            None,
-        );
-        if let Some(w) = s.write {
-            figs.push(
-                &format!("write bw {at}"),
-                FigureUnit::BytesPerSec,
-                w.0,
-                None,
-            );
-        }
-    }
-    let test = format!(
-        "GNOME access time, {} samples{of}",
-        g.access_samples_requested
-    );
-    let mut times: Vec<f64> = g.access.iter().map(|a| a.time.get() as f64).collect();
-    let mut figs = TestFigures::new(&mut out, &test, "");
-    if let Some(a) = g.avg_access {
-        figs.push(
-            "access mean",
-            FigureUnit::Nanos,
-            a.get() as f64,
-            min_max(&times),
-        );
-    }
-    if !times.is_empty() {
-        times.sort_by(f64::total_cmp);
-        let n = times.len();
-        let median = if n % 2 == 1 {
-            times[n / 2]
-        } else {
-            (times[n / 2 - 1] + times[n / 2]) / 2.0
-        };
-        figs.push("access median", FigureUnit::Nanos, median, None);
     }
     out
 }

@@ -78,6 +78,7 @@ fn run(jobs: Vec<DiskJobResult>) -> RunBody {
             kind: TargetKind::TestFile,
             size: Bytes(0),
             logical_block_size: 512,
+            size_from_device: false,
         },
         jobs,
         profile_result: None,
@@ -737,4 +738,59 @@ fn a_custom_run_with_verify_keeps_its_job_figures_and_adds_the_checks() {
     );
     assert!(check.contains(&("read bw".into(), 900e6)), "{check:?}");
     assert!(!check.iter().any(|(m, _)| m == "usable"), "{check:?}");
+}
+
+#[test]
+fn a_device_s_own_size_is_not_part_of_a_test_name_but_a_chosen_size_is() {
+    use crate::profile::*;
+    // The same GNOME, MacBench and custom tests on whole devices of 64 and
+    // 96 MiB, then on regions the user chose (`--size`).
+    let names = |size: u64, from_device: bool| {
+        let mut all = Vec::new();
+        let gnome = ProfileResult::Gnome(GnomeResult {
+            sample_size: Bytes(1 << 20),
+            samples_requested: 4,
+            access_samples_requested: 5,
+            write: false,
+            avg_read: Some(BytesPerSec(30e6)),
+            avg_write: None,
+            avg_access: Some(Nanos(1_000_000)),
+            transfer: vec![],
+            access: vec![],
+        });
+        let macbench = ProfileResult::Macbench(MacbenchResult {
+            runtime: Nanos::from_secs(1),
+            tests: vec![MacbenchTest {
+                name: "Sequential read".into(),
+                bw: BytesPerSec(5e6),
+                job: 0,
+            }],
+        });
+        for pr in [Some(gnome), Some(macbench), None] {
+            let mut j = job(RwMode::Read, true, false);
+            j.spec.size = Bytes(size);
+            let mut b = run(vec![j]);
+            if let RunBody::Disk(d) = &mut b {
+                d.profile_result = pr;
+                d.target.kind = TargetKind::BlockDevice;
+                d.target.size = Bytes(size);
+                d.target.size_from_device = from_device;
+            }
+            all.extend(b.figures().into_iter().map(|f| f.test));
+        }
+        all.dedup();
+        all
+    };
+    let small = names(64 << 20, true);
+    assert_eq!(small, names(96 << 20, true));
+    assert_eq!(small[0], "GNOME transfer rate, 4 x 1MiB samples");
+    assert_eq!(small[1], "GNOME access time, 5 samples");
+    assert!(small
+        .iter()
+        .all(|t| !t.contains("MiB,") && !t.ends_with("64MiB")));
+    let chosen = names(64 << 20, false);
+    assert_ne!(chosen, names(96 << 20, false));
+    assert_eq!(chosen[0], "GNOME transfer rate, 4 x 1MiB samples of 64MiB");
+    assert!(chosen[2].starts_with("Sequential read: ") && chosen[2].ends_with(", 64MiB"));
+    assert!(chosen[3].ends_with(", 64MiB"), "{chosen:?}");
 }

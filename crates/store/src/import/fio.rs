@@ -635,5 +635,6 @@ fn target(jobs: &[Value], global: Option<&Value>) -> DiskTarget {
         kind,
         size: Bytes(0),
         logical_block_size: 0,
+        size_from_device: false,
     }
 }

@@ -1,0 +1,207 @@
+//! The comparison table: escaping, per-test baselines, width, warnings.
+
+use super::*;
+use iomark_stats::lineup::group_by_label;
+use iomark_model::figure::{Figure, FigureUnit};
+use iomark_model::{Warning, WarningKind};
+use iomark_model::stored::RunSummary;
+use iomark_model::stored::{RunId, StoredWarning};
+
+/// A stored run with one bandwidth figure of test `test`, labelled
+/// `label`, measured through `device`.
+fn stored(id: i64, label: &str, device: &str, test: &str, value: f64) -> StoredRun {
+    StoredRun {
+        summary: RunSummary {
+            id: RunId(id),
+            kind: "disk".into(),
+            tool: "iomark".into(),
+            tool_version: "0.1.0".into(),
+            command_line: vec![],
+            started_at_ms: 0,
+            finished_at_ms: 0,
+            status: RunStatus::Complete,
+            labels: vec![label.into()],
+            note: None,
+            target: None,
+            device: Some(device.into()),
+            warning_count: 1,
+        },
+        figures: vec![Figure {
+            test: test.into(),
+            metric: "read bw".into(),
+            unit: FigureUnit::BytesPerSec,
+            value,
+            spread: None,
+            noise: None,
+        }],
+        warnings: vec![StoredWarning {
+            scope: "job|<b>".into(),
+            warning: Warning::new(WarningKind::Other, "slow <script>x</script> | y"),
+        }],
+        document_json: String::new(),
+    }
+}
+
+#[test]
+fn markdown_cells_from_outside_cannot_break_the_table_or_carry_html() {
+    let evil = "a|b<img src=x onerror=alert(1)>\\\n[l](javascript:x)";
+    let runs = [
+        stored(1, evil, "dev|ice<i>", "read | 1MiB", 40e6),
+        stored(2, "ok", "sdb", "read | 1MiB", 80e6),
+    ];
+    let md = comparison(&Lineup::new(&runs, None), TableStyle::Markdown);
+    let table: Vec<&str> = md.lines().take_while(|l| l.starts_with('|')).collect();
+    assert_eq!(table.len(), 3, "{md}");
+    // Every row has as many cells as the header: 2 + one per run.
+    for row in &table {
+        let bars = row
+            .char_indices()
+            .filter(|&(i, c)| {
+                c == '|' && row[..i].chars().rev().take_while(|&b| b == '\\').count() % 2 == 0
+            })
+            .count();
+        assert_eq!(bars, 5, "{row}\n{md}");
+    }
+    assert!(!md.contains('<') && !md.contains('>'), "{md}");
+    assert!(
+        md.contains("a\\|b&lt;img src=x onerror=alert(1)&gt;\\\\\\\\n\\[l\\](javascript:x)"),
+        "{md}"
+    );
+    assert!(md.contains("dev\\|ice&lt;i&gt;"), "{md}");
+    assert!(md.contains("| read \\| 1MiB"), "{md}");
+    assert!(
+        md.contains("#1 job\\|&lt;b&gt;: slow &lt;script&gt;x&lt;/script&gt; \\| y"),
+        "{md}"
+    );
+    // The terminal table shows the same text unescaped, controls aside.
+    let term = comparison(&Lineup::new(&runs, None), TableStyle::Terminal);
+    assert!(term.contains("dev|ice<i>"), "{term}");
+}
+
+/// A run labelled `label` on `device` with one read bw figure per
+/// `(test, value)`, and no warnings.
+fn run_of(id: i64, label: &str, device: &str, figures: &[(&str, f64)]) -> StoredRun {
+    let mut r = stored(id, label, device, "", 0.0);
+    r.warnings.clear();
+    r.figures = figures
+        .iter()
+        .map(|&(test, value)| Figure {
+            test: test.into(),
+            metric: "read bw".into(),
+            unit: FigureUnit::BytesPerSec,
+            value,
+            spread: None,
+            noise: None,
+        })
+        .collect();
+    r
+}
+
+#[test]
+fn a_baseline_label_pairs_each_run_with_the_labelled_run_of_its_device_and_test() {
+    // The USB study: two test sizes on two ports, and a second stick.
+    let (small, large) = ("read 1MiB, 100MiB", "read 1MiB, 1000MiB");
+    let mut runs = vec![
+        run_of(1, "usb3", "stick A", &[(small, 40e6)]),
+        run_of(2, "usb2", "stick A", &[(small, 30e6)]),
+        run_of(3, "usb3", "stick A", &[(large, 42e6)]),
+        run_of(4, "usb2", "stick A", &[(large, 32e6)]),
+        run_of(5, "usb2", "stick B", &[(small, 20e6)]),
+        run_of(6, "usb3", "stick B", &[(small, 25e6)]),
+        // No usb2 run has this size.
+        run_of(7, "usb3", "stick B", &[("read 1MiB, 4MiB", 1e6)]),
+    ];
+    group_by_label(&mut runs, "usb2");
+    let order: Vec<i64> = runs.iter().map(|r| r.summary.id.0).collect();
+    assert_eq!(order, [2, 4, 5, 1, 3, 6, 7]);
+    let lineup = Lineup::against(&runs, Baseline::Label("usb2"), None);
+    let pairs: Vec<(i64, i64, &str)> = lineup
+        .matched()
+        .iter()
+        .map(|m| (m.run.0, m.baseline_run.0, m.candidate.test.as_str()))
+        .collect();
+    assert_eq!(pairs, [(1, 2, small), (6, 5, small), (3, 4, large)]);
+    assert_eq!(lineup.ungated(), [RunId(7)]);
+    let text = comparison(&lineup, TableStyle::Terminal);
+    // Both sizes have a ratio and a difference.
+    assert!(text.contains("(+10.00 MB/s)"), "{text}");
+    assert!(text.contains("1.31x"), "{text}");
+    assert!(
+        text.contains("no run labelled usb2 has these tests of #7: read 1MiB, 4MiB"),
+        "{text}"
+    );
+    assert!(
+        text.contains("#1 against #2; #3 against #4; #6 against #5"),
+        "{text}"
+    );
+    let doc = serde_json::to_value(crate::json::comparison(&lineup)).unwrap();
+    assert_eq!(doc["baseline_label"], "usb2");
+    assert_eq!(doc["baseline"], serde_json::Value::Null);
+    assert_eq!(doc["figures"][0]["baseline_run"], 2);
+    assert_eq!(doc["figures"][0]["difference"], 10e6);
+    assert_eq!(doc["without_baseline"][0]["run"], 7);
+    assert_eq!(doc["runs"][0]["is_baseline"], true);
+}
+
+#[test]
+fn a_wide_comparison_is_split_into_tables_that_fit_100_columns() {
+    let test = "randread 4KiB QD32 T1, io_uring, direct, random data";
+    let runs: Vec<StoredRun> = (1..=7)
+        .map(|i| {
+            run_of(
+                i,
+                &format!("port-{i}"),
+                "Samsung T7, USB 3.2 10 Gb/s, uas",
+                &[(test, 1e6 * i as f64)],
+            )
+        })
+        .collect();
+    let text = comparison(&Lineup::new(&runs, None), TableStyle::Terminal);
+    for line in text.lines().take_while(|l| !l.starts_with("ratios are")) {
+        assert!(
+            line.chars().count() <= 100,
+            "{} wide: {line}\n{text}",
+            line.chars().count()
+        );
+    }
+    // Several tables, some holding several runs; every figure with its ratio.
+    let tables = text.matches('┌').count();
+    assert!(tables > 1 && tables < 7, "{text}");
+    for i in 1..=7 {
+        assert!(text.contains(&format!("┆ #{i} ")), "#{i}: {text}");
+    }
+    assert!(text.contains("7.00x"), "{text}");
+}
+
+#[test]
+fn repeated_warnings_are_one_line_per_kind_naming_the_runs_and_tests() {
+    let mut a = run_of(1, "a", "sdb", &[("t", 1.0)]);
+    let mut b = run_of(2, "b", "sdb", &[("t", 1.0)]);
+    let cache = |scope: &str| StoredWarning {
+        scope: scope.into(),
+        warning: Warning::new(
+            WarningKind::CacheSuspected,
+            format!("{scope}: reads sped up"),
+        ),
+    };
+    a.warnings = vec![
+        cache("SEQ1M read"),
+        cache("RND4K read"),
+        cache("SEQ1M read"),
+    ];
+    b.warnings = vec![
+        cache("SEQ1M read"),
+        StoredWarning {
+            scope: String::new(),
+            warning: Warning::new(WarningKind::Shortened, "--quick: 1 pass"),
+        },
+    ];
+    let lines = warning_lines(&[a, b], TableStyle::Terminal);
+    assert_eq!(
+        lines,
+        [
+            "warning: cache suspected ×4: #1 (SEQ1M read; RND4K read), #2 (SEQ1M read); the first: #1 SEQ1M read: SEQ1M read: reads sped up",
+            "warning: #2 --quick: 1 pass",
+        ]
+    );
+}
