@@ -23,6 +23,13 @@ pub enum Backing {
     Mmap {
         /// The backing file's path (a file inside the directory the user named).
         path: String,
+        /// `--warm`: the file was read through once before the measured
+        /// part, so the kernel found it in the page cache (the paper's "the
+        /// file fits in memory" case); else it started with none of it
+        /// cached. Part of the test's identity. Runs stored before this
+        /// existed started cold.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        warm: bool,
     },
     /// Anonymous memory, as the heap, with a swap area that iomark set up at
     /// `path` for the run only (a new file, or a block device named with
@@ -31,16 +38,35 @@ pub enum Backing {
     Swap {
         /// The swap file iomark created, or the block device.
         path: String,
+        /// The kernel name of the block device that holds the area
+        /// (`zram0`, `loop3`, `nvme0n1p2`): the device itself, or the one
+        /// under the swap file's file system; `None` where it has none
+        /// (btrfs) and in runs stored before it was recorded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        device: Option<String>,
     },
 }
 
 impl Backing {
-    /// `heap`, `mmap` or `swap`: the column a sweep shows it under.
+    /// `heap`, `mmap` or `swap`: what kind of memory it is.
     pub fn kind(&self) -> &'static str {
         match self {
             Backing::Heap => "heap",
             Backing::Mmap { .. } => "mmap",
             Backing::Swap { .. } => "swap",
+        }
+    }
+
+    /// How a table column, a chart legend and a test name call it:
+    /// `heap`, `mmap`, `mmap warm`, `swap on zram0` (`swap` where the
+    /// device is unknown).
+    pub fn label(&self) -> String {
+        match self {
+            Backing::Mmap { warm: true, .. } => "mmap warm".into(),
+            Backing::Swap {
+                device: Some(d), ..
+            } => format!("swap on {d}"),
+            other => other.kind().into(),
         }
     }
 }
@@ -49,8 +75,20 @@ impl fmt::Display for Backing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Backing::Heap => f.write_str("heap"),
-            Backing::Mmap { path } => write!(f, "mmap:{path}"),
-            Backing::Swap { path } => write!(f, "swap:{path}"),
+            Backing::Mmap { path, warm } => {
+                write!(f, "mmap:{path}")?;
+                if *warm {
+                    f.write_str(" (warm: read once before measuring)")?;
+                }
+                Ok(())
+            }
+            Backing::Swap { path, device } => {
+                write!(f, "swap:{path}")?;
+                match device {
+                    Some(d) => write!(f, " (on {d})"),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }
@@ -576,11 +614,7 @@ impl MemSweep {
     pub fn rows(&self) -> Vec<SweepRow> {
         let mut rows: Vec<SweepRow> = Vec::new();
         for p in &self.points {
-            let column = self
-                .backings
-                .iter()
-                .position(|b| b.kind() == p.run.spec.backing.kind())
-                .unwrap_or(0);
+            let column = self.column_of(&p.run.spec.backing);
             if rows.last().is_none_or(|r| r.x != p.x) {
                 rows.push(SweepRow {
                     x: p.x,
@@ -592,6 +626,33 @@ impl MemSweep {
             row.cells[column] = p.cell();
         }
         rows
+    }
+
+    /// The column of a point's backing: the backing itself, or (runs
+    /// stored before a swap backing recorded its device) the first of its
+    /// kind.
+    pub fn column_of(&self, backing: &Backing) -> usize {
+        self.backings
+            .iter()
+            .position(|b| b == backing)
+            .or_else(|| {
+                self.backings
+                    .iter()
+                    .position(|b| b.kind() == backing.kind())
+            })
+            .unwrap_or(0)
+    }
+
+    /// Whether the sweep holds several swap backings, whose points' test
+    /// names then name their devices ([`Backing::label`]); with one, its
+    /// points keep the name `swap`, so they line up with sweeps on other
+    /// devices and runs stored before devices were recorded.
+    pub fn several_swaps(&self) -> bool {
+        self.backings
+            .iter()
+            .filter(|b| matches!(b, Backing::Swap { .. }))
+            .count()
+            > 1
     }
 
     /// How an x value is written: `256 MiB` or `0.5`.
@@ -640,8 +701,62 @@ pub struct MemBaseline {
     pub execution: Nanos,
     /// The constrained run's execution time over this one (the paper's
     /// "relative execution time", on equal work); `None` when the
-    /// constrained run did not complete.
+    /// constrained run did not complete. With `--repeat N`, the median of
+    /// the pairs' relative times.
     pub relative_time: Option<f64>,
+    /// With `--repeat N` (N >= 2): every pair of an all-in-memory run and
+    /// the constrained run right after it, in the order run. `result` and
+    /// `execution` above are the first pair's baseline, the run's outcome
+    /// the first pair's constrained run. Empty for one pair.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<RepeatPair>,
+}
+
+/// One alternated pair of `--repeat`: the all-in-memory run and the
+/// constrained run that followed it, on the same work.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RepeatPair {
+    /// The all-in-memory run's execution time.
+    pub baseline: Nanos,
+    /// The constrained run's execution time.
+    pub constrained: Nanos,
+}
+
+impl RepeatPair {
+    /// `constrained / baseline`.
+    pub fn relative(&self) -> f64 {
+        self.constrained.get() as f64 / self.baseline.get().max(1) as f64
+    }
+}
+
+impl MemBaseline {
+    /// The lowest and highest relative time over the repeats (`None` for
+    /// one pair).
+    pub fn spread(&self) -> Option<(f64, f64)> {
+        if self.repeats.len() < 2 {
+            return None;
+        }
+        let rel = self.repeats.iter().map(RepeatPair::relative);
+        let lo = rel.clone().fold(f64::INFINITY, f64::min);
+        let hi = rel.fold(f64::NEG_INFINITY, f64::max);
+        Some((lo, hi))
+    }
+}
+
+/// The median of `values` (the mean of the middle two for an even count);
+/// `None` when empty.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| !x.is_nan()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
 }
 
 #[cfg(test)]
@@ -669,6 +784,7 @@ mod tests {
             threads: 2,
             backing: Backing::Mmap {
                 path: "/tmp/x".into(),
+                warm: true,
             },
             advice: Advice::Sequential,
             mem_limit: Some(Bytes(256 << 20)),

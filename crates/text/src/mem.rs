@@ -4,7 +4,7 @@
 use iomark_mem::job;
 use iomark_model::mem::{
     Backing, CheckOutcome, HimenoResult, KernelResult, MemJobSpec, MemKernelSpec, MemOutcome,
-    MemRun, MemSweep, StencilResult, StreamResult, SweepAxis,
+    MemRun, MemSweep, StencilResult, StreamResult, SweepAxis, SweepCell,
 };
 use iomark_model::units::Nanos;
 
@@ -89,11 +89,15 @@ pub fn mem_run(run: &MemRun) -> String {
             secs(b.execution),
             counted_work(spec, &b.result)
         );
-        match b.relative_time {
-            Some(rel) => out.push_str(&format!(
+        match (b.relative_time, b.spread()) {
+            (Some(rel), Some((lo, hi))) => out.push_str(&format!(
+                "{head}; same work as this run, relative execution time: {rel:.3} (median of {} alternated pairs, {lo:.3}-{hi:.3})\n",
+                b.repeats.len()
+            )),
+            (Some(rel), None) => out.push_str(&format!(
                 "{head}; same work as this run, relative execution time: {rel:.3}\n"
             )),
-            None => out.push_str(&format!(
+            (None, _) => out.push_str(&format!(
                 "{head}; no relative time (this run did not complete)\n"
             )),
         }
@@ -124,8 +128,20 @@ fn mem_sweep(run: &MemRun, sweep: &MemSweep) -> String {
     let spec = &run.spec;
     for b in &sweep.backings {
         if b != &Backing::Heap {
-            out.push_str(&format!("{}: {b}\n", b.kind()));
+            out.push_str(&format!("{}: {b}\n", b.label()));
         }
+    }
+    let pairs = sweep
+        .points
+        .iter()
+        .filter_map(|p| p.run.baseline.as_ref())
+        .map(|b| b.repeats.len())
+        .max()
+        .unwrap_or(0);
+    if pairs > 1 {
+        out.push_str(&format!(
+            "Each cell: the median relative time of {pairs} alternated pairs (all-in-memory run, then the constrained run), [lowest-highest]\n"
+        ));
     }
     if sweep
         .backings
@@ -169,13 +185,25 @@ pub(crate) fn sweep_table(run: &MemRun, sweep: &MemSweep) -> String {
     };
     let mut table = vec![std::iter::once(x_head.to_string())
         .chain(std::iter::once("data".to_string()))
-        .chain(sweep.backings.iter().map(|b| b.kind().to_string()))
+        .chain(sweep.backings.iter().map(Backing::label))
         .collect::<Vec<_>>()];
     for row in sweep.rows() {
+        let cells = row.cells.iter().enumerate().map(|(k, c)| {
+            let spread = sweep
+                .points
+                .iter()
+                .find(|p| p.x == row.x && sweep.column_of(&p.run.spec.backing) == k)
+                .and_then(|p| p.run.baseline.as_ref())
+                .and_then(|b| b.spread());
+            match (c, spread) {
+                (SweepCell::Relative(_), Some((lo, hi))) => format!("{c} [{lo:.2}-{hi:.2}]"),
+                _ => c.to_string(),
+            }
+        });
         table.push(
             [sweep.x_label(row.x), row.data.to_string()]
                 .into_iter()
-                .chain(row.cells.iter().map(|c| c.to_string()))
+                .chain(cells)
                 .collect(),
         );
     }
@@ -418,6 +446,7 @@ mod tests {
                 result: himeno(3, 306, 1),
                 execution: Nanos(1_004_000_000),
                 relative_time: Some(2_004.0 / 1_004.0),
+                repeats: Vec::new(),
             })),
             warnings: Vec::new(),
             sweep: None,
