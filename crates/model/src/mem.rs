@@ -85,8 +85,11 @@ impl fmt::Display for Backing {
             Backing::Swap { path, device } => {
                 write!(f, "swap:{path}")?;
                 match device {
-                    Some(d) => write!(f, " (on {d})"),
-                    None => Ok(()),
+                    // A device named by its own node says it already.
+                    Some(d) if path.strip_prefix("/dev/") != Some(d.as_str()) => {
+                        write!(f, " (on {d})")
+                    }
+                    _ => Ok(()),
                 }
             }
         }
