@@ -24,7 +24,7 @@ use iomark_host::cgroup;
 /// `swap` is where a `--backing swap:PATH` area goes (checked by
 /// [`crate::settings`]); it is set up for the run only.
 /// `repeat` (with `relative`): pairs of baseline and constrained run,
-/// alternated, whose relative times' median is reported ([`run_point`]).
+/// alternated, whose relative times' median is reported (`run_point`).
 /// `child` builds the command that re-executes the binary into
 /// [`crate::job::serve_child`].
 /// `stop` is the Ctrl-C flag (see [`crate::job::run_in_process`]).

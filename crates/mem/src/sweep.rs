@@ -37,7 +37,7 @@ pub struct SweepSpec {
 /// run (heap, no limit) of its size. With `repeat` 1 the all-in-memory run
 /// of every size runs once, first, and serves every backing; with more,
 /// each point alternates its own all-in-memory and constrained runs
-/// `repeat` times ([`run_point`]). A swap backing's area is active for its
+/// `repeat` times (`relative::run_point`). A swap backing's area is active for its
 /// column only. A point the OOM killer ends is kept as killed. `template`
 /// gives threads, advice and limit; its kernel and backing are the first
 /// point's.

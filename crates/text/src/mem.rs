@@ -455,4 +455,93 @@ mod tests {
         };
         insta::assert_snapshot!(mem_run(&run));
     }
+
+    /// Two swap columns named by their devices; a point with repeats shows
+    /// its median and range, a killed one "killed".
+    #[test]
+    fn a_sweep_table_names_swap_devices_and_shows_repeat_ranges() {
+        let swap_on = |d: &str| Backing::Swap {
+            path: format!("/dev/{d}"),
+            device: Some(d.into()),
+        };
+        let spec = |backing| MemJobSpec {
+            kernel: MemKernelSpec::Himeno(HimenoSpec {
+                grid: HimenoGrid {
+                    name: None,
+                    i: 32,
+                    j: 32,
+                    k: 64,
+                },
+                length: HimenoLength::Iterations(3),
+            }),
+            threads: 1,
+            backing,
+            advice: Advice::Normal,
+            mem_limit: Some(Bytes(64 << 20)),
+        };
+        let pair = |b: u64, c: u64| iomark_model::mem::RepeatPair {
+            baseline: Nanos(b),
+            constrained: Nanos(c),
+        };
+        let point = |backing, outcome, repeats: Vec<_>| iomark_model::mem::MemSweepPoint {
+            x: 2.0,
+            data: Bytes(128 << 20),
+            run: MemRun {
+                spec: spec(backing),
+                host: MemHost::default(),
+                outcome,
+                cgroup: None,
+                baseline: Some(Box::new(MemBaseline {
+                    result: himeno(0, 3, 1),
+                    execution: Nanos(100),
+                    relative_time: iomark_model::mem::median(
+                        &repeats
+                            .iter()
+                            .map(iomark_model::mem::RepeatPair::relative)
+                            .collect::<Vec<_>>(),
+                    ),
+                    repeats,
+                })),
+                warnings: Vec::new(),
+                sweep: None,
+                cpu: None,
+                cluster: None,
+            },
+        };
+        let done = MemOutcome::Completed {
+            result: himeno(0, 3, 1),
+            execution: Nanos(400),
+            msync: None,
+        };
+        let killed = MemOutcome::OomKilled {
+            message: "killed".into(),
+        };
+        let backings = vec![swap_on("zram0"), swap_on("loop3")];
+        let sweep = MemSweep {
+            axis: SweepAxis::Ratio,
+            points: vec![
+                point(
+                    swap_on("zram0"),
+                    done,
+                    vec![pair(100, 400), pair(100, 250), pair(100, 300)],
+                ),
+                point(swap_on("loop3"), killed, Vec::new()),
+            ],
+            backings,
+        };
+        let run = MemRun {
+            sweep: Some(Box::new(sweep.clone())),
+            outcome: MemOutcome::Swept,
+            baseline: None,
+            ..sweep.points[0].run.clone()
+        };
+        let text = mem_run(&run);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[1].ends_with("swap on zram0  swap on loop3"), "{text}");
+        assert!(
+            lines[2].ends_with("3.00 [2.50-4.00]         killed"),
+            "{text}"
+        );
+        assert!(text.contains("median relative time of 3 alternated pairs"));
+    }
 }
