@@ -49,7 +49,10 @@ struct CommonArgs {
     /// directory PATH (or as new file PATH), mapped shared, removed after;
     /// or swap:PATH, the heap with a swap area iomark sets up in directory
     /// PATH (or on block device PATH, with --allow-write) for the run only
-    /// (needs --mem-limit). A comma list with --sizes or --ratios.
+    /// (needs --mem-limit). A comma list with --sizes or --ratios, which
+    /// may name several swap areas on different devices
+    /// (swap:/dev/zram0,swap:/mnt/ssd,mmap:/mnt/ssd), each active for its
+    /// own points only.
     #[arg(
         long,
         value_name = "heap|mmap:PATH|swap:PATH",
@@ -100,6 +103,18 @@ struct CommonArgs {
     /// as relative execution time.
     #[arg(long, help_heading = "Memory")]
     relative: bool,
+
+    /// Alternate N all-in-memory and constrained runs (each point of a
+    /// sweep, or a --relative run) and report the median relative time and
+    /// its spread.
+    #[arg(long, value_name = "N", help_heading = "Memory")]
+    repeat: Option<u32>,
+
+    /// Read each mmap backing file through once before measuring, so the
+    /// kernel finds it in the page cache (the file-fits-in-memory case);
+    /// part of the test's name ("mmap warm").
+    #[arg(long, help_heading = "Memory")]
+    warm: bool,
 
     /// Print one JSON document (the result schema in docs/) instead of text.
     #[arg(long, help_heading = "Output")]
@@ -257,6 +272,8 @@ impl CommonArgs {
             sizes: self.sizes,
             ratios: self.ratios,
             allow_write: self.allow_write,
+            warm: self.warm,
+            repeat: self.repeat,
         };
         Ok(MemOptions {
             plan: settings.build(kernel)?,
@@ -301,8 +318,15 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
         c
     };
     let run = match &plan.sweep {
-        Some(sweep) => job::run_sweep(&plan.spec, sweep, plan.swap.as_ref(), stop, child)?,
-        None => job::run(&plan.spec, plan.relative, plan.swap.as_ref(), stop, child)?,
+        Some(sweep) => iomark_mem::sweep::run_sweep(&plan.spec, sweep, plan.repeat, stop, child)?,
+        None => iomark_mem::relative::run(
+            &plan.spec,
+            plan.relative,
+            plan.repeat,
+            plan.swap.as_ref(),
+            stop,
+            child,
+        )?,
     };
     let mut doc = plan.document(run, crate::record::command_line(), started_at_ms);
     // A mem run is one measurement: it is stored whole once it ends.
@@ -401,5 +425,18 @@ mod tests {
         assert!(msg(&["stream", "--relative"]).contains("--mem-limit"));
         assert!(msg(&["himeno", "--grid", "huge"]).contains("IxJxK"));
         assert!(msg(&["stream", "--threads", "0"]).contains("at least 1"));
+        assert!(msg(&["stream", "--warm"]).contains("mmap:PATH"));
+        assert!(msg(&["stream", "--repeat", "3"]).contains("--relative"));
+        assert!(msg(&[
+            "stream",
+            "--repeat",
+            "0",
+            "--relative",
+            "--mem-limit",
+            "64MiB"
+        ])
+        .contains("at least 1"));
+        let twice = msg(&["stream", "--backing", "heap,heap", "--sizes", "1MiB"]);
+        assert!(twice.contains("lists heap twice"), "{twice}");
     }
 }

@@ -237,3 +237,57 @@ fn himeno_relative_time_is_one_when_the_limit_does_not_bind() {
     assert_held_to(&body["cgroup"], 1 << 30);
     assert_no_groups_left();
 }
+
+/// `--repeat 3`: three pairs, each the all-in-memory run then the
+/// constrained one, stored in order; the relative time is the median of the
+/// pairs' ratios, shown with their range, and a figure with that spread.
+#[test]
+fn repeat_alternates_pairs_and_reports_their_median() {
+    require!(memory_cgroup());
+    let db = ScratchDb::new();
+    let out = iomark(&[
+        "mem",
+        "himeno",
+        "--grid",
+        "xs",
+        "--iterations",
+        "3",
+        "--threads",
+        "1",
+        "--relative",
+        "--repeat",
+        "3",
+        "--mem-limit",
+        "1GiB",
+        "--db",
+        db.db(),
+    ]);
+    let text = ok(&out);
+    assert!(text.contains("(median of 3 alternated pairs, "), "{text}");
+    let shown = json(&results(db.db(), &["show", "1", "--json"]));
+    let base = &shown["document"]["body"]["baseline"];
+    let mut rel: Vec<f64> = base["repeats"]
+        .as_array()
+        .expect("repeats stored")
+        .iter()
+        .map(|p| p["constrained"].as_f64().unwrap() / p["baseline"].as_f64().unwrap())
+        .collect();
+    assert_eq!(rel.len(), 3);
+    rel.sort_by(f64::total_cmp);
+    let median = base["relative_time"].as_f64().unwrap();
+    assert!(
+        (median - rel[1]).abs() < 1e-9,
+        "{median} is not the median of {rel:?}"
+    );
+    let fig = shown["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["metric"] == "relative time")
+        .expect("a relative time figure");
+    assert!((fig["value"].as_f64().unwrap() - median).abs() < 1e-9);
+    let spread = fig["spread"].as_array().expect("its spread");
+    assert!((spread[0].as_f64().unwrap() - rel[0]).abs() < 1e-9);
+    assert!((spread[1].as_f64().unwrap() - rel[2]).abs() < 1e-9);
+    assert_no_groups_left();
+}

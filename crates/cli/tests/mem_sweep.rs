@@ -133,7 +133,12 @@ fn ratio_sweep_kills_the_heap_and_completes_mmap_and_swap() {
     let swap_limit = &point(doc, 2.0, "swap")["run"]["cgroup"]["limit"];
     assert_eq!(swap_limit, 64u64 << 20);
     let text_shown = ok(&results(db.db(), &["show", "1"]));
-    assert!(text_shown.contains("killed"), "{text_shown}");
+    // The sweep's table, a line per ratio (its line breaks not escaped).
+    let killed_row = text_shown.lines().find(|l| l.starts_with("2 "));
+    assert!(
+        killed_row.is_some_and(|l| l.contains("killed")),
+        "{text_shown}"
+    );
 
     // Every warning stored with the sweep is on its report page (issue 32:
     // the page said "none" over the points' warnings).
@@ -315,4 +320,239 @@ fn swap_on_a_file_system_in_memory_is_refused() {
         "{:?}",
         files_on(&fs.mountpoint)
     );
+}
+
+/// The paper's Fig. 5 in one sweep: swap on one device against swap on
+/// another against a file mapping. Each swap column has its own area (zram0
+/// and a loop device over a file on disk, both made here), active for its
+/// points only; the table, the stored run, the points' test names and the
+/// report's legend name each by its device; no area is left.
+#[test]
+fn one_sweep_runs_two_swap_devices_and_mmap_each_named_by_its_device() {
+    let _swap = exclusive(Shared::Swap);
+    let _zram = exclusive(Shared::Zram0);
+    require!(setup());
+    let zram = require!(iomark_testrig::Zram::new(96 << 20));
+    let _off_zram = SwapoffUnder(zram.dev.clone());
+    let disk = LoopDevice::blank_on_disk(96 << 20).expect("loop device");
+    let _off_loop = SwapoffUnder(disk.dev.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let (z, l) = (
+        zram.dev.display().to_string(),
+        disk.dev.display().to_string(),
+    );
+    let loop_name = disk.dev.file_name().unwrap().to_string_lossy().into_owned();
+    let backings = format!("swap:{z},swap:{l},mmap:{}", dir.path().display());
+    let db = ScratchDb::new();
+    // 32 MiB limit: 16 MiB of data fits, 64 MiB goes to the swap area.
+    let out = iomark(&[
+        "mem",
+        "stencil",
+        "--ratios",
+        "0.5,2",
+        "--mem-limit",
+        "32MiB",
+        "--backing",
+        &backings,
+        "--allow-write",
+        &z,
+        "--allow-write",
+        &l,
+        "--sweeps",
+        "2",
+        "--threads",
+        "1",
+        "--db",
+        db.db(),
+    ]);
+    let text = ok(&out);
+    let head = text
+        .lines()
+        .find(|l| l.starts_with("data/limit"))
+        .unwrap_or_else(|| panic!("no table: {text}"));
+    let swap_loop = format!("swap on {loop_name}");
+    for column in ["swap on zram0", &swap_loop, "mmap"] {
+        assert!(head.contains(column), "{head}");
+    }
+    let row = text.lines().find(|l| l.starts_with("2 ")).expect("row 2");
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    // 2, data (two words), then the three backings, all completed.
+    for c in &cells[3..6] {
+        assert!(c.parse::<f64>().is_ok_and(|t| t > 0.0), "{row}");
+    }
+
+    let shown = json(&results(db.db(), &["show", "1", "--json"]));
+    let sweep = &shown["document"]["body"]["sweep"];
+    let devices: Vec<&Value> = sweep["backings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| &b["device"])
+        .collect();
+    assert_eq!(devices[0], "zram0");
+    assert_eq!(devices[1], loop_name.as_str());
+    for (path, device) in [(&z, "zram0"), (&l, loop_name.as_str())] {
+        let p = sweep["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["x"] == 2.0 && p["run"]["spec"]["backing"]["path"] == path.as_str())
+            .unwrap_or_else(|| panic!("no point on {path}"));
+        assert_eq!(p["run"]["outcome"]["kind"], "completed", "{device}");
+        assert_eq!(p["run"]["spec"]["backing"]["device"], device);
+        assert_eq!(p["run"]["cgroup"]["oom_kills"], 0, "{device}");
+    }
+    // Each swap column is a test of its own, by its device.
+    let tests: Vec<&str> = shown["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["metric"] == "relative time")
+        .map(|f| f["test"].as_str().unwrap())
+        .collect();
+    assert_eq!(tests.len(), 6, "{tests:?}");
+    for column in ["swap on zram0", &swap_loop] {
+        let n = tests.iter().filter(|t| t.contains(column)).count();
+        assert_eq!(n, 2, "{column} in {tests:?}");
+    }
+    let page = ok(&iomark(&["report", "1", "--db", db.db(), "--html", "-"]));
+    assert!(page.contains("swap on zram0"), "legend");
+    assert!(page.contains(&swap_loop), "legend");
+
+    assert_no_swap_under(&zram.dev);
+    assert_no_swap_under(&disk.dev);
+    assert!(
+        dir_names(dir.path()).is_empty(),
+        "{:?}",
+        dir_names(dir.path())
+    );
+}
+
+/// Two swap backings on one device cannot be told apart: refused before any
+/// area exists.
+#[test]
+fn two_swap_backings_on_one_device_are_refused() {
+    let _swap = exclusive(Shared::Swap);
+    require!(setup());
+    let fs = require!(MountedFs::ext4_for_swap(64 << 20));
+    let _off = SwapoffUnder(fs.mountpoint.clone());
+    let mnt = fs.mountpoint.display().to_string();
+    let out = iomark(&[
+        "mem",
+        "stencil",
+        "--ratios",
+        "2",
+        "--mem-limit",
+        "32MiB",
+        "--backing",
+        &format!("swap:{mnt},swap:{mnt}"),
+        "--no-store",
+    ]);
+    let err = fails_with(&out, "twice");
+    assert!(err.contains("different devices"), "{err}");
+    assert_no_swap_under(&fs.mountpoint);
+    assert!(files_on(&fs.mountpoint).is_empty());
+}
+
+/// A `--warm` sweep's file-mapped point at data under the limit, in either
+/// order of the backings.
+fn warm_sweep(backings: &str, warm: bool) -> Value {
+    let mut args = vec![
+        "mem",
+        "stencil",
+        "--ratios",
+        "0.5",
+        "--mem-limit",
+        "64MiB",
+        "--backing",
+        backings,
+        "--sweeps",
+        "2",
+        "--threads",
+        "1",
+        "--repeat",
+        "3",
+        "--json",
+        "--no-store",
+    ];
+    if warm {
+        args.push("--warm");
+    }
+    let doc = json_of(&iomark(&args));
+    let point = doc["body"]["sweep"]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["run"]["spec"]["backing"]["kind"] == "mmap")
+        .expect("an mmap point")
+        .clone();
+    assert_eq!(point["run"]["outcome"]["kind"], "completed");
+    assert_eq!(
+        point["run"]["spec"]["backing"]["warm"]
+            .as_bool()
+            .unwrap_or(false),
+        warm
+    );
+    assert_eq!(
+        point["run"]["baseline"]["repeats"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    point
+}
+
+fn majfaults(point: &Value) -> u64 {
+    point["run"]["cgroup"]["major_faults"]
+        .as_u64()
+        .expect("major faults recorded")
+}
+
+fn relative(point: &Value) -> (f64, f64, f64) {
+    let b = &point["run"]["baseline"];
+    let rel: Vec<f64> = b["repeats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["constrained"].as_f64().unwrap() / p["baseline"].as_f64().unwrap())
+        .collect();
+    let lo = rel.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = rel.iter().copied().fold(0.0, f64::max);
+    (b["relative_time"].as_f64().unwrap(), lo, hi)
+}
+
+/// "mmap wins while the file fits": with --warm the file is in the page
+/// cache before the kernel's first touch, whichever backing runs first.
+/// The mechanism is asserted exactly (a cold point's first touch of its new
+/// file faults pages in from the file system, a warm one finds them all
+/// cached: fewer major faults, none of the data's); the times only within
+/// their noise: the warm median is at most the cold point's highest pair,
+/// and the two orders' warm ranges overlap.
+#[test]
+fn warm_mmap_starts_cached_whatever_the_order_of_the_backings() {
+    require!(memory_cgroup());
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let cold = warm_sweep(&format!("mmap:{d},heap"), false);
+    let warm_last = warm_sweep(&format!("heap,mmap:{d}"), true);
+    let warm_first = warm_sweep(&format!("mmap:{d},heap"), true);
+    assert!(majfaults(&cold) >= 1, "a new file's first touch reads it");
+    for warm in [&warm_first, &warm_last] {
+        assert!(majfaults(warm) < majfaults(&cold), "{warm}");
+    }
+    let (cold_median, _, cold_hi) = relative(&cold);
+    let (first, first_lo, first_hi) = relative(&warm_first);
+    let (last, last_lo, last_hi) = relative(&warm_last);
+    eprintln!(
+        "relative time, cold {cold_median:.3}; warm mmap first {first:.3} [{first_lo:.3}-{first_hi:.3}], last {last:.3} [{last_lo:.3}-{last_hi:.3}]"
+    );
+    for w in [first, last] {
+        assert!(w <= cold_hi, "warm {w} is slower than every cold pair");
+    }
+    assert!(
+        first_lo <= last_hi && last_lo <= first_hi,
+        "the order of the backings moved the warm point beyond its noise"
+    );
+    assert!(dir_names(dir.path()).is_empty());
 }

@@ -18,14 +18,12 @@ use std::process::Command;
 use std::sync::atomic::AtomicBool;
 
 use iomark_model::mem::{
-    Backing, HimenoLength, HimenoSpec, KernelResult, MemBaseline, MemHost, MemJobSpec,
-    MemKernelSpec, MemOutcome, MemRun, MemSweep, MemSweepPoint, SweepAxis,
+    Backing, HimenoLength, HimenoSpec, KernelResult, MemHost, MemJobSpec, MemKernelSpec, MemOutcome,
 };
-use iomark_model::units::{Bytes, Nanos};
+use iomark_model::units::Bytes;
 use iomark_model::{Warning, WarningKind};
 
 use crate::region::{Region, ARRAY_PAD};
-use crate::swap::{SwapArea, SwapTarget};
 use crate::{himeno, stencil, stream, sys, threads, MemError};
 use iomark_host::cgroup::{self, MemCgroup};
 
@@ -258,7 +256,7 @@ pub fn run_limited(
     stop: &AtomicBool,
 ) -> Result<(MemOutcome, iomark_model::mem::CgroupUsage), MemError> {
     let _leftover = Leftover(match &spec.backing {
-        Backing::Mmap { path } => Some(PathBuf::from(path)),
+        Backing::Mmap { path, .. } => Some(PathBuf::from(path)),
         Backing::Heap | Backing::Swap { .. } => None,
     });
     let group = MemCgroup::create(limit)?;
@@ -425,6 +423,13 @@ pub fn warnings(spec: &MemJobSpec, host: &MemHost) -> Vec<Warning> {
                     "the data ({data}) fits within the memory limit ({limit}), so the run is not out of core; lower --mem-limit"
                 ),
             ));
+        } else if matches!(spec.backing, Backing::Mmap { warm: true, .. }) {
+            out.push(Warning::new(
+                WarningKind::Other,
+                format!(
+                    "--warm read the file ({data}) before measuring, but it is larger than the memory limit ({limit}), so most of it was evicted again; warm runs show the file-fits-in-memory case at data under the limit"
+                ),
+            ));
         } else if spec.backing == Backing::Heap && host.swap.total.get() > 0 {
             out.push(Warning::new(
                 WarningKind::Other,
@@ -460,247 +465,11 @@ pub fn same_work(spec: &MemJobSpec, baseline: &KernelResult) -> MemJobSpec {
     }
 }
 
-/// Run a job completely: the optional all-in-memory baseline (`relative`),
-/// then the job itself, in a limited child when it has a limit. After a
-/// baseline the job does the baseline's work ([`same_work`]), and the
-/// relative time is the ratio of the two execution times (initialisation
-/// plus the counted work; see [`MemOutcome::Completed`]).
-/// `swap` is where a `--backing swap:PATH` area goes (checked by
-/// [`crate::settings`]); it is set up for the run only.
-/// `child` builds the command that re-executes the binary into
-/// [`serve_child`].
-/// `stop` is the Ctrl-C flag (see [`run_in_process`]).
-pub fn run(
-    spec: &MemJobSpec,
-    relative: bool,
-    swap: Option<&SwapTarget>,
-    stop: &AtomicBool,
-    child: impl FnOnce() -> Command,
-) -> Result<MemRun, MemError> {
-    check_limits(spec, relative)?;
-    if spec.mem_limit.is_some() {
-        cgroup::available()?;
-    }
-    let host = sys::host();
-    let baseline = if relative {
-        baseline_of(spec, stop)?
-    } else {
-        None
-    };
-    let area = match (swap, &spec.backing) {
-        (Some(target), Backing::Swap { .. }) => Some(SwapArea::create(
-            target,
-            swap_size(std::iter::once(&spec.kernel)),
-        )?),
-        _ => None,
-    };
-    let run = run_point(spec, baseline, &host, area.as_ref(), stop, child)?;
-    if let Some(area) = area {
-        area.remove()?;
-    }
-    Ok(run)
-}
-
-/// The all-in-memory run (heap, no limit) of `spec`'s kernel: its result
-/// and execution time, `None` when it was stopped.
-fn baseline_of(
-    spec: &MemJobSpec,
-    stop: &AtomicBool,
-) -> Result<Option<(KernelResult, Nanos)>, MemError> {
-    let all_in_memory = MemJobSpec {
-        backing: Backing::Heap,
-        mem_limit: None,
-        ..spec.clone()
-    };
-    Ok(match run_in_process(&all_in_memory, stop)? {
-        MemOutcome::Completed {
-            result, execution, ..
-        } => Some((result, execution)),
-        _ => None,
-    })
-}
-
-/// A swap area large enough for the largest of `kernels`' data, plus room
-/// for the process itself.
-fn swap_size<'a>(kernels: impl Iterator<Item = &'a MemKernelSpec>) -> Bytes {
-    let most = kernels.map(|k| data_bytes(k).get()).max().unwrap_or(0);
-    Bytes(most + 64 * Bytes::MIB)
-}
-
-/// Run `spec` (after its baseline, if any) where its limit says, with the
-/// swap `area` of a swap backing active.
-fn run_point(
-    spec: &MemJobSpec,
-    baseline: Option<(KernelResult, Nanos)>,
-    host: &MemHost,
-    area: Option<&SwapArea>,
-    stop: &AtomicBool,
-    child: impl FnOnce() -> Command,
-) -> Result<MemRun, MemError> {
-    let mut warnings = warnings(spec, host);
-    let constrained = match &baseline {
-        Some((result, _)) => same_work(spec, result),
-        None => spec.clone(),
-    };
-    // The limited run is a child: its CPU counts once it is reaped.
-    let sampler = iomark_host::CpuSampler::start_with_children();
-    let quota = iomark_host::machine::CpuQuotaWatch::start();
-    let wall = std::time::Instant::now();
-    let (outcome, cgroup) = match constrained.mem_limit {
-        _ if stop.load(std::sync::atomic::Ordering::Relaxed) => (MemOutcome::Interrupted, None),
-        Some(limit) => {
-            let swap = area.map(SwapArea::size);
-            let (o, u) = run_limited(&constrained, limit, host, swap, child(), stop)?;
-            (o, Some(Box::new(u)))
-        }
-        None => (run_in_process(&constrained, stop)?, None),
-    };
-    let record = sampler.read();
-    warnings.extend(iomark_host::machine::machine_warnings(
-        "the kernel's run",
-        wall.elapsed(),
-        record.process,
-        record.host.as_ref(),
-        quota.as_ref().and_then(|q| q.throttled()).as_ref(),
-    ));
-    let cpu = Some(record);
-    let baseline = baseline.map(|(result, execution)| {
-        Box::new(MemBaseline {
-            relative_time: relative_time(&outcome, execution),
-            result,
-            execution,
-        })
-    });
-    Ok(MemRun {
-        spec: spec.clone(),
-        host: host.clone(),
-        outcome,
-        cgroup,
-        baseline,
-        warnings,
-        sweep: None,
-        cpu,
-        cluster: None,
-    })
-}
-
-/// A checked sweep: the kernel at each x value, crossed with the backings.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SweepSpec {
-    /// What x counts.
-    pub axis: SweepAxis,
-    /// Each x value and the kernel sized for it.
-    pub points: Vec<(f64, MemKernelSpec)>,
-    /// The backings, in the order given.
-    pub backings: Vec<Backing>,
-}
-
-/// Run a sweep: the all-in-memory baseline of every size first, then each
-/// backing over all sizes (a swap backing's area is active for its column
-/// only), each point under the job's limit in its own memory cgroup. A
-/// point the OOM killer ends is kept as killed. `template` gives threads,
-/// advice and limit; its kernel and backing are the first point's.
-pub fn run_sweep(
-    template: &MemJobSpec,
-    sweep: &SweepSpec,
-    swap: Option<&SwapTarget>,
-    stop: &AtomicBool,
-    child: impl Fn() -> Command,
-) -> Result<MemRun, MemError> {
-    let at = |kernel: &MemKernelSpec, backing: &Backing| MemJobSpec {
-        kernel: kernel.clone(),
-        backing: backing.clone(),
-        ..template.clone()
-    };
-    for (_, kernel) in &sweep.points {
-        check_limits(&at(kernel, &Backing::Heap), true)?;
-    }
-    if template.mem_limit.is_some() {
-        cgroup::available()?;
-    }
-    let host = sys::host();
-    let mut baselines = Vec::with_capacity(sweep.points.len());
-    for (_, kernel) in &sweep.points {
-        baselines.push(baseline_of(&at(kernel, &Backing::Heap), stop)?);
-    }
-    let mut columns = Vec::with_capacity(sweep.backings.len());
-    for backing in &sweep.backings {
-        let area = match (swap, backing) {
-            (Some(target), Backing::Swap { .. }) if !stopped(stop) => Some(SwapArea::create(
-                target,
-                swap_size(sweep.points.iter().map(|(_, k)| k)),
-            )?),
-            _ => None,
-        };
-        let mut column = Vec::with_capacity(sweep.points.len());
-        for ((x, kernel), baseline) in sweep.points.iter().zip(&baselines) {
-            let spec = at(kernel, backing);
-            let run = run_point(&spec, baseline.clone(), &host, area.as_ref(), stop, &child)?;
-            column.push(MemSweepPoint {
-                x: *x,
-                data: data_bytes(kernel),
-                run,
-            });
-        }
-        if let Some(area) = area {
-            area.remove()?;
-        }
-        columns.push(column);
-    }
-    // Stored x by x, each x's backings in the order given.
-    let mut points = Vec::with_capacity(sweep.points.len() * sweep.backings.len());
-    let mut iters: Vec<_> = columns.into_iter().map(Vec::into_iter).collect();
-    for _ in &sweep.points {
-        points.extend(iters.iter_mut().filter_map(Iterator::next));
-    }
-    let outcome = if stopped(stop) {
-        MemOutcome::Interrupted
-    } else {
-        MemOutcome::Swept
-    };
-    let first = sweep
-        .points
-        .first()
-        .map(|(_, k)| k)
-        .unwrap_or(&template.kernel);
-    let first_backing = sweep.backings.first().unwrap_or(&template.backing);
-    Ok(MemRun {
-        spec: at(first, first_backing),
-        host,
-        outcome,
-        cgroup: None,
-        baseline: None,
-        warnings: Vec::new(),
-        sweep: Some(Box::new(MemSweep {
-            axis: sweep.axis,
-            backings: sweep.backings.clone(),
-            points,
-        })),
-        // Each point carries its own CPU; the sweep as a whole has none.
-        cpu: None,
-        cluster: None,
-    })
-}
-
-fn stopped(stop: &AtomicBool) -> bool {
-    stop.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// The constrained run's execution time over the baseline's, when it
-/// completed and the baseline took any time.
-fn relative_time(outcome: &MemOutcome, baseline: Nanos) -> Option<f64> {
-    match outcome {
-        MemOutcome::Completed { execution, .. } if baseline.get() > 0 => {
-            Some(execution.get() as f64 / baseline.get() as f64)
-        }
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use iomark_model::mem::{Advice, HimenoGrid, HimenoLength, HimenoSpec, StreamSpec};
+    use iomark_model::units::Nanos;
 
     fn spec(kernel: MemKernelSpec, threads: u32) -> MemJobSpec {
         MemJobSpec {
@@ -779,16 +548,6 @@ mod tests {
         for (h, e) in [(b, base_exec), (r, exec)] {
             assert_eq!(e.get(), h.init.get() + h.elapsed.get());
         }
-        assert!(relative_time(
-            &MemOutcome::Completed {
-                result: run.clone(),
-                execution: exec,
-                msync: None
-            },
-            base_exec
-        )
-        .is_some_and(|t| t > 0.0));
-
         let fixed = himeno_xs(HimenoLength::Iterations(3));
         assert_eq!(same_work(&fixed, &base), fixed);
         let stream = spec(
@@ -800,18 +559,5 @@ mod tests {
             1,
         );
         assert_eq!(same_work(&stream, &base), stream);
-    }
-
-    #[test]
-    fn no_relative_time_without_a_completed_run_or_a_baseline_time() {
-        assert_eq!(relative_time(&MemOutcome::Interrupted, Nanos(1)), None);
-        let (result, execution) = completed(&himeno_xs(HimenoLength::Iterations(1)));
-        let done = MemOutcome::Completed {
-            result,
-            execution,
-            msync: None,
-        };
-        assert_eq!(relative_time(&done, Nanos(0)), None);
-        assert_eq!(relative_time(&done, execution), Some(1.0));
     }
 }

@@ -34,11 +34,13 @@ mod error;
 pub mod himeno;
 pub mod job;
 pub mod region;
+pub mod relative;
 pub mod settings;
 mod split;
 pub mod stencil;
 pub mod stream;
 pub mod swap;
+pub mod sweep;
 pub mod sys;
 pub mod threads;
 

@@ -14,8 +14,8 @@ use iomark_model::mem::{
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{RunBody, RunDocument, RunStatus};
 
-use crate::job::SweepSpec;
 use crate::swap::SwapTarget;
+use crate::sweep::SweepSpec;
 use crate::{himeno, sys, MemError};
 
 /// The smallest `--mem-limit`: the process itself must fit.
@@ -44,7 +44,15 @@ pub struct MemSettings {
     /// `--allow-write`: block devices that may be overwritten (a swap
     /// backing on a device).
     pub allow_write: Vec<PathBuf>,
+    /// `--warm`: read a file mapping's file through once before measuring.
+    pub warm: bool,
+    /// `--repeat N`: pairs of all-in-memory and constrained runs,
+    /// alternated (`None`: one).
+    pub repeat: Option<u32>,
 }
+
+/// The most `--repeat` pairs.
+pub const MAX_REPEAT: u32 = 100;
 
 /// A checked memory job.
 #[derive(Debug, Clone)]
@@ -58,15 +66,19 @@ pub struct MemPlan {
     pub backing_dir: Option<PathBuf>,
     /// Where a swap backing's area goes.
     pub swap: Option<SwapTarget>,
+    /// Pairs of all-in-memory and constrained runs, alternated (1: one
+    /// baseline, one run).
+    pub repeat: u32,
     /// With `--sizes` or `--ratios`: the sweep; `spec` is then its first
     /// point.
     pub sweep: Option<SweepSpec>,
 }
 
-/// One `--backing` value, checked.
+/// One `--backing` value, checked; `warm` marks a file mapping `--warm`.
 fn parse_backing(
     text: &str,
     allow_write: &[PathBuf],
+    warm: bool,
 ) -> Result<(Backing, Option<PathBuf>, Option<SwapTarget>), MemError> {
     if text == "heap" {
         Ok((Backing::Heap, None, None))
@@ -74,7 +86,7 @@ fn parse_backing(
         let file = crate::region::resolve_mmap_path(Path::new(path))?;
         let dir = file.parent().map(Path::to_path_buf);
         let path = file.display().to_string();
-        Ok((Backing::Mmap { path }, dir, None))
+        Ok((Backing::Mmap { path, warm }, dir, None))
     } else if let Some(path) = text.strip_prefix("swap:") {
         let target = SwapTarget::check(Path::new(path), allow_write)?;
         let (path, dir) = match &target {
@@ -82,7 +94,8 @@ fn parse_backing(
             SwapTarget::Device(d) => (d.clone(), Some(d.clone())),
         };
         let path = path.display().to_string();
-        Ok((Backing::Swap { path }, dir, Some(target)))
+        let device = target.device_name();
+        Ok((Backing::Swap { path, device }, dir, Some(target)))
     } else {
         invalid(format!(
             "--backing {text:?} is not heap, mmap:PATH or swap:PATH (e.g. --backing mmap:/mnt/ssd)"
@@ -142,25 +155,40 @@ impl MemSettings {
         let backings = self
             .backing
             .split(',')
-            .map(|b| parse_backing(b.trim(), &self.allow_write))
+            .map(|b| parse_backing(b.trim(), &self.allow_write, self.warm))
             .collect::<Result<Vec<_>, _>>()?;
         let sweeping = !self.sizes.is_empty() || !self.ratios.is_empty();
         if backings.len() > 1 && !sweeping {
             return invalid("several --backing values make a sweep; add --sizes LIST or --ratios LIST (or give one backing)");
         }
+        check_distinct(&backings)?;
         let swaps = backings.iter().filter(|b| b.2.is_some()).count();
-        if swaps > 1 {
-            return invalid("give at most one swap:PATH backing");
-        }
-        if swaps == 1 && self.mem_limit.is_none() {
+        if swaps > 0 && self.mem_limit.is_none() {
             return invalid(
                 "--backing swap:PATH swaps what outgrows a memory limit; add --mem-limit SIZE",
             );
         }
+        if self.warm && !backings.iter().any(|b| matches!(b.0, Backing::Mmap { .. })) {
+            return invalid("--warm reads a file mapping's file before measuring; add --backing mmap:PATH (or drop --warm)");
+        }
+        let repeat = match self.repeat {
+            None => 1,
+            Some(0) => return invalid("--repeat must be at least 1"),
+            Some(n) if n > MAX_REPEAT => {
+                return invalid(format!(
+                    "--repeat {n} is more than {MAX_REPEAT} pairs; use fewer"
+                ))
+            }
+            Some(n) => n,
+        };
+        if repeat > 1 && !self.relative && !sweeping {
+            return invalid("--repeat alternates the all-in-memory run with the constrained one; add --relative (or a sweep: --sizes or --ratios)");
+        }
         let swap = backings.iter().find_map(|b| b.2.clone());
         let backing_dir = backings.iter().find_map(|b| b.1.clone());
-        let backing_list: Vec<Backing> = backings.into_iter().map(|b| b.0).collect();
-        let backing = backing_list[0].clone();
+        let columns: Vec<(Backing, Option<SwapTarget>)> =
+            backings.into_iter().map(|b| (b.0, b.2)).collect();
+        let backing = columns[0].0.clone();
         let sweep = match (&self.sizes[..], &self.ratios[..], self.mem_limit) {
             ([], [], _) => None,
             ([_, ..], [_, ..], _) => return invalid("give --sizes or --ratios, not both"),
@@ -192,7 +220,7 @@ impl MemSettings {
                     .into_iter()
                     .map(|(x, b)| sized(&kernel, b).map(|k| (x, k)))
                     .collect::<Result<_, _>>()?,
-                backings: backing_list,
+                backings: columns,
             }),
         };
         let kernel = match &sweep {
@@ -221,9 +249,33 @@ impl MemSettings {
             relative: self.relative,
             backing_dir,
             swap,
+            repeat,
             sweep,
         })
     }
+}
+
+/// Each backing once: a sweep's columns, its points' test names and its
+/// swap areas (one per device, each active for its column alone) are told
+/// apart by their labels (`swap on zram0`).
+fn check_distinct(
+    backings: &[(Backing, Option<PathBuf>, Option<SwapTarget>)],
+) -> Result<(), MemError> {
+    for (i, (b, ..)) in backings.iter().enumerate() {
+        if let Some((other, ..)) = backings[..i].iter().find(|(o, ..)| o.label() == b.label()) {
+            let fix = match b {
+                Backing::Swap { .. } => "name swap areas on different devices",
+                _ => "give each backing once",
+            };
+            return invalid(format!(
+                "--backing lists {} twice ({} and {}); {fix}",
+                b.label(),
+                other,
+                b
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn invalid<T>(msg: impl Into<String>) -> Result<T, MemError> {

@@ -42,6 +42,11 @@ fn fs_magic(fs: &rustix::fs::StatFs) -> i64 {
     fs.f_type as i64
 }
 
+/// `swapon(2)` flags (linux/swap.h; not in the libc crate): use the
+/// priority in the low bits, the highest there is.
+const SWAP_FLAG_PREFER: libc::c_int = 0x8000;
+const SWAP_FLAG_PRIO_MASK: libc::c_int = 0x7fff;
+
 /// Where a swap area is set up, as checked from the user's `PATH`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SwapTarget {
@@ -79,6 +84,31 @@ impl SwapTarget {
                 Ok(SwapTarget::File(file))
             }
         }
+    }
+}
+
+impl SwapTarget {
+    /// The kernel name of the block device that holds the area: the
+    /// device itself, or the one under the swap file's directory; `None`
+    /// where the file system has no block device of its own (btrfs, with
+    /// an anonymous device number).
+    pub fn device_name(&self) -> Option<String> {
+        let dev = match self {
+            SwapTarget::Device(d) => std::fs::metadata(d).ok()?.rdev(),
+            SwapTarget::File(f) => {
+                let dir = match f.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p,
+                    _ => Path::new("."),
+                };
+                std::fs::metadata(dir).ok()?.dev()
+            }
+        };
+        let devno = DevNo {
+            major: rustix::fs::major(dev),
+            minor: rustix::fs::minor(dev),
+        };
+        let dir = iomark_host::Sysfs::system().block_dir(devno)?;
+        Some(dir.file_name()?.to_string_lossy().into_owned())
     }
 }
 
@@ -301,9 +331,13 @@ impl SwapArea {
 
     fn swapon(&mut self) -> Result<(), MemError> {
         let path = self.fd_path();
+        // The highest priority: the kernel fills areas in priority order, so
+        // the run's pages go to this area, not to swap the machine has of
+        // its own (whose default priorities are negative).
+        let flags = SWAP_FLAG_PREFER | SWAP_FLAG_PRIO_MASK;
         // SAFETY: `path` is a valid NUL-terminated string that lives across
         // the call; swapon only reads it.
-        let rc = unsafe { libc::swapon(path.as_ptr(), 0) };
+        let rc = unsafe { libc::swapon(path.as_ptr(), flags) };
         if rc != 0 {
             let e = std::io::Error::last_os_error();
             return Err(self.bad(format!(

@@ -10,6 +10,11 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 pub use crate::cgroup::CgroupUsage;
+pub use sweep::{
+    median, MemBaseline, MemSweep, MemSweepPoint, RepeatPair, SweepAxis, SweepCell, SweepRow,
+};
+
+mod sweep;
 use crate::units::{Bytes, BytesPerSec, Nanos};
 use crate::warning::Warning;
 
@@ -23,6 +28,13 @@ pub enum Backing {
     Mmap {
         /// The backing file's path (a file inside the directory the user named).
         path: String,
+        /// `--warm`: the file was read through once before the measured
+        /// part, so the kernel found it in the page cache (the paper's "the
+        /// file fits in memory" case); else it started with none of it
+        /// cached. Part of the test's identity. Runs stored before this
+        /// existed started cold.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        warm: bool,
     },
     /// Anonymous memory, as the heap, with a swap area that iomark set up at
     /// `path` for the run only (a new file, or a block device named with
@@ -31,16 +43,35 @@ pub enum Backing {
     Swap {
         /// The swap file iomark created, or the block device.
         path: String,
+        /// The kernel name of the block device that holds the area
+        /// (`zram0`, `loop3`, `nvme0n1p2`): the device itself, or the one
+        /// under the swap file's file system; `None` where it has none
+        /// (btrfs) and in runs stored before it was recorded.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        device: Option<String>,
     },
 }
 
 impl Backing {
-    /// `heap`, `mmap` or `swap`: the column a sweep shows it under.
+    /// `heap`, `mmap` or `swap`: what kind of memory it is.
     pub fn kind(&self) -> &'static str {
         match self {
             Backing::Heap => "heap",
             Backing::Mmap { .. } => "mmap",
             Backing::Swap { .. } => "swap",
+        }
+    }
+
+    /// How a table column, a chart legend and a test name call it:
+    /// `heap`, `mmap`, `mmap warm`, `swap on zram0` (`swap` where the
+    /// device is unknown).
+    pub fn label(&self) -> String {
+        match self {
+            Backing::Mmap { warm: true, .. } => "mmap warm".into(),
+            Backing::Swap {
+                device: Some(d), ..
+            } => format!("swap on {d}"),
+            other => other.kind().into(),
         }
     }
 }
@@ -49,8 +80,23 @@ impl fmt::Display for Backing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Backing::Heap => f.write_str("heap"),
-            Backing::Mmap { path } => write!(f, "mmap:{path}"),
-            Backing::Swap { path } => write!(f, "swap:{path}"),
+            Backing::Mmap { path, warm } => {
+                write!(f, "mmap:{path}")?;
+                if *warm {
+                    f.write_str(" (warm: read once before measuring)")?;
+                }
+                Ok(())
+            }
+            Backing::Swap { path, device } => {
+                write!(f, "swap:{path}")?;
+                match device {
+                    // A device named by its own node says it already.
+                    Some(d) if path.strip_prefix("/dev/") != Some(d.as_str()) => {
+                        write!(f, " (on {d})")
+                    }
+                    _ => Ok(()),
+                }
+            }
         }
     }
 }
@@ -538,151 +584,6 @@ pub struct MemRun {
     pub cluster: Option<Box<MemCluster>>,
 }
 
-/// What a sweep's x axis counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SweepAxis {
-    /// `--sizes`: the kernel's data in bytes.
-    Size,
-    /// `--ratios`: the data over the memory limit.
-    Ratio,
-}
-
-/// A sweep over data sizes (or size/limit ratios) crossed with backings,
-/// as the paper draws its relative-time curves.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MemSweep {
-    /// What the x axis counts.
-    pub axis: SweepAxis,
-    /// The backings, in the order given (the table's columns).
-    pub backings: Vec<Backing>,
-    /// One point per x value and backing, x by x, each x's backings in
-    /// order.
-    pub points: Vec<MemSweepPoint>,
-}
-
-/// One point of a sweep: an x value on one backing.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MemSweepPoint {
-    /// The x value: bytes for [`SweepAxis::Size`], data/limit for
-    /// [`SweepAxis::Ratio`].
-    pub x: f64,
-    /// The kernel's data at this point (its size rounded to the kernel's
-    /// grid).
-    pub data: Bytes,
-    /// The run, with its all-in-memory baseline (same size, heap, no limit)
-    /// and relative time; an OOM kill is kept as one.
-    pub run: MemRun,
-}
-
-/// One cell of a sweep's table: a point as the paper draws it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum SweepCell {
-    /// Completed: execution time over the all-in-memory run's.
-    Relative(f64),
-    /// The OOM killer ended it: the paper's most telling point.
-    Killed,
-    /// Stopped by Ctrl-C, or never run after a stop.
-    Interrupted,
-    /// Completed with a failed check, or without a baseline time.
-    NoFigure,
-}
-
-impl fmt::Display for SweepCell {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SweepCell::Relative(t) => write!(f, "{t:.2}"),
-            SweepCell::Killed => f.write_str("killed"),
-            SweepCell::Interrupted => f.write_str("-"),
-            SweepCell::NoFigure => f.write_str("n/a"),
-        }
-    }
-}
-
-/// One row of a sweep's table: an x value, its data, a cell per backing.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SweepRow {
-    /// The x value (bytes or ratio).
-    pub x: f64,
-    /// The kernel's data at this x.
-    pub data: Bytes,
-    /// One cell per backing, in the sweep's order.
-    pub cells: Vec<SweepCell>,
-}
-
-impl MemSweep {
-    /// The table the paper draws: a row per x value, a cell per backing.
-    pub fn rows(&self) -> Vec<SweepRow> {
-        let mut rows: Vec<SweepRow> = Vec::new();
-        for p in &self.points {
-            let column = self
-                .backings
-                .iter()
-                .position(|b| b.kind() == p.run.spec.backing.kind())
-                .unwrap_or(0);
-            if rows.last().is_none_or(|r| r.x != p.x) {
-                rows.push(SweepRow {
-                    x: p.x,
-                    data: p.data,
-                    cells: vec![SweepCell::Interrupted; self.backings.len()],
-                });
-            }
-            let row = rows.last_mut().expect("pushed above");
-            row.cells[column] = p.cell();
-        }
-        rows
-    }
-
-    /// How an x value is written: `256 MiB` or `0.5`.
-    pub fn x_label(&self, x: f64) -> String {
-        match self.axis {
-            SweepAxis::Size => Bytes(x as u64).to_string(),
-            SweepAxis::Ratio => format!("{x}"),
-        }
-    }
-}
-
-impl MemSweepPoint {
-    /// The point's cell in the table.
-    pub fn cell(&self) -> SweepCell {
-        match (&self.run.outcome, self.relative_time()) {
-            (MemOutcome::OomKilled { .. }, _) => SweepCell::Killed,
-            (MemOutcome::Interrupted, _) => SweepCell::Interrupted,
-            (MemOutcome::Completed { result, .. }, Some(t)) if !result.validation().is_failed() => {
-                SweepCell::Relative(t)
-            }
-            _ => SweepCell::NoFigure,
-        }
-    }
-
-    /// The relative time, or `None` for a point killed, interrupted or
-    /// without a baseline.
-    pub fn relative_time(&self) -> Option<f64> {
-        self.run.baseline.as_ref().and_then(|b| b.relative_time)
-    }
-
-    /// Whether the OOM killer ended it.
-    pub fn killed(&self) -> bool {
-        matches!(self.run.outcome, MemOutcome::OomKilled { .. })
-    }
-}
-
-/// The all-in-memory run `--relative` compares against. The constrained
-/// run does the same work: the same passes or sweeps (for Himeno with a
-/// time target, exactly the baseline's timed sweeps).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MemBaseline {
-    /// Its figures.
-    pub result: KernelResult,
-    /// Its execution time, counted as the constrained run's (initialisation
-    /// plus the counted work; see [`MemOutcome::Completed`]).
-    pub execution: Nanos,
-    /// The constrained run's execution time over this one (the paper's
-    /// "relative execution time", on equal work); `None` when the
-    /// constrained run did not complete.
-    pub relative_time: Option<f64>,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -708,6 +609,7 @@ mod tests {
             threads: 2,
             backing: Backing::Mmap {
                 path: "/tmp/x".into(),
+                warm: true,
             },
             advice: Advice::Sequential,
             mem_limit: Some(Bytes(256 << 20)),

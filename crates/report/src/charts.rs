@@ -793,7 +793,7 @@ fn mem_sweep(r: &ReportRun, m: &MemRun, sweep: &MemSweep, out: &mut Vec<Chart>) 
             .collect();
         if !points.is_empty() {
             series.push(LineSeries {
-                name: b.kind().to_string(),
+                name: b.label(),
                 points,
                 dashed: false,
                 scatter: false,
@@ -802,7 +802,7 @@ fn mem_sweep(r: &ReportRun, m: &MemRun, sweep: &MemSweep, out: &mut Vec<Chart>) 
         }
         if !killed.is_empty() {
             series.push(LineSeries {
-                name: format!("{} killed (OOM)", b.kind()),
+                name: format!("{} killed (OOM)", b.label()),
                 points: killed,
                 dashed: false,
                 scatter: true,

@@ -3,7 +3,7 @@
 
 use iomark_model::mem::{
     Backing, CheckOutcome, HimenoResult, KernelResult, MemJobSpec, MemKernelSpec, MemOutcome,
-    MemRun, MemSweep, StencilResult, StreamResult, SweepAxis,
+    MemRun, MemSweep, StencilResult, StreamResult, SweepAxis, SweepCell,
 };
 use iomark_model::units::Nanos;
 
@@ -88,11 +88,15 @@ pub fn mem_run(run: &MemRun) -> String {
             secs(b.execution),
             counted_work(spec, &b.result)
         );
-        match b.relative_time {
-            Some(rel) => out.push_str(&format!(
+        match (b.relative_time, b.spread()) {
+            (Some(rel), Some((lo, hi))) => out.push_str(&format!(
+                "{head}; same work as this run, relative execution time: {rel:.3} (median of {} alternated pairs, {lo:.3}-{hi:.3})\n",
+                b.repeats.len()
+            )),
+            (Some(rel), None) => out.push_str(&format!(
                 "{head}; same work as this run, relative execution time: {rel:.3}\n"
             )),
-            None => out.push_str(&format!(
+            (None, _) => out.push_str(&format!(
                 "{head}; no relative time (this run did not complete)\n"
             )),
         }
@@ -123,8 +127,20 @@ fn mem_sweep(run: &MemRun, sweep: &MemSweep) -> String {
     let spec = &run.spec;
     for b in &sweep.backings {
         if b != &Backing::Heap {
-            out.push_str(&format!("{}: {b}\n", b.kind()));
+            out.push_str(&format!("{}: {b}\n", b.label()));
         }
+    }
+    let pairs = sweep
+        .points
+        .iter()
+        .filter_map(|p| p.run.baseline.as_ref())
+        .map(|b| b.repeats.len())
+        .max()
+        .unwrap_or(0);
+    if pairs > 1 {
+        out.push_str(&format!(
+            "Each cell: the median relative time of {pairs} alternated pairs (all-in-memory run, then the constrained run), [lowest-highest]\n"
+        ));
     }
     if sweep
         .backings
@@ -168,13 +184,25 @@ pub(crate) fn sweep_table(run: &MemRun, sweep: &MemSweep) -> String {
     };
     let mut table = vec![std::iter::once(x_head.to_string())
         .chain(std::iter::once("data".to_string()))
-        .chain(sweep.backings.iter().map(|b| b.kind().to_string()))
+        .chain(sweep.backings.iter().map(Backing::label))
         .collect::<Vec<_>>()];
     for row in sweep.rows() {
+        let cells = row.cells.iter().enumerate().map(|(k, c)| {
+            let spread = sweep
+                .points
+                .iter()
+                .find(|p| p.x == row.x && sweep.column_of(&p.run.spec.backing) == k)
+                .and_then(|p| p.run.baseline.as_ref())
+                .and_then(|b| b.spread());
+            match (c, spread) {
+                (SweepCell::Relative(_), Some((lo, hi))) => format!("{c} [{lo:.2}-{hi:.2}]"),
+                _ => c.to_string(),
+            }
+        });
         table.push(
             [sweep.x_label(row.x), row.data.to_string()]
                 .into_iter()
-                .chain(row.cells.iter().map(|c| c.to_string()))
+                .chain(cells)
                 .collect(),
         );
     }
@@ -417,6 +445,7 @@ mod tests {
                 result: himeno(3, 306, 1),
                 execution: Nanos(1_004_000_000),
                 relative_time: Some(2_004.0 / 1_004.0),
+                repeats: Vec::new(),
             })),
             warnings: Vec::new(),
             sweep: None,
@@ -424,5 +453,94 @@ mod tests {
             cluster: None,
         };
         insta::assert_snapshot!(mem_run(&run));
+    }
+
+    /// Two swap columns named by their devices; a point with repeats shows
+    /// its median and range, a killed one "killed".
+    #[test]
+    fn a_sweep_table_names_swap_devices_and_shows_repeat_ranges() {
+        let swap_on = |d: &str| Backing::Swap {
+            path: format!("/dev/{d}"),
+            device: Some(d.into()),
+        };
+        let spec = |backing| MemJobSpec {
+            kernel: MemKernelSpec::Himeno(HimenoSpec {
+                grid: HimenoGrid {
+                    name: None,
+                    i: 32,
+                    j: 32,
+                    k: 64,
+                },
+                length: HimenoLength::Iterations(3),
+            }),
+            threads: 1,
+            backing,
+            advice: Advice::Normal,
+            mem_limit: Some(Bytes(64 << 20)),
+        };
+        let pair = |b: u64, c: u64| iomark_model::mem::RepeatPair {
+            baseline: Nanos(b),
+            constrained: Nanos(c),
+        };
+        let point = |backing, outcome, repeats: Vec<_>| iomark_model::mem::MemSweepPoint {
+            x: 2.0,
+            data: Bytes(128 << 20),
+            run: MemRun {
+                spec: spec(backing),
+                host: MemHost::default(),
+                outcome,
+                cgroup: None,
+                baseline: Some(Box::new(MemBaseline {
+                    result: himeno(0, 3, 1),
+                    execution: Nanos(100),
+                    relative_time: iomark_model::mem::median(
+                        &repeats
+                            .iter()
+                            .map(iomark_model::mem::RepeatPair::relative)
+                            .collect::<Vec<_>>(),
+                    ),
+                    repeats,
+                })),
+                warnings: Vec::new(),
+                sweep: None,
+                cpu: None,
+                cluster: None,
+            },
+        };
+        let done = MemOutcome::Completed {
+            result: himeno(0, 3, 1),
+            execution: Nanos(400),
+            msync: None,
+        };
+        let killed = MemOutcome::OomKilled {
+            message: "killed".into(),
+        };
+        let backings = vec![swap_on("zram0"), swap_on("loop3")];
+        let sweep = MemSweep {
+            axis: SweepAxis::Ratio,
+            points: vec![
+                point(
+                    swap_on("zram0"),
+                    done,
+                    vec![pair(100, 400), pair(100, 250), pair(100, 300)],
+                ),
+                point(swap_on("loop3"), killed, Vec::new()),
+            ],
+            backings,
+        };
+        let run = MemRun {
+            sweep: Some(Box::new(sweep.clone())),
+            outcome: MemOutcome::Swept,
+            baseline: None,
+            ..sweep.points[0].run.clone()
+        };
+        let text = mem_run(&run);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[1].ends_with("swap on zram0  swap on loop3"), "{text}");
+        assert!(
+            lines[2].ends_with("3.00 [2.50-4.00]         killed"),
+            "{text}"
+        );
+        assert!(text.contains("median relative time of 3 alternated pairs"));
     }
 }

@@ -205,7 +205,9 @@ pub fn run_detail(run: &StoredRun) -> String {
         // A sweep's killed points have no figures: its table shows them.
         Some(iomark_model::RunBody::Mem(m)) => {
             if let Some(sweep) = &m.sweep {
-                out.push_str(&esc(&crate::mem::sweep_table(&m, sweep)));
+                // A table of many lines: its line breaks are its own.
+                let table = crate::mem::sweep_table(&m, sweep);
+                out.push_str(&crate::escape_controls_keep_lines(&table));
                 out.push('\n');
             }
             if let Some(c) = &m.cluster {

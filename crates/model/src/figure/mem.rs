@@ -1,6 +1,7 @@
 //! Memory figures and test names: kernel, size, backing, threads, limit.
 
 use super::*;
+use crate::mem::{Backing, MemSweep, MemSweepPoint};
 
 /// An element count for a test name: `10M`, `1500k`, `12345`.
 pub(super) fn count_label(n: u64) -> String {
@@ -23,12 +24,28 @@ pub fn mem_test_name(run: &MemRun) -> String {
 
 /// The name of a memory job's test from its spec ([`mem_test_name`]).
 pub fn mem_spec_test_name(s: &MemJobSpec) -> String {
+    spec_test_name(s, false)
+}
+
+/// The test name of a sweep's point: as [`mem_spec_test_name`], with the
+/// swap device named when the sweep has several swap backings
+/// ([`MemSweep::several_swaps`]).
+pub fn mem_point_test_name(sweep: &MemSweep, point: &MemSweepPoint) -> String {
+    spec_test_name(&point.run.spec, sweep.several_swaps())
+}
+
+/// The test name; `swap_device`: name a swap backing by its device
+/// (`swap on zram0`), which tells apart the columns of a sweep over several.
+fn spec_test_name(s: &MemJobSpec, swap_device: bool) -> String {
     let kernel = match &s.kernel {
         MemKernelSpec::Stream(k) => format!("STREAM, {} elements", count_label(k.array_len)),
         MemKernelSpec::Stencil(k) => format!("stencil {m}x{m}, {n}x{n} grid", m = k.mask, n = k.n),
         MemKernelSpec::Himeno(k) => format!("Himeno {}", k.grid),
     };
-    let backing = s.backing.kind();
+    let backing = match &s.backing {
+        Backing::Swap { .. } if !swap_device => "swap".to_string(),
+        b => b.label(),
+    };
     let threads = if s.threads == 1 { "thread" } else { "threads" };
     let mut name = format!("{kernel}, {backing}, {} {threads}", s.threads);
     if s.advice != Advice::Normal {
@@ -50,20 +67,39 @@ pub fn mem_figures(run: &MemRun) -> Vec<Figure> {
     if let Some(sweep) = &run.sweep {
         let mut out = Vec::new();
         for p in &sweep.points {
-            out.extend(mem_figures(&p.run));
+            let test = mem_point_test_name(sweep, p);
+            out.extend(run_figures(&p.run, &test));
             if let Some(t) = p.relative_time() {
-                let test = mem_test_name(&p.run);
+                let spread = p.run.baseline.as_ref().and_then(|b| b.spread());
                 TestFigures::new(&mut out, &test, "").push(
                     "relative time",
                     FigureUnit::Ratio,
                     t,
-                    None,
+                    spread,
                 );
             }
         }
         return out;
     }
     let test = mem_test_name(run);
+    let mut out = run_figures(run, &test);
+    if let Some(b) = &run.baseline {
+        if let (Some(t), Some(spread)) = (b.relative_time, b.spread()) {
+            // One pair's relative time is in the text; a median over
+            // alternated pairs is a figure with its spread.
+            TestFigures::new(&mut out, &test, "").push(
+                "relative time",
+                FigureUnit::Ratio,
+                t,
+                Some(spread),
+            );
+        }
+    }
+    out
+}
+
+/// A single run's figures under `test`.
+fn run_figures(run: &MemRun, test: &str) -> Vec<Figure> {
     let MemOutcome::Completed {
         result, execution, ..
     } = &run.outcome
@@ -71,7 +107,7 @@ pub fn mem_figures(run: &MemRun) -> Vec<Figure> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    let mut figs = TestFigures::new(&mut out, &test, "");
+    let mut figs = TestFigures::new(&mut out, test, "");
     match result {
         KernelResult::Stream(r) => {
             for k in &r.kernels {

@@ -531,6 +531,7 @@ fn every_profile_yields_named_figures() {
 
 #[test]
 fn memory_tests_name_kernel_size_backing_and_threads() {
+    use super::mem::mem_point_test_name;
     use crate::mem::*;
     let spec = |kernel, backing| MemJobSpec {
         kernel,
@@ -552,6 +553,7 @@ fn memory_tests_name_kernel_size_backing_and_threads() {
     assert_ne!(s3, s15);
     let mapped = Backing::Mmap {
         path: "/ssd/f".into(),
+        warm: false,
     };
     let mut m = spec(stencil(3), mapped);
     m.mem_limit = Some(Bytes(256 << 20));
@@ -560,6 +562,48 @@ fn memory_tests_name_kernel_size_backing_and_threads() {
         mem_spec_test_name(&m),
         "stencil 3x3, 4096x4096 grid, mmap, 2 threads, advice random, limit 256MiB"
     );
+    // A warm file mapping is another test; a swap device is named only
+    // where a sweep holds several.
+    m.backing = Backing::Mmap {
+        path: "/ssd/f".into(),
+        warm: true,
+    };
+    assert!(mem_spec_test_name(&m).contains(", mmap warm, "));
+    let swap_on = |d: &str| Backing::Swap {
+        path: format!("/dev/{d}"),
+        device: Some(d.into()),
+    };
+    let point = |b: Backing| MemSweepPoint {
+        x: 1.0,
+        data: Bytes(1),
+        run: MemRun {
+            spec: spec(stencil(3), b),
+            host: MemHost::default(),
+            outcome: MemOutcome::Interrupted,
+            cgroup: None,
+            baseline: None,
+            warnings: Vec::new(),
+            sweep: None,
+            cpu: None,
+            cluster: None,
+        },
+    };
+    let sweep = |backings: Vec<Backing>| MemSweep {
+        axis: SweepAxis::Ratio,
+        points: backings.iter().cloned().map(point).collect(),
+        backings,
+    };
+    let one = sweep(vec![Backing::Heap, swap_on("zram0")]);
+    assert!(mem_point_test_name(&one, &one.points[1]).contains(", swap, "));
+    let two = sweep(vec![swap_on("zram0"), swap_on("loop3")]);
+    let names: Vec<String> = two
+        .points
+        .iter()
+        .map(|p| mem_point_test_name(&two, p))
+        .collect();
+    assert!(names[0].contains(", swap on zram0, "), "{names:?}");
+    assert!(names[1].contains(", swap on loop3, "), "{names:?}");
+    assert_eq!(two.column_of(&two.points[1].run.spec.backing), 1);
     let stream = |n| {
         MemKernelSpec::Stream(StreamSpec {
             array_len: n,
