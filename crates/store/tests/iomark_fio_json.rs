@@ -80,6 +80,7 @@ fn doc() -> RunDocument {
             kind: TargetKind::BlockDevice,
             size: Bytes(64 << 20),
             logical_block_size: 512,
+            size_from_device: false,
         },
         jobs: vec![job],
         profile_result: None,

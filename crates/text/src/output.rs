@@ -101,6 +101,7 @@ mod tests {
                 kind: TargetKind::File,
                 size: Bytes(Bytes::GIB),
                 logical_block_size: 512,
+                size_from_device: false,
             },
             jobs: vec![DiskJobResult::example(DiskJobSpec::example())],
             profile_result: None,

@@ -9,13 +9,13 @@ use std::fmt::Write as _;
 use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
 use comfy_table::{Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table};
 use iomark_model::figure::{device_link, Direction};
+use iomark_model::stored::StoredRun;
 use iomark_model::{RunBody, RunStatus, WarningKind};
 use iomark_stats::compare::format_ratio;
-use iomark_model::stored::StoredRun;
 
 use super::{scoped_in, TableStyle};
-use iomark_stats::lineup::{Baseline, Lineup, Matched, RowKey};
 use crate::escape_controls as esc;
+use iomark_stats::lineup::{Baseline, Lineup, Matched, RowKey};
 
 /// The width a terminal table is laid out to: the common 100-column
 /// terminal, so a table of many runs is split instead of wrapping into

@@ -1,11 +1,11 @@
 //! The comparison table: escaping, per-test baselines, width, warnings.
 
 use super::*;
-use iomark_stats::lineup::group_by_label;
 use iomark_model::figure::{Figure, FigureUnit};
-use iomark_model::{Warning, WarningKind};
 use iomark_model::stored::RunSummary;
 use iomark_model::stored::{RunId, StoredWarning};
+use iomark_model::{Warning, WarningKind};
+use iomark_stats::lineup::group_by_label;
 
 /// A stored run with one bandwidth figure of test `test`, labelled
 /// `label`, measured through `device`.
