@@ -1118,4 +1118,99 @@ mod mpi {
         }
         eprintln!("rig: 2 ranks over a veth in {took:?}, veth rx {rx} B, tx {tx} B");
     }
+
+    /// What the store knows of a device is what the ranks are told, as a
+    /// run alone is: a `--rated` speed stored and checked against the
+    /// merged figure, a verify verdict remembered from a run alone warned
+    /// of, and the engine's note printed once.
+    #[test]
+    fn ranks_are_told_what_the_store_knows_as_a_run_alone_is() {
+        require!(have("mpirun"));
+        require!(require_fake_disk());
+        let rig = FakeDisk::new(128 << 20, Fake::Wrap { real: 32 << 20 }).unwrap();
+        let dev = rig.dev.to_str().unwrap();
+        let db = ScratchDb::new();
+        // Alone: the quick check finds that the device wraps; the verdict
+        // is remembered with the disk.
+        let alone = iomark(&[
+            "disk",
+            dev,
+            "--allow-write",
+            dev,
+            "--profile",
+            "verify",
+            "--quick",
+            "--json",
+            "--db",
+            db.db(),
+        ]);
+        assert_eq!(alone.status.code(), Some(3), "{}", stderr(&alone));
+
+        let read = |extra: &[&str]| {
+            let mut args = vec![
+                "disk",
+                dev,
+                "--rw",
+                "read",
+                "--bs",
+                "1M",
+                "--size",
+                "16M",
+                "--runtime",
+                "1s",
+                "--engine",
+                "libaio",
+                "--json",
+                "--db",
+                db.db(),
+            ];
+            args.extend_from_slice(extra);
+            let out = run(&args);
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+            out
+        };
+        let out = read(&["--rated", "read=1MB/s"]);
+        let doc = json_of(&out);
+        let rated = warnings_of_kind(&doc, "above_rated");
+        assert!(rated.iter().any(|m| m.contains("1.00 MB/s")), "{rated:?}");
+        let wrong = warnings_of_kind(&doc, "data_errors");
+        assert!(
+            wrong.iter().any(|m| m.contains("verify run 1")),
+            "the remembered verdict: {:?}",
+            doc["warnings"]
+        );
+        assert_eq!(
+            stderr(&out)
+                .matches("iomark: note: ioengine libaio")
+                .count(),
+            1,
+            "{}",
+            stderr(&out)
+        );
+        // Remembered: the next run, without --rated, is still checked.
+        let later = json_of(&read(&[]));
+        assert!(
+            !warnings_of_kind(&later, "above_rated").is_empty(),
+            "{later}"
+        );
+
+        // Each rank on a path of its own: one device's rating is no one's.
+        let template = format!("{dev}{{rank}}");
+        let out = run(&[
+            "disk",
+            "--per-rank-path",
+            &template,
+            "--rw",
+            "read",
+            "--rated",
+            "read=1MB/s",
+            "--no-store",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("--rated rates one device"),
+            "{}",
+            stderr(&out)
+        );
+    }
 }
