@@ -16,6 +16,7 @@ mod html;
 mod knees;
 mod png;
 pub mod svg;
+mod warnings;
 
 use iomark_model::figure::Figure;
 use iomark_model::RunDocument;
