@@ -823,7 +823,11 @@ fn mem_sweep(r: &ReportRun, m: &MemRun, sweep: &MemSweep, out: &mut Vec<Chart>) 
         out,
         LineChart {
             id: format!("mem-sweep-{}", slug(&r.name)),
-            title: format!("{} relative execution time{limit}", m.spec.kernel.name()),
+            title: format!(
+                "{}: {} relative execution time{limit}",
+                r.name,
+                m.spec.kernel.name()
+            ),
             x_label: x_label.into(),
             y_label: "x all-in-memory time".into(),
             x_scale: Scale::Log2,

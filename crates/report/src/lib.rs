@@ -14,6 +14,7 @@ mod charts;
 mod device_seen;
 mod html;
 mod knees;
+mod naming;
 mod png;
 pub mod svg;
 mod warnings;
@@ -48,7 +49,9 @@ pub enum ReportError {
 pub struct ReportRun {
     /// The store's id of the run, as text.
     pub id: String,
-    /// The name used in legends: its labels, else `#id date`.
+    /// The name used in legends and titles: `run 12 (usb2, t7)`, or `run
+    /// 12 (start date)` without labels; in a [`Report`], followed by the
+    /// test's defining parameters where they differ between its runs.
     pub name: String,
     /// The stored document.
     pub doc: RunDocument,
@@ -57,16 +60,12 @@ pub struct ReportRun {
 }
 
 impl ReportRun {
-    /// A run named by its labels, or by its id and start date when it has
-    /// none; its figures are the document's own (`RunBody::figures`) until
+    /// A run named by its id and labels, or its id and start date when it
+    /// has none; its figures are the document's own (`RunBody::figures`) until
     /// [`ReportRun::with_figures`] gives the stored ones.
     pub fn new(id: impl ToString, doc: RunDocument) -> ReportRun {
         let id = id.to_string();
-        let name = if doc.labels.is_empty() {
-            format!("#{id} {}", date(doc.started_at_ms))
-        } else {
-            doc.labels.join(", ")
-        };
+        let name = naming::base_name(&id, &doc);
         let figures = doc.body.figures();
         ReportRun {
             id,
@@ -114,13 +113,7 @@ impl Report {
             ),
         };
         let mut runs = runs;
-        // Two runs with the same labels stay apart in legends.
-        let names: Vec<String> = runs.iter().map(|r| r.name.clone()).collect();
-        for r in &mut runs {
-            if names.iter().filter(|n| **n == r.name).count() > 1 {
-                r.name = format!("{} (#{})", r.name, r.id);
-            }
-        }
+        naming::distinguish(&mut runs);
         let title = if runs.len() <= 4 {
             format!(
                 "iomark report: {}",

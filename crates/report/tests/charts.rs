@@ -54,7 +54,7 @@ fn cdm_bars_carry_the_stored_best_pass() {
     let read = chart(&charts, "cdm-read");
     // SEQ1M usb2, SEQ1M usb3, RND4K usb2, RND4K usb3.
     assert_eq!(values(&read.svg), [40e6, 400e6, 10e6, 100e6]);
-    assert!(read.svg.contains(">usb2</text>") && read.svg.contains(">usb3</text>"));
+    assert!(read.svg.contains(">run 1 (usb2)</text>") && read.svg.contains(">run 2 (usb3)</text>"));
     assert!(read.svg.contains("MB/s"));
     let rel = chart(&charts, "cdm-relative");
     assert_eq!(values(&rel.svg), [10.0, 10.0, 10.0, 10.0]);
@@ -117,7 +117,7 @@ fn custom_and_fio_runs_get_job_time_and_latency_charts() {
     let pct = chart(&charts, "latency-percentiles");
     assert_eq!(values(&pct.svg).len(), 18);
     assert!(pct.svg.contains(">99.99</text>") && pct.svg.contains("log scale"));
-    assert!(pct.svg.contains("custom: custom read"));
+    assert!(pct.svg.contains("run 1 (custom): custom read"));
     // The histogram's buckets add up to the I/Os measured.
     let hist = chart(&charts, "latency-hist-1-1");
     let RunBody::Disk(d) = &r.runs()[0].doc.body else {
@@ -130,8 +130,8 @@ fn custom_and_fio_runs_get_job_time_and_latency_charts() {
     assert_eq!(
         notes,
         [
-            "fio: no per-interval samples stored (fio's JSON has none), so no time series",
-            "fio: no latency histogram bins stored (fio prints them only with --output-format=json+), so no histogram",
+            "run 2 (fio): no per-interval samples stored (fio's JSON has none), so no time series",
+            "run 2 (fio): no latency histogram bins stored (fio prints them only with --output-format=json+), so no histogram",
         ]
     );
     let html = String::from_utf8(r.html()).unwrap();
@@ -263,7 +263,11 @@ fn html_is_one_file_with_tables_and_no_scripts() {
     assert!(html.contains("USB 3.0 (500 MB/s)"));
     assert!(html.contains("passes ranged 10% apart"));
     // The unlabelled run is named by id and date.
-    assert!(html.contains("#2 2025-11-21 04:40 UTC"), "{}", &html[..600]);
+    assert!(
+        html.contains("run 2 (2025-11-21 04:40 UTC)"),
+        "{}",
+        &html[..600]
+    );
     assert_eq!(html.matches("<figure data-chart-id=").count(), 4);
 }
 
@@ -306,6 +310,39 @@ fn runs_with_the_same_labels_are_told_apart() {
         None,
     );
     let names: Vec<&str> = r.runs().iter().map(|r| r.name.as_str()).collect();
-    assert_eq!(names, ["t7 (#1)", "t7 (#2)"]);
-    assert_eq!(r.title(), "iomark report: t7 (#1) vs t7 (#2)");
+    assert_eq!(names, ["run 1 (t7)", "run 2 (t7)"]);
+    assert_eq!(r.title(), "iomark report: run 1 (t7) vs run 2 (t7)");
+}
+
+#[test]
+fn names_carry_the_parameters_that_differ_between_runs() {
+    let sized = |label: &str, size: u64| {
+        let mut d = fixtures::cdm(&[label], 400.0);
+        let RunBody::Disk(disk) = &mut d.body else {
+            unreachable!()
+        };
+        disk.target.size = iomark_model::Bytes(size);
+        d
+    };
+    let r = report(
+        vec![
+            sized("usb", 64 << 20),
+            sized("usb", 96 << 20),
+            fixtures::net(&["lan"], 900.0),
+        ],
+        None,
+    );
+    let names: Vec<&str> = r.runs().iter().map(|r| r.name.as_str()).collect();
+    // The profile is shared and the network run alone in its family.
+    assert_eq!(
+        names,
+        ["run 1 (usb) 64 MiB", "run 2 (usb) 96 MiB", "run 3 (lan)"]
+    );
+    let charts = r.charts();
+    let read = chart(&charts, "cdm-read");
+    assert!(
+        read.svg.contains(">run 2 (usb) 96 MiB</text>"),
+        "{}",
+        read.svg
+    );
 }

@@ -39,7 +39,7 @@ fn a_mem_sweep_shows_every_point_warning_grouped_by_kind() {
     // Folded under the sweep's run, counted, one list per kind with the
     // point each message was raised for.
     assert_eq!(w.matches("<details").count(), 1, "{w}");
-    assert!(w.contains("data-run=\"1\"><summary><b>sweep</b>: 4 warnings (array fits in cache, few samples)</summary>"), "{w}");
+    assert!(w.contains("data-run=\"1\"><summary><b>run 1 (sweep)</b>: 4 warnings (array fits in cache, few samples)</summary>"), "{w}");
     assert_eq!(
         w.matches("data-kind=\"array_fits_in_cache\"").count(),
         1,
