@@ -57,6 +57,9 @@ pub struct ReportRun {
     pub doc: RunDocument,
     /// The run's flat figures as the store keeps them (the figure table).
     pub figures: Vec<Figure>,
+    /// The run's colour index on the page ([`svg::colour`]): its position
+    /// in the report, set by [`Report::new`], the same in every chart.
+    pub colour: usize,
 }
 
 impl ReportRun {
@@ -72,6 +75,7 @@ impl ReportRun {
             name,
             doc,
             figures,
+            colour: 0,
         }
     }
 
@@ -114,6 +118,9 @@ impl Report {
         };
         let mut runs = runs;
         naming::distinguish(&mut runs);
+        for (i, r) in runs.iter_mut().enumerate() {
+            r.colour = i;
+        }
         let title = if runs.len() <= 4 {
             format!(
                 "iomark report: {}",

@@ -346,3 +346,61 @@ fn names_carry_the_parameters_that_differ_between_runs() {
         read.svg
     );
 }
+
+/// `(run, fill)` of every bar in an SVG, each pair once; the run is the
+/// series name up to its labels (`run 1 (a)`).
+fn bar_colours(svg: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for tag in svg
+        .split('<')
+        .filter(|t| t.starts_with("rect class=\"bar\""))
+    {
+        let attr = |name: &str| {
+            let v = tag.split(&format!(" {name}=\"")).nth(1).unwrap();
+            v[..v.find('"').unwrap()].to_string()
+        };
+        let series = attr("data-series");
+        let run = series[..=series.find(')').unwrap()].to_string();
+        let pair = (run, attr("fill"));
+        if !out.contains(&pair) {
+            out.push(pair);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_run_keeps_its_colour_in_every_chart() {
+    // Runs 1 and 3 are on both charts, run 2 (Himeno) only on the second:
+    // by position within each chart run 3 would change colour.
+    let r = report(
+        vec![
+            fixtures::stream(&["a"], 1000.0, Some(2.0)),
+            fixtures::himeno(&["b"], 100.0),
+            fixtures::stream(&["c"], 900.0, Some(1.5)),
+        ],
+        None,
+    );
+    let charts = r.charts();
+    let stream = bar_colours(&chart(&charts, "mem-stream").svg);
+    let relative = bar_colours(&chart(&charts, "mem-relative").svg);
+    let colour = |i: usize| iomark_report::svg::colour(i).to_string();
+    assert_eq!(
+        stream,
+        [
+            ("run 1 (a)".to_string(), colour(0)),
+            ("run 3 (c)".to_string(), colour(2))
+        ]
+    );
+    assert_eq!(
+        relative,
+        [
+            ("run 1 (a)".to_string(), colour(0)),
+            ("run 2 (b)".to_string(), colour(1)),
+            ("run 3 (c)".to_string(), colour(2))
+        ]
+    );
+    for (name, fill) in &stream {
+        assert!(relative.contains(&(name.clone(), fill.clone())), "{name}");
+    }
+}
