@@ -349,9 +349,11 @@ pub fn render(report: &Report) -> String {
             None => esc(&r.name),
         };
         for f in &r.figures {
+            // In the unit the run printed (a sweep's MiB/s, MacBench's KB/s).
+            let shown = |v: f64| crate::printed::format(r, f, v);
             let (lo, hi) = f
                 .spread
-                .map(|(a, b)| (f.unit.format(a), f.unit.format(b)))
+                .map(|(a, b)| (shown(a), shown(b)))
                 .unwrap_or_default();
             let _ = write!(
                 o,
@@ -363,7 +365,7 @@ pub fn render(report: &Report) -> String {
                 run_cell,
                 esc(&f.test),
                 esc(&f.metric),
-                esc(&f.display_value()),
+                esc(&shown(f.value)),
                 esc(&lo),
                 esc(&hi)
             );

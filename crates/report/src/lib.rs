@@ -16,6 +16,7 @@ mod html;
 mod knees;
 mod naming;
 mod png;
+mod printed;
 pub mod svg;
 mod warnings;
 

@@ -57,3 +57,30 @@ fn a_page_without_warnings_says_none() {
     let html = page(vec![fixtures::stream(&["plain"], 900.0, None)]);
     assert!(warnings_section(&html).contains("<p>none</p>"));
 }
+
+/// The value cells of a run's figure rows whose unit is a rate.
+fn rate_cells<'a>(html: &'a str, run: &str) -> Vec<&'a str> {
+    html.split("<tr class=\"figure\" ")
+        .skip(1)
+        .filter(|row| row.starts_with(&format!("data-run=\"{run}\"")))
+        .flat_map(|row| row.split("<td class=\"num\">").skip(1))
+        .map(|cell| &cell[..cell.find('<').unwrap()])
+        .filter(|v| v.ends_with("B/s"))
+        .collect()
+}
+
+#[test]
+fn figures_are_in_the_unit_their_run_printed() {
+    let html = page(vec![
+        fixtures::sweep(&["hdd"], 100.0, &[iomark_model::disk::EngineKind::Psync]),
+        fixtures::cdm(&["usb2"], 40.0),
+    ]);
+    // The block-size sweep prints MiB/s; CrystalDiskMark MB/s.
+    let sweep = rate_cells(&html, "1");
+    assert!(!sweep.is_empty(), "no rate figures for the sweep");
+    assert!(sweep.iter().all(|v| v.ends_with(" MiB/s")), "{sweep:?}");
+    assert!(sweep.contains(&"100.00 MiB/s"), "{sweep:?}");
+    let cdm = rate_cells(&html, "2");
+    assert!(!cdm.is_empty(), "no rate figures for CrystalDiskMark");
+    assert!(cdm.iter().all(|v| v.ends_with(" MB/s")), "{cdm:?}");
+}
