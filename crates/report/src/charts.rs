@@ -827,7 +827,7 @@ fn mem_sweep(r: &ReportRun, m: &MemRun, sweep: &MemSweep, out: &mut Vec<Chart>) 
     push_lines(
         out,
         LineChart {
-            id: format!("mem-sweep-{}", slug(&r.name)),
+            id: format!("mem-sweep-{}", r.id),
             title: format!(
                 "{}: {} relative execution time{limit}",
                 r.name,

@@ -404,3 +404,17 @@ fn a_run_keeps_its_colour_in_every_chart() {
         assert!(relative.contains(&(name.clone(), fill.clone())), "{name}");
     }
 }
+
+#[test]
+fn a_mem_sweep_chart_names_its_run() {
+    let r = report(
+        vec![
+            fixtures::stream(&["plain"], 900.0, None),
+            fixtures::mem_sweep(&["paper"]),
+        ],
+        None,
+    );
+    let charts = r.charts();
+    let sweep = chart(&charts, "mem-sweep-2");
+    assert!(sweep.title.starts_with("run 2 (paper)"), "{}", sweep.title);
+}
