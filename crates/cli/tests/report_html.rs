@@ -440,7 +440,7 @@ fn job_charts_show_the_stored_numbers(page: &str, store: &mut dyn iomark_store::
         );
     }
     assert!(
-        page.contains("fio: no per-interval samples stored (fio"),
+        page.contains("run 10 (fio): no per-interval samples stored (fio"),
         "the fio run's missing time series is not explained"
     );
     let RunBody::Disk(cdm) = store.load(RunId(1)).unwrap().document().unwrap().body else {
@@ -449,7 +449,7 @@ fn job_charts_show_the_stored_numbers(page: &str, store: &mut dyn iomark_store::
     let Some(ProfileResult::Cdm(c)) = cdm.profile_result else {
         panic!("no CDM result")
     };
-    let iops = attr_values(svg_of(page, "cdm-iops"), "data-series=\"here\"");
+    let iops = attr_values(svg_of(page, "cdm-iops"), "data-series=\"run 1 (here)");
     assert_eq!(iops, c.tests.iter().map(|t| t.iops.0).collect::<Vec<_>>());
 }
 

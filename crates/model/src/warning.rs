@@ -78,6 +78,17 @@ pub struct Warning {
     pub message: String,
 }
 
+impl WarningKind {
+    /// The kind's name as stored in JSON (`buffered_io`), taken from its
+    /// serde name so the two never differ.
+    pub fn name(self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
+}
+
 impl Warning {
     /// A warning of `kind` with a message.
     pub fn new(kind: WarningKind, message: impl Into<String>) -> Self {

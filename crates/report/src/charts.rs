@@ -196,6 +196,7 @@ fn cdm(report: &Report, out: &mut Vec<Chart>) {
             .iter()
             .map(|(_, r, c)| BarSeries {
                 name: r.name.clone(),
+                colour: r.colour,
                 bars: rows
                     .iter()
                     .map(|row| {
@@ -246,6 +247,7 @@ fn cdm_relative(report: &Report, runs: &[(usize, &ReportRun, &CdmResult)], out: 
         .filter(|(i, _, _)| *i != base)
         .map(|(_, r, c)| BarSeries {
             name: r.name.clone(),
+            colour: r.colour,
             bars: cats
                 .iter()
                 .map(|(row, dir)| {
@@ -289,8 +291,7 @@ fn iometer(report: &Report, out: &mut Vec<Chart>) {
     for pattern in patterns {
         let series = runs
             .iter()
-            .enumerate()
-            .map(|(k, (_, r, res))| LineSeries {
+            .map(|(_, r, res)| LineSeries {
                 name: r.name.clone(),
                 points: res
                     .points
@@ -300,7 +301,7 @@ fn iometer(report: &Report, out: &mut Vec<Chart>) {
                     .collect(),
                 dashed: false,
                 scatter: false,
-                colour: k,
+                colour: r.colour,
             })
             .collect();
         push_lines(
@@ -327,7 +328,7 @@ fn gnome(report: &Report, out: &mut Vec<Chart>) {
         return;
     }
     let mut rate = Vec::new();
-    for (k, (_, r, g)) in runs.iter().enumerate() {
+    for (_, r, g) in &runs {
         rate.push(LineSeries {
             name: format!("{} read", r.name),
             points: g
@@ -337,7 +338,7 @@ fn gnome(report: &Report, out: &mut Vec<Chart>) {
                 .collect(),
             dashed: false,
             scatter: false,
-            colour: k,
+            colour: r.colour,
         });
         let writes: Vec<_> = g
             .transfer
@@ -350,7 +351,7 @@ fn gnome(report: &Report, out: &mut Vec<Chart>) {
                 points: writes,
                 dashed: true,
                 scatter: false,
-                colour: k,
+                colour: r.colour,
             });
         }
     }
@@ -368,8 +369,7 @@ fn gnome(report: &Report, out: &mut Vec<Chart>) {
     );
     let access = runs
         .iter()
-        .enumerate()
-        .map(|(k, (_, r, g))| LineSeries {
+        .map(|(_, r, g)| LineSeries {
             name: r.name.clone(),
             points: g
                 .access
@@ -381,7 +381,7 @@ fn gnome(report: &Report, out: &mut Vec<Chart>) {
                 .collect(),
             dashed: false,
             scatter: true,
-            colour: k,
+            colour: r.colour,
         })
         .collect();
     push_lines(
@@ -411,6 +411,7 @@ fn macbench(report: &Report, out: &mut Vec<Chart>) {
         .iter()
         .map(|(_, r, m)| BarSeries {
             name: r.name.clone(),
+            colour: r.colour,
             bars: cats
                 .iter()
                 .map(|c| {
@@ -449,7 +450,7 @@ fn sweep(report: &Report, out: &mut Vec<Chart>) {
         }
         m
     };
-    // One colour per (run, engine) line, kept across the modes.
+    // One line per run and engine, in the run's colour.
     let lines: Vec<(usize, &ReportRun, &SweepResult, EngineKind)> = runs
         .iter()
         .flat_map(|&(i, r, s)| s.engines.iter().map(move |&e| (i, r, s, e)))
@@ -465,8 +466,7 @@ fn sweep(report: &Report, out: &mut Vec<Chart>) {
     for &rw in &modes {
         let series = lines
             .iter()
-            .enumerate()
-            .map(|(k, (_, r, s, e))| LineSeries {
+            .map(|(_, r, s, e)| LineSeries {
                 name: line_name(r, *e),
                 points: s
                     .points
@@ -474,9 +474,10 @@ fn sweep(report: &Report, out: &mut Vec<Chart>) {
                     .filter(|p| p.rw == rw && p.engine == *e)
                     .map(|p| (p.bs.get() as f64, p.bw.mib_per_sec(), p.bw.0))
                     .collect(),
-                dashed: false,
+                // A run's colour for all its engines; the first solid.
+                dashed: s.engines.first() != Some(e),
                 scatter: false,
-                colour: k,
+                colour: r.colour,
             })
             .filter(|s| !s.points.is_empty())
             .collect();
@@ -523,6 +524,7 @@ fn sweep(report: &Report, out: &mut Vec<Chart>) {
             .filter(|(i, _, _, _)| *i != base)
             .map(|(_, r, s, e)| BarSeries {
                 name: line_name(r, *e),
+                colour: r.colour,
                 bars: sizes
                     .iter()
                     .map(|&bs| {
@@ -561,7 +563,7 @@ fn net(report: &Report, out: &mut Vec<Chart>) {
         })
         .collect();
     let mut series = Vec::new();
-    for (k, (r, n)) in runs.iter().enumerate() {
+    for (r, n) in &runs {
         let both = n
             .intervals
             .iter()
@@ -592,7 +594,7 @@ fn net(report: &Report, out: &mut Vec<Chart>) {
                 points,
                 dashed: both && dir == NetDirection::Download,
                 scatter: false,
-                colour: k,
+                colour: r.colour,
             });
         }
     }
@@ -615,7 +617,7 @@ fn net(report: &Report, out: &mut Vec<Chart>) {
 /// one line per run and direction that has it.
 fn net_rtt(runs: &[(&ReportRun, &NetRun)], out: &mut Vec<Chart>) {
     let mut series = Vec::new();
-    for (k, (r, n)) in runs.iter().enumerate() {
+    for (r, n) in runs {
         for dir in [NetDirection::Upload, NetDirection::Download] {
             let points: Vec<_> = n
                 .intervals
@@ -638,7 +640,7 @@ fn net_rtt(runs: &[(&ReportRun, &NetRun)], out: &mut Vec<Chart>) {
                 points,
                 dashed: dir == NetDirection::Download,
                 scatter: false,
-                colour: k,
+                colour: r.colour,
             });
         }
     }
@@ -675,6 +677,7 @@ fn mem(report: &Report, out: &mut Vec<Chart>) {
         .filter_map(|(r, m)| match result(m)? {
             KernelResult::Stream(s) => Some(BarSeries {
                 name: r.name.clone(),
+                colour: r.colour,
                 bars: StreamOp::ALL
                     .iter()
                     .map(|op| {
@@ -714,6 +717,7 @@ fn mem(report: &Report, out: &mut Vec<Chart>) {
         .filter(|(_, m)| flops(m).is_some())
         .map(|(r, m)| BarSeries {
             name: r.name.clone(),
+            colour: r.colour,
             bars: cats
                 .iter()
                 .map(|c| {
@@ -740,6 +744,7 @@ fn mem(report: &Report, out: &mut Vec<Chart>) {
             let v = m.baseline.as_ref()?.relative_time?;
             Some(BarSeries {
                 name: r.name.clone(),
+                colour: r.colour,
                 bars: vec![Some(Bar::as_stored(v))],
             })
         })
@@ -822,8 +827,12 @@ fn mem_sweep(r: &ReportRun, m: &MemRun, sweep: &MemSweep, out: &mut Vec<Chart>) 
     push_lines(
         out,
         LineChart {
-            id: format!("mem-sweep-{}", slug(&r.name)),
-            title: format!("{} relative execution time{limit}", m.spec.kernel.name()),
+            id: format!("mem-sweep-{}", r.id),
+            title: format!(
+                "{}: {} relative execution time{limit}",
+                r.name,
+                m.spec.kernel.name()
+            ),
             x_label: x_label.into(),
             y_label: "x all-in-memory time".into(),
             x_scale: Scale::Log2,

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use iomark_model::device::{BlockLayer, DeviceReport};
 use iomark_model::mem::MemRun;
 use iomark_model::net::NetRun;
-use iomark_model::{RunBody, Warning};
+use iomark_model::RunBody;
 
 use crate::svg::esc;
 use crate::{date, Report, ReportRun};
@@ -18,7 +18,8 @@ table{border-collapse:collapse;margin:8px 0;font-size:13px;background:#fff}\
 th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}\
 th{background:#eee}td.num{text-align:right;font-variant-numeric:tabular-nums}\
 .charts{display:flex;flex-wrap:wrap;gap:16px}figure{margin:0;background:#fff;border:1px solid #ddd}\
-figcaption{font-size:12px;padding:4px 8px;color:#555}ul.warnings li{color:#8a4b00}\
+figcaption{font-size:12px;padding:4px 8px;color:#555}li.warning{color:#8a4b00}\
+summary{cursor:pointer;margin:4px 0}\
 code{font-size:12px}";
 
 fn kind(r: &ReportRun) -> String {
@@ -29,43 +30,6 @@ fn kind(r: &ReportRun) -> String {
         #[allow(unreachable_patterns)]
         _ => "other".into(),
     }
-}
-
-/// Every warning of a run: the run's own and each part's.
-fn warnings(r: &ReportRun) -> Vec<(String, &Warning)> {
-    let mut out: Vec<(String, &Warning)> = r
-        .doc
-        .warnings
-        .iter()
-        .map(|w| ("run".to_string(), w))
-        .collect();
-    match &r.doc.body {
-        RunBody::Disk(d) => {
-            for j in &d.jobs {
-                out.extend(j.warnings.iter().map(|w| (j.spec.name.clone(), w)));
-            }
-        }
-        RunBody::Mem(m) => {
-            out.extend(m.warnings.iter().map(|w| ("mem".to_string(), w)));
-            // A sweep's doubts are its points' (issue 32: a sweep page said
-            // "none" over 15 stored warnings).
-            for p in m.sweep.iter().flat_map(|s| &s.points) {
-                let scope = format!("{} on {}", p.data, p.run.spec.backing);
-                out.extend(p.run.warnings.iter().map(|w| (scope.clone(), w)));
-            }
-        }
-        RunBody::Net(n) => out.extend(n.warnings.iter().map(|w| ("net".to_string(), w))),
-        #[allow(unreachable_patterns)]
-        _ => {}
-    }
-    // The passes of one CrystalDiskMark test repeat the same doubt.
-    let mut seen: Vec<String> = Vec::new();
-    out.retain(|(_, w)| {
-        let dup = seen.contains(&w.message);
-        seen.push(w.message.clone());
-        !dup
-    });
-    out
 }
 
 fn layer_link(l: &BlockLayer) -> String {
@@ -353,25 +317,7 @@ pub fn render(report: &Report) -> String {
     }
     o.push_str("</table>");
 
-    o.push_str("<h2>Warnings</h2><ul class=\"warnings\" id=\"warnings\">");
-    let mut any = false;
-    for r in report.runs() {
-        for (scope, w) in warnings(r) {
-            any = true;
-            let _ = write!(
-                o,
-                "<li data-run=\"{}\"><b>{}</b> ({}): {}</li>",
-                esc(&r.id),
-                esc(&r.name),
-                esc(&scope),
-                esc(&w.message)
-            );
-        }
-    }
-    if !any {
-        o.push_str("<li>none</li>");
-    }
-    o.push_str("</ul>");
+    crate::warnings::section(&mut o, report.runs());
 
     o.push_str("<h2>Charts</h2><div class=\"charts\">");
     for c in report.charts() {
@@ -403,9 +349,11 @@ pub fn render(report: &Report) -> String {
             None => esc(&r.name),
         };
         for f in &r.figures {
+            // In the unit the run printed (a sweep's MiB/s, MacBench's KB/s).
+            let shown = |v: f64| crate::printed::format(r, f, v);
             let (lo, hi) = f
                 .spread
-                .map(|(a, b)| (f.unit.format(a), f.unit.format(b)))
+                .map(|(a, b)| (shown(a), shown(b)))
                 .unwrap_or_default();
             let _ = write!(
                 o,
@@ -417,7 +365,7 @@ pub fn render(report: &Report) -> String {
                 run_cell,
                 esc(&f.test),
                 esc(&f.metric),
-                esc(&f.display_value()),
+                esc(&shown(f.value)),
                 esc(&lo),
                 esc(&hi)
             );

@@ -14,8 +14,11 @@ mod charts;
 mod device_seen;
 mod html;
 mod knees;
+mod naming;
 mod png;
+mod printed;
 pub mod svg;
+mod warnings;
 
 use iomark_model::figure::Figure;
 use iomark_model::RunDocument;
@@ -47,31 +50,33 @@ pub enum ReportError {
 pub struct ReportRun {
     /// The store's id of the run, as text.
     pub id: String,
-    /// The name used in legends: its labels, else `#id date`.
+    /// The name used in legends and titles: `run 12 (usb2, t7)`, or `run
+    /// 12 (start date)` without labels; in a [`Report`], followed by the
+    /// test's defining parameters where they differ between its runs.
     pub name: String,
     /// The stored document.
     pub doc: RunDocument,
     /// The run's flat figures as the store keeps them (the figure table).
     pub figures: Vec<Figure>,
+    /// The run's colour index on the page ([`svg::colour`]): its position
+    /// in the report, set by [`Report::new`], the same in every chart.
+    pub colour: usize,
 }
 
 impl ReportRun {
-    /// A run named by its labels, or by its id and start date when it has
-    /// none; its figures are the document's own (`RunBody::figures`) until
+    /// A run named by its id and labels, or its id and start date when it
+    /// has none; its figures are the document's own (`RunBody::figures`) until
     /// [`ReportRun::with_figures`] gives the stored ones.
     pub fn new(id: impl ToString, doc: RunDocument) -> ReportRun {
         let id = id.to_string();
-        let name = if doc.labels.is_empty() {
-            format!("#{id} {}", date(doc.started_at_ms))
-        } else {
-            doc.labels.join(", ")
-        };
+        let name = naming::base_name(&id, &doc);
         let figures = doc.body.figures();
         ReportRun {
             id,
             name,
             doc,
             figures,
+            colour: 0,
         }
     }
 
@@ -113,12 +118,9 @@ impl Report {
             ),
         };
         let mut runs = runs;
-        // Two runs with the same labels stay apart in legends.
-        let names: Vec<String> = runs.iter().map(|r| r.name.clone()).collect();
-        for r in &mut runs {
-            if names.iter().filter(|n| **n == r.name).count() > 1 {
-                r.name = format!("{} (#{})", r.name, r.id);
-            }
+        naming::distinguish(&mut runs);
+        for (i, r) in runs.iter_mut().enumerate() {
+            r.colour = i;
         }
         let title = if runs.len() <= 4 {
             format!(

@@ -110,6 +110,8 @@ impl Bar {
 pub struct BarSeries {
     /// The legend entry.
     pub name: String,
+    /// Colour index: the run's, so a run keeps its colour on the page.
+    pub colour: usize,
     /// One entry per category.
     pub bars: Vec<Option<Bar>>,
 }
@@ -181,7 +183,8 @@ pub struct LineSeries {
     pub dashed: bool,
     /// Markers only, no line (a scatter).
     pub scatter: bool,
-    /// Colour index (runs keep one colour across directions).
+    /// Colour index: the run's on a chart of several runs (a run keeps
+    /// one colour across charts and directions), else the part's.
     pub colour: usize,
 }
 
@@ -393,8 +396,7 @@ impl BarChart {
         let legend: Vec<_> = self
             .series
             .iter()
-            .enumerate()
-            .map(|(i, s)| (s.name.clone(), i, false))
+            .map(|s| (s.name.clone(), s.colour, false))
             .collect();
         // Room under the plot for the category labels, turned when long.
         let plot_w_guess = WIDTH as f64 - LEFT - GAP_RIGHT - legend_width(&legend) - 8.0;
@@ -452,7 +454,7 @@ impl BarChart {
                     r#"<rect class="bar" x="{bx:.1}" y="{by:.1}" width="{:.1}" height="{:.1}" fill="{}" data-series="{}" data-category="{}" data-value="{}">{}</rect>"#,
                     bar_w - 2.0,
                     (base - by).max(0.0),
-                    colour(si),
+                    colour(s.colour),
                     esc(&s.name),
                     esc(cat),
                     b.stored,
@@ -664,6 +666,7 @@ mod tests {
             categories: (0..values.len()).map(|i| format!("c{i}")).collect(),
             series: vec![BarSeries {
                 name: "a run with a very long name that does not fit beside the plot".into(),
+                colour: 0,
                 bars: values.iter().map(|&v| Some(Bar::new(v, v))).collect(),
             }],
             reference: None,

@@ -54,7 +54,7 @@ fn cdm_bars_carry_the_stored_best_pass() {
     let read = chart(&charts, "cdm-read");
     // SEQ1M usb2, SEQ1M usb3, RND4K usb2, RND4K usb3.
     assert_eq!(values(&read.svg), [40e6, 400e6, 10e6, 100e6]);
-    assert!(read.svg.contains(">usb2</text>") && read.svg.contains(">usb3</text>"));
+    assert!(read.svg.contains(">run 1 (usb2)</text>") && read.svg.contains(">run 2 (usb3)</text>"));
     assert!(read.svg.contains("MB/s"));
     let rel = chart(&charts, "cdm-relative");
     assert_eq!(values(&rel.svg), [10.0, 10.0, 10.0, 10.0]);
@@ -117,7 +117,7 @@ fn custom_and_fio_runs_get_job_time_and_latency_charts() {
     let pct = chart(&charts, "latency-percentiles");
     assert_eq!(values(&pct.svg).len(), 18);
     assert!(pct.svg.contains(">99.99</text>") && pct.svg.contains("log scale"));
-    assert!(pct.svg.contains("custom: custom read"));
+    assert!(pct.svg.contains("run 1 (custom): custom read"));
     // The histogram's buckets add up to the I/Os measured.
     let hist = chart(&charts, "latency-hist-1-1");
     let RunBody::Disk(d) = &r.runs()[0].doc.body else {
@@ -130,8 +130,8 @@ fn custom_and_fio_runs_get_job_time_and_latency_charts() {
     assert_eq!(
         notes,
         [
-            "fio: no per-interval samples stored (fio's JSON has none), so no time series",
-            "fio: no latency histogram bins stored (fio prints them only with --output-format=json+), so no histogram",
+            "run 2 (fio): no per-interval samples stored (fio's JSON has none), so no time series",
+            "run 2 (fio): no latency histogram bins stored (fio prints them only with --output-format=json+), so no histogram",
         ]
     );
     let html = String::from_utf8(r.html()).unwrap();
@@ -263,7 +263,11 @@ fn html_is_one_file_with_tables_and_no_scripts() {
     assert!(html.contains("USB 3.0 (500 MB/s)"));
     assert!(html.contains("passes ranged 10% apart"));
     // The unlabelled run is named by id and date.
-    assert!(html.contains("#2 2025-11-21 04:40 UTC"), "{}", &html[..600]);
+    assert!(
+        html.contains("run 2 (2025-11-21 04:40 UTC)"),
+        "{}",
+        &html[..600]
+    );
     assert_eq!(html.matches("<figure data-chart-id=").count(), 4);
 }
 
@@ -306,6 +310,111 @@ fn runs_with_the_same_labels_are_told_apart() {
         None,
     );
     let names: Vec<&str> = r.runs().iter().map(|r| r.name.as_str()).collect();
-    assert_eq!(names, ["t7 (#1)", "t7 (#2)"]);
-    assert_eq!(r.title(), "iomark report: t7 (#1) vs t7 (#2)");
+    assert_eq!(names, ["run 1 (t7)", "run 2 (t7)"]);
+    assert_eq!(r.title(), "iomark report: run 1 (t7) vs run 2 (t7)");
+}
+
+#[test]
+fn names_carry_the_parameters_that_differ_between_runs() {
+    let sized = |label: &str, size: u64| {
+        let mut d = fixtures::cdm(&[label], 400.0);
+        let RunBody::Disk(disk) = &mut d.body else {
+            unreachable!()
+        };
+        disk.target.size = iomark_model::Bytes(size);
+        d
+    };
+    let r = report(
+        vec![
+            sized("usb", 64 << 20),
+            sized("usb", 96 << 20),
+            fixtures::net(&["lan"], 900.0),
+        ],
+        None,
+    );
+    let names: Vec<&str> = r.runs().iter().map(|r| r.name.as_str()).collect();
+    // The profile is shared and the network run alone in its family.
+    assert_eq!(
+        names,
+        ["run 1 (usb) 64 MiB", "run 2 (usb) 96 MiB", "run 3 (lan)"]
+    );
+    let charts = r.charts();
+    let read = chart(&charts, "cdm-read");
+    assert!(
+        read.svg.contains(">run 2 (usb) 96 MiB</text>"),
+        "{}",
+        read.svg
+    );
+}
+
+/// `(run, fill)` of every bar in an SVG, each pair once; the run is the
+/// series name up to its labels (`run 1 (a)`).
+fn bar_colours(svg: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for tag in svg
+        .split('<')
+        .filter(|t| t.starts_with("rect class=\"bar\""))
+    {
+        let attr = |name: &str| {
+            let v = tag.split(&format!(" {name}=\"")).nth(1).unwrap();
+            v[..v.find('"').unwrap()].to_string()
+        };
+        let series = attr("data-series");
+        let run = series[..=series.find(')').unwrap()].to_string();
+        let pair = (run, attr("fill"));
+        if !out.contains(&pair) {
+            out.push(pair);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_run_keeps_its_colour_in_every_chart() {
+    // Runs 1 and 3 are on both charts, run 2 (Himeno) only on the second:
+    // by position within each chart run 3 would change colour.
+    let r = report(
+        vec![
+            fixtures::stream(&["a"], 1000.0, Some(2.0)),
+            fixtures::himeno(&["b"], 100.0),
+            fixtures::stream(&["c"], 900.0, Some(1.5)),
+        ],
+        None,
+    );
+    let charts = r.charts();
+    let stream = bar_colours(&chart(&charts, "mem-stream").svg);
+    let relative = bar_colours(&chart(&charts, "mem-relative").svg);
+    let colour = |i: usize| iomark_report::svg::colour(i).to_string();
+    assert_eq!(
+        stream,
+        [
+            ("run 1 (a)".to_string(), colour(0)),
+            ("run 3 (c)".to_string(), colour(2))
+        ]
+    );
+    assert_eq!(
+        relative,
+        [
+            ("run 1 (a)".to_string(), colour(0)),
+            ("run 2 (b)".to_string(), colour(1)),
+            ("run 3 (c)".to_string(), colour(2))
+        ]
+    );
+    for (name, fill) in &stream {
+        assert!(relative.contains(&(name.clone(), fill.clone())), "{name}");
+    }
+}
+
+#[test]
+fn a_mem_sweep_chart_names_its_run() {
+    let r = report(
+        vec![
+            fixtures::stream(&["plain"], 900.0, None),
+            fixtures::mem_sweep(&["paper"]),
+        ],
+        None,
+    );
+    let charts = r.charts();
+    let sweep = chart(&charts, "mem-sweep-2");
+    assert!(sweep.title.starts_with("run 2 (paper)"), "{}", sweep.title);
 }

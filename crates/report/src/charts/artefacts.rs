@@ -25,6 +25,7 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
         .iter()
         .map(|(_, r, a)| BarSeries {
             name: r.name.clone(),
+            colour: r.colour,
             bars: cats
                 .iter()
                 .map(|c| {

@@ -17,6 +17,7 @@ pub(super) fn draw(runs: &[(usize, &ReportRun, &CdmResult)], out: &mut Vec<Chart
         runs.iter()
             .map(|(_, r, c)| BarSeries {
                 name: r.name.clone(),
+                colour: r.colour,
                 bars: cats
                     .iter()
                     .map(|cat| c.tests.iter().find(|t| name(t) == *cat).map(bar))

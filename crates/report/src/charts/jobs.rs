@@ -157,6 +157,7 @@ fn job_bars(runs: &[(&ReportRun, &DiskRun)], out: &mut Vec<Chart>) {
             .zip(&per_run)
             .map(|((r, _), dirs)| BarSeries {
                 name: r.name.clone(),
+                colour: r.colour,
                 bars: cats
                     .iter()
                     .map(|c| dirs.iter().find(|(k, _)| k == c).map(|(_, d)| value(d)))
@@ -294,12 +295,17 @@ fn time_series(r: &ReportRun, d: &DiskRun, out: &mut Vec<Chart>) {
     );
 }
 
+/// A curve's run colour, and whether it is dashed (not the run's first).
+type RunStyle = (usize, bool);
+
 /// Completion latency against percentile, one line per job and direction
 /// of every run, overlaid.
 fn percentiles(runs: &[(&ReportRun, &DiskRun)], out: &mut Vec<Chart>) {
     let several = runs.len() > 1;
-    let mut curves: Vec<(String, &LatencySummary)> = Vec::new();
+    // Several runs: each run's curves in its colour, the first solid.
+    let mut curves: Vec<(String, &LatencySummary, Option<RunStyle>)> = Vec::new();
     for (r, d) in runs {
+        let mut first = true;
         for (j, l) in d.jobs.iter().zip(job_labels(d)) {
             for (dir, dr) in directions(j) {
                 if dr.clat.percentiles.is_empty() {
@@ -310,20 +316,22 @@ fn percentiles(runs: &[(&ReportRun, &DiskRun)], out: &mut Vec<Chart>) {
                 } else {
                     format!("{l} {dir}")
                 };
-                curves.push((name, &dr.clat));
+                let style = several.then_some((r.colour, !first));
+                first = false;
+                curves.push((name, &dr.clat, style));
             }
         }
     }
     curves.truncate(CURVES);
     let max_ns = curves
         .iter()
-        .flat_map(|(_, c)| c.percentiles.iter().map(|p| p.ns as f64))
+        .flat_map(|(_, c, _)| c.percentiles.iter().map(|p| p.ns as f64))
         .fold(0.0, f64::max);
     let (div, unit) = latency_unit(max_ns);
     let series = curves
         .iter()
         .enumerate()
-        .map(|(k, (name, c))| LineSeries {
+        .map(|(k, (name, c, style))| LineSeries {
             name: name.clone(),
             points: c
                 .percentiles
@@ -331,9 +339,9 @@ fn percentiles(runs: &[(&ReportRun, &DiskRun)], out: &mut Vec<Chart>) {
                 .filter(|p| p.percent > 0.0 && p.percent < 100.0)
                 .map(|p| (p.percent, p.ns as f64 / div, p.ns as f64))
                 .collect(),
-            dashed: false,
+            dashed: style.is_some_and(|(_, later)| later),
             scatter: false,
-            colour: k,
+            colour: style.map_or(k, |(colour, _)| colour),
         })
         .collect();
     push_lines(

@@ -32,12 +32,14 @@ fn chart(r: &ReportRun, c: &ClusterRun, out: &mut Vec<Chart>) {
             (k.write_bytes.get(), k.write_bw)
         }
     };
-    for (what, read) in [("read", true), ("write", false)] {
+    // One run's chart: read and write get the first two colours.
+    for (colour, (what, read)) in [("read", true), ("write", false)].into_iter().enumerate() {
         if c.per_rank.iter().all(|k| of(k, read).0 == 0) {
             continue;
         }
         series.push(BarSeries {
             name: what.into(),
+            colour,
             bars: c
                 .per_rank
                 .iter()

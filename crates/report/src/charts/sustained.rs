@@ -76,22 +76,22 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
         ((1u64 << 20) as f64, "MiB")
     };
     let mut series = Vec::new();
-    for (k, (_, r, s)) in runs.iter().enumerate() {
+    for (_, r, s) in &runs {
         series.push(LineSeries {
             name: r.name.clone(),
             points: rate_points(&s.pass.series, unit),
             dashed: false,
             scatter: false,
-            colour: k,
+            colour: r.colour,
         });
-        series.extend(cliff_marker(&r.name, &s.pass, unit, k));
+        series.extend(cliff_marker(&r.name, &s.pass, unit, r.colour));
         if let Some(again) = &s.recover_pass {
             series.push(LineSeries {
                 name: format!("{}: after idle", r.name),
                 points: rate_points(&again.series, unit),
                 dashed: true,
                 scatter: false,
-                colour: k,
+                colour: r.colour,
             });
         }
     }

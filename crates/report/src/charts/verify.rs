@@ -16,7 +16,7 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
         _ => None,
     });
     let mut series = Vec::new();
-    for (k, (_, r, v)) in runs.iter().enumerate() {
+    for (_, r, v) in &runs {
         let points = |s: &[SurfaceRate]| -> Vec<(f64, f64, f64)> {
             let whole = v.claimed.get().max(1) as f64;
             s.iter()
@@ -36,7 +36,7 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
                     points: points(s),
                     dashed,
                     scatter: false,
-                    colour: k,
+                    colour: r.colour,
                 });
             }
         }

@@ -1,0 +1,86 @@
+//! The page for fixed runs: what it shows beside the charts.
+
+mod fixtures;
+
+use iomark_report::{Report, ReportRun};
+
+fn page(docs: Vec<iomark_model::RunDocument>) -> String {
+    let runs = docs
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| ReportRun::new(i + 1, d))
+        .collect();
+    String::from_utf8(Report::new(runs, None).unwrap().html()).unwrap()
+}
+
+/// The `<div id="warnings">` section of a page.
+fn warnings_section(page: &str) -> &str {
+    let start = page
+        .find("<div id=\"warnings\">")
+        .expect("a warnings section");
+    let end = start + page[start..].find("</div>").unwrap();
+    &page[start..end]
+}
+
+#[test]
+fn a_mem_sweep_shows_every_point_warning_grouped_by_kind() {
+    let html = page(vec![
+        fixtures::mem_sweep(&["sweep"]),
+        fixtures::stream(&["plain"], 900.0, None),
+    ]);
+    let w = warnings_section(&html);
+    assert!(!w.contains("none"), "{w}");
+    for size in ["64 MiB", "256 MiB"] {
+        for backing in ["heap", "swap"] {
+            let at = format!("at {size} on {backing}");
+            assert!(w.contains(&at), "no warning {at} in {w}");
+        }
+    }
+    // Folded under the sweep's run, counted, one list per kind with the
+    // point each message was raised for.
+    assert_eq!(w.matches("<details").count(), 1, "{w}");
+    assert!(w.contains("data-run=\"1\"><summary><b>run 1 (sweep)</b>: 4 warnings (array fits in cache, few samples)</summary>"), "{w}");
+    assert_eq!(
+        w.matches("data-kind=\"array_fits_in_cache\"").count(),
+        1,
+        "{w}"
+    );
+    assert_eq!(w.matches("data-kind=\"few_samples\"").count(), 1, "{w}");
+    assert!(
+        w.contains("at 64 MiB on swap <small>(in 64 MiB on swap:/tmp/iomark-swap)</small>"),
+        "{w}"
+    );
+}
+
+#[test]
+fn a_page_without_warnings_says_none() {
+    let html = page(vec![fixtures::stream(&["plain"], 900.0, None)]);
+    assert!(warnings_section(&html).contains("<p>none</p>"));
+}
+
+/// The value cells of a run's figure rows whose unit is a rate.
+fn rate_cells<'a>(html: &'a str, run: &str) -> Vec<&'a str> {
+    html.split("<tr class=\"figure\" ")
+        .skip(1)
+        .filter(|row| row.starts_with(&format!("data-run=\"{run}\"")))
+        .flat_map(|row| row.split("<td class=\"num\">").skip(1))
+        .map(|cell| &cell[..cell.find('<').unwrap()])
+        .filter(|v| v.ends_with("B/s"))
+        .collect()
+}
+
+#[test]
+fn figures_are_in_the_unit_their_run_printed() {
+    let html = page(vec![
+        fixtures::sweep(&["hdd"], 100.0, &[iomark_model::disk::EngineKind::Psync]),
+        fixtures::cdm(&["usb2"], 40.0),
+    ]);
+    // The block-size sweep prints MiB/s; CrystalDiskMark MB/s.
+    let sweep = rate_cells(&html, "1");
+    assert!(!sweep.is_empty(), "no rate figures for the sweep");
+    assert!(sweep.iter().all(|v| v.ends_with(" MiB/s")), "{sweep:?}");
+    assert!(sweep.contains(&"100.00 MiB/s"), "{sweep:?}");
+    let cdm = rate_cells(&html, "2");
+    assert!(!cdm.is_empty(), "no rate figures for CrystalDiskMark");
+    assert!(cdm.iter().all(|v| v.ends_with(" MB/s")), "{cdm:?}");
+}
