@@ -257,6 +257,38 @@ fn spec_row(out: &mut String, r: &ReportRun, what: &str, setup: &str, host: &str
     );
 }
 
+/// The memory limit each run ran under (`--mem-limit`, a mem sweep's
+/// limit), with what the cgroup recorded, as `results show` prints it:
+/// none of it is in the figures.
+fn limits(o: &mut String, runs: &[ReportRun]) {
+    let limited: Vec<(&ReportRun, &iomark_model::mem::CgroupUsage)> = runs
+        .iter()
+        .filter_map(|r| {
+            let cg = match &r.doc.body {
+                RunBody::Disk(d) => d.cgroup.as_deref(),
+                RunBody::Mem(m) => m.cgroup.as_deref(),
+                _ => None,
+            }?;
+            Some((r, cg))
+        })
+        .collect();
+    if limited.is_empty() {
+        return;
+    }
+    o.push_str("<h2>Memory limits</h2><table id=\"mem-limits\"><tr><th>run</th><th>limit and record</th><th>OOM kills</th></tr>");
+    for (r, cg) in limited {
+        let _ = write!(
+            o,
+            "<tr data-run=\"{}\"><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&r.id),
+            esc(&r.name),
+            esc(&iomark_text::limit_record(cg)),
+            cg.oom_kills
+        );
+    }
+    o.push_str("</table>");
+}
+
 /// The page.
 pub fn render(report: &Report) -> String {
     let mut o = String::new();
@@ -316,6 +348,7 @@ pub fn render(report: &Report) -> String {
         }
     }
     o.push_str("</table>");
+    limits(&mut o, report.runs());
 
     crate::warnings::section(&mut o, report.runs());
 

@@ -84,3 +84,34 @@ fn figures_are_in_the_unit_their_run_printed() {
     assert!(!cdm.is_empty(), "no rate figures for CrystalDiskMark");
     assert!(cdm.iter().all(|v| v.ends_with(" MB/s")), "{cdm:?}");
 }
+
+#[test]
+fn a_memory_limits_record_is_on_the_page() {
+    let mut limited = fixtures::stream(&["limited"], 900.0, None);
+    let iomark_model::RunBody::Mem(m) = &mut limited.body else {
+        unreachable!("stream is a mem run")
+    };
+    m.cgroup = Some(Box::new(iomark_model::mem::CgroupUsage {
+        version: "v1".into(),
+        limit: iomark_model::Bytes(64 << 20),
+        peak: Some(iomark_model::Bytes(63 << 20)),
+        oom_kills: 0,
+        limit_hits: Some(12),
+        major_faults: Some(3456),
+    }));
+    let html = page(vec![limited, fixtures::stream(&["free"], 900.0, None)]);
+    let start = html
+        .find("<table id=\"mem-limits\">")
+        .expect("a limits table");
+    let table = &html[start..start + html[start..].find("</table>").unwrap()];
+    assert!(table.contains("64 MiB (cgroup v1)"), "{table}");
+    assert!(
+        table.contains("limit hit 12 times, 3456 major faults"),
+        "{table}"
+    );
+    // One row: the run without a limit has none.
+    assert_eq!(table.matches("<tr data-run").count(), 1, "{table}");
+    // A page without limits has no such table.
+    let free = page(vec![fixtures::stream(&["free"], 900.0, None)]);
+    assert!(!free.contains("mem-limits"));
+}

@@ -34,7 +34,7 @@ mod verify;
 
 pub use cluster::{mem_rank_table, rank_table};
 pub use device_seen::{device_by_test, device_line};
-pub use disk::{cgroup_usage, disk_run};
+pub use disk::{cgroup_usage, disk_run, limit_record};
 pub use fio_json::fio_json;
 pub use info::{device_info, nic_info};
 pub use iomark_model::escape::{escape_controls, escape_controls_keep_lines, escape_markdown};
