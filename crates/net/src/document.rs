@@ -1,4 +1,5 @@
-//! A finished client test as an iomark result document, for the store.
+//! A finished client test, or a server's busy period, as an iomark result
+//! document, for the store.
 
 use std::time::SystemTime;
 
@@ -13,14 +14,7 @@ use crate::TestReport;
 /// iomark), and the link checks of both against the goodput.
 pub fn run_document(report: &TestReport, command_line: Vec<String>) -> RunDocument {
     let interface = crate::iface::describe(report.peering.control_local.ip());
-    let mut run = report.to_net_run(interface);
-    run.nic_local = run
-        .interface
-        .as_ref()
-        .and_then(|i| iomark_host::nic_chain(&i.name))
-        .map(Box::new);
-    let link = link_warnings(&run);
-    run.warnings.extend(link);
+    let run = with_link_checks(report.to_net_run(interface));
     RunDocument {
         started_at_ms: epoch_ms(report.started),
         finished_at_ms: epoch_ms(report.finished),
@@ -55,7 +49,18 @@ pub fn served_document(served: &[TestReport], command_line: Vec<String>) -> Opti
             }
         })
         .collect();
-    let mut run = NetRun::served(clients);
+    let run = with_link_checks(NetRun::served(clients));
+    Some(RunDocument {
+        started_at_ms: epoch_ms(started),
+        finished_at_ms: epoch_ms(finished),
+        status: RunStatus::Complete,
+        ..RunDocument::iomark(command_line, RunBody::Net(run))
+    })
+}
+
+/// `run` with this host's interface chain (from the interface the control
+/// connection used) and both ends' link checks against the goodput.
+fn with_link_checks(mut run: NetRun) -> NetRun {
     run.nic_local = run
         .interface
         .as_ref()
@@ -63,12 +68,7 @@ pub fn served_document(served: &[TestReport], command_line: Vec<String>) -> Opti
         .map(Box::new);
     let link = link_warnings(&run);
     run.warnings.extend(link);
-    Some(RunDocument {
-        started_at_ms: epoch_ms(started),
-        finished_at_ms: epoch_ms(finished),
-        status: RunStatus::Complete,
-        ..RunDocument::iomark(command_line, RunBody::Net(run))
-    })
+    run
 }
 
 /// Both ends' interfaces checked against the fastest direction's goodput
