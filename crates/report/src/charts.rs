@@ -5,7 +5,7 @@ use iomark_model::disk::{DiskRun, EngineKind, RwMode};
 use iomark_model::mem::{
     KernelResult, MemOutcome, MemRun, MemSweep, StreamOp, SweepAxis, SweepCell,
 };
-use iomark_model::net::{NetDirection, NetRun};
+use iomark_model::net::{NetDirection, NetInterval, NetRun};
 use iomark_model::profile::{
     CdmResult, GnomeResult, IometerResult, MacbenchResult, ProfileResult, SweepResult, TestDir,
 };
@@ -562,42 +562,6 @@ fn net(report: &Report, out: &mut Vec<Chart>) {
             _ => None,
         })
         .collect();
-    let mut series = Vec::new();
-    for (r, n) in &runs {
-        let both = n
-            .intervals
-            .iter()
-            .any(|i| i.direction == NetDirection::Upload)
-            && n.intervals
-                .iter()
-                .any(|i| i.direction == NetDirection::Download);
-        for dir in [NetDirection::Upload, NetDirection::Download] {
-            let points: Vec<_> = n
-                .intervals
-                .iter()
-                .filter(|i| i.direction == dir && !i.omitted && i.end > i.start)
-                .map(|i| {
-                    let bits =
-                        BytesPerSec::over(i.bytes, Nanos(i.end.get() - i.start.get())).0 * 8.0;
-                    (i.end.as_secs_f64(), bits / 1e6, bits)
-                })
-                .collect();
-            if points.is_empty() {
-                continue;
-            }
-            let d = match dir {
-                NetDirection::Upload => "upload",
-                NetDirection::Download => "download",
-            };
-            series.push(LineSeries {
-                name: format!("{} {d}", r.name),
-                points,
-                dashed: both && dir == NetDirection::Download,
-                scatter: false,
-                colour: r.colour,
-            });
-        }
-    }
     push_lines(
         out,
         LineChart {
@@ -607,43 +571,16 @@ fn net(report: &Report, out: &mut Vec<Chart>) {
             y_label: "Mbit/s (10⁶ bit/s)".into(),
             x_scale: Scale::Linear,
             x_tick: TickFormat::Number,
-            series,
+            series: net_series(&runs, |i| {
+                (i.end > i.start).then(|| {
+                    let bits =
+                        BytesPerSec::over(i.bytes, Nanos(i.end.get() - i.start.get())).0 * 8.0;
+                    (bits / 1e6, bits)
+                })
+            }),
         },
     );
-    net_rtt(&runs, out);
-}
-
-/// The sending streams' smoothed RTT per interval (latency under load),
-/// one line per run and direction that has it.
-fn net_rtt(runs: &[(&ReportRun, &NetRun)], out: &mut Vec<Chart>) {
-    let mut series = Vec::new();
-    for (r, n) in runs {
-        for dir in [NetDirection::Upload, NetDirection::Download] {
-            let points: Vec<_> = n
-                .intervals
-                .iter()
-                .filter(|i| i.direction == dir && !i.omitted)
-                .filter_map(|i| {
-                    let ms = i.rtt?.get() as f64 / 1e6;
-                    Some((i.end.as_secs_f64(), ms, ms))
-                })
-                .collect();
-            if points.is_empty() {
-                continue;
-            }
-            let d = match dir {
-                NetDirection::Upload => "upload",
-                NetDirection::Download => "download",
-            };
-            series.push(LineSeries {
-                name: format!("{} {d}", r.name),
-                points,
-                dashed: dir == NetDirection::Download,
-                scatter: false,
-                colour: r.colour,
-            });
-        }
-    }
+    // The sending streams' smoothed RTT: latency under load.
     push_lines(
         out,
         LineChart {
@@ -654,9 +591,48 @@ fn net_rtt(runs: &[(&ReportRun, &NetRun)], out: &mut Vec<Chart>) {
             y_label: "RTT (ms)".into(),
             x_scale: Scale::Linear,
             x_tick: TickFormat::Number,
-            series,
+            series: net_series(&runs, |i| {
+                let ms = i.rtt?.get() as f64 / 1e6;
+                Some((ms, ms))
+            }),
         },
     );
+}
+
+/// One line per run and direction of `value` (drawn, labelled) at each
+/// interval's end, omitted intervals left out; a run's download dashed
+/// when it has both directions.
+fn net_series(
+    runs: &[(&ReportRun, &NetRun)],
+    value: impl Fn(&NetInterval) -> Option<(f64, f64)>,
+) -> Vec<LineSeries> {
+    let mut series = Vec::new();
+    for (r, n) in runs {
+        let has = |d| n.intervals.iter().any(|i| i.direction == d);
+        let both = has(NetDirection::Upload) && has(NetDirection::Download);
+        for (dir, d) in [
+            (NetDirection::Upload, "upload"),
+            (NetDirection::Download, "download"),
+        ] {
+            let points: Vec<_> = n
+                .intervals
+                .iter()
+                .filter(|i| i.direction == dir && !i.omitted)
+                .filter_map(|i| value(i).map(|(y, label)| (i.end.as_secs_f64(), y, label)))
+                .collect();
+            if points.is_empty() {
+                continue;
+            }
+            series.push(LineSeries {
+                name: format!("{} {d}", r.name),
+                points,
+                dashed: both && dir == NetDirection::Download,
+                scatter: false,
+                colour: r.colour,
+            });
+        }
+    }
+    series
 }
 
 fn mem(report: &Report, out: &mut Vec<Chart>) {
