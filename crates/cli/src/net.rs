@@ -123,7 +123,10 @@ pub fn run(args: NetArgs) -> anyhow::Result<Exit> {
     match args.command {
         NetCommand::Server(a) => {
             a.store.check()?;
-            let cfg = a.settings().build()?;
+            let mut cfg = a.settings().build()?;
+            // Ctrl-C or SIGTERM: running tests end (SERVER_TERMINATE), what
+            // ended is stored, and the server exits 0, as iperf3 3.19+.
+            cfg.interrupt = Some(crate::signals::stop_flag()?);
             if cfg.verbose && cfg.text {
                 crate::exit::print(&format!("{}\n", server_settings_line(&cfg)))?;
             }

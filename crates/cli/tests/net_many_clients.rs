@@ -115,3 +115,33 @@ fn three_clients_run_at_once_and_a_fourth_is_told_busy() {
         "total {total}, clients {each:?}"
     );
 }
+
+/// Tests one after the other are runs of their own, even when the next
+/// client connects while the server still tears the last one down; Ctrl-C
+/// stops a storing server at once, with what it served stored.
+#[test]
+fn back_to_back_clients_are_runs_of_their_own_and_ctrl_c_stops_the_server() {
+    require!(have("iperf3"));
+    let port = free_port();
+    let db = ScratchDb::new();
+    let mut server = iomark_server(
+        port,
+        &["--max-clients", "2", "-B", "127.0.0.1", "--db", db.db()],
+    );
+    for k in 1..=3 {
+        let out = iperf3_client(port, &["-t", "1"]);
+        assert!(ok(&out).contains("receiver"), "client {k}");
+    }
+    server.wait_stderr("stored as run 3", Duration::from_secs(20));
+    let listed = ok(&results(db.db(), &["list"]));
+    assert_eq!(listed.matches("complete").count(), 3, "{listed}");
+    for id in ["1", "2", "3"] {
+        let shown = json_of(&results(db.db(), &["show", id, "--json"]));
+        let clients = shown["document"]["body"]["clients"].as_array().unwrap();
+        assert_eq!(clients.len(), 1, "run {id}: {shown}");
+    }
+    server.signal(rustix::process::Signal::INT);
+    let (out, took) = server.finish_timed(Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(took < Duration::from_secs(5), "Ctrl-C took {took:?}");
+}

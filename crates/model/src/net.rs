@@ -118,6 +118,14 @@ pub struct NetInterval {
     /// this host did not send TCP that way (and in older runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt: Option<Nanos>,
+    /// This host's process CPU over the interval, percent of one core (as
+    /// iperf3's end-of-test figure); absent in imports and older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<f64>,
+    /// The peer's, when the peer is iomark (its interval of the same
+    /// position; the two ends tick on their own clocks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_cpu: Option<f64>,
 }
 
 /// CPU use of one end, in percent of one core over the test.

@@ -29,6 +29,7 @@ pub mod server;
 mod server_gate;
 mod server_many;
 mod server_output;
+mod server_periods;
 mod session;
 pub mod settings;
 mod sockopt;

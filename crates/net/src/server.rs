@@ -69,6 +69,9 @@ pub struct ServerConfig {
     pub max_clients: usize,
     /// Who may run tests, when the server asks for credentials.
     pub auth: Option<std::sync::Arc<crate::auth::Authorizer>>,
+    /// Raised to stop (Ctrl-C): running tests end with SERVER_TERMINATE
+    /// and the server returns.
+    pub interrupt: Option<&'static std::sync::atomic::AtomicBool>,
 }
 
 impl ServerConfig {
@@ -89,6 +92,7 @@ impl ServerConfig {
             json: false,
             max_clients: 1,
             auth: None,
+            interrupt: None,
         }
     }
 
@@ -146,6 +150,13 @@ impl Server {
         &self.cfg
     }
 
+    /// Whether the server was told to stop.
+    pub(crate) fn interrupted(&self) -> bool {
+        self.cfg
+            .interrupt
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
     /// The next test's control connection, waiting at most `wait`.
     pub(crate) fn next_test(&self, wait: Duration) -> Result<NewTest, RecvTimeoutError> {
         self.tests
@@ -181,11 +192,19 @@ impl Server {
                 );
                 let _ = out.flush();
             }
-            let next = self.tests.lock().unwrap_or_else(|e| e.into_inner()).recv();
-            let Ok((conn, cookie)) = next else {
-                return Err(NetError::Closed {
-                    during: "accepting connections",
-                });
+            let (conn, cookie) = loop {
+                if self.interrupted() {
+                    return Ok(());
+                }
+                match self.next_test(Duration::from_millis(100)) {
+                    Ok(t) => break t,
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => {
+                        return Err(NetError::Closed {
+                            during: "accepting connections",
+                        })
+                    }
+                }
             };
             n += 1;
             let result = self.serve_test(conn, cookie, n, out, err);
@@ -433,6 +452,10 @@ impl Server {
                     .last_heard()
                     .map_or(Some(now), |ago| now.checked_sub(ago));
                 moved_at = heard.map_or(moved_at, |h| moved_at.max(h));
+            }
+            if self.interrupted() {
+                let _ = ctrl.write_state(State::ServerTerminate);
+                break Err(NetError::Terminated { who: "server" });
             }
             if give_up.is_some_and(|g| now >= g) {
                 ctrl.write_server_error(code::SERVER_DURATION, 0);

@@ -1,21 +1,24 @@
 //! `--max-clients N`: several tests at once, each on a thread of its own.
 //! Each test's report is printed whole when it ends, so the reports of
-//! tests that overlap never interleave.
+//! tests that overlap never interleave; the tests that overlapped go to
+//! the store together ([`Periods`]). A stop (Ctrl-C) ends the running
+//! tests (SERVER_TERMINATE), stores what had ended, and returns.
 
 use std::io::Write;
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::report::TestReport;
 use crate::server::Server;
+use crate::server_periods::Periods;
 use crate::NetError;
 
 /// How often the server looks for finished tests while it waits for new ones.
 const DONE_POLL: Duration = Duration::from_millis(20);
 
-/// One finished test: its text, its log lines and, when it ran to the end,
-/// its report.
-type Finished = (Vec<u8>, Vec<u8>, Option<TestReport>);
+/// One finished test: its number, its text, its log lines and, when it ran
+/// to the end, its report.
+type Finished = (u32, Vec<u8>, Vec<u8>, Option<TestReport>);
 
 impl Server {
     /// Serve tests, up to `max_clients` at once, until the acceptor stops.
@@ -40,20 +43,27 @@ impl Server {
         let (done_tx, done_rx) = mpsc::channel::<Finished>();
         std::thread::scope(|scope| {
             let mut n = 0u32;
-            // The tests running now, and those of this busy period that
-            // ended: they go to `served` together once none runs.
-            let mut running = 0usize;
-            let mut ended = Vec::new();
+            let mut periods = Periods::new();
             loop {
-                while let Ok((text, log, report)) = done_rx.try_recv() {
+                while let Ok((test, text, log, report)) = done_rx.try_recv() {
                     let _ = out.write_all(&text);
                     let _ = out.flush();
                     let _ = err.write_all(&log);
-                    running -= 1;
-                    ended.extend(report);
-                    if running == 0 && !ended.is_empty() {
-                        served(std::mem::take(&mut ended));
+                    for period in periods.ended(test, report) {
+                        served(period);
                     }
+                }
+                if self.interrupted() {
+                    if !periods.busy() {
+                        let rest = periods.rest();
+                        if !rest.is_empty() {
+                            served(rest);
+                        }
+                        return Ok(());
+                    }
+                    // The running tests see the stop at their next poll.
+                    std::thread::sleep(DONE_POLL);
+                    continue;
                 }
                 let (conn, cookie) = match self.next_test(DONE_POLL) {
                     Ok(t) => t,
@@ -86,10 +96,10 @@ impl Server {
                                 None
                             }
                         };
-                        let _ = done.send((text, log, report));
+                        let _ = done.send((test, text, log, report));
                     });
                 match spawned {
-                    Ok(_) => running += 1,
+                    Ok(_) => periods.accepted(test, SystemTime::now()),
                     Err(e) => {
                         let _ = writeln!(err, "iomark: test #{n} not started: {e}");
                     }

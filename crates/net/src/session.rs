@@ -11,6 +11,7 @@ use crate::proto::{Protocol, Results, StreamResults};
 use crate::report::{IntervalRecord, IntervalStream, StreamTotals};
 use crate::stream::{Snapshot, Stream, StreamPlan};
 use crate::NetError;
+use iomark_host::CpuSampler;
 
 pub(crate) struct Session {
     pub streams: Vec<Stream>,
@@ -19,6 +20,8 @@ pub(crate) struct Session {
     interval: Option<Duration>,
     omit_until: Option<Instant>,
     cpu: CpuMeter,
+    /// This process's CPU since the last interval's end.
+    interval_cpu: CpuSampler,
     /// Origin of the current phase: the start, then the omit period's end.
     origin: Instant,
     base: Vec<Snapshot>,
@@ -51,6 +54,7 @@ impl Session {
             interval,
             omit_until: (!omit.is_zero()).then(|| now + omit),
             cpu,
+            interval_cpu: CpuSampler::start(),
             origin: now,
             base: vec![Snapshot::default(); n],
             last: vec![Snapshot::default(); n],
@@ -159,11 +163,14 @@ impl Session {
             self.last[i] = snap;
         }
         self.last_t = at;
+        let cpu = self.interval_cpu.read().process.total_pct();
+        self.interval_cpu = CpuSampler::start();
         IntervalRecord {
             start,
             end,
             omitted,
             streams,
+            cpu,
         }
     }
 
@@ -260,6 +267,14 @@ impl Session {
             streams,
             iomark_host_cpu: host_cpu,
             iomark_cpu_throttle: self.cpu.throttled(),
+            // Hundredths of a percent are plenty, and keep a long test's
+            // message short.
+            iomark_cpu_intervals: Some(
+                self.intervals
+                    .iter()
+                    .map(|r| (r.cpu * 100.0).round() / 100.0)
+                    .collect(),
+            ),
             iomark_interface: None,
             server_output_text: None,
             server_output_json: None,

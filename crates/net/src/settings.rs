@@ -191,6 +191,7 @@ impl ServerSettings {
         }
         Ok(ServerConfig {
             auth: self.authorizer()?.map(std::sync::Arc::new),
+            interrupt: None,
             max_clients: self.max_clients as usize,
             port: self.port,
             bind,

@@ -597,6 +597,53 @@ fn net(report: &Report, out: &mut Vec<Chart>) {
             }),
         },
     );
+    push_lines(
+        out,
+        LineChart {
+            id: "net-cpu".into(),
+            title: "CPU per interval, each end's iomark process".into(),
+            x_label: "time (s, interval end)".into(),
+            y_label: "% of one core".into(),
+            x_scale: Scale::Linear,
+            x_tick: TickFormat::Number,
+            series: net_cpu_series(&runs),
+        },
+    );
+}
+
+/// Which end's CPU an interval holds.
+type CpuOf = fn(&NetInterval) -> Option<f64>;
+
+/// Each run's process CPU per interval: this host's solid, the peer's
+/// (an iomark peer's) dashed. A `--bidir` run's intervals come in pairs,
+/// one per direction, with the same CPU: the first direction's are drawn.
+fn net_cpu_series(runs: &[(&ReportRun, &NetRun)]) -> Vec<LineSeries> {
+    let mut series = Vec::new();
+    for (r, n) in runs {
+        let first = n.intervals.first().map(|i| i.direction);
+        let ends: [(&str, CpuOf, bool); 2] = [
+            ("this host", |i| i.cpu, false),
+            ("peer", |i| i.peer_cpu, true),
+        ];
+        for (who, cpu, dashed) in ends {
+            let points: Vec<_> = n
+                .intervals
+                .iter()
+                .filter(|i| Some(i.direction) == first && !i.omitted)
+                .filter_map(|i| cpu(i).map(|c| (i.end.as_secs_f64(), c, c)))
+                .collect();
+            if !points.is_empty() {
+                series.push(LineSeries {
+                    name: format!("{} {who}", r.name),
+                    points,
+                    dashed,
+                    scatter: false,
+                    colour: r.colour,
+                });
+            }
+        }
+    }
+    series
 }
 
 /// One line per run and direction of `value` (drawn, labelled) at each

@@ -194,6 +194,7 @@ fn net_and_mem_charts() {
         [
             "net-bitrate",
             "net-rtt",
+            "net-cpu",
             "mem-stream",
             "mem-mflops",
             "mem-relative"
@@ -205,6 +206,11 @@ fn net_and_mem_charts() {
     );
     // The fixture's intervals: 0.20, 0.25 and 0.30 ms.
     assert_eq!(values(&chart(&charts, "net-rtt").svg), [0.2, 0.25, 0.3]);
+    // This host's 20-22 %, then the peer's 30-32 %.
+    assert_eq!(
+        values(&chart(&charts, "net-cpu").svg),
+        [20.0, 21.0, 22.0, 30.0, 31.0, 32.0]
+    );
     assert_eq!(values(&chart(&charts, "mem-relative").svg), [1.0, 2.5, 3.5]);
     assert_eq!(values(&chart(&charts, "mem-mflops").svg), [1500.0]);
     insta::assert_snapshot!("net_bitrate", chart(&charts, "net-bitrate").svg);

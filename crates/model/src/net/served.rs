@@ -162,8 +162,10 @@ fn summed_intervals(clients: &[NetClientTest], interval: Nanos) -> Vec<NetInterv
             bytes: Bytes(bytes.round() as u64),
             retransmits,
             omitted: false,
-            // Each client's RTT is in its own run.
+            // Each client's RTT and CPU are in its own run.
             rtt: None,
+            cpu: None,
+            peer_cpu: None,
         })
         .filter(|i| i.end.get() - i.start.get() >= step / 2)
         .collect()
@@ -232,6 +234,8 @@ mod tests {
                     retransmits: None,
                     omitted: false,
                     rtt: None,
+                    cpu: None,
+                    peer_cpu: None,
                 })
                 .collect(),
             cpu_local: CpuUtilization {

@@ -152,6 +152,9 @@ pub(crate) fn check_results(m: &Map<String, Value>) -> Result<(), ProtoError> {
     if let Some(nic) = m.get("iomark_interface") {
         every_number(nic, "iomark_interface", 0.0, MAX_INTERFACE_NUMBER)?;
     }
+    if let Some(cpu) = m.get("iomark_cpu_intervals") {
+        every_number(cpu, "iomark_cpu_intervals", 0.0, MAX_CPU_PERCENT)?;
+    }
     Ok(())
 }
 
@@ -318,6 +321,10 @@ mod tests {
             (
                 json!({"iomark_host_cpu": {"cpus": 0}}),
                 "iomark_host_cpu.cpus is too small (0 < 1)",
+            ),
+            (
+                json!({"iomark_cpu_intervals": [12.5, 1e12]}),
+                "iomark_cpu_intervals[1] is out of range",
             ),
             (
                 json!({"iomark_host_cpu": {"idle_pct": 250.0}}),

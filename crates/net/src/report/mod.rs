@@ -57,6 +57,8 @@ pub(crate) struct IntervalRecord {
     pub end: f64,
     pub omitted: bool,
     pub streams: Vec<IntervalStream>,
+    /// This process's CPU over the interval, percent of one core.
+    pub cpu: f64,
 }
 
 /// One stream's totals as this host measured them.

@@ -38,7 +38,12 @@ impl TestReport {
             })
             .collect();
         let mut intervals = Vec::new();
-        for rec in &self.intervals {
+        let peer_cpu = self
+            .remote
+            .as_ref()
+            .and_then(|r| r.iomark_cpu_intervals.as_deref())
+            .unwrap_or(&[]);
+        for (k, rec) in self.intervals.iter().enumerate() {
             for d in self.directions() {
                 let idx = self.of(d);
                 let mut bytes = 0;
@@ -61,6 +66,8 @@ impl TestReport {
                     retransmits: retr,
                     omitted: rec.omitted,
                     rtt,
+                    cpu: Some(rec.cpu),
+                    peer_cpu: peer_cpu.get(k).copied(),
                 });
             }
         }

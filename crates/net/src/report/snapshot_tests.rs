@@ -95,6 +95,7 @@ fn interval(start: f64, end: f64, omitted: bool, streams: Vec<IntervalStream>) -
         end,
         omitted,
         streams,
+        cpu: 0.0,
     }
 }
 
@@ -201,6 +202,7 @@ fn peer_results(
         sender_has_retransmits,
         congestion_used: congestion_used.map(Into::into),
         iomark_host_cpu: None,
+        iomark_cpu_intervals: None,
         iomark_interface: None,
         iomark_cpu_throttle: None,
         server_output_text: None,

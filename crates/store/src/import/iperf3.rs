@@ -199,6 +199,9 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
                 retransmits: at.u64(sum, "retransmits")?,
                 omitted: sum["omitted"].as_bool().unwrap_or(false),
                 rtt,
+                // iperf3 reports CPU for the whole test only.
+                cpu: None,
+                peer_cpu: None,
             });
         }
     }

@@ -287,6 +287,8 @@ pub(super) fn convert(text: &str) -> Result<RunDocument, ImportError> {
             omitted: l.rest.iter().any(|w| w == "(omitted)"),
             // The text's interval lines have no RTT (only Cwnd).
             rtt: None,
+            cpu: None,
+            peer_cpu: None,
         })
         .collect();
     let measured = summary.iter().map(|(l, _)| l.end).fold(0.0, f64::max);
