@@ -76,11 +76,28 @@ pub fn parse() -> Cli {
             | ErrorKind::DisplayVersion
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
             _ => {
-                eprintln!("iomark: {}", one_line(&e.to_string()));
+                eprintln!(
+                    "iomark: {}",
+                    iperf3_reason(&e).unwrap_or_else(|| one_line(&e.to_string()))
+                );
                 std::process::exit(i32::from(crate::exit::Exit::Error.code()));
             }
         },
     }
+}
+
+/// An iperf3 option `iomark net` does not take, named with why and what to
+/// do instead.
+fn iperf3_reason(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument || std::env::args().nth(1).as_deref() != Some("net") {
+        return None;
+    }
+    let Some(ContextValue::String(flag)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let why = crate::net::unsupported::why_not(flag)?;
+    Some(format!("net: iperf3's {flag} is not supported: {why}"))
 }
 
 /// clap's message without its `error:` prefix and the lines after it

@@ -17,6 +17,7 @@ use crate::exit::Exit;
 
 mod client_args;
 mod output;
+pub mod unsupported;
 pub use client_args::ClientArgs;
 use output::{Output, OutputSettings};
 

@@ -88,3 +88,38 @@ fn dash_v_is_still_the_version_on_top() {
     let out = iomark(&["net", "-V"]);
     assert_eq!(out.status.code(), Some(2), "net alone takes -s or -c first");
 }
+
+/// iperf3's options iomark does not take name the option and say why, on
+/// either end, instead of clap's bare "unexpected argument".
+#[test]
+fn iperf3_options_iomark_lacks_are_refused_with_the_reason() {
+    for (args, flag, why) in [
+        (&["-c", "127.0.0.1", "--gsro"][..], "--gsro", "GSO/GRO"),
+        (&["-c", "127.0.0.1", "--sctp"], "--sctp", "SCTP"),
+        (&["-c", "127.0.0.1", "-L", "5"], "-L", "flow labels"),
+        (
+            &["-c", "127.0.0.1", "--skip-rx-copy"],
+            "--skip-rx-copy",
+            "MSG_TRUNC",
+        ),
+        (&["-s", "-D"], "-D", "does not daemonize"),
+        (&["-s", "--pidfile", "/tmp/x"], "--pidfile", "no pid file"),
+        (
+            &["-s", "--idle-timeout", "5"],
+            "--idle-timeout",
+            "--max-duration",
+        ),
+    ] {
+        let mut full = vec!["net"];
+        full.extend_from_slice(args);
+        let out = iomark(&full);
+        let err = fails_with(&out, &format!("iperf3's {flag} is not supported: "));
+        assert!(err.contains(why), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    // Not one of iperf3's: clap's own line.
+    fails_with(
+        &iomark(&["net", "-c", "h", "--frobnicate"]),
+        "unexpected argument",
+    );
+}
