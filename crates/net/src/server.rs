@@ -241,6 +241,9 @@ impl Server {
         let mut release = Release::of(&self.gate);
         let mut ctrl = Control::new(conn)?;
         let (peer, control_local) = ctrl.ends()?;
+        // The dual-stack listener sees an IPv4 client as ::ffff:a.b.c.d;
+        // iperf3 prints, and the store keeps, the plain a.b.c.d.
+        let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
         let setup_end = Instant::now() + cfg.setup_timeout;
         let wait = Wait {
             first: Some(cfg.owed(cfg.first_byte_timeout)),
