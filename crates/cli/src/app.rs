@@ -20,7 +20,7 @@ enum Command {
     /// Benchmark storage: a test file in a directory, a file or a block device.
     // A flag given twice takes the last value, as in fio.
     #[command(args_override_self = true)]
-    Disk(crate::disk::DiskArgs),
+    Disk(crate::disk_args::DiskArgs),
     /// Run a fio job file (the common subset): `iomark disk --job FILE`.
     #[command(args_override_self = true)]
     Fio(crate::fio::FioArgs),
@@ -134,7 +134,11 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
     }
     match cli.command {
         Command::Info(args) => crate::info::run(args),
-        Command::Disk(args) => crate::disk::run(args),
+        // A job file is fio's path; the rest is the disk run's.
+        Command::Disk(args) => match args.job.clone() {
+            Some(file) => crate::fio::run_disk_job(&args, &file),
+            None => crate::disk::run(args),
+        },
         Command::Fio(args) => crate::fio::run(args),
         Command::Clean(args) => crate::clean::run(args),
         Command::Engines(args) => crate::clean::engines(args),

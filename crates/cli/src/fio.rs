@@ -8,44 +8,19 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use anyhow::{bail, Context};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use iomark_disk::fio_job::{self, FioJob};
 use iomark_disk::plan::{run_document, DiskOutcome, DiskPlan};
 use iomark_disk::target::{OpenTarget, TargetRequest};
 use iomark_host::cgroup::SelfLimit;
 use iomark_model::profile::ProfileResult;
-use iomark_model::{now_ms, RunBody, RunDocument};
-use iomark_text::Output;
+use iomark_model::{now_ms, RunBody};
 
-use crate::disk::{open_target, DiskArgs, ProfileProgress};
+use crate::disk::{open_target, ProfileProgress};
+use crate::disk_args::{print_run, DiskArgs};
 use crate::exit::Exit;
 use crate::known::Known;
 use crate::signals;
-
-/// What `--output-format` prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// iomark's text.
-    Normal,
-    /// fio's JSON layout.
-    Json,
-    /// fio's JSON layout with each latency histogram's bins.
-    #[value(name = "json+")]
-    JsonPlus,
-}
-
-impl DiskArgs {
-    /// What `--output-format` and `--json` ask to print: fio's layout
-    /// first, then the document, else iomark's text.
-    pub fn output(&self, verbose: bool) -> Output {
-        match self.output_format {
-            Some(OutputFormat::Json) => Output::FioJson { plus: false },
-            Some(OutputFormat::JsonPlus) => Output::FioJson { plus: true },
-            Some(OutputFormat::Normal) | None if self.json => Output::Document,
-            Some(OutputFormat::Normal) | None => Output::Text { verbose },
-        }
-    }
-}
 
 /// `iomark fio FILE [PATH]`: `iomark disk --job FILE [PATH]`.
 #[derive(Debug, Args)]
@@ -66,19 +41,12 @@ pub fn run(mut args: FioArgs) -> anyhow::Result<Exit> {
     run_job_file(&args.disk, &file)
 }
 
-/// fio's `--direct=0|1` (also true/false).
-pub fn parse_direct(s: &str) -> Result<bool, String> {
-    match s {
-        "1" | "true" => Ok(true),
-        "0" | "false" => Ok(false),
-        _ => Err("--direct takes 1 (bypass the page cache) or 0 (use it), e.g. --direct=1".into()),
-    }
-}
-
-/// Print a finished run as asked: text, iomark's document or fio's layout.
-pub fn print_run(args: &DiskArgs, doc: &RunDocument, verbose: bool) -> anyhow::Result<()> {
-    crate::exit::print(&args.output(verbose).render(doc)?)?;
-    Ok(())
+/// `iomark disk --job FILE`: the checks `iomark disk` makes first, then
+/// the job file.
+pub fn run_disk_job(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
+    args.cluster.check_alone()?;
+    args.store.check()?;
+    run_job_file(args, file)
 }
 
 /// Refuse what a job file sets itself: workload flags and profiles.

@@ -14,7 +14,9 @@
 mod app;
 mod clean;
 mod cluster;
+mod cluster_args;
 mod disk;
+mod disk_args;
 mod exit;
 mod fio;
 mod info;

@@ -5,7 +5,7 @@
 use iomark_disk::target::{remove_kept_verify_file, OpenTarget};
 use iomark_model::verify::{VerifyPhase, VerifyResult};
 
-use crate::disk::DiskArgs;
+use crate::disk_args::DiskArgs;
 
 /// Keep or remove the directory's verify file after a run that found `v`.
 /// An interrupted write phase keeps nothing: half a fill is no use to a

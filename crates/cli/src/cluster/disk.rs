@@ -34,7 +34,8 @@ use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{now_ms, RunBody};
 
 use super::decode;
-use crate::disk::{open_target, DiskArgs};
+use crate::disk::open_target;
+use crate::disk_args::{print_run, DiskArgs};
 use crate::exit::Exit;
 use crate::known::Known;
 use crate::signals;
@@ -358,7 +359,7 @@ fn publish(
     args.store.apply(&mut doc);
     recorder.finish(&doc);
     // The text carries the rank table; fio's layout and the document do not.
-    crate::fio::print_run(args, &doc, verbose)?;
+    print_run(args, &doc, verbose)?;
     Ok(())
 }
 
