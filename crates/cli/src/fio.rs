@@ -5,22 +5,16 @@
 //! this module reads the file, runs the plans and prints.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
 use anyhow::{bail, Context};
 use clap::Args;
-use iomark_disk::fio_job::{self, FioJob};
-use iomark_disk::plan::{run_document, DiskOutcome, DiskPlan};
-use iomark_disk::target::{OpenTarget, TargetRequest};
+use iomark_disk::fio_job;
+use iomark_disk::lifecycle::{RunJob, RunOptions, RunPlan};
 use iomark_host::cgroup::SelfLimit;
-use iomark_model::profile::ProfileResult;
-use iomark_model::{now_ms, RunBody};
 
-use crate::disk::{open_target, ProfileProgress};
-use crate::disk_args::{print_run, DiskArgs};
+use crate::disk_args::DiskArgs;
 use crate::exit::Exit;
-use crate::known::Known;
-use crate::signals;
+use crate::record::command_line;
 
 /// `iomark fio FILE [PATH]`: `iomark disk --job FILE [PATH]`.
 #[derive(Debug, Args)]
@@ -73,33 +67,21 @@ pub fn run_job_file(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
     let text = std::fs::read_to_string(file)
         .with_context(|| format!("cannot read job file {}", file.display()))?;
     let parsed = fio_job::parse(&text).with_context(|| file.display().to_string())?;
-    // Every job checked before anything is opened or written.
-    let mut plans = parsed
-        .jobs
-        .iter()
-        .map(|j| j.plan(args.path_given(), &args.allow_write))
-        .collect::<Result<Vec<DiskPlan>, _>>()
-        .with_context(|| file.display().to_string())?;
-    // --repeat runs each job of the file that many times.
+    // Every job checked before anything is opened or written; --repeat
+    // runs each job of the file that many times.
     let repeat = args.repeat.unwrap_or(1);
-    if let Some((j, _)) = parsed
+    let jobs = parsed
         .jobs
         .iter()
-        .zip(&plans)
-        .find(|(_, p)| repeat > 1 && p.verify.is_some())
-    {
-        bail!(
-            "job [{}] has verify=, which checks one run's writes: drop --repeat or verify=",
-            j.name
-        );
-    }
-    plans.iter_mut().for_each(|p| p.repeat = repeat);
-    let first = &plans[0].request.path;
+        .map(|j| j.run_job(args.path_given(), &args.allow_write, repeat))
+        .collect::<Result<Vec<RunJob>, _>>()
+        .with_context(|| file.display().to_string())?;
+    let first = &jobs[0].plan.request.path;
     if let Some((j, p)) = parsed
         .jobs
         .iter()
-        .zip(&plans)
-        .find(|(_, p)| &p.request.path != first)
+        .zip(&jobs)
+        .find(|(_, p)| &p.plan.request.path != first)
     {
         bail!(
             "{}: job [{}] (line {}) runs on {}, the first job on {}: iomark stores one target \
@@ -107,157 +89,29 @@ pub fn run_job_file(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
             file.display(),
             j.name,
             j.line,
-            p.request.path.display(),
+            p.plan.request.path.display(),
             first.display()
         );
     }
     say_notes(&parsed);
     let limit = args.mem_limit.map(SelfLimit::enter).transpose()?;
-    let stop = signals::stop_flag()?;
-    let started_at_ms = now_ms();
-    let mut run = JobFileRun::default();
-    for (job, plan) in parsed.jobs.iter().zip(&plans) {
-        if !run.one(args, job, plan, stop, started_at_ms)? {
-            break;
-        }
-    }
-    // Ctrl-C while a later test file was made: the jobs before it are in
-    // the store already (ProfileObserver::finished).
-    let (Some((_, target)), Some((mut obs, known))) = (run.open.take(), run.obs.take()) else {
-        return Ok(Exit::Interrupted);
+    let options = RunOptions {
+        keep_cache: args.keep_cache,
+        rated: args.rated.clone(),
+        probe_first: None,
+        keep_verify_file: args.prof.keep_verify_file,
+        limit: limit.as_ref(),
+        command_line: command_line(),
     };
-    if let Some(line) = obs.line.take() {
-        line.finish();
-    }
-    run.outcome
-        .warnings
-        .extend(known.warnings(&run.outcome.jobs));
-    let interrupted = run.outcome.interrupted;
-    // fio exits non-zero when its verify fails; so does a job file's run.
-    let verify_failed = matches!(
-        &run.outcome.result,
-        Some(ProfileResult::Verify(v)) if v.failed()
-    );
-    let mut doc = run_document(
-        &target,
-        PROFILE,
-        run.outcome,
-        started_at_ms,
-        crate::record::command_line(),
-    );
-    drop(target);
-    if let (RunBody::Disk(d), Some(limit)) = (&mut doc.body, &limit) {
-        d.cgroup = Some(Box::new(limit.usage()));
-    }
-    args.store.apply(&mut doc);
-    obs.recorder.finish(&doc);
-    print_run(args, &doc, false)?;
-    Ok(Exit::of_disk_run(interrupted, verify_failed))
+    let plan = RunPlan {
+        name: PROFILE,
+        jobs,
+    };
+    crate::disk::finish(args, &plan, &options, false)
 }
 
 /// The profile name a job file's run is stored under.
 const PROFILE: &str = "fio-job";
-
-/// What a job file's run holds between jobs.
-#[derive(Default)]
-struct JobFileRun {
-    /// The open target and the request it was opened for.
-    open: Option<(TargetRequest, OpenTarget)>,
-    /// Progress and the store, once the first target is open.
-    obs: Option<(ProfileProgress, Known)>,
-    /// Every job so far.
-    outcome: DiskOutcome,
-}
-
-impl JobFileRun {
-    /// Run one job; `false` when Ctrl-C ended the run.
-    fn one(
-        &mut self,
-        args: &DiskArgs,
-        job: &FioJob,
-        plan: &DiskPlan,
-        stop: &AtomicBool,
-        started_at_ms: u64,
-    ) -> anyhow::Result<bool> {
-        // The next job reuses the target when it asks for the same one, as
-        // fio reuses a job's file: a test file is not made and filled again.
-        let reuse = self
-            .open
-            .as_ref()
-            .is_some_and(|(req, _)| same_target(req, &plan.request));
-        if !reuse {
-            // The old test file goes before the new one is made, so a file
-            // of several test files never needs the space of two.
-            self.open = None;
-            let Some(t) = open_target(&plan.request, stop)? else {
-                self.outcome.interrupted = true;
-                return Ok(false);
-            };
-            self.open = Some((plan.request.clone(), t));
-        }
-        let (_, target) = self.open.as_ref().expect("opened above");
-        let workload = &plan.workload;
-        let at = || {
-            format!(
-                "job [{}] (line {}): {}",
-                job.name,
-                job.line,
-                workload.describe()
-            )
-        };
-        workload.check_target(target).with_context(at)?;
-        if !job.keep_cache && !args.keep_cache {
-            target.invalidate_cache();
-        }
-        if self.obs.is_none() {
-            let mut partial = run_document(
-                target,
-                PROFILE,
-                DiskOutcome::default(),
-                started_at_ms,
-                crate::record::command_line(),
-            );
-            let mut recorder = crate::record::Recorder::begin(&args.store, &mut partial);
-            let known = Known::recall(
-                &mut recorder,
-                partial.device.as_ref(),
-                target.direct,
-                args.rated.clone(),
-            );
-            let obs = ProfileProgress {
-                line: None,
-                recorder,
-                partial,
-            };
-            self.obs = Some((obs, known));
-        }
-        let (obs, _) = self.obs.as_mut().expect("made above");
-        // Each job is a run of its own on the progress line.
-        obs.follow(
-            workload.outline(target).repeated(plan.repeat),
-            crate::progress::wanted(args.quiet),
-            "",
-            None,
-        );
-        // A job with verify= is checked before the next job writes.
-        let o = workload
-            .run_repeated(target, stop, obs, plan.verify, plan.repeat)
-            .with_context(|| format!("{} on {}", at(), target.info.path))?;
-        let interrupted = o.interrupted;
-        job.add_outcome(&mut self.outcome, o);
-        iomark_disk::profiles::ProfileObserver::finished(obs, &self.outcome.jobs);
-        Ok(!interrupted)
-    }
-}
-
-/// Whether a job can run on the target opened for another's request.
-fn same_target(a: &TargetRequest, b: &TargetRequest) -> bool {
-    a.path == b.path
-        && a.size == b.size
-        && a.direct == b.direct
-        && (a.write || !b.write)
-        && a.data == b.data
-}
 
 /// Say once where iomark runs the file differently from fio.
 fn say_notes(parsed: &fio_job::FioJobFile) {

@@ -20,7 +20,6 @@ mod disk_args;
 mod exit;
 mod fio;
 mod info;
-mod known;
 mod mem;
 mod net;
 mod progress;
@@ -30,7 +29,6 @@ mod report;
 mod results;
 mod shell;
 mod signals;
-mod verify;
 
 use std::process::ExitCode;
 

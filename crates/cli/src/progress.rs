@@ -7,7 +7,8 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use iomark_disk::profiles::outline::{Eta, Tracker};
+use iomark_disk::lifecycle::RunDisplay;
+use iomark_disk::profiles::outline::{Eta, Outline, Tracker};
 use iomark_disk::runner::Progress;
 
 /// What one progress line shows.
@@ -177,6 +178,57 @@ impl RunProgress {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// A disk run's display on stderr: one line per run it follows (the
+/// probe's, then the profile's), drawn only if `show`, and the run's notes.
+pub struct ProgressLine {
+    line: Option<RunProgress>,
+    show: bool,
+}
+
+impl ProgressLine {
+    /// The display of a run, with the line drawn only if `show`
+    /// ([`wanted`]).
+    pub fn new(show: bool) -> Self {
+        ProgressLine { line: None, show }
+    }
+}
+
+impl RunDisplay for ProgressLine {
+    fn follow(&mut self, outline: Outline, prefix: &'static str, then: Option<Eta>) {
+        self.close();
+        let tracker = Tracker::new(outline);
+        self.line = Some(RunProgress::new(tracker, self.show, prefix, then));
+    }
+
+    fn progress(&mut self, p: &Progress) {
+        if let Some(line) = &mut self.line {
+            line.progress(p);
+        }
+    }
+
+    fn begin(&mut self, label: &str) {
+        if let Some(line) = &mut self.line {
+            line.begin(label);
+        }
+    }
+
+    fn end(&mut self) {
+        if let Some(line) = &mut self.line {
+            line.end();
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some(line) = self.line.take() {
+            line.finish();
+        }
+    }
+
+    fn say(&mut self, line: &str) {
+        eprintln!("iomark: {line}");
     }
 }
 

@@ -24,15 +24,13 @@
 //! write fails is taken out of the store again where the store still
 //! allows that, so that nothing claims a completed run was interrupted.
 
-// The benchmark commands wire this in one by one; until each has, parts of
-// it are unused in the binary.
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use clap::Args;
+use iomark_disk::lifecycle::RunSink;
 use iomark_model::{RunDocument, RunStatus, MAX_LABEL_BYTES, MAX_NOTE_BYTES};
 use iomark_store::{DeviceMemory, RunId, Store};
 
@@ -143,6 +141,59 @@ impl StoreArgs {
         }
         if self.note.is_some() {
             doc.note.clone_from(&self.note);
+        }
+    }
+}
+
+/// A disk run's sink ([`RunSink`]): the store `args` name, through a
+/// [`Recorder`] begun when the lifecycle begins the run; dropped
+/// unfinished (an error midway), the run is stored as failed.
+pub struct StoreSink<'a> {
+    args: &'a StoreArgs,
+    recorder: Option<Recorder>,
+}
+
+impl<'a> StoreSink<'a> {
+    /// The sink of a run stored as `args` say.
+    pub fn new(args: &'a StoreArgs) -> Self {
+        StoreSink {
+            args,
+            recorder: None,
+        }
+    }
+}
+
+impl RunSink for StoreSink<'_> {
+    fn begin(&mut self, doc: &mut RunDocument) {
+        self.recorder = Some(Recorder::begin(self.args, doc));
+    }
+
+    fn checkpoint_due(&self) -> bool {
+        self.recorder.as_ref().is_some_and(Recorder::checkpoint_due)
+    }
+
+    fn checkpoint(&mut self, doc: &RunDocument) {
+        if let Some(r) = &mut self.recorder {
+            r.update(doc);
+        }
+    }
+
+    fn finish(&mut self, doc: &mut RunDocument) -> Option<RunId> {
+        self.args.apply(doc);
+        self.recorder.take()?.finish(doc)
+    }
+
+    fn run_id(&self) -> Option<RunId> {
+        self.recorder.as_ref()?.id()
+    }
+
+    fn recall(&mut self, key: &str) -> Option<DeviceMemory> {
+        self.recorder.as_mut()?.device(key)
+    }
+
+    fn remember(&mut self, memory: &DeviceMemory) {
+        if let Some(r) = &mut self.recorder {
+            r.remember(memory);
         }
     }
 }

@@ -13,10 +13,9 @@ use std::path::{Path, PathBuf};
 use iomark_model::disk::{DataPattern, EngineKind, RwMode};
 use iomark_model::units::{Bytes, Nanos};
 
-use iomark_model::profile::ProfileResult;
-
 use crate::job::JobSettings;
-use crate::plan::{DiskOutcome, DiskPlan, DiskSettings, Workload};
+use crate::lifecycle::{JobOrigin, RunJob};
+use crate::plan::{DiskPlan, DiskSettings, Workload};
 use crate::verify::writes::{self, VerifyWrites};
 use crate::DiskError;
 
@@ -492,24 +491,35 @@ impl FioJob {
         Ok(plan)
     }
 
-    /// Add what this job measured to the run's `total`: its jobs, its
-    /// warnings (naming the job), and its verify check combined with the
-    /// other jobs' ([`writes::combine`]).
-    pub fn add_outcome(&self, total: &mut DiskOutcome, outcome: DiskOutcome) {
-        total.jobs.extend(outcome.jobs);
-        total
-            .warnings
-            .extend(outcome.warnings.into_iter().map(|mut w| {
-                w.message = format!("job [{}] (line {}): {}", self.name, self.line, w.message);
-                w
-            }));
-        total.result = match (total.result.take(), outcome.result) {
-            (Some(ProfileResult::Verify(run)), Some(ProfileResult::Verify(job))) => {
-                Some(ProfileResult::Verify(writes::combine(Some(run), job)))
-            }
-            (run, job) => job.or(run),
-        };
-        total.interrupted |= outcome.interrupted;
+    /// Where the job was written: its `[name]` and line.
+    pub fn origin(&self) -> JobOrigin {
+        JobOrigin {
+            name: self.name.clone(),
+            line: self.line,
+        }
+    }
+
+    /// The job as one job of the file's run, its plan as [`plan`](Self::plan)
+    /// makes it and `repeat` times (`--repeat`).
+    pub fn run_job(
+        &self,
+        path: Option<&Path>,
+        allow_write: &[PathBuf],
+        repeat: u32,
+    ) -> Result<RunJob, DiskError> {
+        let mut plan = self.plan(path, allow_write)?;
+        if repeat > 1 && plan.verify.is_some() {
+            return Err(DiskError::Invalid(format!(
+                "job [{}] has verify=, which checks one run's writes: drop --repeat or verify=",
+                self.name
+            )));
+        }
+        plan.repeat = repeat.max(1);
+        Ok(RunJob {
+            plan,
+            keep_cache: self.keep_cache,
+            origin: Some(self.origin()),
+        })
     }
 }
 

@@ -45,6 +45,7 @@ pub mod engine;
 pub mod fio_job;
 pub mod job;
 pub mod knee;
+pub mod lifecycle;
 mod pattern;
 pub mod plan;
 pub mod profiles;

@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 
 use iomark_model::artefact::ProbeVerdict;
 use iomark_model::device::HostInfo;
-use iomark_model::disk::{DiskJobResult, DiskJobSpec, DiskRun};
+use iomark_model::disk::{DiskJobResult, DiskJobSpec, DiskRun, DiskTarget};
 use iomark_model::profile::ProfileResult;
 use iomark_model::units::Bytes;
 use iomark_model::verify::VerifyPhase;
@@ -430,8 +430,27 @@ pub fn run_document(
     started_at_ms: u64,
     command_line: Vec<String>,
 ) -> RunDocument {
-    let chain = iomark_host::DeviceChain::for_path(&target.info.path).ok();
-    let mut warnings: Vec<Warning> = target.warnings.clone();
+    run_document_for(
+        &target.info,
+        &target.warnings,
+        workload,
+        outcome,
+        started_at_ms,
+        command_line,
+    )
+}
+
+/// [`run_document`] from the target's facts: what it is, and its doubts.
+pub fn run_document_for(
+    info: &DiskTarget,
+    target_warnings: &[Warning],
+    workload: &'static str,
+    outcome: DiskOutcome,
+    started_at_ms: u64,
+    command_line: Vec<String>,
+) -> RunDocument {
+    let chain = iomark_host::DeviceChain::for_path(&info.path).ok();
+    let mut warnings: Vec<Warning> = target_warnings.to_vec();
     warnings.extend(outcome.warnings);
     if let Some(chain) = &chain {
         for (what, rate) in checks::shown_rates(outcome.result.as_ref(), &outcome.jobs) {
@@ -457,7 +476,7 @@ pub fn run_document(
     );
     let body = RunBody::Disk(DiskRun {
         profile: workload.into(),
-        target: target.info.clone(),
+        target: info.clone(),
         jobs: outcome.jobs,
         profile_result: outcome.result,
         cgroup: None,

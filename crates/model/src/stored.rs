@@ -7,6 +7,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::artefact::{ProbeVerdict, RatedSpeed};
 use crate::figure::Figure;
 use crate::{RunDocument, RunStatus, Warning};
 
@@ -110,4 +111,54 @@ impl StoredRun {
         doc.status = self.summary.status;
         Ok(doc)
     }
+}
+
+/// What the store remembers about a device between runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceMemory {
+    /// The key it is remembered under.
+    pub key: String,
+    /// The device in words, for people reading the table.
+    pub description: String,
+    /// The speed the user said it is rated at (`--rated`).
+    pub rated: Option<RatedSpeed>,
+    /// The artefacts probe's last verdict here.
+    pub probe: Option<RememberedProbe>,
+    /// The verify profile's last verdict here.
+    pub verify: Option<RememberedVerify>,
+}
+
+impl DeviceMemory {
+    /// Nothing remembered yet about `key`.
+    pub fn new(key: &str, description: &str) -> Self {
+        DeviceMemory {
+            key: key.into(),
+            description: description.into(),
+            rated: None,
+            probe: None,
+            verify: None,
+        }
+    }
+}
+
+/// An artefacts probe's verdict, with where and when it was found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RememberedProbe {
+    /// The verdict.
+    pub verdict: ProbeVerdict,
+    /// The run it was found in (which may since have been deleted).
+    pub run: Option<RunId>,
+    /// When, ms since the Unix epoch.
+    pub at_ms: u64,
+}
+
+/// A verify run's verdict, with where and when it was found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RememberedVerify {
+    /// The verdict.
+    pub verdict: crate::verify::VerifyVerdict,
+    /// The run it was found in (which may since have been deleted).
+    pub run: Option<RunId>,
+    /// When, ms since the Unix epoch.
+    pub at_ms: u64,
 }

@@ -27,7 +27,6 @@
 //! [`import`] turns fio and iperf3 JSON output into run documents.
 #![deny(missing_docs)]
 
-use iomark_model::artefact::{ProbeVerdict, RatedSpeed};
 use iomark_model::RunDocument;
 
 // How the code is laid out: `ops` is the store's work (migrate, write,
@@ -54,7 +53,10 @@ pub use select::RunSelection;
 pub use sqlite::SqliteStore;
 // The stored records are plain data in the model, so that rendering and
 // the regression gate read them without the store.
-pub use iomark_model::stored::{RunId, RunSummary, StoredRun, StoredWarning, UnreadableDocument};
+pub use iomark_model::stored::{
+    DeviceMemory, RememberedProbe, RememberedVerify, RunId, RunSummary, StoredRun, StoredWarning,
+    UnreadableDocument,
+};
 
 use db_arg::Target;
 
@@ -116,56 +118,6 @@ pub trait Store: Send {
 
     /// Remember `device` under its key, replacing what was there.
     fn remember_device(&mut self, device: &DeviceMemory) -> Result<(), StoreError>;
-}
-
-/// What the store remembers about a device between runs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DeviceMemory {
-    /// The key it is remembered under.
-    pub key: String,
-    /// The device in words, for people reading the table.
-    pub description: String,
-    /// The speed the user said it is rated at (`--rated`).
-    pub rated: Option<RatedSpeed>,
-    /// The artefacts probe's last verdict here.
-    pub probe: Option<RememberedProbe>,
-    /// The verify profile's last verdict here.
-    pub verify: Option<RememberedVerify>,
-}
-
-impl DeviceMemory {
-    /// Nothing remembered yet about `key`.
-    pub fn new(key: &str, description: &str) -> Self {
-        DeviceMemory {
-            key: key.into(),
-            description: description.into(),
-            rated: None,
-            probe: None,
-            verify: None,
-        }
-    }
-}
-
-/// An artefacts probe's verdict, with where and when it was found.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RememberedProbe {
-    /// The verdict.
-    pub verdict: ProbeVerdict,
-    /// The run it was found in (which may since have been deleted).
-    pub run: Option<RunId>,
-    /// When, ms since the Unix epoch.
-    pub at_ms: u64,
-}
-
-/// A verify run's verdict, with where and when it was found.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RememberedVerify {
-    /// The verdict.
-    pub verdict: iomark_model::verify::VerifyVerdict,
-    /// The run it was found in (which may since have been deleted).
-    pub run: Option<RunId>,
-    /// When, ms since the Unix epoch.
-    pub at_ms: u64,
 }
 
 /// Open the store `db` names, for reading and writing: `postgres://` or

@@ -33,11 +33,13 @@ use iomark_model::profile::ProfileResult;
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{now_ms, RunBody};
 
+use iomark_disk::lifecycle::{Known, RunSink};
+
 use super::decode;
-use crate::disk::open_target;
 use crate::disk_args::{print_run, DiskArgs};
 use crate::exit::Exit;
-use crate::known::Known;
+use crate::progress::ProgressLine;
+use crate::record::StoreSink;
 use crate::signals;
 
 /// Run `iomark disk` as rank `world.rank()` of the job.
@@ -66,7 +68,7 @@ fn run_rank(
     }
 
     let started_at_ms = now_ms();
-    let opened = open(args, world, layout, &request, per_rank, stop);
+    let opened = open(world, layout, &request, per_rank, stop);
     let opened = match opened {
         Ok(Some(t)) => Ok(t),
         Ok(None) => return Ok(Exit::Interrupted),
@@ -87,7 +89,7 @@ fn run_rank(
                 started_at_ms,
                 crate::record::command_line(),
             );
-            drop(crate::record::Recorder::begin(&args.store, &mut doc));
+            StoreSink::new(&args.store).begin(&mut doc);
         }
         return Err(e.into());
     }
@@ -110,7 +112,8 @@ fn run_rank(
             started_at_ms,
             crate::record::command_line(),
         );
-        let mut recorder = crate::record::Recorder::begin(&args.store, &mut partial);
+        let mut recorder = StoreSink::new(&args.store);
+        recorder.begin(&mut partial);
         if layout != Layout::PerRankPath {
             known = Some(Known::recall(
                 &mut recorder,
@@ -178,7 +181,7 @@ fn run_rank(
                     .map(PathBuf::from)
             })
             .flatten();
-        if let Some(r) = recorder.take() {
+        if let Some(mut r) = recorder.take() {
             let mut doc = run_document(
                 &target,
                 name,
@@ -193,8 +196,7 @@ fn run_rank(
                 iomark_model::WarningKind::Other,
                 "the MPI job was stopped (a rank died, or Ctrl-C): the ranks' figures were not gathered",
             ));
-            args.store.apply(&mut doc);
-            r.finish(&doc);
+            r.finish(&mut doc);
         }
         drop(target);
         if let Some(dir) = dir {
@@ -339,7 +341,7 @@ fn publish(
     mut merged: DiskOutcome,
     started_at_ms: u64,
     cluster: iomark_model::cluster::ClusterRun,
-    (mut recorder, known): (crate::record::Recorder, Option<Known>),
+    (mut recorder, known): (StoreSink<'_>, Option<Known>),
     verbose: bool,
 ) -> anyhow::Result<()> {
     if let Some(mut known) = known {
@@ -356,8 +358,7 @@ fn publish(
     if let RunBody::Disk(run) = &mut doc.body {
         run.cluster = Some(Box::new(cluster));
     }
-    args.store.apply(&mut doc);
-    recorder.finish(&doc);
+    recorder.finish(&mut doc);
     // The text carries the rank table; fio's layout and the document do not.
     print_run(args, &doc, verbose)?;
     Ok(())
@@ -554,10 +555,19 @@ fn check(
     Ok((plan.workload, plan.request, plan.verify))
 }
 
+/// Open `request`'s target, saying which stale files were removed; `None`
+/// when a stop signal came first.
+fn open_target(request: &TargetRequest, stop: &AtomicBool) -> anyhow::Result<Option<OpenTarget>> {
+    Ok(iomark_disk::lifecycle::open_target(
+        request,
+        stop,
+        &mut ProgressLine::new(false),
+    )?)
+}
+
 /// This rank's target: its own test file or path, or its region of the
 /// shared file rank 0 creates.
 fn open(
-    _args: &DiskArgs,
     world: &World,
     layout: Layout,
     request: &TargetRequest,

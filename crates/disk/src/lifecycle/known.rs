@@ -5,16 +5,16 @@
 //! file system). All become warnings on every run there; a new `--rated`,
 //! probe or verify verdict is remembered.
 
-use iomark_disk::plan::DiskOutcome;
 use iomark_model::artefact::{ProbeVerdict, RatedSpeed};
 use iomark_model::device::DeviceReport;
 use iomark_model::disk::DiskJobResult;
 use iomark_model::profile::ProfileResult;
+use iomark_model::stored::{DeviceMemory, RememberedProbe, RememberedVerify};
 use iomark_model::verify::VerifyVerdict;
 use iomark_model::{now_ms, Warning};
-use iomark_store::{DeviceMemory, RememberedProbe, RememberedVerify};
 
-use crate::record::Recorder;
+use super::RunSink;
+use crate::plan::DiskOutcome;
 
 /// The store's memory of one run's device.
 #[derive(Debug, Default)]
@@ -33,7 +33,7 @@ impl Known {
     /// does (`direct`) or does not bypass the page cache, remembering a
     /// rated speed given now.
     pub fn recall(
-        rec: &mut Recorder,
+        rec: &mut dyn RunSink,
         report: Option<&DeviceReport>,
         direct: bool,
         rated: Option<RatedSpeed>,
@@ -45,8 +45,8 @@ impl Known {
             };
         };
         let describe = report.describe();
-        let recall = |rec: &mut Recorder, key: String| {
-            rec.device(&key)
+        let recall = |rec: &mut dyn RunSink, key: String| {
+            rec.recall(&key)
                 .unwrap_or_else(|| DeviceMemory::new(&key, &describe))
         };
         let mut disk = report.disk_key().map(|k| recall(rec, k));
@@ -67,13 +67,13 @@ impl Known {
     }
 
     /// Remember what a probe of this run found.
-    pub fn learned(&mut self, rec: &mut Recorder, verdict: ProbeVerdict) {
+    pub fn learned(&mut self, rec: &mut dyn RunSink, verdict: ProbeVerdict) {
         let Some(slot) = &mut self.probe_slot else {
             return;
         };
         slot.probe = Some(RememberedProbe {
             verdict,
-            run: rec.id(),
+            run: rec.run_id(),
             at_ms: now_ms(),
         });
         rec.remember(slot);
@@ -81,13 +81,13 @@ impl Known {
 
     /// Remember what a verify run found here, replacing an earlier
     /// verdict (a clean one clears the warning).
-    pub fn verified(&mut self, rec: &mut Recorder, verdict: VerifyVerdict) {
+    pub fn verified(&mut self, rec: &mut dyn RunSink, verdict: VerifyVerdict) {
         let Some(slot) = &mut self.disk_slot else {
             return;
         };
         slot.verify = Some(RememberedVerify {
             verdict,
-            run: rec.id(),
+            run: rec.run_id(),
             at_ms: now_ms(),
         });
         rec.remember(slot);
@@ -98,7 +98,7 @@ impl Known {
     /// run's are remembered (a clean verify replaces an old warning), and
     /// the run gets the warnings of what is known here. An interrupted
     /// run's verdicts are not remembered.
-    pub fn after_run(&mut self, rec: &mut Recorder, outcome: &mut DiskOutcome) {
+    pub fn after_run(&mut self, rec: &mut dyn RunSink, outcome: &mut DiskOutcome) {
         if !outcome.interrupted {
             match &outcome.result {
                 Some(ProfileResult::Artefacts(a)) => {
@@ -122,7 +122,7 @@ impl Known {
     pub fn warnings(&self, jobs: &[DiskJobResult]) -> Vec<Warning> {
         let mut out = Vec::new();
         if let Some(rated) = &self.rated {
-            out.extend(iomark_disk::checks::above_rated(rated, jobs));
+            out.extend(crate::checks::above_rated(rated, jobs));
         }
         if let Some(p) = self.probe_slot.as_ref().and_then(|s| s.probe.as_ref()) {
             let source = match p.run {

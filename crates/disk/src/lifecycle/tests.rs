@@ -1,0 +1,259 @@
+//! The whole lifecycle with the null engine and an in-memory sink: what is
+//! recorded, remembered and returned, with no store and no real I/O cost.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use iomark_model::artefact::RatedSpeed;
+use iomark_model::disk::{EngineKind, RwMode};
+use iomark_model::units::{Bytes, Nanos};
+use iomark_model::{RunBody, RunStatus, WarningKind};
+
+use super::*;
+use crate::job::JobSettings;
+use crate::plan::DiskSettings;
+use crate::profiles::outline::{Eta, Outline};
+use crate::runner::Progress;
+
+/// A display that keeps what it was asked to show.
+#[derive(Default)]
+struct Seen {
+    followed: Vec<&'static str>,
+    begun: Vec<String>,
+    said: Vec<String>,
+    closed: usize,
+}
+
+impl RunDisplay for Seen {
+    fn follow(&mut self, _: Outline, prefix: &'static str, _: Option<Eta>) {
+        self.followed.push(prefix);
+    }
+    fn progress(&mut self, _: &Progress) {}
+    fn begin(&mut self, label: &str) {
+        self.begun.push(label.to_string());
+    }
+    fn end(&mut self) {}
+    fn close(&mut self) {
+        self.closed += 1;
+    }
+    fn say(&mut self, line: &str) {
+        self.said.push(line.to_string());
+    }
+}
+
+/// A 1 MiB job on a test file in `dir`, 50 ms on the null engine.
+fn custom(dir: &Path, rw: RwMode) -> DiskPlan {
+    DiskSettings {
+        path: dir.to_path_buf(),
+        job: JobSettings {
+            rw: Some(rw),
+            bs: Some(Bytes(64 << 10)),
+            size: Some(Bytes(1 << 20)),
+            engine: Some(EngineKind::Null),
+            runtime: Some(Nanos(50_000_000)),
+            direct: Some(false),
+            ..JobSettings::default()
+        },
+        ..DiskSettings::default()
+    }
+    .build()
+    .unwrap()
+}
+
+fn run_with(
+    plan: &RunPlan,
+    opts: &RunOptions<'_>,
+    sink: &mut MemorySink,
+    seen: &mut Seen,
+) -> Result<RunEnd, RunError> {
+    run(plan, opts, sink, seen, &AtomicBool::new(false))
+}
+
+fn finished(end: RunEnd) -> Finished {
+    match end {
+        RunEnd::Finished(f) => *f,
+        RunEnd::NotStarted => panic!("the run did not start"),
+    }
+}
+
+fn jobs(doc: &RunDocument) -> usize {
+    match &doc.body {
+        RunBody::Disk(run) => run.jobs.len(),
+        _ => panic!("not a disk run"),
+    }
+}
+
+#[test]
+fn a_run_is_begun_finished_and_labelled_and_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sink = MemorySink {
+        labels: vec!["usb3".into()],
+        ..MemorySink::default()
+    };
+    let mut seen = Seen::default();
+    let plan = RunPlan::single(custom(dir.path(), RwMode::Write));
+    let run = finished(run_with(&plan, &RunOptions::default(), &mut sink, &mut seen).unwrap());
+    assert_eq!(run.doc.status, RunStatus::Complete);
+    assert_eq!(jobs(&run.doc), 1);
+    assert_eq!(run.doc.labels, ["usb3"]);
+    assert_eq!(run.id, Some(RunId(1)));
+    assert!(sink.finished);
+    assert_eq!(sink.status(), Some(RunStatus::Complete));
+    assert_eq!(sink.doc.as_ref().map(jobs), Some(1));
+    assert_eq!(seen.followed, [""], "no probe was asked for");
+    assert_eq!(seen.closed, 1);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_stop_before_the_target_is_open_records_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sink = MemorySink::default();
+    let mut seen = Seen::default();
+    let plan = RunPlan::single(custom(dir.path(), RwMode::Write));
+    let end = run(
+        &plan,
+        &RunOptions::default(),
+        &mut sink,
+        &mut seen,
+        &AtomicBool::new(true),
+    )
+    .unwrap();
+    assert!(matches!(end, RunEnd::NotStarted));
+    assert!(sink.doc.is_none());
+    assert_eq!(
+        seen.said,
+        ["interrupted before measuring; the test file was removed"]
+    );
+}
+
+#[test]
+fn a_failed_check_names_the_job_and_leaves_the_run_unfinished() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut plan = custom(dir.path(), RwMode::Write);
+    // A block size the target's cannot divide fails once the target is open.
+    if let crate::plan::Workload::Custom(spec) = &mut plan.workload {
+        spec.bs = Bytes(1000);
+        spec.direct = true;
+    }
+    plan.request.direct = crate::target::DirectMode::Direct;
+    let mut jobs = RunPlan::single(plan.clone()).jobs;
+    jobs[0].origin = Some(JobOrigin {
+        name: "odd".into(),
+        line: 3,
+    });
+    let plan = RunPlan {
+        name: "fio-job",
+        jobs,
+    };
+    let mut sink = MemorySink::default();
+    let err = run_with(
+        &plan,
+        &RunOptions::default(),
+        &mut sink,
+        &mut Seen::default(),
+    );
+    let Err(RunError::In { what, .. }) = err else {
+        panic!("expected a named failure, got {err:?}");
+    };
+    assert!(what.starts_with("job [odd] (line 3): "), "{what}");
+    assert!(!sink.finished, "an unfinished run reads back as failed");
+}
+
+#[test]
+fn a_job_files_jobs_share_one_target_and_one_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = |name: &str, line, rw| RunJob {
+        plan: custom(dir.path(), rw),
+        keep_cache: false,
+        origin: Some(JobOrigin {
+            name: name.into(),
+            line,
+        }),
+    };
+    let plan = RunPlan {
+        name: "fio-job",
+        jobs: vec![job("fill", 1, RwMode::Write), job("read", 5, RwMode::Read)],
+    };
+    let mut sink = MemorySink::default();
+    let mut seen = Seen::default();
+    let run = finished(run_with(&plan, &RunOptions::default(), &mut sink, &mut seen).unwrap());
+    assert_eq!(jobs(&run.doc), 2);
+    assert_eq!(
+        seen.followed,
+        ["", ""],
+        "each job is a run of its own on the line"
+    );
+    assert_eq!(sink.checkpoints, 2, "each job is checkpointed");
+    assert!(sink.finished);
+}
+
+#[test]
+fn a_rated_speed_is_remembered_and_judges_later_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sink = MemorySink::default();
+    let opts = RunOptions {
+        // The null engine moves bytes far faster than 1 MB/s.
+        rated: Some("write=1MB/s".parse::<RatedSpeed>().unwrap()),
+        ..RunOptions::default()
+    };
+    let plan = RunPlan::single(custom(dir.path(), RwMode::Write));
+    let first = finished(run_with(&plan, &opts, &mut sink, &mut Seen::default()).unwrap());
+    let above = |doc: &RunDocument| {
+        doc.warnings
+            .iter()
+            .any(|w| w.kind == WarningKind::AboveRated)
+    };
+    assert!(above(&first.doc), "{:?}", first.doc.warnings);
+    assert!(sink.devices.values().any(|d| d.rated.is_some()));
+    // Not given again: remembered for the device.
+    let again = finished(
+        run_with(
+            &plan,
+            &RunOptions::default(),
+            &mut sink,
+            &mut Seen::default(),
+        )
+        .unwrap(),
+    );
+    assert!(above(&again.doc), "{:?}", again.doc.warnings);
+}
+
+#[test]
+fn the_short_probe_runs_once_and_its_verdict_is_remembered() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sink = MemorySink::default();
+    let opts = RunOptions {
+        probe_first: Some(ArtefactsOptions {
+            rounds: 1,
+            region: Some(Bytes(1 << 20)),
+            engine: EngineKind::Null,
+            quick: true,
+            seed: 1,
+        }),
+        ..RunOptions::default()
+    };
+    let plan = RunPlan::single(custom(dir.path(), RwMode::Write));
+    let mut seen = Seen::default();
+    let first = finished(run_with(&plan, &opts, &mut sink, &mut seen).unwrap());
+    assert_eq!(seen.followed, ["probe ", ""]);
+    let RunBody::Disk(disk) = &first.doc.body else {
+        panic!("not a disk run")
+    };
+    let verdict = disk.probe.clone().expect("the probe gave a verdict");
+    let remembered = sink
+        .devices
+        .values()
+        .find_map(|d| d.probe.as_ref())
+        .expect("remembered");
+    assert_eq!(remembered.verdict, verdict);
+    assert_eq!(remembered.run, Some(RunId(1)));
+    // The next run on the device is told the verdict without probing.
+    let mut seen = Seen::default();
+    let again = finished(run_with(&plan, &opts, &mut sink, &mut seen).unwrap());
+    assert_eq!(seen.followed, [""]);
+    let RunBody::Disk(disk) = &again.doc.body else {
+        panic!("not a disk run")
+    };
+    assert_eq!(disk.probe.as_ref(), Some(&verdict));
+}

@@ -1,0 +1,93 @@
+//! What watches a run while it measures, cut by concern: the progress the
+//! user sees ([`RunDisplay`], display only) and the run's checkpoints into
+//! its sink. [`Watch`] joins them into the one observer a workload is
+//! given.
+
+use iomark_model::disk::DiskJobResult;
+use iomark_model::{RunBody, RunDocument};
+
+use super::RunSink;
+use crate::profiles::outline::{Eta, Outline};
+use crate::profiles::ProfileObserver;
+use crate::runner::{Observer, Progress};
+
+/// The progress the user sees: where the run is and what it does now.
+/// Display only: nothing here may change what is measured or stored.
+pub trait RunDisplay {
+    /// Follow `outline` from here on (the run's tests, or the probe's,
+    /// shown with `prefix`); `then` is the time the steps after it take.
+    fn follow(&mut self, outline: Outline, prefix: &'static str, then: Option<Eta>);
+    /// A job's progress, a few times a second.
+    fn progress(&mut self, p: &Progress);
+    /// A job or phase called `label` starts.
+    fn begin(&mut self, label: &str);
+    /// The current job or phase ended.
+    fn end(&mut self);
+    /// The run is over: the line is cleared.
+    fn close(&mut self);
+    /// A line for the user, about what the run did (a stale file removed).
+    fn say(&mut self, line: &str);
+}
+
+/// Shows nothing.
+#[derive(Debug, Default)]
+pub struct NoDisplay;
+
+impl RunDisplay for NoDisplay {
+    fn follow(&mut self, _: Outline, _: &'static str, _: Option<Eta>) {}
+    fn progress(&mut self, _: &Progress) {}
+    fn begin(&mut self, _: &str) {}
+    fn end(&mut self) {}
+    fn close(&mut self) {}
+    fn say(&mut self, _: &str) {}
+}
+
+/// The run's checkpoints: each finished test goes into the document as
+/// recorded so far, so a killed run keeps what it measured.
+pub(super) struct Checkpoints<'a> {
+    pub(super) sink: &'a mut dyn RunSink,
+    pub(super) partial: &'a mut RunDocument,
+}
+
+impl Checkpoints<'_> {
+    /// Record `jobs` as the run's, when a checkpoint is due (copied only
+    /// then: after every job, that was quadratic).
+    pub(super) fn jobs(&mut self, jobs: &[DiskJobResult]) {
+        if !self.sink.checkpoint_due() {
+            return;
+        }
+        if let RunBody::Disk(run) = &mut self.partial.body {
+            run.jobs = jobs.to_vec();
+        }
+        self.sink.checkpoint(self.partial);
+    }
+}
+
+/// The observer a workload runs under: the display, and the checkpoints
+/// (none for the short probe, whose jobs are not the run's).
+pub(super) struct Watch<'a, 'b> {
+    pub(super) display: &'a mut dyn RunDisplay,
+    pub(super) checkpoints: Option<&'a mut Checkpoints<'b>>,
+}
+
+impl Observer for Watch<'_, '_> {
+    fn progress(&mut self, p: &Progress) {
+        self.display.progress(p);
+    }
+}
+
+impl ProfileObserver for Watch<'_, '_> {
+    fn begin(&mut self, label: &str) {
+        self.display.begin(label);
+    }
+
+    fn end(&mut self) {
+        self.display.end();
+    }
+
+    fn finished(&mut self, jobs: &[DiskJobResult]) {
+        if let Some(c) = self.checkpoints.as_mut() {
+            c.jobs(jobs);
+        }
+    }
+}
