@@ -15,22 +15,8 @@ mod disk;
 #[cfg(feature = "mpi")]
 mod mem;
 
-/// Every rank's value, from the bytes each sent (`World::all_gather` of
-/// its JSON); a rank whose bytes do not read is named.
 #[cfg(feature = "mpi")]
-fn decode<T: serde::de::DeserializeOwned>(
-    all: &[Vec<u8>],
-) -> Result<Vec<T>, iomark_cluster::ClusterError> {
-    all.iter()
-        .enumerate()
-        .map(|(rank, b)| {
-            serde_json::from_slice(b).map_err(|e| iomark_cluster::ClusterError::Garbled {
-                rank: rank as u32,
-                reason: e.to_string(),
-            })
-        })
-        .collect()
-}
+use iomark_cluster::ranks::decode;
 
 /// How a rank leaves the job with `out`, its outcome. Only rank 0 speaks
 /// for the job: the others leave with its code. A failure every rank agreed
@@ -41,7 +27,12 @@ fn decode<T: serde::de::DeserializeOwned>(
 #[cfg(feature = "mpi")]
 fn leave(world: &iomark_cluster::World, out: anyhow::Result<Exit>) -> anyhow::Result<Exit> {
     let Err(e) = out else { return out };
+    // The lifecycle carries the coordinator's error as its own.
     let agreed = e.chain().any(|c| {
+        let c = match c.downcast_ref::<iomark_disk::lifecycle::RunError>() {
+            Some(iomark_disk::lifecycle::RunError::Coordination(inner)) => &**inner,
+            _ => c,
+        };
         matches!(
             c.downcast_ref::<iomark_cluster::ClusterError>(),
             Some(iomark_cluster::ClusterError::Rank { .. })

@@ -60,8 +60,10 @@ pub(crate) fn finish(
     let mut sink = StoreSink::new(&args.store);
     let mut display = ProgressLine::new(progress::wanted(args.quiet));
     let run = match lifecycle::run(plan, options, &mut sink, &mut display, stop)? {
-        RunEnd::NotStarted => return Ok(Exit::Interrupted),
         RunEnd::Finished(run) => run,
+        // Alone, no other process records the run, and a stop always
+        // leaves what was measured.
+        RunEnd::NotStarted | RunEnd::Elsewhere | RunEnd::Stopped => return Ok(Exit::Interrupted),
     };
     match &run.verify_file {
         Some(VerifyFile::Kept(kept)) => eprintln!(

@@ -12,9 +12,14 @@
 //!   barrier, everyone's status, gathering each rank's result. The ranks
 //!   run the single-machine engine between them; nothing here is on the
 //!   I/O path.
+//! * `ranks` (feature `mpi`): a disk run's coordinator across ranks,
+//!   the lifecycle's seam (`iomark_disk::lifecycle::Coordinator`) with the
+//!   collectives in one documented sequence.
 
 pub mod detect;
 pub mod merge;
+#[cfg(feature = "mpi")]
+pub mod ranks;
 #[cfg(feature = "mpi")]
 mod world;
 

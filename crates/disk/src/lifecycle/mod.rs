@@ -27,8 +27,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod coordinator;
 mod known;
 mod sink;
+mod targets;
 mod watch;
 
 use std::path::PathBuf;
@@ -38,19 +40,22 @@ use iomark_host::cgroup::SelfLimit;
 use iomark_model::artefact::{ProbeVerdict, RatedSpeed};
 use iomark_model::profile::ProfileResult;
 use iomark_model::stored::RunId;
-use iomark_model::verify::VerifyPhase;
-use iomark_model::{now_ms, RunBody, RunDocument, RunStatus, Warning};
 
+use iomark_model::{now_ms, RunBody, RunDocument, RunStatus};
+
+pub use coordinator::{Alone, CoordinationError, Coordinator, Gathered};
 pub use known::Known;
 pub use sink::{MemorySink, RunSink};
+pub use targets::open_target;
 pub use watch::{NoDisplay, RunDisplay};
 
 use crate::plan::{run_document_for, DiskOutcome, DiskPlan};
 use crate::profiles::artefacts::ArtefactsOptions;
-use crate::profiles::outline::Tracker;
+use crate::profiles::outline::{Outline, Tracker};
 use crate::profiles::ProfilePlan;
-use crate::target::{OpenTarget, TargetRequest};
+use crate::target::OpenTarget;
 use crate::DiskError;
+use targets::{interrupted_without_target, verify_file_after, Targets};
 use watch::{Checkpoints, Watch};
 
 /// What a run runs: one plan (`iomark disk`), or a job file's plans one
@@ -131,6 +136,11 @@ pub enum RunEnd {
     NotStarted,
     /// The run measured (all or part: see the document's status).
     Finished(Box<Finished>),
+    /// The run measured, and another process of the job recorded it.
+    Elsewhere,
+    /// A stop signal ended a job of several processes before their
+    /// figures were gathered: recorded as interrupted, without figures.
+    Stopped,
 }
 
 /// A finished run: its document as recorded, and what the caller says.
@@ -178,6 +188,21 @@ pub enum RunError {
         #[source]
         source: DiskError,
     },
+    /// The processes of the job could not go on together (another rank
+    /// failed), as the [`Coordinator`] says.
+    #[error("{0}")]
+    Coordination(CoordinationError),
+}
+
+impl RunError {
+    /// The error in one line, its source after the step: what another
+    /// process is told.
+    pub fn message(&self) -> String {
+        match self {
+            RunError::In { what, source } => format!("{what}: {source}"),
+            other => other.to_string(),
+        }
+    }
 }
 
 fn within(what: impl FnOnce() -> String) -> impl FnOnce(DiskError) -> RunError {
@@ -194,15 +219,8 @@ struct Recording {
     known: Known,
 }
 
-/// The open target of the job that runs now.
-#[derive(Default)]
-struct Targets {
-    /// The open target, with the request it was opened for.
-    open: Option<(TargetRequest, OpenTarget)>,
-}
-
-/// Run `plan` to its end, recording it through `sink` and showing it on
-/// `display`: a stop signal ends it early with what it measured.
+/// Run `plan` to its end alone, recording it through `sink` and showing it
+/// on `display`: a stop signal ends it early with what it measured.
 pub fn run(
     plan: &RunPlan,
     opts: &RunOptions<'_>,
@@ -210,33 +228,76 @@ pub fn run(
     display: &mut dyn RunDisplay,
     stop: &AtomicBool,
 ) -> Result<RunEnd, RunError> {
+    run_coordinated(plan, opts, sink, display, &mut Alone, stop)
+}
+
+/// Run `plan` as one of the processes `coordinator` joins (alone: the
+/// only one), in the steps of [`Coordinator`]'s sequence; the process that
+/// [records](Coordinator::records) the run goes through `sink`.
+pub fn run_coordinated(
+    plan: &RunPlan,
+    opts: &RunOptions<'_>,
+    sink: &mut dyn RunSink,
+    display: &mut dyn RunDisplay,
+    coordinator: &mut dyn Coordinator,
+    stop: &AtomicBool,
+) -> Result<RunEnd, RunError> {
     let started_at_ms = now_ms();
     let mut targets = Targets::default();
     let mut recording: Option<Recording> = None;
     let mut total = DiskOutcome::default();
     let mut fresh_probe: Option<ProbeVerdict> = None;
+    let mut cluster = None;
     for (i, job) in plan.jobs.iter().enumerate() {
-        let Some(target) = targets.for_job(&job.plan.request, stop, display)? else {
-            total.interrupted = true;
-            break;
-        };
         let workload = &job.plan.workload;
         let name_job = |what: String| match &job.origin {
             Some(o) => format!("{o}: {what}"),
             None => what,
         };
-        match &job.origin {
-            Some(_) => workload
-                .check_target(target)
-                .map_err(within(|| name_job(workload.describe())))?,
-            None => workload.check_target(target)?,
+        let opened = targets.for_job(&job.plan.request, stop, display, coordinator);
+        let checked = match &opened {
+            Ok(Some(target)) => match &job.origin {
+                Some(_) => workload
+                    .check_target(target)
+                    .map_err(within(|| name_job(workload.describe()))),
+                None => workload.check_target(target).map_err(RunError::from),
+            },
+            Ok(None) | Err(_) => Ok(()),
+        };
+        let status = match &opened {
+            Err(e) => Err(e.to_string()),
+            Ok(_) => checked.as_ref().map(drop).map_err(RunError::message),
+        };
+        if let Err(agreed) = coordinator.agree(status) {
+            if let (true, true, Ok(Some(target))) = (
+                coordinator.records(),
+                coordinator.records_failed_starts(),
+                &opened,
+            ) {
+                // Begun and dropped unfinished: recorded as failed.
+                let mut doc = run_document_for(
+                    &target.info,
+                    &target.warnings,
+                    plan.name,
+                    DiskOutcome::default(),
+                    started_at_ms,
+                    opts.command_line.clone(),
+                );
+                sink.begin(&mut doc);
+            }
+            return Err(RunError::Coordination(agreed));
         }
+        let Some(target) = opened? else {
+            total.interrupted = true;
+            break;
+        };
+        checked?;
         if !job.keep_cache && !opts.keep_cache {
             target.invalidate_cache();
         }
         // Recorded as soon as the target is open, so a run that is killed
         // reads back as interrupted; finish() replaces it with the result.
-        let rec = recording.get_or_insert_with(|| {
+        if recording.is_none() && coordinator.records() {
             let mut partial = run_document_for(
                 &target.info,
                 &target.warnings,
@@ -246,58 +307,96 @@ pub fn run(
                 opts.command_line.clone(),
             );
             sink.begin(&mut partial);
-            let known = Known::recall(
-                sink,
-                partial.device.as_ref(),
-                target.direct,
-                opts.rated.clone(),
-            );
-            Recording { partial, known }
-        });
+            let known = if coordinator.knows_the_device() {
+                Known::recall(
+                    sink,
+                    partial.device.as_ref(),
+                    target.direct,
+                    opts.rated.clone(),
+                )
+            } else {
+                Known::default()
+            };
+            recording = Some(Recording { partial, known });
+        }
         let outline = workload.outline(target).repeated(job.plan.repeat);
-        if let (0, Some(probe), None) = (i, &opts.probe_first, rec.known.probe()) {
-            if target.writable {
-                // The time left counts the run that follows the probe.
-                let then = Tracker::new(outline.clone()).left();
-                let plan = ProfilePlan::Artefacts(probe.clone());
-                display.follow(plan.outline(target.info.size), "probe ", Some(then));
-                let mut watch = Watch {
-                    display: &mut *display,
-                    checkpoints: None,
-                };
-                let outcome = plan.run(target, stop, &mut watch).map_err(within(|| {
-                    format!("artefacts probe on {}", target.info.path)
-                }))?;
-                display.end();
-                if let ProfileResult::Artefacts(a) = outcome.result {
-                    if let Some(v) = &a.verdict {
-                        rec.known.learned(sink, v.clone());
-                    }
-                    fresh_probe = a.verdict;
+        if let (0, Some(probe), Some(rec)) = (i, &opts.probe_first, recording.as_mut()) {
+            if target.writable && rec.known.probe().is_none() {
+                fresh_probe = short_probe(probe, target, &outline, stop, display)?;
+                if let Some(v) = &fresh_probe {
+                    rec.known.learned(sink, v.clone());
                 }
             }
         }
         display.follow(outline, "", None);
-        let mut checkpoints = Checkpoints {
-            sink: &mut *sink,
-            partial: &mut rec.partial,
+        coordinator.start(target);
+        let halt = coordinator.job_stop();
+        let job_stop = halt.as_deref().unwrap_or(stop);
+        let outcome = {
+            let mut checkpoints = recording.as_mut().map(|rec| Checkpoints {
+                sink: &mut *sink,
+                partial: &mut rec.partial,
+            });
+            let mut watch = Watch {
+                display: &mut *display,
+                checkpoints: checkpoints.as_mut(),
+                coordinator: &mut *coordinator,
+            };
+            workload.run_repeated(
+                target,
+                job_stop,
+                &mut watch,
+                job.plan.verify,
+                job.plan.repeat,
+            )
         };
-        let mut watch = Watch {
-            display: &mut *display,
-            checkpoints: Some(&mut checkpoints),
+        let outcome = outcome.map_err(within(|| {
+            format!("{} on {}", name_job(workload.describe()), target.info.path)
+        }));
+        let outcome = match coordinator.gather(outcome, target, stop)? {
+            Gathered::Run {
+                outcome,
+                cluster: c,
+            } => {
+                cluster = c;
+                outcome
+            }
+            Gathered::Elsewhere => return Ok(RunEnd::Elsewhere),
+            Gathered::Stopped(warning) => {
+                display.close();
+                if let Some(rec) = recording {
+                    let mut doc = run_document_for(
+                        &target.info,
+                        &target.warnings,
+                        plan.name,
+                        DiskOutcome {
+                            interrupted: true,
+                            ..DiskOutcome::default()
+                        },
+                        started_at_ms,
+                        opts.command_line.clone(),
+                    );
+                    doc.warnings.push(warning);
+                    drop(rec);
+                    sink.finish(&mut doc);
+                }
+                if let Some((_, target)) = targets.open.take() {
+                    coordinator.stopped(target, display);
+                }
+                return Ok(RunEnd::Stopped);
+            }
         };
-        let outcome = workload
-            .run_repeated(target, stop, &mut watch, job.plan.verify, job.plan.repeat)
-            .map_err(within(|| {
-                format!("{} on {}", name_job(workload.describe()), target.info.path)
-            }))?;
         let interrupted = outcome.interrupted;
         match &job.origin {
             Some(o) => total.add(o, outcome),
             None => total = outcome,
         }
-        if plan.jobs.len() > 1 {
-            checkpoints.jobs(&total.jobs);
+        if let (true, Some(rec)) = (plan.jobs.len() > 1, recording.as_mut()) {
+            Checkpoints {
+                sink: &mut *sink,
+                partial: &mut rec.partial,
+            }
+            .jobs(&total.jobs);
         }
         if interrupted {
             break;
@@ -329,8 +428,11 @@ pub fn run(
         // the jobs before it, on the first target.
         None => interrupted_without_target(rec.partial, total),
     };
-    if let (RunBody::Disk(run), Some(limit)) = (&mut doc.body, opts.limit) {
-        run.cgroup = Some(Box::new(limit.usage()));
+    if let RunBody::Disk(run) = &mut doc.body {
+        run.cluster = cluster;
+        if let Some(limit) = opts.limit {
+            run.cgroup = Some(Box::new(limit.usage()));
+        }
     }
     let id = sink.finish(&mut doc);
     Ok(RunEnd::Finished(Box::new(Finished {
@@ -341,113 +443,32 @@ pub fn run(
     })))
 }
 
-impl Targets {
-    /// The target for a job with `request`: the open one when it serves
-    /// (a job file's next job on the same file, as fio reuses a job's
-    /// file), else a new one; `None` when a stop signal came first.
-    fn for_job(
-        &mut self,
-        request: &TargetRequest,
-        stop: &AtomicBool,
-        display: &mut dyn RunDisplay,
-    ) -> Result<Option<&mut OpenTarget>, DiskError> {
-        let reuse = self
-            .open
-            .as_ref()
-            .is_some_and(|(req, _)| serves(req, request));
-        if !reuse {
-            // The old test file goes before the new one is made, so a run
-            // of several test files never needs the space of two.
-            self.open = None;
-            let Some(t) = open_target(request, stop, display)? else {
-                return Ok(None);
-            };
-            self.open = Some((request.clone(), t));
-        }
-        Ok(self.open.as_mut().map(|(_, t)| t))
-    }
-}
-
-/// Open the target (creating and filling a test file), saying which stale
-/// files were removed; `None` when a stop signal came first.
-pub fn open_target(
-    request: &TargetRequest,
+/// The short artefacts probe on the region the run will use, before it;
+/// its verdict, none when a stop signal cut it short.
+fn short_probe(
+    probe: &ArtefactsOptions,
+    target: &OpenTarget,
+    outline: &Outline,
     stop: &AtomicBool,
     display: &mut dyn RunDisplay,
-) -> Result<Option<OpenTarget>, DiskError> {
-    let target = match OpenTarget::open(request, stop) {
-        Ok(t) => t,
-        Err(DiskError::Interrupted) => {
-            display.say("interrupted before measuring; the test file was removed");
-            return Ok(None);
-        }
-        Err(e) => return Err(e),
+) -> Result<Option<ProbeVerdict>, RunError> {
+    // The time left counts the run that follows the probe.
+    let then = Tracker::new(outline.clone()).left();
+    let plan = ProfilePlan::Artefacts(probe.clone());
+    display.follow(plan.outline(target.info.size), "probe ", Some(then));
+    let mut watch = Watch {
+        display: &mut *display,
+        checkpoints: None,
+        coordinator: &mut Alone,
     };
-    for p in &target.removed_stale {
-        display.say(&format!("removed {} left by a killed run", p.display()));
-    }
-    Ok(Some(target))
-}
-
-/// Whether a target opened for `open` serves a job that asks for `next`.
-fn serves(open: &TargetRequest, next: &TargetRequest) -> bool {
-    open.path == next.path
-        && open.size == next.size
-        && open.direct == next.direct
-        && (open.write || !next.write)
-        && open.data == next.data
-}
-
-/// A verify profile's test file once the check is done: a write phase
-/// keeps it for the read phase, a read phase removes it (unless
-/// `keep`). Called only for a run that was not interrupted: half a fill is
-/// no use to a read phase, and the test file goes as any other.
-fn verify_file_after(
-    phase: VerifyPhase,
-    target: &mut OpenTarget,
-    keep: bool,
-) -> Result<Option<VerifyFile>, DiskError> {
-    Ok(match phase {
-        VerifyPhase::Write => target.keep_test_file()?.map(VerifyFile::Kept),
-        VerifyPhase::Read if !keep && crate::target::remove_kept_verify_file(target)? => {
-            Some(VerifyFile::Removed(target.info.path.clone()))
-        }
-        VerifyPhase::Read | VerifyPhase::Both => None,
+    let outcome = plan.run(target, stop, &mut watch).map_err(within(|| {
+        format!("artefacts probe on {}", target.info.path)
+    }))?;
+    display.end();
+    Ok(match outcome.result {
+        ProfileResult::Artefacts(a) => a.verdict,
+        _ => None,
     })
-}
-
-/// The document of a run stopped between jobs, with no target open: the
-/// partial document with every finished job.
-fn interrupted_without_target(mut doc: RunDocument, total: DiskOutcome) -> RunDocument {
-    if let RunBody::Disk(run) = &mut doc.body {
-        run.jobs = total.jobs;
-        run.profile_result = total.result;
-        run.probe = total.probe;
-    }
-    doc.warnings.extend(total.warnings);
-    doc.status = RunStatus::Interrupted;
-    doc.finished_at_ms = now_ms();
-    doc
-}
-
-impl DiskOutcome {
-    /// Add a job file's job `outcome` to the run's, its warnings named by
-    /// the job.
-    pub fn add(&mut self, origin: &JobOrigin, outcome: DiskOutcome) {
-        self.jobs.extend(outcome.jobs);
-        self.warnings
-            .extend(outcome.warnings.into_iter().map(|w| Warning {
-                message: format!("{origin}: {}", w.message),
-                ..w
-            }));
-        self.result = match (self.result.take(), outcome.result) {
-            (Some(ProfileResult::Verify(run)), Some(ProfileResult::Verify(job))) => Some(
-                ProfileResult::Verify(crate::verify::writes::combine(Some(run), job)),
-            ),
-            (run, job) => job.or(run),
-        };
-        self.interrupted |= outcome.interrupted;
-    }
 }
 
 #[cfg(test)]

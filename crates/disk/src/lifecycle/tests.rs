@@ -72,7 +72,7 @@ fn run_with(
 fn finished(end: RunEnd) -> Finished {
     match end {
         RunEnd::Finished(f) => *f,
-        RunEnd::NotStarted => panic!("the run did not start"),
+        other => panic!("the run did not finish here: {other:?}"),
     }
 }
 
@@ -256,4 +256,134 @@ fn the_short_probe_runs_once_and_its_verdict_is_remembered() {
         panic!("not a disk run")
     };
     assert_eq!(disk.probe.as_ref(), Some(&verdict));
+}
+
+/// A coordinator of a job of several processes, played by one: it can
+/// refuse the start, record elsewhere, or stop the job at its end, and
+/// counts the steps it was called at.
+#[derive(Default)]
+struct Peers {
+    refuse_start: bool,
+    elsewhere: bool,
+    stop_at_end: bool,
+    calls: Vec<&'static str>,
+}
+
+impl Coordinator for Peers {
+    fn records(&self) -> bool {
+        !self.elsewhere
+    }
+    fn records_failed_starts(&self) -> bool {
+        true
+    }
+    fn agree(&mut self, status: Result<(), String>) -> Result<(), CoordinationError> {
+        self.calls.push("agree");
+        status?;
+        if self.refuse_start {
+            return Err("rank 1 (h): r1: does not exist".into());
+        }
+        Ok(())
+    }
+    fn start(&mut self, _target: &OpenTarget) {
+        self.calls.push("start");
+    }
+    fn job_start(&mut self, _label: &str) {
+        self.calls.push("job_start");
+    }
+    fn job_done(&mut self) {
+        self.calls.push("job_done");
+    }
+    fn gather(
+        &mut self,
+        outcome: Result<DiskOutcome, RunError>,
+        _target: &OpenTarget,
+        _stop: &AtomicBool,
+    ) -> Result<Gathered, RunError> {
+        self.calls.push("gather");
+        let outcome = outcome?;
+        Ok(if self.stop_at_end {
+            Gathered::Stopped(iomark_model::Warning::new(WarningKind::Other, "stopped"))
+        } else if self.elsewhere {
+            Gathered::Elsewhere
+        } else {
+            Gathered::Run {
+                outcome,
+                cluster: None,
+            }
+        })
+    }
+}
+
+fn coordinated(dir: &Path, peers: &mut Peers, sink: &mut MemorySink) -> Result<RunEnd, RunError> {
+    let plan = RunPlan::single(custom(dir, RwMode::Write));
+    run_coordinated(
+        &plan,
+        &RunOptions::default(),
+        sink,
+        &mut Seen::default(),
+        peers,
+        &AtomicBool::new(false),
+    )
+}
+
+#[test]
+fn the_coordinator_is_called_at_each_step_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut peers = Peers::default();
+    let mut sink = MemorySink::default();
+    let end = coordinated(dir.path(), &mut peers, &mut sink).unwrap();
+    assert!(matches!(end, RunEnd::Finished(_)));
+    assert_eq!(
+        peers.calls,
+        ["agree", "start", "job_start", "job_done", "gather"]
+    );
+    assert!(sink.finished);
+}
+
+#[test]
+fn another_process_failing_at_the_start_is_recorded_as_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut peers = Peers {
+        refuse_start: true,
+        ..Peers::default()
+    };
+    let mut sink = MemorySink::default();
+    let err = coordinated(dir.path(), &mut peers, &mut sink).unwrap_err();
+    assert_eq!(err.to_string(), "rank 1 (h): r1: does not exist");
+    assert!(
+        sink.doc.is_some() && !sink.finished,
+        "begun, never finished"
+    );
+    assert_eq!(peers.calls, ["agree"]);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_process_that_does_not_record_leaves_the_sink_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut peers = Peers {
+        elsewhere: true,
+        ..Peers::default()
+    };
+    let mut sink = MemorySink::default();
+    let end = coordinated(dir.path(), &mut peers, &mut sink).unwrap();
+    assert!(matches!(end, RunEnd::Elsewhere));
+    assert!(sink.doc.is_none());
+}
+
+#[test]
+fn a_job_stopped_before_gathering_is_recorded_as_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut peers = Peers {
+        stop_at_end: true,
+        ..Peers::default()
+    };
+    let mut sink = MemorySink::default();
+    let end = coordinated(dir.path(), &mut peers, &mut sink).unwrap();
+    assert!(matches!(end, RunEnd::Stopped));
+    assert_eq!(sink.status(), Some(RunStatus::Interrupted));
+    let doc = sink.doc.as_ref().unwrap();
+    assert_eq!(jobs(doc), 0, "no figures were gathered");
+    assert!(doc.warnings.iter().any(|w| w.message == "stopped"));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

@@ -1,15 +1,18 @@
 //! What watches a run while it measures, cut by concern: the progress the
-//! user sees ([`RunDisplay`], display only) and the run's checkpoints into
-//! its sink. [`Watch`] joins them into the one observer a workload is
+//! user sees ([`RunDisplay`], display only), the run's checkpoints into
+//! its sink, and the processes' coordination ([`Coordinator`]). [`Watch`]
+//! joins them into the one observer ([`ProfileObserver`]) a workload is
 //! given.
 
 use iomark_model::disk::DiskJobResult;
+use iomark_model::sustained::WrittenAt;
 use iomark_model::{RunBody, RunDocument};
 
-use super::RunSink;
+use super::{Coordinator, RunSink};
 use crate::profiles::outline::{Eta, Outline};
 use crate::profiles::ProfileObserver;
 use crate::runner::{Observer, Progress};
+use crate::DiskError;
 
 /// The progress the user sees: where the run is and what it does now.
 /// Display only: nothing here may change what is measured or stored.
@@ -63,31 +66,48 @@ impl Checkpoints<'_> {
     }
 }
 
-/// The observer a workload runs under: the display, and the checkpoints
-/// (none for the short probe, whose jobs are not the run's).
+/// The observer a workload runs under: the display, the checkpoints
+/// (none for the short probe, whose jobs are not the run's) and the
+/// coordinator.
 pub(super) struct Watch<'a, 'b> {
     pub(super) display: &'a mut dyn RunDisplay,
     pub(super) checkpoints: Option<&'a mut Checkpoints<'b>>,
+    pub(super) coordinator: &'a mut dyn Coordinator,
 }
 
 impl Observer for Watch<'_, '_> {
     fn progress(&mut self, p: &Progress) {
         self.display.progress(p);
+        self.coordinator.should_stop();
     }
 }
 
 impl ProfileObserver for Watch<'_, '_> {
     fn begin(&mut self, label: &str) {
+        self.coordinator.job_start(label);
         self.display.begin(label);
     }
 
     fn end(&mut self) {
         self.display.end();
+        self.coordinator.job_done();
     }
 
     fn finished(&mut self, jobs: &[DiskJobResult]) {
+        self.coordinator.kept(jobs);
         if let Some(c) = self.checkpoints.as_mut() {
             c.jobs(jobs);
         }
+    }
+
+    fn measured(
+        &mut self,
+        job: Result<DiskJobResult, DiskError>,
+    ) -> Result<DiskJobResult, DiskError> {
+        self.coordinator.measured(job)
+    }
+
+    fn series(&mut self, points: Vec<WrittenAt>) -> Result<Vec<WrittenAt>, DiskError> {
+        self.coordinator.series(points)
     }
 }
