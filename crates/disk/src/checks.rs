@@ -274,9 +274,7 @@ pub fn shown_rates(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
-    use iomark_model::disk::{CpuUsage, DataPattern, DirectionResult, DiskJobSpec, EngineKind};
+    use iomark_model::disk::{DataPattern, DirectionResult, DiskJobSpec};
     use iomark_model::profile::{CdmResult, CdmTest};
     use iomark_model::units::{Bytes, Iops, Nanos};
 
@@ -288,36 +286,19 @@ mod tests {
             ..DirectionResult::default()
         };
         DiskJobResult {
-            spec: DiskJobSpec {
+            read: rw.reads().then(|| dir.clone()),
+            write: rw.writes().then(|| dir.clone()),
+            mean_depth: 8.0,
+            page_cache_bypassed: direct,
+            ..DiskJobResult::example(DiskJobSpec {
                 name: name.into(),
                 rw,
                 bs: Bytes(1 << 20),
                 iodepth: 8,
-                iodepth_batch: 1,
-                numjobs: 1,
-                size: Bytes(1 << 30),
-                runtime: Some(Nanos::from_secs(5)),
-                ramp: Nanos(0),
-                engine: EngineKind::IoUring,
                 direct,
-                data: DataPattern::Random,
                 rwmix_read: 70,
-                seed: 1,
-            },
-            read: rw.reads().then(|| dir.clone()),
-            write: rw.writes().then(|| dir.clone()),
-            samples: Vec::new(),
-            cpu: CpuUsage::default(),
-            host_cpu: None,
-            iodepth_level: BTreeMap::new(),
-            mean_depth: 8.0,
-            queue: None,
-            submission: None,
-            device_io: None,
-            page_cache_bypassed: direct,
-            interrupted: false,
-            warnings: Vec::new(),
-            repeats: Vec::new(),
+                ..DiskJobSpec::example()
+            })
         }
     }
 

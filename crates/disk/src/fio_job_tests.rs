@@ -1,4 +1,6 @@
 use super::*;
+use iomark_model::disk::{DataPattern, RwMode};
+use iomark_model::units::{Bytes, Nanos};
 
 fn one(text: &str) -> FioJob {
     let mut f = parse(text).unwrap();

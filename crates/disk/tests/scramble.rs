@@ -14,7 +14,7 @@ use iomark_disk::engine;
 use iomark_disk::runner;
 use iomark_disk::target::{DirectMode, OpenTarget, TargetRequest, TestFilePrep};
 use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
-use iomark_model::units::{Bytes, Nanos};
+use iomark_model::units::Bytes;
 
 const BS: u64 = 4096;
 const SIZE: u64 = 4 << 20;
@@ -55,16 +55,13 @@ fn written(kind: EngineKind, depth: u32, rw: RwMode, data: DataPattern) -> Vec<u
         rw,
         bs: Bytes(BS),
         iodepth: depth,
-        iodepth_batch: 1,
-        numjobs: 1,
         size: Bytes(SIZE),
         runtime: None,
-        ramp: Nanos(0),
         engine: kind,
         direct: target.direct,
         data,
         rwmix_read: 0,
-        seed: 1,
+        ..DiskJobSpec::example()
     };
     runner::run_job(&spec, &target, &stop, &mut runner::Quiet).unwrap();
     // Read back through the page cache, on a descriptor of its own (the

@@ -3,13 +3,16 @@
 use std::path::{Path, PathBuf};
 
 use iomark_model::device::{
-    BlockLayer, DevNo, DiskIdentity, Hop, LinkCeiling, LoopBacking, PcieLink, QueueInfo, SataLink,
-    Transport, UsbLink,
+    BlockLayer, DevNo, Hop, LinkCeiling, PcieLink, SataLink, Transport, UsbLink,
 };
 use iomark_model::Bytes;
 
 use crate::ceiling::{pcie_ceiling, sata_ceiling, usb_ceiling};
 use crate::read::{base, entries, flag, link_name, num, text};
+
+mod disk_attrs;
+pub(crate) use disk_attrs::{active_scheduler, devno_of};
+use disk_attrs::{backing_devno, identity, in_memory, loop_backing, queue};
 
 /// Deeper stacks than this are taken as a loop in the data (a loop device
 /// whose backing file lives on itself cannot exist, but sysfs is not trusted).
@@ -449,107 +452,6 @@ fn pcie_link(dir: &Path, hop: &Hop) -> Option<PcieLink> {
         max_speed_gts: text(&dir.join("max_link_speed")).and_then(|s| gts(&s)),
         max_width: num(&dir.join("max_link_width")),
     })
-}
-
-fn loop_backing(disk: &Path) -> Option<LoopBacking> {
-    let l = disk.join("loop");
-    Some(LoopBacking {
-        backing_file: text(&l.join("backing_file"))?,
-        offset: Bytes(num(&l.join("offset")).unwrap_or(0)),
-        size_limit: Bytes(num(&l.join("sizelimit")).unwrap_or(0)),
-        direct_io: flag(&l.join("dio")).unwrap_or(false),
-    })
-}
-
-/// Whether `path` is on a file system whose pages are memory (tmpfs,
-/// ramfs).
-fn in_memory(path: &Path) -> bool {
-    const TMPFS_MAGIC: i64 = 0x0102_1994;
-    const RAMFS_MAGIC: i64 = 0x8584_58f6;
-    // f_type's C type differs between architectures.
-    #[allow(clippy::unnecessary_cast)]
-    rustix::fs::statfs(path).is_ok_and(|st| matches!(st.f_type as i64, TMPFS_MAGIC | RAMFS_MAGIC))
-}
-
-/// The device holding a file, by `st_dev`.
-fn backing_devno(path: &Path) -> Option<DevNo> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).ok()?;
-    Some(devno_of(m.dev()))
-}
-
-pub(crate) fn devno_of(dev: u64) -> DevNo {
-    DevNo {
-        major: rustix::fs::major(dev),
-        minor: rustix::fs::minor(dev),
-    }
-}
-
-fn identity(disk: &Path, transport: Transport) -> DiskIdentity {
-    let dev = disk.join("device");
-    let mut id = DiskIdentity::default();
-    match transport {
-        Transport::Virtio => {
-            // device/vendor is the virtio vendor id (0x1af4), not a disk maker.
-            id.serial = text(&disk.join("serial"));
-        }
-        Transport::Nvme => {
-            id.model = text(&dev.join("model"));
-            id.serial = text(&dev.join("serial"));
-            id.firmware = text(&dev.join("firmware_rev"));
-            id.wwn = text(&disk.join("wwid"));
-        }
-        Transport::Mmc => {
-            id.model = text(&dev.join("name"));
-            id.vendor = text(&dev.join("manfid"));
-            id.serial = text(&dev.join("serial"));
-            id.firmware = text(&dev.join("fwrev"));
-        }
-        Transport::Sata | Transport::Usb | Transport::Scsi => {
-            id.vendor = text(&dev.join("vendor"));
-            id.model = text(&dev.join("model"));
-            id.firmware = text(&dev.join("rev"));
-            id.wwn = text(&dev.join("wwid"));
-            id.serial = vpd_serial(&dev.join("vpd_pg80"));
-        }
-        _ => {}
-    }
-    id
-}
-
-/// The unit serial number from the binary VPD page 0x80: a 4-byte header
-/// whose last byte is the length, then the ASCII serial.
-fn vpd_serial(path: &Path) -> Option<String> {
-    let raw = std::fs::read(path).ok()?;
-    let len = usize::from(*raw.get(3)?);
-    let body = raw.get(4..4 + len).or_else(|| raw.get(4..))?;
-    let s = String::from_utf8_lossy(body);
-    let t = s.trim_matches(|c: char| c.is_whitespace() || c == '\0');
-    (!t.is_empty()).then(|| t.to_string())
-}
-
-fn queue(disk: &Path) -> QueueInfo {
-    let q = disk.join("queue");
-    QueueInfo {
-        rotational: flag(&q.join("rotational")),
-        logical_block_size: num(&q.join("logical_block_size")),
-        physical_block_size: num(&q.join("physical_block_size")),
-        scheduler: text(&q.join("scheduler")).and_then(|s| active_scheduler(&s)),
-        nr_requests: num(&q.join("nr_requests")),
-        max_sectors_kb: num(&q.join("max_sectors_kb")),
-        write_cache: text(&q.join("write_cache")),
-    }
-}
-
-/// `none [mq-deadline] kyber bfq` → `mq-deadline`; a lone `none` stays.
-pub(crate) fn active_scheduler(s: &str) -> Option<String> {
-    if let (Some(a), Some(b)) = (s.find('['), s.find(']')) {
-        if a < b {
-            return Some(s[a + 1..b].to_string());
-        }
-    }
-    let t = s.trim();
-    (!t.is_empty() && !t.contains(' ')).then(|| t.to_string())
 }
 
 #[cfg(test)]

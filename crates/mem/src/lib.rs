@@ -33,6 +33,8 @@
 mod error;
 pub mod himeno;
 pub mod job;
+#[cfg(test)]
+mod kernel_test_support;
 pub mod region;
 pub mod relative;
 pub mod settings;

@@ -264,7 +264,7 @@ fn check_affine(a: &[f64], n: usize, sweeps: u32) -> Validation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stream::test_support::{assert_validates, run_on_heap};
+    use crate::kernel_test_support::{assert_validates, run_on_heap};
 
     fn pattern(i: usize, j: usize) -> f64 {
         ((37 * i + 101 * j) % 257) as f64 / 256.0

@@ -264,8 +264,9 @@ impl DirectionFigures {
 }
 
 impl DiskJobSpec {
-    /// An example job, for tests and documentation: `4k` random reads at
+    /// An example job, for tests: `4k` random reads at
     /// depth 1, one thread, io_uring, direct, 1 GiB, 5 s.
+    #[doc(hidden)]
     pub fn example() -> Self {
         DiskJobSpec {
             name: "example".into(),
@@ -289,6 +290,7 @@ impl DiskJobSpec {
 impl DiskJobResult {
     /// An example result of `spec` that measured nothing (no direction, no
     /// samples), for tests to fill in what they look at.
+    #[doc(hidden)]
     pub fn example(spec: DiskJobSpec) -> Self {
         DiskJobResult {
             spec,

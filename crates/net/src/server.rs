@@ -11,103 +11,32 @@
 //! test has an end the server enforces itself: duration + omit + grace for a
 //! timed test, the `--max-duration` cap for one without a time.
 
-use std::io::{Read, Write};
-use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
-use socket2::{Domain, SockRef, Socket, Type};
+use socket2::SockRef;
 
 use crate::control::{Control, Wait};
-use crate::proto::UDP_REPLY;
-use crate::proto::{code, params, Cookie, Params, Protocol, State, MAX_PARAMS_LEN};
+use crate::proto::{code, Cookie, Params, Protocol, State, MAX_PARAMS_LEN};
 use crate::report::{IntervalLines, Peering, Role, TestReport};
-use crate::server_gate::{deny, Gate, NewTest, Release};
+use crate::server_gate::{Gate, NewTest, Release};
 use crate::server_output::Captured;
 use crate::session::Session;
 use crate::sockopt::{self, Pinned};
 use crate::stream::{stream_id, DataSock, Stream, StreamPlan};
 use crate::NetError;
 
+mod config;
+mod sockets;
+pub use config::ServerConfig;
+use sockets::{listen, udp_listener, UdpHellos};
+
 /// How often a running test looks at its data counters: an idle test is
 /// ended at most this much after the receive timeout.
 const PROGRESS_POLL: Duration = Duration::from_millis(250);
-
-/// How the server listens and how patient it is.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// Port for control and data (`-p`).
-    pub port: u16,
-    /// Address to bind (`-B`); `None` is dual-stack `[::]`.
-    pub bind: Option<IpAddr>,
-    /// Serve one test, then return (`-1`).
-    pub one_off: bool,
-    /// Longest wait for the first byte of a set-up message (iperf3: 10 s).
-    pub first_byte_timeout: Duration,
-    /// Longest wait for the whole set-up (iperf3: 30 s).
-    pub setup_timeout: Duration,
-    /// Slack after duration + omit before a running test is dropped (40 s).
-    pub grace: Duration,
-    /// A running test whose data streams move no byte for this long ends
-    /// with SERVER_ERROR 144, and no message the client owes is awaited
-    /// longer (iperf3's `--rcv-timeout`: 120 s).
-    pub rcv_timeout: Duration,
-    /// The longest test: a longer `-t` is refused with SERVER_ERROR 37, and
-    /// a test without a time (`-t 0`, `-n`, `-k`) is ended here with
-    /// SERVER_ERROR 160 (24 h, the longest `-t` iperf3 accepts).
-    pub max_duration: Duration,
-    /// Report interval; `None` disables interval reports.
-    pub interval: Option<Duration>,
-    /// Print the text report.
-    pub text: bool,
-    /// With `text`, add what iperf3's `-V` adds to each test's report.
-    pub verbose: bool,
-    /// Print each test's report in iperf3's `-J` layout.
-    pub json: bool,
-    /// Tests served at once (`--max-clients`; iperf3: 1).
-    pub max_clients: usize,
-    /// Who may run tests, when the server asks for credentials.
-    pub auth: Option<std::sync::Arc<crate::auth::Authorizer>>,
-    /// Raised to stop (Ctrl-C): running tests end with SERVER_TERMINATE
-    /// and the server returns.
-    pub interrupt: Option<&'static std::sync::atomic::AtomicBool>,
-}
-
-impl ServerConfig {
-    /// iperf3's defaults.
-    pub fn new() -> ServerConfig {
-        ServerConfig {
-            port: 5201,
-            bind: None,
-            one_off: false,
-            first_byte_timeout: Duration::from_secs(10),
-            setup_timeout: Duration::from_secs(30),
-            grace: Duration::from_secs(40),
-            rcv_timeout: Duration::from_secs(120),
-            max_duration: Duration::from_secs(params::MAX_TIME),
-            interval: Some(Duration::from_secs(1)),
-            text: true,
-            verbose: false,
-            json: false,
-            max_clients: 1,
-            auth: None,
-            interrupt: None,
-        }
-    }
-
-    /// The wait for a message the client owes: `limit`, or the receive
-    /// timeout when that is shorter.
-    fn owed(&self, limit: Duration) -> Duration {
-        limit.min(self.rcv_timeout)
-    }
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        ServerConfig::new()
-    }
-}
 
 /// A bound server, ready to [`Server::serve`].
 pub struct Server {
@@ -433,7 +362,7 @@ impl Server {
         let sends_udp =
             report.params.protocol == Protocol::Udp && report.streams.iter().any(|s| s.sending);
         if sends_udp {
-            ctrl.keep_alive(keepalive_period(cfg.rcv_timeout))?;
+            ctrl.keep_alive(cfg.keepalive_period())?;
         }
         let mut with_peer = session.moved_with_peer();
         let mut udp_sent = session.udp_sent();
@@ -538,58 +467,6 @@ impl Server {
         }
         Ok(report)
     }
-
-    fn accept_tcp_streams(
-        &self,
-        ctrl: &mut Control,
-        rx: &Receiver<TcpStream>,
-        cookie: &Cookie,
-        n: usize,
-        until: Instant,
-    ) -> Result<Vec<DataSock>, NetError> {
-        let mut socks = Vec::with_capacity(n);
-        while socks.len() < n {
-            let left = until.saturating_duration_since(Instant::now());
-            let mut s = match rx.recv_timeout(left.min(Duration::from_millis(200))) {
-                Ok(s) => s,
-                Err(RecvTimeoutError::Timeout) if !left.is_zero() => {
-                    // A client that gave up (closed its control connection or
-                    // sent CLIENT_TERMINATE) frees the server at once.
-                    match ctrl.poll_state(Duration::from_millis(1)) {
-                        Ok(None) => continue,
-                        Ok(Some(got)) => {
-                            return Err(NetError::Unexpected {
-                                got,
-                                expected: "the data streams",
-                            })
-                        }
-                        Err(e) => return Err(e),
-                    }
-                }
-                Err(_) => {
-                    return Err(NetError::Timeout {
-                        what: "the data streams",
-                    })
-                }
-            };
-            let wait = left
-                .min(self.cfg.owed(self.cfg.first_byte_timeout))
-                .max(Duration::from_millis(1));
-            let _ = s.set_read_timeout(Some(wait));
-            let mut b = [0u8; Cookie::LEN];
-            // With several tests at once the acceptor routed the stream by
-            // its cookie already.
-            let ok = self.gate.checks_cookies()
-                || s.read_exact(&mut b).is_ok() && Cookie::from_wire(b).matches(cookie);
-            if ok {
-                let _ = s.set_read_timeout(None);
-                socks.push(DataSock::Tcp(s));
-            } else {
-                deny(s);
-            }
-        }
-        Ok(socks)
-    }
 }
 
 /// After a SERVER_ERROR that ends a running test, let the client read it
@@ -611,160 +488,6 @@ fn linger(ctrl: &mut Control) {
 pub fn run(cfg: ServerConfig, served: &mut dyn FnMut(Vec<TestReport>)) -> Result<(), NetError> {
     let server = Server::bind(cfg)?;
     server.serve(&mut std::io::stdout(), &mut std::io::stderr(), served)
-}
-
-fn listen(cfg: &ServerConfig) -> Result<TcpListener, NetError> {
-    let bind = |addr: SocketAddr| -> std::io::Result<TcpListener> {
-        let s = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
-        if addr.is_ipv6() && cfg.bind.is_none() {
-            s.set_only_v6(false)?;
-        }
-        s.set_reuse_address(true)?;
-        s.bind(&addr.into())?;
-        s.listen(128)?;
-        Ok(s.into())
-    };
-    let what =
-        |a: SocketAddr| format!("listen on {a} (is another server using port {}?)", a.port());
-    match cfg.bind {
-        Some(ip) => {
-            let a = SocketAddr::new(ip, cfg.port);
-            bind(a).map_err(NetError::io(what(a)))
-        }
-        None => {
-            let v6 = SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), cfg.port);
-            bind(v6).or_else(|e| {
-                if e.kind() == std::io::ErrorKind::AddrInUse {
-                    return Err(NetError::io(what(v6))(e));
-                }
-                // No IPv6 on this host: IPv4 only.
-                let v4 = SocketAddr::from(([0, 0, 0, 0], cfg.port));
-                bind(v4).map_err(NetError::io(what(v4)))
-            })
-        }
-    }
-}
-
-fn udp_listener(local: SocketAddr, rcvbuf: Option<usize>) -> Result<UdpSocket, NetError> {
-    let s = Socket::new(Domain::for_address(local), Type::DGRAM, None)
-        .map_err(NetError::io("create a UDP socket"))?;
-    if local.is_ipv6() && local.ip().is_unspecified() {
-        let _ = s.set_only_v6(false);
-    }
-    s.set_reuse_address(true)
-        .map_err(NetError::io("set SO_REUSEADDR on the UDP socket"))?;
-    // Most UDP "loss" is receive-buffer overflow (notes 4.b); ask for room.
-    let _ = s.set_recv_buffer_size(rcvbuf.unwrap_or(4 << 20));
-    s.bind(&local.into())
-        .map_err(NetError::io(format!("bind UDP port {}", local.port())))?;
-    Ok(s.into())
-}
-
-/// The UDP side of stream set-up: each stream starts with the client's
-/// hello datagram, and the server sends that stream's data to wherever the
-/// hello came from.
-struct UdpHellos {
-    /// The socket the next hello arrives on.
-    sock: UdpSocket,
-    local: SocketAddr,
-    /// The address of the control connection's peer: the only one a hello
-    /// is taken from.
-    control_peer: IpAddr,
-    /// Hellos from other addresses, and the first of them.
-    ignored: u64,
-    first_ignored: Option<SocketAddr>,
-}
-
-impl UdpHellos {
-    /// One connected socket per stream, once each stream's hello came from
-    /// the control connection's address; `ignored` and `first_ignored`
-    /// then tell what came from elsewhere.
-    ///
-    /// A hello from another address is ignored, not answered: anyone can
-    /// send a datagram with a forged source, and the server would then
-    /// stream its data (a `-R` test at `-b 0`) at a victim that never asked
-    /// for it. iperf3 clients send their hellos from the host of their
-    /// control connection; the port may differ, and does.
-    fn accept(
-        &mut self,
-        params: &Params,
-        n: usize,
-        until: Instant,
-    ) -> Result<Vec<DataSock>, NetError> {
-        let mut socks = Vec::with_capacity(n);
-        let mut buf = [0u8; 64];
-        let rcvbuf = params.window.map(|w| w as usize);
-        if let Some(w) = params.window {
-            let _ = SockRef::from(&self.sock).set_send_buffer_size(w as usize);
-        }
-        while socks.len() < n {
-            let from = self.next_hello(&mut buf, until)?;
-            let sock = &self.sock;
-            sock.connect(from)
-                .map_err(NetError::io(format!("connect the UDP stream to {from}")))?;
-            // Bind the next stream's socket before replying: the client sends
-            // its next hello as soon as the reply arrives.
-            let next = if socks.len() + 1 < n {
-                udp_listener(self.local, rcvbuf)?
-            } else {
-                sock.try_clone()
-                    .map_err(NetError::io("clone a UDP socket"))?
-            };
-            sock.send(&UDP_REPLY)
-                .map_err(NetError::io("send the UDP reply"))?;
-            socks.push(DataSock::Udp(std::mem::replace(&mut self.sock, next)));
-        }
-        Ok(socks)
-    }
-
-    /// The source of the next hello from the control connection's address.
-    fn next_hello(&mut self, buf: &mut [u8], until: Instant) -> Result<SocketAddr, NetError> {
-        loop {
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(self.timed_out());
-            }
-            let _ = self.sock.set_read_timeout(Some(left));
-            let (_, from) = self.sock.recv_from(buf).map_err(|e| {
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) {
-                    self.timed_out()
-                } else {
-                    NetError::io("receive a UDP hello")(e)
-                }
-            })?;
-            // The dual-stack socket sees IPv4 peers as ::ffff:a.b.c.d; the
-            // control connection may name the same peer either way.
-            if from.ip().to_canonical() == self.control_peer.to_canonical() {
-                return Ok(from);
-            }
-            self.ignored += 1;
-            self.first_ignored
-                .get_or_insert(SocketAddr::new(from.ip().to_canonical(), from.port()));
-        }
-    }
-
-    fn timed_out(&self) -> NetError {
-        match self.first_ignored {
-            Some(first) => NetError::UdpHelloElsewhere {
-                control: self.control_peer.to_canonical(),
-                first,
-                ignored: self.ignored,
-            },
-            None => NetError::Timeout {
-                what: "the UDP hello datagrams",
-            },
-        }
-    }
-}
-
-/// How often the control connection is probed while the server streams UDP
-/// datagrams: four times per receive timeout, so a live client's host has
-/// answered well within it; at least a second, the kernel's unit.
-fn keepalive_period(rcv_timeout: Duration) -> Duration {
-    Duration::from_secs((rcv_timeout / 4).as_secs().max(1))
 }
 
 #[cfg(test)]

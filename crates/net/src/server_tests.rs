@@ -4,6 +4,8 @@
 
 use super::*;
 use crate::proto::frame;
+use std::io::Read;
+use std::net::IpAddr;
 use std::thread::JoinHandle;
 
 const COOKIE: &[u8; Cookie::LEN] = b"abcdefghijklmnopqrstuvwxyz234567abcd\0";

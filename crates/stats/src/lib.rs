@@ -21,6 +21,8 @@
 
 pub mod cliff;
 pub mod compare;
+#[doc(hidden)]
+pub mod example;
 pub mod gate;
 pub mod histogram;
 pub mod interval_latency;

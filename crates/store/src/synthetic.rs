@@ -6,8 +6,8 @@
 #![allow(dead_code)]
 
 use iomark_model::disk::{
-    CpuUsage, DataPattern, DirectionResult, DiskJobResult, DiskJobSpec, DiskRun, DiskTarget,
-    EngineKind, IntervalSample, LatencySummary, Percentile, RwMode, TargetKind,
+    CpuUsage, DirectionResult, DiskJobResult, DiskJobSpec, DiskRun, DiskTarget, IntervalSample,
+    LatencySummary, Percentile, RwMode, TargetKind,
 };
 use iomark_model::{
     Bytes, BytesPerSec, Iops, Nanos, RunBody, RunDocument, RunStatus, Warning, WarningKind,
@@ -85,7 +85,26 @@ pub fn job(t: usize, speed: f64, seed: u64) -> DiskJobResult {
         },
     };
     DiskJobResult {
-        spec: DiskJobSpec {
+        read: rw.reads().then(|| dir.clone()),
+        write: rw.writes().then_some(dir),
+        samples,
+        cpu: CpuUsage {
+            user_pct: 1.5,
+            system_pct: 12.0,
+        },
+        iodepth_level: [("1".to_string(), 0.1), ("32".to_string(), 99.9)]
+            .into_iter()
+            .collect(),
+        mean_depth: f64::from(qd),
+        warnings: if t == 0 && seed.is_multiple_of(3) {
+            vec![Warning::new(
+                WarningKind::AboveLinkCeiling,
+                "read 612 MB/s is above the USB 2.0 ceiling of about 40 MB/s: the page cache or compression is being measured",
+            )]
+        } else {
+            Vec::new()
+        },
+        ..DiskJobResult::example(DiskJobSpec {
             name: format!(
                 "{}{} Q{}T1 {}",
                 if rw.is_random() { "RND" } else { "SEQ" },
@@ -96,43 +115,11 @@ pub fn job(t: usize, speed: f64, seed: u64) -> DiskJobResult {
             rw,
             bs: Bytes(bs),
             iodepth: qd,
-            iodepth_batch: 1,
-            numjobs: 1,
-            size: Bytes(1 << 30),
             runtime: Some(runtime),
-            ramp: Nanos(0),
-            engine: EngineKind::IoUring,
-            direct: true,
-            data: DataPattern::Random,
             rwmix_read: 100,
             seed,
-        },
-        read: rw.reads().then(|| dir.clone()),
-        write: rw.writes().then_some(dir),
-        samples,
-        cpu: CpuUsage {
-            user_pct: 1.5,
-            system_pct: 12.0,
-        },
-        host_cpu: None,
-        iodepth_level: [("1".to_string(), 0.1), ("32".to_string(), 99.9)]
-            .into_iter()
-            .collect(),
-        mean_depth: f64::from(qd),
-        queue: None,
-        submission: None,
-        device_io: None,
-        page_cache_bypassed: true,
-        interrupted: false,
-        warnings: if t == 0 && seed.is_multiple_of(3) {
-            vec![Warning::new(
-                WarningKind::AboveLinkCeiling,
-                "read 612 MB/s is above the USB 2.0 ceiling of about 40 MB/s: the page cache or compression is being measured",
-            )]
-        } else {
-            Vec::new()
-        },
-        repeats: Vec::new(),
+            ..DiskJobSpec::example()
+        })
     }
 }
 

@@ -1,5 +1,5 @@
 use super::*;
-use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
+use iomark_model::disk::{DiskJobSpec, EngineKind, RwMode};
 
 fn job(bytes: u64, secs: u64, lat: &[u64]) -> DiskJobResult {
     let mut h = LatencyHistogram::new();
@@ -8,23 +8,6 @@ fn job(bytes: u64, secs: u64, lat: &[u64]) -> DiskJobResult {
     }
     let runtime = Nanos::from_secs(secs);
     DiskJobResult {
-        spec: DiskJobSpec {
-            name: "custom".into(),
-            rw: RwMode::Write,
-            bs: Bytes(1 << 20),
-            iodepth: 1,
-            iodepth_batch: 1,
-            numjobs: 1,
-            size: Bytes(1 << 30),
-            runtime: Some(runtime),
-            ramp: Nanos(0),
-            engine: EngineKind::Psync,
-            direct: true,
-            data: DataPattern::Random,
-            rwmix_read: 70,
-            seed: 1,
-        },
-        read: None,
         write: Some(DirectionResult {
             io_bytes: Bytes(bytes),
             ios: lat.len() as u64,
@@ -44,17 +27,15 @@ fn job(bytes: u64, secs: u64, lat: &[u64]) -> DiskJobResult {
                 ..IntervalSample::default()
             })
             .collect(),
-        cpu: CpuUsage::default(),
-        host_cpu: None,
-        submission: None,
-        iodepth_level: BTreeMap::new(),
-        mean_depth: 1.0,
-        queue: None,
-        device_io: None,
-        page_cache_bypassed: true,
-        interrupted: false,
-        warnings: vec![],
-        repeats: Vec::new(),
+        ..DiskJobResult::example(DiskJobSpec {
+            name: "custom".into(),
+            rw: RwMode::Write,
+            bs: Bytes(1 << 20),
+            runtime: Some(runtime),
+            engine: EngineKind::Psync,
+            rwmix_read: 70,
+            ..DiskJobSpec::example()
+        })
     }
 }
 

@@ -215,16 +215,13 @@ fn a_custom_job_is_one_test() {
         rw: iomark_model::disk::RwMode::RandRead,
         bs: Bytes(4096),
         iodepth: 32,
-        iodepth_batch: 1,
         numjobs: 2,
         size: Bytes(1 << 30),
         runtime: Some(Nanos::from_secs(10)),
         ramp: Nanos::from_secs(2),
         engine: EngineKind::Psync,
-        direct: true,
-        data: DataPattern::Random,
         rwmix_read: 70,
-        seed: 1,
+        ..DiskJobSpec::example()
     };
     let o = Outline::job(&spec);
     assert_eq!((o.tests(), o.expected(None)), (1, secs(12)));

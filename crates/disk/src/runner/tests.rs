@@ -3,8 +3,8 @@
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
-use iomark_model::units::{Bytes, Nanos};
+use iomark_model::disk::{DiskJobSpec, EngineKind, RwMode};
+use iomark_model::units::Bytes;
 
 use super::gate::StartGate;
 use super::worker::Workload;
@@ -17,17 +17,14 @@ fn plan(rw: RwMode, bs: u64, blocks: u64, numjobs: u32) -> Plan<'static> {
             name: "t".into(),
             rw,
             bs: Bytes(bs),
-            iodepth: 1,
-            iodepth_batch: 1,
             numjobs,
             size: Bytes(bs * blocks),
             runtime: None,
-            ramp: Nanos(0),
             engine: EngineKind::Null,
             direct: false,
-            data: DataPattern::Random,
             rwmix_read: 70,
             seed: 42,
+            ..DiskJobSpec::example()
         },
         depth: 1,
         blocks,

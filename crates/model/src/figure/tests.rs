@@ -36,36 +36,18 @@ fn job(rw: RwMode, read: bool, write: bool) -> DiskJobResult {
         lat_p99: None,
     };
     DiskJobResult {
-        spec: DiskJobSpec {
+        read: read.then(|| dir(500.0)),
+        write: write.then(|| dir(300.0)),
+        samples: vec![sample(400), sample(600)],
+        ..DiskJobResult::example(DiskJobSpec {
             name: "x".into(),
             rw,
             bs: Bytes(1 << 20),
             iodepth: 8,
-            iodepth_batch: 1,
-            numjobs: 1,
-            size: Bytes(1 << 30),
             runtime: None,
-            ramp: Nanos(0),
             engine: EngineKind::Psync,
-            direct: true,
-            data: DataPattern::Random,
-            rwmix_read: 50,
-            seed: 1,
-        },
-        read: read.then(|| dir(500.0)),
-        write: write.then(|| dir(300.0)),
-        samples: vec![sample(400), sample(600)],
-        cpu: CpuUsage::default(),
-        host_cpu: None,
-        iodepth_level: Default::default(),
-        mean_depth: 1.0,
-        queue: None,
-        submission: None,
-        device_io: None,
-        page_cache_bypassed: true,
-        interrupted: false,
-        warnings: vec![],
-        repeats: Vec::new(),
+            ..DiskJobSpec::example()
+        })
     }
 }
 

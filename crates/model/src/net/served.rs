@@ -192,27 +192,10 @@ fn empty_spec() -> NetSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::{CpuUtilization, NetProtocol, NetStreamResult};
+    use crate::net::{CpuUtilization, NetStreamResult};
 
     fn client(host: &str, start_s: u64, secs: u64, bytes_per_sec: u64) -> NetClientTest {
         let run = NetRun {
-            spec: NetSpec {
-                host: host.into(),
-                port: 40000,
-                protocol: NetProtocol::Tcp,
-                parallel: 1,
-                duration: Nanos::from_secs(secs),
-                omit: Nanos(0),
-                interval: Nanos::from_secs(1),
-                reverse: false,
-                bidirectional: false,
-                block_len: Bytes(131072),
-                window: None,
-                target_bits_per_sec: 0,
-                no_delay: false,
-            },
-            peer_version: None,
-            interface: None,
             streams: vec![NetStreamResult {
                 id: 1,
                 direction: NetDirection::Upload,
@@ -243,14 +226,13 @@ mod tests {
                 user_percent: 0.0,
                 system_percent: secs as f64,
             },
-            cpu_remote: CpuUtilization::default(),
-            host_cpu_local: None,
-            host_cpu_remote: None,
-            nic_local: None,
-            nic_remote: None,
-            latency: None,
             warnings: vec![Warning::new(crate::warning::WarningKind::Other, "slow")],
-            clients: vec![],
+            ..NetRun::example(NetSpec {
+                host: host.into(),
+                port: 40000,
+                duration: Nanos::from_secs(secs),
+                ..NetSpec::example()
+            })
         };
         NetClientTest {
             client: format!("{host} port 40000"),

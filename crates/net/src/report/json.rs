@@ -11,9 +11,15 @@ use std::time::UNIX_EPOCH;
 use iomark_model::net::NetDirection;
 use serde::Serialize;
 
-use super::{pct, rate, IntervalRecord, IntervalStream, Role, TestReport};
+mod mirror;
+
+use super::{pct, IntervalRecord, IntervalStream, Role, TestReport};
 use crate::stream::Snapshot;
 use crate::sys::TcpInfo;
+use mirror::{
+    JConnected, JCpu, JDoc, JEnd, JEndStream, JFig, JHostPort, JInterval, JStart, JTestStart,
+    JTimestamp,
+};
 
 impl TestReport {
     /// The whole run in iperf3's `-J` layout, pretty-printed like iperf3.
@@ -373,209 +379,6 @@ fn event<T: Serialize>(event: &str, data: &T) -> String {
     serde_json::to_string(&Event { event, data }).expect("the report always serialises")
 }
 
-// The mirror structs. Field order is the key order iperf3 prints, and
-// scripts that compare documents textually depend on it: do not sort them.
-
-#[derive(Serialize)]
-struct JDoc {
-    start: JStart,
-    intervals: Vec<JInterval>,
-    end: JEnd,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    title: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    extra_data: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    server_output_json: Option<serde_json::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    server_output_text: Option<String>,
-}
-
-#[derive(Serialize)]
-struct JStart {
-    connected: Vec<JConnected>,
-    version: String,
-    system_info: String,
-    timestamp: JTimestamp,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    connecting_to: Option<JHostPort>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    accepted_connection: Option<JHostPort>,
-    cookie: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tcp_mss_default: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tcp_mss: Option<u32>,
-    target_bitrate: u64,
-    fq_rate: u64,
-    sock_bufsize: u64,
-    sndbuf_actual: u64,
-    rcvbuf_actual: u64,
-    test_start: JTestStart,
-}
-
-#[derive(Serialize)]
-struct JConnected {
-    socket: i32,
-    local_host: String,
-    local_port: u16,
-    remote_host: String,
-    remote_port: u16,
-}
-
-#[derive(Serialize)]
-struct JTimestamp {
-    time: String,
-    timesecs: u64,
-    timemillisecs: u64,
-}
-
-#[derive(Serialize)]
-struct JHostPort {
-    host: String,
-    port: u16,
-}
-
-#[derive(Serialize)]
-struct JTestStart {
-    protocol: &'static str,
-    num_streams: u32,
-    blksize: u32,
-    omit: u32,
-    duration: u32,
-    bytes: u64,
-    blocks: u64,
-    reverse: u8,
-    tos: u32,
-    target_bitrate: u64,
-    bidir: u8,
-    fqrate: u64,
-    interval: f64,
-    gso: u8,
-    gro: u8,
-}
-
-#[derive(Serialize)]
-struct JInterval {
-    streams: Vec<JFig>,
-    sum: JFig,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sum_bidir_reverse: Option<JFig>,
-}
-
-/// A stream or sum figure; which optional keys appear depends on protocol
-/// and role, as in iperf3.
-#[derive(Serialize, Default)]
-struct JFig {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    socket: Option<i32>,
-    start: f64,
-    end: f64,
-    seconds: f64,
-    bytes: u64,
-    bits_per_second: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    jitter_ms: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    lost_packets: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    packets: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    lost_percent: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    out_of_order: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    retransmits: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    snd_cwnd: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    snd_wnd: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    rtt: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    rttvar: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pmtu: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reorder: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_snd_cwnd: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_snd_wnd: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_rtt: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    min_rtt: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    mean_rtt: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    omitted: Option<bool>,
-    sender: bool,
-}
-
-impl JFig {
-    fn span(start: f64, end: f64, bytes: u64, sender: bool) -> JFig {
-        let seconds = end - start;
-        JFig {
-            start,
-            end,
-            seconds,
-            bytes,
-            bits_per_second: rate(bytes, seconds),
-            sender,
-            ..JFig::default()
-        }
-    }
-}
-
-#[derive(Serialize, Default)]
-struct JEndStream {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sender: Option<JFig>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    receiver: Option<JFig>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    udp: Option<JFig>,
-}
-
-#[derive(Serialize)]
-struct JEnd {
-    streams: Vec<JEndStream>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sum: Option<JFig>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sum_sent: Option<JFig>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sum_received: Option<JFig>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sum_bidir_reverse: Option<JFig>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sum_sent_bidir_reverse: Option<JFig>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sum_received_bidir_reverse: Option<JFig>,
-    cpu_utilization_percent: JCpu,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sender_tcp_congestion: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    receiver_tcp_congestion: Option<String>,
-}
-
-#[derive(Serialize)]
-struct JCpu {
-    host_total: f64,
-    host_user: f64,
-    host_system: f64,
-    remote_total: f64,
-    remote_user: f64,
-    remote_system: f64,
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn http_date_matches_a_known_day() {
-        assert_eq!(http_date(1_795_294_652), "Sat, 21 Nov 2026 20:57:32 GMT");
-    }
-}
+#[path = "json_tests.rs"]
+mod tests;
