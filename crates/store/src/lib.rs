@@ -46,6 +46,8 @@ mod row;
 mod select;
 mod sqlite;
 
+pub mod live;
+
 pub use db_arg::{check_db, default_sqlite_path, is_postgres_url, redact, DB_ENV};
 pub use error::StoreError;
 pub use pg::PgStore;

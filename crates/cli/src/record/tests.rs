@@ -1,9 +1,10 @@
-//! The live run's record: begun, checkpointed, finished or dropped, and
-//! the flags' checks.
+//! The live run's record through the disk run's sink (the store's
+//! `LiveRun`): begun, checkpointed, finished or dropped; and the flags'
+//! checks.
 
 use super::*;
 use clap::Parser;
-use iomark_model::{MAX_LABEL_BYTES, MAX_NOTE_BYTES};
+use iomark_model::{RunStatus, MAX_LABEL_BYTES, MAX_NOTE_BYTES};
 
 #[derive(Debug, Parser)]
 struct T {
@@ -39,14 +40,17 @@ fn a_recorded_run_is_interrupted_until_finished() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     let mut d = doc();
-    let mut rec = Recorder::begin(&args(&db), &mut d);
+    let args = args(&db);
+    let mut sink = StoreSink::new(&args);
+    sink.begin(&mut d);
     assert_eq!(d.labels, ["usb3"]);
     assert_eq!(d.note.as_deref(), Some("front port"));
-    let id = rec.id().expect("stored");
-    rec.update(&d);
+    let id = sink.run_id().expect("stored");
+    assert!(sink.checkpoint_due(), "the first checkpoint is due at once");
+    sink.checkpoint(&d);
     assert_eq!(status_of(&db, id), RunStatus::Interrupted);
     d.status = RunStatus::Complete;
-    assert_eq!(rec.finish(&d), Some(id));
+    assert_eq!(sink.finish(&mut d), Some(id));
     assert_eq!(status_of(&db, id), RunStatus::Complete);
 }
 
@@ -55,9 +59,11 @@ fn a_recorder_dropped_without_finish_marks_the_run_failed() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     let mut d = doc();
-    let rec = Recorder::begin(&args(&db), &mut d);
-    let id = rec.id().unwrap();
-    drop(rec);
+    let args = args(&db);
+    let mut sink = StoreSink::new(&args);
+    sink.begin(&mut d);
+    let id = sink.run_id().unwrap();
+    drop(sink);
     assert_eq!(status_of(&db, id), RunStatus::Failed);
 }
 
@@ -104,17 +110,20 @@ fn store_failures_and_no_store_never_stop_the_run() {
         db: Some("/proc/no/such/dir/r.db".into()),
         ..StoreArgs::default()
     };
-    let mut rec = Recorder::begin(&bad, &mut d);
-    assert_eq!(rec.id(), None);
-    rec.update(&d);
-    assert_eq!(rec.finish(&d), None);
+    let mut sink = StoreSink::new(&bad);
+    sink.begin(&mut d);
+    assert_eq!(sink.run_id(), None);
+    assert!(!sink.checkpoint_due());
+    sink.checkpoint(&d);
+    assert_eq!(sink.finish(&mut d), None);
     let off = StoreArgs {
         no_store: true,
         labels: vec!["x".into()],
         ..StoreArgs::default()
     };
-    let rec = Recorder::begin(&off, &mut d);
-    assert_eq!(rec.id(), None);
+    let mut sink = StoreSink::new(&off);
+    sink.begin(&mut d);
+    assert_eq!(sink.run_id(), None);
     assert_eq!(d.labels, ["x"], "labels still reach the printed document");
 }
 
