@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use iomark_model::figure::{Direction, Figure};
+use iomark_model::figure::{Direction, Figure, RateUnit};
 use iomark_model::stored::{RunId, StoredRun};
 
 use crate::compare::{compare, Comparison, Measured};
@@ -32,6 +32,7 @@ pub struct Lineup<'a> {
     runs: &'a [StoredRun],
     keys: Vec<RowKey<'a>>,
     by_run: Vec<HashMap<RowKey<'a>, &'a Figure>>,
+    printed: Vec<RateUnit>,
     threshold: Option<WorseThreshold>,
     baseline: Baseline<'a>,
 }
@@ -47,6 +48,11 @@ pub struct Matched<'a> {
     pub run: RunId,
     /// The candidate's figure (same test and metric).
     pub candidate: &'a Figure,
+    /// The unit the baseline run printed its rates in.
+    pub baseline_printed: RateUnit,
+    /// The unit the candidate run printed its rates in: its value and the
+    /// difference are shown in it.
+    pub printed: RateUnit,
     /// Ratio and noise.
     pub comparison: Comparison,
     /// What it means, in the figure's direction.
@@ -84,10 +90,20 @@ impl<'a> Lineup<'a> {
             }
             by_run.push(m);
         }
+        // A document that cannot be read shows its rates in MB/s.
+        let printed = runs
+            .iter()
+            .map(|r| {
+                r.document()
+                    .map(|d| RateUnit::printed_by(&d.body))
+                    .unwrap_or_default()
+            })
+            .collect();
         Lineup {
             runs,
             keys,
             by_run,
+            printed,
             threshold,
             baseline,
         }
@@ -127,6 +143,12 @@ impl<'a> Lineup<'a> {
         }
     }
 
+    /// The unit run `i` printed its byte rates in (a sweep's MiB/s,
+    /// MacBench's KB/s), which its figures are shown in.
+    pub fn printed(&self, i: usize) -> RateUnit {
+        self.printed.get(i).copied().unwrap_or_default()
+    }
+
     /// The runs, baseline first.
     pub fn runs(&self) -> &'a [StoredRun] {
         self.runs
@@ -163,6 +185,8 @@ impl<'a> Lineup<'a> {
             baseline,
             run: self.runs[i].summary.id,
             candidate,
+            baseline_printed: self.printed(b),
+            printed: self.printed(i),
             comparison,
             verdict: judge(candidate.direction(), comparison, self.threshold),
         })

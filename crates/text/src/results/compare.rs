@@ -123,7 +123,7 @@ fn cell_text(lineup: &Lineup, style: TableStyle, i: usize, k: RowKey) -> String 
     match (lineup.figure(i, k), lineup.judged(i, k)) {
         (None, _) => "-".to_string(),
         (Some(_), Some(m)) => judged_cell(&m, style),
-        (Some(f), None) => f.display_value(),
+        (Some(f), None) => lineup.printed(i).format_figure(f),
     }
 }
 
@@ -219,9 +219,8 @@ fn comparison_table(lineup: &Lineup, style: TableStyle, cols: &[usize]) -> Table
 /// narrow enough for several beside the test's name.
 fn judged_cell(m: &Matched, style: TableStyle) -> String {
     let diff = m
-        .candidate
-        .unit
-        .format_difference(m.candidate.value - m.baseline.value);
+        .printed
+        .format_difference(m.candidate.unit, m.candidate.value - m.baseline.value);
     let sep = match style {
         TableStyle::Terminal => "\n",
         // Markdown cells cannot span lines.
@@ -230,12 +229,12 @@ fn judged_cell(m: &Matched, style: TableStyle) -> String {
     match m.comparison.ratio {
         Some(r) => format!(
             "{} {}{} {}{sep}({diff})",
-            m.candidate.display_value(),
+            m.printed.format_figure(m.candidate),
             format_ratio(r),
             if m.comparison.within_noise { "~" } else { "" },
             m.verdict.words()
         ),
-        None => format!("{}{sep}({diff})", m.candidate.display_value()),
+        None => format!("{}{sep}({diff})", m.printed.format_figure(m.candidate)),
     }
 }
 
@@ -258,8 +257,8 @@ pub fn regression_lines(lineup: &Lineup) -> Vec<String> {
                 m.run,
                 esc(&m.candidate.test),
                 esc(&m.candidate.metric),
-                m.candidate.display_value(),
-                m.baseline.display_value(),
+                m.printed.format_figure(m.candidate),
+                m.baseline_printed.format_figure(m.baseline),
                 m.baseline_run,
                 format_ratio(r),
                 worse * 100.0,
