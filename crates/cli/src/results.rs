@@ -242,7 +242,10 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
 
 /// `--baseline-label L` needs a run labelled L to divide by and one not
 /// labelled L to divide; refused with the labels there are otherwise.
-fn check_baseline_label(runs: &[iomark_store::StoredRun], label: &str) -> anyhow::Result<()> {
+pub(crate) fn check_baseline_label(
+    runs: &[iomark_store::StoredRun],
+    label: &str,
+) -> anyhow::Result<()> {
     let has = |r: &iomark_store::StoredRun| r.summary.labels.iter().any(|l| l == label);
     if runs.iter().all(has) {
         bail!(

@@ -43,6 +43,7 @@ mod net_shaped;
 mod profiles_rig;
 mod profiles_sweep;
 mod profiles_testfile;
+mod report_compare;
 mod report_html;
 mod results_abuse;
 mod results_cli;

@@ -374,6 +374,16 @@ pub fn render(report: &Report) -> String {
         o.push_str("</ul>");
     }
 
+    if let Some(c) = report.comparison() {
+        let name = |id: i64| {
+            report
+                .runs()
+                .iter()
+                .find(|r| r.id == id.to_string())
+                .map_or_else(|| format!("run {id}"), |r| r.name.clone())
+        };
+        crate::comparison::html(&mut o, c, name);
+    }
     o.push_str("<h2>Figures</h2><table id=\"figures\"><tr><th>run</th><th>test</th><th>metric</th><th>value</th><th>lowest</th><th>highest</th></tr>");
     for r in report.runs() {
         // The run's name, then what it measured through.

@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use iomark_model::figure::{Direction, Figure, RateUnit};
 use iomark_model::stored::{RunId, StoredRun};
 
-use crate::compare::{compare, Comparison, Measured};
+use crate::compare::{compare, format_ratio, Comparison, Measured};
 use crate::gate::{judge, Verdict, WorseThreshold};
 
 /// A `(test, metric)` row key.
@@ -57,6 +57,41 @@ pub struct Matched<'a> {
     pub comparison: Comparison,
     /// What it means, in the figure's direction.
     pub verdict: Verdict,
+}
+
+impl Matched<'_> {
+    /// The candidate's value as its run printed it: `10486 KB/s`.
+    pub fn value_text(&self) -> String {
+        self.printed.format_figure(self.candidate)
+    }
+
+    /// The ratio, `~` when the difference is inside both runs' noise, and
+    /// what it means in the figure's direction: `2.00x better`, `1.01x~
+    /// within noise`; none where there is no ratio (a zero baseline).
+    pub fn judgement(&self) -> Option<String> {
+        self.comparison.ratio.map(|r| {
+            format!(
+                "{}{} {}",
+                format_ratio(r),
+                if self.comparison.within_noise {
+                    "~"
+                } else {
+                    ""
+                },
+                self.verdict.words()
+            )
+        })
+    }
+
+    /// The difference candidate - baseline in the candidate's printed
+    /// unit, signed: `+5243 KB/s` (the "UASP gains 70 MB/s" of a study,
+    /// without arithmetic by hand).
+    pub fn difference_text(&self) -> String {
+        self.printed.format_difference(
+            self.candidate.unit,
+            self.candidate.value - self.baseline.value,
+        )
+    }
 }
 
 impl<'a> Lineup<'a> {
@@ -320,3 +355,6 @@ pub fn group_by_label(runs: &mut [StoredRun], baseline: &str) {
         )
     });
 }
+
+#[cfg(test)]
+mod tests;

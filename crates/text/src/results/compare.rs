@@ -218,23 +218,15 @@ fn comparison_table(lineup: &Lineup, style: TableStyle, cols: &[usize]) -> Table
 /// terminal the difference is on a line of its own, so a column stays
 /// narrow enough for several beside the test's name.
 fn judged_cell(m: &Matched, style: TableStyle) -> String {
-    let diff = m
-        .printed
-        .format_difference(m.candidate.unit, m.candidate.value - m.baseline.value);
     let sep = match style {
         TableStyle::Terminal => "\n",
         // Markdown cells cannot span lines.
         TableStyle::Markdown => " ",
     };
-    match m.comparison.ratio {
-        Some(r) => format!(
-            "{} {}{} {}{sep}({diff})",
-            m.printed.format_figure(m.candidate),
-            format_ratio(r),
-            if m.comparison.within_noise { "~" } else { "" },
-            m.verdict.words()
-        ),
-        None => format!("{}{sep}({diff})", m.printed.format_figure(m.candidate)),
+    let diff = m.difference_text();
+    match m.judgement() {
+        Some(j) => format!("{} {j}{sep}({diff})", m.value_text()),
+        None => format!("{}{sep}({diff})", m.value_text()),
     }
 }
 
