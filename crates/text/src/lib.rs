@@ -30,6 +30,7 @@ mod output;
 mod profile;
 pub mod results;
 mod sustained;
+pub mod sweep_limits;
 mod verify;
 
 pub use cluster::{mem_rank_table, rank_table};

@@ -156,6 +156,7 @@ fn mem_sweep(run: &MemRun, sweep: &MemSweep) -> String {
         )),
         None => out.push_str(&format!("Memory limit: none, {} thread(s)\n", spec.threads)),
     }
+    out.push_str(&crate::sweep_limits::table(sweep).unwrap_or_default());
     if run.outcome == MemOutcome::Interrupted {
         out.push_str("interrupted: points not run are shown as -\n");
     }

@@ -216,6 +216,12 @@ pub fn run_detail(run: &StoredRun) -> String {
                 let table = crate::mem::sweep_table(&m, sweep);
                 out.push_str(&crate::escape_controls_keep_lines(&table));
                 out.push('\n');
+                // Each point's cgroup record (issue 32: it was in the live
+                // text only).
+                if let Some(limits) = crate::sweep_limits::table(sweep) {
+                    out.push_str(&crate::escape_controls_keep_lines(&limits));
+                    out.push('\n');
+                }
             }
             if let Some(c) = &m.cluster {
                 out.push_str(crate::cluster::mem_rank_table(c).trim_start_matches('\n'));
