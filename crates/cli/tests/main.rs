@@ -11,6 +11,7 @@ mod common;
 mod net_common;
 
 mod artefacts_rig;
+mod compare_names;
 mod compare_sizes_rig;
 mod device_seen_rig;
 mod disk_accuracy;

@@ -32,6 +32,8 @@ pub struct ComparedCell {
 pub struct ComparedRow {
     /// The test's name.
     pub test: String,
+    /// The names the runs printed it under (`Seq read`), when they differ.
+    pub own_names: Vec<String>,
     /// The metric.
     pub metric: String,
     /// Per column.
@@ -62,6 +64,7 @@ impl Comparison {
             .iter()
             .map(|&k| ComparedRow {
                 test: k.0.to_string(),
+                own_names: lineup.own_names(k.0).to_vec(),
                 metric: k.1.to_string(),
                 cells: (0..runs.len())
                     .map(|i| {
@@ -125,9 +128,14 @@ pub(crate) fn html(o: &mut String, c: &Comparison, name: impl Fn(i64) -> String)
     }
     o.push_str("</tr>");
     for r in &c.rows {
+        let own = if r.own_names.is_empty() {
+            String::new()
+        } else {
+            format!("<br><small>({})</small>", esc(&r.own_names.join("; ")))
+        };
         let _ = write!(
             o,
-            "<tr><td>{}</td><td>{}</td>",
+            "<tr><td>{}{own}</td><td>{}</td>",
             esc(&r.test),
             esc(&r.metric)
         );
@@ -173,6 +181,7 @@ mod tests {
             columns: vec![(1, true), (2, false)],
             rows: vec![ComparedRow {
                 test: "read <b>".into(),
+                own_names: vec!["Seq <read>".into()],
                 metric: "read bw".into(),
                 cells: vec![
                     Some(ComparedCell {
@@ -188,7 +197,10 @@ mod tests {
         };
         let mut o = String::new();
         html(&mut o, &c, |id| format!("run {id} <x>"));
-        assert!(o.contains("read &lt;b&gt;"), "{o}");
+        assert!(
+            o.contains("read &lt;b&gt;<br><small>(Seq &lt;read&gt;)</small>"),
+            "{o}"
+        );
         assert!(
             o.contains("run 1 &lt;x&gt;<br><small>(baseline)</small>"),
             "{o}"

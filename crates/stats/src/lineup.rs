@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use iomark_model::figure::{Direction, Figure, RateUnit};
+use iomark_model::figure::{own_test_names, Direction, Figure, RateUnit};
 use iomark_model::stored::{RunId, StoredRun};
 
 use crate::compare::{compare, format_ratio, Comparison, Measured};
@@ -33,6 +33,7 @@ pub struct Lineup<'a> {
     keys: Vec<RowKey<'a>>,
     by_run: Vec<HashMap<RowKey<'a>, &'a Figure>>,
     printed: Vec<RateUnit>,
+    own_names: HashMap<String, Vec<String>>,
     threshold: Option<WorseThreshold>,
     baseline: Baseline<'a>,
 }
@@ -125,20 +126,30 @@ impl<'a> Lineup<'a> {
             }
             by_run.push(m);
         }
-        // A document that cannot be read shows its rates in MB/s.
-        let printed = runs
-            .iter()
-            .map(|r| {
-                r.document()
+        // A document that cannot be read shows its rates in MB/s and names
+        // no test of its own.
+        let mut printed = Vec::with_capacity(runs.len());
+        let mut own_names: HashMap<String, Vec<String>> = HashMap::new();
+        for r in runs {
+            let doc = r.document().ok();
+            printed.push(
+                doc.as_ref()
                     .map(|d| RateUnit::printed_by(&d.body))
-                    .unwrap_or_default()
-            })
-            .collect();
+                    .unwrap_or_default(),
+            );
+            for (test, own) in doc.map(|d| own_test_names(&d.body)).unwrap_or_default() {
+                let names = own_names.entry(test).or_default();
+                if !names.contains(&own) {
+                    names.push(own);
+                }
+            }
+        }
         Lineup {
             runs,
             keys,
             by_run,
             printed,
+            own_names,
             threshold,
             baseline,
         }
@@ -182,6 +193,13 @@ impl<'a> Lineup<'a> {
     /// MacBench's KB/s), which its figures are shown in.
     pub fn printed(&self, i: usize) -> RateUnit {
         self.printed.get(i).copied().unwrap_or_default()
+    }
+
+    /// The names the runs gave test `test` themselves, as they printed and
+    /// warned under them (CrystalDiskMark 3.0's `Seq read` for `read 1MiB
+    /// QD1 T1, psync, ...`), in first-seen order; empty when none differs.
+    pub fn own_names(&self, test: &str) -> &[String] {
+        self.own_names.get(test).map_or(&[], Vec::as_slice)
     }
 
     /// The runs, baseline first.

@@ -201,7 +201,10 @@ fn comparison_table(lineup: &Lineup, style: TableStyle, cols: &[usize]) -> Table
         if cols.iter().all(|&i| lineup.figure(i, k).is_none()) {
             continue;
         }
-        let mut row = vec![Cell::new(style.text(k.0)), Cell::new(style.text(k.1))];
+        let mut row = vec![
+            Cell::new(test_cell(lineup, style, k.0)),
+            Cell::new(style.text(k.1)),
+        ];
         for &i in cols {
             let text = cell_text(lineup, style, i, k);
             row.push(Cell::new(text).set_alignment(CellAlignment::Right));
@@ -209,6 +212,22 @@ fn comparison_table(lineup: &Lineup, style: TableStyle, cols: &[usize]) -> Table
         t.add_row(row);
     }
     t
+}
+
+/// A test's name and, in brackets, the names its runs printed and warned
+/// under (`(Seq read)`), so the row and the run's own output are visibly
+/// one test.
+fn test_cell(lineup: &Lineup, style: TableStyle, test: &str) -> String {
+    let own = lineup.own_names(test);
+    if own.is_empty() {
+        return style.text(test);
+    }
+    let own: Vec<String> = own.iter().map(|n| style.text(n)).collect();
+    let sep = match style {
+        TableStyle::Terminal => "\n",
+        TableStyle::Markdown => " ",
+    };
+    format!("{}{sep}({})", style.text(test), own.join("; "))
 }
 
 /// A figure with its ratio to the baseline's, `~` where the difference is
