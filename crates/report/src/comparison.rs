@@ -21,6 +21,8 @@ pub struct ComparedCell {
     pub judgement: Option<String>,
     /// `+5243 KB/s`; none where there is no baseline figure.
     pub difference: Option<String>,
+    /// The run it is a figure of.
+    pub run: i64,
     /// The baseline run it was divided by.
     pub against: Option<i64>,
     /// The figure in base units (`data-value`).
@@ -46,8 +48,10 @@ pub struct ComparedRow {
 pub struct Comparison {
     /// What the ratios are against, in words.
     pub against: String,
-    /// Per column: run id and whether it is a baseline.
-    pub columns: Vec<(i64, bool)>,
+    /// Per column: its runs' ids (a device's runs of one set of labels
+    /// that share no row are one column, as in `compare`) and whether they
+    /// are baselines.
+    pub columns: Vec<(Vec<i64>, bool)>,
     /// The rows, in first-seen order.
     pub rows: Vec<ComparedRow>,
 }
@@ -56,8 +60,13 @@ impl Comparison {
     /// The table of `lineup`, every figure judged against its baseline.
     pub fn of(lineup: &Lineup) -> Comparison {
         let runs = lineup.runs();
-        let columns = (0..runs.len())
-            .map(|i| (runs[i].summary.id.0, lineup.is_baseline(i)))
+        let cols = lineup.columns();
+        let columns = cols
+            .iter()
+            .map(|c| {
+                let ids = c.iter().map(|&i| runs[i].summary.id.0).collect();
+                (ids, lineup.is_baseline(c[0]))
+            })
             .collect();
         let rows = lineup
             .keys()
@@ -66,14 +75,17 @@ impl Comparison {
                 test: k.0.to_string(),
                 own_names: lineup.own_names(k.0).to_vec(),
                 metric: k.1.to_string(),
-                cells: (0..runs.len())
-                    .map(|i| {
+                cells: cols
+                    .iter()
+                    .map(|c| {
+                        let i = lineup.in_column(c, k)?;
                         let f = lineup.figure(i, k)?;
                         let m = lineup.judged(i, k);
                         Some(ComparedCell {
                             value: lineup.printed(i).format_figure(f),
                             judgement: m.as_ref().and_then(|m| m.judgement()),
                             difference: m.as_ref().map(|m| m.difference_text()),
+                            run: runs[i].summary.id.0,
                             against: m.as_ref().map(|m| m.baseline_run.0),
                             stored: f.value,
                         })
@@ -109,17 +121,19 @@ impl Comparison {
     }
 }
 
-/// The table, with `name` giving each column's run name.
+/// The table, with `name` giving each run's name (a column of several
+/// runs names each).
 pub(crate) fn html(o: &mut String, c: &Comparison, name: impl Fn(i64) -> String) {
     o.push_str(
         "<h2>Against the baseline</h2><table id=\"comparison\"><tr><th>test</th><th>metric</th>",
     );
-    for &(id, baseline) in &c.columns {
+    for (ids, baseline) in &c.columns {
+        let names: Vec<String> = ids.iter().map(|&id| esc(&name(id))).collect();
         let _ = write!(
             o,
             "<th>{}{}</th>",
-            esc(&name(id)),
-            if baseline {
+            names.join("<br>"),
+            if *baseline {
                 "<br><small>(baseline)</small>"
             } else {
                 ""
@@ -139,14 +153,15 @@ pub(crate) fn html(o: &mut String, c: &Comparison, name: impl Fn(i64) -> String)
             esc(&r.test),
             esc(&r.metric)
         );
-        for (cell, &(id, _)) in r.cells.iter().zip(&c.columns) {
+        for cell in &r.cells {
             let Some(cell) = cell else {
                 o.push_str("<td class=\"num\">-</td>");
                 continue;
             };
             let _ = write!(
                 o,
-                "<td class=\"num compared\" data-run=\"{id}\" data-value=\"{}\"{}>{}",
+                "<td class=\"num compared\" data-run=\"{}\" data-value=\"{}\"{}>{}",
+                cell.run,
                 cell.stored,
                 cell.against
                     .map(|b| format!(" data-against=\"{b}\""))
@@ -178,7 +193,7 @@ mod tests {
     fn the_table_escapes_names_and_marks_the_baseline() {
         let c = Comparison {
             against: "ratios are run / baseline run 1".into(),
-            columns: vec![(1, true), (2, false)],
+            columns: vec![(vec![1], true), (vec![2, 3], false)],
             rows: vec![ComparedRow {
                 test: "read <b>".into(),
                 own_names: vec!["Seq <read>".into()],
@@ -188,6 +203,7 @@ mod tests {
                         value: "20.00 MiB/s".into(),
                         judgement: None,
                         difference: None,
+                        run: 1,
                         against: None,
                         stored: 20.0 * 1048576.0,
                     }),
@@ -210,6 +226,10 @@ mod tests {
             "{o}"
         );
         assert!(o.contains("<td class=\"num\">-</td>"), "{o}");
+        assert!(
+            o.contains("<th>run 2 &lt;x&gt;<br>run 3 &lt;x&gt;</th>"),
+            "{o}"
+        );
         assert!(!o.contains("data-against"), "{o}");
     }
 }

@@ -374,5 +374,6 @@ pub fn group_by_label(runs: &mut [StoredRun], baseline: &str) {
     });
 }
 
+mod columns;
 #[cfg(test)]
 mod tests;

@@ -58,3 +58,24 @@ fn each_run_is_paired_with_the_labelled_run_of_its_device_and_judged_in_words() 
     assert!(l.judged(0, key).is_none());
     assert_eq!(l.printed(0), RateUnit::Mb);
 }
+
+#[test]
+fn runs_without_a_device_are_never_merged_into_one_column() {
+    let mut a = run(1, "usb2", "sda", 40e6, None);
+    let mut b = run(2, "usb2", "sda", 40e6, None);
+    b.figures[0].test = "read 4KiB".into();
+    let c = run(3, "usb3", "sda", 60e6, None);
+    let l = Lineup::against(
+        &[a.clone(), b.clone(), c.clone()],
+        Baseline::Label("usb2"),
+        None,
+    )
+    .columns();
+    assert_eq!(l, vec![vec![0, 1], vec![2]]);
+    a.summary.device = None;
+    b.summary.device = None;
+    let runs = [a, b, c];
+    let l = Lineup::against(&runs, Baseline::Label("usb2"), None);
+    assert_eq!(l.columns(), vec![vec![0], vec![1], vec![2]]);
+    assert_eq!(l.in_column(&[0, 1], ("read 4KiB", "read bw")), Some(1));
+}

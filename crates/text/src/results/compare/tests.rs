@@ -262,3 +262,31 @@ fn rates_are_shown_in_the_unit_the_run_printed() {
         lines[0]
     );
 }
+
+#[test]
+fn a_devices_runs_of_one_label_share_a_column_when_they_share_no_row() {
+    let mut runs = vec![
+        stored(1, "disk", "sdc", "GNOME transfer rate", 5e6),
+        stored(2, "disk", "sdc", "MacBench sequential read", 4e6),
+        stored(3, "emulator", "sdd", "GNOME transfer rate", 10e6),
+        stored(4, "emulator", "sdd", "MacBench sequential read", 2e6),
+        // A repeat of run 3's test: a column of its own.
+        stored(5, "emulator", "sdd", "GNOME transfer rate", 11e6),
+    ];
+    group_by_label(&mut runs, "disk");
+    let lineup = Lineup::against(&runs, Baseline::Label("disk"), None);
+    assert_eq!(lineup.columns(), vec![vec![0, 1], vec![2, 3], vec![4]]);
+    let term = comparison(&lineup, TableStyle::Terminal);
+    let head: Vec<&str> = term.lines().take(2).collect();
+    assert!(
+        head[1].contains("#1 #2") && head[1].contains("#3 #4"),
+        "{term}"
+    );
+    // Every emulator row has its ratio against the disk's run of that test.
+    assert!(term.contains("10.00 MB/s 2.00x better"), "{term}");
+    assert!(term.contains("2.00 MB/s 0.50x worse"), "{term}");
+    assert!(term.contains("11.00 MB/s 2.20x better"), "{term}");
+    // Against the first run, a column per run.
+    let first = Lineup::new(&runs, None);
+    assert_eq!(first.columns().len(), 5);
+}
