@@ -140,6 +140,20 @@ fn ratio_sweep_kills_the_heap_and_completes_mmap_and_swap() {
         "{text_shown}"
     );
 
+    // The warnings name the point that raised them, one line per backing.
+    let fits: Vec<&str> = text_shown
+        .lines()
+        .filter(|l| l.contains("fits within the memory limit"))
+        .collect();
+    assert_eq!(fits.len(), 3, "{text_shown}");
+    for b in ["heap: ", "mmap:", "swap:"] {
+        assert!(
+            fits.iter()
+                .any(|l| l.starts_with("warning: 31.99 MiB on ") && l.contains(b)),
+            "no {b} in {fits:?}"
+        );
+    }
+
     // Each point's memory-limit record, as the sweep printed it live
     // (issue 32: it was not in `results show` nor on the page).
     let record = |t: &str| -> Vec<String> {

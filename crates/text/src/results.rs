@@ -243,8 +243,27 @@ pub fn run_detail(run: &StoredRun) -> String {
         }
         _ => {}
     }
-    for w in &run.warnings {
-        let _ = writeln!(out, "warning: {}", scoped(&w.scope, &w.warning.message));
+    // A mem sweep's stored warning rows do not say which point raised
+    // them: its document does (`31.99 MiB on heap: ...`).
+    let sweep = doc
+        .as_ref()
+        .filter(|d| matches!(&d.body, iomark_model::RunBody::Mem(m) if m.sweep.is_some()));
+    match sweep {
+        Some(d) => {
+            for (scope, w) in d.scoped_warnings() {
+                let scope = if scope == "run" || scope == "mem" {
+                    ""
+                } else {
+                    &scope
+                };
+                let _ = writeln!(out, "warning: {}", scoped(scope, &w.message));
+            }
+        }
+        None => {
+            for w in &run.warnings {
+                let _ = writeln!(out, "warning: {}", scoped(&w.scope, &w.warning.message));
+            }
+        }
     }
     out
 }
