@@ -71,3 +71,44 @@ fn compare_rows_name_the_test_as_the_run_printed_it() {
         "{md}"
     );
 }
+
+#[test]
+fn metric_keeps_only_the_rows_of_that_metric() {
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    let target = scratch.dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    cdm3(&target, db, "a");
+    cdm3(&target, db, "b");
+    let text = ok(&results(db, &["compare", "1", "2", "--metric", "bw"]));
+    assert!(
+        text.contains("read bw") && text.contains("write bw"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("iops") && !text.contains("lat mean"),
+        "{text}"
+    );
+    let doc = json(&results(
+        db,
+        &["compare", "1", "2", "--metric", "bw", "--json"],
+    ));
+    let figures = doc["figures"].as_array().unwrap();
+    assert!(!figures.is_empty());
+    assert!(
+        figures
+            .iter()
+            .all(|f| f["metric"].as_str().unwrap().ends_with(" bw")),
+        "{doc:#}"
+    );
+    let out = results(db, &["compare", "1", "2", "--metric", "speed"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out)
+            .contains("--metric speed: no row of these runs has that metric; their metrics are ")
+            && stderr(&out).contains("read bw"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stdout(&out), "");
+}

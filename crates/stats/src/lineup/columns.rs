@@ -37,6 +37,24 @@ impl<'a> Lineup<'a> {
         columns.into_iter().map(|(c, _)| c).collect()
     }
 
+    /// Keep only the rows whose metric is one of `metrics`, or ends with
+    /// one after a space (`bw` keeps `read bw` and `write bw`, `lat p99`
+    /// keeps `read lat p99`): the author's table of bandwidths alone. The
+    /// figures judged, the gate and the JSON follow. False, leaving every
+    /// row, when none matches.
+    pub fn only_metrics(&mut self, metrics: &[String]) -> bool {
+        let wanted = |m: &str| {
+            metrics
+                .iter()
+                .any(|w| m == w || m.strip_suffix(w.as_str()).is_some_and(|p| p.ends_with(' ')))
+        };
+        if !self.keys.iter().any(|k| wanted(k.1)) {
+            return false;
+        }
+        self.keys.retain(|k| wanted(k.1));
+        true
+    }
+
     /// The run of column `col` that has row `key`, if any.
     pub fn in_column(&self, col: &[usize], key: RowKey<'a>) -> Option<usize> {
         col.iter().copied().find(|&i| self.figure(i, key).is_some())

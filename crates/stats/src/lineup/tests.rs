@@ -79,3 +79,29 @@ fn runs_without_a_device_are_never_merged_into_one_column() {
     assert_eq!(l.columns(), vec![vec![0], vec![1], vec![2]]);
     assert_eq!(l.in_column(&[0, 1], ("read 4KiB", "read bw")), Some(1));
 }
+
+#[test]
+fn only_the_metrics_asked_for_are_rows_and_judged() {
+    let mut a = run(1, "a", "sda", 40e6, None);
+    let mut b = run(2, "b", "sda", 60e6, None);
+    for r in [&mut a, &mut b] {
+        let mut lat = r.figures[0].clone();
+        lat.metric = "read lat p99".into();
+        lat.unit = FigureUnit::Nanos;
+        r.figures.push(lat);
+    }
+    let runs = [a, b];
+    let mut l = Lineup::new(&runs, None);
+    assert!(!l.only_metrics(&["iops".into()]));
+    assert_eq!(l.keys().len(), 2);
+    assert!(l.only_metrics(&["bw".into()]));
+    assert_eq!(l.keys(), &[("read 1MiB", "read bw")]);
+    assert_eq!(l.matched().len(), 1);
+    // A metric of two words, after the direction.
+    let mut l = Lineup::new(&runs, None);
+    assert!(l.only_metrics(&["lat p99".into()]));
+    assert_eq!(l.keys(), &[("read 1MiB", "read lat p99")]);
+    // A part of a word is not a metric.
+    let mut l = Lineup::new(&runs, None);
+    assert!(!l.only_metrics(&["w".into()]));
+}
