@@ -26,6 +26,7 @@ mod info;
 pub mod json;
 mod knee;
 mod mem;
+mod mem_sweep;
 mod output;
 mod profile;
 pub mod results;

@@ -213,7 +213,7 @@ pub fn run_detail(run: &StoredRun) -> String {
         Some(iomark_model::RunBody::Mem(m)) => {
             if let Some(sweep) = &m.sweep {
                 // A table of many lines: its line breaks are its own.
-                let table = crate::mem::sweep_table(&m, sweep);
+                let table = crate::mem_sweep::sweep_table(&m, sweep);
                 out.push_str(&crate::escape_controls_keep_lines(&table));
                 out.push('\n');
                 // Each point's cgroup record (issue 32: it was in the live
