@@ -57,6 +57,8 @@ fn a_baseline_label_puts_each_figure_against_its_baseline_on_the_page() {
     let hdd = table.find("hdd").unwrap();
     assert!(hdd < table.find("ssd").unwrap(), "{table}");
     assert!(table.contains("(baseline)"), "{table}");
+    // The runs table marks the labelled run too.
+    assert!(page.contains("<td>run 2 (hdd) (baseline)</td>"), "{page}");
     assert!(table.contains("4.00x better"), "{table}");
     assert!(
         table.contains("MiB/s") && !table.contains("MB/s"),

@@ -356,7 +356,13 @@ pub fn render(report: &Report) -> String {
                 )
             })
             .unwrap_or_default();
-        let base = if report.baseline().map(|b| &b.id) == Some(&r.id) {
+        // `--baseline ID`, or a run carrying `--baseline-label`'s label.
+        let labelled = report.comparison().is_some_and(|c| {
+            c.columns
+                .iter()
+                .any(|(ids, base)| *base && ids.iter().any(|id| id.to_string() == r.id))
+        });
+        let base = if labelled || report.baseline().map(|b| &b.id) == Some(&r.id) {
             " (baseline)"
         } else {
             ""
