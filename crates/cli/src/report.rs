@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, bail};
 use clap::Args;
-use iomark_report::{Report, ReportRun};
+use iomark_report::{Comparison, Report, ReportRun};
+use iomark_stats::lineup::{group_by_label, Baseline, Lineup};
 use iomark_store::{RunId, RunSelection};
 
 use crate::exit::Exit;
@@ -20,7 +21,11 @@ use crate::replace::{replace_all, ReplaceError};
     the same charts as PNG files.\n\n\
     Examples:\n  iomark report 3 4 --html usb.html\n  \
     iomark report --label usb2 --label usb3 --png charts/\n  \
-    iomark report 7 8 9 --baseline 7 --html sweep.html"
+    iomark report 7 8 9 --baseline 7 --html sweep.html\n  \
+    iomark report 1 2 3 4 --baseline-label usb2 --html usb.html\n\n\
+    With --baseline or --baseline-label the page has a table of every figure against its \
+    baseline (ratio, verdict and difference in the unit the run printed), paired as \
+    `iomark results compare` pairs them."
 )]
 pub struct ReportArgs {
     /// Runs to report (from `iomark results list`).
@@ -29,9 +34,15 @@ pub struct ReportArgs {
     /// Also report every run carrying this label; repeat for more.
     #[arg(long = "label", value_name = "LABEL", value_parser = parse_label)]
     labels: Vec<String>,
-    /// The run relative charts divide by (it is added to the report).
-    #[arg(long, value_name = "ID")]
+    /// The run relative charts and the comparison table divide by (it is
+    /// added to the report).
+    #[arg(long, value_name = "ID", conflicts_with = "baseline_label")]
     baseline: Option<RunId>,
+    /// Divide each run's figures by those of the run carrying this label
+    /// that measured the same device and test, as `results compare
+    /// --baseline-label` does; columns grouped by label.
+    #[arg(long, value_name = "LABEL", value_parser = parse_label)]
+    baseline_label: Option<String>,
     /// Results database: a SQLite file or postgres://user@host/db.
     ///
     /// Default: $IOMARK_DB when set (empty is refused), else
@@ -67,12 +78,27 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Exit> {
         labels: args.labels,
         baseline: args.baseline,
     };
+    let mut stored = selection.load(store.as_mut())?;
+    // The table against the baseline pairs runs as `results compare` does.
+    let against = match args.baseline_label.as_deref() {
+        Some(l) => {
+            crate::results::check_baseline_label(&stored, l)?;
+            group_by_label(&mut stored, l);
+            Some(Baseline::Label(l))
+        }
+        // The selection put the baseline first.
+        None => args.baseline.map(|_| Baseline::FirstRun),
+    };
+    let comparison = against.map(|b| Comparison::of(&Lineup::against(&stored, b, None)));
     let mut runs = Vec::new();
-    for stored in selection.load(store.as_mut())? {
-        let doc = stored.document()?;
-        runs.push(ReportRun::new(stored.summary.id, doc).with_figures(stored.figures));
+    for s in stored {
+        let doc = s.document()?;
+        runs.push(ReportRun::new(s.summary.id, doc).with_figures(s.figures));
     }
-    let report = Report::new(runs, args.baseline.map(|b| b.to_string()).as_deref())?;
+    let mut report = Report::new(runs, args.baseline.map(|b| b.to_string()).as_deref())?;
+    if let Some(c) = comparison {
+        report = report.with_comparison(c);
+    }
     if let Some(path) = &args.html {
         let page = report.html();
         if path.as_os_str() == "-" {

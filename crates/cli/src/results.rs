@@ -65,7 +65,7 @@ enum ResultsCommand {
         With --fail-if-worse, exit code 1 when a figure is worse than the baseline's \
         by more than the threshold and outside the noise; stderr names each one.\n\n\
         Examples: iomark results compare 15 --baseline 9 --fail-if-worse 5%\n\
-        iomark results compare 1 2 3 4 --baseline-label usb2"
+        iomark results compare 1 2 3 4 --baseline-label usb2 --metric bw"
     )]
     Compare {
         /// Runs to compare.
@@ -82,6 +82,11 @@ enum ResultsCommand {
         /// than this (e.g. 5%) and outside the noise of both runs.
         #[arg(long, value_name = "PCT", value_parser = parse_threshold)]
         fail_if_worse: Option<WorseThreshold>,
+        /// Only rows of this metric: `bw` keeps `read bw` and `write bw`,
+        /// `read lat p99` that one; repeat for more. The gate and the JSON
+        /// judge only these.
+        #[arg(long = "metric", value_name = "METRIC")]
+        metrics: Vec<String>,
         /// Print one JSON document (docs/result-schema.md) instead of the table.
         #[arg(long)]
         json: bool,
@@ -184,6 +189,7 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
             baseline,
             baseline_label,
             fail_if_worse,
+            metrics,
             json: as_json,
         } => {
             let selection = RunSelection {
@@ -204,7 +210,17 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
                 }
                 None => Baseline::FirstRun,
             };
-            let lineup = Lineup::against(&runs, against, fail_if_worse);
+            let mut lineup = Lineup::against(&runs, against, fail_if_worse);
+            if !metrics.is_empty() && !lineup.only_metrics(&metrics) {
+                let mut there: Vec<&str> = lineup.keys().iter().map(|k| k.1).collect();
+                there.sort_unstable();
+                there.dedup();
+                bail!(
+                    "--metric {}: no row of these runs has that metric; their metrics are {}",
+                    esc(&metrics.join(", ")),
+                    esc(&there.join(", "))
+                );
+            }
             if as_json {
                 print_json(&json::comparison(&lineup), out)?;
             } else {
@@ -242,7 +258,10 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
 
 /// `--baseline-label L` needs a run labelled L to divide by and one not
 /// labelled L to divide; refused with the labels there are otherwise.
-fn check_baseline_label(runs: &[iomark_store::StoredRun], label: &str) -> anyhow::Result<()> {
+pub(crate) fn check_baseline_label(
+    runs: &[iomark_store::StoredRun],
+    label: &str,
+) -> anyhow::Result<()> {
     let has = |r: &iomark_store::StoredRun| r.summary.labels.iter().any(|l| l == label);
     if runs.iter().all(has) {
         bail!(

@@ -221,6 +221,12 @@ fn cdm3_at_two_sizes_on_two_ports_gives_ratios_for_both_sizes() {
         text.contains(&format!("#{s3} against #{s2}; #{l3} against #{l2}")),
         "{text}"
     );
+    // A column per port: each port's runs at both sizes share one.
+    assert!(
+        text.contains(&format!("#{s2} #{l2}")) && text.contains(&format!("#{s3} #{l3}")),
+        "{text}"
+    );
+    assert!(!text.contains(" - "), "every cell has a value:\n{text}");
     for line in text.lines().take_while(|l| !l.starts_with("ratios are")) {
         assert!(line.chars().count() <= 100, "{text}");
     }

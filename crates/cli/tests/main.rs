@@ -11,6 +11,7 @@ mod common;
 mod net_common;
 
 mod artefacts_rig;
+mod compare_names;
 mod compare_sizes_rig;
 mod device_seen_rig;
 mod disk_accuracy;
@@ -43,6 +44,7 @@ mod net_shaped;
 mod profiles_rig;
 mod profiles_sweep;
 mod profiles_testfile;
+mod report_compare;
 mod report_html;
 mod results_abuse;
 mod results_cli;

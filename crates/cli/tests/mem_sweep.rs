@@ -140,6 +140,45 @@ fn ratio_sweep_kills_the_heap_and_completes_mmap_and_swap() {
         "{text_shown}"
     );
 
+    // The warnings name the point that raised them, one line per backing.
+    let fits: Vec<&str> = text_shown
+        .lines()
+        .filter(|l| l.contains("fits within the memory limit"))
+        .collect();
+    assert_eq!(fits.len(), 3, "{text_shown}");
+    for b in ["heap: ", "mmap:", "swap:"] {
+        assert!(
+            fits.iter()
+                .any(|l| l.starts_with("warning: 31.99 MiB on ") && l.contains(b)),
+            "no {b} in {fits:?}"
+        );
+    }
+
+    // Each point's memory-limit record, as the sweep printed it live
+    // (issue 32: it was not in `results show` nor on the page).
+    let record = |t: &str| -> Vec<String> {
+        t.lines()
+            .skip_while(|l| !l.starts_with("memory limit 64 MiB, each point's cgroup:"))
+            .skip(2)
+            .take(6)
+            .map(str::to_string)
+            .collect()
+    };
+    let shown_record = record(&text_shown);
+    assert_eq!(shown_record.len(), 6, "{text_shown}");
+    assert_eq!(shown_record, record(&text), "{text}\n{text_shown}");
+    let heap_killed = shown_record
+        .iter()
+        .find(|l| l.starts_with("2 ") && l.contains("heap"))
+        .unwrap_or_else(|| panic!("{text_shown}"));
+    let kills = heap["run"]["cgroup"]["oom_kills"].as_u64().unwrap();
+    assert!(
+        kills >= 1 && heap_killed.ends_with(&kills.to_string()),
+        "{heap_killed}"
+    );
+    let hits = heap["run"]["cgroup"]["limit_hits"].as_u64().unwrap();
+    assert!(heap_killed.contains(&format!(" {hits} ")), "{heap_killed}");
+
     // Every warning stored with the sweep is on its report page (issue 32:
     // the page said "none" over the points' warnings).
     let stored: Vec<String> = shown["warnings"]
@@ -159,6 +198,13 @@ fn ratio_sweep_kills_the_heap_and_completes_mmap_and_swap() {
             .replace('\'', "&#39;");
         assert!(page.contains(&escaped), "not on the page: {m}");
     }
+
+    let limits = page
+        .split("id=\"sweep-limits-1\"")
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+        .unwrap_or_else(|| panic!("no sweep-limits table on the page"));
+    assert_eq!(limits.matches("<tr data-run=\"1\">").count(), 6, "{limits}");
 
     assert_no_swap_under(&fs.mountpoint);
     assert!(

@@ -5,7 +5,7 @@
 //! ones, nothing fails in the console, and the screenshot is not blank.
 
 #[path = "../../report/tests/fixtures/mod.rs"]
-mod fixtures;
+pub(crate) mod fixtures;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -445,6 +445,7 @@ fn every_json_layout_has_its_schema_version_and_documented_keys() {
             "test",
             "metric",
             "unit",
+            "printed_unit",
             "direction",
             "run",
             "baseline_run",

@@ -35,6 +35,8 @@ pub mod disk;
 mod disk_names;
 pub mod mem;
 pub mod net;
+mod own_names;
+pub mod printed;
 pub mod sustained;
 #[cfg(test)]
 mod tests;
@@ -46,6 +48,8 @@ pub use disk::{
 };
 pub use mem::{mem_figures, mem_spec_test_name, mem_test_name};
 pub use net::{net_figures, net_test_name};
+pub use own_names::own_test_names;
+pub use printed::RateUnit;
 
 /// The unit a figure's value is in. Values are always in base units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -27,6 +27,7 @@ pub mod mem;
 pub mod net;
 pub mod profile;
 pub mod run;
+mod scoped_warnings;
 pub mod stored;
 pub mod sustained;
 pub mod units;

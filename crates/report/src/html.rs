@@ -272,10 +272,27 @@ fn limits(o: &mut String, runs: &[ReportRun]) {
             Some((r, cg))
         })
         .collect();
+    let swept: Vec<(&ReportRun, &iomark_model::mem::MemSweep)> = runs
+        .iter()
+        .filter_map(|r| match &r.doc.body {
+            RunBody::Mem(m) => Some((r, m.sweep.as_deref()?)),
+            _ => None,
+        })
+        .filter(|(_, s)| !iomark_text::sweep_limits::rows(s).is_empty())
+        .collect();
+    if limited.is_empty() && swept.is_empty() {
+        return;
+    }
+    o.push_str("<h2>Memory limits</h2>");
+    for (r, sweep) in swept {
+        sweep_limits(o, r, sweep);
+    }
     if limited.is_empty() {
         return;
     }
-    o.push_str("<h2>Memory limits</h2><table id=\"mem-limits\"><tr><th>run</th><th>limit and record</th><th>OOM kills</th></tr>");
+    o.push_str(
+        "<table id=\"mem-limits\"><tr><th>run</th><th>limit and record</th><th>OOM kills</th></tr>",
+    );
     for (r, cg) in limited {
         let _ = write!(
             o,
@@ -285,6 +302,34 @@ fn limits(o: &mut String, runs: &[ReportRun]) {
             esc(&iomark_text::limit_record(cg)),
             cg.oom_kills
         );
+    }
+    o.push_str("</table>");
+}
+
+/// A memory sweep's record of its limit, a row per point (its own
+/// cgroup), as `results show` prints it.
+fn sweep_limits(o: &mut String, r: &ReportRun, sweep: &iomark_model::mem::MemSweep) {
+    let _ = write!(
+        o,
+        "<table class=\"sweep-limits\" id=\"sweep-limits-{}\"><caption>{}: each point's memory cgroup</caption><tr>",
+        esc(&r.id),
+        esc(&r.name)
+    );
+    for h in iomark_text::sweep_limits::HEADER {
+        let _ = write!(o, "<th>{h}</th>");
+    }
+    o.push_str("</tr>");
+    for row in iomark_text::sweep_limits::rows(sweep) {
+        let _ = write!(o, "<tr data-run=\"{}\">", esc(&r.id));
+        for (i, cell) in row.iter().enumerate() {
+            let class = if i == 0 || i == 2 {
+                ""
+            } else {
+                " class=\"num\""
+            };
+            let _ = write!(o, "<td{class}>{}</td>", esc(cell));
+        }
+        o.push_str("</tr>");
     }
     o.push_str("</table>");
 }
@@ -311,7 +356,13 @@ pub fn render(report: &Report) -> String {
                 )
             })
             .unwrap_or_default();
-        let base = if report.baseline().map(|b| &b.id) == Some(&r.id) {
+        // `--baseline ID`, or a run carrying `--baseline-label`'s label.
+        let labelled = report.comparison().is_some_and(|c| {
+            c.columns
+                .iter()
+                .any(|(ids, base)| *base && ids.iter().any(|id| id.to_string() == r.id))
+        });
+        let base = if labelled || report.baseline().map(|b| &b.id) == Some(&r.id) {
             " (baseline)"
         } else {
             ""
@@ -374,6 +425,16 @@ pub fn render(report: &Report) -> String {
         o.push_str("</ul>");
     }
 
+    if let Some(c) = report.comparison() {
+        let name = |id: i64| {
+            report
+                .runs()
+                .iter()
+                .find(|r| r.id == id.to_string())
+                .map_or_else(|| format!("run {id}"), |r| r.name.clone())
+        };
+        crate::comparison::html(&mut o, c, name);
+    }
     o.push_str("<h2>Figures</h2><table id=\"figures\"><tr><th>run</th><th>test</th><th>metric</th><th>value</th><th>lowest</th><th>highest</th></tr>");
     for r in report.runs() {
         // The run's name, then what it measured through.

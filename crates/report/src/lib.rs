@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 mod charts;
+pub mod comparison;
 mod device_seen;
 mod html;
 mod knees;
@@ -24,6 +25,7 @@ use iomark_model::figure::Figure;
 use iomark_model::RunDocument;
 
 pub use charts::Chart;
+pub use comparison::Comparison;
 
 /// Why a report could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -100,6 +102,7 @@ pub struct Report {
     runs: Vec<ReportRun>,
     baseline: Option<usize>,
     title: String,
+    comparison: Option<Comparison>,
 }
 
 impl Report {
@@ -137,6 +140,7 @@ impl Report {
             runs,
             baseline,
             title,
+            comparison: None,
         })
     }
 
@@ -148,6 +152,18 @@ impl Report {
     /// The baseline run, if one was named.
     pub fn baseline(&self) -> Option<&ReportRun> {
         self.baseline.map(|i| &self.runs[i])
+    }
+
+    /// Add the comparison table: every figure against its baseline
+    /// ([`Comparison::of`] a lineup of the same runs).
+    pub fn with_comparison(mut self, comparison: Comparison) -> Report {
+        self.comparison = Some(comparison);
+        self
+    }
+
+    /// The comparison table, when one was added.
+    pub fn comparison(&self) -> Option<&Comparison> {
+        self.comparison.as_ref()
     }
 
     /// The page title.

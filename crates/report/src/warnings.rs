@@ -4,40 +4,16 @@
 
 use std::fmt::Write;
 
-use iomark_model::{RunBody, Warning, WarningKind};
+use iomark_model::{Warning, WarningKind};
 
 use crate::svg::esc;
 use crate::ReportRun;
 
-/// Every warning of a run with the test (or part) it belongs to: the
-/// run's own, then each job's, mem sweep point's or net run's.
+/// Every warning of a run with the test (or part) it belongs to
+/// ([`iomark_model::RunDocument::scoped_warnings`]): a sweep's doubts are its
+/// points' (issue 32: a sweep page said "none" over 15 stored warnings).
 fn stored(r: &ReportRun) -> Vec<(String, &Warning)> {
-    let mut out: Vec<(String, &Warning)> = r
-        .doc
-        .warnings
-        .iter()
-        .map(|w| ("run".to_string(), w))
-        .collect();
-    match &r.doc.body {
-        RunBody::Disk(d) => {
-            for j in &d.jobs {
-                out.extend(j.warnings.iter().map(|w| (j.spec.name.clone(), w)));
-            }
-        }
-        RunBody::Mem(m) => {
-            out.extend(m.warnings.iter().map(|w| ("mem".to_string(), w)));
-            // A sweep's doubts are its points' (issue 32: a sweep page said
-            // "none" over 15 stored warnings).
-            for p in m.sweep.iter().flat_map(|s| &s.points) {
-                let scope = format!("{} on {}", p.data, p.run.spec.backing);
-                out.extend(p.run.warnings.iter().map(|w| (scope.clone(), w)));
-            }
-        }
-        RunBody::Net(n) => out.extend(n.warnings.iter().map(|w| ("net".to_string(), w))),
-        #[allow(unreachable_patterns)]
-        _ => {}
-    }
-    out
+    r.doc.scoped_warnings()
 }
 
 /// One kind's warnings of a run: each message once, with every test it

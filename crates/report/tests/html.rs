@@ -115,3 +115,48 @@ fn a_memory_limits_record_is_on_the_page() {
     let free = page(vec![fixtures::stream(&["free"], 900.0, None)]);
     assert!(!free.contains("mem-limits"));
 }
+
+#[test]
+fn a_mem_sweep_shows_each_points_memory_limit_record() {
+    let mut doc = fixtures::mem_sweep(&["sweep"]);
+    let iomark_model::RunBody::Mem(m) = &mut doc.body else {
+        unreachable!("a mem sweep")
+    };
+    let sweep = m.sweep.as_mut().unwrap();
+    for (i, p) in sweep.points.iter_mut().enumerate() {
+        p.run.cgroup = Some(Box::new(iomark_model::mem::CgroupUsage {
+            version: "v2".into(),
+            limit: iomark_model::units::Bytes(128 << 20),
+            peak: Some(iomark_model::units::Bytes(100 << 20)),
+            oom_kills: 0,
+            limit_hits: Some(1000 + i as u64),
+            major_faults: Some(7000 + i as u64),
+        }));
+    }
+    let html = page(vec![doc]);
+    let t = html
+        .split("<table class=\"sweep-limits\" id=\"sweep-limits-1\">")
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+        .unwrap_or_else(|| panic!("no sweep-limits table in {html}"));
+    assert!(
+        t.contains("<th>peak</th><th>limit hits</th><th>major faults</th>"),
+        "{t}"
+    );
+    // A row per point, naming its size and backing, with its own record.
+    assert_eq!(t.matches("<tr data-run=\"1\">").count(), 4, "{t}");
+    for i in 0..4 {
+        assert!(
+            t.contains(&format!(
+                "<td class=\"num\">{}</td><td class=\"num\">{}</td>",
+                1000 + i,
+                7000 + i
+            )),
+            "{t}"
+        );
+    }
+    assert!(
+        t.contains("<td>256 MiB</td>") && t.contains("<td>swap</td>"),
+        "{t}"
+    );
+}

@@ -7,10 +7,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use iomark_model::figure::{Direction, Figure};
+use iomark_model::figure::{own_test_names, Direction, Figure, RateUnit};
 use iomark_model::stored::{RunId, StoredRun};
 
-use crate::compare::{compare, Comparison, Measured};
+use crate::compare::{compare, format_ratio, Comparison, Measured};
 use crate::gate::{judge, Verdict, WorseThreshold};
 
 /// A `(test, metric)` row key.
@@ -32,6 +32,8 @@ pub struct Lineup<'a> {
     runs: &'a [StoredRun],
     keys: Vec<RowKey<'a>>,
     by_run: Vec<HashMap<RowKey<'a>, &'a Figure>>,
+    printed: Vec<RateUnit>,
+    own_names: HashMap<String, Vec<String>>,
     threshold: Option<WorseThreshold>,
     baseline: Baseline<'a>,
 }
@@ -47,10 +49,50 @@ pub struct Matched<'a> {
     pub run: RunId,
     /// The candidate's figure (same test and metric).
     pub candidate: &'a Figure,
+    /// The unit the baseline run printed its rates in.
+    pub baseline_printed: RateUnit,
+    /// The unit the candidate run printed its rates in: its value and the
+    /// difference are shown in it.
+    pub printed: RateUnit,
     /// Ratio and noise.
     pub comparison: Comparison,
     /// What it means, in the figure's direction.
     pub verdict: Verdict,
+}
+
+impl Matched<'_> {
+    /// The candidate's value as its run printed it: `10486 KB/s`.
+    pub fn value_text(&self) -> String {
+        self.printed.format_figure(self.candidate)
+    }
+
+    /// The ratio, `~` when the difference is inside both runs' noise, and
+    /// what it means in the figure's direction: `2.00x better`, `1.01x~
+    /// within noise`; none where there is no ratio (a zero baseline).
+    pub fn judgement(&self) -> Option<String> {
+        self.comparison.ratio.map(|r| {
+            format!(
+                "{}{} {}",
+                format_ratio(r),
+                if self.comparison.within_noise {
+                    "~"
+                } else {
+                    ""
+                },
+                self.verdict.words()
+            )
+        })
+    }
+
+    /// The difference candidate - baseline in the candidate's printed
+    /// unit, signed: `+5243 KB/s` (the "UASP gains 70 MB/s" of a study,
+    /// without arithmetic by hand).
+    pub fn difference_text(&self) -> String {
+        self.printed.format_difference(
+            self.candidate.unit,
+            self.candidate.value - self.baseline.value,
+        )
+    }
 }
 
 impl<'a> Lineup<'a> {
@@ -84,10 +126,30 @@ impl<'a> Lineup<'a> {
             }
             by_run.push(m);
         }
+        // A document that cannot be read shows its rates in MB/s and names
+        // no test of its own.
+        let mut printed = Vec::with_capacity(runs.len());
+        let mut own_names: HashMap<String, Vec<String>> = HashMap::new();
+        for r in runs {
+            let doc = r.document().ok();
+            printed.push(
+                doc.as_ref()
+                    .map(|d| RateUnit::printed_by(&d.body))
+                    .unwrap_or_default(),
+            );
+            for (test, own) in doc.map(|d| own_test_names(&d.body)).unwrap_or_default() {
+                let names = own_names.entry(test).or_default();
+                if !names.contains(&own) {
+                    names.push(own);
+                }
+            }
+        }
         Lineup {
             runs,
             keys,
             by_run,
+            printed,
+            own_names,
             threshold,
             baseline,
         }
@@ -127,6 +189,19 @@ impl<'a> Lineup<'a> {
         }
     }
 
+    /// The unit run `i` printed its byte rates in (a sweep's MiB/s,
+    /// MacBench's KB/s), which its figures are shown in.
+    pub fn printed(&self, i: usize) -> RateUnit {
+        self.printed.get(i).copied().unwrap_or_default()
+    }
+
+    /// The names the runs gave test `test` themselves, as they printed and
+    /// warned under them (CrystalDiskMark 3.0's `Seq read` for `read 1MiB
+    /// QD1 T1, psync, ...`), in first-seen order; empty when none differs.
+    pub fn own_names(&self, test: &str) -> &[String] {
+        self.own_names.get(test).map_or(&[], Vec::as_slice)
+    }
+
     /// The runs, baseline first.
     pub fn runs(&self) -> &'a [StoredRun] {
         self.runs
@@ -163,6 +238,8 @@ impl<'a> Lineup<'a> {
             baseline,
             run: self.runs[i].summary.id,
             candidate,
+            baseline_printed: self.printed(b),
+            printed: self.printed(i),
             comparison,
             verdict: judge(candidate.direction(), comparison, self.threshold),
         })
@@ -296,3 +373,7 @@ pub fn group_by_label(runs: &mut [StoredRun], baseline: &str) {
         )
     });
 }
+
+mod columns;
+#[cfg(test)]
+mod tests;

@@ -164,6 +164,11 @@ pub struct MatchedRow<'a> {
     test: &'a str,
     metric: &'a str,
     unit: FigureUnit,
+    /// The unit the candidate run printed a byte rate in (`MiB/s` for the
+    /// block-size sweep, `KB/s` for MacBench, `MB/s` otherwise); values
+    /// stay in `unit`. Absent for figures that are not byte rates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    printed_unit: Option<&'static str>,
     direction: Direction,
     run: i64,
     baseline_run: i64,
@@ -185,6 +190,7 @@ impl<'a> From<&Matched<'a>> for MatchedRow<'a> {
             test: &m.candidate.test,
             metric: &m.candidate.metric,
             unit: m.candidate.unit,
+            printed_unit: m.printed.name_for(m.candidate.unit),
             direction: m.candidate.direction(),
             run: m.run.0,
             baseline_run: m.baseline_run.0,

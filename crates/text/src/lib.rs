@@ -26,10 +26,12 @@ mod info;
 pub mod json;
 mod knee;
 mod mem;
+mod mem_sweep;
 mod output;
 mod profile;
 pub mod results;
 mod sustained;
+pub mod sweep_limits;
 mod verify;
 
 pub use cluster::{mem_rank_table, rank_table};

@@ -485,4 +485,4 @@ fn sweep(out: &mut String, run: &DiskRun, r: &SweepResult) {
 
 #[cfg(test)]
 #[path = "profile_tests.rs"]
-mod tests;
+pub(crate) mod tests;

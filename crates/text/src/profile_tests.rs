@@ -8,7 +8,8 @@ use iomark_model::profile::*;
 use iomark_model::units::Iops;
 use iomark_model::{Warning, WarningKind, SCHEMA_VERSION};
 
-fn doc(result: ProfileResult, status: RunStatus, warnings: Vec<Warning>) -> RunDocument {
+/// A disk run of one profile (used by the comparison tests too).
+pub(crate) fn doc(result: ProfileResult, status: RunStatus, warnings: Vec<Warning>) -> RunDocument {
     RunDocument {
         schema_version: SCHEMA_VERSION,
         tool: "iomark".into(),

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Table};
+use iomark_model::figure::RateUnit;
 use iomark_model::stored::{RunSummary, StoredRun};
 
 use crate::escape_controls as esc;
@@ -187,14 +188,20 @@ pub fn run_detail(run: &StoredRun) -> String {
             "value",
             "spread (min – max)",
         ]);
+        // Rates in the unit the run printed (a sweep's MiB/s, MacBench's KB/s).
+        let printed = doc
+            .as_ref()
+            .map(|d| RateUnit::printed_by(&d.body))
+            .unwrap_or_default();
         for f in &run.figures {
+            let shown = |v: f64| printed.format(f.unit, v);
             t.add_row([
                 Cell::new(esc(&f.test)),
                 Cell::new(esc(&f.metric)),
-                Cell::new(f.display_value()).set_alignment(CellAlignment::Right),
+                Cell::new(shown(f.value)).set_alignment(CellAlignment::Right),
                 Cell::new(
                     f.spread
-                        .map(|(lo, hi)| format!("{} – {}", f.unit.format(lo), f.unit.format(hi)))
+                        .map(|(lo, hi)| format!("{} – {}", shown(lo), shown(hi)))
                         .unwrap_or_default(),
                 ),
             ]);
@@ -206,9 +213,15 @@ pub fn run_detail(run: &StoredRun) -> String {
         Some(iomark_model::RunBody::Mem(m)) => {
             if let Some(sweep) = &m.sweep {
                 // A table of many lines: its line breaks are its own.
-                let table = crate::mem::sweep_table(&m, sweep);
+                let table = crate::mem_sweep::sweep_table(&m, sweep);
                 out.push_str(&crate::escape_controls_keep_lines(&table));
                 out.push('\n');
+                // Each point's cgroup record (issue 32: it was in the live
+                // text only).
+                if let Some(limits) = crate::sweep_limits::table(sweep) {
+                    out.push_str(&crate::escape_controls_keep_lines(&limits));
+                    out.push('\n');
+                }
             }
             if let Some(c) = &m.cluster {
                 out.push_str(crate::cluster::mem_rank_table(c).trim_start_matches('\n'));
@@ -230,8 +243,27 @@ pub fn run_detail(run: &StoredRun) -> String {
         }
         _ => {}
     }
-    for w in &run.warnings {
-        let _ = writeln!(out, "warning: {}", scoped(&w.scope, &w.warning.message));
+    // A mem sweep's stored warning rows do not say which point raised
+    // them: its document does (`31.99 MiB on heap: ...`).
+    let sweep = doc
+        .as_ref()
+        .filter(|d| matches!(&d.body, iomark_model::RunBody::Mem(m) if m.sweep.is_some()));
+    match sweep {
+        Some(d) => {
+            for (scope, w) in d.scoped_warnings() {
+                let scope = if scope == "run" || scope == "mem" {
+                    ""
+                } else {
+                    &scope
+                };
+                let _ = writeln!(out, "warning: {}", scoped(scope, &w.message));
+            }
+        }
+        None => {
+            for w in &run.warnings {
+                let _ = writeln!(out, "warning: {}", scoped(&w.scope, &w.warning.message));
+            }
+        }
     }
     out
 }
@@ -322,11 +354,26 @@ pub fn export_csv(runs: &[StoredRun], out: impl std::io::Write) -> csv::Result<(
         "value",
         "spread_min",
         "spread_max",
+        "printed_unit",
+        "printed_value",
     ])?;
     let opt = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
     for r in runs {
         let s = &r.summary;
+        let printed = r
+            .document()
+            .map(|d| RateUnit::printed_by(&d.body))
+            .unwrap_or_default();
         for f in &r.figures {
+            // A byte rate as the run printed it (`20.00` in `MiB/s`), the
+            // value staying in base units for spreadsheets.
+            let (printed_unit, printed_value) = match printed.name_for(f.unit) {
+                Some(name) => (
+                    name.to_string(),
+                    printed.of_bytes_per_sec(f.value).to_string(),
+                ),
+                None => (String::new(), String::new()),
+            };
             w.write_record([
                 s.id.to_string(),
                 s.started_at_ms.to_string(),
@@ -341,6 +388,8 @@ pub fn export_csv(runs: &[StoredRun], out: impl std::io::Write) -> csv::Result<(
                 f.value.to_string(),
                 opt(f.spread.map(|s| s.0)),
                 opt(f.spread.map(|s| s.1)),
+                printed_unit,
+                printed_value,
             ])?;
         }
     }

@@ -820,3 +820,26 @@ fn a_device_s_own_size_is_not_part_of_a_test_name_but_a_chosen_size_is() {
     assert!(chosen[2].starts_with("Sequential read: ") && chosen[2].ends_with(", 64MiB"));
     assert!(chosen[3].ends_with(", 64MiB"), "{chosen:?}");
 }
+
+#[test]
+fn a_runs_own_test_names_map_onto_its_figures_tests() {
+    let mut body = cdm3(Bytes(16 << 20));
+    if let RunBody::Disk(d) = &mut body {
+        d.jobs[0].spec.name = "Seq read".into();
+        // A second pass of the same test: named once.
+        let again = d.jobs[0].clone();
+        d.jobs.push(again);
+    }
+    let tests = tests_of(&body);
+    assert_eq!(
+        own_test_names(&body),
+        vec![(tests[0].clone(), "Seq read".to_string())]
+    );
+    // A job named by its test's name has no other name.
+    if let RunBody::Disk(d) = &mut body {
+        for j in &mut d.jobs {
+            j.spec.name = tests[0].clone();
+        }
+    }
+    assert!(own_test_names(&body).is_empty());
+}

@@ -37,11 +37,11 @@ const TEST_COLUMN_MIN: usize = 24;
 /// `TERMINAL_WIDTH` go to further tables.
 pub fn comparison(lineup: &Lineup, style: TableStyle) -> String {
     let runs = lineup.runs();
-    let all: Vec<usize> = (0..runs.len()).collect();
+    let all = lineup.columns();
     let mut out = String::new();
     match style {
         TableStyle::Terminal => {
-            for (n, chunk) in terminal_chunks(lineup).iter().enumerate() {
+            for (n, chunk) in terminal_chunks(lineup, &all).iter().enumerate() {
                 if n > 0 {
                     out.push('\n');
                 }
@@ -82,8 +82,8 @@ pub fn comparison(lineup: &Lineup, style: TableStyle) -> String {
 /// The runs split into tables that fit [`TERMINAL_WIDTH`]: each run
 /// column as wide as its widest cell line, beside a metric column as wide as
 /// its widest name and a test column of at least [`TEST_COLUMN_MIN`];
-/// at least one run per table.
-fn terminal_chunks(lineup: &Lineup) -> Vec<Vec<usize>> {
+/// at least one column per table.
+fn terminal_chunks(lineup: &Lineup, columns: &[Vec<usize>]) -> Vec<Vec<Vec<usize>>> {
     let style = TableStyle::Terminal;
     let widest = |text: &str| text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
     let metric = lineup
@@ -95,20 +95,20 @@ fn terminal_chunks(lineup: &Lineup) -> Vec<Vec<usize>> {
         .max("metric".len());
     // Each column costs its content, a space either side and a border.
     let room = usize::from(TERMINAL_WIDTH).saturating_sub(1 + (TEST_COLUMN_MIN + 3) + (metric + 3));
-    let mut chunks: Vec<Vec<usize>> = Vec::new();
+    let mut chunks: Vec<Vec<Vec<usize>>> = Vec::new();
     let mut used = 0;
-    for i in 0..lineup.runs().len() {
+    for col in columns {
         // A long header line (a device's chain) wraps: it does not set the
         // width on its own.
-        let mut w = widest(&column_header(&lineup.runs()[i], style)).min(HEADER_WRAP);
+        let mut w = widest(&column_header(lineup, col, style)).min(HEADER_WRAP);
         for &k in lineup.keys() {
-            w = w.max(widest(&cell_text(lineup, style, i, k)));
+            w = w.max(widest(&cell_text(lineup, style, col, k)));
         }
         let w = w + 3;
         match chunks.last_mut() {
-            Some(c) if used + w <= room => c.push(i),
+            Some(c) if used + w <= room => c.push(col.clone()),
             _ => {
-                chunks.push(vec![i]);
+                chunks.push(vec![col.clone()]);
                 used = 0;
             }
         }
@@ -117,21 +117,43 @@ fn terminal_chunks(lineup: &Lineup) -> Vec<Vec<usize>> {
     chunks
 }
 
-/// Run `i`'s cell on row `k`: `-`, its value, or its value judged against
-/// its baseline.
-fn cell_text(lineup: &Lineup, style: TableStyle, i: usize, k: RowKey) -> String {
+/// Column `col`'s cell on row `k`: `-`, the value of its run that has the
+/// row, or that value judged against its baseline.
+fn cell_text(lineup: &Lineup, style: TableStyle, col: &[usize], k: RowKey) -> String {
+    let Some(i) = lineup.in_column(col, k) else {
+        return "-".to_string();
+    };
     match (lineup.figure(i, k), lineup.judged(i, k)) {
         (None, _) => "-".to_string(),
         (Some(_), Some(m)) => judged_cell(&m, style),
-        (Some(f), None) => f.display_value(),
+        (Some(f), None) => lineup.printed(i).format_figure(f),
     }
+}
+
+/// A column's header: its runs' `#ids` (`#1 #2`: one device's runs of one
+/// set of labels, merged), then as [`run_header`] of its first run, and
+/// each run's region where they differ.
+fn column_header(lineup: &Lineup, col: &[usize], style: TableStyle) -> String {
+    let runs = lineup.runs();
+    let ids: Vec<String> = col
+        .iter()
+        .map(|&i| format!("#{}", runs[i].summary.id))
+        .collect();
+    let first = run_header(&runs[col[0]], style);
+    let rest = first.split_once('\n').map_or("", |(_, r)| r);
+    let mut h = ids.join(" ");
+    if !rest.is_empty() {
+        h += "\n";
+        h += rest;
+    }
+    h
 }
 
 /// `#12`, the labels, the tool when not iomark, what the run measured
 /// through (`Samsung T7, USB 3.2 10 Gb/s, uas`; a network run's
 /// interface) and the region, a fact of the device its test names leave
 /// out.
-fn column_header(run: &StoredRun, style: TableStyle) -> String {
+fn run_header(run: &StoredRun, style: TableStyle) -> String {
     let s = &run.summary;
     let mut h = format!("#{}", s.id);
     if !s.labels.is_empty() {
@@ -182,15 +204,14 @@ fn unmatched(lineup: &Lineup, style: TableStyle) -> String {
     out
 }
 
-/// Tests as rows, the runs `cols` (indexes into the lineup's runs) as
-/// columns.
-fn comparison_table(lineup: &Lineup, style: TableStyle, cols: &[usize]) -> Table {
-    let runs = lineup.runs();
+/// Tests as rows, the columns `cols` (each runs of the lineup, from
+/// [`Lineup::columns`]) as columns.
+fn comparison_table(lineup: &Lineup, style: TableStyle, cols: &[Vec<usize>]) -> Table {
     let mut t = Table::new();
     let mut header = vec![Cell::new("test"), Cell::new("metric")];
-    header.extend(cols.iter().map(|&i| {
-        let mut h = column_header(&runs[i], style);
-        if lineup.is_baseline(i) {
+    header.extend(cols.iter().map(|col| {
+        let mut h = column_header(lineup, col, style);
+        if lineup.is_baseline(col[0]) {
             h += "\n(baseline)";
         }
         Cell::new(h)
@@ -198,17 +219,36 @@ fn comparison_table(lineup: &Lineup, style: TableStyle, cols: &[usize]) -> Table
     t.set_header(header);
     for &k in lineup.keys() {
         // A split table leaves out the rows none of its runs has.
-        if cols.iter().all(|&i| lineup.figure(i, k).is_none()) {
+        if cols.iter().all(|col| lineup.in_column(col, k).is_none()) {
             continue;
         }
-        let mut row = vec![Cell::new(style.text(k.0)), Cell::new(style.text(k.1))];
-        for &i in cols {
-            let text = cell_text(lineup, style, i, k);
+        let mut row = vec![
+            Cell::new(test_cell(lineup, style, k.0)),
+            Cell::new(style.text(k.1)),
+        ];
+        for col in cols {
+            let text = cell_text(lineup, style, col, k);
             row.push(Cell::new(text).set_alignment(CellAlignment::Right));
         }
         t.add_row(row);
     }
     t
+}
+
+/// A test's name and, in brackets, the names its runs printed and warned
+/// under (`(Seq read)`), so the row and the run's own output are visibly
+/// one test.
+fn test_cell(lineup: &Lineup, style: TableStyle, test: &str) -> String {
+    let own = lineup.own_names(test);
+    if own.is_empty() {
+        return style.text(test);
+    }
+    let own: Vec<String> = own.iter().map(|n| style.text(n)).collect();
+    let sep = match style {
+        TableStyle::Terminal => "\n",
+        TableStyle::Markdown => " ",
+    };
+    format!("{}{sep}({})", style.text(test), own.join("; "))
 }
 
 /// A figure with its ratio to the baseline's, `~` where the difference is
@@ -218,24 +258,15 @@ fn comparison_table(lineup: &Lineup, style: TableStyle, cols: &[usize]) -> Table
 /// terminal the difference is on a line of its own, so a column stays
 /// narrow enough for several beside the test's name.
 fn judged_cell(m: &Matched, style: TableStyle) -> String {
-    let diff = m
-        .candidate
-        .unit
-        .format_difference(m.candidate.value - m.baseline.value);
     let sep = match style {
         TableStyle::Terminal => "\n",
         // Markdown cells cannot span lines.
         TableStyle::Markdown => " ",
     };
-    match m.comparison.ratio {
-        Some(r) => format!(
-            "{} {}{} {}{sep}({diff})",
-            m.candidate.display_value(),
-            format_ratio(r),
-            if m.comparison.within_noise { "~" } else { "" },
-            m.verdict.words()
-        ),
-        None => format!("{}{sep}({diff})", m.candidate.display_value()),
+    let diff = m.difference_text();
+    match m.judgement() {
+        Some(j) => format!("{} {j}{sep}({diff})", m.value_text()),
+        None => format!("{}{sep}({diff})", m.value_text()),
     }
 }
 
@@ -258,8 +289,8 @@ pub fn regression_lines(lineup: &Lineup) -> Vec<String> {
                 m.run,
                 esc(&m.candidate.test),
                 esc(&m.candidate.metric),
-                m.candidate.display_value(),
-                m.baseline.display_value(),
+                m.printed.format_figure(m.candidate),
+                m.baseline_printed.format_figure(m.baseline),
                 m.baseline_run,
                 format_ratio(r),
                 worse * 100.0,

@@ -205,3 +205,88 @@ fn repeated_warnings_are_one_line_per_kind_naming_the_runs_and_tests() {
         ]
     );
 }
+
+/// A MacBench run storing `kb` KB/s on its sequential read.
+fn macbench(id: i64, label: &str, kb: f64) -> StoredRun {
+    use iomark_model::profile::{MacbenchResult, MacbenchTest, ProfileResult};
+    use iomark_model::units::{BytesPerSec, Nanos};
+    let doc = crate::profile::tests::doc(
+        ProfileResult::Macbench(MacbenchResult {
+            runtime: Nanos::from_secs(1),
+            tests: vec![MacbenchTest {
+                name: "Sequential read".into(),
+                bw: BytesPerSec(kb * 1e3),
+                job: 0,
+            }],
+        }),
+        RunStatus::Complete,
+        vec![],
+    );
+    StoredRun {
+        document_json: serde_json::to_string(&doc).unwrap(),
+        ..stored(id, label, "sdc", "read 512KiB", kb * 1e3)
+    }
+}
+
+#[test]
+fn rates_are_shown_in_the_unit_the_run_printed() {
+    let runs = [macbench(1, "disk", 5243.0), macbench(2, "emu", 10486.0)];
+    let term = comparison(&Lineup::new(&runs, None), TableStyle::Terminal);
+    assert!(term.contains("5243 KB/s"), "{term}");
+    assert!(term.contains("10486 KB/s 2.00x better"), "{term}");
+    assert!(term.contains("(+5243 KB/s)"), "{term}");
+    assert!(!term.contains("MB/s"), "{term}");
+    let md = comparison(&Lineup::new(&runs, None), TableStyle::Markdown);
+    assert!(md.contains("10486 KB/s 2.00x better (+5243 KB/s)"), "{md}");
+    // A run whose document is not there (an old store) keeps MB/s.
+    let plain = [
+        stored(1, "a", "sdb", "read 512KiB", 5.243e6),
+        stored(2, "b", "sdb", "read 512KiB", 10.486e6),
+    ];
+    let term = comparison(&Lineup::new(&plain, None), TableStyle::Terminal);
+    assert!(term.contains("10.49 MB/s 2.00x better"), "{term}");
+    // The JSON keeps base units and names the printed unit.
+    let json = serde_json::to_value(crate::json::comparison(&Lineup::new(&runs, None))).unwrap();
+    let row = &json["figures"][0];
+    assert_eq!(row["unit"], "B/s");
+    assert_eq!(row["printed_unit"], "KB/s");
+    assert_eq!(row["candidate"], 10486e3);
+    // The gate's line names both figures as printed.
+    let slower_second = [runs[1].clone(), runs[0].clone()];
+    let gated = Lineup::new(&slower_second, "10%".parse().ok());
+    let lines = regression_lines(&gated);
+    assert_eq!(lines.len(), 1);
+    assert!(
+        lines[0].contains("5243 KB/s against 10486 KB/s"),
+        "{}",
+        lines[0]
+    );
+}
+
+#[test]
+fn a_devices_runs_of_one_label_share_a_column_when_they_share_no_row() {
+    let mut runs = vec![
+        stored(1, "disk", "sdc", "GNOME transfer rate", 5e6),
+        stored(2, "disk", "sdc", "MacBench sequential read", 4e6),
+        stored(3, "emulator", "sdd", "GNOME transfer rate", 10e6),
+        stored(4, "emulator", "sdd", "MacBench sequential read", 2e6),
+        // A repeat of run 3's test: a column of its own.
+        stored(5, "emulator", "sdd", "GNOME transfer rate", 11e6),
+    ];
+    group_by_label(&mut runs, "disk");
+    let lineup = Lineup::against(&runs, Baseline::Label("disk"), None);
+    assert_eq!(lineup.columns(), vec![vec![0, 1], vec![2, 3], vec![4]]);
+    let term = comparison(&lineup, TableStyle::Terminal);
+    let head: Vec<&str> = term.lines().take(2).collect();
+    assert!(
+        head[1].contains("#1 #2") && head[1].contains("#3 #4"),
+        "{term}"
+    );
+    // Every emulator row has its ratio against the disk's run of that test.
+    assert!(term.contains("10.00 MB/s 2.00x better"), "{term}");
+    assert!(term.contains("2.00 MB/s 0.50x worse"), "{term}");
+    assert!(term.contains("11.00 MB/s 2.20x better"), "{term}");
+    // Against the first run, a column per run.
+    let first = Lineup::new(&runs, None);
+    assert_eq!(first.columns().len(), 5);
+}

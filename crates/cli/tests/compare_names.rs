@@ -1,0 +1,114 @@
+//! One test, visibly one name: `results compare` shows beside each row the
+//! name the run printed and warned under (CrystalDiskMark 3.0's `Seq
+//! read`), in the unit the run printed.
+
+use crate::common::*;
+
+/// A short CrystalDiskMark 3.0 run on a test file in `dir`, stored in `db`
+/// with `label`.
+fn cdm3(dir: &std::path::Path, db: &str, label: &str) {
+    iomark_ok(&[
+        "disk",
+        dir.to_str().unwrap(),
+        "--profile",
+        "cdm3",
+        "--size",
+        "4MiB",
+        "--engine",
+        "psync",
+        "--passes",
+        "1",
+        "--pass-time",
+        "100ms",
+        "--interval",
+        "0s",
+        "--label",
+        label,
+        "--db",
+        db,
+    ]);
+}
+
+#[test]
+fn compare_rows_name_the_test_as_the_run_printed_it() {
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    let target = scratch.dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    cdm3(&target, db, "a");
+    cdm3(&target, db, "b");
+    let run_text = ok(&iomark_ok(&["results", "show", "1", "--db", db]));
+    let text = ok(&results(db, &["compare", "1", "2"]));
+    // Each of CrystalDiskMark 3.0's tests as the run names them, under its
+    // row's test name.
+    for own in [
+        "Seq read",
+        "Seq write",
+        "512K read",
+        "4K read",
+        "4K QD32 write",
+    ] {
+        assert!(text.contains(&format!("({own})")), "no ({own}) in\n{text}");
+    }
+    let md = ok(&results(db, &["export", "1", "2", "--format", "markdown"]));
+    let row = md
+        .lines()
+        .find(|l| l.contains("(Seq read)") && l.contains("read bw"))
+        .unwrap_or_else(|| panic!("{md}"));
+    // The row's test name is the one `results show` lists for run 1.
+    let test = row
+        .split('|')
+        .nth(1)
+        .unwrap()
+        .trim()
+        .trim_end_matches(" (Seq read)");
+    assert!(test.starts_with("read 1MiB QD1 T1, psync"), "{row}");
+    assert!(run_text.contains(test), "{test} not in\n{run_text}");
+    assert!(row.contains("MB/s"), "{row}");
+    assert!(
+        md.lines()
+            .any(|l| l.contains("4MiB #2 (4K QD32 read)") && l.contains("read bw")),
+        "{md}"
+    );
+}
+
+#[test]
+fn metric_keeps_only_the_rows_of_that_metric() {
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    let target = scratch.dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    cdm3(&target, db, "a");
+    cdm3(&target, db, "b");
+    let text = ok(&results(db, &["compare", "1", "2", "--metric", "bw"]));
+    assert!(
+        text.contains("read bw") && text.contains("write bw"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("iops") && !text.contains("lat mean"),
+        "{text}"
+    );
+    let doc = json(&results(
+        db,
+        &["compare", "1", "2", "--metric", "bw", "--json"],
+    ));
+    let figures = doc["figures"].as_array().unwrap();
+    assert!(!figures.is_empty());
+    assert!(
+        figures
+            .iter()
+            .all(|f| f["metric"].as_str().unwrap().ends_with(" bw")),
+        "{doc:#}"
+    );
+    let out = results(db, &["compare", "1", "2", "--metric", "speed"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out)
+            .contains("--metric speed: no row of these runs has that metric; their metrics are ")
+            && stderr(&out).contains("read bw"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stdout(&out), "");
+}

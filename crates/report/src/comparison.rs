@@ -1,0 +1,235 @@
+//! The page's comparison table: tests as rows, runs as columns, each
+//! figure with its ratio to its baseline, what that means and the
+//! difference in the unit its run printed, as `iomark results compare`
+//! lays it out. The pairing (`--baseline ID`, or `--baseline-label L`:
+//! each run against the L-labelled run of the same device and test) is
+//! `iomark_stats::lineup`'s, the same code `compare` uses.
+
+use std::fmt::Write;
+
+use iomark_stats::lineup::{Baseline, Lineup};
+
+use crate::svg::esc;
+
+/// One figure's cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComparedCell {
+    /// The value as its run printed it: `10486 KB/s`.
+    pub value: String,
+    /// `2.00x better`, `1.01x~ within noise`; none for a baseline or a
+    /// figure without a baseline.
+    pub judgement: Option<String>,
+    /// `+5243 KB/s`; none where there is no baseline figure.
+    pub difference: Option<String>,
+    /// The run it is a figure of.
+    pub run: i64,
+    /// The baseline run it was divided by.
+    pub against: Option<i64>,
+    /// The figure in base units (`data-value`).
+    pub stored: f64,
+}
+
+/// One `(test, metric)` row: a cell per column, none where the run lacks it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComparedRow {
+    /// The test's name.
+    pub test: String,
+    /// The names the runs printed it under (`Seq read`), when they differ.
+    pub own_names: Vec<String>,
+    /// The metric.
+    pub metric: String,
+    /// Per column.
+    pub cells: Vec<Option<ComparedCell>>,
+}
+
+/// The comparison drawn on the page, owned (the lineup borrows the stored
+/// runs; the page outlives them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// What the ratios are against, in words.
+    pub against: String,
+    /// Per column: its runs' ids (a device's runs of one set of labels
+    /// that share no row are one column, as in `compare`) and whether they
+    /// are baselines.
+    pub columns: Vec<(Vec<i64>, bool)>,
+    /// The rows, in first-seen order.
+    pub rows: Vec<ComparedRow>,
+}
+
+impl Comparison {
+    /// The table of `lineup`, every figure judged against its baseline.
+    pub fn of(lineup: &Lineup) -> Comparison {
+        let runs = lineup.runs();
+        let cols = lineup.columns();
+        let columns = cols
+            .iter()
+            .map(|c| {
+                let ids = c.iter().map(|&i| runs[i].summary.id.0).collect();
+                (ids, lineup.is_baseline(c[0]))
+            })
+            .collect();
+        let rows = lineup
+            .keys()
+            .iter()
+            .map(|&k| ComparedRow {
+                test: k.0.to_string(),
+                own_names: lineup.own_names(k.0).to_vec(),
+                metric: k.1.to_string(),
+                cells: cols
+                    .iter()
+                    .map(|c| {
+                        let i = lineup.in_column(c, k)?;
+                        let f = lineup.figure(i, k)?;
+                        let m = lineup.judged(i, k);
+                        Some(ComparedCell {
+                            value: lineup.printed(i).format_figure(f),
+                            judgement: m.as_ref().and_then(|m| m.judgement()),
+                            difference: m.as_ref().map(|m| m.difference_text()),
+                            run: runs[i].summary.id.0,
+                            against: m.as_ref().map(|m| m.baseline_run.0),
+                            stored: f.value,
+                        })
+                    })
+                    .collect(),
+            })
+            .collect();
+        let against = match lineup.baseline() {
+            Baseline::FirstRun => format!(
+                "ratios are run / baseline run {}",
+                runs.first().map_or(0, |r| r.summary.id.0)
+            ),
+            Baseline::Label(l) => {
+                let pairs: Vec<String> = lineup
+                    .baselines_used()
+                    .iter()
+                    .map(|(id, used)| {
+                        let used: Vec<String> = used.iter().map(|b| b.to_string()).collect();
+                        format!("run {id} against {}", used.join(", "))
+                    })
+                    .collect();
+                format!(
+                    "ratios are run / the run labelled {l} of the same device and test (of another device when none of the same has it): {}",
+                    if pairs.is_empty() { "none".to_string() } else { pairs.join("; ") }
+                )
+            }
+        };
+        Comparison {
+            against,
+            columns,
+            rows,
+        }
+    }
+}
+
+/// The table, with `name` giving each run's name (a column of several
+/// runs names each).
+pub(crate) fn html(o: &mut String, c: &Comparison, name: impl Fn(i64) -> String) {
+    o.push_str(
+        "<h2>Against the baseline</h2><table id=\"comparison\"><tr><th>test</th><th>metric</th>",
+    );
+    for (ids, baseline) in &c.columns {
+        let names: Vec<String> = ids.iter().map(|&id| esc(&name(id))).collect();
+        let _ = write!(
+            o,
+            "<th>{}{}</th>",
+            names.join("<br>"),
+            if *baseline {
+                "<br><small>(baseline)</small>"
+            } else {
+                ""
+            }
+        );
+    }
+    o.push_str("</tr>");
+    for r in &c.rows {
+        let own = if r.own_names.is_empty() {
+            String::new()
+        } else {
+            format!("<br><small>({})</small>", esc(&r.own_names.join("; ")))
+        };
+        let _ = write!(
+            o,
+            "<tr><td>{}{own}</td><td>{}</td>",
+            esc(&r.test),
+            esc(&r.metric)
+        );
+        for cell in &r.cells {
+            let Some(cell) = cell else {
+                o.push_str("<td class=\"num\">-</td>");
+                continue;
+            };
+            let _ = write!(
+                o,
+                "<td class=\"num compared\" data-run=\"{}\" data-value=\"{}\"{}>{}",
+                cell.run,
+                cell.stored,
+                cell.against
+                    .map(|b| format!(" data-against=\"{b}\""))
+                    .unwrap_or_default(),
+                esc(&cell.value)
+            );
+            if let Some(j) = &cell.judgement {
+                let _ = write!(o, " {}", esc(j));
+            }
+            if let Some(d) = &cell.difference {
+                let _ = write!(o, "<br><small>({})</small>", esc(d));
+            }
+            o.push_str("</td>");
+        }
+        o.push_str("</tr>");
+    }
+    let _ = write!(
+        o,
+        "</table><p><small>{}; ~ marks a difference inside the spread of both runs: not a real difference.</small></p>",
+        esc(&c.against)
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_escapes_names_and_marks_the_baseline() {
+        let c = Comparison {
+            against: "ratios are run / baseline run 1".into(),
+            columns: vec![(vec![1], true), (vec![2, 3], false)],
+            rows: vec![ComparedRow {
+                test: "read <b>".into(),
+                own_names: vec!["Seq <read>".into()],
+                metric: "read bw".into(),
+                cells: vec![
+                    Some(ComparedCell {
+                        value: "20.00 MiB/s".into(),
+                        judgement: None,
+                        difference: None,
+                        run: 1,
+                        against: None,
+                        stored: 20.0 * 1048576.0,
+                    }),
+                    None,
+                ],
+            }],
+        };
+        let mut o = String::new();
+        html(&mut o, &c, |id| format!("run {id} <x>"));
+        assert!(
+            o.contains("read &lt;b&gt;<br><small>(Seq &lt;read&gt;)</small>"),
+            "{o}"
+        );
+        assert!(
+            o.contains("run 1 &lt;x&gt;<br><small>(baseline)</small>"),
+            "{o}"
+        );
+        assert!(
+            o.contains("data-value=\"20971520\">20.00 MiB/s</td>"),
+            "{o}"
+        );
+        assert!(o.contains("<td class=\"num\">-</td>"), "{o}");
+        assert!(
+            o.contains("<th>run 2 &lt;x&gt;<br>run 3 &lt;x&gt;</th>"),
+            "{o}"
+        );
+        assert!(!o.contains("data-against"), "{o}");
+    }
+}
