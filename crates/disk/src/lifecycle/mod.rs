@@ -243,6 +243,17 @@ pub fn run_coordinated(
     stop: &AtomicBool,
 ) -> Result<RunEnd, RunError> {
     let started_at_ms = now_ms();
+    // The run's document on `target` with `outcome`.
+    let write_up = |target: &OpenTarget, outcome: DiskOutcome| {
+        run_document_for(
+            &target.info,
+            &target.warnings,
+            plan.name,
+            outcome,
+            started_at_ms,
+            opts.command_line.clone(),
+        )
+    };
     let mut targets = Targets::default();
     let mut recording: Option<Recording> = None;
     let mut total = DiskOutcome::default();
@@ -275,14 +286,7 @@ pub fn run_coordinated(
                 &opened,
             ) {
                 // Begun and dropped unfinished: recorded as failed.
-                let mut doc = run_document_for(
-                    &target.info,
-                    &target.warnings,
-                    plan.name,
-                    DiskOutcome::default(),
-                    started_at_ms,
-                    opts.command_line.clone(),
-                );
+                let mut doc = write_up(target, DiskOutcome::default());
                 sink.begin(&mut doc);
             }
             return Err(RunError::Coordination(agreed));
@@ -298,14 +302,7 @@ pub fn run_coordinated(
         // Recorded as soon as the target is open, so a run that is killed
         // reads back as interrupted; finish() replaces it with the result.
         if recording.is_none() && coordinator.records() {
-            let mut partial = run_document_for(
-                &target.info,
-                &target.warnings,
-                plan.name,
-                DiskOutcome::default(),
-                started_at_ms,
-                opts.command_line.clone(),
-            );
+            let mut partial = write_up(target, DiskOutcome::default());
             sink.begin(&mut partial);
             let known = if coordinator.knows_the_device() {
                 Known::recall(
@@ -365,16 +362,12 @@ pub fn run_coordinated(
             Gathered::Stopped(warning) => {
                 display.close();
                 if let Some(rec) = recording {
-                    let mut doc = run_document_for(
-                        &target.info,
-                        &target.warnings,
-                        plan.name,
+                    let mut doc = write_up(
+                        target,
                         DiskOutcome {
                             interrupted: true,
                             ..DiskOutcome::default()
                         },
-                        started_at_ms,
-                        opts.command_line.clone(),
                     );
                     doc.warnings.push(warning);
                     drop(rec);
@@ -416,14 +409,7 @@ pub fn run_coordinated(
         _ => None,
     };
     let mut doc = match targets.open.take() {
-        Some((_, target)) => run_document_for(
-            &target.info,
-            &target.warnings,
-            plan.name,
-            total,
-            started_at_ms,
-            opts.command_line.clone(),
-        ),
+        Some((_, target)) => write_up(&target, total),
         // Stopped while a later job's test file was made: the document of
         // the jobs before it, on the first target.
         None => interrupted_without_target(rec.partial, total),
