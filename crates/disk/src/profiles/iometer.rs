@@ -8,7 +8,7 @@ use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::{IometerPoint, IometerResult, ProfileResult};
 use iomark_model::units::{Bytes, Nanos};
 
-use super::common::{run_points, shortened};
+use super::common::{run_points, shortened, PointSpec};
 use super::settings::{ProfileSettings, Setting};
 use super::{ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
@@ -108,21 +108,14 @@ pub fn point_spec(
     opts: &IometerOptions,
     target: &OpenTarget,
 ) -> DiskJobSpec {
-    DiskJobSpec {
-        name: format!("{} QD{depth}", pattern.0),
-        rw: pattern.1,
-        bs: Bytes(pattern.2),
-        iodepth: depth,
-        iodepth_batch: 1,
-        numjobs: 1,
-        size: target.info.size,
-        runtime: Some(opts.runtime),
+    let point = PointSpec {
         ramp: opts.ramp,
-        engine: opts.engine,
-        direct: target.bypasses_cache(opts.engine),
-        data: opts.data,
-        rwmix_read: 70,
-        seed: opts.seed,
+        ..PointSpec::one_pass(opts.engine, opts.data, opts.seed).timed(opts.runtime)
+    };
+    let name = format!("{} QD{depth}", pattern.0);
+    DiskJobSpec {
+        iodepth: depth,
+        ..point.job(name, pattern.1, Bytes(pattern.2), target)
     }
 }
 

@@ -8,7 +8,7 @@ use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::{MacbenchResult, MacbenchTest, ProfileResult};
 use iomark_model::units::{Bytes, Nanos};
 
-use super::common::{run_points, shortened};
+use super::common::{run_points, shortened, PointSpec};
 use super::settings::{ProfileSettings, Setting};
 use super::{ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
@@ -71,22 +71,9 @@ pub fn test_spec(
     opts: &MacbenchOptions,
     target: &OpenTarget,
 ) -> DiskJobSpec {
-    DiskJobSpec {
-        name: name.into(),
-        rw,
-        bs: Bytes(TRANSFER),
-        iodepth: 1,
-        iodepth_batch: 1,
-        numjobs: 1,
-        size: target.info.size,
-        runtime: Some(opts.runtime),
-        ramp: Nanos(0),
-        engine: opts.engine,
-        direct: target.bypasses_cache(opts.engine),
-        data: opts.data,
-        rwmix_read: 70,
-        seed: opts.seed,
-    }
+    PointSpec::one_pass(opts.engine, opts.data, opts.seed)
+        .timed(opts.runtime)
+        .job(name.into(), rw, Bytes(TRANSFER), target)
 }
 
 /// The settings MacBench's test takes.

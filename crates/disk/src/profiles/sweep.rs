@@ -15,7 +15,7 @@ use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::{ProfileResult, SweepPoint, SweepResult};
 use iomark_model::units::{Bytes, Nanos};
 
-use super::common::{run_points, shortened};
+use super::common::{run_points, shortened, PointSpec};
 use super::settings::{ProfileSettings, Setting};
 use super::{powers_of_two, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
@@ -114,22 +114,10 @@ pub fn point_spec(
     opts: &SweepOptions,
     target: &OpenTarget,
 ) -> DiskJobSpec {
-    DiskJobSpec {
-        name: format!("{engine} {rw} {}", Bytes(bs).short_label()),
-        rw,
-        bs: Bytes(bs),
-        iodepth: 1,
-        iodepth_batch: 1,
-        numjobs: 1,
-        size: target.info.size,
-        runtime: Some(opts.runtime),
-        ramp: Nanos(0),
-        engine,
-        direct: target.bypasses_cache(engine),
-        data: opts.data,
-        rwmix_read: 70,
-        seed: opts.seed,
-    }
+    let name = format!("{engine} {rw} {}", Bytes(bs).short_label());
+    PointSpec::one_pass(engine, opts.data, opts.seed)
+        .timed(opts.runtime)
+        .job(name, rw, Bytes(bs), target)
 }
 
 /// Run the sweep on `target`.
