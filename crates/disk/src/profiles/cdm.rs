@@ -307,7 +307,8 @@ pub fn pass_spec(
     } else {
         EngineKind::IoUring
     });
-    // Each pass its own seed, so no pass reads what the last one cached.
+    // Each pass has its own seed (the run's plus the pass number): its
+    // own offsets and data.
     let seed = opts.seed.wrapping_add(u64::from(pass));
     let name = format!("{} {}", row.label(), dir.as_str());
     DiskJobSpec {

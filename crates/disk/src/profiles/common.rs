@@ -10,6 +10,7 @@ use iomark_model::profile::ProfileResult;
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{Warning, WarningKind};
 
+use super::settings::ProfileSettings;
 use super::{measure, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
 use crate::DiskError;
@@ -72,6 +73,62 @@ impl PointSpec {
             data: self.data,
             rwmix_read: 70,
             seed: self.seed,
+        }
+    }
+}
+
+/// The options the point-by-point profiles (IOmeter's sweep, the
+/// block-size sweep, MacBench) share: each point one job, measured for
+/// `runtime` after `ramp`, with the page cache dropped before it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointOptions {
+    /// Not counted, before each point.
+    pub ramp: Nanos,
+    /// Measured time of each point.
+    pub runtime: Nanos,
+    /// Data written.
+    pub data: DataPattern,
+    /// Whether `--quick` shortened the points.
+    pub quick: bool,
+    /// Seed for offsets and data.
+    pub seed: u64,
+    /// Leave the page cache as the previous point left it.
+    pub keep_cache: bool,
+}
+
+impl PointOptions {
+    /// A profile's defaults: its `ramp` and `runtime` (the `--quick` ones
+    /// when `quick`), random data, seed 1.
+    pub fn defaults(quick: bool, ramp: Nanos, runtime: Nanos) -> Self {
+        PointOptions {
+            ramp,
+            runtime,
+            data: DataPattern::Random,
+            quick,
+            seed: 1,
+            keep_cache: false,
+        }
+    }
+
+    /// These options with what the user gave: `--ramp`, `--runtime`,
+    /// `--data`, `--seed`, `--keep-cache` (a profile that takes no
+    /// `--ramp` has it refused before).
+    pub fn given(self, s: &ProfileSettings) -> Self {
+        PointOptions {
+            ramp: s.ramp.unwrap_or(self.ramp),
+            runtime: s.runtime.unwrap_or(self.runtime),
+            data: s.data,
+            quick: self.quick,
+            seed: s.seed,
+            keep_cache: s.keep_cache,
+        }
+    }
+
+    /// What each point's job is built from, run with `engine`.
+    pub fn spec(&self, engine: EngineKind) -> PointSpec {
+        PointSpec {
+            ramp: self.ramp,
+            ..PointSpec::one_pass(engine, self.data, self.seed).timed(self.runtime)
         }
     }
 }
