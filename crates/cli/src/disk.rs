@@ -40,7 +40,7 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
         keep_cache: args.prof.settings.keep_cache,
         rated: args.rated.clone(),
         probe_first,
-        keep_verify_file: args.prof.keep_verify_file,
+        keep_verify_file: args.prof.settings.keep_verify_file,
         limit: limit.as_ref(),
         command_line: command_line(),
     };
@@ -85,7 +85,7 @@ impl DiskArgs {
     /// Whether the short artefacts probe runs first: before the default
     /// profile (no --profile, no workload flag), unless --no-probe.
     fn probes_first(&self, workload: &Workload) -> bool {
-        !self.prof.no_probe
+        !self.prof.settings.no_probe
             && self.prof.profile.is_none()
             && matches!(workload, Workload::Profile(..))
     }

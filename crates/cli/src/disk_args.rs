@@ -113,17 +113,6 @@ pub struct ProfileArgs {
     /// The settings the profiles take.
     #[command(flatten)]
     pub settings: ProfileSettings,
-
-    /// Skip the short artefacts probe (does this device compress?) that
-    /// runs before the default profile when the store has no verdict for
-    /// the device yet.
-    #[arg(long, help_heading = "Profile")]
-    pub no_probe: bool,
-
-    /// verify: keep the file a --phase write left in a directory after
-    /// --phase read has checked it (it is removed otherwise).
-    #[arg(long, help_heading = "Profile")]
-    pub keep_verify_file: bool,
 }
 
 impl DiskArgs {

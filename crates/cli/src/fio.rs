@@ -99,7 +99,7 @@ pub fn run_job_file(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
         keep_cache: args.prof.settings.keep_cache,
         rated: args.rated.clone(),
         probe_first: None,
-        keep_verify_file: args.prof.keep_verify_file,
+        keep_verify_file: args.prof.settings.keep_verify_file,
         limit: limit.as_ref(),
         command_line: command_line(),
     };

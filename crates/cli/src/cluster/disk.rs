@@ -55,7 +55,7 @@ fn run_rank(
         keep_cache: args.prof.settings.keep_cache,
         rated: args.rated.clone(),
         probe_first: None,
-        keep_verify_file: args.prof.keep_verify_file,
+        keep_verify_file: args.prof.settings.keep_verify_file,
         limit: None,
         command_line: command_line(),
     };

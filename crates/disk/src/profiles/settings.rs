@@ -152,7 +152,9 @@ pub fn parse_mix(s: &str) -> Result<u8, String> {
 /// disk` (flattened into the command), each named by its [`Setting`]'s
 /// flag; the settings a custom job has too (runtime, ramp, engine, data,
 /// seed) are the job's flags ([`crate::job::JobSettings`]), copied in
-/// by [`crate::plan::DiskSettings::build`].
+/// by [`crate::plan::DiskSettings::build`]. `--keep-cache`, `--no-probe`
+/// and `--keep-verify-file` are here too, though the run reads them rather
+/// than a profile's plan.
 #[derive(Debug, Clone, Default)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct ProfileSettings {
@@ -216,11 +218,27 @@ pub struct ProfileSettings {
     #[cfg_attr(feature = "clap", arg(long = Setting::Engines.long(), value_name = "LIST", help_heading = "Profile"))]
     pub engines: Option<EngineList>,
 
+    /// Skip the short artefacts probe (does this device compress?) that
+    /// runs before the default profile when the store has no verdict for
+    /// the device yet.
+    //
+    // The run's choice, made before any profile plans, so no [`Setting`].
+    #[cfg_attr(feature = "clap", arg(long, help_heading = "Profile"))]
+    pub no_probe: bool,
+
     /// verify: write, read or both (default): --phase write fills the
     /// target and leaves it; --phase read later checks what it left, e.g.
     /// after the device was unplugged and plugged back in.
     #[cfg_attr(feature = "clap", arg(long = Setting::Phase.long(), value_name = "PHASE", help_heading = "Profile"))]
     pub phase: Option<VerifyPhase>,
+
+    /// verify: keep the file a --phase write left in a directory after
+    /// --phase read has checked it (it is removed otherwise).
+    //
+    // The run removes the file (`lifecycle::RunOptions`), not the
+    // profile's plan, so no [`Setting`].
+    #[cfg_attr(feature = "clap", arg(long, help_heading = "Profile"))]
+    pub keep_verify_file: bool,
 
     /// sweep: random block sizes, run in the order given (default every
     /// power of two from 4k to 4M), e.g. 4k,64k,1M.
