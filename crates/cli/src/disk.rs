@@ -25,22 +25,22 @@ use crate::signals;
 pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     args.cluster.check_alone()?;
     args.store.check()?;
-    if let Some(note) = args.engine.and_then(|e| e.note) {
+    if let Some(note) = args.workload.engine.and_then(|e| e.note) {
         eprintln!("iomark: note: {note}");
     }
     let plan = args.settings().build()?;
     let limit = args.mem_limit.map(SelfLimit::enter).transpose()?;
     let probe_first = args.probes_first(&plan.workload).then(|| {
-        let engine = args.engine.map_or(EngineKind::IoUring, |e| e.kind);
-        ArtefactsOptions::short(engine, args.seed)
+        let engine = args.workload.engine.map_or(EngineKind::IoUring, |e| e.kind);
+        ArtefactsOptions::short(engine, args.workload.seed)
     });
     // -v shows a profile's spread and series; a custom job has none.
     let verbose = args.prof.verbose && matches!(plan.workload, Workload::Profile(..));
     let options = RunOptions {
-        keep_cache: args.keep_cache,
+        keep_cache: args.prof.settings.keep_cache,
         rated: args.rated.clone(),
         probe_first,
-        keep_verify_file: args.prof.keep_verify_file,
+        keep_verify_file: args.prof.settings.keep_verify_file,
         limit: limit.as_ref(),
         command_line: command_line(),
     };
@@ -85,7 +85,7 @@ impl DiskArgs {
     /// Whether the short artefacts probe runs first: before the default
     /// profile (no --profile, no workload flag), unless --no-probe.
     fn probes_first(&self, workload: &Workload) -> bool {
-        !self.prof.no_probe
+        !self.prof.settings.no_probe
             && self.prof.profile.is_none()
             && matches!(workload, Workload::Profile(..))
     }

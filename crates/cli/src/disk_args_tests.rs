@@ -1,7 +1,10 @@
 use super::*;
 use clap::Parser;
 use iomark_disk::plan::Workload;
+use iomark_disk::profiles::settings::parse_mix;
 use iomark_disk::target::TargetRequest;
+use iomark_model::disk::{DataPattern, RwMode};
+use iomark_model::units::Nanos;
 
 #[derive(Debug, Parser)]
 struct Wrap {
@@ -121,4 +124,50 @@ fn mix_swallowing_a_path_says_how_to_write_it() {
 fn runtime_zero_means_size_based() {
     let o = parse(&["--runtime", "0"]).unwrap();
     assert_eq!(o.spec.runtime, None);
+}
+
+/// `iomark disk` as clap builds it.
+fn disk_command() -> clap::Command {
+    use clap::CommandFactory;
+    crate::app::Cli::command()
+        .find_subcommand("disk")
+        .expect("iomark disk")
+        .clone()
+}
+
+/// Whether `iomark disk` has `flag` (`--name`) as an argument.
+fn has_flag(cmd: &clap::Command, flag: &str) -> bool {
+    let long = flag.strip_prefix("--").expect("a flag starts with --");
+    cmd.get_arguments().any(|a| a.get_long() == Some(long))
+}
+
+#[test]
+fn every_setting_and_workload_flag_is_an_argument_of_iomark_disk() {
+    use iomark_disk::profiles::Setting;
+    let cmd = disk_command();
+    for setting in Setting::ALL {
+        assert!(has_flag(&cmd, setting.flag()), "{setting:?}");
+    }
+    // Every workload flag given: what `given` can name, all of it.
+    let all = Wrap::try_parse_from([
+        "disk",
+        "--rw=read",
+        "--bs=4k",
+        "--iodepth=1",
+        "--iodepth-batch=1",
+        "--numjobs=1",
+        "--runtime=1s",
+        "--ramp=1s",
+        "--engine=psync",
+        "--rwmix-read=50",
+        "--verify",
+    ])
+    .unwrap()
+    .disk
+    .workload;
+    let given = all.given();
+    assert_eq!(given.len(), 10, "{given:?}");
+    for flag in given {
+        assert!(has_flag(&cmd, flag), "{flag}");
+    }
 }

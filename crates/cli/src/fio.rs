@@ -46,10 +46,10 @@ pub fn run_disk_job(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
 /// Refuse what a job file sets itself: workload flags and profiles.
 fn check_flags(args: &DiskArgs) -> anyhow::Result<()> {
     let mut given = args.settings().job.given();
-    if args.size.is_some() {
+    if args.workload.size.is_some() {
         given.push("--size");
     }
-    if args.direct.is_some() || args.buffered {
+    if args.workload.direct_choice().is_some() {
         given.push("--direct/--buffered");
     }
     if let Some(flag) = given.first() {
@@ -96,10 +96,10 @@ pub fn run_job_file(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
     say_notes(&parsed);
     let limit = args.mem_limit.map(SelfLimit::enter).transpose()?;
     let options = RunOptions {
-        keep_cache: args.keep_cache,
+        keep_cache: args.prof.settings.keep_cache,
         rated: args.rated.clone(),
         probe_first: None,
-        keep_verify_file: args.prof.keep_verify_file,
+        keep_verify_file: args.prof.settings.keep_verify_file,
         limit: limit.as_ref(),
         command_line: command_line(),
     };

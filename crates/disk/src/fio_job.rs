@@ -10,9 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-use iomark_model::disk::EngineKind;
-
 use crate::job::JobSettings;
+pub use crate::job::{EngineChoice, LIBAIO_NOTE};
 use crate::lifecycle::{JobOrigin, RunJob};
 use crate::plan::{DiskPlan, DiskSettings, Workload};
 use crate::DiskError;
@@ -124,43 +123,6 @@ pub struct FioJobFile {
     pub global: Vec<(String, String)>,
     /// Each job section, in order.
     pub jobs: Vec<FioJob>,
-}
-
-/// An engine named the way fio names it, and the note for a stand-in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EngineChoice {
-    /// The engine that runs.
-    pub kind: EngineKind,
-    /// Said once before the run when `kind` stands in for fio's engine.
-    pub note: Option<&'static str>,
-}
-
-/// What `libaio` runs as, and why it may.
-pub const LIBAIO_NOTE: &str = "ioengine libaio runs as io_uring: both keep iodepth I/Os in flight \
-     from one thread, and iomark has no libaio engine";
-
-impl std::str::FromStr for EngineChoice {
-    type Err = String;
-
-    /// iomark's engine names and fio's: `sync` and `pvsync` are psync
-    /// (one I/O at a time), `mmap` is mmap-sync, `libaio` io_uring.
-    fn from_str(s: &str) -> Result<Self, String> {
-        let plain = |kind| EngineChoice { kind, note: None };
-        match s {
-            "sync" | "pvsync" => Ok(plain(EngineKind::Psync)),
-            "mmap" => Ok(plain(EngineKind::MmapSync)),
-            "libaio" => Ok(EngineChoice {
-                kind: EngineKind::IoUring,
-                note: Some(LIBAIO_NOTE),
-            }),
-            _ => s.parse::<EngineKind>().map(plain).map_err(|_| {
-                format!(
-                    "unknown engine '{s}': use psync, io_uring, mmap-sync, mmap-async, null \
-                     (or fio's sync, libaio, mmap)"
-                )
-            }),
-        }
-    }
 }
 
 /// Read a job file. Comments start with `#` or `;` (also after an option,

@@ -1,5 +1,6 @@
 use super::*;
-use iomark_model::disk::{DataPattern, RwMode};
+use crate::job::IodepthList;
+use iomark_model::disk::{DataPattern, EngineKind, RwMode};
 use iomark_model::units::{Bytes, Nanos};
 
 fn one(text: &str) -> FioJob {
@@ -46,8 +47,11 @@ name=label
     assert_eq!(s.bs, Some(Bytes(64 << 10)));
     assert_eq!(s.size, Some(Bytes(256 << 20)));
     assert_eq!(j.path.as_deref(), Some(Path::new("/tmp/scratch")));
-    assert_eq!((s.iodepth, s.numjobs), (Some(8), Some(2)));
-    assert_eq!(s.engine, Some(EngineKind::IoUring));
+    assert_eq!(
+        (s.iodepth.clone(), s.numjobs),
+        (Some(IodepthList(vec![8])), Some(2))
+    );
+    assert_eq!(s.engine_kind(), Some(EngineKind::IoUring));
     assert_eq!(s.direct, Some(true));
     assert_eq!(s.runtime, Some(Nanos::from_secs(5)));
     assert_eq!(s.ramp, Some(Nanos::from_secs(2)));
@@ -70,8 +74,11 @@ fn fios_defaults_where_they_differ_from_iomarks() {
     let j = one("[j]\n");
     let s = &j.settings;
     assert_eq!(s.rw, Some(RwMode::Read));
-    assert_eq!(s.engine, Some(EngineKind::Psync));
-    assert_eq!((s.iodepth, s.rwmix_read), (Some(1), Some(50)));
+    assert_eq!(s.engine_kind(), Some(EngineKind::Psync));
+    assert_eq!(
+        (s.iodepth.clone(), s.rwmix_read),
+        (Some(IodepthList(vec![1])), Some(50))
+    );
     assert_eq!(s.direct, Some(false));
     assert_eq!(s.runtime, Some(Nanos(0)), "one pass over size");
     assert_eq!(j.path, None);
@@ -103,8 +110,12 @@ iodepth=4
         .jobs
         .iter()
         .all(|j| j.settings.rw == Some(RwMode::RandRead)));
-    let depth: Vec<_> = f.jobs.iter().map(|j| j.settings.iodepth).collect();
-    assert_eq!(depth, [Some(1), Some(1), Some(4)]);
+    let depth: Vec<_> = f
+        .jobs
+        .iter()
+        .map(|j| j.settings.iodepth.as_ref().map(|d| d.0.clone()))
+        .collect();
+    assert_eq!(depth, [Some(vec![1]), Some(vec![1]), Some(vec![4])]);
     assert_eq!(f.jobs[0].line, 5);
     assert_eq!(f.concurrent_in_fio(), ["b", "c"]);
 }
@@ -112,14 +123,14 @@ iodepth=4
 #[test]
 fn engines_by_fios_names() {
     let j = one("[j]\nioengine=libaio\n");
-    assert_eq!(j.settings.engine, Some(EngineKind::IoUring));
+    assert_eq!(j.settings.engine_kind(), Some(EngineKind::IoUring));
     assert_eq!(j.notes, [LIBAIO_NOTE]);
     assert_eq!(
-        one("[j]\nioengine=sync\n").settings.engine,
+        one("[j]\nioengine=sync\n").settings.engine_kind(),
         Some(EngineKind::Psync)
     );
     assert_eq!(
-        one("[j]\nioengine=mmap\n").settings.engine,
+        one("[j]\nioengine=mmap\n").settings.engine_kind(),
         Some(EngineKind::MmapSync)
     );
     // A later engine replaces libaio, and its note.
@@ -235,7 +246,7 @@ fn comments_need_white_space_before_them() {
 
 #[test]
 fn verify_is_crc32c_or_off_and_do_verify_0_turns_it_off() {
-    let on = |text: &str| one(text).settings.verify.is_some();
+    let on = |text: &str| one(text).settings.verify_writes().is_some();
     assert!(on("[j]\nrw=write\nverify=crc32c\n"));
     assert!(on("[global]\nverify=1\n[j]\nrw=write\n"));
     assert!(!on("[j]\nrw=write\nverify=crc32c\nverify=0\n"));

@@ -10,6 +10,7 @@ use std::str::FromStr;
 use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::units::{Bytes, Nanos};
 
+use crate::profiles::Setting;
 use crate::target::DirectMode;
 use crate::verify::writes::VerifyWrites;
 use crate::DiskError;
@@ -27,42 +28,184 @@ pub const DEFAULT_RWMIX_READ: u8 = 70;
 /// Default engine.
 pub const DEFAULT_ENGINE: EngineKind = EngineKind::IoUring;
 
+/// The workload flags [`JobSettings::given`] names, spelled once: the clap
+/// attributes take their long names from here (the profiles' shared
+/// ones, `--runtime`, `--ramp` and `--engine`, are [`Setting`]s).
+pub mod flags {
+    /// `--rw`
+    pub const RW: &str = "--rw";
+    /// `--bs`
+    pub const BS: &str = "--bs";
+    /// `--iodepth`
+    pub const IODEPTH: &str = "--iodepth";
+    /// `--iodepth-batch`
+    pub const IODEPTH_BATCH: &str = "--iodepth-batch";
+    /// `--numjobs`
+    pub const NUMJOBS: &str = "--numjobs";
+    /// `--rwmix-read`
+    pub const RWMIX_READ: &str = "--rwmix-read";
+    /// `--verify`
+    pub const VERIFY: &str = "--verify";
+
+    /// The long name clap takes: the flag without its dashes.
+    pub fn long(flag: &'static str) -> &'static str {
+        flag.trim_start_matches('-')
+    }
+}
+
 /// What the user said about a custom job; `None` takes the default.
+///
+/// With the `clap` feature these are the arguments of `iomark disk`'s
+/// workload (flattened into the command): each field's help below is the
+/// flag's.
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct JobSettings {
-    /// Access pattern.
+    /// Access pattern: read, write, randread, randwrite, readwrite, randrw
+    /// (default randread). Any workload flag makes a custom workload
+    /// instead of the cdm profile.
+    #[cfg_attr(feature = "clap", arg(long = flags::long(flags::RW), value_name = "MODE", help_heading = "Workload"))]
     pub rw: Option<RwMode>,
-    /// Bytes per I/O.
+
+    /// Bytes per I/O, e.g. 4k, 128k, 1M (k/M/G are 1024-based; default 4k).
+    #[cfg_attr(feature = "clap", arg(long = flags::long(flags::BS), value_name = "SIZE", help_heading = "Workload"))]
     pub bs: Option<Bytes>,
-    /// I/Os in flight per thread (with several depths, the deepest).
-    pub iodepth: Option<u32>,
-    /// Several depths (`--iodepth 1,2,4,8`): the job runs once at each, in
-    /// order, and the run reports where throughput stops rising. Empty
-    /// for one depth.
-    pub depth_sweep: Vec<u32>,
-    /// I/Os per submission.
+
+    /// I/Os each thread keeps in flight (needs an asynchronous engine;
+    /// default 32). Several depths, a list 1,2,4,8 or a range 1..32, run
+    /// the job once at each and report where throughput stops rising.
+    #[cfg_attr(feature = "clap", arg(long = flags::long(flags::IODEPTH), value_name = "N", help_heading = "Workload"))]
+    pub iodepth: Option<IodepthList>,
+
+    /// I/Os queued before they are handed to the kernel in one system call
+    /// (fio's iodepth_batch_submit). Default: chosen from the completions,
+    /// each I/O at once while they complete later (a device, kept evenly
+    /// fed), a whole refill at once while they complete within the call
+    /// (page cache, zram). A value forces that batch.
+    #[cfg_attr(feature = "clap", arg(long = flags::long(flags::IODEPTH_BATCH), value_name = "N", help_heading = "Workload"))]
     pub iodepth_batch: Option<u32>,
-    /// Threads.
+
+    /// Threads, each with its own queue; results are merged (default 1).
+    #[cfg_attr(feature = "clap", arg(long = flags::long(flags::NUMJOBS), value_name = "N", help_heading = "Workload"))]
     pub numjobs: Option<u32>,
-    /// Test-file size or region; `None` leaves it to the target.
+
+    /// Size of the test file, or of the region of an existing file or
+    /// device (default: 1GiB test file, the whole file or device).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "SIZE", help_heading = "Workload")
+    )]
     pub size: Option<Bytes>,
-    /// Measured time; zero means one pass over the region.
+
+    /// Measured time, e.g. 10s, 1m (default 10s). 0 means one pass over
+    /// --size per thread. With iometer, macbench and sweep: time per point.
+    #[cfg_attr(feature = "clap", arg(long = Setting::Runtime.long(), value_name = "TIME", help_heading = "Workload"))]
     pub runtime: Option<Nanos>,
-    /// Unmeasured time first.
+
+    /// Accepted for fio's sake: --runtime is always time-based (the job
+    /// goes over --size again until the time is up).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long = "time_based", alias = "time-based", help_heading = "Workload")
+    )]
+    pub time_based: bool,
+
+    /// Time run before measuring starts, not counted (default 0s; iometer
+    /// 2s). fio's --ramp_time too.
+    #[cfg_attr(feature = "clap", arg(long = Setting::Ramp.long(), alias = "ramp_time", value_name = "TIME", help_heading = "Workload"))]
     pub ramp: Option<Nanos>,
-    /// I/O engine.
-    pub engine: Option<EngineKind>,
-    /// Read share of mixed jobs, in percent.
+
+    /// Percentage of reads in readwrite and randrw (default 70). fio's
+    /// --rwmixread too.
+    #[cfg_attr(feature = "clap", arg(long = flags::long(flags::RWMIX_READ), alias = "rwmixread", value_name = "PCT", help_heading = "Workload"))]
     pub rwmix_read: Option<u8>,
-    /// What is written.
+
+    /// Stamp every block written with a header (offset, run seed,
+    /// sequence, crc32c, as fio's verify=crc32c) and, after the run, read
+    /// back and check every block written (docs/verify.md). Write
+    /// workloads only; the check's reads are not in the figures. A failed
+    /// check exits with 3. fio's --verify=crc32c and --verify=1 too
+    /// (--verify=0 is off).
+    #[cfg_attr(feature = "clap", arg(
+        long = flags::long(flags::VERIFY),
+        value_name = "crc32c",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "crc32c",
+        value_parser = parse_verify,
+        help_heading = "Workload"
+    ))]
+    pub verify: Option<bool>,
+
+    /// With --verify: report the check's read rate as its own figure
+    /// (test `verify`, read bw).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, requires = "verify", help_heading = "Workload")
+    )]
+    pub verify_timed: bool,
+
+    /// Data written: random, zeros, or compressible:N (N% compressible).
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "PATTERN",
+            default_value = "random",
+            help_heading = "Workload"
+        )
+    )]
     pub data: DataPattern,
-    /// Seed for offsets and data.
+
+    /// Seed for offsets and data; the same seed repeats the same run.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "N", default_value_t = 1, help_heading = "Workload")
+    )]
     pub seed: u64,
-    /// `Some(true)`: direct I/O or an error; `Some(false)`: the page
-    /// cache; `None`: direct where the file system can.
+
+    /// I/O engine: psync, io_uring, mmap-sync, mmap-async, null (default
+    /// io_uring); fio's --ioengine with sync (psync), mmap (mmap-sync) and
+    /// libaio (runs as io_uring). With a CrystalDiskMark profile, iometer
+    /// or macbench: the engine of every test.
+    #[cfg_attr(feature = "clap", arg(long = Setting::Engine.long(), alias = "ioengine", value_name = "ENGINE", help_heading = "Engine"))]
+    pub engine: Option<EngineChoice>,
+
+    /// Bypass the page cache (O_DIRECT); an error where the file system
+    /// cannot. The default is direct where supported. fio's --direct=1 and
+    /// --direct=0 (the page cache) too.
+    #[cfg_attr(feature = "clap", arg(
+        long,
+        value_name = "0|1",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "1",
+        value_parser = parse_direct,
+        conflicts_with = "buffered",
+        help_heading = "Engine"
+    ))]
     pub direct: Option<bool>,
-    /// `--verify`: stamp every write and check it after the run.
-    pub verify: Option<VerifyWrites>,
+
+    /// Go through the page cache.
+    #[cfg_attr(feature = "clap", arg(long, help_heading = "Engine"))]
+    pub buffered: bool,
+}
+
+/// fio's `--direct=0|1` (also true/false).
+pub fn parse_direct(s: &str) -> Result<bool, String> {
+    match s {
+        "1" | "true" => Ok(true),
+        "0" | "false" => Ok(false),
+        _ => Err("--direct takes 1 (bypass the page cache) or 0 (use it), e.g. --direct=1".into()),
+    }
+}
+
+/// fio's `verify=` values iomark checks with: crc32c (its default), 1 or
+/// 0.
+pub fn parse_verify(s: &str) -> Result<bool, String> {
+    crate::verify::writes::fio_verify_on(s).ok_or_else(|| {
+        format!("iomark checks with crc32c (fio's verify=crc32c), not {s}: use --verify")
+    })
 }
 
 /// A checked custom job: its spec (the size is the target's, filled in
@@ -79,6 +222,50 @@ pub struct CustomJob {
     pub depth_sweep: Vec<u32>,
     /// Whether the writes are checked after the run.
     pub verify: Option<VerifyWrites>,
+}
+
+/// An engine named the way fio names it, and the note for a stand-in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineChoice {
+    /// The engine that runs.
+    pub kind: EngineKind,
+    /// Said once before the run when `kind` stands in for fio's engine.
+    pub note: Option<&'static str>,
+}
+
+/// What `libaio` runs as, and why it may.
+pub const LIBAIO_NOTE: &str = "ioengine libaio runs as io_uring: both keep iodepth I/Os in flight \
+     from one thread, and iomark has no libaio engine";
+
+impl From<EngineKind> for EngineChoice {
+    /// iomark's own name for it: nothing to note.
+    fn from(kind: EngineKind) -> Self {
+        EngineChoice { kind, note: None }
+    }
+}
+
+impl std::str::FromStr for EngineChoice {
+    type Err = String;
+
+    /// iomark's engine names and fio's: `sync` and `pvsync` are psync
+    /// (one I/O at a time), `mmap` is mmap-sync, `libaio` io_uring.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let plain = |kind| EngineChoice { kind, note: None };
+        match s {
+            "sync" | "pvsync" => Ok(plain(EngineKind::Psync)),
+            "mmap" => Ok(plain(EngineKind::MmapSync)),
+            "libaio" => Ok(EngineChoice {
+                kind: EngineKind::IoUring,
+                note: Some(LIBAIO_NOTE),
+            }),
+            _ => s.parse::<EngineKind>().map(plain).map_err(|_| {
+                format!(
+                    "unknown engine '{s}': use psync, io_uring, mmap-sync, mmap-async, null \
+                     (or fio's sync, libaio, mmap)"
+                )
+            }),
+        }
+    }
 }
 
 /// `--iodepth`: one depth, or several as a list `1,2,4,8` or a range
@@ -118,26 +305,56 @@ impl JobSettings {
     /// job unless a profile is named.
     pub fn given(&self) -> Vec<&'static str> {
         let given = [
-            ("--rw", self.rw.is_some()),
-            ("--bs", self.bs.is_some()),
-            ("--iodepth", self.iodepth.is_some()),
-            ("--iodepth-batch", self.iodepth_batch.is_some()),
-            ("--numjobs", self.numjobs.is_some()),
-            ("--runtime", self.runtime.is_some()),
-            ("--ramp", self.ramp.is_some()),
-            ("--engine", self.engine.is_some()),
-            ("--rwmix-read", self.rwmix_read.is_some()),
-            ("--verify", self.verify.is_some()),
+            (flags::RW, self.rw.is_some()),
+            (flags::BS, self.bs.is_some()),
+            (flags::IODEPTH, self.iodepth.is_some()),
+            (flags::IODEPTH_BATCH, self.iodepth_batch.is_some()),
+            (flags::NUMJOBS, self.numjobs.is_some()),
+            (Setting::Runtime.flag(), self.runtime.is_some()),
+            (Setting::Ramp.flag(), self.ramp.is_some()),
+            (Setting::Engine.flag(), self.engine.is_some()),
+            (flags::RWMIX_READ, self.rwmix_read.is_some()),
+            (flags::VERIFY, self.verify_writes().is_some()),
         ];
         given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect()
+    }
+
+    /// The engine asked for, if any.
+    pub fn engine_kind(&self) -> Option<EngineKind> {
+        self.engine.map(|e| e.kind)
+    }
+
+    /// `Some(true)` for --direct, `Some(false)` for --buffered or
+    /// --direct=0, `None` for neither.
+    pub fn direct_choice(&self) -> Option<bool> {
+        self.direct.or(self.buffered.then_some(false))
+    }
+
+    /// `--verify` (and how), when on.
+    pub fn verify_writes(&self) -> Option<VerifyWrites> {
+        (self.verify == Some(true)).then_some(VerifyWrites {
+            timed: self.verify_timed,
+        })
+    }
+
+    /// The job's `iodepth` (the deepest, which sizes its buffers) and the
+    /// sweep's depths (empty for one depth).
+    fn depths(&self) -> (Option<u32>, Vec<u32>) {
+        self.iodepth
+            .as_ref()
+            .map(IodepthList::split)
+            .unwrap_or_default()
     }
 
     /// Fill in the defaults and check everything that can be checked
     /// before a target is opened ([`crate::validate_spec`] included).
     pub fn build(&self) -> Result<CustomJob, DiskError> {
         let invalid = |m: String| Err(DiskError::Invalid(m));
-        let iodepth = self.iodepth.unwrap_or(DEFAULT_IODEPTH);
-        let engine = self.engine.unwrap_or(DEFAULT_ENGINE);
+        let (deepest, depth_sweep) = self.depths();
+        let iodepth = deepest.unwrap_or(DEFAULT_IODEPTH);
+        let engine = self.engine_kind().unwrap_or(DEFAULT_ENGINE);
+        let direct_choice = self.direct_choice();
+        let verify = self.verify_writes();
         if self.size == Some(Bytes(0)) {
             return invalid("--size must be larger than 0: try --size 1GiB".into());
         }
@@ -146,7 +363,7 @@ impl JobSettings {
                 .map_err(|e| DiskError::Invalid(format!("{e}: use --engine psync")))?;
         }
         let mapped = engine.is_mapped();
-        if mapped && self.direct == Some(true) {
+        if mapped && direct_choice == Some(true) {
             return invalid(format!(
                 "--engine {engine} copies through a file mapping, which always uses the \
                  page cache: drop --direct, or use --engine psync or io_uring"
@@ -155,7 +372,7 @@ impl JobSettings {
         let direct = if mapped {
             DirectMode::Buffered
         } else {
-            DirectMode::from_choice(self.direct)
+            DirectMode::from_choice(direct_choice)
         };
         let runtime = self.runtime.unwrap_or(DEFAULT_RUNTIME);
         let spec = DiskJobSpec {
@@ -177,7 +394,7 @@ impl JobSettings {
         };
         crate::validate_spec(&spec)?;
         // Every depth of a sweep, before anything is created.
-        for &depth in &self.depth_sweep {
+        for &depth in &depth_sweep {
             crate::validate_spec(&DiskJobSpec {
                 iodepth: depth,
                 ..spec.clone()
@@ -194,114 +411,19 @@ impl JobSettings {
                 "--iodepth-batch must be 1 to --iodepth ({iodepth})"
             ));
         }
-        if let Some(v) = &self.verify {
+        if let Some(v) = &verify {
             v.check_spec(&spec)?;
         }
         Ok(CustomJob {
             spec,
             direct,
             size: self.size,
-            depth_sweep: self.depth_sweep.clone(),
-            verify: self.verify,
+            depth_sweep,
+            verify,
         })
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn psync() -> JobSettings {
-        JobSettings {
-            engine: Some(EngineKind::Psync),
-            ..JobSettings::default()
-        }
-    }
-
-    #[test]
-    fn defaults_are_fios_where_fio_has_one() {
-        let job = psync().build().unwrap();
-        assert_eq!(job.spec.rw, RwMode::RandRead);
-        assert_eq!(job.spec.bs, Bytes(4096));
-        assert_eq!(
-            (job.spec.iodepth, job.spec.iodepth_batch),
-            (32, DiskJobSpec::ADAPTIVE_BATCH)
-        );
-        assert_eq!(job.spec.runtime, Some(DEFAULT_RUNTIME));
-        assert_eq!(job.direct, DirectMode::Auto);
-    }
-
-    #[test]
-    fn each_bad_setting_names_its_fix() {
-        let cases: Vec<(JobSettings, &str)> = vec![
-            (
-                JobSettings {
-                    bs: Some(Bytes(0)),
-                    ..psync()
-                },
-                "--bs must be larger than 0",
-            ),
-            (
-                JobSettings {
-                    size: Some(Bytes(0)),
-                    ..psync()
-                },
-                "--size must be larger than 0",
-            ),
-            (
-                JobSettings {
-                    iodepth: Some(8),
-                    iodepth_batch: Some(16),
-                    ..psync()
-                },
-                "1 to --iodepth (8)",
-            ),
-            (
-                JobSettings {
-                    engine: Some(EngineKind::MmapSync),
-                    direct: Some(true),
-                    ..psync()
-                },
-                "page cache",
-            ),
-            (
-                JobSettings {
-                    rwmix_read: Some(101),
-                    ..psync()
-                },
-                "0 to 100",
-            ),
-        ];
-        for (settings, needle) in cases {
-            let err = settings.build().unwrap_err().to_string();
-            assert!(err.contains(needle), "{settings:?}: {err}");
-        }
-    }
-
-    #[test]
-    fn mapped_engines_run_buffered_and_runtime_zero_is_one_pass() {
-        let job = JobSettings {
-            engine: Some(EngineKind::MmapAsync),
-            runtime: Some(Nanos(0)),
-            ..psync()
-        }
-        .build()
-        .unwrap();
-        assert_eq!(job.direct, DirectMode::Buffered);
-        assert!(!job.spec.direct);
-        assert_eq!(job.spec.runtime, None);
-    }
-
-    #[test]
-    fn iodepth_takes_one_depth_or_a_sweep() {
-        let split = |s: &str| s.parse::<IodepthList>().map(|l| l.split());
-        assert_eq!(split("8"), Ok((Some(8), vec![])));
-        // Zero passes here; the job's check names the fix.
-        assert_eq!(split("0"), Ok((Some(0), vec![])));
-        assert_eq!(split("1,2,4,8"), Ok((Some(8), vec![1, 2, 4, 8])));
-        assert_eq!(split("8,1"), Ok((Some(8), vec![8, 1])));
-        assert_eq!(split("1..8"), Ok((Some(8), vec![1, 2, 4, 8])));
-        let err = split("1,x").unwrap_err();
-        assert!(err.starts_with("--iodepth '1,x': give a list"), "{err}");
-    }
-}
+#[path = "job_tests.rs"]
+mod tests;

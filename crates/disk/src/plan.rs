@@ -167,7 +167,7 @@ impl DiskSettings {
         let settings = ProfileSettings {
             runtime: job.runtime,
             ramp: job.ramp,
-            engine: job.engine,
+            engine: job.engine_kind(),
             data: job.data,
             seed: job.seed,
             ..self.profile_settings.clone()
@@ -192,7 +192,7 @@ impl DiskSettings {
             default_size: plan.default_size(),
             write: plan.writes(),
             allow_write: self.allow_write,
-            direct: DirectMode::from_choice(self.job.direct),
+            direct: DirectMode::from_choice(self.job.direct_choice()),
             data: self.job.data,
             seed: self.job.seed,
             io_sizes: plan.io_sizes(),

@@ -36,7 +36,7 @@ fn run_rank(
     world.all_ok(checked.as_ref().map(drop).map_err(|e| format!("{e:#}")))?;
     let plan = checked?;
     if world.is_root() {
-        if let Some(note) = args.engine.and_then(|e| e.note) {
+        if let Some(note) = args.workload.engine.and_then(|e| e.note) {
             eprintln!("iomark: note: {note}");
         }
     }
@@ -52,10 +52,10 @@ fn run_rank(
     );
     let _signals_raise_halt = signals::also_raise(coordinator.halt())?;
     let options = RunOptions {
-        keep_cache: args.keep_cache,
+        keep_cache: args.prof.settings.keep_cache,
         rated: args.rated.clone(),
         probe_first: None,
-        keep_verify_file: args.prof.keep_verify_file,
+        keep_verify_file: args.prof.settings.keep_verify_file,
         limit: None,
         command_line: command_line(),
     };
@@ -107,7 +107,7 @@ fn check(args: &DiskArgs, world: &World) -> anyhow::Result<DiskPlan> {
              are not read back; run --verify without --stonewall"
         );
     }
-    if plan.verify.is_some() && args.verify_timed {
+    if plan.verify.is_some() && args.workload.verify_timed {
         bail!("--verify-timed is not merged across ranks: use --verify");
     }
     if plan.repeat > 1 {

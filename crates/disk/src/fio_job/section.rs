@@ -7,8 +7,8 @@ use iomark_model::disk::{DataPattern, EngineKind, RwMode};
 use iomark_model::units::{Bytes, Nanos};
 
 use super::{EngineChoice, FioJob, FioJobError, LIBAIO_NOTE};
-use crate::job::JobSettings;
-use crate::verify::writes::{self, VerifyWrites};
+use crate::job::{IodepthList, JobSettings};
+use crate::verify::writes;
 
 /// A job section being read: what it said so far.
 #[derive(Debug, Clone, Default)]
@@ -35,8 +35,8 @@ impl Builder {
         Builder {
             settings: JobSettings {
                 rw: Some(RwMode::Read),
-                engine: Some(EngineKind::Psync),
-                iodepth: Some(1),
+                engine: Some(EngineKind::Psync.into()),
+                iodepth: Some(IodepthList(vec![1])),
                 rwmix_read: Some(50),
                 direct: Some(false),
                 // fio without runtime does one pass over size.
@@ -111,13 +111,13 @@ impl Builder {
                 self.filename = Some(v.into());
             }
             "directory" => self.directory = Some(need()?.into()),
-            "iodepth" => s.iodepth = Some(count(u64::from(u32::MAX))? as u32),
+            "iodepth" => s.iodepth = Some(IodepthList(vec![count(u64::from(u32::MAX))? as u32])),
             "numjobs" => s.numjobs = Some(count(u64::from(u32::MAX))? as u32),
             "ioengine" => {
                 let choice: EngineChoice = need()?.parse().map_err(|_| {
                     bad("iomark runs psync, sync (as psync), io_uring, libaio (as io_uring), mmap, null")
                 })?;
-                s.engine = Some(choice.kind);
+                s.engine = Some(choice);
                 self.notes.retain(|n| n != LIBAIO_NOTE);
                 self.notes.extend(choice.note.map(String::from));
             }
@@ -152,7 +152,7 @@ impl Builder {
                          file with fio",
                     )
                 })?;
-                s.verify = on.then_some(VerifyWrites { timed: false });
+                s.verify = on.then_some(true);
             }
             "do_verify" => self.skip_verify = !flag()?,
             // Reporting: iomark reports each job on its own and merges its

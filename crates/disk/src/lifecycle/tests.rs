@@ -49,7 +49,7 @@ fn custom(dir: &Path, rw: RwMode) -> DiskPlan {
             rw: Some(rw),
             bs: Some(Bytes(64 << 10)),
             size: Some(Bytes(1 << 20)),
-            engine: Some(EngineKind::Null),
+            engine: Some(EngineKind::Null.into()),
             runtime: Some(Nanos(50_000_000)),
             direct: Some(false),
             ..JobSettings::default()

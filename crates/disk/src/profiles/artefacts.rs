@@ -22,7 +22,7 @@ use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::{ArtefactsResult, ProfileResult};
 use iomark_model::units::{Bytes, BytesPerSec, Nanos};
 
-use super::common::shortened;
+use super::common::{shortened, PointSpec};
 use super::settings::{ProfileSettings, Setting};
 use super::{measure, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
@@ -110,21 +110,12 @@ fn spec(
     o: &ArtefactsOptions,
     t: &OpenTarget,
 ) -> DiskJobSpec {
+    let name = format!("artefacts {data} {rw}");
     DiskJobSpec {
-        name: format!("artefacts {data} {rw}"),
-        rw,
-        bs: Bytes(BLOCK),
         iodepth: DEPTH,
-        iodepth_batch: 1,
-        numjobs: 1,
         size: region,
-        runtime: None,
-        ramp: Nanos(0),
-        engine: o.engine,
-        direct: t.bypasses_cache(o.engine),
-        data,
         rwmix_read: 0,
-        seed: o.seed,
+        ..PointSpec::one_pass(o.engine, data, o.seed).job(name, rw, Bytes(BLOCK), t)
     }
 }
 

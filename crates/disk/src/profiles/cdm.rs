@@ -14,7 +14,7 @@ use iomark_model::profile::{CdmResult, CdmTest, ProfileResult, TestDir};
 use iomark_model::units::{Bytes, BytesPerSec, Iops, Nanos};
 use iomark_model::{Warning, WarningKind};
 
-use super::common::shortened;
+use super::common::{shortened, PointSpec};
 use super::settings::{ProfileSettings, Setting};
 use super::{measure, pause, ProfileName, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
@@ -307,21 +307,17 @@ pub fn pass_spec(
     } else {
         EngineKind::IoUring
     });
+    // Each pass has its own seed (the run's plus the pass number): its
+    // own offsets and data.
+    let seed = opts.seed.wrapping_add(u64::from(pass));
+    let name = format!("{} {}", row.label(), dir.as_str());
     DiskJobSpec {
-        name: format!("{} {}", row.label(), dir.as_str()),
-        rw: row.rw(dir),
-        bs: Bytes(row.bs),
         iodepth: row.queues,
-        iodepth_batch: 1,
         numjobs: row.threads,
-        size: target.info.size,
-        runtime: Some(opts.pass_time),
-        ramp: Nanos(0),
-        engine,
-        direct: target.bypasses_cache(engine),
-        data: opts.data,
         rwmix_read: opts.mix.unwrap_or(70),
-        seed: opts.seed.wrapping_add(u64::from(pass)),
+        ..PointSpec::one_pass(engine, opts.data, seed)
+            .timed(opts.pass_time)
+            .job(name, row.rw(dir), Bytes(row.bs), target)
     }
 }
 

@@ -1,16 +1,137 @@
-//! What the profiles share: running a point-by-point profile (IOmeter's
-//! sweep, the block-size sweep, MacBench), one measured job per point, and
-//! the warning a `--quick` run carries.
+//! What the profiles share: the options every job is built from and the
+//! one place a job's spec is built, running a point-by-point profile
+//! (IOmeter's sweep, the block-size sweep, MacBench), one measured job per
+//! point, and the warning a `--quick` run carries.
 
 use std::sync::atomic::AtomicBool;
 
-use iomark_model::disk::{DiskJobResult, DiskJobSpec};
+use iomark_model::disk::{DataPattern, DiskJobResult, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::ProfileResult;
+use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{Warning, WarningKind};
 
+use super::settings::ProfileSettings;
 use super::{measure, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
 use crate::DiskError;
+
+/// The options every job of a profile is built from: the settings the
+/// profiles have in common with a custom job (`--engine`, `--data`,
+/// `--seed`, `--runtime`, `--ramp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PointSpec {
+    /// The engine of the job.
+    pub engine: EngineKind,
+    /// What is written.
+    pub data: DataPattern,
+    /// Seed for offsets and data.
+    pub seed: u64,
+    /// Measured time; `None` for one pass over the region.
+    pub runtime: Option<Nanos>,
+    /// Unmeasured time first.
+    pub ramp: Nanos,
+}
+
+impl PointSpec {
+    /// One pass over the region (no time limit, no ramp) with `engine`.
+    pub fn one_pass(engine: EngineKind, data: DataPattern, seed: u64) -> Self {
+        PointSpec {
+            engine,
+            data,
+            seed,
+            runtime: None,
+            ramp: Nanos(0),
+        }
+    }
+
+    /// The same, measured for `runtime`.
+    pub fn timed(self, runtime: Nanos) -> Self {
+        PointSpec {
+            runtime: Some(runtime),
+            ..self
+        }
+    }
+
+    /// The job `name` doing `rw` in blocks of `bs` over the whole of
+    /// `target`, direct where the target bypasses the cache with this
+    /// engine: one thread with one I/O in flight, handed to the kernel at
+    /// once, 70% reads in a mix. A profile changes what its jobs do
+    /// differently with struct-update syntax.
+    pub fn job(&self, name: String, rw: RwMode, bs: Bytes, target: &OpenTarget) -> DiskJobSpec {
+        DiskJobSpec {
+            name,
+            rw,
+            bs,
+            iodepth: 1,
+            iodepth_batch: 1,
+            numjobs: 1,
+            size: target.info.size,
+            runtime: self.runtime,
+            ramp: self.ramp,
+            engine: self.engine,
+            direct: target.bypasses_cache(self.engine),
+            data: self.data,
+            rwmix_read: 70,
+            seed: self.seed,
+        }
+    }
+}
+
+/// The options the point-by-point profiles (IOmeter's sweep, the
+/// block-size sweep, MacBench) share: each point one job, measured for
+/// `runtime` after `ramp`, with the page cache dropped before it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointOptions {
+    /// Not counted, before each point.
+    pub ramp: Nanos,
+    /// Measured time of each point.
+    pub runtime: Nanos,
+    /// Data written.
+    pub data: DataPattern,
+    /// Whether `--quick` shortened the points.
+    pub quick: bool,
+    /// Seed for offsets and data.
+    pub seed: u64,
+    /// Leave the page cache as the previous point left it.
+    pub keep_cache: bool,
+}
+
+impl PointOptions {
+    /// A profile's defaults: its `ramp` and `runtime` (the `--quick` ones
+    /// when `quick`), random data, seed 1.
+    pub fn defaults(quick: bool, ramp: Nanos, runtime: Nanos) -> Self {
+        PointOptions {
+            ramp,
+            runtime,
+            data: DataPattern::Random,
+            quick,
+            seed: 1,
+            keep_cache: false,
+        }
+    }
+
+    /// These options with what the user gave: `--ramp`, `--runtime`,
+    /// `--data`, `--seed`, `--keep-cache` (a profile that takes no
+    /// `--ramp` has it refused before).
+    pub fn given(self, s: &ProfileSettings) -> Self {
+        PointOptions {
+            ramp: s.ramp.unwrap_or(self.ramp),
+            runtime: s.runtime.unwrap_or(self.runtime),
+            data: s.data,
+            quick: self.quick,
+            seed: s.seed,
+            keep_cache: s.keep_cache,
+        }
+    }
+
+    /// What each point's job is built from, run with `engine`.
+    pub fn spec(&self, engine: EngineKind) -> PointSpec {
+        PointSpec {
+            ramp: self.ramp,
+            ..PointSpec::one_pass(engine, self.data, self.seed).timed(self.runtime)
+        }
+    }
+}
 
 /// The jobs of a point-by-point profile and the points made of them.
 #[derive(Debug)]

@@ -4,11 +4,11 @@
 
 use std::sync::atomic::AtomicBool;
 
-use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
+use iomark_model::disk::{DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::{IometerPoint, IometerResult, ProfileResult};
 use iomark_model::units::{Bytes, Nanos};
 
-use super::common::{run_points, shortened};
+use super::common::{run_points, shortened, PointOptions};
 use super::settings::{ProfileSettings, Setting};
 use super::{ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
@@ -38,20 +38,10 @@ pub const QUICK_RUNTIME: Nanos = Nanos::from_secs(2);
 pub struct IometerOptions {
     /// Queue depths, in order.
     pub depths: Vec<u32>,
-    /// Not counted, before each point.
-    pub ramp: Nanos,
-    /// Measured time of each point.
-    pub runtime: Nanos,
     /// The engine (io_uring unless asked).
     pub engine: EngineKind,
-    /// Data written.
-    pub data: DataPattern,
-    /// Whether `--quick` shortened the points.
-    pub quick: bool,
-    /// Seed for offsets and data.
-    pub seed: u64,
-    /// Leave the page cache as the previous point left it.
-    pub keep_cache: bool,
+    /// Ramp, runtime, data, seed, cache: as every point-by-point profile.
+    pub common: PointOptions,
 }
 
 impl IometerOptions {
@@ -59,17 +49,12 @@ impl IometerOptions {
     pub fn defaults(quick: bool) -> Self {
         IometerOptions {
             depths: DEFAULT_DEPTHS.to_vec(),
-            ramp: if quick { QUICK_RAMP } else { DEFAULT_RAMP },
-            runtime: if quick {
-                QUICK_RUNTIME
-            } else {
-                DEFAULT_RUNTIME
-            },
             engine: EngineKind::IoUring,
-            data: DataPattern::Random,
-            quick,
-            seed: 1,
-            keep_cache: false,
+            common: if quick {
+                PointOptions::defaults(quick, QUICK_RAMP, QUICK_RUNTIME)
+            } else {
+                PointOptions::defaults(quick, DEFAULT_RAMP, DEFAULT_RUNTIME)
+            },
         }
     }
 }
@@ -88,16 +73,12 @@ pub fn plan(s: &ProfileSettings) -> Result<IometerOptions, DiskError> {
     if let Some(q) = &s.qd {
         o.depths = q.0.clone();
     }
-    o.ramp = s.ramp.unwrap_or(o.ramp);
-    o.runtime = s.runtime.unwrap_or(o.runtime);
+    o.common = o.common.given(s);
     match s.engine {
         Some(e) => o.engine = e,
         None => crate::engine::io_uring_available()
             .map_err(|e| DiskError::Invalid(format!("{e}: use --engine psync")))?,
     }
-    o.data = s.data;
-    o.seed = s.seed;
-    o.keep_cache = s.keep_cache;
     Ok(o)
 }
 
@@ -108,21 +89,11 @@ pub fn point_spec(
     opts: &IometerOptions,
     target: &OpenTarget,
 ) -> DiskJobSpec {
+    let point = opts.common.spec(opts.engine);
+    let name = format!("{} QD{depth}", pattern.0);
     DiskJobSpec {
-        name: format!("{} QD{depth}", pattern.0),
-        rw: pattern.1,
-        bs: Bytes(pattern.2),
         iodepth: depth,
-        iodepth_batch: 1,
-        numjobs: 1,
-        size: target.info.size,
-        runtime: Some(opts.runtime),
-        ramp: opts.ramp,
-        engine: opts.engine,
-        direct: target.bypasses_cache(opts.engine),
-        data: opts.data,
-        rwmix_read: 70,
-        seed: opts.seed,
+        ..point.job(name, pattern.1, Bytes(pattern.2), target)
     }
 }
 
@@ -133,10 +104,10 @@ pub fn run(
     stop: &AtomicBool,
     obs: &mut dyn ProfileObserver,
 ) -> Result<ProfileOutcome, DiskError> {
-    let warnings = shortened(opts.quick, || {
+    let warnings = shortened(opts.common.quick, || {
         format!(
             "{} ramp and {} per point instead of {} and {}",
-            opts.ramp, opts.runtime, DEFAULT_RAMP, DEFAULT_RUNTIME
+            opts.common.ramp, opts.common.runtime, DEFAULT_RAMP, DEFAULT_RUNTIME
         )
     });
     let specs = PATTERNS.iter().flat_map(|pattern| {
@@ -146,7 +117,7 @@ pub fn run(
     });
     let run = run_points(
         target,
-        opts.keep_cache,
+        opts.common.keep_cache,
         stop,
         obs,
         specs,
@@ -178,8 +149,8 @@ pub fn run(
     Ok(run.into_outcome(warnings, |points| {
         ProfileResult::Iometer(IometerResult {
             depths: opts.depths.clone(),
-            ramp: opts.ramp,
-            runtime: opts.runtime,
+            ramp: opts.common.ramp,
+            runtime: opts.common.runtime,
             points,
         })
     }))
@@ -205,7 +176,7 @@ mod tests {
         let d = IometerOptions::defaults(false);
         assert_eq!(d.depths, [1, 2, 4, 8]);
         assert_eq!(
-            (d.ramp, d.runtime),
+            (d.common.ramp, d.common.runtime),
             (Nanos::from_secs(2), Nanos::from_secs(10))
         );
         assert_eq!(d.engine, EngineKind::IoUring);

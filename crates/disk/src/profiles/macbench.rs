@@ -4,11 +4,11 @@
 
 use std::sync::atomic::AtomicBool;
 
-use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
+use iomark_model::disk::{DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::{MacbenchResult, MacbenchTest, ProfileResult};
 use iomark_model::units::{Bytes, Nanos};
 
-use super::common::{run_points, shortened};
+use super::common::{run_points, shortened, PointOptions};
 use super::settings::{ProfileSettings, Setting};
 use super::{ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
@@ -32,34 +32,27 @@ pub const QUICK_RUNTIME: Nanos = Nanos::from_secs(2);
 /// How to run the test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MacbenchOptions {
-    /// Measured time per test.
-    pub runtime: Nanos,
     /// The engine (synchronous psync unless asked).
     pub engine: EngineKind,
-    /// Data written.
-    pub data: DataPattern,
-    /// Whether `--quick` shortened the tests.
-    pub quick: bool,
-    /// Seed for offsets and data.
-    pub seed: u64,
-    /// Leave the page cache as the previous test left it.
-    pub keep_cache: bool,
+    /// Runtime per test, data, seed, cache (no ramp): as every
+    /// point-by-point profile.
+    pub common: PointOptions,
 }
 
 impl MacbenchOptions {
     /// The defaults, or the `--quick` ones.
     pub fn defaults(quick: bool) -> Self {
         MacbenchOptions {
-            runtime: if quick {
-                QUICK_RUNTIME
-            } else {
-                DEFAULT_RUNTIME
-            },
             engine: EngineKind::Psync,
-            data: DataPattern::Random,
-            quick,
-            seed: 1,
-            keep_cache: false,
+            common: PointOptions::defaults(
+                quick,
+                Nanos(0),
+                if quick {
+                    QUICK_RUNTIME
+                } else {
+                    DEFAULT_RUNTIME
+                },
+            ),
         }
     }
 }
@@ -71,22 +64,9 @@ pub fn test_spec(
     opts: &MacbenchOptions,
     target: &OpenTarget,
 ) -> DiskJobSpec {
-    DiskJobSpec {
-        name: name.into(),
-        rw,
-        bs: Bytes(TRANSFER),
-        iodepth: 1,
-        iodepth_batch: 1,
-        numjobs: 1,
-        size: target.info.size,
-        runtime: Some(opts.runtime),
-        ramp: Nanos(0),
-        engine: opts.engine,
-        direct: target.bypasses_cache(opts.engine),
-        data: opts.data,
-        rwmix_read: 70,
-        seed: opts.seed,
-    }
+    opts.common
+        .spec(opts.engine)
+        .job(name.into(), rw, Bytes(TRANSFER), target)
 }
 
 /// The settings MacBench's test takes.
@@ -95,11 +75,8 @@ pub const SETTINGS: &[Setting] = &[Setting::Runtime, Setting::Engine];
 /// The test's options from the user's settings.
 pub fn plan(s: &ProfileSettings) -> Result<MacbenchOptions, DiskError> {
     let mut o = MacbenchOptions::defaults(s.quick);
-    o.runtime = s.runtime.unwrap_or(o.runtime);
     o.engine = s.engine.unwrap_or(o.engine);
-    o.data = s.data;
-    o.seed = s.seed;
-    o.keep_cache = s.keep_cache;
+    o.common = o.common.given(s);
     Ok(o)
 }
 
@@ -110,14 +87,17 @@ pub fn run(
     stop: &AtomicBool,
     obs: &mut dyn ProfileObserver,
 ) -> Result<ProfileOutcome, DiskError> {
-    let warnings = shortened(opts.quick, || {
-        format!("{} per test instead of {}", opts.runtime, DEFAULT_RUNTIME)
+    let warnings = shortened(opts.common.quick, || {
+        format!(
+            "{} per test instead of {}",
+            opts.common.runtime, DEFAULT_RUNTIME
+        )
     });
     // Each job is named after its test, and measured under that name.
     let specs = TESTS.map(|(name, rw)| (name, test_spec(name, rw, opts, target)));
     let run = run_points(
         target,
-        opts.keep_cache,
+        opts.common.keep_cache,
         stop,
         obs,
         specs,
@@ -129,7 +109,7 @@ pub fn run(
     )?;
     Ok(run.into_outcome(warnings, |tests| {
         ProfileResult::Macbench(MacbenchResult {
-            runtime: opts.runtime,
+            runtime: opts.common.runtime,
             tests,
         })
     }))

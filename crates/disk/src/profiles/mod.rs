@@ -24,7 +24,7 @@
 
 pub mod artefacts;
 pub mod cdm;
-mod common;
+pub mod common;
 pub mod gnome;
 pub mod iometer;
 pub mod macbench;

@@ -200,7 +200,8 @@ impl ProfilePlan {
                 }
             }
             ProfilePlan::Iometer(opts) => {
-                let each = Cost::Time(opts.ramp.as_duration() + opts.runtime.as_duration());
+                let each =
+                    Cost::Time(opts.common.ramp.as_duration() + opts.common.runtime.as_duration());
                 for p in &iometer::PATTERNS {
                     for d in &opts.depths {
                         let test = o.tests() + 1;
@@ -209,14 +210,14 @@ impl ProfilePlan {
                 }
             }
             ProfilePlan::Macbench(opts) => {
-                let each = Cost::Time(opts.runtime.as_duration());
+                let each = Cost::Time(opts.common.runtime.as_duration());
                 for (i, (name, _)) in macbench::TESTS.iter().enumerate() {
                     let block = Some(macbench::TRANSFER);
                     o.push((*name).into(), i as u32 + 1, each, block);
                 }
             }
             ProfilePlan::Sweep(opts) => {
-                let each = Cost::Time(opts.runtime.as_duration());
+                let each = Cost::Time(opts.common.runtime.as_duration());
                 for engine in &opts.engines {
                     for (rw, bs) in sweep::points(&opts.sizes) {
                         let label = format!("{engine} {rw} {}", Bytes(bs).short_label());

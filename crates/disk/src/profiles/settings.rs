@@ -132,55 +132,145 @@ pub fn parse_sizes(s: &str) -> Result<Vec<Bytes>, String> {
     Ok(sizes)
 }
 
+/// `--mix` takes an optional value, so it also swallows a path that follows
+/// it; say how to write it.
+pub fn parse_mix(s: &str) -> Result<u8, String> {
+    match s.parse::<u8>() {
+        Ok(p) if p <= 100 => Ok(p),
+        _ => Err(
+            "--mix takes a read percentage from 0 to 100; to use the default 70 \
+                  before a path, write --mix=70 or put --mix after the path"
+                .into(),
+        ),
+    }
+}
+
 /// Everything a user may set on a profile; `None` (or `false`) keeps the
 /// profile's default.
+///
+/// With the `clap` feature these are the profile arguments of `iomark
+/// disk` (flattened into the command), each named by its [`Setting`]'s
+/// flag; the settings a custom job has too (runtime, ramp, engine, data,
+/// seed) are the job's flags ([`crate::job::JobSettings`]), copied in
+/// by [`crate::plan::DiskSettings::build`]. `--keep-cache`, `--no-probe`
+/// and `--keep-verify-file` are here too, though the run reads them rather
+/// than a profile's plan.
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct ProfileSettings {
-    /// Shorter passes for a first look.
+    /// Shorter passes, intervals and sample counts for a first look; the
+    /// result says it was shortened.
+    #[cfg_attr(feature = "clap", arg(long, help_heading = "Profile"))]
     pub quick: bool,
-    /// Measured passes per test.
+
+    /// CrystalDiskMark: measured passes per test (default 5).
+    #[cfg_attr(feature = "clap", arg(long = Setting::Passes.long(), value_name = "N", help_heading = "Profile"))]
     pub passes: Option<u32>,
-    /// Length of each pass.
+
+    /// CrystalDiskMark: length of each pass (default 5s; cdm3 6s).
+    #[cfg_attr(feature = "clap", arg(long = Setting::PassTime.long(), value_name = "TIME", help_heading = "Profile"))]
     pub pass_time: Option<Nanos>,
-    /// Pause between tests.
+
+    /// CrystalDiskMark: pause between tests (default 5s).
+    #[cfg_attr(feature = "clap", arg(long = Setting::Interval.long(), value_name = "TIME", help_heading = "Profile"))]
     pub interval: Option<Nanos>,
-    /// Read percentage of an added mix test.
+
+    /// CrystalDiskMark: add the mix test with this read percentage (70
+    /// when given without a value).
+    #[cfg_attr(feature = "clap", arg(long = Setting::Mix.long(), value_name = "PCT", num_args = 0..=1, default_missing_value = "70", value_parser = parse_mix, help_heading = "Profile"))]
     pub mix: Option<u8>,
-    /// Queue depths.
+
+    /// iometer: queue depths, a list (1,2,4,8, the default) or a range
+    /// (1..32, powers of two).
+    #[cfg_attr(feature = "clap", arg(long = Setting::Qd.long(), value_name = "LIST", help_heading = "Profile"))]
     pub qd: Option<Depths>,
-    /// Measured time per point.
+
+    /// Measured time per point: the job's `--runtime`.
+    #[cfg_attr(feature = "clap", arg(skip))]
     pub runtime: Option<Nanos>,
-    /// Unmeasured time before each point.
+
+    /// Unmeasured time before each point: the job's `--ramp`.
+    #[cfg_attr(feature = "clap", arg(skip))]
     pub ramp: Option<Nanos>,
-    /// The engine of every test.
+
+    /// The engine of every test: the job's `--engine`.
+    #[cfg_attr(feature = "clap", arg(skip))]
     pub engine: Option<EngineKind>,
-    /// Engines to compare.
-    pub engines: Option<EngineList>,
-    /// The sweep's block sizes, in order.
-    pub sizes: Option<SizeList>,
-    /// Transfer-rate samples.
+
+    /// gnome: transfer-rate samples (default 100).
+    #[cfg_attr(feature = "clap", arg(long = Setting::Samples.long(), value_name = "N", help_heading = "Profile"))]
     pub samples: Option<u32>,
-    /// Bytes per transfer-rate sample.
+
+    /// gnome: bytes per transfer-rate sample (default 10MiB).
+    #[cfg_attr(feature = "clap", arg(long = Setting::SampleSize.long(), value_name = "SIZE", help_heading = "Profile"))]
     pub sample_size: Option<Bytes>,
-    /// Access-time samples.
+
+    /// gnome: access-time samples (default 1000).
+    #[cfg_attr(feature = "clap", arg(long = Setting::AccessSamples.long(), value_name = "N", help_heading = "Profile"))]
     pub access_samples: Option<u32>,
-    /// Write each sample back.
+
+    /// gnome: write each sample back (the data just read, fsynced); only
+    /// on a test file or a target named with --allow-write.
+    #[cfg_attr(feature = "clap", arg(long = Setting::Write.long(), help_heading = "Profile"))]
     pub write: bool,
-    /// verify: which phases run.
+
+    /// sweep: engines to compare (default psync), e.g. psync,mmap-sync,mmap-async.
+    #[cfg_attr(feature = "clap", arg(long = Setting::Engines.long(), value_name = "LIST", help_heading = "Profile"))]
+    pub engines: Option<EngineList>,
+
+    /// Skip the short artefacts probe (does this device compress?) that
+    /// runs before the default profile when the store has no verdict for
+    /// the device yet.
+    //
+    // The run's choice, made before any profile plans, so no [`Setting`].
+    #[cfg_attr(feature = "clap", arg(long, help_heading = "Profile"))]
+    pub no_probe: bool,
+
+    /// verify: write, read or both (default): --phase write fills the
+    /// target and leaves it; --phase read later checks what it left, e.g.
+    /// after the device was unplugged and plugged back in.
+    #[cfg_attr(feature = "clap", arg(long = Setting::Phase.long(), value_name = "PHASE", help_heading = "Profile"))]
     pub phase: Option<VerifyPhase>,
-    /// What is written.
-    pub data: DataPattern,
-    /// Seed for offsets and data.
-    pub seed: u64,
-    /// Stop once the rate after a drop has been steady this long
-    /// (`--until-steady`).
+
+    /// verify: keep the file a --phase write left in a directory after
+    /// --phase read has checked it (it is removed otherwise).
+    //
+    // The run removes the file (`lifecycle::RunOptions`), not the
+    // profile's plan, so no [`Setting`].
+    #[cfg_attr(feature = "clap", arg(long, help_heading = "Profile"))]
+    pub keep_verify_file: bool,
+
+    /// sweep: random block sizes, run in the order given (default every
+    /// power of two from 4k to 4M), e.g. 4k,64k,1M.
+    #[cfg_attr(feature = "clap", arg(long = Setting::Sizes.long(), value_name = "LIST", help_heading = "Profile"))]
+    pub sizes: Option<SizeList>,
+
+    /// sustained: stop once the rate has fallen and then held steady this
+    /// long (default 20s; write --until-steady=30s with a value), instead
+    /// of writing the whole region.
+    #[cfg_attr(feature = "clap", arg(long = Setting::UntilSteady.long(), value_name = "TIME", num_args = 0..=1, require_equals = true, default_missing_value = "20s", help_heading = "Profile"))]
     pub until_steady: Option<Nanos>,
-    /// Idle this long, then write again to see how much cache came back
-    /// (`--recover`).
+
+    /// sustained: after the first pass idle this long (e.g. 60s), then write
+    /// again and report how much of the fast cache came back.
+    #[cfg_attr(feature = "clap", arg(long = Setting::Recover.long(), value_name = "TIME", help_heading = "Profile"))]
     pub recover: Option<Nanos>,
-    /// Leave the target's pages in the page cache between jobs
-    /// (`--keep-cache`); by default each job starts with them dropped.
-    /// Every profile obeys it, so it is no [`Setting`].
+
+    /// What is written: the job's `--data`.
+    #[cfg_attr(feature = "clap", arg(skip))]
+    pub data: DataPattern,
+
+    /// Seed for offsets and data: the job's `--seed`.
+    #[cfg_attr(feature = "clap", arg(skip))]
+    pub seed: u64,
+
+    /// Keep the target's pages in the page cache before the job, and
+    /// between a profile's jobs (fio's --invalidate=0); with --buffered this
+    /// measures the cache on purpose.
+    //
+    // Every profile obeys it, and a custom job too, so it is no
+    // [`Setting`].
+    #[cfg_attr(feature = "clap", arg(long, help_heading = "Engine"))]
     pub keep_cache: bool,
 }
 
@@ -266,6 +356,12 @@ impl Setting {
             Setting::Recover => "--recover",
             Setting::Phase => "--phase",
         }
+    }
+
+    /// The flag's long name, as clap takes it: [`flag`](Self::flag)
+    /// without its dashes.
+    pub fn long(self) -> &'static str {
+        self.flag().trim_start_matches('-')
     }
 
     /// Whether the user gave it.

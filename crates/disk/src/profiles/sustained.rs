@@ -29,6 +29,7 @@ use iomark_model::units::{Bytes, BytesPerSec, Nanos};
 use iomark_model::{Warning, WarningKind};
 use iomark_stats::cliff::{find_cliff, rate_between, steady, CliffParams};
 
+use super::common::PointSpec;
 use super::settings::{ProfileSettings, Setting};
 use super::{pause, ProfileObserver, ProfileOutcome};
 use crate::runner::{self, Observer, Progress};
@@ -108,20 +109,15 @@ pub fn region(size: Bytes) -> Bytes {
 
 fn spec(o: &SustainedOptions, region: Bytes, t: &OpenTarget, name: &str) -> DiskJobSpec {
     DiskJobSpec {
-        name: name.into(),
-        rw: RwMode::Write,
-        bs: Bytes(BLOCK),
         iodepth: DEPTH,
-        iodepth_batch: 1,
-        numjobs: 1,
         size: region,
-        runtime: None,
-        ramp: Nanos(0),
-        engine: o.engine,
-        direct: t.bypasses_cache(o.engine),
-        data: o.data,
         rwmix_read: 0,
-        seed: o.seed,
+        ..PointSpec::one_pass(o.engine, o.data, o.seed).job(
+            name.into(),
+            RwMode::Write,
+            Bytes(BLOCK),
+            t,
+        )
     }
 }
 

@@ -11,11 +11,11 @@
 
 use std::sync::atomic::AtomicBool;
 
-use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
+use iomark_model::disk::{DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::{ProfileResult, SweepPoint, SweepResult};
 use iomark_model::units::{Bytes, Nanos};
 
-use super::common::{run_points, shortened};
+use super::common::{run_points, shortened, PointOptions};
 use super::settings::{ProfileSettings, Setting};
 use super::{powers_of_two, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
@@ -61,10 +61,7 @@ pub fn plan(s: &ProfileSettings) -> Result<SweepOptions, DiskError> {
     if let Some(sizes) = &s.sizes {
         o.sizes = sizes.0.iter().map(|b| b.get()).collect();
     }
-    o.runtime = s.runtime.unwrap_or(o.runtime);
-    o.data = s.data;
-    o.seed = s.seed;
-    o.keep_cache = s.keep_cache;
+    o.common = o.common.given(s);
     Ok(o)
 }
 
@@ -75,16 +72,9 @@ pub struct SweepOptions {
     pub engines: Vec<EngineKind>,
     /// Random block sizes, in order.
     pub sizes: Vec<u64>,
-    /// Measured time per point.
-    pub runtime: Nanos,
-    /// Data written.
-    pub data: DataPattern,
-    /// Whether `--quick` shortened the points.
-    pub quick: bool,
-    /// Seed for offsets and data.
-    pub seed: u64,
-    /// Leave the page cache as the previous point left it.
-    pub keep_cache: bool,
+    /// Runtime, data, seed, cache (no ramp): as every point-by-point
+    /// profile.
+    pub common: PointOptions,
 }
 
 impl SweepOptions {
@@ -93,15 +83,15 @@ impl SweepOptions {
         SweepOptions {
             engines: vec![EngineKind::Psync],
             sizes: default_sizes(),
-            runtime: if quick {
-                QUICK_RUNTIME
-            } else {
-                DEFAULT_RUNTIME
-            },
-            data: DataPattern::Random,
-            quick,
-            seed: 1,
-            keep_cache: false,
+            common: PointOptions::defaults(
+                quick,
+                Nanos(0),
+                if quick {
+                    QUICK_RUNTIME
+                } else {
+                    DEFAULT_RUNTIME
+                },
+            ),
         }
     }
 }
@@ -114,22 +104,8 @@ pub fn point_spec(
     opts: &SweepOptions,
     target: &OpenTarget,
 ) -> DiskJobSpec {
-    DiskJobSpec {
-        name: format!("{engine} {rw} {}", Bytes(bs).short_label()),
-        rw,
-        bs: Bytes(bs),
-        iodepth: 1,
-        iodepth_batch: 1,
-        numjobs: 1,
-        size: target.info.size,
-        runtime: Some(opts.runtime),
-        ramp: Nanos(0),
-        engine,
-        direct: target.bypasses_cache(engine),
-        data: opts.data,
-        rwmix_read: 70,
-        seed: opts.seed,
-    }
+    let name = format!("{engine} {rw} {}", Bytes(bs).short_label());
+    opts.common.spec(engine).job(name, rw, Bytes(bs), target)
 }
 
 /// Run the sweep on `target`.
@@ -139,8 +115,11 @@ pub fn run(
     stop: &AtomicBool,
     obs: &mut dyn ProfileObserver,
 ) -> Result<ProfileOutcome, DiskError> {
-    let warnings = shortened(opts.quick, || {
-        format!("{} per point instead of {}", opts.runtime, DEFAULT_RUNTIME)
+    let warnings = shortened(opts.common.quick, || {
+        format!(
+            "{} per point instead of {}",
+            opts.common.runtime, DEFAULT_RUNTIME
+        )
     });
     let specs = opts.engines.iter().flat_map(|&engine| {
         points(&opts.sizes)
@@ -149,7 +128,7 @@ pub fn run(
     });
     let run = run_points(
         target,
-        opts.keep_cache,
+        opts.common.keep_cache,
         stop,
         obs,
         specs,
@@ -164,7 +143,7 @@ pub fn run(
     Ok(run.into_outcome(warnings, |points| {
         ProfileResult::Sweep(SweepResult {
             engines: opts.engines.clone(),
-            runtime: opts.runtime,
+            runtime: opts.common.runtime,
             points,
         })
     }))
@@ -240,6 +219,6 @@ mod tests {
                 (RwMode::Write, SEQ_BS),
             ]
         );
-        assert!(!o.keep_cache);
+        assert!(!o.common.keep_cache);
     }
 }

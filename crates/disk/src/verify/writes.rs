@@ -415,7 +415,7 @@ mod tests {
         let spec = crate::job::JobSettings {
             rw: Some(iomark_model::disk::RwMode::RandWrite),
             bs: Some(Bytes(BS)),
-            engine: Some(EngineKind::Psync),
+            engine: Some(EngineKind::Psync.into()),
             ..Default::default()
         }
         .build()
@@ -444,7 +444,7 @@ mod tests {
             bs: Bytes(bs),
             engine,
             ..crate::job::JobSettings {
-                engine: Some(EngineKind::Psync),
+                engine: Some(EngineKind::Psync.into()),
                 ..Default::default()
             }
             .build()
@@ -467,7 +467,7 @@ mod tests {
         let spec = crate::job::JobSettings {
             rw: Some(iomark_model::disk::RwMode::Write),
             bs: Some(Bytes(BS)),
-            engine: Some(EngineKind::Psync),
+            engine: Some(EngineKind::Psync.into()),
             ..Default::default()
         }
         .build()
