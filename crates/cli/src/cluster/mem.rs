@@ -14,7 +14,7 @@ use iomark_cluster::merge::merge_stream;
 use iomark_cluster::World;
 use iomark_mem::job;
 use iomark_model::cluster::{MemCluster, MemRankResult};
-use iomark_model::mem::{Backing, KernelResult, MemOutcome, MemRun};
+use iomark_model::mem::{KernelResult, MemOutcome, MemRun};
 use iomark_model::{now_ms, RunBody};
 
 use crate::exit::Exit;
@@ -33,19 +33,7 @@ fn check(args: MemArgs, world: &World) -> anyhow::Result<MemOptions> {
     let Some(options) = args.options()? else {
         bail!("the limited child of --mem-limit does not run under an MPI launcher");
     };
-    let plan = &options.plan;
-    if plan.sweep.is_some() {
-        bail!("--sizes and --ratios run alone, not across MPI ranks: leave them out");
-    }
-    if plan.relative {
-        bail!("--relative runs alone, not across MPI ranks: leave it out");
-    }
-    if plan.spec.mem_limit.is_some() {
-        bail!("--mem-limit is not applied across MPI ranks: leave it out");
-    }
-    if plan.spec.backing != Backing::Heap {
-        bail!("under MPI every rank's STREAM arrays are on the heap: leave out --backing");
-    }
+    options.plan.check_across_ranks()?;
     if world.is_root() {
         options.store.check()?;
     }
