@@ -64,6 +64,16 @@ fn interval(secs: f64) -> Result<Option<Duration>, NetError> {
 }
 
 impl ClientSettings {
+    /// Where the client's output goes and how each line starts.
+    pub fn output(&self) -> crate::output::OutputSettings {
+        crate::output::OutputSettings {
+            logfile: self.logfile.clone(),
+            timestamps: self.timestamps.clone(),
+            title: self.title.clone(),
+            forceflush: self.forceflush,
+        }
+    }
+
     /// Check the settings against iperf3's limits and make the client's
     /// configuration.
     pub fn build(&self) -> Result<ClientConfig, NetError> {
