@@ -15,8 +15,6 @@ use iomark_net::NetError;
 
 use crate::exit::Exit;
 
-pub mod unsupported;
-
 /// `iomark net`: the subcommands.
 #[derive(Debug, Args)]
 pub struct NetArgs {

@@ -14,6 +14,7 @@ use crate::local::{Family, LocalEnd};
 mod client;
 mod server;
 mod tos;
+pub mod unsupported;
 use crate::proto::{params, Params, Protocol};
 use crate::{ClientConfig, NetError};
 pub use client::ClientSettings;
