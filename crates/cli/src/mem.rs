@@ -131,6 +131,12 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
     let text = options.output.render(&doc)?;
     // A closed pipe surfaces as an error that main treats as success.
     std::io::stdout().lock().write_all(text.as_bytes())?;
+    ended(&doc)
+}
+
+/// How a printed and stored mem run ends, alone or across MPI ranks: a
+/// killed kernel or a failed check is an error, a stop is 130.
+pub(crate) fn ended(doc: &iomark_model::RunDocument) -> anyhow::Result<Exit> {
     let RunBody::Mem(run) = &doc.body else {
         unreachable!("a mem plan makes a mem body")
     };

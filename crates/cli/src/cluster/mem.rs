@@ -15,7 +15,7 @@ use iomark_cluster::World;
 use iomark_mem::job;
 use iomark_model::cluster::{MemCluster, MemRankResult};
 use iomark_model::mem::{KernelResult, MemOutcome, MemRun};
-use iomark_model::{now_ms, RunBody};
+use iomark_model::now_ms;
 
 use crate::exit::Exit;
 use crate::mem::{MemArgs, MemOptions};
@@ -106,13 +106,5 @@ fn run_rank(
     crate::record::Recorder::begin(&options.store, &mut doc).finish(&doc);
     let text = options.output.render(&doc)?;
     std::io::stdout().lock().write_all(text.as_bytes())?;
-    let RunBody::Mem(run) = &doc.body else {
-        unreachable!("a mem plan makes a mem body")
-    };
-    match &run.outcome {
-        MemOutcome::Completed { result, .. } if result.validation().is_failed() => {
-            bail!("validation failed: {}", result.validation().detail)
-        }
-        _ => Ok(Exit::Success),
-    }
+    crate::mem::ended(&doc)
 }
