@@ -96,7 +96,7 @@ fn iperf3_reason(e: &clap::Error) -> Option<String> {
     let Some(ContextValue::String(flag)) = e.get(ContextKind::InvalidArg) else {
         return None;
     };
-    let why = crate::net::unsupported::why_not(flag)?;
+    let why = iomark_net::settings::unsupported::why_not(flag)?;
     Some(format!("net: iperf3's {flag} is not supported: {why}"))
 }
 

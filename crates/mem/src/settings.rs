@@ -5,18 +5,26 @@
 //! ...): they are the vocabulary of the job, whatever front end fills it in.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
 
 use iomark_model::device::HostInfo;
 use iomark_model::mem::{
-    Advice, Backing, HimenoLength, HimenoSpec, MemJobSpec, MemKernelSpec, MemOutcome, MemRun,
-    StencilSpec, StreamSpec, SweepAxis,
+    Advice, Backing, HimenoSpec, MemJobSpec, MemKernelSpec, MemOutcome, MemRun, StencilSpec,
+    StreamSpec, SweepAxis,
 };
-use iomark_model::units::{Bytes, Nanos};
+use iomark_model::units::Bytes;
 use iomark_model::{RunBody, RunDocument, RunStatus};
 
 use crate::swap::SwapTarget;
 use crate::sweep::SweepSpec;
-use crate::{himeno, sys, MemError};
+use crate::MemError;
+
+mod kernel;
+pub use kernel::{
+    default_stream_len, himeno, parse_count, stencil, stream, HimenoSettings, KernelSettings,
+    StencilSettings, StreamSettings,
+};
 
 /// The smallest `--mem-limit`: the process itself must fit.
 pub const MIN_MEM_LIMIT: Bytes = Bytes(4 * Bytes::MIB);
@@ -24,31 +32,108 @@ pub const MIN_MEM_LIMIT: Bytes = Bytes(4 * Bytes::MIB);
 /// Himeno's own measured time when neither sweeps nor seconds are given.
 pub const DEFAULT_HIMENO_SECONDS: u64 = 60;
 
-/// What the user said about where and how any kernel runs.
+/// What the user said about where and how any kernel runs: the flags
+/// every kernel of `iomark mem` takes (with the `clap` feature, their
+/// definitions; the doc comments are their help).
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct MemSettings {
-    /// Worker threads; `None` takes the CPUs this process may use.
+    /// Worker threads (default: the CPUs this process may use; at most 64
+    /// per CPU and 4096 in all).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "N", help_heading = "Workload")
+    )]
     pub threads: Option<u32>,
-    /// `heap`, or `mmap:PATH` for a file in (or at) `PATH`.
+
+    /// Where the arrays live: heap; mmap:PATH for a file created in
+    /// directory PATH (or as new file PATH), mapped shared, removed after;
+    /// or swap:PATH, the heap with a swap area iomark sets up in directory
+    /// PATH (or on block device PATH, with --allow-write) for the run only
+    /// (needs --mem-limit). A comma list with --sizes or --ratios, which
+    /// may name several swap areas on different devices
+    /// (swap:/dev/zram0,swap:/mnt/ssd,mmap:/mnt/ssd), each active for its
+    /// own points only.
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "heap|mmap:PATH|swap:PATH",
+            default_value = "heap",
+            help_heading = "Memory"
+        )
+    )]
     pub backing: String,
-    /// madvise policy of a file mapping.
-    pub advice: Advice,
-    /// Memory cgroup limit for the kernel.
-    pub mem_limit: Option<Bytes>,
-    /// Run the all-in-memory case first and report relative time.
-    pub relative: bool,
-    /// `--sizes`: a sweep over these data sizes.
+
+    /// Sweep over these data sizes (e.g. 256MiB,512MiB,1GiB), each point
+    /// against the all-in-memory run of the same size; overrides the
+    /// kernel's size flag.
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "LIST",
+            value_delimiter = ',',
+            help_heading = "Sweep"
+        )
+    )]
     pub sizes: Vec<Bytes>,
-    /// `--ratios`: a sweep over data sizes of these multiples of the limit.
+
+    /// Sweep over data sizes of these multiples of --mem-limit (e.g.
+    /// 0.5,1,2,4).
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "LIST",
+            value_delimiter = ',',
+            help_heading = "Sweep"
+        )
+    )]
     pub ratios: Vec<f64>,
-    /// `--allow-write`: block devices that may be overwritten (a swap
-    /// backing on a device).
+
+    /// A block device that --backing swap:DEVICE may overwrite.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "DEVICE", help_heading = "Memory")
+    )]
     pub allow_write: Vec<PathBuf>,
-    /// `--warm`: read a file mapping's file through once before measuring.
-    pub warm: bool,
-    /// `--repeat N`: pairs of all-in-memory and constrained runs,
-    /// alternated (`None`: one).
+
+    /// madvise policy of a file mapping: normal, sequential or random.
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            long,
+            value_name = "POLICY",
+            default_value = "normal",
+            help_heading = "Memory"
+        )
+    )]
+    pub advice: Advice,
+
+    /// Run the kernel in a memory cgroup of this size, e.g. 256MiB (root).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "SIZE", help_heading = "Memory")
+    )]
+    pub mem_limit: Option<Bytes>,
+
+    /// Run the all-in-memory case (heap, no limit) first and report this run
+    /// as relative execution time.
+    #[cfg_attr(feature = "clap", arg(long, help_heading = "Memory"))]
+    pub relative: bool,
+
+    /// Alternate N all-in-memory and constrained runs (each point of a
+    /// sweep, or a --relative run) and report the median relative time and
+    /// its spread.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", help_heading = "Memory"))]
     pub repeat: Option<u32>,
+
+    /// Read each mmap backing file through once before measuring, so the
+    /// kernel finds it in the page cache (the file-fits-in-memory case);
+    /// part of the test's name ("mmap warm").
+    #[cfg_attr(feature = "clap", arg(long, help_heading = "Memory"))]
+    pub warm: bool,
 }
 
 /// The most `--repeat` pairs.
@@ -278,89 +363,48 @@ fn check_distinct(
     Ok(())
 }
 
-fn invalid<T>(msg: impl Into<String>) -> Result<T, MemError> {
+pub(crate) fn invalid<T>(msg: impl Into<String>) -> Result<T, MemError> {
     Err(MemError::BadSpec(msg.into()))
 }
 
-/// STREAM: elements per array (`None`: STREAM's size rule), passes, and
-/// non-temporal stores (`None`: on when an array is larger than the
-/// last-level cache, or the cache is unknown; off for arrays that fit,
-/// where streaming stores would push them out and slow every pass).
-pub fn stream(
-    size: Option<u64>,
-    ntimes: u32,
-    nt_stores: Option<bool>,
-) -> Result<MemKernelSpec, MemError> {
-    if ntimes < 2 {
-        return invalid(format!(
-            "--ntimes {ntimes} is too small: the first pass is not counted, so use at least 2"
-        ));
-    }
-    let array_len = size.unwrap_or_else(default_stream_len);
-    let nt_stores = nt_stores.unwrap_or_else(|| {
-        sys::host()
-            .llc
-            .is_none_or(|llc| array_len.saturating_mul(8) > llc.get())
-    });
-    Ok(MemKernelSpec::Stream(StreamSpec {
-        array_len,
-        ntimes,
-        nt_stores,
-    }))
-}
-
-/// STREAM's size rule: each array 4 x the last-level cache, at least
-/// STREAM's 10M, and no more than half the available memory in all.
-pub fn default_stream_len() -> u64 {
-    let host = sys::host();
-    let rule = host.llc.map_or(0, |l| (4 * l.get()).div_ceil(8));
-    let len = rule.max(10_000_000);
-    match sys::mem_available() {
-        Some(avail) => len.min(avail.get() / 2 / 24).max(1_000_000),
-        None => len,
-    }
-}
-
-/// The 2D stencil: mask width (3 or 15), grid side and sweeps.
-pub fn stencil(mask: u32, n: u64, sweeps: u32) -> Result<MemKernelSpec, MemError> {
-    if mask != 3 && mask != 15 {
-        return invalid(format!(
-            "--mask {mask} is not supported: use 3 or 15 (their weights are exact, which the check needs)"
-        ));
-    }
-    if n <= mask as u64 {
-        return invalid(format!(
-            "--n {n} leaves no interior for a {mask}x{mask} mask; use --n {} or more",
-            mask + 1
-        ));
-    }
-    if sweeps == 0 {
-        return invalid("--sweeps must be at least 1");
-    }
-    Ok(MemKernelSpec::Stencil(StencilSpec { n, mask, sweeps }))
-}
-
-/// Himeno: a grid name or `IxJxK`, and either exactly `iterations` sweeps
-/// or Himeno's own timed scheme of `seconds` (60 by default).
-pub fn himeno(
-    grid: &str,
-    iterations: Option<u32>,
-    seconds: Option<f64>,
-) -> Result<MemKernelSpec, MemError> {
-    let grid = himeno::parse_grid(grid).map_err(|e| MemError::BadSpec(format!("--grid: {e}")))?;
-    let length = match (iterations, seconds) {
-        (Some(0), _) => return invalid("--iterations must be at least 1"),
-        (Some(n), _) => HimenoLength::Iterations(n),
-        (None, Some(s)) if !(s > 0.0 && s.is_finite()) => {
-            return invalid(format!("--seconds {s} must be a positive number, e.g. 60"))
-        }
-        (None, Some(s)) => HimenoLength::Target(Nanos((s * 1e9) as u64)),
-        (None, None) => HimenoLength::Target(Nanos::from_secs(DEFAULT_HIMENO_SECONDS)),
-    };
-    Ok(MemKernelSpec::Himeno(HimenoSpec { grid, length }))
-}
-
 impl MemPlan {
+    /// Run the job: each point of the sweep, or the one run (against the
+    /// all-in-memory one when relative); `child` is the command of the
+    /// limited child process ([`crate::job::serve_child`]).
+    pub fn run(&self, stop: &AtomicBool, child: impl Fn() -> Command) -> Result<MemRun, MemError> {
+        match &self.sweep {
+            Some(sweep) => crate::sweep::run_sweep(&self.spec, sweep, self.repeat, stop, child),
+            None => crate::relative::run(
+                &self.spec,
+                self.relative,
+                self.repeat,
+                self.swap.as_ref(),
+                stop,
+                child,
+            ),
+        }
+    }
+
+    /// Refuse what runs alone only, for a STREAM run across MPI ranks:
+    /// every rank's arrays on the heap, no limit, one point.
+    pub fn check_across_ranks(&self) -> Result<(), MemError> {
+        if self.sweep.is_some() {
+            return invalid("--sizes and --ratios run alone, not across MPI ranks: leave them out");
+        }
+        if self.relative {
+            return invalid("--relative runs alone, not across MPI ranks: leave it out");
+        }
+        if self.spec.mem_limit.is_some() {
+            return invalid("--mem-limit is not applied across MPI ranks: leave it out");
+        }
+        if self.spec.backing != Backing::Heap {
+            return invalid(
+                "under MPI every rank's STREAM arrays are on the heap: leave out --backing",
+            );
+        }
+        Ok(())
+    }
+
     /// The result document of a finished run, for `--json` and the store;
     /// the device chain of an mmap backing file's directory is recorded.
     pub fn document(

@@ -90,3 +90,7 @@ pub fn link_warnings(run: &NetRun) -> Vec<iomark_model::Warning> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "document_tests.rs"]
+mod tests;

@@ -22,6 +22,7 @@ mod cpu;
 mod document;
 pub mod iface;
 mod local;
+pub mod output;
 mod probe;
 pub mod proto;
 mod report;

@@ -11,96 +11,44 @@ use iomark_model::units::Bytes;
 
 use crate::local::{Family, LocalEnd};
 
+mod client;
 mod server;
 mod tos;
+pub mod unsupported;
 use crate::proto::{params, Params, Protocol};
 use crate::{ClientConfig, NetError};
+pub use client::ClientSettings;
 pub use server::ServerSettings;
 use tos::{parse_dscp, parse_tos};
 
-/// What the user said about a client test.
-#[derive(Debug, Clone)]
-pub struct ClientSettings {
-    /// The server: a host name or an address.
-    pub host: String,
-    /// The server's port.
-    pub port: u16,
-    /// Seconds to transmit (`-t`); `None` for iperf3's 10 unless `-n`/`-k`.
-    pub time: Option<u32>,
-    /// Bytes to send instead of a time (`-n`).
-    pub bytes: Option<Bytes>,
-    /// Blocks to send instead of a time (`-k`).
-    pub blockcount: Option<Bytes>,
-    /// IPv4 only (`-4`).
-    pub ipv4: bool,
-    /// IPv6 only (`-6`).
-    pub ipv6: bool,
-    /// Local address and/or device (`-B ADDR`, `-B ADDR%DEV`, `-B %DEV`).
-    pub bind: Option<String>,
-    /// The data streams' first local port (`--cport`).
-    pub cport: Option<u16>,
-    /// `sendfile` instead of `write` (`-Z`).
-    pub zerocopy: bool,
-    /// TCP congestion control (`-C`).
-    pub congestion: Option<String>,
-    /// TCP MSS (`-M`).
-    pub mss: Option<u32>,
-    /// IP type of service (`-S`): decimal, `0x` hex or `0` octal.
-    pub tos: Option<String>,
-    /// DSCP (`--dscp`): 0 to 63 or a name such as `ef` or `af41`.
-    pub dscp: Option<String>,
-    /// Socket pacing in bits per second (`--fq-rate`).
-    pub fq_rate: Option<u64>,
-    /// CPU affinity (`-A n[,m]`): the client's CPU, and the server's.
-    pub affinity: Option<String>,
-    /// Output line prefix, also sent to the server (`-T`).
-    pub title: Option<String>,
-    /// The rate column's unit (`-f`).
-    pub format: crate::RateFormat,
-    /// Milliseconds to wait for the control connection (`--connect-timeout`).
-    pub connect_timeout_ms: Option<u64>,
-    /// The server's output of the test in its results (`--get-server-output`).
-    pub get_server_output: bool,
-    /// No handshake probe of latency under load (`--no-rtt-probe`).
-    pub no_rtt_probe: bool,
-    /// One JSON object per line as the test runs (`--json-stream`).
-    pub json_stream: bool,
-    /// iperf3's authentication: the user name (`--username`).
-    pub username: Option<String>,
-    /// The server's RSA public key, PEM (`--rsa-public-key-path`).
-    pub rsa_public_key_path: Option<std::path::PathBuf>,
-    /// The password (iperf3 reads `IPERF3_PASSWORD`).
-    pub password: Option<String>,
-    /// PKCS#1 v1.5 padding for servers before iperf3 3.17 (`--use-pkcs1-padding`).
-    pub use_pkcs1_padding: bool,
-    /// Seconds between interval reports; 0 turns them off (`-i`).
-    pub interval_secs: f64,
-    /// Parallel streams (`-P`).
-    pub parallel: u32,
-    /// The server sends (`-R`).
-    pub reverse: bool,
-    /// Both directions (`--bidir`).
-    pub bidir: bool,
-    /// Bytes per write or datagram (`-l`).
-    pub length: Option<Bytes>,
-    /// Socket buffer size (`-w`).
-    pub window: Option<Bytes>,
-    /// `TCP_NODELAY` (`-N`).
-    pub no_delay: bool,
-    /// Seconds left out at the start (`-O`).
-    pub omit: u32,
-    /// UDP instead of TCP (`-u`).
-    pub udp: bool,
-    /// Bits per second per stream (`-b`), see [`parse_bitrate`].
-    pub bitrate: Option<u64>,
-    /// iperf3-layout JSON instead of text (`-J`).
-    pub json: bool,
-    /// More detail in the text output (`-V`).
-    pub verbose: bool,
-}
-
 fn invalid<T>(msg: String) -> Result<T, NetError> {
     Err(NetError::Invalid(msg))
+}
+
+impl ClientConfig {
+    /// `-V`: the client's settings, printed before it connects.
+    pub fn settings_line(&self) -> String {
+        format!(
+            "iomark {} client: {}:{}, {}, {} s, {} stream(s){}{}, interval {}",
+            env!("CARGO_PKG_VERSION"),
+            self.host,
+            self.port,
+            match self.params.protocol {
+                Protocol::Tcp => "TCP",
+                Protocol::Udp => "UDP",
+            },
+            self.params.time,
+            self.params.parallel,
+            if self.params.reverse { ", reverse" } else { "" },
+            if self.params.bidirectional {
+                ", both ways"
+            } else {
+                ""
+            },
+            self.interval
+                .map_or("off".to_string(), |i| format!("{:?}", i)),
+        )
+    }
 }
 
 /// `-i`: `None` for 0, else 0.1 to 60 seconds.
@@ -117,9 +65,28 @@ fn interval(secs: f64) -> Result<Option<Duration>, NetError> {
 }
 
 impl ClientSettings {
+    /// Where the client's output goes and how each line starts.
+    pub fn output(&self) -> crate::output::OutputSettings {
+        crate::output::OutputSettings {
+            logfile: self.logfile.clone(),
+            timestamps: self.timestamps.clone(),
+            title: self.title.clone(),
+            forceflush: self.forceflush,
+        }
+    }
+
     /// Check the settings against iperf3's limits and make the client's
     /// configuration.
     pub fn build(&self) -> Result<ClientConfig, NetError> {
+        if let Some(f) = &self.file {
+            return invalid(format!(
+                "-F {}: iomark does not move files in a network test: iperf3's -F reads or writes the file \
+                 during the test, so its figure is the slower of disk and link. Measure the link with -n {} \
+                 (the file's size) and the disk with `iomark disk`",
+                f.display(),
+                std::fs::metadata(f).map_or("SIZE".to_string(), |m| m.len().to_string())
+            ));
+        }
         let protocol = if self.udp {
             Protocol::Udp
         } else {
@@ -249,7 +216,7 @@ impl ClientSettings {
             verbose: self.verbose,
             local,
             affinity: affinity.0,
-            rate_format: self.format,
+            rate_format: self.format.unwrap_or_default(),
             rtt_probe: !self.no_rtt_probe,
             connect_timeout: self
                 .connect_timeout_ms

@@ -14,8 +14,8 @@ use iomark_cluster::merge::merge_stream;
 use iomark_cluster::World;
 use iomark_mem::job;
 use iomark_model::cluster::{MemCluster, MemRankResult};
-use iomark_model::mem::{Backing, KernelResult, MemOutcome, MemRun};
-use iomark_model::{now_ms, RunBody};
+use iomark_model::mem::{KernelResult, MemOutcome, MemRun};
+use iomark_model::now_ms;
 
 use crate::exit::Exit;
 use crate::mem::{MemArgs, MemOptions};
@@ -33,19 +33,7 @@ fn check(args: MemArgs, world: &World) -> anyhow::Result<MemOptions> {
     let Some(options) = args.options()? else {
         bail!("the limited child of --mem-limit does not run under an MPI launcher");
     };
-    let plan = &options.plan;
-    if plan.sweep.is_some() {
-        bail!("--sizes and --ratios run alone, not across MPI ranks: leave them out");
-    }
-    if plan.relative {
-        bail!("--relative runs alone, not across MPI ranks: leave it out");
-    }
-    if plan.spec.mem_limit.is_some() {
-        bail!("--mem-limit is not applied across MPI ranks: leave it out");
-    }
-    if plan.spec.backing != Backing::Heap {
-        bail!("under MPI every rank's STREAM arrays are on the heap: leave out --backing");
-    }
+    options.plan.check_across_ranks()?;
     if world.is_root() {
         options.store.check()?;
     }
@@ -118,13 +106,5 @@ fn run_rank(
     crate::record::Recorder::begin(&options.store, &mut doc).finish(&doc);
     let text = options.output.render(&doc)?;
     std::io::stdout().lock().write_all(text.as_bytes())?;
-    let RunBody::Mem(run) = &doc.body else {
-        unreachable!("a mem plan makes a mem body")
-    };
-    match &run.outcome {
-        MemOutcome::Completed { result, .. } if result.validation().is_failed() => {
-            bail!("validation failed: {}", result.validation().detail)
-        }
-        _ => Ok(Exit::Success),
-    }
+    crate::mem::ended(&doc)
 }

@@ -9,41 +9,94 @@ use iomark_model::units::Nanos;
 use super::{interval, invalid};
 use crate::{NetError, ServerConfig};
 
-/// What the user said about a server.
+/// What the user said about a server: iperf3's server flags, with the
+/// `clap` feature their definitions (the doc comments are their help).
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct ServerSettings {
     /// Port for control and data connections.
+    #[cfg_attr(feature = "clap", arg(short = 'p', long, default_value_t = 5201))]
     pub port: u16,
-    /// Local address to listen on; `None` listens on every address.
+
+    /// Listen only on this local address (default: every address, IPv4 and IPv6).
+    #[cfg_attr(feature = "clap", arg(short = 'B', long = "bind", value_name = "ADDR"))]
     pub bind: Option<String>,
+
     /// Serve one test, then exit.
+    #[cfg_attr(feature = "clap", arg(short = '1', long = "one-off"))]
     pub one_off: bool,
+
     /// Seconds between interval reports; 0 turns them off.
+    #[cfg_attr(
+        feature = "clap",
+        arg(
+            short = 'i',
+            long = "interval",
+            default_value = "1",
+            value_name = "SECS"
+        )
+    )]
     pub interval_secs: f64,
-    /// iperf3-layout JSON instead of text.
+
+    /// Print each test's report as iperf3-layout JSON.
+    #[cfg_attr(feature = "clap", arg(short = 'J', long = "json"))]
     pub json: bool,
-    /// iperf3's `-V`: more detail in the text output.
+
+    /// Verbose, as iperf3's -V: the settings, each test's cookie and
+    /// parameters, per-stream TCP figures.
+    #[cfg_attr(feature = "clap", arg(short = 'V', long))]
     pub verbose: bool,
-    /// Longest wait for the first byte of a set-up message.
+
+    /// Longest wait for the first byte of a set-up message (iperf3: 10s).
+    #[cfg_attr(feature = "clap", arg(long, hide = true, default_value = "10s"))]
     pub first_byte_timeout: Nanos,
-    /// Longest wait for a test's whole set-up.
+
+    /// Longest wait for a test's whole set-up (iperf3: 30s).
+    #[cfg_attr(feature = "clap", arg(long, hide = true, default_value = "30s"))]
     pub setup_timeout: Nanos,
-    /// Slack after duration + omit before a running test is dropped.
+
+    /// Slack after duration + omit before a running test is dropped (iperf3: 40s).
+    #[cfg_attr(feature = "clap", arg(long, hide = true, default_value = "40s"))]
     pub grace: Nanos,
-    /// End a test whose data streams move nothing for this long.
+
+    /// End a test whose data streams move nothing for this long, e.g. 30s (iperf3's --rcv-timeout).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value = "120s", value_name = "DURATION")
+    )]
     pub rcv_timeout: Nanos,
-    /// Longest test.
+
+    /// Longest test: a longer -t is refused, and a -t 0 (or -n/-k) test is ended here.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, default_value = "24h", value_name = "DURATION")
+    )]
     pub max_duration: Nanos,
-    /// Tests served at once (`--max-clients`).
+
+    /// Serve up to N tests at once, each reported on its own (iperf3: 1; others are told "busy").
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1, value_name = "N"))]
     pub max_clients: u32,
-    /// The server's RSA private key, PEM (`--rsa-private-key-path`).
+
+    /// Ask each client for credentials: the RSA private key (PEM, no passphrase) they are encrypted for.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "FILE", requires = "authorized_users_path")
+    )]
     pub rsa_private_key_path: Option<std::path::PathBuf>,
-    /// Who may run tests (`--authorized-users-path`): `NAME,SHA256` lines.
+
+    /// Who may run tests: lines of NAME,SHA256 where SHA256 is the hex sha256 of {NAME}PASSWORD (iperf3's file).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "FILE", requires = "rsa_private_key_path")
+    )]
     pub authorized_users_path: Option<std::path::PathBuf>,
-    /// Largest difference between a client's credentials' time and this
-    /// host's clock, in seconds (`--time-skew-threshold`).
+
+    /// Refuse credentials whose time is further than this from the server's clock (iperf3: 10).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 10, value_name = "SECS"))]
     pub time_skew_threshold: u32,
-    /// PKCS#1 v1.5 padding instead of OAEP (`--use-pkcs1-padding`).
+
+    /// Credentials padded with PKCS#1 v1.5, as clients before iperf3 3.17 pad them (default: OAEP).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub use_pkcs1_padding: bool,
 }
 
@@ -140,5 +193,22 @@ impl ServerSettings {
                 users.display()
             ))
         })
+    }
+}
+
+impl ServerConfig {
+    /// `-V`: the server's settings, printed before it listens.
+    pub fn settings_line(&self) -> String {
+        format!(
+            "iomark {} server: port {}, bind {}, {}, interval {}, receive timeout {:?}, longest test {:?}",
+            env!("CARGO_PKG_VERSION"),
+            self.port,
+            self.bind.map_or("any address".to_string(), |b| b.to_string()),
+            if self.one_off { "one test" } else { "every test" },
+            self.interval
+                .map_or("off".to_string(), |i| format!("{:?}", i)),
+            self.rcv_timeout,
+            self.max_duration,
+        )
     }
 }

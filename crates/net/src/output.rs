@@ -1,10 +1,11 @@
 //! Where `iomark net client`'s output goes, and how each line starts:
-//! iperf3's `--logfile`, `--timestamps`, `-T` and `--forceflush`.
+//! iperf3's `--logfile`, `--timestamps`, `-T` and `--forceflush`
+//! ([`crate::settings::ClientSettings::output`]).
 
 use std::fs::File;
 use std::io::{self, Write};
 
-use anyhow::Context;
+use crate::NetError;
 
 /// How each text line is dressed and where it goes.
 #[derive(Debug, Clone, Default)]
@@ -30,29 +31,28 @@ pub struct Output {
 
 impl Output {
     /// Standard output, or the log file opened for appending.
-    pub fn open(mut settings: OutputSettings) -> anyhow::Result<Output> {
+    pub fn open(mut settings: OutputSettings) -> Result<Output, NetError> {
         // strftime's %c in the C locale, as iperf3 prints it.
         settings.timestamps = settings
             .timestamps
             .map(|f| f.replace("%c", "%a %b %e %H:%M:%S %Y"));
         let sink: Box<dyn Write> = match &settings.logfile {
-            Some(p) => Box::new(
-                File::options()
-                    .create(true)
-                    .append(true)
-                    .open(p)
-                    .with_context(|| {
-                        format!("--logfile {}: cannot open it for appending", p.display())
-                    })?,
-            ),
+            Some(p) => Box::new(File::options().create(true).append(true).open(p).map_err(
+                |e| {
+                    NetError::Invalid(format!(
+                        "--logfile {}: cannot open it for appending: {e}",
+                        p.display()
+                    ))
+                },
+            )?),
             None => Box::new(io::stdout()),
         };
         if let Some(f) = &settings.timestamps {
             // A bad format is found before the test, not on its first line.
             stamp(f).map_err(|e| {
-                anyhow::anyhow!(
+                NetError::Invalid(format!(
                     "--timestamps={f} is not a strftime format iomark can print (e.g. '%c ' or '%H:%M:%S '): {e}"
-                )
+                ))
             })?;
         }
         Ok(Output {
