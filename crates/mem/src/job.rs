@@ -398,8 +398,13 @@ fn watch_child(
     })
 }
 
-/// Warnings that follow from the job and the machine alone.
-pub fn warnings(spec: &MemJobSpec, host: &MemHost) -> Vec<Warning> {
+/// Warnings that follow from the job, the machine and, for a run under a
+/// limit, its group's record (`usage`, none before or without one).
+pub fn warnings(
+    spec: &MemJobSpec,
+    host: &MemHost,
+    usage: Option<&iomark_model::mem::CgroupUsage>,
+) -> Vec<Warning> {
     let mut out = Vec::new();
     if let (MemKernelSpec::Stream(s), Some(llc)) = (&spec.kernel, host.llc) {
         let array = s.array_len * 8;
@@ -416,7 +421,11 @@ pub fn warnings(spec: &MemJobSpec, host: &MemHost) -> Vec<Warning> {
     }
     if let Some(limit) = spec.mem_limit {
         let data = data_bytes(&spec.kernel);
-        if data <= limit {
+        // Data at the limit can still press on it (the process's own pages
+        // come on top): the group's record decides, and a limit that was
+        // hit is out of core whatever the sizes say.
+        let limit_was_hit = usage.and_then(|u| u.limit_hits).is_some_and(|h| h > 0);
+        if data <= limit && !limit_was_hit {
             out.push(Warning::new(
                 WarningKind::Other,
                 format!(

@@ -91,3 +91,35 @@ fn the_constrained_run_repeats_a_timed_baselines_sweeps() {
     );
     assert_eq!(same_work(&stream, &base), stream);
 }
+
+#[test]
+fn data_at_the_limit_is_called_in_core_only_when_the_limit_was_never_hit() {
+    let job = MemJobSpec {
+        mem_limit: Some(Bytes(64 << 20)),
+        ..spec(
+            MemKernelSpec::Stream(StreamSpec {
+                array_len: (64 << 20) / 24,
+                ntimes: 2,
+                nt_stores: false,
+            }),
+            1,
+        )
+    };
+    let host = MemHost::default();
+    let usage = |hits| iomark_model::mem::CgroupUsage {
+        version: "v1".into(),
+        limit: Bytes(64 << 20),
+        peak: Some(Bytes(64 << 20)),
+        oom_kills: 0,
+        limit_hits: Some(hits),
+        major_faults: Some(hits),
+    };
+    let in_core = |w: &[Warning]| w.iter().any(|w| w.message.contains("not out of core"));
+    assert!(
+        in_core(&warnings(&job, &host, None)),
+        "before the run: the sizes say so"
+    );
+    assert!(in_core(&warnings(&job, &host, Some(&usage(0)))));
+    // 8339 hits at data = limit (the study's Fig. 5): out of core after all.
+    assert!(!in_core(&warnings(&job, &host, Some(&usage(8339)))));
+}

@@ -176,7 +176,6 @@ fn run_once(
     stop: &AtomicBool,
     child: &dyn Fn() -> Command,
 ) -> Result<MemRun, MemError> {
-    let mut warnings = warnings(spec, host);
     let constrained = match &baseline {
         Some((result, _)) => same_work(spec, result),
         None => spec.clone(),
@@ -195,6 +194,7 @@ fn run_once(
         None => (run_in_process(&constrained, stop)?, None),
     };
     let record = sampler.read();
+    let mut warnings = warnings(spec, host, cgroup.as_deref());
     warnings.extend(iomark_host::machine::machine_warnings(
         "the kernel's run",
         wall.elapsed(),

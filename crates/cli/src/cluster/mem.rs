@@ -84,7 +84,7 @@ fn run_rank(
     };
     let run = MemRun {
         spec: spec.clone(),
-        warnings: job::warnings(spec, &host),
+        warnings: job::warnings(spec, &host, None),
         host,
         outcome: MemOutcome::Completed {
             result: KernelResult::Stream(merged),
