@@ -51,7 +51,9 @@ enum ResultsCommand {
         e.g. 1.68x, and whether that is better or worse: bandwidth, IOPS and MFLOPS \
         are better higher, latency and time lower; counts and percentages are only \
         higher or lower. A ~ after the ratio marks a difference inside the spread of \
-        the passes or per-second samples of both runs: within noise, not a real \
+        the passes or per-second samples of both runs (their min - max, widened to \
+        the 95% confidence interval of their mean): within noise, not a real \
+        difference. A figure whose baseline is 0 has no ratio, only its \
         difference.\n\n\
         Each cell also gives the difference in the figure's unit, e.g. (+27.20 MB/s).\n\n\
         With --baseline-label LABEL, each run's figure is divided by the run labelled \

@@ -180,7 +180,7 @@ pub(crate) fn html(o: &mut String, c: &Comparison, name: impl Fn(i64) -> String)
     }
     let _ = write!(
         o,
-        "</table><p><small>{}; ~ marks a difference inside the spread of both runs: not a real difference.</small></p>",
+        "</table><p><small>{}; ~ marks a difference inside the spread of both runs (their passes' or per-second samples' min – max, widened to the 95% confidence interval of their mean): not a real difference; a figure whose baseline is 0 has no ratio, only its difference.</small></p>",
         esc(&c.against)
     );
 }

@@ -327,7 +327,7 @@ fn legend(lineup: &Lineup, style: TableStyle) -> String {
         }
     };
     let mut out = format!(
-        "{against}; better and worse: bandwidth, IOPS and MFLOPS are better higher, latency and time lower; counts and percentages are only higher or lower; ~ marks a difference inside the spread (min – max) of both runs' passes or per-second samples: not a real difference\n",
+        "{against}; better and worse: bandwidth, IOPS and MFLOPS are better higher, latency and time lower; counts and percentages are only higher or lower; ~ marks a difference inside the spread of both runs (their passes' or per-second samples' min – max, widened to the 95% confidence interval of their mean): not a real difference; a figure whose baseline is 0 has no ratio, only its difference\n",
     );
     if let Some(t) = lineup.threshold() {
         let _ = writeln!(
