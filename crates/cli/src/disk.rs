@@ -45,12 +45,12 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
         command_line: command_line(),
     };
     let plan = RunPlan::single(plan);
-    finish(&args, &plan, &options, verbose)
+    run_plan(&args, &plan, &options, verbose)
 }
 
 /// Run `plan` through the lifecycle, stored as `args` say, and print it;
 /// the exit status fio would give.
-pub(crate) fn finish(
+pub(crate) fn run_plan(
     args: &DiskArgs,
     plan: &RunPlan,
     options: &RunOptions<'_>,

@@ -107,7 +107,7 @@ pub fn run_job_file(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
         name: PROFILE,
         jobs,
     };
-    crate::disk::finish(args, &plan, &options, false)
+    crate::disk::run_plan(args, &plan, &options, false)
 }
 
 /// The profile name a job file's run is stored under.

@@ -113,6 +113,29 @@ impl StoredRun {
     }
 }
 
+impl RunSummary {
+    /// An example summary of run `id`, for tests: a complete iomark disk
+    /// run labelled `label` on `device`, with no warnings counted.
+    #[doc(hidden)]
+    pub fn example(id: i64, label: &str, device: &str) -> Self {
+        RunSummary {
+            id: RunId(id),
+            kind: "disk".into(),
+            tool: "iomark".into(),
+            tool_version: "0.1.0".into(),
+            command_line: vec![],
+            started_at_ms: 0,
+            finished_at_ms: 0,
+            status: RunStatus::Complete,
+            labels: vec![label.into()],
+            note: None,
+            target: None,
+            device: Some(device.into()),
+            warning_count: 0,
+        }
+    }
+}
+
 /// What the store remembers about a device between runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeviceMemory {

@@ -78,8 +78,8 @@ const CHECKPOINT_GAP: Duration = Duration::from_secs(1);
 impl LiveRun {
     /// Open the store `db` names (`--db`; `None`: the default) and record
     /// `doc` as started (it reads back as interrupted until
-    /// [`finish`](LiveRun::finish)); `None` for `db` with `off` set stores
-    /// nothing.
+    /// [`finish`](LiveRun::finish)); with `off` (`--no-store`) nothing is
+    /// stored.
     pub fn begin(db: Option<String>, off: bool, doc: &RunDocument, hooks: LiveHooks) -> LiveRun {
         let mut rec = LiveRun {
             hooks,

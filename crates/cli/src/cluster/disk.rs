@@ -40,13 +40,11 @@ fn run_rank(
             eprintln!("iomark: note: {note}");
         }
     }
-    let per_rank = plan.request.size.unwrap_or(plan.request.default_size);
     let profile = matches!(plan.workload, Workload::Profile(..));
     let mut coordinator = RankCoordinator::new(
         world,
         args.cluster.layout(),
         args.cluster.stonewall,
-        per_rank,
         profile,
         stop,
     );

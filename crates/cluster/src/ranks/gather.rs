@@ -9,7 +9,6 @@ use iomark_disk::target::OpenTarget;
 use iomark_disk::DiskError;
 use iomark_model::cluster::Layout;
 use iomark_model::disk::DiskJobResult;
-use iomark_model::profile::ProfileResult;
 use iomark_model::units::Nanos;
 use iomark_model::Warning;
 
@@ -155,16 +154,9 @@ pub(super) fn custom(
         ..DiskOutcome::default()
     };
     for r in &reports {
-        if let Some(ProfileResult::Verify(v)) = &r.result {
-            let run = match merged.result.take() {
-                Some(ProfileResult::Verify(run)) => Some(run),
-                _ => None,
-            };
-            merged.result = Some(ProfileResult::Verify(iomark_disk::verify::writes::combine(
-                run,
-                v.clone(),
-            )));
-        }
+        // A custom job's only result is its verify check: the ranks' checks
+        // combine.
+        merged.fold_result(r.result.clone());
     }
     add_rank_warnings(&mut merged, &reports);
     Ok(Gathered::Run {

@@ -41,7 +41,7 @@ use iomark_disk::DiskError;
 use iomark_model::cluster::Layout;
 use iomark_model::disk::{DiskJobResult, TargetKind};
 use iomark_model::sustained::WrittenAt;
-use iomark_model::units::{Bytes, Nanos};
+use iomark_model::units::Nanos;
 use iomark_model::{Warning, WarningKind};
 
 use crate::merge::RankReport;
@@ -68,8 +68,6 @@ pub struct RankCoordinator<'w> {
     layout: Layout,
     /// Whether the first rank to finish stops the others.
     stonewall: bool,
-    /// Each rank's share of the shared file.
-    per_rank: Bytes,
     /// Whether a profile runs (its jobs gathered one by one).
     profile: bool,
     /// The job's stop flag: raised by a signal (the caller wires it), by
@@ -94,14 +92,12 @@ pub struct RankCoordinator<'w> {
 }
 
 impl<'w> RankCoordinator<'w> {
-    /// Rank `world.rank()` of a run laid out as `layout`, each rank's
-    /// region of a shared file `per_rank` long; `profile` when a profile
-    /// runs; `signal` is the stop signal's flag.
+    /// Rank `world.rank()` of a run laid out as `layout`; `profile` when a
+    /// profile runs; `signal` is the stop signal's flag.
     pub fn new(
         world: &'w World,
         layout: Layout,
         stonewall: bool,
-        per_rank: Bytes,
         profile: bool,
         signal: &'w AtomicBool,
     ) -> Self {
@@ -109,7 +105,6 @@ impl<'w> RankCoordinator<'w> {
             world,
             layout,
             stonewall,
-            per_rank,
             profile,
             halt: Arc::new(AtomicBool::new(false)),
             signal,
@@ -157,14 +152,7 @@ impl Coordinator for RankCoordinator<'_> {
         stop: &AtomicBool,
         display: &mut dyn RunDisplay,
     ) -> Result<Option<OpenTarget>, DiskError> {
-        open::open(
-            self.world,
-            self.layout,
-            request,
-            self.per_rank,
-            stop,
-            display,
-        )
+        open::open(self.world, self.layout, request, stop, display)
     }
 
     fn agree(
@@ -301,9 +289,10 @@ impl Coordinator for RankCoordinator<'_> {
         target: &OpenTarget,
         stop: &AtomicBool,
     ) -> Result<Gathered, RunError> {
-        let Some(mut notices) = self.notices.take() else {
-            return Err(coordination(ClusterError::Init));
-        };
+        let mut notices = self
+            .notices
+            .take()
+            .expect("the lifecycle starts a job before it gathers it");
         if outcome.is_err() {
             // The others stop now instead of at the end of their time; the
             // message follows in the status after the run.

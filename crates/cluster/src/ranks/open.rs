@@ -12,19 +12,20 @@ use iomark_model::units::Bytes;
 
 use crate::World;
 
-/// This rank's target for `request`; with a shared file, its `per_rank`
-/// region of it. `None` when a stop signal came first.
+/// This rank's target for `request`; with a shared file, its region of it,
+/// as long as `request` asks of each rank. `None` when a stop signal came
+/// first.
 pub(super) fn open(
     world: &World,
     layout: Layout,
     request: &TargetRequest,
-    per_rank: Bytes,
     stop: &AtomicBool,
     display: &mut dyn RunDisplay,
 ) -> Result<Option<OpenTarget>, DiskError> {
     if layout != Layout::SharedFile {
         return open_target(request, stop, display);
     }
+    let per_rank = request.size.unwrap_or(request.default_size);
     // Rank 0 creates and fills the whole file; the others open it as an
     // existing file once its path is known.
     let mut mine = if world.is_root() {

@@ -361,7 +361,7 @@ pub fn run_coordinated(
             Gathered::Elsewhere => return Ok(RunEnd::Elsewhere),
             Gathered::Stopped(warning) => {
                 display.close();
-                if let Some(rec) = recording {
+                if recording.is_some() {
                     let mut doc = write_up(
                         target,
                         DiskOutcome {
@@ -370,7 +370,6 @@ pub fn run_coordinated(
                         },
                     );
                     doc.warnings.push(warning);
-                    drop(rec);
                     sink.finish(&mut doc);
                 }
                 if let Some((_, target)) = targets.open.take() {

@@ -120,12 +120,20 @@ impl DiskOutcome {
                 message: format!("{origin}: {}", w.message),
                 ..w
             }));
-        self.result = match (self.result.take(), outcome.result) {
+        self.fold_result(outcome.result);
+        self.interrupted |= outcome.interrupted;
+    }
+
+    /// Fold another part's result (a job file's job, a rank) into the
+    /// run's: two verify checks combine
+    /// ([`combine`](crate::verify::writes::combine)), otherwise the later
+    /// result stands.
+    pub fn fold_result(&mut self, result: Option<ProfileResult>) {
+        self.result = match (self.result.take(), result) {
             (Some(ProfileResult::Verify(run)), Some(ProfileResult::Verify(job))) => Some(
                 ProfileResult::Verify(crate::verify::writes::combine(Some(run), job)),
             ),
             (run, job) => job.or(run),
         };
-        self.interrupted |= outcome.interrupted;
     }
 }

@@ -3,25 +3,10 @@
 use super::*;
 use iomark_model::figure::FigureUnit;
 use iomark_model::stored::RunSummary;
-use iomark_model::RunStatus;
 
 fn run(id: i64, label: &str, device: &str, value: f64, noise: Option<(f64, f64)>) -> StoredRun {
     StoredRun {
-        summary: RunSummary {
-            id: RunId(id),
-            kind: "disk".into(),
-            tool: "iomark".into(),
-            tool_version: "0.1.0".into(),
-            command_line: vec![],
-            started_at_ms: 0,
-            finished_at_ms: 0,
-            status: RunStatus::Complete,
-            labels: vec![label.into()],
-            note: None,
-            target: None,
-            device: Some(device.into()),
-            warning_count: 0,
-        },
+        summary: RunSummary::example(id, label, device),
         figures: vec![Figure {
             test: "read 1MiB".into(),
             metric: "read bw".into(),

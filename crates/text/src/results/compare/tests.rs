@@ -12,19 +12,8 @@ use iomark_stats::lineup::group_by_label;
 fn stored(id: i64, label: &str, device: &str, test: &str, value: f64) -> StoredRun {
     StoredRun {
         summary: RunSummary {
-            id: RunId(id),
-            kind: "disk".into(),
-            tool: "iomark".into(),
-            tool_version: "0.1.0".into(),
-            command_line: vec![],
-            started_at_ms: 0,
-            finished_at_ms: 0,
-            status: RunStatus::Complete,
-            labels: vec![label.into()],
-            note: None,
-            target: None,
-            device: Some(device.into()),
             warning_count: 1,
+            ..RunSummary::example(id, label, device)
         },
         figures: vec![Figure {
             test: test.into(),
