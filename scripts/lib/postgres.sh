@@ -40,11 +40,19 @@ _pg_make_certs() {
     -days 7 -extfile "$d/server.ext" -out "$d/server.crt"
 }
 
+# A port nothing listens on, drawn from below the kernel's ephemeral range
+# (net.ipv4.ip_local_port_range) so that no outgoing connection can be
+# holding it by chance; above the range when it starts too low to leave room.
 _pg_free_port() {
-  local port i
+  local lo=32768 hi=60999 first last port i
+  read -r lo hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+  if [ "$lo" -gt 11024 ]; then
+    first=10000 last=$((lo - 1))
+  else
+    first=$((hi + 1)) last=65535
+  fi
   for i in $(seq 1 50); do
-    port=$(( 20000 + RANDOM % 40000 ))
-    # Nothing answers on it: free (as far as a race allows).
+    port=$(( first + RANDOM % (last - first + 1) ))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
       echo "$port"
       return 0
@@ -75,7 +83,6 @@ start_test_postgres() {
   fi
   local dir port as=()
   dir=$(mktemp -d /tmp/iomark-pg.XXXXXX)
-  port=$(_pg_free_port) || { echo "no free port for PostgreSQL" >&2; rm -rf "$dir"; return 1; }
   if [ "$(id -u)" -eq 0 ]; then
     # initdb refuses to run as root.
     chown postgres: "$dir"
@@ -97,8 +104,24 @@ start_test_postgres() {
     echo "note: cannot make TLS certificates (openssl missing?); PostgreSQL TLS tests will skip" >&2
     cat "$dir/openssl.log" >&2
   fi
-  "${as[@]}" "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=200 $ssl" start >/dev/null || {
+  # A free port can be taken between the check and the server's bind (by
+  # another test run's server, say): a start that fails for its address
+  # alone draws another port; any other failure ends it.
+  local attempt started=""
+  for attempt in 1 2 3 4 5; do
+    port=$(_pg_free_port) || break
+    : >"$dir/server.log"
+    [ "$(id -u)" -eq 0 ] && chown postgres: "$dir/server.log"
+    if "${as[@]}" "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=200 $ssl" start >/dev/null; then
+      started=1
+      break
+    fi
+    grep -q "could not bind\|Address already in use" "$dir/server.log" || break
+    echo "PostgreSQL: port $port was taken meanwhile; drawing another (try $attempt of 5)" >&2
+  done
+  [ -n "$started" ] || {
+    echo "PostgreSQL for the tests did not start:" >&2
     cat "$dir/server.log" >&2; rm -rf "$dir"; return 1
   }
   _IOMARK_PG_DIR=$dir

@@ -2,7 +2,6 @@
 
 mod common;
 
-use std::net::TcpListener;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -201,11 +200,7 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = iomark_testrig::free_port();
         let child = Command::new("iperf3")
             .args(["-s", "-B", "127.0.0.1", "-p", &port.to_string()])
             .stdout(Stdio::null())

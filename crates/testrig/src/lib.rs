@@ -17,6 +17,8 @@
 //!   its real size, drops writes in a range (the verify tests) or fails
 //!   with EIO past a point (a failure in mid-run).
 //!
+//! * [`free_port`]: a loopback port for a server a test starts.
+//!
 //! Everything a rig creates is removed by its `Drop`, also when a test
 //! fails. Rigs need root; [`require_root`] says why a test skips, and
 //! [`require!`] is how it skips (or fails, where rigs are required).
@@ -46,6 +48,8 @@ mod bounds;
 pub use bounds::{
     assert_at_the_limit, assert_near, assert_within, rig_band, time_bound, RIG_SLACK, TIME_SCALE,
 };
+mod ports;
+pub use ports::free_port;
 mod skip;
 pub use skip::{rigs_required, skipped, skipped_for_want_of_source, REQUIRE_RIGS, SKIP_LOG};
 

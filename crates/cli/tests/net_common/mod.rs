@@ -4,23 +4,12 @@
 // Each net_* test binary uses a different subset of these.
 #![allow(dead_code)]
 
-use std::net::TcpListener;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::{stderr, Proc, IOMARK};
 
-/// A port nothing listens on right now (TCP and UDP).
-pub fn free_port() -> u16 {
-    loop {
-        let l = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
-        let port = l.local_addr().unwrap().port();
-        drop(l);
-        if std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
-            return port;
-        }
-    }
-}
+pub use iomark_testrig::free_port;
 
 /// Whether some socket listens on TCP `port` (from /proc, without
 /// connecting, which would count as a client).
