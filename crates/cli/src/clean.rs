@@ -1,10 +1,8 @@
 //! `iomark clean PATH` and `iomark engines`.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use clap::Args;
-use iomark_model::disk::EngineKind;
 
 use crate::exit::Exit;
 
@@ -55,35 +53,11 @@ pub struct EnginesArgs {
 
 /// List the engines compiled in, and whether each can run here.
 pub fn engines(args: EnginesArgs) -> anyhow::Result<Exit> {
-    let engines: Vec<(EngineKind, Result<(), String>)> = EngineKind::ALL
-        .into_iter()
-        .map(|e| {
-            let available = match e {
-                EngineKind::IoUring => iomark_disk::engine::io_uring_available(),
-                _ => Ok(()),
-            };
-            (e, available)
-        })
-        .collect();
-    let mut out = std::io::stdout().lock();
+    let engines = iomark_disk::engine::availability();
     if args.json {
-        // As an io::Error, a closed pipe is recognised and not reported.
-        serde_json::to_writer_pretty(&mut out, &iomark_text::json::engines(&engines))
-            .map_err(std::io::Error::from)?;
-        writeln!(out)?;
-        return Ok(Exit::Success);
-    }
-    for (e, available) in &engines {
-        let note = match available {
-            Err(why) => format!(" [{why}]"),
-            Ok(()) => String::new(),
-        };
-        writeln!(
-            out,
-            "{:<11} {}{note}",
-            e.as_str(),
-            iomark_disk::engine::describe(*e)
-        )?;
+        crate::exit::print_json(&iomark_text::json::engines(&engines))?;
+    } else {
+        crate::exit::print(&iomark_text::engine_list(&engines))?;
     }
     Ok(Exit::Success)
 }

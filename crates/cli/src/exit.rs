@@ -76,6 +76,14 @@ pub fn print(text: &str) -> std::io::Result<()> {
     out.flush()
 }
 
+/// Writes one JSON document and a newline to standard output, a closed
+/// pipe coming back as [`print`]'s does.
+pub fn print_json(v: &impl serde::Serialize) -> std::io::Result<()> {
+    let mut text = serde_json::to_string_pretty(v)?;
+    text.push('\n');
+    print(&text)
+}
+
 /// Whether the error chain ends in a broken pipe.
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|e| {

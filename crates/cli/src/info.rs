@@ -2,13 +2,12 @@
 //! links and ceilings behind a path, or a network interface's driver, link
 //! and the bus under it.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use iomark_host::{DeviceChain, HostInfoExt};
 use iomark_model::device::HostInfo;
 
-use crate::exit::Exit;
+use crate::exit::{print, print_json, Exit};
 
 /// Raw arguments of `iomark info`.
 #[derive(Debug, clap::Args)]
@@ -33,27 +32,20 @@ pub fn run(args: InfoArgs) -> anyhow::Result<Exit> {
     // The error names the path and the fix already.
     let chain = DeviceChain::for_path(&args.path)?;
     let host = HostInfo::collect();
-    let mut out = std::io::stdout().lock();
     if args.json {
-        let doc = iomark_text::json::info(&host, chain.report());
-        // As an io::Error, a closed pipe is recognised and not reported.
-        serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from)?;
-        writeln!(out)?;
+        print_json(&iomark_text::json::info(&host, chain.report()))?;
     } else {
-        out.write_all(iomark_text::device_info(&host, chain.report()).as_bytes())?;
+        print(&iomark_text::device_info(&host, chain.report()))?;
     }
     Ok(Exit::Success)
 }
 
 fn nic_info(nic: &iomark_model::net::NicChain, json: bool) -> anyhow::Result<Exit> {
     let host = HostInfo::collect();
-    let mut out = std::io::stdout().lock();
     if json {
-        let doc = iomark_text::json::nic_info(&host, nic);
-        serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from)?;
-        writeln!(out)?;
+        print_json(&iomark_text::json::nic_info(&host, nic))?;
     } else {
-        out.write_all(iomark_text::nic_info(&host, nic).as_bytes())?;
+        print(&iomark_text::nic_info(&host, nic))?;
     }
     for w in iomark_host::nic_warnings(nic, "this host's", None) {
         eprintln!("iomark: warning: {w}");

@@ -24,7 +24,6 @@ mod mem;
 mod net;
 mod progress;
 mod record;
-mod replace;
 mod report;
 mod results;
 mod shell;

@@ -11,7 +11,7 @@ use iomark_store::{RunId, RunSelection};
 
 use crate::exit::Exit;
 use crate::record::{check_user_text, parse_label};
-use crate::replace::{replace_all, ReplaceError};
+use iomark_report::replace::{replace_all, ReplaceError};
 
 /// The raw arguments of `iomark report`.
 #[derive(Debug, Args)]

@@ -218,6 +218,64 @@ impl FioJobFile {
             .map(|j| j.name.as_str())
             .collect()
     }
+
+    /// Every job as one job of the file's run ([`FioJob::run_job`]), each
+    /// checked before anything is opened. The jobs must share one target:
+    /// iomark stores one target per run.
+    pub fn run_jobs(
+        &self,
+        path: Option<&Path>,
+        allow_write: &[PathBuf],
+        repeat: u32,
+    ) -> Result<Vec<RunJob>, DiskError> {
+        let jobs = self
+            .jobs
+            .iter()
+            .map(|j| j.run_job(path, allow_write, repeat))
+            .collect::<Result<Vec<RunJob>, _>>()?;
+        let first = &jobs[0].plan.request.path;
+        if let Some((j, p)) = self
+            .jobs
+            .iter()
+            .zip(&jobs)
+            .find(|(_, p)| &p.plan.request.path != first)
+        {
+            return Err(DiskError::Invalid(format!(
+                "job [{}] (line {}) runs on {}, the first job on {}: iomark stores one target \
+                 per run; give PATH to run every job on one, or split the file",
+                j.name,
+                j.line,
+                p.plan.request.path.display(),
+                first.display()
+            )));
+        }
+        Ok(jobs)
+    }
+
+    /// Where iomark runs the file differently from fio, each said once:
+    /// the jobs' own notes, then the jobs fio would have started together
+    /// (named up to five: a file of thousands of jobs gets one line).
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes: Vec<String> = Vec::new();
+        for n in self.jobs.iter().flat_map(|j| &j.notes) {
+            if !notes.contains(n) {
+                notes.push(n.clone());
+            }
+        }
+        let together = self.concurrent_in_fio();
+        if !together.is_empty() {
+            const NAMED: usize = 5;
+            let mut names = together[..together.len().min(NAMED)].join(", ");
+            if together.len() > NAMED {
+                names.push_str(&format!(" and {} more", together.len() - NAMED));
+            }
+            notes.push(format!(
+                "fio would start {names} together with the job before (no stonewall); \
+                 iomark runs one job at a time, each on its own"
+            ));
+        }
+        notes
+    }
 }
 
 impl FioJob {

@@ -262,3 +262,39 @@ fn verify_is_crc32c_or_off_and_do_verify_0_turns_it_off() {
     let refused = read.plan(None, &[]).unwrap_err().to_string();
     assert!(refused.contains("job [r] (line 1)") && refused.contains("writes nothing"));
 }
+
+#[test]
+fn a_files_jobs_share_one_target_unless_path_overrides() {
+    let f =
+        parse("[a]\nrw=read\nsize=1m\nfilename=/tmp/x\n[b]\nrw=read\nsize=1m\nfilename=/tmp/y\n")
+            .unwrap();
+    let e = f.run_jobs(None, &[], 1).unwrap_err().to_string();
+    assert!(
+        e.contains("job [b] (line 5) runs on /tmp/y, the first job on /tmp/x"),
+        "{e}"
+    );
+    let jobs = f.run_jobs(Some(Path::new("/tmp")), &[], 3).unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert!(jobs
+        .iter()
+        .all(|j| j.plan.request.path == Path::new("/tmp")));
+    assert!(jobs.iter().all(|j| j.plan.repeat == 3));
+    assert_eq!(jobs[1].origin.as_ref().map(|o| o.line), Some(5));
+}
+
+#[test]
+fn notes_are_said_once_and_concurrent_jobs_named_up_to_five() {
+    let mut text = String::from("[j0]\nruntime=1\n");
+    for i in 1..8 {
+        text.push_str(&format!("[j{i}]\nruntime=1\n"));
+    }
+    let notes = parse(&text).unwrap().notes();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(notes[0].contains("without time_based"), "{notes:?}");
+    assert!(
+        notes[1].starts_with("fio would start j1, j2, j3, j4, j5 and 2 more together"),
+        "{notes:?}"
+    );
+    let walled = parse("[a]\nrw=read\n[b]\nstonewall\nrw=read\n").unwrap();
+    assert!(walled.notes().is_empty(), "{:?}", walled.notes());
+}

@@ -6,7 +6,8 @@
 //! them: a CrystalDiskMark bar is the stored `bw` of that test, a sweep
 //! point is the stored point. Nothing is measured or re-aggregated here;
 //! the only derived numbers are unit conversions and the ratios to a
-//! baseline, which come from `iomark_stats::compare`.
+//! baseline, which come from `iomark_stats::compare`. What it draws is
+//! written with [`replace::replace_all`]: each file whole or not at all.
 
 #![deny(missing_docs)]
 
@@ -18,6 +19,7 @@ mod knees;
 mod naming;
 mod png;
 mod printed;
+pub mod replace;
 pub mod svg;
 mod warnings;
 

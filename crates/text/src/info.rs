@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use iomark_model::device::{
     BlockLayer, DeviceReport, Hop, HostInfo, LinkCeiling, PcieLink, TargetKind, UsbLink,
 };
+use iomark_model::disk::EngineKind;
 use iomark_model::net::{mbit_label, NicChain};
 
 const W: usize = 13;
@@ -350,6 +351,20 @@ pub fn nic_info(host: &HostInfo, n: &NicChain) -> String {
             "ceiling",
             "unknown: the link speed is not reported",
         ),
+    }
+    out
+}
+
+/// `iomark engines`: one line per engine, its name, what it does and, when
+/// it cannot run here, why.
+pub fn engine_list(engines: &[(EngineKind, Result<(), String>)]) -> String {
+    let mut out = String::new();
+    for (e, available) in engines {
+        let note = match available {
+            Err(why) => format!(" [{why}]"),
+            Ok(()) => String::new(),
+        };
+        let _ = writeln!(out, "{:<11} {}{note}", e.as_str(), e.description());
     }
     out
 }

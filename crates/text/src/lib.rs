@@ -38,7 +38,7 @@ pub use cluster::{mem_rank_table, rank_table};
 pub use device_seen::{device_by_test, device_line};
 pub use disk::{cgroup_usage, disk_run, limit_record};
 pub use fio_json::fio_json;
-pub use info::{device_info, nic_info};
+pub use info::{device_info, engine_list, nic_info};
 pub use iomark_model::escape::{escape_controls, escape_controls_keep_lines, escape_markdown};
 pub use knee::knee_sentence;
 pub use mem::mem_run;

@@ -136,8 +136,17 @@ pub fn build(kind: EngineKind, setup: &EngineSetup) -> Result<Box<dyn Engine>, D
     })
 }
 
-/// What `iomark engines` says about each engine (the words are the
-/// model's, so that rendering needs no engine).
-pub fn describe(kind: EngineKind) -> &'static str {
-    kind.description()
+/// Every engine compiled in, each with whether it can run here and, when
+/// not, why (`iomark engines`).
+pub fn availability() -> Vec<(EngineKind, Result<(), String>)> {
+    EngineKind::ALL
+        .into_iter()
+        .map(|e| {
+            let available = match e {
+                EngineKind::IoUring => io_uring_available(),
+                _ => Ok(()),
+            };
+            (e, available)
+        })
+        .collect()
 }
