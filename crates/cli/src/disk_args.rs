@@ -107,7 +107,7 @@ pub struct ProfileArgs {
     /// A classic test: cdm (the default without workload flags), cdm-nvme,
     /// cdm-peak, cdm-real, cdm3, iometer, gnome, macbench, sweep,
     /// artefacts, sustained; verify checks the data (docs/verify.md).
-    #[arg(long, value_name = "NAME", help_heading = "Profile")]
+    #[arg(long, value_name = "NAME", value_parser = iomark_disk::profiles::PROFILES, help_heading = "Profile")]
     pub profile: Option<ProfileName>,
 
     /// The settings the profiles take.

@@ -83,7 +83,7 @@ pub fn man(args: ManArgs, cli: Command) -> anyhow::Result<Exit> {
         };
     }
     let mut out = Vec::new();
-    clap_mangen::Man::new(cmd.clone()).render(&mut out)?;
+    page(cmd.clone()).render(&mut out)?;
     std::io::stdout().lock().write_all(&out)?;
     Ok(Exit::Success)
 }
@@ -101,11 +101,17 @@ pub(crate) fn write_pages(cmd: &Command, dir: &Path) -> anyhow::Result<Vec<PathB
             .cloned()
             .collect();
         todo.extend(subs.into_iter().rev());
-        let man = clap_mangen::Man::new(cmd);
+        let man = page(cmd);
         let path = man
             .generate_to(dir)
             .with_context(|| format!("write a man page into {}", dir.display()))?;
         written.push(path);
     }
     Ok(written)
+}
+
+/// The man page of `cmd`, its header naming iomark and its version on every
+/// page (clap_mangen would put the subcommand's name there).
+fn page(cmd: Command) -> clap_mangen::Man {
+    clap_mangen::Man::new(cmd).source(format!("iomark {}", env!("CARGO_PKG_VERSION")))
 }

@@ -91,6 +91,56 @@ fn bash_completion_offers_the_subcommands_when_sourced() {
 }
 
 #[test]
+fn bash_completion_offers_the_values_of_named_flags_not_file_names() {
+    require!(have_command("bash", "bash"));
+    let dir = tempfile::tempdir().unwrap();
+    let (_, path) = script("bash", dir.path());
+    // What follows `iomark disk --FLAG ` (or `iomark mem stream --FLAG `).
+    let offered = |words: &str| {
+        let n = words.split(' ').count();
+        let flag = words.rsplit(' ').next().unwrap();
+        // bash calls the function with the command, the word being
+        // completed and the word before it.
+        let probe = format!(
+            "cd {dir}; source {script}; COMP_WORDS=({words} ''); COMP_CWORD={n}; \
+             _iomark iomark '' {flag}; echo \"${{COMPREPLY[*]}}\"",
+            dir = dir.path().display(),
+            script = path.display(),
+        );
+        let out = Command::new("bash").args(["-c", &probe]).output().unwrap();
+        ok(&out).trim().to_string()
+    };
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "iomark disk --profile",
+            &["cdm", "cdm3", "iometer", "sweep", "verify"],
+        ),
+        ("iomark disk --rw", &["read", "randwrite", "randrw"]),
+        (
+            "iomark disk --engine",
+            &["psync", "io_uring", "mmap-sync", "libaio"],
+        ),
+        ("iomark disk --data", &["random", "zeros", "repeat"]),
+        ("iomark disk --output-format", &["normal", "json", "json+"]),
+        ("iomark mem stream --nt-stores", &["on", "off"]),
+    ];
+    for (words, want) in cases {
+        let got = offered(words);
+        for w in *want {
+            assert!(
+                got.split(' ').any(|g| g == *w),
+                "{words}: {w} not offered: {got}"
+            );
+        }
+        // The script file in the directory is not a value.
+        assert!(
+            !got.contains("iomark.bash"),
+            "{words}: offers file names: {got}"
+        );
+    }
+}
+
+#[test]
 fn a_bad_shell_is_one_line_and_exit_2() {
     let out = iomark(&["completions", "tcsh"]);
     assert_eq!(out.status.code(), Some(2));
@@ -167,6 +217,16 @@ fn man_pages_render_with_man_and_name_the_subcommands_and_key_flags() {
         "--json",
     ] {
         assert!(disk.contains(flag), "iomark-disk(1) has no {flag}");
+    }
+    // Every page's header names iomark and its version, not the subcommand.
+    let source = format!("\"iomark {}\"", env!("CARGO_PKG_VERSION"));
+    for page in ["iomark.1", "iomark-disk.1", "iomark-net-client.1"] {
+        let roff = std::fs::read_to_string(dir.path().join(page)).unwrap();
+        let header = roff
+            .lines()
+            .find(|l| l.starts_with(".TH"))
+            .unwrap_or_default();
+        assert!(header.contains(&source), "{page}: {header}");
     }
     let client = rendered(&dir.path().join("iomark-net-client.1"));
     for flag in ["--parallel", "--reverse", "--verbose", "-V"] {

@@ -64,7 +64,7 @@ pub struct JobSettings {
     /// Access pattern: read, write, randread, randwrite, readwrite, randrw
     /// (default randread). Any workload flag makes a custom workload
     /// instead of the cdm profile.
-    #[cfg_attr(feature = "clap", arg(long = flags::long(flags::RW), value_name = "MODE", help_heading = "Workload"))]
+    #[cfg_attr(feature = "clap", arg(long = flags::long(flags::RW), value_name = "MODE", value_parser = iomark_model::values::RW, help_heading = "Workload"))]
     pub rw: Option<RwMode>,
 
     /// Bytes per I/O, e.g. 4k, 128k, 1M (k/M/G are 1024-based; default 4k).
@@ -145,13 +145,16 @@ pub struct JobSettings {
     )]
     pub verify_timed: bool,
 
-    /// Data written: random, zeros, or compressible:N (N% compressible).
+    /// Data written: random, zeros, repeat (the same 4 KiB in every block,
+    /// as a deduplicating device sees copies of one file), or compressible:N
+    /// (N% of each block compresses away, N from 0 to 100).
     #[cfg_attr(
         feature = "clap",
         arg(
             long,
             value_name = "PATTERN",
             default_value = "random",
+            value_parser = iomark_model::values::DATA,
             help_heading = "Workload"
         )
     )]
@@ -168,7 +171,7 @@ pub struct JobSettings {
     /// io_uring); fio's --ioengine with sync (psync), mmap (mmap-sync) and
     /// libaio (runs as io_uring). With a CrystalDiskMark profile, iometer
     /// or macbench: the engine of every test.
-    #[cfg_attr(feature = "clap", arg(long = Setting::Engine.long(), alias = "ioengine", value_name = "ENGINE", help_heading = "Engine"))]
+    #[cfg_attr(feature = "clap", arg(long = Setting::Engine.long(), alias = "ioengine", value_name = "ENGINE", value_parser = ENGINES, help_heading = "Engine"))]
     pub engine: Option<EngineChoice>,
 
     /// Bypass the page cache (O_DIRECT); an error where the file system
@@ -232,6 +235,17 @@ pub struct EngineChoice {
     /// Said once before the run when `kind` stands in for fio's engine.
     pub note: Option<&'static str>,
 }
+
+/// `--engine`: iomark's engines, then fio's names for them.
+#[cfg(feature = "clap")]
+const ENGINES: iomark_model::values::Named<EngineChoice> = iomark_model::values::Named::new(
+    || {
+        let mut names = EngineKind::ALL.map(EngineKind::as_str).to_vec();
+        names.extend(["sync", "pvsync", "mmap", "libaio"]);
+        names
+    },
+    str::parse,
+);
 
 /// What `libaio` runs as, and why it may.
 pub const LIBAIO_NOTE: &str = "ioengine libaio runs as io_uring: both keep iodepth I/Os in flight \

@@ -31,6 +31,8 @@ mod scoped_warnings;
 pub mod stored;
 pub mod sustained;
 pub mod units;
+#[cfg(feature = "clap")]
+pub mod values;
 pub mod verify;
 pub mod warning;
 pub mod workload;

@@ -303,6 +303,13 @@ impl ProfilePlan {
     }
 }
 
+/// `--profile`: every profile's name.
+#[cfg(feature = "clap")]
+pub const PROFILES: iomark_model::values::Named<ProfileName> = iomark_model::values::Named::new(
+    || ProfileName::ALL.map(ProfileName::as_str).to_vec(),
+    str::parse,
+);
+
 impl FromStr for ProfileName {
     type Err = String;
 

@@ -43,7 +43,7 @@ pub struct StreamSettings {
             value_name = "on|off",
             num_args = 0..=1,
             default_missing_value = "on",
-            value_parser = clap::builder::BoolishValueParser::new(),
+            value_parser = iomark_model::values::ON_OFF,
             help_heading = "Workload"
         )
     )]
