@@ -9,7 +9,7 @@ use iomark_model::net::NetRun;
 use iomark_model::RunBody;
 
 use crate::svg::esc;
-use crate::{date, Report, ReportRun};
+use crate::{date, Chart, Report, ReportRun};
 
 const CSS: &str =
     "body{font-family:'DejaVu Sans',Verdana,sans-serif;margin:24px;color:#222;background:#fafafa}\
@@ -17,7 +17,10 @@ h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc
 table{border-collapse:collapse;margin:8px 0;font-size:13px;background:#fff}\
 th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}\
 th{background:#eee}td.num{text-align:right;font-variant-numeric:tabular-nums}\
-.charts{display:flex;flex-wrap:wrap;gap:16px}figure{margin:0;background:#fff;border:1px solid #ddd}\
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(560px,1fr));gap:16px}\
+figure{margin:0;background:#fff;border:1px solid #ddd}figure svg{display:block;width:100%;height:auto}\
+nav#contents{font-size:13px;background:#fff;border:1px solid #ddd;padding:4px 12px}\
+nav#contents ol ol{columns:2 320px;font-size:12px}a{color:#1f4e9a}\
 figcaption{font-size:12px;padding:4px 8px;color:#555}li.warning{color:#8a4b00}\
 summary{cursor:pointer;margin:4px 0}\
 code{font-size:12px}";
@@ -336,13 +339,59 @@ fn sweep_limits(o: &mut String, r: &ReportRun, sweep: &iomark_model::mem::MemSwe
 
 /// The page.
 pub fn render(report: &Report) -> String {
-    let mut o = String::new();
-    let _ = write!(
-        o,
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{CSS}</style></head><body><h1>{}</h1>",
+    // Drawn once: the charts and the contents' list of them.
+    let charts = report.charts();
+    let body = body(report, &charts);
+    let (body, nav) = contents(&body, &charts);
+    format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{CSS}</style></head><body><h1>{}</h1>{nav}{body}",
         esc(report.title()),
         esc(report.title())
-    );
+    )
+}
+
+/// The table of contents, and `body` with each section's heading made its
+/// target: every `<h2>` in the order written, and under Charts each chart.
+/// Headings are the report's own words, never stored text.
+fn contents(body: &str, charts: &[Chart]) -> (String, String) {
+    let mut parts = body.split("<h2>");
+    let mut out = parts.next().unwrap_or_default().to_string();
+    let mut nav = String::from("<nav id=\"contents\"><b>Contents</b><ol>");
+    for part in parts {
+        let title = part.split("</h2>").next().unwrap_or_default();
+        let slug: String = title
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        let _ = write!(out, "<h2 id=\"s-{slug}\">{part}");
+        let _ = write!(nav, "<li><a href=\"#s-{slug}\">{title}</a>");
+        if title == "Charts" && !charts.is_empty() {
+            nav.push_str("<ol>");
+            for c in charts {
+                let _ = write!(
+                    nav,
+                    "<li><a href=\"#chart-{}\">{}</a></li>",
+                    esc(&c.id),
+                    esc(&c.title)
+                );
+            }
+            nav.push_str("</ol>");
+        }
+        nav.push_str("</li>");
+    }
+    nav.push_str("</ol></nav>");
+    (out, nav)
+}
+
+/// Everything below the title and the contents.
+fn body(report: &Report, charts: &[Chart]) -> String {
+    let mut o = String::new();
     o.push_str("<h2>Runs</h2><table id=\"runs\"><tr><th>id</th><th>name</th><th>what</th><th>started</th><th>status</th><th>host</th><th>command</th></tr>");
     for r in report.runs() {
         let host = r
@@ -404,10 +453,10 @@ pub fn render(report: &Report) -> String {
     crate::warnings::section(&mut o, report.runs());
 
     o.push_str("<h2>Charts</h2><div class=\"charts\">");
-    for c in report.charts() {
+    for c in charts {
         let _ = write!(
             o,
-            "<figure data-chart-id=\"{}\">{}<figcaption>{}</figcaption></figure>",
+            "<figure id=\"chart-{}\" data-chart-id=\"{0}\">{}<figcaption>{}</figcaption></figure>",
             esc(&c.id),
             c.svg,
             esc(&c.title)

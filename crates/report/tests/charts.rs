@@ -274,7 +274,7 @@ fn html_is_one_file_with_tables_and_no_scripts() {
         "{}",
         &html[..600]
     );
-    assert_eq!(html.matches("<figure data-chart-id=").count(), 4);
+    assert_eq!(html.matches("<figure id=\"chart-").count(), 4);
 }
 
 #[test]

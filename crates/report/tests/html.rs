@@ -160,3 +160,31 @@ fn a_mem_sweep_shows_each_points_memory_limit_record() {
         "{t}"
     );
 }
+
+#[test]
+fn the_contents_link_every_section_and_every_chart() {
+    let html = page(vec![
+        fixtures::mem_sweep(&["sweep"]),
+        fixtures::stream(&["plain"], 900.0, None),
+    ]);
+    let nav_start = html.find("<nav id=\"contents\">").expect("a table of contents");
+    let nav = &html[nav_start..nav_start + html[nav_start..].find("</nav>").unwrap()];
+    // Before the first section.
+    assert!(nav_start < html.find("<h2").unwrap());
+    let targets = |prefix: &str| -> Vec<String> {
+        html.split(prefix)
+            .skip(1)
+            .map(|rest| rest[..rest.find('"').unwrap()].to_string())
+            .collect()
+    };
+    let sections = targets("<h2 id=\"");
+    assert!(sections.len() >= 4, "{sections:?}");
+    assert!(!html.contains("<h2>"), "a section without a target");
+    let charts = targets("<figure id=\"");
+    assert!(!charts.is_empty());
+    for id in sections.iter().chain(&charts) {
+        assert!(nav.contains(&format!("href=\"#{id}\"")), "{id} not in {nav}");
+    }
+    let links = nav.matches("<a href=").count();
+    assert_eq!(links, sections.len() + charts.len(), "{nav}");
+}
