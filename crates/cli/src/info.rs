@@ -35,10 +35,7 @@ pub fn run(args: InfoArgs) -> anyhow::Result<Exit> {
     let host = HostInfo::collect();
     let mut out = std::io::stdout().lock();
     if args.json {
-        let doc = iomark_text::json::info(&host, chain.report());
-        // As an io::Error, a closed pipe is recognised and not reported.
-        serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from)?;
-        writeln!(out)?;
+        iomark_text::json::write(&mut out, &iomark_text::json::info(&host, chain.report()))?;
     } else {
         out.write_all(iomark_text::device_info(&host, chain.report()).as_bytes())?;
     }
@@ -49,9 +46,7 @@ fn nic_info(nic: &iomark_model::net::NicChain, json: bool) -> anyhow::Result<Exi
     let host = HostInfo::collect();
     let mut out = std::io::stdout().lock();
     if json {
-        let doc = iomark_text::json::nic_info(&host, nic);
-        serde_json::to_writer_pretty(&mut out, &doc).map_err(std::io::Error::from)?;
-        writeln!(out)?;
+        iomark_text::json::write(&mut out, &iomark_text::json::nic_info(&host, nic))?;
     } else {
         out.write_all(iomark_text::nic_info(&host, nic).as_bytes())?;
     }
