@@ -79,9 +79,9 @@ pub fn print(text: &str) -> std::io::Result<()> {
 /// Writes one JSON document and a newline to standard output, a closed
 /// pipe coming back as [`print`]'s does.
 pub fn print_json(v: &impl serde::Serialize) -> std::io::Result<()> {
-    let mut text = serde_json::to_string_pretty(v)?;
-    text.push('\n');
-    print(&text)
+    let mut out = std::io::stdout().lock();
+    iomark_text::json::write(&mut out, v)?;
+    std::io::Write::flush(&mut out)
 }
 
 /// Whether the error chain ends in a broken pipe.

@@ -5,8 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, bail};
 use clap::Args;
-use iomark_report::{Comparison, Report, ReportRun};
-use iomark_stats::lineup::{group_by_label, Baseline, Lineup};
+use iomark_report::Report;
 use iomark_store::{RunId, RunSelection};
 
 use crate::exit::Exit;
@@ -78,27 +77,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Exit> {
         labels: args.labels,
         baseline: args.baseline,
     };
-    let mut stored = selection.load(store.as_mut())?;
-    // The table against the baseline pairs runs as `results compare` does.
-    let against = match args.baseline_label.as_deref() {
-        Some(l) => {
-            crate::results::check_baseline_label(&stored, l)?;
-            group_by_label(&mut stored, l);
-            Some(Baseline::Label(l))
-        }
-        // The selection put the baseline first.
-        None => args.baseline.map(|_| Baseline::FirstRun),
-    };
-    let comparison = against.map(|b| Comparison::of(&Lineup::against(&stored, b, None)));
-    let mut runs = Vec::new();
-    for s in stored {
-        let doc = s.document()?;
-        runs.push(ReportRun::new(s.summary.id, doc).with_figures(s.figures));
-    }
-    let mut report = Report::new(runs, args.baseline.map(|b| b.to_string()).as_deref())?;
-    if let Some(c) = comparison {
-        report = report.with_comparison(c);
-    }
+    let stored = selection.load(store.as_mut())?;
+    let report = Report::of_stored(stored, args.baseline, args.baseline_label.as_deref())?;
     if let Some(path) = &args.html {
         let page = report.html();
         if path.as_os_str() == "-" {

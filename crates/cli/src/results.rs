@@ -5,12 +5,14 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
-use clap::{Args, Subcommand, ValueEnum};
-use iomark_stats::gate::{ThresholdError, WorseThreshold};
-use iomark_stats::lineup::{group_by_label, Baseline, Lineup};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Args, Subcommand};
+use iomark_stats::gate::WorseThreshold;
+use iomark_stats::lineup::{by_label, Baseline, Lineup};
+use iomark_store::import::ImportOptions;
 use iomark_store::{RunId, RunQuery, RunSelection, Store, StoreError};
 use iomark_text::json;
-use iomark_text::results::{self, TableStyle};
+use iomark_text::results::{self, ExportFormat, TableStyle};
 
 use crate::exit::Exit;
 use crate::record::{check_user_text, parse_label};
@@ -82,7 +84,7 @@ enum ResultsCommand {
         baseline_label: Option<String>,
         /// Exit with code 1 when a figure is worse than the baseline's by more
         /// than this (e.g. 5%) and outside the noise of both runs.
-        #[arg(long, value_name = "PCT", value_parser = parse_threshold)]
+        #[arg(long, value_name = "PCT")]
         fail_if_worse: Option<WorseThreshold>,
         /// Only rows of this metric: `bw` keeps `read bw` and `write bw`,
         /// `read lat p99` that one; repeat for more. The gate and the JSON
@@ -99,7 +101,8 @@ enum ResultsCommand {
         #[arg(required = true, value_name = "ID")]
         ids: Vec<RunId>,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+        #[arg(long, default_value = "json",
+              value_parser = PossibleValuesParser::new(ExportFormat::NAMES).try_map(|s| s.parse::<ExportFormat>()))]
         format: ExportFormat,
     },
     /// Import fio JSON (--output-format=json or json+), iperf3 -J or iomark --json output as stored runs.
@@ -142,13 +145,6 @@ struct ListArgs {
     json: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ExportFormat {
-    Json,
-    Csv,
-    Markdown,
-}
-
 /// Run `iomark results ...`.
 pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
     let db = args.db.as_deref();
@@ -160,7 +156,7 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
             let query = RunQuery {
                 labels: l.labels,
                 device: l.device,
-                since_ms: l.since.as_deref().map(parse_since).transpose()?,
+                since_ms: l.since.as_deref().map(iomark_store::since_ms).transpose()?,
                 limit: l.limit,
             };
             match iomark_store::open_read_only(db) {
@@ -172,7 +168,7 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
                         esc(&path)
                     );
                     if l.json {
-                        print_json(&json::run_list(&[]), out)?;
+                        json::write(out, &json::run_list(&[]))?;
                     }
                 }
                 Err(e) => return Err(e.into()),
@@ -181,7 +177,7 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
         ResultsCommand::Show { id, json: as_json } => {
             let run = iomark_store::open_read_only(db)?.load(id)?;
             if as_json {
-                print_json(&json::run_detail(&run), out)?;
+                json::write(out, &json::run_detail(&run))?;
             } else {
                 out.write_all(results::run_detail(&run).as_bytes())?;
             }
@@ -205,41 +201,29 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
             }
             let mut runs = RunSelection::of(&ids).load(store.as_mut())?;
             let against = match baseline_label.as_deref() {
-                Some(l) => {
-                    check_baseline_label(&runs, l)?;
-                    group_by_label(&mut runs, l);
-                    Baseline::Label(l)
-                }
+                Some(l) => by_label(&mut runs, l)?,
                 None => Baseline::FirstRun,
             };
             let mut lineup = Lineup::against(&runs, against, fail_if_worse);
-            if !metrics.is_empty() && !lineup.only_metrics(&metrics) {
-                let mut there: Vec<&str> = lineup.keys().iter().map(|k| k.1).collect();
-                there.sort_unstable();
-                there.dedup();
-                bail!(
-                    "--metric {}: no row of these runs has that metric; their metrics are {}",
-                    esc(&metrics.join(", ")),
-                    esc(&there.join(", "))
-                );
-            }
+            lineup.keep_metrics(&metrics)?;
             if as_json {
-                print_json(&json::comparison(&lineup), out)?;
+                json::write(out, &json::comparison(&lineup))?;
             } else {
                 out.write_all(results::comparison(&lineup, TableStyle::Terminal).as_bytes())?;
             }
             out.flush()?;
             if let Some(t) = fail_if_worse {
-                return gate(&lineup, t);
+                // The gate's verdict on stderr, and in the exit code.
+                let report = results::gate_report(&lineup, t)?;
+                report.lines.iter().for_each(|l| eprintln!("{l}"));
+                if report.regressed > 0 {
+                    return Ok(Exit::Regression);
+                }
             }
         }
         ResultsCommand::Export { ids, format } => {
-            export(
-                iomark_store::open_read_only(db)?.as_mut(),
-                &ids,
-                format,
-                out,
-            )?;
+            let runs = RunSelection::of(&ids).load(iomark_store::open_read_only(db)?.as_mut())?;
+            results::export(&runs, format, out)?;
         }
         ResultsCommand::Import {
             files,
@@ -258,106 +242,6 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-/// `--baseline-label L` needs a run labelled L to divide by and one not
-/// labelled L to divide; refused with the labels there are otherwise.
-pub(crate) fn check_baseline_label(
-    runs: &[iomark_store::StoredRun],
-    label: &str,
-) -> anyhow::Result<()> {
-    let has = |r: &iomark_store::StoredRun| r.summary.labels.iter().any(|l| l == label);
-    if runs.iter().all(has) {
-        bail!(
-            "--baseline-label {}: every run given is labelled {0}, so none is compared with them; add runs with another label",
-            esc(label)
-        );
-    }
-    if !runs.iter().any(has) {
-        let mut labels: Vec<&str> = runs
-            .iter()
-            .flat_map(|r| r.summary.labels.iter().map(String::as_str))
-            .collect();
-        labels.sort_unstable();
-        labels.dedup();
-        let ids: Vec<String> = runs.iter().map(|r| format!("#{}", r.summary.id)).collect();
-        bail!(
-            "--baseline-label {}: none of {} is labelled {0}; {}",
-            esc(label),
-            ids.join(", "),
-            if labels.is_empty() {
-                "they have no labels: label runs with --label when storing or importing them"
-                    .to_string()
-            } else {
-                format!("their labels are {}", esc(&labels.join(", ")))
-            }
-        );
-    }
-    Ok(())
-}
-
-/// `--since`: a span back from now (`7d`, `24h`, `2 weeks`) or a local date
-/// or date and time.
-fn parse_since(s: &str) -> anyhow::Result<u64> {
-    let tz = jiff::tz::TimeZone::system();
-    let now = jiff::Timestamp::now();
-    let ms = if let Ok(span) = s.parse::<jiff::Span>() {
-        let then = now
-            .to_zoned(tz)
-            .checked_sub(span)
-            .with_context(|| format!("--since {s} reaches too far back"))?;
-        then.timestamp().as_millisecond()
-    } else if let Ok(dt) = s.replace(' ', "T").parse::<jiff::civil::DateTime>() {
-        dt.to_zoned(tz)?.timestamp().as_millisecond()
-    } else if let Ok(d) = s.parse::<jiff::civil::Date>() {
-        d.to_zoned(tz)?.timestamp().as_millisecond()
-    } else {
-        bail!("--since '{s}' is neither a date nor a span: use 2026-11-01, \"2026-11-01 14:00\", 7d or 24h");
-    };
-    Ok(ms.max(0) as u64)
-}
-
-/// `--fail-if-worse`: names each regressed figure on stderr and says so
-/// in the exit code. A candidate that shares no judged figure with the
-/// baseline is refused: a gate that compared nothing must not pass.
-fn gate(lineup: &Lineup, t: WorseThreshold) -> anyhow::Result<Exit> {
-    let ungated = lineup.ungated();
-    if !ungated.is_empty() {
-        let ids: Vec<String> = ungated.iter().map(|id| format!("#{id}")).collect();
-        bail!(
-            "--fail-if-worse has nothing to judge: {} shares no bandwidth, IOPS, MFLOPS or latency figure of the same test with baseline #{}; compare runs of the same test (same rw, bs, depth, engine, size)",
-            ids.join(", "),
-            lineup.runs()[0].summary.id
-        );
-    }
-    let lines = results::regression_lines(lineup);
-    for l in &lines {
-        eprintln!("{l}");
-    }
-    if lines.is_empty() {
-        eprintln!("no figure is worse than the baseline by more than {t} outside the noise");
-        Ok(Exit::Success)
-    } else {
-        eprintln!(
-            "{} figure{} regressed by more than {t}",
-            lines.len(),
-            if lines.len() == 1 { "" } else { "s" }
-        );
-        Ok(Exit::Regression)
-    }
-}
-
-/// `--fail-if-worse PCT`, refused with the fix when it is not a percentage.
-fn parse_threshold(s: &str) -> Result<WorseThreshold, String> {
-    s.parse().map_err(|e: ThresholdError| e.to_string())
-}
-
-/// One JSON document and a newline.
-fn print_json(v: &impl serde::Serialize, out: &mut impl Write) -> anyhow::Result<()> {
-    // As an io::Error, a closed pipe is recognised and not reported.
-    serde_json::to_writer_pretty(&mut *out, v).map_err(std::io::Error::from)?;
-    writeln!(out)?;
-    Ok(())
-}
-
 fn list(
     store: &mut dyn Store,
     q: &RunQuery,
@@ -369,30 +253,12 @@ fn list(
         eprintln!("no stored runs match in {}", esc(&store.location()));
     }
     if as_json {
-        return print_json(&json::run_list(&runs), out);
+        return Ok(json::write(out, &json::run_list(&runs))?);
     }
     if runs.is_empty() {
         return Ok(());
     }
     Ok(out.write_all(results::run_list(&runs).as_bytes())?)
-}
-
-fn export(
-    store: &mut dyn Store,
-    ids: &[RunId],
-    format: ExportFormat,
-    out: &mut impl Write,
-) -> anyhow::Result<()> {
-    let runs = RunSelection::of(ids).load(store)?;
-    match format {
-        ExportFormat::Json => out.write_all(results::export_json(&runs)?.as_bytes())?,
-        ExportFormat::Csv => results::export_csv(&runs, out)?,
-        ExportFormat::Markdown => {
-            let text = results::comparison(&Lineup::new(&runs, None), TableStyle::Markdown);
-            out.write_all(text.as_bytes())?;
-        }
-    }
-    Ok(())
 }
 
 fn import(
@@ -402,37 +268,22 @@ fn import(
     note: Option<&str>,
 ) -> anyhow::Result<()> {
     check_user_text(labels, note)?;
+    let options = ImportOptions {
+        labels: labels.to_vec(),
+        note: note.map(str::to_string),
+        command_line: crate::record::command_line(),
+    };
     // Convert every file first, so one bad file stores nothing at all.
     let mut docs = Vec::new();
     for f in files {
         let converted = iomark_store::import::import_file(f)
             .with_context(|| format!("cannot import {}", f.display()))?;
-        for mut doc in converted {
-            // iomark's own documents keep the command line that measured them.
-            if doc.command_line.is_empty() {
-                doc.command_line = crate::record::command_line();
-            }
-            for l in labels {
-                if !doc.labels.contains(l) {
-                    doc.labels.push(l.clone());
-                }
-            }
-            if let Some(n) = note {
-                doc.note = Some(n.to_string());
-            }
-            docs.push((f, doc));
-        }
+        docs.extend(converted.into_iter().map(|d| (f, options.applied(d))));
     }
     let mut store = iomark_store::open(db)?;
     for (f, doc) in docs {
         let id = store.insert_complete(&doc)?;
-        crate::exit::print(&format!(
-            "imported {} as run {id} ({} {}, {} figures)\n",
-            esc(&f.display().to_string()),
-            esc(&doc.tool),
-            esc(&doc.tool_version),
-            doc.body.figures().len()
-        ))?;
+        crate::exit::print(&results::imported(&f.display().to_string(), id, &doc))?;
     }
     Ok(())
 }

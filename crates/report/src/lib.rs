@@ -20,6 +20,7 @@ mod naming;
 mod png;
 mod printed;
 pub mod replace;
+mod stored;
 pub mod svg;
 mod warnings;
 
@@ -39,6 +40,12 @@ pub enum ReportError {
     /// The baseline is not one of the reported runs.
     #[error("baseline {0} is not among the reported runs: add it to the run IDs")]
     BaselineNotInReport(String),
+    /// The runs cannot be lined up against the baseline label.
+    #[error(transparent)]
+    Lineup(#[from] iomark_stats::lineup::LineupError),
+    /// A stored run's document cannot be read back.
+    #[error(transparent)]
+    Unreadable(#[from] iomark_model::stored::UnreadableDocument),
     /// A chart could not be turned into a PNG.
     #[error("cannot render chart {chart} as PNG: {reason}")]
     Png {

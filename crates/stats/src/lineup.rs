@@ -375,5 +375,9 @@ pub fn group_by_label(runs: &mut [StoredRun], baseline: &str) {
 }
 
 mod columns;
+mod refusal;
+
+pub use refusal::{by_label, LineupError};
+
 #[cfg(test)]
 mod tests;

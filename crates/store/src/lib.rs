@@ -44,6 +44,7 @@ mod ops;
 mod pg;
 mod row;
 mod select;
+pub mod since;
 mod sqlite;
 
 pub mod live;
@@ -52,6 +53,7 @@ pub use db_arg::{check_db, default_sqlite_path, is_postgres_url, redact, DB_ENV}
 pub use error::StoreError;
 pub use pg::PgStore;
 pub use select::RunSelection;
+pub use since::{since_ms, SinceError};
 pub use sqlite::SqliteStore;
 // The stored records are plain data in the model, so that rendering and
 // the regression gate read them without the store.

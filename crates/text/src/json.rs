@@ -18,6 +18,14 @@ use serde_json::Value;
 
 use iomark_stats::lineup::{Baseline, Lineup, Matched};
 
+/// Write `doc` as one pretty JSON document and a newline. A failure is an
+/// `io::Error`, so that a closed pipe (`iomark ... --json | head`) is
+/// recognised as one.
+pub fn write(out: &mut impl std::io::Write, doc: &impl Serialize) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, doc).map_err(std::io::Error::from)?;
+    writeln!(out)
+}
+
 /// Layout version of `iomark results list --json`.
 pub const LIST_SCHEMA_VERSION: u32 = 1;
 /// Layout version of `iomark results show --json`.

@@ -8,13 +8,17 @@ use std::fmt::Write as _;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Table};
 use iomark_model::figure::RateUnit;
-use iomark_model::stored::{RunSummary, StoredRun};
+use iomark_model::stored::{RunId, RunSummary, StoredRun};
+use iomark_model::RunDocument;
+use iomark_stats::lineup::Lineup;
 
 use crate::escape_controls as esc;
 
 mod compare;
+#[cfg(test)]
+mod tests;
 
-pub use compare::{comparison, regression_lines};
+pub use compare::{comparison, gate_report, regression_lines, GateReport};
 
 /// A time for people, in the local zone: `2026-11-21 21:40`.
 fn when(ms: u64, tz: &jiff::tz::TimeZone) -> String {
@@ -315,6 +319,76 @@ impl TableStyle {
             TableStyle::Markdown => crate::escape_markdown(s),
         }
     }
+}
+
+/// What `iomark results export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    /// The stored documents ([`export_json`]).
+    Json,
+    /// One row per figure ([`export_csv`]).
+    Csv,
+    /// The comparison table against the first run, in Markdown.
+    Markdown,
+}
+
+impl ExportFormat {
+    /// The formats' names, as `--format` takes them.
+    pub const NAMES: [&'static str; 3] = ["json", "csv", "markdown"];
+}
+
+/// A `--format` that names no export format.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not an export format: use json, csv or markdown")]
+pub struct UnknownExportFormat(String);
+
+impl std::str::FromStr for ExportFormat {
+    type Err = UnknownExportFormat;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "json" => Ok(ExportFormat::Json),
+            "csv" => Ok(ExportFormat::Csv),
+            "markdown" => Ok(ExportFormat::Markdown),
+            _ => Err(UnknownExportFormat(s.to_string())),
+        }
+    }
+}
+
+/// `runs` as `format` to `out`. A failure is an `io::Error`, so that a
+/// closed pipe is recognised as one.
+pub fn export(
+    runs: &[StoredRun],
+    format: ExportFormat,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    match format {
+        ExportFormat::Json => out.write_all(export_json(runs)?.as_bytes()),
+        // A write error keeps its kind, so a closed pipe is seen as one.
+        ExportFormat::Csv => export_csv(runs, out).map_err(|e| {
+            let kind = match e.kind() {
+                csv::ErrorKind::Io(io) => io.kind(),
+                _ => std::io::ErrorKind::Other,
+            };
+            std::io::Error::new(kind, e)
+        }),
+        ExportFormat::Markdown => {
+            let table = comparison(&Lineup::new(runs, None), TableStyle::Markdown);
+            out.write_all(table.as_bytes())
+        }
+    }
+}
+
+/// `iomark results import`'s line for one stored run: `imported
+/// fio.json as run 7 (fio fio-3.33, 4 figures)`.
+pub fn imported(file: &str, id: RunId, doc: &RunDocument) -> String {
+    format!(
+        "imported {} as run {id} ({} {}, {} figures)\n",
+        esc(file),
+        esc(&doc.tool),
+        esc(&doc.tool_version),
+        doc.body.figures().len()
+    )
 }
 
 /// The stored documents as one JSON array, each with its stored status (a

@@ -90,3 +90,74 @@ fn only_the_metrics_asked_for_are_rows_and_judged() {
     let mut l = Lineup::new(&runs, None);
     assert!(!l.only_metrics(&["w".into()]));
 }
+
+#[test]
+fn a_baseline_label_must_divide_some_run_and_be_carried_by_one() {
+    let mut runs = vec![
+        run(1, "usb3", "sda", 60e6, None),
+        run(2, "usb2", "sda", 40e6, None),
+    ];
+    // The labelled runs come first, and the label is the baseline.
+    assert_eq!(by_label(&mut runs, "usb2"), Ok(Baseline::Label("usb2")));
+    assert_eq!(runs[0].summary.id, RunId(2));
+    let err = by_label(&mut runs[..1], "usb2").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "--baseline-label usb2: every run given is labelled usb2, so none is compared with them; add runs with another label"
+    );
+    let err = by_label(&mut runs, "usb\x1b1").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "--baseline-label usb\\x1b1: none of #2, #1 is labelled usb\\x1b1; their labels are usb2, usb3"
+    );
+    runs.iter_mut().for_each(|r| r.summary.labels.clear());
+    let err = by_label(&mut runs, "usb2").unwrap_err();
+    assert!(
+        err.to_string().ends_with(
+            "none of #2, #1 is labelled usb2; they have no labels: label runs with --label when storing or importing them"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unknown_metric_is_refused_naming_the_metrics_there_are() {
+    let mut a = run(1, "a", "sda", 40e6, None);
+    let mut lat = a.figures[0].clone();
+    lat.metric = "read lat p99".into();
+    a.figures.push(lat);
+    let runs = [a.clone(), a];
+    let mut l = Lineup::new(&runs, None);
+    assert_eq!(l.keep_metrics(&[]), Ok(()));
+    assert_eq!(l.keys().len(), 2);
+    let err = l
+        .keep_metrics(&["iops".into(), "mflops".into()])
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "--metric iops, mflops: no row of these runs has that metric; their metrics are read bw, read lat p99"
+    );
+    assert_eq!(l.keep_metrics(&["bw".into()]), Ok(()));
+    assert_eq!(l.keys(), &[("read 1MiB", "read bw")]);
+}
+
+#[test]
+fn a_gate_with_no_shared_judged_figure_is_refused() {
+    let a = run(1, "a", "sda", 40e6, None);
+    let mut b = run(2, "b", "sda", 60e6, None);
+    let runs = [a.clone(), b.clone()];
+    assert_eq!(Lineup::new(&runs, None).check_gated(), Ok(()));
+    b.figures[0].test = "read 4KiB".into();
+    let runs = [a, b];
+    let err = Lineup::new(&runs, None).check_gated().unwrap_err();
+    assert_eq!(
+        err,
+        LineupError::NothingToJudge {
+            ungated: vec![RunId(2)],
+            baseline: RunId(1)
+        }
+    );
+    assert!(err
+        .to_string()
+        .starts_with("--fail-if-worse has nothing to judge: #2 shares no bandwidth, IOPS, MFLOPS or latency figure of the same test with baseline #1;"));
+}

@@ -109,6 +109,37 @@ pub enum ImportError {
     },
 }
 
+/// What `iomark results import` gives every run it converts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Labels added to each run's own (each once).
+    pub labels: Vec<String>,
+    /// A note that replaces each run's.
+    pub note: Option<String>,
+    /// The command line of the import, kept by runs that carry none; an
+    /// iomark document keeps the command line that measured it.
+    pub command_line: Vec<String>,
+}
+
+impl ImportOptions {
+    /// `doc` with the labels, the note and, where it has none, the command
+    /// line.
+    pub fn applied(&self, mut doc: RunDocument) -> RunDocument {
+        if doc.command_line.is_empty() {
+            doc.command_line = self.command_line.clone();
+        }
+        for l in &self.labels {
+            if !doc.labels.contains(l) {
+                doc.labels.push(l.clone());
+            }
+        }
+        if let Some(n) = &self.note {
+            doc.note = Some(n.clone());
+        }
+        doc
+    }
+}
+
 /// Read `path` and convert it: one run, or several when the file is an
 /// array of iomark documents (`iomark results export --format json`).
 pub fn import_file(path: &Path) -> Result<Vec<RunDocument>, ImportError> {

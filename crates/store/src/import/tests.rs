@@ -86,3 +86,28 @@ fn garbage_truncation_and_strangers_are_refused() {
     ));
     assert!(matches!(import_str("[1, 2]"), Err(ImportError::NoJson)));
 }
+
+#[test]
+fn import_options_add_labels_once_replace_the_note_and_keep_a_command_line() {
+    let fio = r#"{"fio version": "fio-3.33", "timestamp": 1, "jobs": [{"jobname": "j",
+        "read": {"io_bytes": 4096, "total_ios": 1, "runtime": 1, "bw_bytes": 4096000, "iops": 1000}}]}"#;
+    let options = ImportOptions {
+        labels: vec!["usb2".into(), "t7".into()],
+        note: Some("bench B".into()),
+        command_line: vec!["iomark".into(), "results".into(), "import".into()],
+    };
+    let mut doc = import_str(fio).unwrap();
+    doc.labels = vec!["t7".into()];
+    doc.note = Some("old".into());
+    let doc = options.applied(doc);
+    assert_eq!(doc.labels, ["t7", "usb2"]);
+    assert_eq!(doc.note.as_deref(), Some("bench B"));
+    assert_eq!(doc.command_line, options.command_line);
+    // A document that names its own command line keeps it; no note given
+    // keeps its note.
+    let mut own = doc.clone();
+    own.command_line = vec!["iomark".into(), "disk".into()];
+    let own = ImportOptions::default().applied(own);
+    assert_eq!(own.command_line, ["iomark", "disk"]);
+    assert_eq!(own.note.as_deref(), Some("bench B"));
+}

@@ -15,7 +15,8 @@ use iomark_stats::compare::format_ratio;
 
 use super::{scoped_in, TableStyle};
 use crate::escape_controls as esc;
-use iomark_stats::lineup::{Baseline, Lineup, Matched, RowKey};
+use iomark_stats::gate::WorseThreshold;
+use iomark_stats::lineup::{Baseline, Lineup, LineupError, Matched, RowKey};
 
 /// The width a terminal table is laid out to: the common 100-column
 /// terminal, so a table of many runs is split instead of wrapping into
@@ -299,6 +300,34 @@ pub fn regression_lines(lineup: &Lineup) -> Vec<String> {
         .collect()
 }
 
+/// What `--fail-if-worse` says on stderr: each regressed figure
+/// ([`regression_lines`]), then how many regressed, or that none did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GateReport {
+    /// The lines to print, the count last.
+    pub lines: Vec<String>,
+    /// How many figures regressed: the gate fails when any did.
+    pub regressed: usize,
+}
+
+/// The gate's verdict on `lineup` (lined up with `threshold`) in words.
+/// Refused ([`LineupError::NothingToJudge`]) when a candidate shares no
+/// judged figure with its baseline: a gate that compared nothing must not
+/// pass.
+pub fn gate_report(lineup: &Lineup, threshold: WorseThreshold) -> Result<GateReport, LineupError> {
+    lineup.check_gated()?;
+    let mut lines = regression_lines(lineup);
+    let regressed = lines.len();
+    lines.push(match regressed {
+        0 => format!(
+            "no figure is worse than the baseline by more than {threshold} outside the noise"
+        ),
+        1 => format!("1 figure regressed by more than {threshold}"),
+        n => format!("{n} figures regressed by more than {threshold}"),
+    });
+    Ok(GateReport { lines, regressed })
+}
+
 /// What the ratios are against, the words, the gate's threshold, the
 /// runs' warnings grouped by kind ([`warning_lines`]) and the runs that did
 /// not complete.
@@ -424,4 +453,4 @@ fn kind_words(kind: WarningKind) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

@@ -196,7 +196,7 @@ fn repeated_warnings_are_one_line_per_kind_naming_the_runs_and_tests() {
 }
 
 /// A MacBench run storing `kb` KB/s on its sequential read.
-fn macbench(id: i64, label: &str, kb: f64) -> StoredRun {
+pub(in crate::results) fn macbench(id: i64, label: &str, kb: f64) -> StoredRun {
     use iomark_model::profile::{MacbenchResult, MacbenchTest, ProfileResult};
     use iomark_model::units::{BytesPerSec, Nanos};
     let doc = crate::profile::tests::doc(
@@ -249,6 +249,17 @@ fn rates_are_shown_in_the_unit_the_run_printed() {
         lines[0].contains("5243 KB/s against 10486 KB/s"),
         "{}",
         lines[0]
+    );
+    let threshold = "10%".parse().unwrap();
+    let report = gate_report(&gated, threshold).unwrap();
+    assert_eq!(report.regressed, 1);
+    assert_eq!(report.lines[0], lines[0]);
+    assert_eq!(report.lines[1], "1 figure regressed by more than 10%");
+    let report = gate_report(&Lineup::new(&runs, Some(threshold)), threshold).unwrap();
+    assert_eq!(report.regressed, 0);
+    assert_eq!(
+        report.lines,
+        ["no figure is worse than the baseline by more than 10% outside the noise"]
     );
 }
 
