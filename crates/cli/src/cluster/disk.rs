@@ -8,13 +8,13 @@
 use anyhow::bail;
 use iomark_cluster::ranks::RankCoordinator;
 use iomark_cluster::World;
+use iomark_disk::lifecycle::terminal::ProgressLine;
 use iomark_disk::lifecycle::{self, RunEnd, RunOptions, RunPlan};
 use iomark_disk::plan::{DiskPlan, Workload};
 use iomark_disk::profiles::{ProfileName, ProfilePlan};
 
 use crate::disk_args::{print_run, DiskArgs};
 use crate::exit::Exit;
-use crate::progress::ProgressLine;
 use crate::record::{command_line, StoreSink};
 use crate::signals;
 
