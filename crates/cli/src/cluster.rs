@@ -15,9 +15,6 @@ mod disk;
 #[cfg(feature = "mpi")]
 mod mem;
 
-#[cfg(feature = "mpi")]
-use iomark_cluster::ranks::decode;
-
 /// How a rank leaves the job with `out`, its outcome. Only rank 0 speaks
 /// for the job: the others leave with its code. A failure every rank agreed
 /// on ([`iomark_cluster::ClusterError::Rank`], from a collective status) is

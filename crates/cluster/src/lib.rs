@@ -14,7 +14,8 @@
 //!   I/O path.
 //! * `ranks` (feature `mpi`): a disk run's coordinator across ranks,
 //!   the lifecycle's seam (`iomark_disk::lifecycle::Coordinator`) with the
-//!   collectives in one documented sequence.
+//!   collectives in one documented sequence, and STREAM in step across
+//!   ranks (`ranks::mem`), its results merged on rank 0.
 
 pub mod detect;
 pub mod merge;
@@ -53,4 +54,7 @@ pub enum ClusterError {
         /// Why.
         reason: String,
     },
+    /// The ranks' STREAM results do not merge.
+    #[error("the ranks ran different kernels: run every rank with the same arguments")]
+    DifferentKernels,
 }
