@@ -1,15 +1,16 @@
 //! fio's habits on `iomark disk`: `--output-format`, `--direct=0|1`, and
 //! job files (`--job FILE`, `iomark fio FILE`), run one job after another
 //! and stored as one run. The job file's format and checks live in
-//! [`iomark_disk::fio_job`], fio's JSON layout in [`iomark_text::fio_json`];
-//! this module reads the file, runs the plans and prints.
+//! [`iomark_disk::fio_job`] (the file's run plan and notes too), fio's JSON
+//! layout in [`iomark_text::fio_json`]; this module reads the file, runs
+//! the plan and prints.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use clap::Args;
 use iomark_disk::fio_job;
-use iomark_disk::lifecycle::{RunJob, RunOptions, RunPlan};
+use iomark_disk::lifecycle::RunOptions;
 use iomark_host::cgroup::SelfLimit;
 
 use crate::disk_args::DiskArgs;
@@ -67,33 +68,17 @@ pub fn run_job_file(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
     let text = std::fs::read_to_string(file)
         .with_context(|| format!("cannot read job file {}", file.display()))?;
     let parsed = fio_job::parse(&text).with_context(|| file.display().to_string())?;
-    // Every job checked before anything is opened or written; --repeat
-    // runs each job of the file that many times.
-    let repeat = args.repeat.unwrap_or(1);
-    let jobs = parsed
-        .jobs
-        .iter()
-        .map(|j| j.run_job(args.path_given(), &args.allow_write, repeat))
-        .collect::<Result<Vec<RunJob>, _>>()
+    // --repeat runs each job of the file that many times.
+    let plan = parsed
+        .run_plan(
+            args.path_given(),
+            &args.allow_write,
+            args.repeat.unwrap_or(1),
+        )
         .with_context(|| file.display().to_string())?;
-    let first = &jobs[0].plan.request.path;
-    if let Some((j, p)) = parsed
-        .jobs
-        .iter()
-        .zip(&jobs)
-        .find(|(_, p)| &p.plan.request.path != first)
-    {
-        bail!(
-            "{}: job [{}] (line {}) runs on {}, the first job on {}: iomark stores one target \
-             per run; give PATH to run every job on one, or split the file",
-            file.display(),
-            j.name,
-            j.line,
-            p.plan.request.path.display(),
-            first.display()
-        );
+    for note in parsed.notes() {
+        eprintln!("iomark: note: {}", iomark_text::escape_controls(&note));
     }
-    say_notes(&parsed);
     let limit = args.mem_limit.map(SelfLimit::enter).transpose()?;
     let options = RunOptions {
         keep_cache: args.prof.settings.keep_cache,
@@ -103,39 +88,5 @@ pub fn run_job_file(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
         limit: limit.as_ref(),
         command_line: command_line(),
     };
-    let plan = RunPlan {
-        name: PROFILE,
-        jobs,
-    };
     crate::disk::run_plan(args, &plan, &options, false)
-}
-
-/// The profile name a job file's run is stored under.
-const PROFILE: &str = "fio-job";
-
-/// Say once where iomark runs the file differently from fio.
-fn say_notes(parsed: &fio_job::FioJobFile) {
-    let mut said: Vec<&str> = Vec::new();
-    for j in &parsed.jobs {
-        for n in &j.notes {
-            if !said.contains(&n.as_str()) {
-                eprintln!("iomark: note: {n}");
-                said.push(n);
-            }
-        }
-    }
-    let together = parsed.concurrent_in_fio();
-    if !together.is_empty() {
-        // Named up to a few: a file of thousands of jobs gets one line.
-        const NAMED: usize = 5;
-        let mut names = together[..together.len().min(NAMED)].join(", ");
-        if together.len() > NAMED {
-            names.push_str(&format!(" and {} more", together.len() - NAMED));
-        }
-        eprintln!(
-            "iomark: note: fio would start {} together with the job before (no stonewall); \
-             iomark runs one job at a time, each on its own",
-            iomark_text::escape_controls(&names)
-        );
-    }
 }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::job::JobSettings;
 pub use crate::job::{EngineChoice, LIBAIO_NOTE};
-use crate::lifecycle::{JobOrigin, RunJob};
+use crate::lifecycle::{JobOrigin, RunJob, RunPlan};
 use crate::plan::{DiskPlan, DiskSettings, Workload};
 use crate::DiskError;
 
@@ -207,6 +207,9 @@ fn strip_comment(line: &str) -> &str {
     line
 }
 
+/// The profile name a job file's run is stored under.
+pub const PROFILE: &str = "fio-job";
+
 impl FioJobFile {
     /// Jobs that fio would start together with the one before (no
     /// `stonewall`): iomark runs them one after another all the same.
@@ -217,6 +220,70 @@ impl FioJobFile {
             .filter(|j| !j.stonewall)
             .map(|j| j.name.as_str())
             .collect()
+    }
+
+    /// The file's run, stored as one under [`PROFILE`]: every job checked
+    /// as [`FioJob::run_job`] makes it before anything is opened or
+    /// written. iomark stores one target per run, so jobs on different
+    /// paths are refused, naming the first that differs.
+    pub fn run_plan(
+        &self,
+        path: Option<&Path>,
+        allow_write: &[PathBuf],
+        repeat: u32,
+    ) -> Result<RunPlan, DiskError> {
+        let jobs = self
+            .jobs
+            .iter()
+            .map(|j| j.run_job(path, allow_write, repeat))
+            .collect::<Result<Vec<RunJob>, _>>()?;
+        let Some(first) = jobs.first().map(|j| &j.plan.request.path) else {
+            return Err(DiskError::Invalid(FioJobError::NoJobs.to_string()));
+        };
+        if let Some((j, p)) = self
+            .jobs
+            .iter()
+            .zip(&jobs)
+            .find(|(_, p)| &p.plan.request.path != first)
+        {
+            return Err(DiskError::Invalid(format!(
+                "job [{}] (line {}) runs on {}, the first job on {}: iomark stores one target \
+                 per run; give PATH to run every job on one, or split the file",
+                j.name,
+                j.line,
+                p.plan.request.path.display(),
+                first.display()
+            )));
+        }
+        Ok(RunPlan {
+            name: PROFILE,
+            jobs,
+        })
+    }
+
+    /// Where iomark runs the file differently from fio, each said once:
+    /// the jobs' notes, then the jobs fio would start together (named up
+    /// to a few, so a file of thousands of jobs gets one line).
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes: Vec<String> = Vec::new();
+        for n in self.jobs.iter().flat_map(|j| &j.notes) {
+            if !notes.contains(n) {
+                notes.push(n.clone());
+            }
+        }
+        let together = self.concurrent_in_fio();
+        if !together.is_empty() {
+            const NAMED: usize = 5;
+            let mut names = together[..together.len().min(NAMED)].join(", ");
+            if together.len() > NAMED {
+                names.push_str(&format!(" and {} more", together.len() - NAMED));
+            }
+            notes.push(format!(
+                "fio would start {names} together with the job before (no stonewall); \
+                 iomark runs one job at a time, each on its own"
+            ));
+        }
+        notes
     }
 }
 

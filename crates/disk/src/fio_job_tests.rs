@@ -262,3 +262,44 @@ fn verify_is_crc32c_or_off_and_do_verify_0_turns_it_off() {
     let refused = read.plan(None, &[]).unwrap_err().to_string();
     assert!(refused.contains("job [r] (line 1)") && refused.contains("writes nothing"));
 }
+
+#[test]
+fn a_files_run_is_stored_as_one_and_its_notes_are_said_once() {
+    let f = parse("[a]\nioengine=libaio\nsize=1m\n[b]\nioengine=libaio\nsize=1m\n").unwrap();
+    let plan = f.run_plan(Some(Path::new(".")), &[], 1).unwrap();
+    assert_eq!(plan.name, PROFILE);
+    assert_eq!(plan.jobs.len(), 2);
+    let notes = f.notes();
+    assert_eq!(notes.iter().filter(|n| *n == LIBAIO_NOTE).count(), 1);
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(
+        notes[1].starts_with("fio would start b together with the job before"),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn many_concurrent_jobs_are_named_up_to_five() {
+    let text: String = (1..=7).map(|i| format!("[j{i}]\nsize=1m\n")).collect();
+    let notes = parse(&text).unwrap().notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].starts_with("fio would start j2, j3, j4, j5, j6 and 1 more together"),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn jobs_on_two_targets_are_refused_naming_the_first_that_differs() {
+    let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let text = format!(
+        "[a]\nsize=1m\ndirectory={}\n[b]\nsize=1m\nstonewall\ndirectory={}\n",
+        one.path().display(),
+        two.path().display()
+    );
+    let f = parse(&text).unwrap();
+    let why = f.run_plan(None, &[], 1).unwrap_err().to_string();
+    assert!(why.starts_with("job [b] (line 4) runs on"), "{why}");
+    // PATH puts every job on one target.
+    f.run_plan(Some(one.path()), &[], 1).unwrap();
+}
