@@ -74,6 +74,21 @@ pub fn decode<T: serde::de::DeserializeOwned>(all: &[Vec<u8>]) -> Result<Vec<T>,
         .collect()
 }
 
+/// Whether `e` is a failure every rank agreed on (a rank's message from a
+/// collective status, [`ClusterError::Rank`]), also as the disk
+/// lifecycle carries it: rank 0 speaks for the job, the others have
+/// nothing to add.
+pub fn agreed(e: &(dyn std::error::Error + 'static)) -> bool {
+    let e = match e.downcast_ref::<RunError>() {
+        Some(RunError::Coordination(inner)) => &**inner,
+        _ => e,
+    };
+    matches!(
+        e.downcast_ref::<ClusterError>(),
+        Some(ClusterError::Rank { .. })
+    )
+}
+
 /// One rank of a disk run across ranks.
 pub struct RankCoordinator<'w> {
     world: &'w World,
