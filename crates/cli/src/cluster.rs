@@ -3,7 +3,6 @@
 //! MPI or the command does not run across ranks, and (feature `mpi`) the
 //! disk run across ranks in [`disk`]. See docs/mpi.md.
 
-use anyhow::bail;
 use iomark_cluster::detect::Launched;
 
 use crate::disk_args::DiskArgs;
@@ -15,9 +14,6 @@ mod disk;
 #[cfg(feature = "mpi")]
 mod mem;
 
-#[cfg(feature = "mpi")]
-use iomark_cluster::ranks::decode;
-
 /// How a rank leaves the job with `out`, its outcome. Only rank 0 speaks
 /// for the job: the others leave with its code. A failure every rank agreed
 /// on ([`iomark_cluster::ClusterError::Rank`], from a collective status) is
@@ -27,17 +23,7 @@ use iomark_cluster::ranks::decode;
 #[cfg(feature = "mpi")]
 fn leave(world: &iomark_cluster::World, out: anyhow::Result<Exit>) -> anyhow::Result<Exit> {
     let Err(e) = out else { return out };
-    // The lifecycle carries the coordinator's error as its own.
-    let agreed = e.chain().any(|c| {
-        let c = match c.downcast_ref::<iomark_disk::lifecycle::RunError>() {
-            Some(iomark_disk::lifecycle::RunError::Coordination(inner)) => &**inner,
-            _ => c,
-        };
-        matches!(
-            c.downcast_ref::<iomark_cluster::ClusterError>(),
-            Some(iomark_cluster::ClusterError::Rank { .. })
-        )
-    });
+    let agreed = e.chain().any(iomark_cluster::ranks::agreed);
     if !agreed {
         return if world.is_root() {
             Err(e)
@@ -65,7 +51,7 @@ pub fn disk(args: DiskArgs, launched: &Launched) -> anyhow::Result<Exit> {
     #[cfg(not(feature = "mpi"))]
     {
         let _ = args;
-        bail!("{}", no_mpi(launched))
+        Err(launched.without_mpi().into())
     }
 }
 
@@ -79,32 +65,11 @@ pub fn mem(args: MemArgs, launched: &Launched) -> anyhow::Result<Exit> {
     #[cfg(not(feature = "mpi"))]
     {
         let _ = args;
-        bail!("{}", no_mpi(launched))
+        Err(launched.without_mpi().into())
     }
 }
 
 /// A command that runs alone, started by an MPI launcher.
 pub fn refuse(command: &str, launched: &Launched) -> anyhow::Result<Exit> {
-    if !iomark_cluster::HAS_MPI {
-        bail!("{}", no_mpi(launched));
-    }
-    bail!(
-        "iomark {command} runs alone, not across MPI ranks (started under an MPI \
-         launcher: {} is set): run it without mpirun or srun; `iomark disk` and \
-         `iomark mem stream` run across ranks",
-        launched.variable
-    )
-}
-
-/// Why a build without MPI stops under a launcher.
-fn no_mpi(launched: &Launched) -> String {
-    let ranks = launched
-        .size
-        .map_or_else(String::new, |n| format!(" of {n} ranks"));
-    format!(
-        "this iomark was built without MPI but was started by an MPI launcher{ranks} \
-         ({} is set): each rank would run its own benchmark. Build it with \
-         `cargo build --release --features mpi` (docs/mpi.md), or run iomark without mpirun or srun",
-        launched.variable
-    )
+    Err(launched.refusal(command).into())
 }

@@ -8,6 +8,7 @@
 //! [`iomark_disk::job`], each profile's in its module of
 //! [`iomark_disk::profiles`]. A job file (`--job`) runs in `fio`.
 
+use iomark_disk::lifecycle::terminal::{self, ProgressLine};
 use iomark_disk::lifecycle::{self, RunEnd, RunOptions, RunPlan, VerifyFile};
 use iomark_disk::plan::Workload;
 use iomark_disk::profiles::artefacts::ArtefactsOptions;
@@ -16,7 +17,6 @@ use iomark_model::disk::EngineKind;
 
 use crate::disk_args::{print_run, DiskArgs};
 use crate::exit::Exit;
-use crate::progress::{self, ProgressLine};
 use crate::record::{command_line, StoreSink};
 use crate::signals;
 
@@ -58,7 +58,7 @@ pub(crate) fn run_plan(
 ) -> anyhow::Result<Exit> {
     let stop = signals::stop_flag()?;
     let mut sink = StoreSink::new(&args.store);
-    let mut display = ProgressLine::new(progress::wanted(args.quiet));
+    let mut display = ProgressLine::new(terminal::wanted(args.quiet));
     let run = match lifecycle::run(plan, options, &mut sink, &mut display, stop)? {
         RunEnd::Finished(run) => run,
         // Alone, no other process records the run, and a stop always

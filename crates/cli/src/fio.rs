@@ -1,15 +1,16 @@
 //! fio's habits on `iomark disk`: `--output-format`, `--direct=0|1`, and
 //! job files (`--job FILE`, `iomark fio FILE`), run one job after another
 //! and stored as one run. The job file's format and checks live in
-//! [`iomark_disk::fio_job`], fio's JSON layout in [`iomark_text::fio_json`];
-//! this module reads the file, runs the plans and prints.
+//! [`iomark_disk::fio_job`] (the file's run plan and notes too), fio's JSON
+//! layout in [`iomark_text::fio_json`]; this module reads the file, runs
+//! the plan and prints.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use clap::Args;
 use iomark_disk::fio_job;
-use iomark_disk::lifecycle::{RunOptions, RunPlan};
+use iomark_disk::lifecycle::RunOptions;
 use iomark_host::cgroup::SelfLimit;
 
 use crate::disk_args::DiskArgs;
@@ -68,8 +69,8 @@ pub fn run_job_file(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
         .with_context(|| format!("cannot read job file {}", file.display()))?;
     let parsed = fio_job::parse(&text).with_context(|| file.display().to_string())?;
     // --repeat runs each job of the file that many times.
-    let jobs = parsed
-        .run_jobs(
+    let plan = parsed
+        .run_plan(
             args.path_given(),
             &args.allow_write,
             args.repeat.unwrap_or(1),
@@ -87,12 +88,5 @@ pub fn run_job_file(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
         limit: limit.as_ref(),
         command_line: command_line(),
     };
-    let plan = RunPlan {
-        name: PROFILE,
-        jobs,
-    };
     crate::disk::run_plan(args, &plan, &options, false)
 }
-
-/// The profile name a job file's run is stored under.
-const PROFILE: &str = "fio-job";

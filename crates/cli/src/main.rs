@@ -22,7 +22,6 @@ mod fio;
 mod info;
 mod mem;
 mod net;
-mod progress;
 mod record;
 mod report;
 mod results;

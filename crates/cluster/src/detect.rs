@@ -14,6 +14,29 @@ pub struct Launched {
     pub size: Option<u32>,
 }
 
+impl Launched {
+    /// Why a command cannot run under this launcher: this build has no
+    /// MPI, or the command (`disk`, `net`, ...) runs alone.
+    pub fn refusal(&self, command: &str) -> crate::ClusterError {
+        if crate::HAS_MPI {
+            crate::ClusterError::RunsAlone {
+                command: command.to_string(),
+                variable: self.variable,
+            }
+        } else {
+            self.without_mpi()
+        }
+    }
+
+    /// Why a build without MPI stops under a launcher.
+    pub fn without_mpi(&self) -> crate::ClusterError {
+        crate::ClusterError::NoMpi {
+            variable: self.variable,
+            size: self.size,
+        }
+    }
+}
+
 /// The launcher this process runs under, if any.
 pub fn launched() -> Option<Launched> {
     launched_from(|k| std::env::var(k).ok())
@@ -68,6 +91,19 @@ mod tests {
         assert_eq!((l.variable, l.size), ("PMIX_RANK", None));
         let l = launched_from(env(&[("SLURM_PROCID", "2"), ("SLURM_STEP_NUM_TASKS", "8")]));
         assert_eq!(l.unwrap().size, Some(8));
+    }
+
+    #[test]
+    fn a_refusal_names_the_launchers_variable_and_the_ranks() {
+        let l = launched_from(env(&[("OMPI_COMM_WORLD_SIZE", "3")])).unwrap();
+        let no_mpi = l.without_mpi().to_string();
+        assert!(no_mpi.contains("launcher of 3 ranks (OMPI_COMM_WORLD_SIZE is set)"));
+        let why = l.refusal("net").to_string();
+        if crate::HAS_MPI {
+            assert!(why.starts_with("iomark net runs alone"), "{why}");
+        } else {
+            assert_eq!(why, no_mpi);
+        }
     }
 
     #[test]

@@ -14,7 +14,8 @@
 //!   I/O path.
 //! * `ranks` (feature `mpi`): a disk run's coordinator across ranks,
 //!   the lifecycle's seam (`iomark_disk::lifecycle::Coordinator`) with the
-//!   collectives in one documented sequence.
+//!   collectives in one documented sequence, and STREAM in step across
+//!   ranks (`ranks::mem`), its results merged on rank 0.
 
 pub mod detect;
 pub mod merge;
@@ -53,4 +54,33 @@ pub enum ClusterError {
         /// Why.
         reason: String,
     },
+    /// A build without MPI started by an MPI launcher: each rank would
+    /// run its own benchmark.
+    #[error(
+        "this iomark was built without MPI but was started by an MPI launcher{} \
+         ({variable} is set): each rank would run its own benchmark. Build it with \
+         `cargo build --release --features mpi` (docs/mpi.md), or run iomark without mpirun or srun",
+        size.map_or_else(String::new, |n| format!(" of {n} ranks"))
+    )]
+    NoMpi {
+        /// The launcher's variable that gave it away.
+        variable: &'static str,
+        /// The number of ranks, when the launcher says.
+        size: Option<u32>,
+    },
+    /// A command that runs alone, started by an MPI launcher.
+    #[error(
+        "iomark {command} runs alone, not across MPI ranks (started under an MPI \
+         launcher: {variable} is set): run it without mpirun or srun; `iomark disk` and \
+         `iomark mem stream` run across ranks"
+    )]
+    RunsAlone {
+        /// The command, as typed after `iomark`.
+        command: String,
+        /// The launcher's variable that gave it away.
+        variable: &'static str,
+    },
+    /// The ranks' STREAM results do not merge.
+    #[error("the ranks ran different kernels: run every rank with the same arguments")]
+    DifferentKernels,
 }

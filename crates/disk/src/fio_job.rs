@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::job::JobSettings;
 pub use crate::job::{EngineChoice, LIBAIO_NOTE};
-use crate::lifecycle::{JobOrigin, RunJob};
+use crate::lifecycle::{JobOrigin, RunJob, RunPlan};
 use crate::plan::{DiskPlan, DiskSettings, Workload};
 use crate::DiskError;
 
@@ -207,6 +207,9 @@ fn strip_comment(line: &str) -> &str {
     line
 }
 
+/// The profile name a job file's run is stored under.
+pub const PROFILE: &str = "fio-job";
+
 impl FioJobFile {
     /// Jobs that fio would start together with the one before (no
     /// `stonewall`): iomark runs them one after another all the same.
@@ -219,21 +222,24 @@ impl FioJobFile {
             .collect()
     }
 
-    /// Every job as one job of the file's run ([`FioJob::run_job`]), each
-    /// checked before anything is opened. The jobs must share one target:
-    /// iomark stores one target per run.
-    pub fn run_jobs(
+    /// The file's run, stored as one under [`PROFILE`]: every job checked
+    /// as [`FioJob::run_job`] makes it before anything is opened or
+    /// written. iomark stores one target per run, so jobs on different
+    /// paths are refused, naming the first that differs.
+    pub fn run_plan(
         &self,
         path: Option<&Path>,
         allow_write: &[PathBuf],
         repeat: u32,
-    ) -> Result<Vec<RunJob>, DiskError> {
+    ) -> Result<RunPlan, DiskError> {
         let jobs = self
             .jobs
             .iter()
             .map(|j| j.run_job(path, allow_write, repeat))
             .collect::<Result<Vec<RunJob>, _>>()?;
-        let first = &jobs[0].plan.request.path;
+        let Some(first) = jobs.first().map(|j| &j.plan.request.path) else {
+            return Err(DiskError::Invalid(FioJobError::NoJobs.to_string()));
+        };
         if let Some((j, p)) = self
             .jobs
             .iter()
@@ -249,12 +255,15 @@ impl FioJobFile {
                 first.display()
             )));
         }
-        Ok(jobs)
+        Ok(RunPlan {
+            name: PROFILE,
+            jobs,
+        })
     }
 
     /// Where iomark runs the file differently from fio, each said once:
-    /// the jobs' own notes, then the jobs fio would have started together
-    /// (named up to five: a file of thousands of jobs gets one line).
+    /// the jobs' notes, then the jobs fio would start together (named up
+    /// to a few, so a file of thousands of jobs gets one line).
     pub fn notes(&self) -> Vec<String> {
         let mut notes: Vec<String> = Vec::new();
         for n in self.jobs.iter().flat_map(|j| &j.notes) {

@@ -264,37 +264,42 @@ fn verify_is_crc32c_or_off_and_do_verify_0_turns_it_off() {
 }
 
 #[test]
-fn a_files_jobs_share_one_target_unless_path_overrides() {
-    let f =
-        parse("[a]\nrw=read\nsize=1m\nfilename=/tmp/x\n[b]\nrw=read\nsize=1m\nfilename=/tmp/y\n")
-            .unwrap();
-    let e = f.run_jobs(None, &[], 1).unwrap_err().to_string();
+fn a_files_run_is_stored_as_one_and_its_notes_are_said_once() {
+    let f = parse("[a]\nioengine=libaio\nsize=1m\n[b]\nioengine=libaio\nsize=1m\n").unwrap();
+    let plan = f.run_plan(Some(Path::new(".")), &[], 1).unwrap();
+    assert_eq!(plan.name, PROFILE);
+    assert_eq!(plan.jobs.len(), 2);
+    let notes = f.notes();
+    assert_eq!(notes.iter().filter(|n| *n == LIBAIO_NOTE).count(), 1);
+    assert_eq!(notes.len(), 2, "{notes:?}");
     assert!(
-        e.contains("job [b] (line 5) runs on /tmp/y, the first job on /tmp/x"),
-        "{e}"
+        notes[1].starts_with("fio would start b together with the job before"),
+        "{notes:?}"
     );
-    let jobs = f.run_jobs(Some(Path::new("/tmp")), &[], 3).unwrap();
-    assert_eq!(jobs.len(), 2);
-    assert!(jobs
-        .iter()
-        .all(|j| j.plan.request.path == Path::new("/tmp")));
-    assert!(jobs.iter().all(|j| j.plan.repeat == 3));
-    assert_eq!(jobs[1].origin.as_ref().map(|o| o.line), Some(5));
 }
 
 #[test]
-fn notes_are_said_once_and_concurrent_jobs_named_up_to_five() {
-    let mut text = String::from("[j0]\nruntime=1\n");
-    for i in 1..8 {
-        text.push_str(&format!("[j{i}]\nruntime=1\n"));
-    }
+fn many_concurrent_jobs_are_named_up_to_five() {
+    let text: String = (1..=7).map(|i| format!("[j{i}]\nsize=1m\n")).collect();
     let notes = parse(&text).unwrap().notes();
-    assert_eq!(notes.len(), 2, "{notes:?}");
-    assert!(notes[0].contains("without time_based"), "{notes:?}");
+    assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(
-        notes[1].starts_with("fio would start j1, j2, j3, j4, j5 and 2 more together"),
+        notes[0].starts_with("fio would start j2, j3, j4, j5, j6 and 1 more together"),
         "{notes:?}"
     );
-    let walled = parse("[a]\nrw=read\n[b]\nstonewall\nrw=read\n").unwrap();
-    assert!(walled.notes().is_empty(), "{:?}", walled.notes());
+}
+
+#[test]
+fn jobs_on_two_targets_are_refused_naming_the_first_that_differs() {
+    let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let text = format!(
+        "[a]\nsize=1m\ndirectory={}\n[b]\nsize=1m\nstonewall\ndirectory={}\n",
+        one.path().display(),
+        two.path().display()
+    );
+    let f = parse(&text).unwrap();
+    let why = f.run_plan(None, &[], 1).unwrap_err().to_string();
+    assert!(why.starts_with("job [b] (line 4) runs on"), "{why}");
+    // PATH puts every job on one target.
+    f.run_plan(Some(one.path()), &[], 1).unwrap();
 }

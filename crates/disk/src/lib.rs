@@ -38,6 +38,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod across_ranks;
 pub mod buffer;
 pub mod checks;
 pub mod device_seen;

@@ -8,13 +8,12 @@
 use anyhow::bail;
 use iomark_cluster::ranks::RankCoordinator;
 use iomark_cluster::World;
+use iomark_disk::lifecycle::terminal::ProgressLine;
 use iomark_disk::lifecycle::{self, RunEnd, RunOptions, RunPlan};
 use iomark_disk::plan::{DiskPlan, Workload};
-use iomark_disk::profiles::{ProfileName, ProfilePlan};
 
 use crate::disk_args::{print_run, DiskArgs};
 use crate::exit::Exit;
-use crate::progress::ProgressLine;
 use crate::record::{command_line, StoreSink};
 use crate::signals;
 
@@ -99,52 +98,7 @@ fn check(args: &DiskArgs, world: &World) -> anyhow::Result<DiskPlan> {
         settings.path = path;
     }
     let plan = settings.build()?;
-    if plan.verify.is_some() && args.cluster.stonewall {
-        bail!(
-            "--stonewall with --verify: a stonewalled rank stops mid-write and its writes \
-             are not read back; run --verify without --stonewall"
-        );
-    }
-    if plan.verify.is_some() && args.workload.verify_timed {
-        bail!("--verify-timed is not merged across ranks: use --verify");
-    }
-    if plan.repeat > 1 {
-        bail!("--repeat is not merged across ranks: run without it under mpirun, or alone");
-    }
-    match &plan.workload {
-        Workload::Custom(spec) => {
-            if args.cluster.shared_file && spec.engine.is_mapped() {
-                bail!("--shared-file: a rank's region of the shared file is not mapped; use --engine psync or io_uring");
-            }
-        }
-        Workload::Profile(name, profile) => {
-            if let Err(why) = name.across_ranks() {
-                bail!(
-                    "--profile {name} runs alone, not across MPI ranks: {why}. Run it without \
-                     mpirun, or run one of {} across ranks",
-                    ProfileName::ALL
-                        .into_iter()
-                        .filter(|p| p.across_ranks().is_ok())
-                        .map(ProfileName::as_str)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-            if args.cluster.stonewall {
-                bail!("--stonewall stops a custom workload (--rw ...), not a profile's jobs: leave it out");
-            }
-            if args.cluster.shared_file {
-                if let ProfilePlan::Sweep(o) = profile {
-                    if o.engines.iter().any(|e| e.is_mapped()) {
-                        bail!("--shared-file: a rank's region of the shared file is not mapped; give --engines without mmap engines");
-                    }
-                }
-            }
-        }
-        Workload::Depths(_) => {
-            bail!("under MPI one depth runs at a time: give --iodepth a single value")
-        }
-    }
+    plan.check_across_ranks(args.cluster.layout(), args.cluster.stonewall)?;
     if args.mem_limit.is_some() {
         bail!("--mem-limit is not applied across MPI ranks: leave it out");
     }

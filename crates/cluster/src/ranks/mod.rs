@@ -1,7 +1,8 @@
-//! A disk run across MPI ranks, as the run's [`Coordinator`]: every rank
-//! goes through `iomark_disk::lifecycle` as a run alone does, and this
-//! module is the one place where the ranks meet. The collectives, in the
-//! order every rank makes them:
+//! The runs across MPI ranks, and the one place where the ranks meet: a
+//! disk run's [`Coordinator`] (here) and STREAM in step ([`mem`]).
+//!
+//! A disk run: every rank goes through `iomark_disk::lifecycle` as a run
+//! alone does. The collectives, in the order every rank makes them:
 //!
 //! 1. [`open`](Coordinator::open): with `--shared-file`, rank 0 creates
 //!    the file and broadcasts its path; the others open it.
@@ -15,19 +16,30 @@
 //!    their progress, every 0.1 s) or, under `--stonewall`, that the
 //!    first rank finished. A profile's jobs: before each, a barrier; after
 //!    each, an `all_ok` and an all-gather of every rank's job, merged, so
-//!    the profile's statistics are the merged jobs' ([`Gather`]); a
+//!    the profile's statistics are the merged jobs' (`Gather`); a
 //!    sustained-write series is all-gathered and summed.
 //! 5. [`gather`](Coordinator::gather): an `all_ok` of the ranks' outcomes,
 //!    then an all-gather of every rank's report (a custom job's jobs and
 //!    spans, or a profile's per-rank table), merged on rank 0, which
 //!    records and prints the run.
 //!
+//! STREAM ([`mem::stream`]), after the caller's `all_ok` on every rank's
+//! arguments:
+//!
+//! 1. A barrier before the initialisation and before each kernel of each
+//!    pass, outside the timed part.
+//! 2. An `all_ok` of the ranks' outcomes.
+//! 3. An all-gather of every rank's result, merged on rank 0, which
+//!    records and prints the run.
+//!
 //! A stop signal (mpirun passes SIGTERM on when a rank dies, or on Ctrl-C)
 //! ends a rank's part without another collective, so nothing waits for a
-//! dead peer: it removes its test file and the stale files of dead peers
-//! beside it, and rank 0 records the run as interrupted.
+//! dead peer. A disk run's rank removes its test file and the stale files
+//! of dead peers beside it, and rank 0 records the run as interrupted;
+//! STREAM gathers nothing.
 
 mod gather;
+pub mod mem;
 mod open;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,6 +72,21 @@ pub fn decode<T: serde::de::DeserializeOwned>(all: &[Vec<u8>]) -> Result<Vec<T>,
             })
         })
         .collect()
+}
+
+/// Whether `e` is a failure every rank agreed on (a rank's message from a
+/// collective status, [`ClusterError::Rank`]), also as the disk
+/// lifecycle carries it: rank 0 speaks for the job, the others have
+/// nothing to add.
+pub fn agreed(e: &(dyn std::error::Error + 'static)) -> bool {
+    let e = match e.downcast_ref::<RunError>() {
+        Some(RunError::Coordination(inner)) => &**inner,
+        _ => e,
+    };
+    matches!(
+        e.downcast_ref::<ClusterError>(),
+        Some(ClusterError::Rank { .. })
+    )
 }
 
 /// One rank of a disk run across ranks.

@@ -6,7 +6,8 @@
 //!
 //! The record goes through a [`RunSink`] (the binary's is the results
 //! store; [`MemorySink`] keeps it in memory), the progress through a
-//! [`RunDisplay`]; printing the finished document is the caller's. So the
+//! [`RunDisplay`] (the line on a terminal is `terminal::ProgressLine`,
+//! feature `terminal`); printing the finished document is the caller's. So the
 //! whole lifecycle runs in a unit test with the null engine, as
 //! hyperfine tests its scheduler with a mock executor.
 //!
@@ -31,6 +32,8 @@ mod coordinator;
 mod known;
 mod sink;
 mod targets;
+#[cfg(feature = "terminal")]
+pub mod terminal;
 mod watch;
 
 use std::path::PathBuf;

@@ -1,15 +1,17 @@
-//! The progress line: test k of N, the step, live MB/s and IOPS, and the
-//! time left in the whole run, on stderr, only when stderr is a terminal
-//! and `--quiet` was not given. Where a run is and how long it has left
-//! are the disk library's ([`Tracker`]); this module only draws them.
+//! The progress line on a terminal (feature `terminal`): test k of N, the
+//! step, live MB/s and IOPS, and the time left in the whole run, on
+//! stderr, only when stderr is a terminal and the user did not ask for
+//! quiet. Where a run is and how long it has left are the outline's
+//! ([`Tracker`]); this module only draws them, as a [`RunDisplay`].
 
 use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use iomark_disk::lifecycle::RunDisplay;
-use iomark_disk::profiles::outline::{Eta, Outline, Tracker};
-use iomark_disk::runner::Progress;
+
+use super::RunDisplay;
+use crate::profiles::outline::{Eta, Outline, Tracker};
+use crate::runner::Progress;
 
 /// What one progress line shows.
 #[derive(Debug, Clone, Default)]
