@@ -77,7 +77,7 @@ pub fn print(text: &str) -> std::io::Result<()> {
 }
 
 /// Writes one JSON document and a newline to standard output, a closed
-/// pipe coming back as [`print`]'s does.
+/// pipe coming back as [`print()`]'s does.
 pub fn print_json(v: &impl serde::Serialize) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     iomark_text::json::write(&mut out, v)?;

@@ -167,7 +167,9 @@ fn the_contents_link_every_section_and_every_chart() {
         fixtures::mem_sweep(&["sweep"]),
         fixtures::stream(&["plain"], 900.0, None),
     ]);
-    let nav_start = html.find("<nav id=\"contents\">").expect("a table of contents");
+    let nav_start = html
+        .find("<nav id=\"contents\">")
+        .expect("a table of contents");
     let nav = &html[nav_start..nav_start + html[nav_start..].find("</nav>").unwrap()];
     // Before the first section.
     assert!(nav_start < html.find("<h2").unwrap());
@@ -183,7 +185,10 @@ fn the_contents_link_every_section_and_every_chart() {
     let charts = targets("<figure id=\"");
     assert!(!charts.is_empty());
     for id in sections.iter().chain(&charts) {
-        assert!(nav.contains(&format!("href=\"#{id}\"")), "{id} not in {nav}");
+        assert!(
+            nav.contains(&format!("href=\"#{id}\"")),
+            "{id} not in {nav}"
+        );
     }
     let links = nav.matches("<a href=").count();
     assert_eq!(links, sections.len() + charts.len(), "{nav}");
