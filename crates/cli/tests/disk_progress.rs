@@ -78,3 +78,40 @@ fn no_progress_when_stderr_is_not_a_terminal() {
         "terminal codes: {err:?}"
     );
 }
+
+#[test]
+fn the_probe_is_counted_on_its_own_before_test_1_of_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    // A store of its own: a device it has not met, so the default profile
+    // runs the short probe first.
+    let db = dir.path().join("results.db");
+    let shown = require!(iomark_on_terminal(&[
+        "disk",
+        target.to_str().unwrap(),
+        "--passes",
+        "1",
+        "--pass-time",
+        "200ms",
+        "--interval",
+        "0s",
+        "--db",
+        db.to_str().unwrap(),
+    ]));
+    let probe = shown
+        .find("probe 1 of ")
+        .unwrap_or_else(|| panic!("no probe step: {shown}"));
+    let first = shown
+        .find("test 1 of 8: ")
+        .unwrap_or_else(|| panic!("no test 1: {shown}"));
+    assert!(probe < first, "the probe after test 1: {shown}");
+    assert!(
+        !shown.contains(": probe"),
+        "the probe counted as a test: {shown}"
+    );
+    assert!(
+        shown.contains("probe") && shown.contains("SEQ1M"),
+        "{shown}"
+    );
+}

@@ -328,7 +328,7 @@ pub fn run_coordinated(
                 }
             }
         }
-        display.follow(outline, "", None);
+        display.follow(outline, "test", None);
         coordinator.start(target);
         let halt = coordinator.job_stop();
         let job_stop = halt.as_deref().unwrap_or(stop);
@@ -443,7 +443,7 @@ fn short_probe(
     // The time left counts the run that follows the probe.
     let then = Tracker::new(outline.clone()).left();
     let plan = ProfilePlan::Artefacts(probe.clone());
-    display.follow(plan.outline(target.info.size), "probe ", Some(then));
+    display.follow(plan.outline(target.info.size), "probe", Some(then));
     let mut watch = Watch {
         display: &mut *display,
         checkpoints: None,

@@ -18,7 +18,10 @@ use crate::runner::Progress;
 pub struct Status<'a> {
     /// The step running: a job, a pass, a phase, a pause.
     pub label: &'a str,
-    /// Test k of N.
+    /// What the steps are counted as: "test", or "probe" for the short
+    /// probe before a run's tests.
+    pub counted: &'a str,
+    /// Test (or probe) k of N.
     pub test: Option<(u32, u32)>,
     /// Bytes per second now; `None` in a pause.
     pub rate: Option<f64>,
@@ -35,7 +38,7 @@ pub struct Status<'a> {
 pub fn status_line(s: &Status) -> String {
     let mut parts = Vec::new();
     parts.push(match s.test {
-        Some((k, n)) => format!("test {k} of {n}: {}", s.label),
+        Some((k, n)) => format!("{} {k} of {n}: {}", s.counted, s.label),
         None => s.label.to_string(),
     });
     if s.ramping && s.rate.is_some() {
@@ -86,16 +89,17 @@ pub struct RunProgress {
     tracker: Tracker,
     /// Time after this run's end still to come (the profile after its probe).
     then: Option<Eta>,
-    prefix: &'static str,
+    counted: &'static str,
     label: String,
     last: Option<(Duration, u64)>,
     rate: f64,
 }
 
 impl RunProgress {
-    /// Progress along `tracker`'s outline, drawn only if `show`; `prefix`
-    /// goes before each label, `then` is added to the time left.
-    pub fn new(tracker: Tracker, show: bool, prefix: &'static str, then: Option<Eta>) -> Self {
+    /// Progress along `tracker`'s outline, drawn only if `show`; its
+    /// steps are `counted` ("test", "probe"), `then` is added to the time
+    /// left.
+    pub fn new(tracker: Tracker, show: bool, counted: &'static str, then: Option<Eta>) -> Self {
         let bar = show.then(|| {
             let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr());
             bar.set_style(
@@ -109,7 +113,7 @@ impl RunProgress {
             bar,
             tracker,
             then,
-            prefix,
+            counted,
             label: String::new(),
             last: None,
             rate: 0.0,
@@ -125,7 +129,7 @@ impl RunProgress {
     /// A step began.
     pub fn begin(&mut self, label: &str) {
         self.tracker.begin(label);
-        self.label = format!("{}{label}", self.prefix);
+        self.label = label.to_string();
         self.last = None;
         self.rate = 0.0;
         if let Some(bar) = &self.bar {
@@ -167,6 +171,7 @@ impl RunProgress {
         let moving = block.is_some() || step.is_none();
         bar.set_message(status_line(&Status {
             label: &self.label,
+            counted: self.counted,
             test: self.tracker.test(),
             rate: (moving && self.rate > 0.0).then_some(self.rate),
             block,
@@ -199,10 +204,10 @@ impl ProgressLine {
 }
 
 impl RunDisplay for ProgressLine {
-    fn follow(&mut self, outline: Outline, prefix: &'static str, then: Option<Eta>) {
+    fn follow(&mut self, outline: Outline, counted: &'static str, then: Option<Eta>) {
         self.close();
         let tracker = Tracker::new(outline);
-        self.line = Some(RunProgress::new(tracker, self.show, prefix, then));
+        self.line = Some(RunProgress::new(tracker, self.show, counted, then));
     }
 
     fn progress(&mut self, p: &Progress) {
@@ -242,6 +247,7 @@ mod tests {
     fn the_line_says_which_test_the_rate_and_the_time_left() {
         let line = status_line(&Status {
             label: "RND4K Q32T1 read 2/5",
+            counted: "test",
             test: Some((3, 8)),
             rate: Some(41.2e6),
             block: Some(4096),
@@ -261,6 +267,7 @@ mod tests {
     fn a_pause_shows_no_rate_and_an_unknown_rest_is_a_lower_bound() {
         let line = status_line(&Status {
             label: "interval",
+            counted: "test",
             test: Some((2, 2)),
             rate: None,
             block: None,
@@ -271,6 +278,21 @@ mod tests {
             }),
         });
         assert_eq!(line, "test 2 of 2: interval, over 1h 01m left");
+    }
+
+    #[test]
+    fn the_probe_is_counted_as_its_own_steps_not_as_the_runs_tests() {
+        let line = status_line(&Status {
+            label: "round 1/2: zeros write",
+            counted: "probe",
+            test: Some((1, 8)),
+            left: Some(Eta {
+                left: Duration::from_secs(64),
+                at_least: false,
+            }),
+            ..Status::default()
+        });
+        assert_eq!(line, "probe 1 of 8: round 1/2: zeros write, 1m 04s left");
     }
 
     #[test]

@@ -100,7 +100,7 @@ fn a_run_is_begun_finished_and_labelled_and_leaves_no_file() {
     assert!(sink.finished);
     assert_eq!(sink.status(), Some(RunStatus::Complete));
     assert_eq!(sink.doc.as_ref().map(jobs), Some(1));
-    assert_eq!(seen.followed, [""], "no probe was asked for");
+    assert_eq!(seen.followed, ["test"], "no probe was asked for");
     assert_eq!(seen.closed, 1);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
@@ -181,7 +181,7 @@ fn a_job_files_jobs_share_one_target_and_one_record() {
     assert_eq!(jobs(&run.doc), 2);
     assert_eq!(
         seen.followed,
-        ["", ""],
+        ["test", "test"],
         "each job is a run of its own on the line"
     );
     assert_eq!(sink.checkpoints, 2, "each job is checkpointed");
@@ -236,7 +236,7 @@ fn the_short_probe_runs_once_and_its_verdict_is_remembered() {
     let plan = RunPlan::single(custom(dir.path(), RwMode::Write));
     let mut seen = Seen::default();
     let first = finished(run_with(&plan, &opts, &mut sink, &mut seen).unwrap());
-    assert_eq!(seen.followed, ["probe ", ""]);
+    assert_eq!(seen.followed, ["probe", "test"]);
     let RunBody::Disk(disk) = &first.doc.body else {
         panic!("not a disk run")
     };
@@ -251,7 +251,7 @@ fn the_short_probe_runs_once_and_its_verdict_is_remembered() {
     // The next run on the device is told the verdict without probing.
     let mut seen = Seen::default();
     let again = finished(run_with(&plan, &opts, &mut sink, &mut seen).unwrap());
-    assert_eq!(seen.followed, [""]);
+    assert_eq!(seen.followed, ["test"]);
     let RunBody::Disk(disk) = &again.doc.body else {
         panic!("not a disk run")
     };

@@ -17,9 +17,11 @@ use crate::DiskError;
 /// The progress the user sees: where the run is and what it does now.
 /// Display only: nothing here may change what is measured or stored.
 pub trait RunDisplay {
-    /// Follow `outline` from here on (the run's tests, or the probe's,
-    /// shown with `prefix`); `then` is the time the steps after it take.
-    fn follow(&mut self, outline: Outline, prefix: &'static str, then: Option<Eta>);
+    /// Follow `outline` from here on: the run's tests (`counted` is
+    /// "test"), or the short probe's before them ("probe"), so the line
+    /// never says "test 1 of 8" of a probe; `then` is the time the steps
+    /// after it take.
+    fn follow(&mut self, outline: Outline, counted: &'static str, then: Option<Eta>);
     /// A job's progress, a few times a second.
     fn progress(&mut self, p: &Progress);
     /// A job or phase called `label` starts.
