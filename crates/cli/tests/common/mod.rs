@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+mod own_store;
 mod runs;
 pub use runs::*;
 
