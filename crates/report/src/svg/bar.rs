@@ -48,6 +48,10 @@ impl BarChart {
         let bar_w = (group_w * 0.8 / n_ser).min(60.0);
         let label_size = if bar_w < 22.0 { 8 } else { 10 };
         let y = |v: f64| base - axis.frac(v) * ph;
+        // Each bar's box, which no value label may cover, and the labels,
+        // placed once every bar is known.
+        let mut taken: Vec<Area> = Vec::new();
+        let mut labels: Vec<(f64, f64, String)> = Vec::new();
         for (ci, cat) in self.categories.iter().enumerate() {
             let gx = LEFT + group_w * ci as f64;
             let start = gx + (group_w - bar_w * n_ser) / 2.0;
@@ -85,13 +89,15 @@ impl BarChart {
                         y(hi)
                     );
                 }
+                taken.push(Area {
+                    left: bx,
+                    right: bx + bar_w - 2.0,
+                    top: by,
+                    bottom: base,
+                });
                 let lx = bx + (bar_w - 2.0) / 2.0;
                 let ly = y(b.spread.map_or(b.value, |s| s.1.max(b.value))) - 3.0;
-                let _ = write!(
-                    c.out,
-                    r#"<text class="value" x="{lx:.1}" y="{ly:.1}" text-anchor="middle" font-size="{label_size}">{}</text>"#,
-                    fmt_num(b.value)
-                );
+                labels.push((lx, ly, fmt_num(b.value)));
             }
             let tx = gx + group_w / 2.0;
             let ty = base + 16.0;
@@ -110,6 +116,18 @@ impl BarChart {
                 );
             }
         }
+        // The highest labels first: they have the least room to move.
+        labels.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let size = f64::from(label_size);
+        for (lx, ly, text) in labels {
+            let width = text.chars().count() as f64 * size * DIGIT_W + 2.0;
+            if let Some(ly) = place_label(&mut taken, lx, ly, width, size, TOP) {
+                let _ = write!(
+                    c.out,
+                    r#"<text class="value" x="{lx:.1}" y="{ly:.1}" text-anchor="middle" font-size="{label_size}">{text}</text>"#
+                );
+            }
+        }
         if let Some(r) = self.reference {
             let ry = y(r);
             let _ = write!(
@@ -121,4 +139,61 @@ impl BarChart {
         c.x_axis_line();
         c.finish()
     }
+}
+
+/// The width of a digit in the labels' font, in ems (DejaVu Sans: 0.64).
+const DIGIT_W: f64 = 0.64;
+
+/// A box on the chart, in its units: a bar, or a value label placed.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Area {
+    pub(super) left: f64,
+    pub(super) right: f64,
+    pub(super) top: f64,
+    pub(super) bottom: f64,
+}
+
+impl Area {
+    fn overlaps(&self, o: &Area) -> bool {
+        self.left < o.right && o.left < self.right && self.top < o.bottom && o.top < self.bottom
+    }
+}
+
+/// Where a value label `width` by `height`, centred on `x`, goes: at the
+/// baseline `y` when nothing `taken` is there, else lifted just above
+/// what it would cover, as often as needed, so that labels of narrow bars
+/// never run into each other or into a bar; `None` (left out: the value
+/// stays in the bar's tooltip and `data-value`) when that would lift it
+/// above `top`. A label with nothing in its way stays where it is, above
+/// `top` or not (the tallest bar's, in the margin under the title). A
+/// label placed is added to `taken`.
+pub(super) fn place_label(
+    taken: &mut Vec<Area>,
+    x: f64,
+    y: f64,
+    width: f64,
+    height: f64,
+    top: f64,
+) -> Option<f64> {
+    let natural = y;
+    let mut y = y;
+    let area = |y: f64| Area {
+        left: x - width / 2.0,
+        right: x + width / 2.0,
+        top: y - height,
+        bottom: y,
+    };
+    while let Some(above) = taken
+        .iter()
+        .filter(|t| t.overlaps(&area(y)))
+        .map(|t| t.top)
+        .reduce(f64::min)
+    {
+        y = above - 1.0;
+    }
+    if y < natural && y - height < top {
+        return None;
+    }
+    taken.push(area(y));
+    Some(y)
 }

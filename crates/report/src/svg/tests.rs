@@ -64,3 +64,90 @@ fn bars_carry_tooltips_and_the_legend_sits_beside_the_plot() {
         .unwrap();
     assert!(x > 560.0, "legend at x {x}");
 }
+
+/// The value labels of a chart: (x, baseline, font size, text).
+fn value_labels(svg: &str) -> Vec<(f64, f64, f64, String)> {
+    svg.split("<text class=\"value\" ")
+        .skip(1)
+        .map(|t| {
+            let attr = |name: &str| -> f64 {
+                let from = t.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+                t[from..from + t[from..].find('"').unwrap()]
+                    .parse()
+                    .unwrap()
+            };
+            let text = &t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()];
+            (attr("x"), attr("y"), attr("font-size"), text.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn value_labels_of_narrow_bars_never_overlap() {
+    // Six runs of eight tests, values of five digits within 10% of each
+    // other: the labels are wider than their bars, at nearly one height.
+    let chart = BarChart {
+        id: "t".into(),
+        title: "t".into(),
+        y_label: "IOPS".into(),
+        categories: (0..8).map(|i| format!("test {i}")).collect(),
+        series: (0..6)
+            .map(|s| BarSeries {
+                name: format!("run {s}"),
+                colour: s,
+                bars: (0..8)
+                    .map(|i| {
+                        Some(Bar::new(
+                            10_000.0 + 97.0 * ((i * 7 + s * 3) % 11) as f64,
+                            1.0,
+                        ))
+                    })
+                    .collect(),
+            })
+            .collect(),
+        reference: None,
+    };
+    let svg = chart.render();
+    let labels = value_labels(&svg);
+    assert!(
+        labels.len() >= 24,
+        "at least half the labels are drawn: {}",
+        labels.len()
+    );
+    let boxes: Vec<bar::Area> = labels
+        .iter()
+        .map(|(x, y, size, text)| {
+            let w = text.chars().count() as f64 * size * 0.64 + 2.0;
+            bar::Area {
+                left: x - w / 2.0,
+                right: x + w / 2.0,
+                top: y - size,
+                bottom: *y,
+            }
+        })
+        .collect();
+    for (i, a) in boxes.iter().enumerate() {
+        for (j, b) in boxes.iter().enumerate().skip(i + 1) {
+            let apart =
+                a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top;
+            assert!(apart, "labels {:?} and {:?} overlap", labels[i], labels[j]);
+        }
+    }
+    // A wide bar keeps its label where it was: just above the bar.
+    let one = bars(&[1234.6]).render();
+    let (_, y, _, text) = &value_labels(&one)[0];
+    assert_eq!(text, "1235");
+    let top: f64 = one
+        .split("class=\"bar\" ")
+        .nth(1)
+        .unwrap()
+        .split("y=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((top - 3.0 - y).abs() < 0.11, "{y} vs bar top {top}");
+}
