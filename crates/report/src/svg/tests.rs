@@ -53,16 +53,17 @@ fn bars_carry_tooltips_and_the_legend_sits_beside_the_plot() {
         "{legend}"
     );
     assert!(legend.contains('…'));
-    let x: f64 = legend
-        .split("x1=\"")
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let x = number_after(legend, "x1=\"");
     assert!(x > 560.0, "legend at x {x}");
+}
+
+/// The number that follows the first `marker` in `svg` (an attribute's
+/// value, when `marker` ends in `="`).
+fn number_after(svg: &str, marker: &str) -> f64 {
+    let from = svg.find(marker).unwrap() + marker.len();
+    svg[from..from + svg[from..].find('"').unwrap()]
+        .parse()
+        .unwrap()
 }
 
 /// The value labels of a chart: (x, baseline, font size, text).
@@ -70,12 +71,7 @@ fn value_labels(svg: &str) -> Vec<(f64, f64, f64, String)> {
     svg.split("<text class=\"value\" ")
         .skip(1)
         .map(|t| {
-            let attr = |name: &str| -> f64 {
-                let from = t.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
-                t[from..from + t[from..].find('"').unwrap()]
-                    .parse()
-                    .unwrap()
-            };
+            let attr = |name: &str| number_after(t, &format!("{name}=\""));
             let text = &t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()];
             (attr("x"), attr("y"), attr("font-size"), text.to_string())
         })
@@ -137,17 +133,6 @@ fn value_labels_of_narrow_bars_never_overlap() {
     let one = bars(&[1234.6]).render();
     let (_, y, _, text) = &value_labels(&one)[0];
     assert_eq!(text, "1235");
-    let top: f64 = one
-        .split("class=\"bar\" ")
-        .nth(1)
-        .unwrap()
-        .split("y=\"")
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let top = number_after(&one[one.find("class=\"bar\" ").unwrap()..], "y=\"");
     assert!((top - 3.0 - y).abs() < 0.11, "{y} vs bar top {top}");
 }
