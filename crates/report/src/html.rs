@@ -342,51 +342,12 @@ pub fn render(report: &Report) -> String {
     // Drawn once: the charts and the contents' list of them.
     let charts = report.charts();
     let body = body(report, &charts);
-    let (body, nav) = contents(&body, &charts);
+    let (body, nav) = crate::contents::contents(&body, &charts);
     format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{CSS}</style></head><body><h1>{}</h1>{nav}{body}",
         esc(report.title()),
         esc(report.title())
     )
-}
-
-/// The table of contents, and `body` with each section's heading made its
-/// target: every `<h2>` in the order written, and under Charts each chart.
-/// Headings are the report's own words, never stored text.
-fn contents(body: &str, charts: &[Chart]) -> (String, String) {
-    let mut parts = body.split("<h2>");
-    let mut out = parts.next().unwrap_or_default().to_string();
-    let mut nav = String::from("<nav id=\"contents\"><b>Contents</b><ol>");
-    for part in parts {
-        let title = part.split("</h2>").next().unwrap_or_default();
-        let slug: String = title
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_lowercase()
-                } else {
-                    '-'
-                }
-            })
-            .collect();
-        let _ = write!(out, "<h2 id=\"s-{slug}\">{part}");
-        let _ = write!(nav, "<li><a href=\"#s-{slug}\">{title}</a>");
-        if title == "Charts" && !charts.is_empty() {
-            nav.push_str("<ol>");
-            for c in charts {
-                let _ = write!(
-                    nav,
-                    "<li><a href=\"#chart-{}\">{}</a></li>",
-                    esc(&c.id),
-                    esc(&c.title)
-                );
-            }
-            nav.push_str("</ol>");
-        }
-        nav.push_str("</li>");
-    }
-    nav.push_str("</ol></nav>");
-    (out, nav)
 }
 
 /// Everything below the title and the contents.

@@ -13,6 +13,7 @@
 
 mod charts;
 pub mod comparison;
+mod contents;
 mod device_seen;
 mod html;
 mod knees;
