@@ -78,7 +78,7 @@ pub fn parse() -> Cli {
             _ => {
                 eprintln!(
                     "iomark: {}",
-                    iperf3_reason(&e).unwrap_or_else(|| one_line(&e.to_string()))
+                    iperf3_reason(&e).unwrap_or_else(|| refusal(&e))
                 );
                 std::process::exit(i32::from(crate::exit::Exit::Error.code()));
             }
@@ -98,6 +98,21 @@ fn iperf3_reason(e: &clap::Error) -> Option<String> {
     };
     let why = iomark_net::settings::unsupported::why_not(flag)?;
     Some(format!("net: iperf3's {flag} is not supported: {why}"))
+}
+
+/// The one line for a refused command line: clap's message, and for a
+/// value outside a fixed list (`--format xml`) the values it takes, which
+/// clap prints on a line of their own.
+fn refusal(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    let line = one_line(&e.to_string());
+    match e.get(ContextKind::ValidValue) {
+        Some(ContextValue::Strings(values)) if !values.is_empty() => {
+            let at = line.rfind(" (see --help)").unwrap_or(line.len());
+            format!("{}: use {}{}", &line[..at], values.join(", "), &line[at..])
+        }
+        _ => line,
+    }
 }
 
 /// clap's message without its `error:` prefix and the lines after it
@@ -166,6 +181,18 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("unknown unit"), "{line}");
+    }
+
+    #[test]
+    fn a_value_outside_a_fixed_list_names_the_list() {
+        let err = Cli::try_parse_from(["iomark", "results", "export", "1", "--format", "xml"])
+            .unwrap_err();
+        assert_eq!(
+            refusal(&err),
+            "invalid value 'xml' for '--format <FORMAT>': use json, csv, markdown (see --help)"
+        );
+        let err = Cli::try_parse_from(["iomark", "disk", ".", "--output-format", "x"]).unwrap_err();
+        assert!(refusal(&err).ends_with(": use normal, json, json+ (see --help)"));
     }
 
     #[test]
