@@ -54,6 +54,31 @@ fn wait_in_syscall(strace: &mut Child, nr: libc::c_long) {
     }
 }
 
+/// Wait until the process strace started holds a descriptor of `path`.
+fn wait_for_descriptor(strace: &mut Child, path: &Path) {
+    let start = Instant::now();
+    loop {
+        if let Some(pid) = traced_pid(strace.id()) {
+            let held = fs::read_dir(format!("/proc/{pid}/fd"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|fd| fs::read_link(fd.path()).is_ok_and(|p| p == path));
+            if held {
+                return;
+            }
+        }
+        if let Ok(Some(status)) = strace.try_wait() {
+            panic!("iomark ended ({status}) before opening {}", path.display());
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = strace.kill();
+            panic!("iomark never opened {}", path.display());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// The first child of strace: iomark.
 fn traced_pid(strace_pid: u32) -> Option<u32> {
     let children =
@@ -157,6 +182,12 @@ fn swap_allowed_file_for_device(when: &str) -> (Output, Vec<u8>) {
         ],
     );
     wait_in_syscall(&mut child, libc::SYS_openat2);
+    if when == "delay_exit" {
+        // Stopped at the call's entry reads the same in /proc/PID/syscall,
+        // and strace may sit there a while under load: the swap must come
+        // after the open, so wait for the descriptor it made.
+        wait_for_descriptor(&mut child, &allowed.canonicalize().unwrap());
+    }
     let kept = dir.path().join("allowed.orig");
     fs::rename(&allowed, &kept).unwrap();
     std::os::unix::fs::symlink(&dev.dev, &allowed).unwrap();
