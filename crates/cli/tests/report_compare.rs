@@ -8,31 +8,16 @@ use serde_json::Value;
 use crate::common::*;
 use crate::report_html::fixtures;
 
-/// Store `doc` in `db` through `results import`.
-fn import(scratch: &ScratchDb, name: &str, doc: &iomark_model::RunDocument) {
-    let file = scratch.dir.path().join(format!("{name}.json"));
-    std::fs::write(&file, serde_json::to_vec(doc).unwrap()).unwrap();
-    iomark_ok(&[
-        "results",
-        "import",
-        file.to_str().unwrap(),
-        "--db",
-        scratch.db(),
-    ]);
-}
-
 #[test]
 fn a_baseline_label_puts_each_figure_against_its_baseline_on_the_page() {
     let scratch = ScratchDb::new();
     let db = scratch.db();
     // Runs 1 and 2: the block-size sweep, which prints MiB/s.
-    import(
-        &scratch,
+    scratch.import(
         "ssd",
         &fixtures::sweep(&["ssd"], 400.0, &[EngineKind::Psync]),
     );
-    import(
-        &scratch,
+    scratch.import(
         "hdd",
         &fixtures::sweep(&["hdd"], 100.0, &[EngineKind::Psync]),
     );
@@ -113,13 +98,11 @@ fn a_baseline_label_puts_each_figure_against_its_baseline_on_the_page() {
 fn report_refuses_a_baseline_label_it_cannot_use() {
     let scratch = ScratchDb::new();
     let db = scratch.db();
-    import(
-        &scratch,
+    scratch.import(
         "ssd",
         &fixtures::sweep(&["ssd"], 400.0, &[EngineKind::Psync]),
     );
-    import(
-        &scratch,
+    scratch.import(
         "hdd",
         &fixtures::sweep(&["hdd"], 100.0, &[EngineKind::Psync]),
     );

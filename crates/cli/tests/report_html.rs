@@ -13,22 +13,10 @@ use std::process::{Command, Output};
 
 use iomark_model::disk::EngineKind;
 use iomark_model::profile::ProfileResult;
-use iomark_model::{RunBody, RunDocument};
+use iomark_model::RunBody;
 use iomark_store::RunId;
 
 use crate::common::*;
-
-fn import(db: &Path, dir: &Path, name: &str, doc: &RunDocument) {
-    let file = dir.join(format!("{name}.json"));
-    std::fs::write(&file, serde_json::to_vec(doc).unwrap()).unwrap();
-    iomark_ok(&[
-        "results",
-        "import",
-        file.to_str().unwrap(),
-        "--db",
-        db.to_str().unwrap(),
-    ]);
-}
 
 /// Every `data-value` in `html` inside elements whose tag text contains `marker`.
 fn attr_values(html: &str, marker: &str) -> Vec<f64> {
@@ -133,23 +121,23 @@ fn report_shows_the_stored_runs_in_chromium() {
         "--db",
         dbs,
     ]);
-    import(db, dir, "usb2", &fixtures::cdm(&["usb2"], 40.0));
-    import(
+    import_doc(db, dir, "usb2", &fixtures::cdm(&["usb2"], 40.0));
+    import_doc(
         db,
         dir,
         "sweep-hdd",
         &fixtures::sweep(&["hdd"], 100.0, &[EngineKind::Psync]),
     );
-    import(
+    import_doc(
         db,
         dir,
         "sweep-ssd",
         &fixtures::sweep(&["ssd"], 900.0, &[EngineKind::Psync]),
     );
-    import(db, dir, "gnome", &fixtures::gnome(&["gnome"]));
-    import(db, dir, "iometer", &fixtures::iometer(&["qd"], 50.0));
-    import(db, dir, "net", &fixtures::net(&["lo"], 900.0));
-    import(
+    import_doc(db, dir, "gnome", &fixtures::gnome(&["gnome"]));
+    import_doc(db, dir, "iometer", &fixtures::iometer(&["qd"], 50.0));
+    import_doc(db, dir, "net", &fixtures::net(&["lo"], 900.0));
+    import_doc(
         db,
         dir,
         "stream",
@@ -466,7 +454,7 @@ fn report_refuses_bad_input() {
     assert_eq!(no_db.status.code(), Some(2));
     assert!(stderr(&no_db).contains("no results database"));
     assert!(!db.exists());
-    import(
+    import_doc(
         db,
         scratch.dir.path(),
         "one",

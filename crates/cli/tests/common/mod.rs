@@ -196,6 +196,20 @@ pub fn fails_with(out: &Output, needle: &str) -> String {
     err
 }
 
+/// Store `doc` in the database `db` through `results import`, written
+/// first as `dir/name.json`.
+pub fn import_doc(db: &Path, dir: &Path, name: &str, doc: &iomark_model::RunDocument) {
+    let file = dir.join(format!("{name}.json"));
+    fs::write(&file, serde_json::to_vec(doc).unwrap()).unwrap();
+    iomark_ok(&[
+        "results",
+        "import",
+        file.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+}
+
 /// A results database in a temporary directory of its own, removed on drop.
 pub struct ScratchDb {
     pub dir: tempfile::TempDir,
@@ -222,6 +236,11 @@ impl ScratchDb {
     /// The path as `--db` takes it.
     pub fn db(&self) -> &str {
         self.path.to_str().expect("a UTF-8 temporary path")
+    }
+
+    /// Store `doc` here through `results import` (see [`import_doc`]).
+    pub fn import(&self, name: &str, doc: &iomark_model::RunDocument) {
+        import_doc(&self.path, self.dir.path(), name, doc);
     }
 }
 
