@@ -8,6 +8,7 @@
 //! [`iomark_disk::job`], each profile's in its module of
 //! [`iomark_disk::profiles`]. A job file (`--job`) runs in `fio`.
 
+use iomark_disk::lifecycle::stream::JsonStream;
 use iomark_disk::lifecycle::terminal::{self, ProgressLine};
 use iomark_disk::lifecycle::{self, RunEnd, RunOptions, RunPlan, VerifyFile};
 use iomark_disk::plan::Workload;
@@ -58,8 +59,18 @@ pub(crate) fn run_plan(
 ) -> anyhow::Result<Exit> {
     let stop = signals::stop_flag()?;
     let mut sink = StoreSink::new(&args.store);
-    let mut display = ProgressLine::new(terminal::wanted(args.quiet));
-    let run = match lifecycle::run(plan, options, &mut sink, &mut display, stop)? {
+    let mut line = ProgressLine::new(terminal::wanted(args.quiet));
+    let (ended, stream) = if args.json_stream {
+        let mut stream = JsonStream::new(std::io::stdout(), line);
+        let ended = lifecycle::run(plan, options, &mut sink, &mut stream, stop);
+        (ended, Some(stream))
+    } else {
+        (
+            lifecycle::run(plan, options, &mut sink, &mut line, stop),
+            None,
+        )
+    };
+    let run = match ended? {
         RunEnd::Finished(run) => run,
         // Alone, no other process records the run, and a stop always
         // leaves what was measured.
@@ -75,7 +86,10 @@ pub(crate) fn run_plan(
         Some(VerifyFile::Removed(path)) => eprintln!("iomark: removed {path}"),
         None => {}
     }
-    print_run(args, &run.doc, verbose)?;
+    match stream {
+        Some(stream) => stream.end(&serde_json::to_value(&run.doc)?)?,
+        None => print_run(args, &run.doc, verbose)?,
+    }
     // fio exits non-zero when its verify fails; so do a --verify run and
     // the verify profile (bad blocks, or a smaller real size).
     Ok(Exit::of_disk_run(run.interrupted(), run.verify_failed))

@@ -65,6 +65,17 @@ pub struct DiskArgs {
     #[arg(long, help_heading = "Output")]
     pub json: bool,
 
+    /// Print the run as it goes, one JSON object per line, in iperf3's
+    /// --json-stream layout: "start" (the tests), an "interval" for each
+    /// second of a test (bandwidth, IOPS, latency), "end" (the document
+    /// --json prints).
+    #[arg(
+        long,
+        conflicts_with_all = ["json", "output_format"],
+        help_heading = "Output"
+    )]
+    pub json_stream: bool,
+
     /// No progress line (it is shown only when stderr is a terminal).
     #[arg(long, short = 'q', help_heading = "Output")]
     pub quiet: bool,

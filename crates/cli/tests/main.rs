@@ -16,6 +16,7 @@ mod compare_sizes_rig;
 mod device_seen_rig;
 mod disk_accuracy;
 mod disk_descriptors;
+mod disk_json_stream;
 mod disk_progress;
 mod disk_races;
 mod disk_safety;

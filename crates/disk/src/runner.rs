@@ -33,7 +33,7 @@
 //! loop (engine, units, offsets); `gate` is the start gate; `stats` counts
 //! and turns the counts into the job's result.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use iomark_model::blockio::DeviceIo;
@@ -48,6 +48,7 @@ use crate::verify::writes::WriteLedger;
 use crate::DiskError;
 
 mod gate;
+mod live;
 mod stats;
 mod submit;
 #[cfg(test)]
@@ -55,6 +56,8 @@ mod tests;
 mod worker;
 
 use gate::StartGate;
+pub use live::Interval;
+use live::{LiveCounter, Sampler};
 use stats::{CpuClock, ThreadStats};
 use worker::worker;
 
@@ -80,6 +83,9 @@ pub struct Progress {
 pub trait Observer {
     /// Called from the thread that started the job.
     fn progress(&mut self, p: &Progress);
+    /// Each [`SAMPLE_INTERVAL`] of the measured time, as it ends (the
+    /// last one at the job's end, shorter), from the same thread.
+    fn interval(&mut self, _iv: &Interval) {}
 }
 
 /// An observer that ignores everything.
@@ -169,7 +175,7 @@ pub fn run_job_stamped(
         ledger,
     };
     let threads = spec.numjobs.max(1) as usize;
-    let counters: Vec<PaddedCounter> = (0..threads).map(|_| PaddedCounter::default()).collect();
+    let counters: Vec<LiveCounter> = (0..threads).map(|_| LiveCounter::default()).collect();
     let gate = StartGate::new(threads + 1);
     let thread_stop = AtomicBool::new(false);
     let mut device = iomark_host::BlockStat::for_path(&target.info.path).map(DeviceWatch::new);
@@ -219,6 +225,8 @@ pub fn run_job_stamped(
         gate.arrive(stop);
         let start = Instant::now();
         let total = plan.runtime.map(|r| r + plan.ramp);
+        let mut sampler =
+            Sampler::new(start + plan.ramp, total.map(|t| start + t), SAMPLE_INTERVAL);
         let bytes_total = plan.bytes_per_thread.map(|b| b * threads as u64);
         // CPU time counts from the end of the ramp.
         let mut cpu_start = plan.ramp.is_zero().then(CpuClock::starting);
@@ -231,7 +239,8 @@ pub fn run_job_stamped(
             let tick = Duration::from_millis(100);
             let tick = match plan.ramp.checked_sub(start.elapsed()) {
                 Some(left) if cpu_start.is_none() => tick.min(left),
-                _ => tick,
+                // An interval ends on time, not up to a tick late.
+                _ => tick.min(sampler.next_due().saturating_duration_since(Instant::now())),
             };
             let _ = finished.recv_timeout(tick);
             let elapsed = start.elapsed();
@@ -247,7 +256,7 @@ pub fn run_job_stamped(
                     d.sample();
                 }
             }
-            let bytes = counters.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
+            let bytes = counters.iter().map(LiveCounter::bytes).sum();
             observer.progress(&Progress {
                 elapsed,
                 total,
@@ -255,8 +264,17 @@ pub fn run_job_stamped(
                 bytes,
                 bytes_total,
             });
+            // After the progress, so the interval's time left is this tick's.
+            if !ramping {
+                if let Some(iv) = sampler.due(Instant::now(), &counters) {
+                    observer.interval(&iv);
+                }
+            }
         }
         let cpu_end = CpuClock::now();
+        if let Some(iv) = sampler.last(Instant::now(), &counters) {
+            observer.interval(&iv);
+        }
         let device = device.and_then(DeviceWatch::finish);
         let cpu_start = cpu_start.unwrap_or_else(|| cpu_end.clone());
         let results: Vec<Result<ThreadStats, DiskError>> = handles
@@ -370,10 +388,3 @@ struct Plan<'l> {
     /// Where `--verify` stamps and records each write.
     ledger: Option<&'l WriteLedger>,
 }
-
-/// A progress counter on its own cache lines, so threads do not share one:
-/// 128 bytes, as x86's adjacent-line prefetcher moves lines in pairs. Only
-/// its worker writes it; the progress thread reads it.
-#[derive(Debug, Default)]
-#[repr(align(128))]
-struct PaddedCounter(AtomicU64);

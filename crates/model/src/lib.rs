@@ -23,6 +23,7 @@ pub mod disk;
 pub mod escape;
 pub mod figure;
 pub mod knee;
+pub mod live;
 pub mod mem;
 pub mod net;
 pub mod profile;

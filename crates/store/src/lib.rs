@@ -27,6 +27,7 @@
 //! [`import`] turns fio and iperf3 JSON output into run documents.
 #![deny(missing_docs)]
 
+use iomark_model::live::LiveSample;
 use iomark_model::RunDocument;
 
 // How the code is laid out: `ops` is the store's work (migrate, write,
@@ -43,6 +44,7 @@ pub mod import;
 mod ops;
 mod pg;
 mod row;
+mod samples;
 mod select;
 pub mod since;
 mod sqlite;
@@ -122,6 +124,30 @@ pub trait Store: Send {
 
     /// Remember `device` under its key, replacing what was there.
     fn remember_device(&mut self, device: &DeviceMemory) -> Result<(), StoreError>;
+
+    /// Store seconds of live run `id` as they are measured, numbered from
+    /// `first_seq` (one transaction per call is not needed: a sample lost
+    /// with a killed process is one second of a chart).
+    fn add_samples(
+        &mut self,
+        id: RunId,
+        first_seq: u64,
+        samples: &[LiveSample],
+    ) -> Result<(), StoreError>;
+
+    /// Run `id`'s samples numbered after `after` (all with `None`), in
+    /// order, with their numbers: a viewer asks for what came since it last
+    /// looked.
+    fn samples(
+        &mut self,
+        id: RunId,
+        after: Option<u64>,
+    ) -> Result<Vec<(u64, LiveSample)>, StoreError>;
+
+    /// The runs in progress, newest first: not finished, and begun or
+    /// sampled at or after `since_ms` (ms since the Unix epoch). A run
+    /// whose process was killed stops being one when its samples age.
+    fn in_progress(&mut self, since_ms: u64) -> Result<Vec<RunId>, StoreError>;
 }
 
 /// Open the store `db` names, for reading and writing: `postgres://` or

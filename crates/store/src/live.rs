@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
+use iomark_model::live::LiveSample;
 use iomark_model::{RunDocument, RunStatus};
 
 use crate::{DeviceMemory, RunId, Store};
@@ -70,6 +71,9 @@ pub struct LiveRun {
     /// No checkpoint before this (see [`LiveRun::update`]).
     next_checkpoint: Option<Instant>,
     finished: bool,
+    /// The next sample's number, and where the store's thread says that
+    /// writing one failed (sampling then stops; the run does not).
+    samples: Option<(u64, mpsc::Receiver<String>, mpsc::Sender<String>)>,
 }
 
 /// The least time between two checkpoints of a run.
@@ -89,6 +93,7 @@ impl LiveRun {
             last: None,
             next_checkpoint: None,
             finished: false,
+            samples: None,
         };
         if off {
             return rec;
@@ -108,6 +113,8 @@ impl LiveRun {
                 rec.id = Some(id);
                 rec.store = Some(store);
                 rec.last = Some(begun);
+                let (failed_tx, failed) = mpsc::channel();
+                rec.samples = Some((0, failed, failed_tx));
             }
             Err(e) => (rec.hooks.notice)(LiveNotice::Lost(e.to_string())),
         }
@@ -150,6 +157,31 @@ impl LiveRun {
                 (self.hooks.notice)(LiveNotice::Warning(e.to_string()));
             }
         }
+    }
+
+    /// Store a second of the run as it was measured. The run never waits
+    /// for it: the store's thread writes it when it gets to it. A sample
+    /// the store refuses is a warning, and no more are written.
+    pub fn sample(&mut self, sample: &LiveSample) {
+        let (Some(store), Some(id), Some((seq, failed, failed_tx))) =
+            (self.store.as_ref(), self.id, self.samples.as_mut())
+        else {
+            return;
+        };
+        if let Ok(e) = failed.try_recv() {
+            self.samples = None;
+            (self.hooks.notice)(LiveNotice::Warning(format!(
+                "the run's live samples are no longer stored: {e}"
+            )));
+            return;
+        }
+        let (first, sample, failed_tx) = (*seq, sample.clone(), failed_tx.clone());
+        *seq += 1;
+        store.post(move |s| {
+            if let Err(e) = s.add_samples(id, first, std::slice::from_ref(&sample)) {
+                let _ = failed_tx.send(e.to_string());
+            }
+        });
     }
 
     /// Store the document as it is now (call after each finished job).
@@ -289,6 +321,12 @@ impl StoreThread {
             location,
             stop,
         })
+    }
+
+    /// Runs `op` on the store, not waiting for it.
+    fn post(&self, op: impl FnOnce(&mut dyn Store) + Send + 'static) {
+        // A thread that is gone already failed a call, which said so.
+        let _ = self.jobs.send(Box::new(op));
     }
 
     /// Runs `op` on the store: its error, or why no answer came.

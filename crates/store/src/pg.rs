@@ -12,9 +12,10 @@ use postgres::{Client, GenericClient, Statement};
 
 use crate::backend::{Column, Db, DriverRow, Migration, Param, Row};
 use crate::decode::Decode;
-use crate::ops;
 use crate::row::RunRow;
+use crate::{ops, samples};
 use crate::{redact, DeviceMemory, RunId, RunQuery, RunSummary, Store, StoreError, StoredRun};
+use iomark_model::live::LiveSample;
 
 mod errors;
 mod tls;
@@ -228,6 +229,11 @@ impl<C: GenericClient> Db for Pg<'_, C> {
             "figure_noise",
             include_str!("../migrations/postgres/0005_figure_noise.sql"),
         ),
+        (
+            6,
+            "run_samples",
+            include_str!("../migrations/postgres/0006_run_samples.sql"),
+        ),
     ];
     const LIKE: &'static str = "ILIKE";
     const BIGINT: &'static str = "BIGINT";
@@ -298,5 +304,26 @@ impl Store for PgStore {
 
     fn remember_device(&mut self, device: &DeviceMemory) -> Result<(), StoreError> {
         ops::remember_device(&mut self.db(), device)
+    }
+
+    fn add_samples(
+        &mut self,
+        id: RunId,
+        first_seq: u64,
+        samples: &[LiveSample],
+    ) -> Result<(), StoreError> {
+        samples::add(&mut self.db(), id, first_seq, samples)
+    }
+
+    fn samples(
+        &mut self,
+        id: RunId,
+        after: Option<u64>,
+    ) -> Result<Vec<(u64, LiveSample)>, StoreError> {
+        samples::after(&mut self.db(), id, after)
+    }
+
+    fn in_progress(&mut self, since_ms: u64) -> Result<Vec<RunId>, StoreError> {
+        samples::in_progress(&mut self.db(), since_ms)
     }
 }

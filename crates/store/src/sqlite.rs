@@ -15,9 +15,10 @@ use failure::{
 
 use crate::backend::{Column, Db, DriverRow, Migration, Param, Row};
 use crate::decode::Decode;
-use crate::ops;
 use crate::row::RunRow;
+use crate::{ops, samples};
 use crate::{DeviceMemory, RunId, RunQuery, RunSummary, Store, StoreError, StoredRun};
+use iomark_model::live::LiveSample;
 
 /// How long a writer waits for another process's transaction to end.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -323,6 +324,11 @@ impl Db for Sqlite<'_> {
             "figure_noise",
             include_str!("../migrations/sqlite/0005_figure_noise.sql"),
         ),
+        (
+            6,
+            "run_samples",
+            include_str!("../migrations/sqlite/0006_run_samples.sql"),
+        ),
     ];
     const LIKE: &'static str = "LIKE";
     const BIGINT: &'static str = "INTEGER";
@@ -404,5 +410,27 @@ impl Store for SqliteStore {
     fn remember_device(&mut self, device: &DeviceMemory) -> Result<(), StoreError> {
         self.writable()?;
         ops::remember_device(&mut self.db(), device)
+    }
+
+    fn add_samples(
+        &mut self,
+        id: RunId,
+        first_seq: u64,
+        samples: &[LiveSample],
+    ) -> Result<(), StoreError> {
+        self.writable()?;
+        samples::add(&mut self.db(), id, first_seq, samples)
+    }
+
+    fn samples(
+        &mut self,
+        id: RunId,
+        after: Option<u64>,
+    ) -> Result<Vec<(u64, LiveSample)>, StoreError> {
+        samples::after(&mut self.db(), id, after)
+    }
+
+    fn in_progress(&mut self, since_ms: u64) -> Result<Vec<RunId>, StoreError> {
+        samples::in_progress(&mut self.db(), since_ms)
     }
 }

@@ -59,12 +59,12 @@ impl Drop for TestDb {
 fn migrations_build_an_empty_database_and_runs_round_trip() {
     let db = require!(TestDb::new());
     let mut store = PgStore::connect(&db.url).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 5);
+    assert_eq!(store.schema_version().unwrap(), 6);
     assert!(store.list(&RunQuery::default()).unwrap().is_empty());
     drop(store);
     // Reopening applies nothing twice.
     let mut store = iomark_store::open(Some(&db.url)).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 5);
+    assert_eq!(store.schema_version().unwrap(), 6);
 
     let doc = synthetic::full_run(3);
     let id = store.insert_complete(&doc).unwrap();
@@ -107,6 +107,13 @@ fn live_runs_queries_and_deletes_behave_as_on_sqlite() {
     store.delete(id).unwrap();
     assert!(matches!(store.load(id), Err(StoreError::NotFound { .. })));
     assert_eq!(store.list(&q(&[], None)).unwrap().len(), 6);
+}
+
+#[test]
+fn a_live_runs_samples_round_trip_as_on_sqlite() {
+    let db = require!(TestDb::new());
+    let mut store = PgStore::connect(&db.url).unwrap();
+    common::live_samples_round_trip(&mut store);
 }
 
 #[test]

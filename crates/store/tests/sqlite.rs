@@ -14,17 +14,17 @@ fn fresh() -> (tempfile::TempDir, SqliteStore) {
 #[test]
 fn migrations_build_an_empty_database_and_reopen_cleanly() {
     let (dir, mut store) = fresh();
-    assert_eq!(store.schema_version().unwrap(), 5);
+    assert_eq!(store.schema_version().unwrap(), 6);
     assert!(store.list(&RunQuery::default()).unwrap().is_empty());
     drop(store);
     let path = dir.path().join("sub/dir/results.db");
     let mut again = SqliteStore::open(path.clone()).unwrap();
-    assert_eq!(again.schema_version().unwrap(), 5);
+    assert_eq!(again.schema_version().unwrap(), 6);
     let conn = rusqlite::Connection::open(&path).unwrap();
     let n: i64 = conn
         .query_row("SELECT COUNT(*) FROM schema_migrations", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(n, 5, "a migration ran twice");
+    assert_eq!(n, 6, "a migration ran twice");
     assert_eq!(common::pragma(&path, "journal_mode"), "wal");
 }
 
@@ -280,7 +280,7 @@ fn a_read_only_open_reads_everything_and_writes_nothing() {
     {
         let mut ro = SqliteStore::open_read_only(path.clone()).unwrap();
         assert!(ro.is_read_only());
-        assert_eq!(ro.schema_version().unwrap(), 5);
+        assert_eq!(ro.schema_version().unwrap(), 6);
         assert_eq!(ro.list(&RunQuery::default()).unwrap().len(), 1);
         common::assert_same_document(&ro.load(id).unwrap(), &doc);
         for err in [
@@ -348,7 +348,7 @@ fn a_version_1_database_is_read_as_it_is_and_migrated_by_a_writer() {
     // Back to version 1, as an earlier iomark left it.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DROP TABLE devices; DROP TABLE run_ranks; \
+        "DROP TABLE devices; DROP TABLE run_ranks; DROP TABLE run_samples; \
          ALTER TABLE figures DROP COLUMN noise_lo; ALTER TABLE figures DROP COLUMN noise_hi; \
          DELETE FROM schema_migrations WHERE version >= 2",
     )
@@ -357,9 +357,13 @@ fn a_version_1_database_is_read_as_it_is_and_migrated_by_a_writer() {
     let mut ro = SqliteStore::open_read_only(path.clone()).unwrap();
     assert_eq!(ro.schema_version().unwrap(), 1);
     assert_eq!(ro.load(id).unwrap().summary.id, id);
+    // Before version 6 there are no samples, and runs in progress are
+    // found by their start alone.
+    assert!(ro.samples(id, None).unwrap().is_empty());
+    assert!(ro.in_progress(0).unwrap().len() <= 1);
     drop(ro);
     let mut rw = SqliteStore::open(path).unwrap();
-    assert_eq!(rw.schema_version().unwrap(), 5);
+    assert_eq!(rw.schema_version().unwrap(), 6);
     assert_eq!(rw.device("dev:sda").unwrap(), None);
 }
 
@@ -380,7 +384,7 @@ fn a_verify_verdict_is_remembered_and_a_version_2_device_row_survives_the_migrat
     conn.execute_batch(
         "ALTER TABLE devices DROP COLUMN verify; ALTER TABLE devices DROP COLUMN verify_run_id;
          ALTER TABLE devices DROP COLUMN verify_at_ms;
-         DROP TABLE run_ranks; ALTER TABLE figures DROP COLUMN noise_lo;
+         DROP TABLE run_ranks; DROP TABLE run_samples; ALTER TABLE figures DROP COLUMN noise_lo;
          ALTER TABLE figures DROP COLUMN noise_hi; DELETE FROM schema_migrations WHERE version >= 3",
     )
     .unwrap();
@@ -389,7 +393,7 @@ fn a_verify_verdict_is_remembered_and_a_version_2_device_row_survives_the_migrat
     assert_eq!(ro.schema_version().unwrap(), 2);
     drop(ro);
     let mut rw = SqliteStore::open(path).unwrap();
-    assert_eq!(rw.schema_version().unwrap(), 5);
+    assert_eq!(rw.schema_version().unwrap(), 6);
     assert_eq!(rw.device("serial:STICK:1").unwrap().as_ref(), Some(&stick));
 
     stick.verify = Some(RememberedVerify {
@@ -457,4 +461,10 @@ fn a_run_across_mpi_ranks_stores_its_per_rank_table_and_deletes_it_with_the_run(
     assert_eq!(count(&path), (3, "node2".to_string()));
     store.delete(id).unwrap();
     assert_eq!(count(&path).0, 0);
+}
+
+#[test]
+fn a_live_runs_samples_round_trip() {
+    let (_dir, mut store) = fresh();
+    common::live_samples_round_trip(&mut store);
 }

@@ -12,6 +12,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use iomark_disk::lifecycle::RunSink;
+use iomark_model::live::LiveSample;
 use iomark_model::RunDocument;
 use iomark_store::live::{LiveHooks, LiveNotice, LiveRun, StopSignals};
 use iomark_store::{DeviceMemory, RunId};
@@ -78,6 +79,12 @@ impl RunSink for StoreSink<'_> {
     fn remember(&mut self, memory: &DeviceMemory) {
         if let Some(r) = &mut self.recorder {
             r.0.remember(memory);
+        }
+    }
+
+    fn sample(&mut self, sample: &LiveSample) {
+        if let Some(r) = &mut self.recorder {
+            r.0.sample(sample);
         }
     }
 }

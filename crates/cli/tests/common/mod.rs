@@ -669,6 +669,12 @@ impl Proc {
     pub fn pid(&self) -> u32 {
         self.child.as_ref().expect("running").id()
     }
+
+    /// Whether it has not exited yet.
+    pub fn running(&mut self) -> bool {
+        let child = self.child.as_mut().expect("not finished");
+        child.try_wait().expect("poll a child").is_none()
+    }
 }
 
 /// `dev` mounted read-only, without journal replay, on `mountpoint` in a

@@ -31,8 +31,9 @@
 mod coordinator;
 mod known;
 mod sink;
-mod targets;
 #[cfg(feature = "terminal")]
+pub mod stream;
+mod targets;
 pub mod terminal;
 mod watch;
 
@@ -59,7 +60,7 @@ use crate::profiles::ProfilePlan;
 use crate::target::OpenTarget;
 use crate::DiskError;
 use targets::{interrupted_without_target, verify_file_after, Targets};
-use watch::{Checkpoints, Watch};
+use watch::{Checkpoints, Samples, Watch};
 
 /// What a run runs: one plan (`iomark disk`), or a job file's plans one
 /// after another, stored as one run.
@@ -328,6 +329,7 @@ pub fn run_coordinated(
                 }
             }
         }
+        let mut samples = Samples::new(outline.clone());
         display.follow(outline, "test", None);
         coordinator.start(target);
         let halt = coordinator.job_stop();
@@ -340,6 +342,7 @@ pub fn run_coordinated(
             let mut watch = Watch {
                 display: &mut *display,
                 checkpoints: checkpoints.as_mut(),
+                samples: Some(&mut samples),
                 coordinator: &mut *coordinator,
             };
             workload.run_repeated(
@@ -447,6 +450,7 @@ fn short_probe(
     let mut watch = Watch {
         display: &mut *display,
         checkpoints: None,
+        samples: None,
         coordinator: &mut Alone,
     };
     let outcome = plan.run(target, stop, &mut watch).map_err(within(|| {

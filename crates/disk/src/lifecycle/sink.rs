@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use iomark_model::live::LiveSample;
 use iomark_model::stored::{DeviceMemory, RunId};
 use iomark_model::{RunDocument, RunStatus};
 
@@ -33,6 +34,9 @@ pub trait RunSink {
     fn recall(&mut self, key: &str) -> Option<DeviceMemory>;
     /// Remember `memory` under its key, replacing what was there.
     fn remember(&mut self, memory: &DeviceMemory);
+    /// Record a second of a test as it was measured, for a view of the
+    /// run while it goes; it must not hold the run up.
+    fn sample(&mut self, _sample: &LiveSample) {}
 }
 
 /// A sink that keeps the run and the device memory in memory: for tests,
@@ -50,6 +54,8 @@ pub struct MemorySink {
     pub labels: Vec<String>,
     /// What is remembered, by key.
     pub devices: BTreeMap<String, DeviceMemory>,
+    /// The samples, in the order they came.
+    pub samples: Vec<LiveSample>,
 }
 
 impl MemorySink {
@@ -100,5 +106,9 @@ impl RunSink for MemorySink {
 
     fn remember(&mut self, memory: &DeviceMemory) {
         self.devices.insert(memory.key.clone(), memory.clone());
+    }
+
+    fn sample(&mut self, sample: &LiveSample) {
+        self.samples.push(sample.clone());
     }
 }

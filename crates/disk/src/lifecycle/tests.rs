@@ -387,3 +387,53 @@ fn a_job_stopped_before_gathering_is_recorded_as_interrupted() {
     assert!(doc.warnings.iter().any(|w| w.message == "stopped"));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn each_second_of_a_test_reaches_the_sink_and_the_seconds_add_up_to_the_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sink = MemorySink::default();
+    let mut seen = Seen::default();
+    let plan = DiskSettings {
+        path: dir.path().to_path_buf(),
+        job: JobSettings {
+            rw: Some(RwMode::Read),
+            bs: Some(Bytes(64 << 10)),
+            size: Some(Bytes(1 << 20)),
+            engine: Some(EngineKind::Null.into()),
+            runtime: Some(Nanos(1_300_000_000)),
+            direct: Some(false),
+            ..JobSettings::default()
+        },
+        ..DiskSettings::default()
+    }
+    .build()
+    .unwrap();
+    let run = finished(
+        run_with(
+            &RunPlan::single(plan),
+            &RunOptions::default(),
+            &mut sink,
+            &mut seen,
+        )
+        .unwrap(),
+    );
+    let RunBody::Disk(disk) = &run.doc.body else {
+        panic!("not a disk run")
+    };
+    let read = disk.jobs[0].read.as_ref().unwrap();
+    // A second, then the 0.3 s left.
+    assert_eq!(sink.samples.len(), 2, "{:?}", sink.samples);
+    let (first, last) = (&sink.samples[0], &sink.samples[1]);
+    assert_eq!((first.step, first.steps), (1, 1));
+    assert_eq!(first.label, seen.begun[0]);
+    assert!(first.duration_ms.abs_diff(1000) <= 5, "{first:?}");
+    // Cut at the deadline, or a little before when the workers passed the
+    // start gate before the watching thread took its time.
+    assert!((1000..=1300).contains(&last.offset_ms), "{last:?}");
+    assert!(last.duration_ms.abs_diff(last.offset_ms - first.offset_ms) <= 1);
+    assert!(first.latency.is_some() && first.ios > 0);
+    assert!(first.left_ms.is_some_and(|l| l <= 300), "{first:?}");
+    let bytes: u64 = sink.samples.iter().map(|s| s.bytes).sum();
+    let ios: u64 = sink.samples.iter().map(|s| s.ios).sum();
+    assert_eq!((bytes, ios), (read.io_bytes.get(), read.ios));
+}

@@ -4,14 +4,17 @@
 //! joins them into the one observer ([`ProfileObserver`]) a workload is
 //! given.
 
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use iomark_model::disk::DiskJobResult;
+use iomark_model::live::LiveSample;
 use iomark_model::sustained::WrittenAt;
 use iomark_model::{RunBody, RunDocument};
 
 use super::{Coordinator, RunSink};
-use crate::profiles::outline::{Eta, Outline};
+use crate::profiles::outline::{Eta, Outline, Tracker};
 use crate::profiles::ProfileObserver;
-use crate::runner::{Observer, Progress};
+use crate::runner::{Interval, Observer, Progress};
 use crate::DiskError;
 
 /// The progress the user sees: where the run is and what it does now.
@@ -32,6 +35,8 @@ pub trait RunDisplay {
     fn close(&mut self);
     /// A line for the user, about what the run did (a stale file removed).
     fn say(&mut self, line: &str);
+    /// A second of the run's test just measured (`--json-stream`).
+    fn sample(&mut self, _sample: &LiveSample) {}
 }
 
 /// Shows nothing.
@@ -68,29 +73,90 @@ impl Checkpoints<'_> {
     }
 }
 
+/// The run's tests as they go, second by second: each interval the runner
+/// cuts becomes a [`LiveSample`] naming its test and the time left.
+pub(super) struct Samples {
+    tracker: Tracker,
+    label: String,
+}
+
+impl Samples {
+    /// Samples of a run laid out as `outline`.
+    pub(super) fn new(outline: Outline) -> Samples {
+        Samples {
+            tracker: Tracker::new(outline),
+            label: String::new(),
+        }
+    }
+
+    fn sample(&self, iv: &Interval) -> LiveSample {
+        let steps = self.tracker.outline().tests();
+        let step = self.tracker.test().map_or(0, |(k, _)| k);
+        let eta = self.tracker.left();
+        let at_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        LiveSample {
+            step,
+            steps,
+            label: self.label.clone(),
+            at_ms,
+            offset_ms: iv.offset.as_millis() as u64,
+            duration_ms: iv.duration.as_millis() as u64,
+            bytes: iv.bytes,
+            ios: iv.ios,
+            latency: iv.latency,
+            // A time left with steps of unknown length on top is no time left.
+            left_ms: (!eta.at_least).then_some(eta.left.as_millis() as u64),
+        }
+    }
+}
+
 /// The observer a workload runs under: the display, the checkpoints
-/// (none for the short probe, whose jobs are not the run's) and the
-/// coordinator.
+/// (none for the short probe, whose jobs are not the run's), the run's
+/// samples (none for the probe either) and the coordinator.
 pub(super) struct Watch<'a, 'b> {
     pub(super) display: &'a mut dyn RunDisplay,
     pub(super) checkpoints: Option<&'a mut Checkpoints<'b>>,
+    pub(super) samples: Option<&'a mut Samples>,
     pub(super) coordinator: &'a mut dyn Coordinator,
 }
 
 impl Observer for Watch<'_, '_> {
     fn progress(&mut self, p: &Progress) {
+        if let Some(s) = self.samples.as_mut() {
+            s.tracker.progress(p);
+        }
         self.display.progress(p);
         self.coordinator.should_stop();
+    }
+
+    fn interval(&mut self, iv: &Interval) {
+        let Some(samples) = self.samples.as_ref() else {
+            return;
+        };
+        let sample = samples.sample(iv);
+        if let Some(c) = self.checkpoints.as_mut() {
+            c.sink.sample(&sample);
+        }
+        self.display.sample(&sample);
     }
 }
 
 impl ProfileObserver for Watch<'_, '_> {
     fn begin(&mut self, label: &str) {
+        if let Some(s) = self.samples.as_mut() {
+            s.tracker.begin(label);
+            s.label = label.to_string();
+        }
         self.coordinator.job_start(label);
         self.display.begin(label);
     }
 
     fn end(&mut self) {
+        if let Some(s) = self.samples.as_mut() {
+            s.tracker.end();
+        }
         self.display.end();
         self.coordinator.job_done();
     }

@@ -9,9 +9,10 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use super::gate::StartGate;
+use super::live::LiveCounter;
 use super::stats::ThreadStats;
 use super::submit::SubmitPolicy;
-use super::{PaddedCounter, Plan};
+use super::Plan;
 use crate::buffer::AlignedBuf;
 use crate::engine::{self, Dir, Done, Engine, EngineSetup, IoUnit, Queued};
 use crate::pattern;
@@ -99,7 +100,7 @@ pub(super) fn worker(
     plan: &Plan,
     setup: &EngineSetup,
     gate: &StartGate,
-    counter: &PaddedCounter,
+    counter: &LiveCounter,
     stop: &AtomicBool,
     thread_stop: &AtomicBool,
 ) -> Result<ThreadStats, DiskError> {
@@ -179,7 +180,7 @@ fn drive(
     plan: &Plan,
     engine: &mut dyn Engine,
     mut free: Vec<IoUnit>,
-    counter: &PaddedCounter,
+    counter: &LiveCounter,
     stop: &AtomicBool,
     thread_stop: &AtomicBool,
 ) -> Result<ThreadStats, DiskError> {
@@ -228,10 +229,7 @@ fn drive(
         }
         let lat = at.saturating_duration_since(d.unit.issued).as_nanos() as u64;
         stats.record(d.unit.dir, bytes, lat, at - measure_start);
-        // This thread is the counter's only writer: a plain store, not a
-        // locked read-modify-write, per I/O.
-        let so_far = counter.0.load(Ordering::Relaxed);
-        counter.0.store(so_far + bytes, Ordering::Relaxed);
+        counter.count(bytes, lat);
         last_counted = at;
         Ok(())
     };

@@ -1,0 +1,98 @@
+//! A run as it goes: one [`LiveSample`] per second of a test, measured on
+//! the I/O path, written to the store while the run lasts (so a viewer
+//! needs nothing from the running process, and a killed run keeps its
+//! samples) and printed by `--json-stream`.
+
+use serde::{Deserialize, Serialize};
+
+/// One interval (a second, the last one of a test shorter) of a running
+/// test: what completed in it, and how long the I/Os took.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LiveSample {
+    /// The test's place in the run, from 1 ("test 3 of 8").
+    pub step: u32,
+    /// How many tests the run has; 0 when not known in advance.
+    pub steps: u32,
+    /// The test's label, as the progress line shows it.
+    pub label: String,
+    /// When the interval ended, ms since the Unix epoch.
+    pub at_ms: u64,
+    /// When the interval ended, ms after the test's measured start.
+    pub offset_ms: u64,
+    /// The interval's length, ms.
+    pub duration_ms: u64,
+    /// Bytes completed in the interval.
+    pub bytes: u64,
+    /// I/Os completed in the interval (0 where a test counts none: mem).
+    pub ios: u64,
+    /// How long the interval's I/Os took; none when none completed.
+    pub latency: Option<IntervalLatency>,
+    /// The time the run still needs, ms, when it can be told.
+    pub left_ms: Option<u64>,
+}
+
+/// Latency of the I/Os completed in one interval, ns. The quantiles come
+/// from a log-linear histogram of eight buckets per power of two, so each
+/// is within 1/16 of the true value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IntervalLatency {
+    /// The mean, exact.
+    pub mean_ns: u64,
+    /// The median.
+    pub p50_ns: u64,
+    /// The 99th percentile.
+    pub p99_ns: u64,
+    /// The longest, exact.
+    pub max_ns: u64,
+}
+
+impl LiveSample {
+    /// The interval's bandwidth, bytes per second.
+    pub fn bytes_per_sec(&self) -> f64 {
+        per_sec(self.bytes, self.duration_ms)
+    }
+
+    /// The interval's I/Os per second.
+    pub fn iops(&self) -> f64 {
+        per_sec(self.ios, self.duration_ms)
+    }
+}
+
+fn per_sec(count: u64, ms: u64) -> f64 {
+    if ms == 0 {
+        0.0
+    } else {
+        count as f64 * 1000.0 / ms as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_per_second_of_the_interval() {
+        let s = LiveSample {
+            step: 1,
+            steps: 2,
+            label: "SEQ1M Q8T1 read".into(),
+            at_ms: 1,
+            offset_ms: 500,
+            duration_ms: 500,
+            bytes: 1_000_000,
+            ios: 250,
+            latency: None,
+            left_ms: None,
+        };
+        assert_eq!(s.bytes_per_sec(), 2_000_000.0);
+        assert_eq!(s.iops(), 500.0);
+        assert_eq!(
+            LiveSample {
+                duration_ms: 0,
+                ..s
+            }
+            .iops(),
+            0.0
+        );
+    }
+}
