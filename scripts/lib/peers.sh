@@ -24,7 +24,9 @@ IOMARK_TEST_PACKAGES=(
   openmpi-bin    # mpirun for the MPI tests (feature mpi)
   libopenmpi-dev # mpi-sys builds against it
   libclang-dev   #   with bindgen, which needs libclang
-  chromium       # the report's browser test
+  chromium       # the report's and iomark serve's browser tests
+  python3-websocket # drives Chromium over its DevTools protocol (serve's live page)
+  python3-prometheus-client # the OpenMetrics reference parser, for /metrics
   fonts-dejavu-core # the fonts the PNG charts are drawn with
   postgresql     # the store's PostgreSQL tests (scripts/lib/postgres.sh)
   openssl        # the test server's TLS certificates

@@ -17,6 +17,7 @@ mod contents;
 mod device_seen;
 mod html;
 mod knees;
+pub mod live;
 mod naming;
 mod png;
 mod printed;

@@ -27,6 +27,7 @@ pub mod json;
 mod knee;
 mod mem;
 mod mem_sweep;
+pub mod openmetrics;
 mod output;
 mod profile;
 pub mod results;
