@@ -5,6 +5,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use crate::common::*;
+use iomark_model::live::LiveSample;
+use iomark_model::RunStatus;
+use iomark_store::{RunId, RunQuery};
 use serde_json::Value;
 
 #[test]
@@ -51,6 +54,58 @@ fn a_killed_profile_run_keeps_its_finished_tests() {
     let list = ok(&results(db, &["list"]));
     assert!(list.contains("interrupted"), "{list}");
     assert!(jobs(db) >= 2, "finished tests kept");
+}
+
+/// The run in `db` and its stored seconds; none before it is begun.
+fn stored_seconds(db: &str) -> Option<(RunId, RunStatus, Vec<(u64, LiveSample)>)> {
+    let mut store = iomark_store::open_read_only(Some(db)).ok()?;
+    let run = store.list(&RunQuery::default()).ok()?.pop()?;
+    let seconds = store.samples(run.id, None).ok()?;
+    Some((run.id, run.status, seconds))
+}
+
+#[test]
+fn a_run_stores_each_second_as_it_goes_and_killed_keeps_them() {
+    let scratch = ScratchDb::named("results.db");
+    let target = scratch.dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let db = scratch.db();
+    let mut child = Proc::spawn(
+        iomark_cmd(&["disk", target.to_str().unwrap(), "--rw", "read"])
+            .args(["--bs", "64k", "--size", "4M", "--engine", "null"])
+            .args(["--runtime", "60s", "--db", db]),
+    );
+    // Two seconds stored while the run goes, and the run is in progress.
+    wait_until(Duration::from_secs(60), "two seconds stored", || {
+        stored_seconds(db).is_some_and(|(_, _, s)| s.len() >= 2)
+    });
+    assert!(child.running(), "{}", child.stderr_so_far());
+    let (id, _, _) = stored_seconds(db).unwrap();
+    let mut store = iomark_store::open_read_only(Some(db)).unwrap();
+    let recently = now_ms() - 30_000;
+    assert_eq!(store.in_progress(recently).unwrap(), [id]);
+    child.signal(rustix::process::Signal::KILL);
+    let _ = child.finish(Duration::from_secs(30));
+
+    let (_, status, seconds) = stored_seconds(db).unwrap();
+    assert_eq!(status, RunStatus::Interrupted);
+    let seqs: Vec<u64> = seconds.iter().map(|(n, _)| *n).collect();
+    assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>());
+    for (_, s) in &seconds {
+        assert_eq!((s.step, s.steps), (1, 1), "{s:?}");
+        assert!(s.bytes > 0 && s.ios > 0 && s.latency.is_some(), "{s:?}");
+        assert!(s.duration_ms.abs_diff(1000) < 500, "{s:?}");
+    }
+    // Killed, it is no longer in progress once its seconds age.
+    let last = seconds.last().unwrap().1.at_ms;
+    assert_eq!(store.in_progress(last + 1).unwrap(), Vec::<RunId>::new());
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
 }
 
 #[test]

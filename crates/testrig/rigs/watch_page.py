@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""Watch a page in a real headless Chromium over its DevTools protocol.
+
+    watch_page.py CHROMIUM PROFILE_DIR URL EXPR UNTIL TIMEOUT_S
+
+Opens URL, evaluates the JavaScript expression EXPR (it must give a
+string) every 100 ms, and prints one JSON object per line: {"value": V}
+each time the value changes, {"error": TEXT} for each console error,
+uncaught exception or failed load (a Content-Security-Policy violation is
+one), and {"end": "until"|"timeout"} last. It stops when a value starts
+with UNTIL, or after TIMEOUT_S seconds. Python's websocket-client
+(python3-websocket) speaks the protocol; nothing else is needed.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+
+import websocket
+
+
+def say(obj):
+    print(json.dumps(obj), flush=True)
+
+
+def main():
+    chromium, profile, url, expr, until, timeout = sys.argv[1:7]
+    deadline = time.monotonic() + float(timeout)
+    browser = subprocess.Popen(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu",
+         "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", "--no-first-run", "--remote-debugging-port=0",
+         "--user-data-dir=" + profile, "about:blank"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        port_file = os.path.join(profile, "DevToolsActivePort")
+        while not os.path.exists(port_file) or os.path.getsize(port_file) == 0:
+            if time.monotonic() > deadline or browser.poll() is not None:
+                say({"error": "chromium did not open its DevTools port"})
+                say({"end": "timeout"})
+                return
+            time.sleep(0.05)
+        with open(port_file) as f:
+            port = f.readline().strip()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list") as r:
+            pages = [t for t in json.load(r) if t.get("type") == "page"]
+        ws = websocket.create_connection(pages[0]["webSocketDebuggerUrl"])
+        ws.settimeout(0.1)
+        ids = iter(range(1, 1 << 30))
+        answers = {}
+
+        def send(method, params=None):
+            n = next(ids)
+            ws.send(json.dumps({"id": n, "method": method, "params": params or {}}))
+            return n
+
+        def pump():
+            """Read what has come: answers kept, events reported."""
+            while True:
+                try:
+                    msg = json.loads(ws.recv())
+                except websocket.WebSocketTimeoutException:
+                    return
+                if "id" in msg:
+                    answers[msg["id"]] = msg
+                    continue
+                m, p = msg.get("method"), msg.get("params", {})
+                if m == "Runtime.exceptionThrown":
+                    say({"error": p["exceptionDetails"].get("text", "exception")
+                         + " " + json.dumps(p["exceptionDetails"].get("exception", {}).get("description", ""))})
+                elif m == "Runtime.consoleAPICalled" and p.get("type") == "error":
+                    say({"error": " ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", []))})
+                elif m == "Log.entryAdded" and p["entry"].get("level") == "error":
+                    say({"error": p["entry"].get("text", "") + " " + p["entry"].get("url", "")})
+
+        for m in ("Runtime.enable", "Log.enable", "Page.enable"):
+            send(m)
+        send("Page.navigate", {"url": url})
+        last = None
+        while time.monotonic() < deadline:
+            n = send("Runtime.evaluate", {"expression": expr, "returnByValue": True})
+            while n not in answers and time.monotonic() < deadline:
+                pump()
+            answer = answers.pop(n, {})
+            value = answer.get("result", {}).get("result", {}).get("value")
+            if isinstance(value, str) and value != last:
+                last = value
+                say({"value": value})
+                if value.startswith(until):
+                    pump()
+                    say({"end": "until"})
+                    return
+            time.sleep(0.1)
+        say({"end": "timeout"})
+    finally:
+        browser.kill()
+        browser.wait()
+
+
+if __name__ == "__main__":
+    main()
