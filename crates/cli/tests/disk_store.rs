@@ -56,8 +56,11 @@ fn a_killed_profile_run_keeps_its_finished_tests() {
     assert!(jobs(db) >= 2, "finished tests kept");
 }
 
+/// A stored run's id, status and numbered seconds.
+type Seconds = (RunId, RunStatus, Vec<(u64, LiveSample)>);
+
 /// The run in `db` and its stored seconds; none before it is begun.
-fn stored_seconds(db: &str) -> Option<(RunId, RunStatus, Vec<(u64, LiveSample)>)> {
+fn stored_seconds(db: &str) -> Option<Seconds> {
     let mut store = iomark_store::open_read_only(Some(db)).ok()?;
     let run = store.list(&RunQuery::default()).ok()?.pop()?;
     let seconds = store.samples(run.id, None).ok()?;
