@@ -158,6 +158,7 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
                 device: l.device,
                 since_ms: l.since.as_deref().map(iomark_store::since_ms).transpose()?,
                 limit: l.limit,
+                ..RunQuery::default()
             };
             match iomark_store::open_read_only(db) {
                 Ok(mut store) => list(store.as_mut(), &query, l.json, out)?,

@@ -458,3 +458,9 @@ fn a_run_across_mpi_ranks_stores_its_per_rank_table_and_deletes_it_with_the_run(
     store.delete(id).unwrap();
     assert_eq!(count(&path).0, 0);
 }
+
+#[test]
+fn lists_pages_filters_and_devices() {
+    let (_dir, mut store) = fresh();
+    common::lists_pages_filters_and_devices(&mut store);
+}
