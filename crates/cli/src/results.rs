@@ -4,11 +4,11 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Subcommand};
+use iomark_serve::documents::{compared_runs, lineup};
 use iomark_stats::gate::WorseThreshold;
-use iomark_stats::lineup::{by_label, Baseline, Lineup};
 use iomark_store::import::ImportOptions;
 use iomark_store::{RunId, RunQuery, RunSelection, Store, StoreError};
 use iomark_text::json;
@@ -191,22 +191,14 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
             metrics,
             json: as_json,
         } => {
-            let selection = RunSelection {
-                baseline,
-                ..RunSelection::of(&ids)
-            };
             let mut store = iomark_store::open_read_only(db)?;
-            let ids = selection.resolve(store.as_mut())?;
-            if ids.len() < 2 {
-                bail!("compare needs two runs or more: iomark results compare ID ID... [--baseline ID]");
-            }
-            let mut runs = RunSelection::of(&ids).load(store.as_mut())?;
-            let against = match baseline_label.as_deref() {
-                Some(l) => by_label(&mut runs, l)?,
-                None => Baseline::FirstRun,
-            };
-            let mut lineup = Lineup::against(&runs, against, fail_if_worse);
-            lineup.keep_metrics(&metrics)?;
+            let mut runs = compared_runs(store.as_mut(), &ids, baseline)?;
+            let lineup = lineup(
+                &mut runs,
+                baseline_label.as_deref(),
+                fail_if_worse,
+                &metrics,
+            )?;
             if as_json {
                 json::write(out, &json::comparison(&lineup))?;
             } else {
