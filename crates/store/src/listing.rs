@@ -34,12 +34,13 @@ pub(crate) fn list<D: Db>(db: &mut D, q: &RunQuery) -> Result<Vec<RunSummary>, S
         args.push(Box::new(k.clone()));
         sql += &format!(" AND kind = ?{}", args.len());
     }
-    // Host and profile live in the document only: read there, for the
-    // runs the other filters kept.
+    // Host and profile live in the document only: read there, run by run
+    // from the newest, so a page of a common value stops at the page's
+    // end; a value no run has reads every document (docs/serve.md).
     if let Some(h) = &q.host {
         args.push(Box::new(like_pattern(h)));
         sql += &format!(
-            " AND id IN (SELECT run_id FROM run_documents WHERE {} {like} ?{} ESCAPE '\\')",
+            " AND EXISTS (SELECT 1 FROM run_documents WHERE run_id = runs.id AND {} {like} ?{} ESCAPE '\\')",
             D::json_text("document", &["host", "hostname"]),
             args.len()
         );
@@ -47,7 +48,7 @@ pub(crate) fn list<D: Db>(db: &mut D, q: &RunQuery) -> Result<Vec<RunSummary>, S
     if let Some(p) = &q.profile {
         args.push(Box::new(p.clone()));
         sql += &format!(
-            " AND id IN (SELECT run_id FROM run_documents WHERE {} = ?{})",
+            " AND EXISTS (SELECT 1 FROM run_documents WHERE run_id = runs.id AND {} = ?{})",
             D::json_text("document", &["body", "profile"]),
             args.len()
         );
