@@ -9,7 +9,7 @@ use iomark_stats::gate::WorseThreshold;
 use iomark_store::{RunId, Store, StoredRun};
 
 use super::layout::{esc, page};
-use crate::documents::{compared_runs, lineup};
+use crate::documents::{compared_runs, lineup, CompareError};
 use crate::http::{Request, Response, JSON};
 use crate::query::{self, BadRequest};
 use crate::Failure;
@@ -76,6 +76,10 @@ pub fn api(req: &Request, store: &mut dyn Store) -> Result<Response, Failure> {
         a.threshold,
         &a.metrics,
     )?;
+    // A threshold with nothing to judge is refused, as the command refuses it.
+    if let Some(t) = a.threshold {
+        iomark_text::results::gate_report(&lineup, t).map_err(CompareError::from)?;
+    }
     crate::api::json(&iomark_text::json::comparison(&lineup))
         .map(|body| Response::new(200, JSON, body))
 }
@@ -92,10 +96,7 @@ pub fn show(req: &Request, store: &mut dyn Store) -> Result<String, Failure> {
     )?;
     let comparison = Comparison::of(&lineup);
     let gate = match a.threshold {
-        Some(t) => Some(
-            iomark_text::results::gate_report(&lineup, t)
-                .map_err(|e| BadRequest(format!("'fail_if_worse': {e}")))?,
-        ),
+        Some(t) => Some(iomark_text::results::gate_report(&lineup, t).map_err(CompareError::from)?),
         None => None,
     };
     let first = lineup.runs().first().map(|r| r.summary.id);
