@@ -424,3 +424,48 @@ fn ctrl_c_stops_the_server() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stderr(&out).contains("stopped serving"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_postgresql_store_is_served_and_survives_its_connections_cut() {
+    let mut pg = require!(PgScratchDb::new());
+    let dir = tempfile::tempdir().unwrap();
+    for (name, doc) in [
+        ("cdm", fixtures::cdm(&["usb2"], 40.0)),
+        ("net", fixtures::net(&["lo"], 900.0)),
+        ("script", fixtures::cdm(&[SCRIPT], 80.0)),
+    ] {
+        let file = dir.path().join(format!("{name}.json"));
+        std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+        iomark_ok(&["results", "import", file.to_str().unwrap(), "--db", &pg.url]);
+    }
+    let served = Served::start(&pg.url, &[]);
+    let cli = |args: &[&str]| {
+        let mut all = vec!["results", "--db", &pg.url];
+        all.extend_from_slice(args);
+        stdout(&iomark_ok(&all))
+    };
+    assert_eq!(served.get("/api/runs").text(), cli(&["list", "--json"]));
+    assert_eq!(
+        served.get("/api/runs/2").text(),
+        cli(&["show", "2", "--json"])
+    );
+    // The profile filter reads PostgreSQL's documents.
+    let cdm = served.get("/?profile=cdm").text();
+    assert!(cdm.contains("<tr data-run=\"1\">") && cdm.contains("<tr data-run=\"3\">"));
+    assert!(
+        !cdm.contains("<tr data-run=\"2\">"),
+        "the net run is no CDM run"
+    );
+    assert!(cdm.contains("&lt;script&gt;") && !cdm.contains(SCRIPT));
+
+    // Every session of the server cut, as a restarted server would: each
+    // worker opens a new connection and answers over it, no error shown.
+    pg.admin(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = '{db}' AND pid <> pg_backend_pid()",
+    );
+    for _ in 0..2 * iomark_serve::server::WORKERS {
+        let res = served.get("/api/runs/1");
+        assert_eq!(res.status, 200, "{}", res.text());
+    }
+}

@@ -37,6 +37,7 @@ const POLL: Duration = Duration::from_millis(100);
 /// A server listening, with its store connections open, not yet answering.
 pub struct Listening {
     server: tiny_http::Server,
+    db: Option<String>,
     addr: SocketAddr,
     stores: Vec<Box<dyn Store>>,
     access: Access,
@@ -79,6 +80,7 @@ impl Listening {
             })?;
         Ok(Listening {
             server,
+            db: config.db,
             addr,
             stores,
             access: config.access,
@@ -106,17 +108,18 @@ impl Listening {
     pub fn run(self, stop: &AtomicBool) {
         let Listening {
             server,
+            db,
             stores,
             access,
             ..
         } = self;
         std::thread::scope(|s| {
             for mut store in stores {
-                let (server, access) = (&server, &access);
+                let (server, access, db) = (&server, &access, db.as_deref());
                 s.spawn(move || {
                     while !stop.load(Ordering::Relaxed) {
                         match server.recv_timeout(POLL) {
-                            Ok(Some(rq)) => answer(rq, access, store.as_mut()),
+                            Ok(Some(rq)) => answer(rq, access, &mut store, db),
                             Ok(None) => {}
                             // The listener is gone: nothing more will come.
                             Err(_) => break,
@@ -128,8 +131,11 @@ impl Listening {
     }
 }
 
-/// Answer one request; a client that went away is no concern of ours.
-fn answer(rq: tiny_http::Request, access: &Access, store: &mut dyn Store) {
+/// Answer one request. A store that failed (a PostgreSQL server
+/// restarted, a connection cut) is opened afresh and asked once more, so a
+/// restart costs no reader an error page; if that fails too, the error is
+/// the answer. A client that went away is no concern of ours.
+fn answer(rq: tiny_http::Request, access: &Access, store: &mut Box<dyn Store>, db: Option<&str>) {
     let header = |name: &'static str| {
         rq.headers()
             .iter()
@@ -142,7 +148,13 @@ fn answer(rq: tiny_http::Request, access: &Access, store: &mut dyn Store) {
         method: rq.method().as_str().to_string(),
         ..Request::get(rq.url())
     };
-    let res = handle(&req, access, store);
+    let mut res = handle(&req, access, store.as_mut());
+    if res.status >= 500 {
+        if let Ok(fresh) = iomark_store::open_read_only(db) {
+            *store = fresh;
+            res = handle(&req, access, store.as_mut());
+        }
+    }
     let mut out = tiny_http::Response::from_data(res.body).with_status_code(res.status);
     let headers =
         std::iter::once(("Content-Type", res.content_type.to_string())).chain(res.headers);
