@@ -158,11 +158,7 @@ pub fn history(req: &Request, store: &mut dyn Store) -> Result<String, Failure> 
         let _ = write!(o, "<p class=\"note\">The newest {HISTORY_RUNS} runs.</p>");
     }
     if let Some(chart) = chart(&name, &runs, &keys) {
-        let _ = write!(
-            o,
-            "<div class=\"charts\"><figure>{}</figure></div>",
-            chart.render()
-        );
+        let _ = write!(o, "<figure class=\"history\">{}</figure>", chart.render());
     }
     o.push_str("<table id=\"history\"><tr><th>run</th><th>started</th><th>kind</th><th>status</th><th>labels</th>");
     for (test, metric) in &keys {

@@ -139,3 +139,66 @@ fn pager(o: &mut String, req: &Request, page_no: usize, older: bool) {
     }
     o.push_str("</p>");
 }
+
+#[cfg(test)]
+mod tests {
+    use iomark_model::net::{NetRun, NetSpec};
+    use iomark_model::{RunBody, RunDocument};
+
+    use super::*;
+
+    /// A store of `n` net runs, the last labelled `<b>&`, read-only.
+    fn store_of(n: usize) -> (tempfile::TempDir, Box<dyn Store>) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("r.db");
+        let db = db.to_str().unwrap();
+        let mut w = iomark_store::open(Some(db)).unwrap();
+        for i in 0..n {
+            let body = RunBody::Net(NetRun::example(NetSpec::example()));
+            let mut doc = RunDocument::new("iomark", "0", vec!["iomark".into()], body);
+            if i + 1 == n {
+                doc.labels = vec!["<b>&".into()];
+            }
+            w.insert_complete(&doc).unwrap();
+        }
+        (dir, iomark_store::open_read_only(Some(db)).unwrap())
+    }
+
+    fn ids(page: &str) -> Vec<u32> {
+        page.split("<tr data-run=\"")
+            .skip(1)
+            .map(|r| r[..r.find('"').unwrap()].parse().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn pages_hold_a_hundred_runs_newest_first_with_links_both_ways() {
+        let (_dir, mut store) = store_of(PAGE_SIZE + 5);
+        let first = list(&Request::get("/?kind=net"), store.as_mut()).unwrap();
+        let shown = ids(&first);
+        assert_eq!(shown.len(), PAGE_SIZE);
+        assert_eq!((shown[0], shown[PAGE_SIZE - 1]), (105, 6));
+        assert!(
+            first.contains("href=\"/?kind=net&amp;page=2\""),
+            "no older link"
+        );
+        assert!(!first.contains("rel=\"prev\""));
+        let second = list(&Request::get("/?kind=net&page=2"), store.as_mut()).unwrap();
+        assert_eq!(ids(&second), [5, 4, 3, 2, 1]);
+        assert!(second.contains("href=\"/?kind=net\""), "no newer link");
+        assert!(!second.contains("rel=\"next\""));
+        let none = list(&Request::get("/?kind=disk"), store.as_mut()).unwrap();
+        assert!(ids(&none).is_empty());
+        assert!(none.contains("No stored runs match."));
+    }
+
+    #[test]
+    fn text_from_the_store_and_the_query_is_escaped() {
+        let (_dir, mut store) = store_of(1);
+        let page = list(&Request::get("/?device=%22%3E%3Cb%3E"), store.as_mut()).unwrap();
+        assert!(page.contains("value=\"&quot;&gt;&lt;b&gt;\""), "{page}");
+        let page = list(&Request::get("/"), store.as_mut()).unwrap();
+        assert!(page.contains("<code>&lt;b&gt;&amp;</code>"), "{page}");
+        assert!(!page.contains("<b>"));
+    }
+}
