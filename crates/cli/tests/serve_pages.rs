@@ -311,6 +311,13 @@ fn every_response_is_read_only_and_carries_a_strict_policy() {
         assert_eq!(res.header("referrer-policy"), Some("no-referrer"));
     }
     assert_eq!(served.get("/nothing").status, 404);
+    // A name that is not this machine's: a page elsewhere, rebound to
+    // 127.0.0.1, gets nothing.
+    let rebound = served.get_with("/api/runs", &[("Host", "evil.example")]);
+    assert_eq!(rebound.status, 403);
+    assert!(!rebound.text().contains("schema_version"));
+    let local = served.get_with("/api/runs", &[("Host", "localhost")]);
+    assert_eq!(local.status, 200);
     assert!(served.get("/runs/77").text().contains("77"));
     let put = {
         use std::io::{Read, Write};

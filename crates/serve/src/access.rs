@@ -65,9 +65,28 @@ impl Access {
     /// `Authorization: Bearer T`, in the cookie, or as `?token=T` (then it
     /// is answered with a redirect that sets the cookie, so the token
     /// leaves the address bar and the history).
+    ///
+    /// Without a token, the request must name this machine in its `Host`
+    /// (`localhost` or an address): a page elsewhere whose name was made
+    /// to point at 127.0.0.1 (DNS rebinding) would otherwise read the
+    /// store from the visitor's browser as its own origin.
     pub fn check(&self, req: &Request) -> Admission {
         let Some(token) = &self.token else {
-            return Admission::Admitted;
+            return match req.host.as_deref() {
+                Some(host) if !names_this_machine(host) => Admission::Answer(Response::new(
+                    403,
+                    HTML,
+                    crate::pages::layout::message_page(
+                        "Unknown host",
+                        &format!(
+                            "this server answers to localhost and its addresses, not to {host}: \
+                             open it as http://127.0.0.1:PORT/, or give it a --token to be \
+                             reached by name"
+                        ),
+                    ),
+                )),
+                _ => Admission::Admitted,
+            };
         };
         let bearer = req
             .authorization
@@ -120,6 +139,17 @@ impl Access {
             .with_header("WWW-Authenticate", "Bearer".into()),
         )
     }
+}
+
+/// Whether a `Host` header names this machine by address or as
+/// `localhost`, with or without a port.
+fn names_this_machine(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        // [::1]:8080
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(h, _)| h),
+    };
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok()
 }
 
 /// Constant-time equality: how long a wrong token takes to refuse says
@@ -197,6 +227,37 @@ mod tests {
         assert!(cookie.starts_with(&format!("{COOKIE}={T};")), "{cookie}");
         assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"));
         assert!(refused(access.check(&Request::get("/?token=nope"))));
+    }
+
+    #[test]
+    fn without_a_token_only_this_machine_s_names_are_answered() {
+        let open = Access::open();
+        let with_host = |h: &str| Request {
+            host: Some(h.into()),
+            ..Request::get("/")
+        };
+        for ok in [
+            "127.0.0.1:8080",
+            "localhost:8080",
+            "LOCALHOST",
+            "[::1]:8080",
+            "10.0.0.5",
+        ] {
+            assert_eq!(open.check(&with_host(ok)), Admission::Admitted, "{ok}");
+        }
+        assert_eq!(open.check(&Request::get("/")), Admission::Admitted);
+        let Admission::Answer(r) = open.check(&with_host("evil.example:8080")) else {
+            panic!("a rebound name is answered");
+        };
+        assert_eq!(r.status, 403);
+        assert!(r.text().contains("evil.example"), "{}", r.text());
+        // With a token the token decides, whatever the name.
+        let tokened = Access::new(addr("0.0.0.0:1"), Some(T)).unwrap();
+        let req = Request {
+            authorization: Some(format!("Bearer {T}")),
+            ..with_host("bench.example")
+        };
+        assert_eq!(tokened.check(&req), Admission::Admitted);
     }
 
     #[test]

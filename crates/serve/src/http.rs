@@ -31,6 +31,8 @@ pub struct Request {
     pub authorization: Option<String>,
     /// The `Cookie` header, if any.
     pub cookie: Option<String>,
+    /// The `Host` header, if any.
+    pub host: Option<String>,
 }
 
 impl Request {
@@ -45,6 +47,7 @@ impl Request {
                 .collect(),
             authorization: None,
             cookie: None,
+            host: None,
         }
     }
 

@@ -145,6 +145,7 @@ fn answer(rq: tiny_http::Request, access: &Access, store: &mut Box<dyn Store>, d
     let req = Request {
         authorization: header("Authorization"),
         cookie: header("Cookie"),
+        host: header("Host"),
         method: rq.method().as_str().to_string(),
         ..Request::get(rq.url())
     };

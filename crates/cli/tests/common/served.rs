@@ -77,7 +77,10 @@ impl HttpResponse {
 pub fn http_get(addr: &str, path: &str, headers: &[(&str, &str)]) -> HttpResponse {
     let mut s = TcpStream::connect(addr).expect("connect to iomark serve");
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut req = format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n");
+    let mut req = format!("GET {path} HTTP/1.0\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req += &format!("Host: {addr}\r\n");
+    }
     for (k, v) in headers {
         req += &format!("{k}: {v}\r\n");
     }
