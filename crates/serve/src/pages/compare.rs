@@ -38,7 +38,7 @@ fn asked(req: &Request) -> Result<Asked, BadRequest> {
     let ids = query::ids(
         req,
         usize::from(baseline.is_none()) + 1,
-        "/compare?id=1&id=2",
+        "tick them on the list (/), or /compare?id=1&id=2",
     )?;
     let baseline_label = query::text(req, "baseline_label")?.map(str::to_string);
     if baseline.is_some() && baseline_label.is_some() {
