@@ -134,9 +134,21 @@ struct ListArgs {
     /// Only runs whose device or target mentions this text (sda, T7, usb, /mnt/x).
     #[arg(long, value_name = "TEXT")]
     device: Option<String>,
+    /// Only runs on a host whose name mentions this text.
+    #[arg(long, value_name = "TEXT")]
+    host: Option<String>,
+    /// Only disk runs of this profile (cdm, custom, sweep, ...).
+    #[arg(long, value_name = "NAME")]
+    profile: Option<String>,
+    /// Only runs of this kind.
+    #[arg(long, value_name = "KIND", value_parser = ["disk", "mem", "net"])]
+    kind: Option<String>,
     /// Only runs started since a date (2026-11-01, "2026-11-01 14:00") or for a span (7d, 24h).
     #[arg(long, value_name = "WHEN")]
     since: Option<String>,
+    /// Only runs started before a date (2026-12-01) or a span ago (7d).
+    #[arg(long, value_name = "WHEN")]
+    until: Option<String>,
     /// Only the newest N runs.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
@@ -156,7 +168,11 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
             let query = RunQuery {
                 labels: l.labels,
                 device: l.device,
+                host: l.host,
+                profile: l.profile,
+                kind: l.kind,
                 since_ms: l.since.as_deref().map(iomark_store::since_ms).transpose()?,
+                until_ms: l.until.as_deref().map(iomark_store::since_ms).transpose()?,
                 limit: l.limit,
                 ..RunQuery::default()
             };

@@ -248,6 +248,19 @@ fn the_api_documents_are_the_command_lines() {
         api("/api/runs?label=cdm&limit=1"),
         cli_json(&["list", "--label", "cdm", "--limit", "1", "--json"])
     );
+    assert_eq!(
+        api("/api/runs?kind=disk&profile=cdm&until=2100-01-01"),
+        cli_json(&[
+            "list",
+            "--kind",
+            "disk",
+            "--profile",
+            "cdm",
+            "--until",
+            "2100-01-01",
+            "--json",
+        ])
+    );
     for id in [r.cdm, r.fio, r.net, r.stencil] {
         assert_eq!(
             api(&format!("/api/runs/{id}")),
