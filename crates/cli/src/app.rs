@@ -39,6 +39,8 @@ enum Command {
     Results(crate::results::ResultsArgs),
     /// Draw stored runs: a self-contained HTML report with charts, or PNG charts.
     Report(crate::report::ReportArgs),
+    /// Serve a read-only web view of the stored runs, and their JSON, over HTTP.
+    Serve(crate::serve::ServeArgs),
     /// Print a shell completion script: bash, zsh or fish.
     Completions(crate::shell::CompletionsArgs),
     /// Print a man page, or write them all with --dir.
@@ -58,6 +60,7 @@ impl Command {
             Command::Mem(_) => "mem",
             Command::Results(_) => "results",
             Command::Report(_) => "report",
+            Command::Serve(_) => "serve",
             Command::Completions(_) => "completions",
             Command::Man(_) => "man",
         }
@@ -161,6 +164,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Mem(args) => crate::mem::run(args),
         Command::Results(args) => crate::results::run(args),
         Command::Report(args) => crate::report::run(args),
+        Command::Serve(args) => crate::serve::run(args),
         // The shell module is handed the command rather than importing it.
         Command::Completions(args) => crate::shell::completions(args, Cli::command()),
         Command::Man(args) => crate::shell::man(args, Cli::command()),

@@ -25,6 +25,7 @@ mod net;
 mod record;
 mod report;
 mod results;
+mod serve;
 mod shell;
 mod signals;
 

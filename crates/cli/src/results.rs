@@ -4,11 +4,11 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Subcommand};
+use iomark_serve::documents::{compared_runs, lineup};
 use iomark_stats::gate::WorseThreshold;
-use iomark_stats::lineup::{by_label, Baseline, Lineup};
 use iomark_store::import::ImportOptions;
 use iomark_store::{RunId, RunQuery, RunSelection, Store, StoreError};
 use iomark_text::json;
@@ -134,9 +134,21 @@ struct ListArgs {
     /// Only runs whose device or target mentions this text (sda, T7, usb, /mnt/x).
     #[arg(long, value_name = "TEXT")]
     device: Option<String>,
+    /// Only runs on a host whose name mentions this text.
+    #[arg(long, value_name = "TEXT")]
+    host: Option<String>,
+    /// Only disk runs of this profile (cdm, custom, sweep, ...).
+    #[arg(long, value_name = "NAME")]
+    profile: Option<String>,
+    /// Only runs of this kind.
+    #[arg(long, value_name = "KIND", value_parser = ["disk", "mem", "net"])]
+    kind: Option<String>,
     /// Only runs started since a date (2026-11-01, "2026-11-01 14:00") or for a span (7d, 24h).
     #[arg(long, value_name = "WHEN")]
     since: Option<String>,
+    /// Only runs started before a date (2026-12-01) or a span ago (7d).
+    #[arg(long, value_name = "WHEN")]
+    until: Option<String>,
     /// Only the newest N runs.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
@@ -156,8 +168,13 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
             let query = RunQuery {
                 labels: l.labels,
                 device: l.device,
+                host: l.host,
+                profile: l.profile,
+                kind: l.kind,
                 since_ms: l.since.as_deref().map(iomark_store::since_ms).transpose()?,
+                until_ms: l.until.as_deref().map(iomark_store::since_ms).transpose()?,
                 limit: l.limit,
+                ..RunQuery::default()
             };
             match iomark_store::open_read_only(db) {
                 Ok(mut store) => list(store.as_mut(), &query, l.json, out)?,
@@ -190,22 +207,14 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
             metrics,
             json: as_json,
         } => {
-            let selection = RunSelection {
-                baseline,
-                ..RunSelection::of(&ids)
-            };
             let mut store = iomark_store::open_read_only(db)?;
-            let ids = selection.resolve(store.as_mut())?;
-            if ids.len() < 2 {
-                bail!("compare needs two runs or more: iomark results compare ID ID... [--baseline ID]");
-            }
-            let mut runs = RunSelection::of(&ids).load(store.as_mut())?;
-            let against = match baseline_label.as_deref() {
-                Some(l) => by_label(&mut runs, l)?,
-                None => Baseline::FirstRun,
-            };
-            let mut lineup = Lineup::against(&runs, against, fail_if_worse);
-            lineup.keep_metrics(&metrics)?;
+            let mut runs = compared_runs(store.as_mut(), &ids, baseline)?;
+            let lineup = lineup(
+                &mut runs,
+                baseline_label.as_deref(),
+                fail_if_worse,
+                &metrics,
+            )?;
             if as_json {
                 json::write(out, &json::comparison(&lineup))?;
             } else {

@@ -50,6 +50,7 @@ mod report_html;
 mod results_abuse;
 mod results_cli;
 mod results_gate;
+mod serve_pages;
 mod shell_man;
 mod sustained_rig;
 mod thread_limits;

@@ -8,8 +8,6 @@
 pub(crate) mod fixtures;
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use iomark_model::disk::EngineKind;
 use iomark_model::profile::ProfileResult;
@@ -36,51 +34,6 @@ fn svg_of<'a>(html: &'a str, id: &str) -> &'a str {
         .unwrap_or_else(|| panic!("chart {id} missing from the page"));
     let end = html[start..].find("</svg>").unwrap() + start;
     &html[start..end]
-}
-
-fn find_chromium() -> Option<PathBuf> {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .find_map(|name| {
-            std::env::var_os("PATH")?
-                .to_str()?
-                .split(':')
-                .map(|d| Path::new(d).join(name))
-                .find(|p| p.is_file())
-        })
-}
-
-fn chromium(bin: &Path, profile: &Path, extra: &[&str], url: &str) -> Output {
-    Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(extra)
-        .arg(url)
-        .output()
-        .expect("run chromium")
-}
-
-fn console_errors(stderr: &[u8]) -> Vec<String> {
-    String::from_utf8_lossy(stderr)
-        .lines()
-        .filter(|l| {
-            l.contains("Uncaught")
-                || l.contains("ERROR:CONSOLE")
-                || (l.contains("CONSOLE") && l.to_lowercase().contains("error"))
-                || l.contains("net::ERR_")
-        })
-        .map(str::to_string)
-        .collect()
 }
 
 #[test]
@@ -353,7 +306,7 @@ fn report_shows_the_stored_runs_in_chromium() {
 
 /// fio 3.33's json+ for one 4 KiB random-read job, cut to what the
 /// importer reads, with a latency histogram of ten I/Os.
-fn fio_json_plus() -> serde_json::Value {
+pub(crate) fn fio_json_plus() -> serde_json::Value {
     serde_json::json!({
         "fio version": "fio-3.33",
         "timestamp": 1795399698,

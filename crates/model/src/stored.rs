@@ -164,6 +164,24 @@ impl DeviceMemory {
     }
 }
 
+/// A device runs were measured on, as the store lists them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeenDevice {
+    /// The device behind the runs' target in one line, else the target
+    /// (a path on tmpfs, a network host); empty when neither is known.
+    pub name: String,
+    /// How many runs measured it.
+    pub runs: u64,
+    /// The first run's start, ms since the Unix epoch.
+    pub first_ms: u64,
+    /// The last run's start, ms since the Unix epoch.
+    pub last_ms: u64,
+    /// The newest run's id.
+    pub newest: RunId,
+    /// A kind of run that measured it (`disk`, `mem`, `net`).
+    pub kind: String,
+}
+
 /// An artefacts probe's verdict, with where and when it was found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RememberedProbe {

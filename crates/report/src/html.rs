@@ -11,7 +11,8 @@ use iomark_model::RunBody;
 use crate::svg::esc;
 use crate::{date, Chart, Report, ReportRun};
 
-const CSS: &str =
+/// The page's style sheet.
+pub const CSS: &str =
     "body{font-family:'DejaVu Sans',Verdana,sans-serif;margin:24px;color:#222;background:#fafafa}\
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;margin:8px 0;font-size:13px;background:#fff}\
@@ -337,17 +338,23 @@ fn sweep_limits(o: &mut String, r: &ReportRun, sweep: &iomark_model::mem::MemSwe
     o.push_str("</table>");
 }
 
-/// The page.
+/// The page: [`CSS`] and [`article`] in one self-contained file.
 pub fn render(report: &Report) -> String {
+    format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{CSS}</style></head><body>{}",
+        esc(report.title()),
+        article(report)
+    )
+}
+
+/// The page's content without its shell: the title, the contents and
+/// everything below them, for a page that brings its own `<head>`.
+pub fn article(report: &Report) -> String {
     // Drawn once: the charts and the contents' list of them.
     let charts = report.charts();
     let body = body(report, &charts);
     let (body, nav) = crate::contents::contents(&body, &charts);
-    format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{CSS}</style></head><body><h1>{}</h1>{nav}{body}",
-        esc(report.title()),
-        esc(report.title())
-    )
+    format!("<h1>{}</h1>{nav}{body}", esc(report.title()))
 }
 
 /// Everything below the title and the contents.

@@ -31,6 +31,7 @@ use iomark_model::RunDocument;
 
 pub use charts::Chart;
 pub use comparison::Comparison;
+pub use html::CSS;
 
 /// Why a report could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -196,6 +197,13 @@ impl Report {
     /// The HTML page, one self-contained file.
     pub fn html(&self) -> Vec<u8> {
         html::render(self).into_bytes()
+    }
+
+    /// The page's content without its `<html>` shell and style sheet
+    /// (title, contents, tables, charts), for a page of another's making
+    /// that links [`CSS`] instead of inlining it.
+    pub fn html_article(&self) -> String {
+        html::article(self)
     }
 
     /// Each chart as a PNG file: `(file name, bytes)`, at `scale` times the

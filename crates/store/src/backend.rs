@@ -32,6 +32,10 @@ pub(crate) trait Db {
     /// Where the data is, for messages: a path or a URL without password.
     fn location(&self) -> String;
 
+    /// SQL reading the text at `path` (object keys) in the JSON text
+    /// `column`; NULL where there is none.
+    fn json_text(column: &str, path: &[&str]) -> String;
+
     /// Run SQL without parameters: one statement or several.
     fn batch(&mut self, sql: &str) -> Result<(), StoreError>;
 

@@ -6,7 +6,8 @@ use iomark_model::figure::{Figure, FigureUnit};
 use iomark_model::{RunStatus, Warning, WarningKind};
 
 use crate::{
-    DeviceMemory, RememberedProbe, RememberedVerify, RunId, RunSummary, StoreError, StoredWarning,
+    DeviceMemory, RememberedProbe, RememberedVerify, RunId, RunSummary, SeenDevice, StoreError,
+    StoredWarning,
 };
 
 /// A column value that both drivers can read.
@@ -108,6 +109,21 @@ impl Decode for StoredWarning {
 /// A remembered device: key, description, rated, probe, probe_run_id,
 /// probe_at_ms. A JSON value this version cannot read is forgotten rather
 /// than failing the run that asks.
+/// `name, runs, first, last, newest id, kind` ([`crate::listing`]).
+impl Decode for SeenDevice {
+    fn decode(r: &impl Row, _: &str) -> Result<Self, StoreError> {
+        let count = |i| -> Result<u64, StoreError> { Ok(r.get::<i64>(i)?.max(0) as u64) };
+        Ok(SeenDevice {
+            name: r.get(0)?,
+            runs: count(1)?,
+            first_ms: count(2)?,
+            last_ms: count(3)?,
+            newest: RunId(r.get(4)?),
+            kind: r.get(5)?,
+        })
+    }
+}
+
 impl Decode for DeviceMemory {
     fn decode(r: &impl Row, _: &str) -> Result<Self, StoreError> {
         let rated: Option<String> = r.get(2)?;

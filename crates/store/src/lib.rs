@@ -41,6 +41,7 @@ mod db_arg;
 mod decode;
 mod error;
 pub mod import;
+mod listing;
 mod ops;
 mod pg;
 mod row;
@@ -60,8 +61,8 @@ pub use sqlite::SqliteStore;
 // The stored records are plain data in the model, so that rendering and
 // the regression gate read them without the store.
 pub use iomark_model::stored::{
-    DeviceMemory, RememberedProbe, RememberedVerify, RunId, RunSummary, StoredRun, StoredWarning,
-    UnreadableDocument,
+    DeviceMemory, RememberedProbe, RememberedVerify, RunId, RunSummary, SeenDevice, StoredRun,
+    StoredWarning, UnreadableDocument,
 };
 
 use db_arg::Target;
@@ -73,10 +74,23 @@ pub struct RunQuery {
     pub labels: Vec<String>,
     /// Runs whose device or target mentions this text (case-insensitive).
     pub device: Option<String>,
+    /// Runs whose device is exactly this, as [`Store::seen_devices`] names
+    /// it (the device, else the target).
+    pub device_is: Option<String>,
+    /// Runs of this kind: `disk`, `mem`, `net`.
+    pub kind: Option<String>,
+    /// Runs on a host whose name mentions this text (case-insensitive).
+    pub host: Option<String>,
+    /// Disk runs of this profile (`cdm`, `custom`, ...).
+    pub profile: Option<String>,
     /// Runs started at or after this time, ms since the Unix epoch.
     pub since_ms: Option<u64>,
-    /// Only the newest this many runs.
+    /// Runs started before this time, ms since the Unix epoch.
+    pub until_ms: Option<u64>,
+    /// Only the newest this many runs (after [`offset`](Self::offset)).
     pub limit: Option<usize>,
+    /// Skip the newest this many runs first: a page further back.
+    pub offset: usize,
 }
 
 /// Somewhere runs are kept.
@@ -121,6 +135,14 @@ pub trait Store: Send {
     /// [`DeviceReport::disk_key`]: iomark_model::device::DeviceReport::disk_key
     /// [`DeviceReport::probe_key`]: iomark_model::device::DeviceReport::probe_key
     fn device(&mut self, key: &str) -> Result<Option<DeviceMemory>, StoreError>;
+
+    /// Every device remembered (by [`remember_device`](Store::remember_device)),
+    /// by key.
+    fn devices(&mut self) -> Result<Vec<DeviceMemory>, StoreError>;
+
+    /// Every device runs were measured on (the device behind the target,
+    /// else the target), the most recently used first.
+    fn seen_devices(&mut self) -> Result<Vec<SeenDevice>, StoreError>;
 
     /// Remember `device` under its key, replacing what was there.
     fn remember_device(&mut self, device: &DeviceMemory) -> Result<(), StoreError>;

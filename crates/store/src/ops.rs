@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::backend::{Db, Param};
 use crate::decode::SUMMARY_COLUMNS;
 use crate::row::RunRow;
-use crate::{DeviceMemory, RunId, RunQuery, RunSummary, StoreError, StoredRun};
+use crate::{DeviceMemory, RunId, StoreError, StoredRun};
 
 /// Bring the schema up to the newest migration this build knows; a
 /// database from a newer iomark is [`StoreError::NewerSchema`].
@@ -207,36 +207,6 @@ pub(crate) fn write(
     Ok(id)
 }
 
-/// Runs matching `q`, oldest first.
-pub(crate) fn list<D: Db>(db: &mut D, q: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
-    let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM runs WHERE 1=1");
-    let mut args: Vec<Box<dyn Param>> = Vec::new();
-    for l in &q.labels {
-        args.push(Box::new(l.clone()));
-        sql += &format!(
-            " AND id IN (SELECT run_id FROM run_labels WHERE label = ?{})",
-            args.len()
-        );
-    }
-    if let Some(d) = &q.device {
-        args.push(Box::new(like_pattern(d)));
-        let (n, like) = (args.len(), D::LIKE);
-        sql += &format!(" AND (device {like} ?{n} ESCAPE '\\' OR target {like} ?{n} ESCAPE '\\')");
-    }
-    if let Some(s) = q.since_ms {
-        args.push(Box::new(i64::try_from(s).unwrap_or(i64::MAX)));
-        sql += &format!(" AND started_at_ms >= ?{}", args.len());
-    }
-    sql += " ORDER BY id DESC";
-    if let Some(n) = q.limit {
-        sql += &format!(" LIMIT {n}");
-    }
-    let params: Vec<&dyn Param> = args.iter().map(|a| a.as_ref()).collect();
-    let mut out: Vec<RunSummary> = db.query(&sql, &params)?;
-    out.reverse();
-    Ok(out)
-}
-
 /// One run with its figures, warnings and document; run in one read
 /// transaction, so a concurrent update is seen whole or not at all.
 pub(crate) fn load(db: &mut impl Db, id: RunId) -> Result<StoredRun, StoreError> {
@@ -384,19 +354,6 @@ pub(crate) fn remember_device<D: Db>(db: &mut D, d: &DeviceMemory) -> Result<(),
         ],
     )
     .map(drop)
-}
-
-/// A `LIKE` pattern matching `text` anywhere, with its wildcards escaped.
-fn like_pattern(text: &str) -> String {
-    let mut p = String::from("%");
-    for c in text.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            p.push('\\');
-        }
-        p.push(c);
-    }
-    p.push('%');
-    p
 }
 
 /// A count as the databases' signed 64-bit integer.

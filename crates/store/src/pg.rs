@@ -13,8 +13,10 @@ use postgres::{Client, GenericClient, Statement};
 use crate::backend::{Column, Db, DriverRow, Migration, Param, Row};
 use crate::decode::Decode;
 use crate::row::RunRow;
-use crate::{ops, samples};
-use crate::{redact, DeviceMemory, RunId, RunQuery, RunSummary, Store, StoreError, StoredRun};
+use crate::{listing, ops, samples};
+use crate::{
+    redact, DeviceMemory, RunId, RunQuery, RunSummary, SeenDevice, Store, StoreError, StoredRun,
+};
 use iomark_model::live::LiveSample;
 
 mod errors;
@@ -244,6 +246,11 @@ impl<C: GenericClient> Db for Pg<'_, C> {
         self.url.to_string()
     }
 
+    fn json_text(column: &str, path: &[&str]) -> String {
+        // Keys are the code's own words, never user text.
+        format!("(({column})::jsonb #>> '{{{}}}')", path.join(","))
+    }
+
     fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
         self.client
             .batch_execute(sql)
@@ -283,7 +290,7 @@ impl Store for PgStore {
     ops::store_writes!();
 
     fn list(&mut self, q: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
-        ops::list(&mut self.db(), q)
+        listing::list(&mut self.db(), q)
     }
 
     fn load(&mut self, id: RunId) -> Result<StoredRun, StoreError> {
@@ -296,6 +303,14 @@ impl Store for PgStore {
 
     fn schema_version(&mut self) -> Result<i64, StoreError> {
         ops::schema_version(&mut self.db())
+    }
+
+    fn devices(&mut self) -> Result<Vec<DeviceMemory>, StoreError> {
+        listing::devices(&mut self.db())
+    }
+
+    fn seen_devices(&mut self) -> Result<Vec<SeenDevice>, StoreError> {
+        listing::seen_devices(&mut self.db())
     }
 
     fn device(&mut self, key: &str) -> Result<Option<DeviceMemory>, StoreError> {

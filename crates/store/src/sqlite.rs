@@ -16,8 +16,10 @@ use failure::{
 use crate::backend::{Column, Db, DriverRow, Migration, Param, Row};
 use crate::decode::Decode;
 use crate::row::RunRow;
-use crate::{ops, samples};
-use crate::{DeviceMemory, RunId, RunQuery, RunSummary, Store, StoreError, StoredRun};
+use crate::{listing, ops, samples};
+use crate::{
+    DeviceMemory, RunId, RunQuery, RunSummary, SeenDevice, Store, StoreError, StoredRun,
+};
 use iomark_model::live::LiveSample;
 
 /// How long a writer waits for another process's transaction to end.
@@ -339,6 +341,11 @@ impl Db for Sqlite<'_> {
         self.path.display().to_string()
     }
 
+    fn json_text(column: &str, path: &[&str]) -> String {
+        // Keys are the code's own words, never user text.
+        format!("json_extract({column}, '$.{}')", path.join("."))
+    }
+
     fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
         self.conn
             .execute_batch(sql)
@@ -386,7 +393,7 @@ impl Store for SqliteStore {
     ops::store_writes!();
 
     fn list(&mut self, q: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
-        ops::list(&mut self.db(), q)
+        listing::list(&mut self.db(), q)
     }
 
     fn load(&mut self, id: RunId) -> Result<StoredRun, StoreError> {
@@ -405,6 +412,14 @@ impl Store for SqliteStore {
 
     fn device(&mut self, key: &str) -> Result<Option<DeviceMemory>, StoreError> {
         ops::device(&mut self.db(), key)
+    }
+
+    fn devices(&mut self) -> Result<Vec<DeviceMemory>, StoreError> {
+        listing::devices(&mut self.db())
+    }
+
+    fn seen_devices(&mut self) -> Result<Vec<SeenDevice>, StoreError> {
+        listing::seen_devices(&mut self.db())
     }
 
     fn remember_device(&mut self, device: &DeviceMemory) -> Result<(), StoreError> {

@@ -409,3 +409,10 @@ fn devices_are_remembered_by_key_as_on_sqlite() {
     store.remember_device(&d).unwrap();
     assert_eq!(store.device("serial:X:1").unwrap().as_ref(), Some(&d));
 }
+
+#[test]
+fn lists_pages_filters_and_devices_as_on_sqlite() {
+    let db = require!(TestDb::new());
+    let mut store = PgStore::connect(&db.url).unwrap();
+    common::lists_pages_filters_and_devices(&mut store);
+}

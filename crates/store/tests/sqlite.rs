@@ -468,3 +468,9 @@ fn a_live_runs_samples_round_trip() {
     let (_dir, mut store) = fresh();
     common::live_samples_round_trip(&mut store);
 }
+
+#[test]
+fn lists_pages_filters_and_devices() {
+    let (_dir, mut store) = fresh();
+    common::lists_pages_filters_and_devices(&mut store);
+}

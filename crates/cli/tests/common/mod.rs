@@ -15,9 +15,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+mod browser;
 mod own_store;
 mod runs;
+mod served;
+pub use browser::*;
 pub use runs::*;
+pub use served::*;
 
 /// The binary under test.
 pub const IOMARK: &str = env!("CARGO_BIN_EXE_iomark");

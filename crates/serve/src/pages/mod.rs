@@ -1,0 +1,7 @@
+//! The HTML pages, server-rendered, without script.
+
+pub mod compare;
+pub mod devices;
+pub mod layout;
+pub mod run;
+pub mod runs;

@@ -1,0 +1,39 @@
+//! `/runs/{id}`: one run, as `iomark results show` tells it (device and
+//! link chain, command, CPU, memory limit, figures, warnings) and as the
+//! report draws it.
+
+use std::fmt::Write;
+
+use iomark_report::Report;
+use iomark_store::{RunId, Store};
+
+use super::layout::{esc, page};
+use crate::Failure;
+
+/// The page of run `id`: the report of it (its tables and charts, with
+/// their contents), then all that `results show` prints.
+pub fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> {
+    let run = store.load(id)?;
+    let told = iomark_text::results::run_detail(&run);
+    let mut o = format!(
+        "<p class=\"note\">Run {id} · <a href=\"#show\">as iomark results show tells it</a> · \
+         <a href=\"/api/runs/{id}\">as JSON</a></p>"
+    );
+    // A document this version cannot read is still told below.
+    match Report::of_stored(vec![run], None, None) {
+        Ok(report) => o.push_str(&report.html_article()),
+        Err(e) => {
+            let _ = write!(
+                o,
+                "<h1>Run {id}</h1><p class=\"error\">No charts: {}</p>",
+                esc(&e.to_string())
+            );
+        }
+    }
+    let _ = write!(
+        o,
+        "<h2 id=\"show\">As iomark results show {id} tells it</h2><pre class=\"detail\">{}</pre>",
+        esc(&told)
+    );
+    Ok(page(&format!("Run {id}"), &o))
+}

@@ -1,0 +1,204 @@
+//! `/`: the stored runs, newest first, a page at a time, filtered by a GET
+//! form; each with a box to tick for the compare form.
+
+use std::fmt::Write;
+
+use iomark_store::{RunQuery, RunSummary, Store};
+
+use super::layout::{date, esc, page, query_string};
+use crate::http::Request;
+use crate::query::{self, BadRequest, FILTERS, KINDS, PAGE_SIZE};
+use crate::Failure;
+
+/// The list page for `req`.
+pub fn list(req: &Request, store: &mut dyn Store) -> Result<String, Failure> {
+    let mut allowed = FILTERS.to_vec();
+    allowed.push("page");
+    query::only(req, &allowed)?;
+    let filters = query::filters(req)?;
+    let page_no = query::number(req, "page", 1)?.unwrap_or(1);
+    let offset = (page_no - 1)
+        .checked_mul(PAGE_SIZE)
+        .ok_or_else(|| BadRequest(format!("'page={page_no}' is past the last page")))?;
+    // One more than a page: whether there is an older page.
+    let mut runs = store.list(&RunQuery {
+        limit: Some(PAGE_SIZE + 1),
+        offset,
+        ..filters.clone()
+    })?;
+    runs.reverse();
+    let older = runs.len() > PAGE_SIZE;
+    runs.truncate(PAGE_SIZE);
+
+    let mut o = String::from("<h1>Runs</h1>");
+    filter_form(&mut o, req);
+    if runs.is_empty() {
+        let what = if filters == RunQuery::default() && page_no == 1 {
+            "No runs are stored yet."
+        } else {
+            "No stored runs match."
+        };
+        let _ = write!(o, "<p class=\"note\">{what}</p>");
+    } else {
+        o.push_str("<form action=\"/compare\" method=\"get\"><p><button type=\"submit\">Compare the runs ticked</button></p>");
+        table(&mut o, &runs);
+        o.push_str("</form>");
+    }
+    pager(&mut o, req, page_no, older);
+    Ok(page("Runs", &o))
+}
+
+/// The filters, as a form that reloads this page with them.
+fn filter_form(o: &mut String, req: &Request) {
+    o.push_str("<form class=\"filters\" action=\"/\" method=\"get\">");
+    let value = |name: &str| req.all(name).first().map_or(String::new(), |v| esc(v));
+    for (name, hint) in [
+        ("device", "sda, T7, /mnt/x"),
+        ("host", "host name"),
+        ("label", "label"),
+        ("profile", "cdm, custom"),
+        ("since", "2026-11-01, 7d"),
+        ("until", "2026-12-01"),
+    ] {
+        let _ = write!(
+            o,
+            "<label>{name}<input name=\"{name}\" value=\"{}\" placeholder=\"{hint}\"></label>",
+            value(name)
+        );
+    }
+    o.push_str("<label>kind<select name=\"kind\"><option value=\"\">any</option>");
+    let chosen = req.all("kind").first().copied().unwrap_or("");
+    for k in KINDS {
+        let sel = if k == chosen { " selected" } else { "" };
+        let _ = write!(o, "<option{sel}>{k}</option>");
+    }
+    o.push_str(
+        "</select></label><button type=\"submit\">Filter</button> <a href=\"/\">clear</a></form>",
+    );
+}
+
+/// The runs' table, a tick box each.
+fn table(o: &mut String, runs: &[RunSummary]) {
+    o.push_str(
+        "<table id=\"run-list\"><tr><th>compare</th><th>id</th><th>started</th><th>kind</th>\
+         <th>status</th><th>labels</th><th>device or target</th><th>tool</th><th>warnings</th><th>note</th></tr>",
+    );
+    for r in runs {
+        let labels: String = r
+            .labels
+            .iter()
+            .map(|l| format!("<code>{}</code>", esc(l)))
+            .collect();
+        let place = r.device.as_deref().or(r.target.as_deref()).unwrap_or("");
+        let _ = write!(
+            o,
+            "<tr data-run=\"{id}\"><td><input type=\"checkbox\" name=\"id\" value=\"{id}\" aria-label=\"compare run {id}\"></td>\
+             <td><a href=\"/runs/{id}\">{id}</a></td><td>{}</td><td>{}</td><td>{}</td><td class=\"labels\">{labels}</td>\
+             <td>{}</td><td>{} {}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            date(r.started_at_ms),
+            esc(&r.kind),
+            r.status.as_str(),
+            esc(place),
+            esc(&r.tool),
+            esc(&r.tool_version),
+            r.warning_count,
+            esc(r.note.as_deref().unwrap_or("")),
+            id = r.id,
+        );
+    }
+    o.push_str("</table>");
+}
+
+/// Links to the newer and the older page, keeping the filters.
+fn pager(o: &mut String, req: &Request, page_no: usize, older: bool) {
+    let link = |n: usize| {
+        let n = n.to_string();
+        let pairs = req
+            .query
+            .iter()
+            .filter(|(k, _)| k != "page" && k != "token")
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .chain((n != "1").then_some(("page", n.as_str())));
+        format!("/?{}", query_string(pairs))
+    };
+    o.push_str("<p class=\"pages\">");
+    if page_no > 1 {
+        let _ = write!(
+            o,
+            "<a rel=\"prev\" href=\"{}\">newer runs</a>",
+            esc(&link(page_no - 1))
+        );
+    }
+    let _ = write!(o, "<span>page {page_no}</span>");
+    if older {
+        let _ = write!(
+            o,
+            "<a rel=\"next\" href=\"{}\">older runs</a>",
+            esc(&link(page_no + 1))
+        );
+    }
+    o.push_str("</p>");
+}
+
+#[cfg(test)]
+mod tests {
+    use iomark_model::net::{NetRun, NetSpec};
+    use iomark_model::{RunBody, RunDocument};
+
+    use super::*;
+
+    /// A store of `n` net runs, the last labelled `<b>&`, read-only.
+    fn store_of(n: usize) -> (tempfile::TempDir, Box<dyn Store>) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("r.db");
+        let db = db.to_str().unwrap();
+        let mut w = iomark_store::open(Some(db)).unwrap();
+        for i in 0..n {
+            let body = RunBody::Net(NetRun::example(NetSpec::example()));
+            let mut doc = RunDocument::new("iomark", "0", vec!["iomark".into()], body);
+            if i + 1 == n {
+                doc.labels = vec!["<b>&".into()];
+            }
+            w.insert_complete(&doc).unwrap();
+        }
+        (dir, iomark_store::open_read_only(Some(db)).unwrap())
+    }
+
+    fn ids(page: &str) -> Vec<u32> {
+        page.split("<tr data-run=\"")
+            .skip(1)
+            .map(|r| r[..r.find('"').unwrap()].parse().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn pages_hold_a_hundred_runs_newest_first_with_links_both_ways() {
+        let (_dir, mut store) = store_of(PAGE_SIZE + 5);
+        let first = list(&Request::get("/?kind=net"), store.as_mut()).unwrap();
+        let shown = ids(&first);
+        assert_eq!(shown.len(), PAGE_SIZE);
+        assert_eq!((shown[0], shown[PAGE_SIZE - 1]), (105, 6));
+        assert!(
+            first.contains("href=\"/?kind=net&amp;page=2\""),
+            "no older link"
+        );
+        assert!(!first.contains("rel=\"prev\""));
+        let second = list(&Request::get("/?kind=net&page=2"), store.as_mut()).unwrap();
+        assert_eq!(ids(&second), [5, 4, 3, 2, 1]);
+        assert!(second.contains("href=\"/?kind=net\""), "no newer link");
+        assert!(!second.contains("rel=\"next\""));
+        let none = list(&Request::get("/?kind=disk"), store.as_mut()).unwrap();
+        assert!(ids(&none).is_empty());
+        assert!(none.contains("No stored runs match."));
+    }
+
+    #[test]
+    fn text_from_the_store_and_the_query_is_escaped() {
+        let (_dir, mut store) = store_of(1);
+        let page = list(&Request::get("/?device=%22%3E%3Cb%3E"), store.as_mut()).unwrap();
+        assert!(page.contains("value=\"&quot;&gt;&lt;b&gt;\""), "{page}");
+        let page = list(&Request::get("/"), store.as_mut()).unwrap();
+        assert!(page.contains("<code>&lt;b&gt;&amp;</code>"), "{page}");
+        assert!(!page.contains("<b>"));
+    }
+}

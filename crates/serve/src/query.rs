@@ -1,0 +1,186 @@
+//! Query strings read into what the store is asked: filters, pages, run
+//! ids. A value that cannot be used is a [`BadRequest`] naming the fix.
+
+use iomark_store::{RunId, RunQuery};
+
+use crate::http::Request;
+
+/// Runs on one page of the list.
+pub const PAGE_SIZE: usize = 100;
+
+/// A request the server cannot answer as asked (400), with the fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadRequest(pub String);
+
+/// The list's filters, as `results list` takes them and more.
+pub const FILTERS: [&str; 7] = [
+    "device", "host", "label", "profile", "kind", "since", "until",
+];
+
+/// The run kinds a `kind` filter takes.
+pub const KINDS: [&str; 3] = ["disk", "mem", "net"];
+
+/// Parameters beyond `allowed` (and `token`, which [`crate::access`]
+/// reads) are refused, so a misspelt filter is not silently ignored.
+pub fn only(req: &Request, allowed: &[&str]) -> Result<(), BadRequest> {
+    match req
+        .query
+        .iter()
+        .find(|(k, _)| k != "token" && !allowed.contains(&k.as_str()))
+    {
+        None => Ok(()),
+        Some((k, _)) => Err(BadRequest(format!(
+            "unknown parameter '{k}': use {}",
+            allowed.join(", ")
+        ))),
+    }
+}
+
+/// The one value of `name`, if given and not empty; twice is refused.
+fn one<'a>(req: &'a Request, name: &str) -> Result<Option<&'a str>, BadRequest> {
+    match req.all(name).as_slice() {
+        [] => Ok(None),
+        [v] => Ok(Some(v.trim()).filter(|v| !v.is_empty())),
+        _ => Err(BadRequest(format!("'{name}' is given twice: give it once"))),
+    }
+}
+
+/// A whole number parameter of at least `min`.
+pub fn number(req: &Request, name: &str, min: usize) -> Result<Option<usize>, BadRequest> {
+    one(req, name)?
+        .map(|v| {
+            v.parse::<usize>()
+                .ok()
+                .filter(|n| *n >= min)
+                .ok_or_else(|| {
+                    BadRequest(format!(
+                        "'{name}={v}' is not a whole number of {min} or more"
+                    ))
+                })
+        })
+        .transpose()
+}
+
+/// A date or span (`2026-11-01`, `"2026-11-01 14:00"`, `7d`) in ms.
+fn when(req: &Request, name: &str) -> Result<Option<u64>, BadRequest> {
+    one(req, name)?
+        .map(|v| iomark_store::since_ms(v).map_err(|e| BadRequest(format!("'{name}={v}': {e}"))))
+        .transpose()
+}
+
+/// The filters of the list and of `/api/runs`.
+pub fn filters(req: &Request) -> Result<RunQuery, BadRequest> {
+    let kind = one(req, "kind")?.map(str::to_string);
+    if let Some(k) = &kind {
+        if !KINDS.contains(&k.as_str()) {
+            return Err(BadRequest(format!(
+                "'kind={k}' is not a kind of run: use {}",
+                KINDS.join(", ")
+            )));
+        }
+    }
+    let labels = req
+        .all("label")
+        .into_iter()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    Ok(RunQuery {
+        labels,
+        device: one(req, "device")?.map(str::to_string),
+        host: one(req, "host")?.map(str::to_string),
+        profile: one(req, "profile")?.map(str::to_string),
+        kind,
+        since_ms: when(req, "since")?,
+        until_ms: when(req, "until")?,
+        ..RunQuery::default()
+    })
+}
+
+/// The runs named by `id=` (at least `min` of them), in order, each once.
+pub fn ids(req: &Request, min: usize, example: &str) -> Result<Vec<RunId>, BadRequest> {
+    let mut ids = Vec::new();
+    for v in req.all("id") {
+        let id: RunId = v
+            .parse()
+            .map_err(|e: String| BadRequest(format!("'id={v}': {e}")))?;
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    if ids.len() < min {
+        return Err(BadRequest(format!(
+            "name {min} runs or more with id=: {example}"
+        )));
+    }
+    Ok(ids)
+}
+
+/// An optional run id parameter (`baseline`).
+pub fn run_id(req: &Request, name: &str) -> Result<Option<RunId>, BadRequest> {
+    one(req, name)?
+        .map(|v| {
+            v.parse()
+                .map_err(|e: String| BadRequest(format!("'{name}={v}': {e}")))
+        })
+        .transpose()
+}
+
+/// An optional text parameter.
+pub fn text<'a>(req: &'a Request, name: &str) -> Result<Option<&'a str>, BadRequest> {
+    one(req, name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_read_every_field() {
+        let req = Request::get(
+            "/?device=sda&host=box&label=a&label=b&profile=cdm&kind=disk&since=2026-11-01",
+        );
+        let q = filters(&req).unwrap();
+        assert_eq!(q.device.as_deref(), Some("sda"));
+        assert_eq!(q.host.as_deref(), Some("box"));
+        assert_eq!(q.labels, ["a", "b"]);
+        assert_eq!(q.profile.as_deref(), Some("cdm"));
+        assert_eq!(q.kind.as_deref(), Some("disk"));
+        assert_eq!(q.since_ms, Some(1_793_491_200_000));
+        // An empty field of the form is no filter.
+        assert_eq!(
+            filters(&Request::get("/?device=&kind=")).unwrap(),
+            RunQuery::default()
+        );
+    }
+
+    #[test]
+    fn bad_values_name_the_fix() {
+        let e = filters(&Request::get("/?kind=tape")).unwrap_err();
+        assert_eq!(e.0, "'kind=tape' is not a kind of run: use disk, mem, net");
+        let e = filters(&Request::get("/?since=yesterday")).unwrap_err();
+        assert!(e.0.starts_with("'since=yesterday': "), "{e}");
+        let e = number(&Request::get("/?page=0"), "page", 1).unwrap_err();
+        assert_eq!(e.0, "'page=0' is not a whole number of 1 or more");
+        let e = only(&Request::get("/?devcie=sda"), &FILTERS).unwrap_err();
+        assert!(
+            e.0.starts_with("unknown parameter 'devcie': use device, "),
+            "{e}"
+        );
+        assert!(only(&Request::get("/?device=sda&token=x"), &FILTERS).is_ok());
+        let e = filters(&Request::get("/?kind=disk&kind=mem")).unwrap_err();
+        assert!(e.0.contains("twice"), "{e}");
+    }
+
+    #[test]
+    fn ids_are_run_ids_each_once() {
+        let req = Request::get("/compare?id=3&id=%237&id=3");
+        assert_eq!(ids(&req, 2, "").unwrap(), [RunId(3), RunId(7)]);
+        let e = ids(&Request::get("/compare?id=3"), 2, "/compare?id=1&id=2").unwrap_err();
+        assert_eq!(e.0, "name 2 runs or more with id=: /compare?id=1&id=2");
+        let e = ids(&Request::get("/compare?id=x&id=2"), 2, "").unwrap_err();
+        assert!(e.0.contains("results list"), "{e}");
+    }
+}
