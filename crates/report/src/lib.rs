@@ -198,7 +198,8 @@ impl Report {
     }
 
     /// Each chart as a PNG file: `(file name, bytes)`, at `scale` times the
-    /// SVG size (`svg::WIDTH` x `svg::HEIGHT`).
+    /// SVG size (`svg::WIDTH` wide, `svg::HEIGHT` high or more with the
+    /// legend under the plot).
     pub fn pngs(&self, scale: u32) -> Result<Vec<(String, Vec<u8>)>, ReportError> {
         let fonts = png::Fonts::load()?;
         self.charts()
