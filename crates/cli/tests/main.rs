@@ -46,6 +46,7 @@ mod profiles_sweep;
 mod profiles_testfile;
 mod report_compare;
 mod report_html;
+mod report_many;
 mod results_abuse;
 mod results_cli;
 mod results_gate;

@@ -38,7 +38,7 @@ fn svg_of<'a>(html: &'a str, id: &str) -> &'a str {
     &html[start..end]
 }
 
-fn find_chromium() -> Option<PathBuf> {
+pub(crate) fn find_chromium() -> Option<PathBuf> {
     ["chromium", "chromium-browser", "google-chrome"]
         .iter()
         .find_map(|name| {
@@ -50,7 +50,7 @@ fn find_chromium() -> Option<PathBuf> {
         })
 }
 
-fn chromium(bin: &Path, profile: &Path, extra: &[&str], url: &str) -> Output {
+pub(crate) fn chromium(bin: &Path, profile: &Path, extra: &[&str], url: &str) -> Output {
     Command::new(bin)
         .args([
             "--headless",
@@ -70,7 +70,7 @@ fn chromium(bin: &Path, profile: &Path, extra: &[&str], url: &str) -> Output {
         .expect("run chromium")
 }
 
-fn console_errors(stderr: &[u8]) -> Vec<String> {
+pub(crate) fn console_errors(stderr: &[u8]) -> Vec<String> {
     String::from_utf8_lossy(stderr)
         .lines()
         .filter(|l| {

@@ -11,10 +11,12 @@
 
 #![deny(missing_docs)]
 
+mod chart_grid;
 mod charts;
 pub mod comparison;
 mod contents;
 mod device_seen;
+mod figures;
 mod html;
 mod knees;
 mod naming;

@@ -21,8 +21,10 @@ mod bar;
 mod histogram;
 mod legend;
 mod line;
+mod ranked;
 
 pub use histogram::{log_buckets, Histogram, HistogramSeries};
+pub use ranked::{RankedBars, RankedRow};
 
 use axis::{nines, nines_ticks, ValueAxis};
 
@@ -44,6 +46,10 @@ const CHAR_W: f64 = 7.0;
 const PALETTE: [&str; 8] = [
     "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
 ];
+
+/// How many series a chart can tell apart by colour: a bar chart with
+/// more is drawn ranked, a run per row ([`RankedBars`]).
+pub const COLOURS: usize = PALETTE.len();
 
 /// The colour of series `i`.
 pub fn colour(i: usize) -> &'static str {

@@ -73,7 +73,7 @@ pub(crate) struct Legend {
 
 /// `name` in lines no wider than `width`: broken at spaces, and inside a
 /// word only where the word alone is wider.
-fn wrap(name: &str, width: f64) -> Vec<String> {
+pub(crate) fn wrap(name: &str, width: f64) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
     for word in name.split(' ') {
