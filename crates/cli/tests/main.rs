@@ -27,6 +27,7 @@ mod info_root;
 mod info_zram;
 mod knee_rig;
 mod machine_causes;
+mod mem_json_stream;
 mod mem_kernels;
 mod mem_limits;
 mod mem_sweep;
