@@ -53,9 +53,9 @@ struct KernelArgs<K: Args> {
     json: bool,
 
     /// Print one JSON object per line as the run goes: a start (what
-    /// runs), an interval per kernel run as soon as it is measured (each
-    /// sweep point, each all-in-memory run), and an end holding the
-    /// document --json prints (docs/mem.md)
+    /// runs), an interval per pass and per kernel run as soon as each is
+    /// measured (each sweep point, each all-in-memory run), and an end
+    /// holding the document --json prints (docs/mem.md)
     #[arg(long = "json-stream", help_heading = "Output")]
     json_stream: bool,
 

@@ -1,16 +1,18 @@
 //! `iomark mem --json-stream`: one JSON object per line on stdout as the
 //! run goes, in the `{"event": ..., "data": ...}` layout of `iomark net
 //! --json-stream` (iperf3 3.17's): a `start` saying what runs, an
-//! `interval` for each kernel run as soon as it is measured (each point
-//! of a sweep, each all-in-memory run of `--relative` and `--repeat`), and
-//! an `end` whose data is the document `--json` prints. Each line is
-//! flushed when written, so a reader sees it while the run goes on.
+//! `interval` for each pass of a kernel run measured in this process
+//! (`"kind": "pass"`) and for each kernel run as it ends (`"kind": "run"`:
+//! each point of a sweep, each all-in-memory run of `--relative` and
+//! `--repeat`), and an `end` whose data is the document `--json` prints.
+//! Each line is flushed when written, so a reader sees it while the run
+//! goes on.
 
 use std::io::Write;
 
-use iomark_mem::observe::{Measured, MemObserver};
+use iomark_mem::observe::{Measured, MemObserver, Pass, Role};
 use iomark_mem::settings::MemPlan;
-use iomark_model::mem::{KernelResult, MemKernelSpec, MemOutcome};
+use iomark_model::mem::{KernelResult, MemJobSpec, MemKernelSpec, MemOutcome};
 use iomark_model::RunDocument;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -30,8 +32,11 @@ fn line(event: &str, data: &impl Serialize) -> String {
 pub(crate) struct JsonStream {
     /// The sweep point under way, if any.
     point: Option<f64>,
-    /// Kernel runs reported so far.
-    trials: u32,
+    /// Kernel runs begun so far: the one under way's number.
+    runs: u32,
+    /// What the run under way is: its role and spec, as every interval
+    /// of it says.
+    what: Value,
     closed: bool,
 }
 
@@ -40,7 +45,8 @@ impl JsonStream {
     pub(crate) fn start(plan: &MemPlan) -> JsonStream {
         let mut s = JsonStream {
             point: None,
-            trials: 0,
+            runs: 0,
+            what: Value::Null,
             closed: false,
         };
         s.write(&line("start", &start_data(plan)));
@@ -68,10 +74,45 @@ impl MemObserver for JsonStream {
         self.point = Some(x);
     }
 
-    fn measured(&mut self, m: &Measured<'_>) {
-        self.trials += 1;
-        let data = interval_data(self.trials, self.point, m);
+    fn begin(&mut self, role: Role, spec: &MemJobSpec) {
+        self.runs += 1;
+        self.what = json!({
+            "run": self.runs,
+            "role": role.name(),
+            "point": self.point,
+            "kernel": spec.kernel.name(),
+            "size": spec.kernel.data_bytes(),
+            "threads": spec.threads,
+            "backing": spec.backing,
+            "mem_limit": spec.mem_limit,
+        });
+    }
+
+    fn pass(&mut self, p: &Pass) {
+        let mut data = json!({
+            "kind": "pass",
+            "trial": p.index,
+            "counted": p.counted,
+            "bytes": p.bytes,
+            "seconds": p.seconds,
+            "bytes_per_second": p.bytes.filter(|_| p.seconds > 0.0).map(|b| b as f64 / p.seconds),
+            "mflops": p.flops.filter(|_| p.seconds > 0.0).map(|f| f / p.seconds / 1e6),
+        });
+        merge(&mut data, &self.what);
         self.write(&line("interval", &data));
+    }
+
+    fn measured(&mut self, m: &Measured<'_>) {
+        let mut data = interval_data(m);
+        merge(&mut data, &self.what);
+        self.write(&line("interval", &data));
+    }
+}
+
+/// `from`'s keys added to `into` (both objects).
+fn merge(into: &mut Value, from: &Value) {
+    if let (Value::Object(into), Value::Object(from)) = (into, from) {
+        into.extend(from.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
 }
 
@@ -133,20 +174,11 @@ fn moved(kernel: &MemKernelSpec, result: &KernelResult) -> Option<(u64, f64)> {
     }
 }
 
-/// One kernel run: which (trial from 1, its role, the sweep point), what
-/// (kernel, size, threads, backing) and what it measured.
-fn interval_data(trial: u32, point: Option<f64>, m: &Measured<'_>) -> Value {
+/// One kernel run's end: how it ended and, completed, what it measured
+/// (which run it was comes from its begin).
+fn interval_data(m: &Measured<'_>) -> Value {
     let spec = m.spec;
-    let mut data = json!({
-        "trial": trial,
-        "role": m.role.name(),
-        "point": point,
-        "kernel": spec.kernel.name(),
-        "size": spec.kernel.data_bytes(),
-        "threads": spec.threads,
-        "backing": spec.backing,
-        "mem_limit": spec.mem_limit,
-    });
+    let mut data = json!({"kind": "run"});
     let outcome = match m.outcome {
         MemOutcome::Completed {
             result, execution, ..
@@ -172,9 +204,7 @@ fn interval_data(trial: u32, point: Option<f64>, m: &Measured<'_>) -> Value {
                 "execution_seconds": execution.as_secs_f64(),
                 "valid": !result.validation().is_failed(),
             });
-            if let (Value::Object(d), Value::Object(f)) = (&mut data, fields) {
-                d.extend(f);
-            }
+            merge(&mut data, &fields);
             "completed"
         }
         MemOutcome::OomKilled { .. } => "oom_killed",

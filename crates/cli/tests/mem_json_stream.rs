@@ -1,7 +1,8 @@
 //! `iomark mem --json-stream`: one JSON object per line as the run goes
-//! (`start`, an `interval` per kernel run as soon as it is measured, `end`
-//! holding the document `--json` prints), in `iomark net --json-stream`'s
-//! `{"event", "data"}` layout, read line by line while iomark still runs.
+//! (`start`, an `interval` per pass and per kernel run as soon as each is
+//! measured, `end` holding the document `--json` prints), in `iomark net
+//! --json-stream`'s `{"event", "data"}` layout, read line by line while
+//! iomark still runs.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -70,7 +71,7 @@ fn intervals_arrive_while_the_run_goes_and_the_end_is_the_document() {
 
     let (second, interval) = event(&next().expect("an interval line"));
     assert_eq!(second, "interval");
-    // Read as it was measured: the other seven runs are still to come.
+    // Read as it was measured: the first pass of eight runs of eight.
     assert!(
         child.try_wait().unwrap().is_none(),
         "iomark ended before its first interval was read"
@@ -88,19 +89,41 @@ fn intervals_arrive_while_the_run_goes_and_the_end_is_the_document() {
     }
     assert!(child.wait().unwrap().success());
 
-    assert_eq!(intervals.len(), 8, "{intervals:#?}");
-    for (i, d) in intervals.iter().enumerate() {
-        assert_eq!(d["trial"], i as u64 + 1, "{d}");
-        assert_eq!(d["kernel"], "stream");
-        assert_eq!(d["outcome"], "completed", "{d}");
-        let role = if i < 4 { "all_in_memory" } else { "run" };
-        assert_eq!(d["role"], role, "{d}");
-        assert_eq!(d["point"].as_f64(), Some(points[i % 4]), "{d}");
+    // Each kernel run: its eight passes as they were timed, then its end.
+    let (passes, runs): (Vec<&Value>, Vec<&Value>) =
+        intervals.iter().partition(|d| d["kind"] == "pass");
+    assert_eq!(runs.len(), 8, "{runs:#?}");
+    assert_eq!(passes.len(), 8 * 8, "{passes:#?}");
+    let rate_of = |d: &Value| {
         let bytes = d["bytes"].as_f64().unwrap();
         let seconds = d["seconds"].as_f64().unwrap();
         let rate = d["bytes_per_second"].as_f64().unwrap();
         assert!(bytes > 0.0 && seconds > 0.0, "{d}");
         assert!((rate - bytes / seconds).abs() <= 1e-6 * rate, "{d}");
+        seconds
+    };
+    let mut at = 0;
+    for (i, run) in runs.iter().enumerate() {
+        let n = i as u64 + 1;
+        for trial in 1..=8u64 {
+            let p = &intervals[at];
+            at += 1;
+            assert_eq!(p["kind"], "pass", "{p}");
+            assert_eq!((&p["run"], &p["trial"]), (&n.into(), &trial.into()), "{p}");
+            assert_eq!(p["counted"], trial > 1, "{p}");
+            assert_eq!(p["point"], run["point"], "{p}");
+            rate_of(p);
+        }
+        let d = &intervals[at];
+        at += 1;
+        assert_eq!(d, *run);
+        assert_eq!(d["run"], n, "{d}");
+        assert_eq!(d["kernel"], "stream");
+        assert_eq!(d["outcome"], "completed", "{d}");
+        let role = if i < 4 { "all_in_memory" } else { "run" };
+        assert_eq!(d["role"], role, "{d}");
+        assert_eq!(d["point"].as_f64(), Some(points[i % 4]), "{d}");
+        let seconds = rate_of(d);
         assert!(d["execution_seconds"].as_f64().unwrap() >= seconds, "{d}");
     }
 

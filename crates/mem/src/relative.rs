@@ -11,7 +11,7 @@ use iomark_model::mem::{
 };
 use iomark_model::units::{Bytes, Nanos};
 
-use crate::job::{check_limits, data_bytes, run_in_process, run_limited, same_work, warnings};
+use crate::job::{check_limits, data_bytes, run_limited, run_observed, same_work, warnings};
 use crate::observe::{Measured, MemObserver, Role};
 use crate::swap::{SwapArea, SwapTarget};
 use crate::{sys, MemError};
@@ -85,7 +85,8 @@ pub(crate) fn baseline_of(
         mem_limit: None,
         ..spec.clone()
     };
-    let outcome = run_in_process(&all_in_memory, stop)?;
+    obs.begin(Role::AllInMemory, &all_in_memory);
+    let outcome = run_observed(&all_in_memory, stop, obs)?;
     if !matches!(outcome, MemOutcome::Interrupted) {
         obs.measured(&Measured {
             role: Role::AllInMemory,
@@ -199,6 +200,9 @@ fn run_once(
     let sampler = iomark_host::CpuSampler::start_with_children();
     let quota = iomark_host::machine::CpuQuotaWatch::start();
     let wall = std::time::Instant::now();
+    if !stopped(stop) {
+        obs.begin(Role::Run, &constrained);
+    }
     let (outcome, cgroup) = match constrained.mem_limit {
         _ if stop.load(std::sync::atomic::Ordering::Relaxed) => (MemOutcome::Interrupted, None),
         Some(limit) => {
@@ -206,7 +210,7 @@ fn run_once(
             let (o, u) = run_limited(&constrained, limit, host, swap, child(), stop)?;
             (o, Some(Box::new(u)))
         }
-        None => (run_in_process(&constrained, stop)?, None),
+        None => (run_observed(&constrained, stop, obs)?, None),
     };
     let record = sampler.read();
     // A stopped run measured nothing.
@@ -265,6 +269,7 @@ pub(crate) fn relative_time(outcome: &MemOutcome, baseline: Nanos) -> Option<f64
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::run_in_process;
     use iomark_model::mem::{Advice, HimenoLength, HimenoSpec};
 
     #[test]
