@@ -10,8 +10,9 @@ use crate::report_html::{chromium, console_errors, find_chromium};
 
 /// The window the page is measured in.
 const WINDOW: (u32, u32) = (1400, 900);
-/// The tallest the page of fifty runs may be: about 25 screens (a page of
-/// three runs was 9,700 px; of fifty, before it folded and ranked, 112,000).
+/// The tallest the page of fifty runs may be: about 25 screens. (These
+/// fifty measure about 12,600 px; fifty of the store's synthetic CDM-shaped
+/// runs 14,500, and 112,000 before the page folded and ranked them.)
 const MAX_HEIGHT: f64 = 25_000.0;
 
 /// Appended to a copy of the page: measures it once laid out and writes
