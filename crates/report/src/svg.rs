@@ -48,11 +48,19 @@ const PALETTE: [&str; 8] = [
 ];
 
 /// How many series a chart can tell apart by colour: a bar chart with
-/// more is drawn ranked, a run per row ([`RankedBars`]).
+/// more is drawn ranked, a run per row ([`RankedBars`]); a line chart
+/// with more picks three out and draws the rest grey.
 pub const COLOURS: usize = PALETTE.len();
 
-/// The colour of series `i`.
+/// The colour index of a line drawn in the background: one of more
+/// lines than colours that the chart does not pick out.
+pub const GREY: usize = usize::MAX;
+
+/// The colour of series `i` ([`GREY`]'s a light grey).
 pub fn colour(i: usize) -> &'static str {
+    if i == GREY {
+        return "#b8b8b8";
+    }
     PALETTE[i % PALETTE.len()]
 }
 

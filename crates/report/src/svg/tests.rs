@@ -199,15 +199,31 @@ fn legend_entries_never_overlap_each_other_or_the_plot() {
         let names = names(n);
         for svg in charts_with(&names) {
             let entries = legend_entries(&svg);
-            assert_eq!(entries.len(), n, "every run has its entry");
+            // A line chart of more lines than colours names three of them
+            // and the rest as a count (the line charts' own test).
+            if svg.contains("data-chart=\"lines\"") && n > COLOURS {
+                // Three picked (fewer when the first is also the highest or
+                // the lowest), and the count of the others.
+                assert!((3..=4).contains(&entries.len()), "{n} lines");
+            } else {
+                assert_eq!(entries.len(), n, "every run has its entry");
+            }
             let plot = plot_area(&svg);
             let height = number_after(&svg, " height=\"");
             for (i, e) in entries.iter().enumerate() {
+                let named = names.iter().any(|name| {
+                    let name = esc(name);
+                    e.title == name || e.title.ends_with(&format!(": {name}"))
+                });
+                assert!(
+                    named || e.title.ends_with("named in its tooltip"),
+                    "{}",
+                    e.title
+                );
                 // Whole: the lines give the name back, less the breaks.
-                assert_eq!(e.title, esc(&names[i]));
                 assert_eq!(
                     e.lines.concat().replace(' ', ""),
-                    esc(&names[i]).replace(' ', ""),
+                    e.title.replace(' ', ""),
                     "{n} runs: entry {i} is cut"
                 );
                 assert!(
@@ -313,4 +329,72 @@ fn value_labels_of_narrow_bars_never_overlap() {
     assert_eq!(text, "1235");
     let top = number_after(&one[one.find("class=\"bar\" ").unwrap()..], "y=\"");
     assert!((top - 3.0 - y).abs() < 0.11, "{y} vs bar top {top}");
+}
+
+#[test]
+fn more_lines_than_colours_pick_three_out_and_grey_the_rest() {
+    let y = |i: usize| match i {
+        4 => 30.0,
+        8 => 1.0,
+        _ => 10.0 + (i % 5) as f64,
+    };
+    let series = |n: usize| -> Vec<LineSeries> {
+        (0..n)
+            .map(|i| LineSeries {
+                name: format!("run {}", i + 1),
+                // Run 5 the highest, run 9 the lowest.
+                points: vec![(1.0, y(i), 1.0), (2.0, 12.0, 1.0)],
+                dashed: false,
+                scatter: false,
+                colour: i,
+            })
+            .collect()
+    };
+    let chart = |n: usize| LineChart {
+        id: "l".into(),
+        title: "l".into(),
+        x_label: "x".into(),
+        y_label: "MB/s".into(),
+        x_scale: Scale::Linear,
+        x_tick: TickFormat::Number,
+        series: series(n),
+    };
+    let few = chart(COLOURS).render();
+    assert_eq!(legend_entries(&few).len(), COLOURS);
+    assert!(!few.contains(colour(GREY)));
+
+    let svg = chart(20).render();
+    let entries: Vec<String> = legend_entries(&svg)
+        .into_iter()
+        .map(|e| e.lines.concat())
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            "first: run 1",
+            "highest: run 5",
+            "lowest: run 9",
+            "17 other lines, each named in its tooltip"
+        ]
+    );
+    // Every line is drawn and named (in its tooltip), the grey ones first.
+    let groups: Vec<&str> = svg
+        .split("<g class=\"series\" data-series=\"")
+        .skip(1)
+        .map(|g| &g[..g.find('"').unwrap()])
+        .collect();
+    assert_eq!(groups.len(), 20);
+    assert_eq!(&groups[17..], ["run 1", "run 5", "run 9"]);
+    for i in 1..=20 {
+        assert!(
+            svg.contains(&format!("<title>run {i}\n")),
+            "run {i} unnamed"
+        );
+    }
+    assert_eq!(
+        svg.matches(&format!("fill=\"none\" stroke=\"{}\"", colour(GREY)))
+            .count(),
+        17,
+        "the others' lines are grey"
+    );
 }
