@@ -52,6 +52,13 @@ struct KernelArgs<K: Args> {
     #[arg(long, help_heading = "Output")]
     json: bool,
 
+    /// Print one JSON object per line as the run goes: a start (what
+    /// runs), an interval per pass and per kernel run as soon as each is
+    /// measured (each sweep point, each all-in-memory run), and an end
+    /// holding the document --json prints (docs/mem.md)
+    #[arg(long = "json-stream", help_heading = "Output")]
+    json_stream: bool,
+
     #[command(flatten)]
     store: crate::record::StoreArgs,
 }
@@ -62,6 +69,8 @@ pub(crate) struct MemOptions {
     pub(crate) plan: MemPlan,
     /// The document under `--json`, else the kernel's text.
     pub(crate) output: Output,
+    /// `--json-stream`: lines as the run goes instead of `output`.
+    pub(crate) stream: bool,
     pub(crate) store: crate::record::StoreArgs,
 }
 
@@ -82,6 +91,11 @@ impl MemArgs {
 
 impl<K: Args + KernelSettings> KernelArgs<K> {
     fn options(self) -> Result<MemOptions, MemError> {
+        if self.json && self.json_stream {
+            return Err(MemError::BadSpec(
+                "--json and --json-stream are two JSON layouts: give one".into(),
+            ));
+        }
         Ok(MemOptions {
             plan: self.settings.build(self.kernel.kernel()?)?,
             output: if self.json {
@@ -89,6 +103,7 @@ impl<K: Args + KernelSettings> KernelArgs<K> {
             } else {
                 Output::Text { verbose: false }
             },
+            stream: self.json_stream,
             store: self.store,
         })
     }
@@ -122,15 +137,27 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
         c.args(["mem", "__child"]);
         c
     };
-    let run = options.plan.run(signals::stop_flag()?, child)?;
+    let stop = signals::stop_flag()?;
+    let mut stream = options
+        .stream
+        .then(|| crate::mem_stream::JsonStream::start(&options.plan));
+    let run = match stream.as_mut() {
+        Some(s) => options.plan.run_observed(stop, child, s)?,
+        None => options.plan.run(stop, child)?,
+    };
     let mut doc = options
         .plan
         .document(run, crate::record::command_line(), started_at_ms);
     // A mem run is one measurement: it is stored whole once it ends.
     crate::record::Recorder::begin(&options.store, &mut doc).finish(&doc);
-    let text = options.output.render(&doc)?;
-    // A closed pipe surfaces as an error that main treats as success.
-    std::io::stdout().lock().write_all(text.as_bytes())?;
+    match stream {
+        Some(s) => s.end(&doc),
+        None => {
+            let text = options.output.render(&doc)?;
+            // A closed pipe surfaces as an error that main treats as success.
+            std::io::stdout().lock().write_all(text.as_bytes())?;
+        }
+    }
     ended(&doc)
 }
 

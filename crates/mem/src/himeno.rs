@@ -25,6 +25,7 @@ use std::time::Instant;
 use iomark_model::mem::{HimenoGrid, HimenoLength, HimenoResult, HimenoSpec, Validation};
 use iomark_model::units::{Bytes, Nanos};
 
+use crate::observe::{MemObserver, Pass, Quiet};
 use crate::region::Region;
 use crate::{split, threads, MemError};
 
@@ -138,6 +139,17 @@ pub fn run(
     region: &mut Region,
     stop: &AtomicBool,
 ) -> Result<Option<(HimenoResult, Nanos)>, MemError> {
+    run_observed(spec, threads, region, stop, &mut Quiet)
+}
+
+/// [`run`], telling `obs` of each timed Jacobi sweep (not the rehearsal's).
+pub fn run_observed(
+    spec: &HimenoSpec,
+    threads: usize,
+    region: &mut Region,
+    stop: &AtomicBool,
+    obs: &mut dyn MemObserver,
+) -> Result<Option<(HimenoResult, Nanos)>, MemError> {
     let g = &spec.grid;
     let d = Dims {
         i: g.i as usize,
@@ -166,7 +178,7 @@ pub fn run(
         HimenoLength::Iterations(nn) => (0, nn),
         HimenoLength::Target(target) => {
             let t = Instant::now();
-            if jacobi(3, p, wrk2, &co, d, threads, stop)?.is_none() {
+            if jacobi(3, p, wrk2, &co, d, threads, stop, &mut |_, _| {})?.is_none() {
                 return Ok(None);
             }
             let per = t.elapsed().as_secs_f64() / 3.0;
@@ -175,7 +187,17 @@ pub fn run(
         }
     };
     let t = Instant::now();
-    let Some(gosa) = jacobi(nn, p, wrk2, &co, d, threads, stop)? else {
+    let flops = flops_per_sweep(g);
+    let mut timed = |index: u32, took: std::time::Duration| {
+        obs.pass(&Pass {
+            index,
+            counted: true,
+            bytes: None,
+            seconds: took.as_secs_f64(),
+            flops: Some(flops),
+        });
+    };
+    let Some(gosa) = jacobi(nn, p, wrk2, &co, d, threads, stop, &mut timed)? else {
         return Ok(None);
     };
     let elapsed = Nanos::from_duration(t.elapsed());
@@ -282,7 +304,9 @@ fn init(arrays: &mut [&mut [f32]], d: Dims, threads: usize) -> Result<(), MemErr
     std::thread::scope(|s| threads::spawn_together(s, tasks))
 }
 
-/// `nn` sweeps; returns gosa of the last one, or `None` when stopped.
+/// `nn` sweeps, `swept` told of each (its number from 1 and its time);
+/// returns gosa of the last one, or `None` when stopped.
+#[allow(clippy::too_many_arguments)]
 fn jacobi(
     nn: u32,
     p: &mut [f32],
@@ -291,6 +315,7 @@ fn jacobi(
     d: Dims,
     threads: usize,
     stop: &AtomicBool,
+    swept: &mut dyn FnMut(u32, std::time::Duration),
 ) -> Result<Option<f64>, MemError> {
     let plane = d.j * d.k;
     let ranges: Vec<_> = split::ranges(d.i - 2, threads)
@@ -299,10 +324,11 @@ fn jacobi(
         .collect();
     let total = ranges.len();
     let mut gosa = 0.0;
-    for _ in 0..nn {
+    for index in 1..=nn {
         if stop.load(Ordering::Relaxed) {
             return Ok(None);
         }
+        let started = Instant::now();
         // Sweep: read p everywhere, write this thread's planes of wrk2.
         let blocks = split::split_mut(wrk2, &ranges, plane);
         let p_read: &[f32] = p;
@@ -357,6 +383,7 @@ fn jacobi(
                 Ok::<_, MemError>(())
             })?;
         }
+        swept(index, started.elapsed());
     }
     Ok(Some(gosa))
 }

@@ -23,6 +23,7 @@ use iomark_model::mem::{
 use iomark_model::units::Bytes;
 use iomark_model::{Warning, WarningKind};
 
+use crate::observe::{MemObserver, Quiet};
 use crate::region::{Region, ARRAY_PAD};
 use crate::{himeno, stencil, stream, sys, threads, MemError};
 use iomark_host::cgroup::{self, MemCgroup};
@@ -143,7 +144,16 @@ fn check_shape(spec: &MemJobSpec) -> Result<(u128, &'static str), MemError> {
 /// created and removed inside. `stop` (raised by a signal handler) ends the
 /// run between passes or sweeps with [`MemOutcome::Interrupted`].
 pub fn run_in_process(spec: &MemJobSpec, stop: &AtomicBool) -> Result<MemOutcome, MemError> {
-    run_in_step(spec, stop, &mut || {})
+    run_kernel(spec, stop, &mut || {}, &mut Quiet)
+}
+
+/// [`run_in_process`], telling `obs` of each pass as it is measured.
+pub fn run_observed(
+    spec: &MemJobSpec,
+    stop: &AtomicBool,
+    obs: &mut dyn MemObserver,
+) -> Result<MemOutcome, MemError> {
+    run_kernel(spec, stop, &mut || {}, obs)
 }
 
 /// [`run_in_process`], with `step` called on this thread before each phase
@@ -155,22 +165,32 @@ pub fn run_in_step(
     stop: &AtomicBool,
     step: &mut dyn FnMut(),
 ) -> Result<MemOutcome, MemError> {
+    run_kernel(spec, stop, step, &mut Quiet)
+}
+
+/// [`run_in_step`] with `obs` told of each pass.
+fn run_kernel(
+    spec: &MemJobSpec,
+    stop: &AtomicBool,
+    step: &mut dyn FnMut(),
+    obs: &mut dyn MemObserver,
+) -> Result<MemOutcome, MemError> {
     // The memory check is the caller's: in a limited child the cgroup, not
     // the machine, bounds what the arrays may use.
     check_shape(spec)?;
     let threads = spec.threads.max(1) as usize;
     let mut region = Region::new(&spec.backing, spec.advice, &array_sizes(&spec.kernel))?;
     let done = match &spec.kernel {
-        MemKernelSpec::Stream(s) => stream::run_in_step(s, threads, &mut region, stop, step)
+        MemKernelSpec::Stream(s) => stream::run_with(s, threads, &mut region, stop, step, obs)
             .map(|o| o.map(|(r, e)| (KernelResult::Stream(r), e))),
         MemKernelSpec::Stencil(s) => {
             step();
-            stencil::run(s, threads, &mut region, stop)
+            stencil::run_observed(s, threads, &mut region, stop, obs)
                 .map(|o| o.map(|(r, e)| (KernelResult::Stencil(r), e)))
         }
         MemKernelSpec::Himeno(s) => {
             step();
-            himeno::run(s, threads, &mut region, stop)
+            himeno::run_observed(s, threads, &mut region, stop, obs)
                 .map(|o| o.map(|(r, e)| (KernelResult::Himeno(r), e)))
         }
     };

@@ -35,6 +35,7 @@ pub mod himeno;
 pub mod job;
 #[cfg(test)]
 mod kernel_test_support;
+pub mod observe;
 pub mod region;
 pub mod relative;
 pub mod settings;

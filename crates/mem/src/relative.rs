@@ -11,7 +11,8 @@ use iomark_model::mem::{
 };
 use iomark_model::units::{Bytes, Nanos};
 
-use crate::job::{check_limits, data_bytes, run_in_process, run_limited, same_work, warnings};
+use crate::job::{check_limits, data_bytes, run_limited, run_observed, same_work, warnings};
+use crate::observe::{Measured, MemObserver, Role};
 use crate::swap::{SwapArea, SwapTarget};
 use crate::{sys, MemError};
 use iomark_host::cgroup;
@@ -28,6 +29,7 @@ use iomark_host::cgroup;
 /// `child` builds the command that re-executes the binary into
 /// [`crate::job::serve_child`].
 /// `stop` is the Ctrl-C flag (see [`crate::job::run_in_process`]).
+/// `obs` hears of each kernel run as it ends.
 pub fn run(
     spec: &MemJobSpec,
     relative: bool,
@@ -35,6 +37,7 @@ pub fn run(
     swap: Option<&SwapTarget>,
     stop: &AtomicBool,
     child: impl Fn() -> Command,
+    obs: &mut dyn MemObserver,
 ) -> Result<MemRun, MemError> {
     check_limits(spec, relative)?;
     if spec.mem_limit.is_some() {
@@ -42,7 +45,7 @@ pub fn run(
     }
     let host = sys::host();
     let baseline = if relative {
-        baseline_of(spec, stop)?
+        baseline_of(spec, stop, obs)?
     } else {
         None
     };
@@ -62,6 +65,7 @@ pub fn run(
         area.as_ref(),
         stop,
         &child,
+        obs,
     )?;
     if let Some(area) = area {
         area.remove()?;
@@ -74,13 +78,23 @@ pub fn run(
 pub(crate) fn baseline_of(
     spec: &MemJobSpec,
     stop: &AtomicBool,
+    obs: &mut dyn MemObserver,
 ) -> Result<Option<(KernelResult, Nanos)>, MemError> {
     let all_in_memory = MemJobSpec {
         backing: Backing::Heap,
         mem_limit: None,
         ..spec.clone()
     };
-    Ok(match run_in_process(&all_in_memory, stop)? {
+    obs.begin(Role::AllInMemory, &all_in_memory);
+    let outcome = run_observed(&all_in_memory, stop, obs)?;
+    if !matches!(outcome, MemOutcome::Interrupted) {
+        obs.measured(&Measured {
+            role: Role::AllInMemory,
+            spec: &all_in_memory,
+            outcome: &outcome,
+        });
+    }
+    Ok(match outcome {
         MemOutcome::Completed {
             result, execution, ..
         } => Some((result, execution)),
@@ -116,13 +130,14 @@ pub(crate) fn run_point(
     area: Option<&SwapArea>,
     stop: &AtomicBool,
     child: &dyn Fn() -> Command,
+    obs: &mut dyn MemObserver,
 ) -> Result<MemRun, MemError> {
     let baseline = match baseline {
         Some(b) => Some(b),
-        None if relative => baseline_of(spec, stop)?,
+        None if relative => baseline_of(spec, stop, obs)?,
         None => None,
     };
-    let mut run = run_once(spec, baseline, host, area, stop, child)?;
+    let mut run = run_once(spec, baseline, host, area, stop, child, obs)?;
     let Some(first) = run.baseline.as_mut() else {
         return Ok(run);
     };
@@ -134,10 +149,10 @@ pub(crate) fn run_point(
         constrained: completed_execution(&run.outcome).expect("completed above"),
     }];
     for _ in 1..repeat {
-        let Some(b) = baseline_of(spec, stop)? else {
+        let Some(b) = baseline_of(spec, stop, obs)? else {
             break;
         };
-        let again = run_once(spec, Some(b), host, area, stop, child)?;
+        let again = run_once(spec, Some(b), host, area, stop, child, obs)?;
         match (&again.outcome, &again.baseline) {
             (MemOutcome::Completed { execution, .. }, Some(b)) => pairs.push(RepeatPair {
                 baseline: b.execution,
@@ -175,6 +190,7 @@ fn run_once(
     area: Option<&SwapArea>,
     stop: &AtomicBool,
     child: &dyn Fn() -> Command,
+    obs: &mut dyn MemObserver,
 ) -> Result<MemRun, MemError> {
     let constrained = match &baseline {
         Some((result, _)) => same_work(spec, result),
@@ -184,6 +200,9 @@ fn run_once(
     let sampler = iomark_host::CpuSampler::start_with_children();
     let quota = iomark_host::machine::CpuQuotaWatch::start();
     let wall = std::time::Instant::now();
+    if !stopped(stop) {
+        obs.begin(Role::Run, &constrained);
+    }
     let (outcome, cgroup) = match constrained.mem_limit {
         _ if stop.load(std::sync::atomic::Ordering::Relaxed) => (MemOutcome::Interrupted, None),
         Some(limit) => {
@@ -191,9 +210,17 @@ fn run_once(
             let (o, u) = run_limited(&constrained, limit, host, swap, child(), stop)?;
             (o, Some(Box::new(u)))
         }
-        None => (run_in_process(&constrained, stop)?, None),
+        None => (run_observed(&constrained, stop, obs)?, None),
     };
     let record = sampler.read();
+    // A stopped run measured nothing.
+    if !matches!(outcome, MemOutcome::Interrupted) {
+        obs.measured(&Measured {
+            role: Role::Run,
+            spec: &constrained,
+            outcome: &outcome,
+        });
+    }
     let mut warnings = warnings(spec, host, cgroup.as_deref());
     warnings.extend(iomark_host::machine::machine_warnings(
         "the kernel's run",
@@ -242,6 +269,7 @@ pub(crate) fn relative_time(outcome: &MemOutcome, baseline: Nanos) -> Option<f64
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::run_in_process;
     use iomark_model::mem::{Advice, HimenoLength, HimenoSpec};
 
     #[test]

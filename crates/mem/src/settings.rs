@@ -372,8 +372,21 @@ impl MemPlan {
     /// all-in-memory one when relative); `child` is the command of the
     /// limited child process ([`crate::job::serve_child`]).
     pub fn run(&self, stop: &AtomicBool, child: impl Fn() -> Command) -> Result<MemRun, MemError> {
+        self.run_observed(stop, child, &mut crate::observe::Quiet)
+    }
+
+    /// [`MemPlan::run`], telling `obs` of each kernel run as it ends and
+    /// of each point of a sweep as it begins (`--json-stream`).
+    pub fn run_observed(
+        &self,
+        stop: &AtomicBool,
+        child: impl Fn() -> Command,
+        obs: &mut dyn crate::observe::MemObserver,
+    ) -> Result<MemRun, MemError> {
         match &self.sweep {
-            Some(sweep) => crate::sweep::run_sweep(&self.spec, sweep, self.repeat, stop, child),
+            Some(sweep) => {
+                crate::sweep::run_sweep(&self.spec, sweep, self.repeat, stop, child, obs)
+            }
             None => crate::relative::run(
                 &self.spec,
                 self.relative,
@@ -381,6 +394,7 @@ impl MemPlan {
                 self.swap.as_ref(),
                 stop,
                 child,
+                obs,
             ),
         }
     }

@@ -22,6 +22,7 @@ use std::time::Instant;
 use iomark_model::mem::{StencilResult, StencilSpec, Validation};
 use iomark_model::units::{Bytes, BytesPerSec, Nanos};
 
+use crate::observe::{MemObserver, Pass, Quiet};
 use crate::region::Region;
 use crate::{split, threads, MemError};
 
@@ -65,6 +66,17 @@ pub fn run(
     region: &mut Region,
     stop: &AtomicBool,
 ) -> Result<Option<(StencilResult, Nanos)>, MemError> {
+    run_observed(spec, threads, region, stop, &mut Quiet)
+}
+
+/// [`run`], telling `obs` of each sweep as it is timed.
+pub fn run_observed(
+    spec: &StencilSpec,
+    threads: usize,
+    region: &mut Region,
+    stop: &AtomicBool,
+    obs: &mut dyn MemObserver,
+) -> Result<Option<(StencilResult, Nanos)>, MemError> {
     let n = spec.n as usize;
     let k = spec.mask as usize;
     let r = (k - 1) / 2;
@@ -89,7 +101,17 @@ pub fn run(
         } else {
             sweep(&y[..], &mut x[..], n, k, &w, threads)?;
         }
-        times.push(t.elapsed().as_nanos() as u64);
+        let took = t.elapsed();
+        times.push(took.as_nanos() as u64);
+        let interior = ((n - 2 * r) * (n - 2 * r)) as u64;
+        obs.pass(&Pass {
+            index: s + 1,
+            // The first sweep warms up, unless it is the only one.
+            counted: s > 0 || spec.sweeps == 1,
+            bytes: Some(16 * interior),
+            seconds: took.as_secs_f64(),
+            flops: Some(((2 * k * k - 1) as u64 * interior) as f64),
+        });
     }
     let execution = Nanos::from_duration(start.elapsed());
     let last: &[f64] = if spec.sweeps % 2 == 1 { &y[..] } else { &x[..] };

@@ -28,6 +28,7 @@ use std::time::Instant;
 use iomark_model::mem::{StreamKernelResult, StreamOp, StreamResult, StreamSpec, Validation};
 use iomark_model::units::{Bytes, BytesPerSec, Nanos};
 
+use crate::observe::{MemObserver, Pass, Quiet};
 use crate::region::Region;
 use crate::threads::{self, Barrier, OffOnPanic};
 use crate::{split, MemError};
@@ -71,6 +72,19 @@ pub fn run_in_step(
     stop: &AtomicBool,
     step: &mut dyn FnMut(),
 ) -> Result<Option<(StreamResult, Nanos)>, MemError> {
+    run_with(spec, threads, region, stop, step, &mut Quiet)
+}
+
+/// [`run_in_step`], telling `obs` of each pass once its four kernels are
+/// timed (on the calling thread, between passes, while the others wait).
+pub fn run_with(
+    spec: &StreamSpec,
+    threads: usize,
+    region: &mut Region,
+    stop: &AtomicBool,
+    step: &mut dyn FnMut(),
+    obs: &mut dyn MemObserver,
+) -> Result<Option<(StreamResult, Nanos)>, MemError> {
     let n = spec.array_len as usize;
     let ntimes = spec.ntimes.max(2) as usize;
     let mut arrays = region.arrays::<f64>();
@@ -96,7 +110,7 @@ pub fn run_in_step(
         let first = parts.next().expect("at least one thread");
         for (index, (a, b, c)) in parts.enumerate() {
             if let Err(e) = threads::spawn(s, index + 1, threads, move || {
-                worker(a, b, c, sync, ntimes, stores, None)
+                worker(a, b, c, sync, ntimes, stores, None, None)
             }) {
                 // The threads already started leave at the barrier and
                 // the scope joins them.
@@ -105,7 +119,30 @@ pub fn run_in_step(
             }
         }
         let (a, b, c) = first;
-        Ok(worker(a, b, c, sync, ntimes, stores, Some(step)))
+        let bytes: u64 = StreamOp::ALL
+            .iter()
+            .map(|op| op.words() * 8 * n as u64)
+            .sum();
+        let mut timed = |pass: usize, times: &[u64; 4]| {
+            obs.pass(&Pass {
+                index: pass as u32 + 1,
+                // STREAM's first pass is not counted.
+                counted: pass > 0,
+                bytes: Some(bytes),
+                seconds: times.iter().sum::<u64>() as f64 / 1e9,
+                flops: None,
+            });
+        };
+        Ok(worker(
+            a,
+            b,
+            c,
+            sync,
+            ntimes,
+            stores,
+            Some(step),
+            Some(&mut timed),
+        ))
     })?;
     let Some(timing) = timing else {
         return Ok(None);
@@ -160,11 +197,17 @@ struct Timing {
     passes: Vec<[u64; 4]>,
 }
 
+/// A pass's number (from 0) and its four kernels' times in ns, as the
+/// leader hands them on.
+type Timed<'a> = &'a mut dyn FnMut(usize, &[u64; 4]);
+
 /// One thread's share: its own block of each array, for every phase. Every
 /// thread runs the same barrier sequence; the first thread's clock readings
 /// between barriers are the timings (as STREAM times around each parallel
 /// region from the master thread). The first thread (the leader) holds
-/// `step`, called before each phase while the others wait.
+/// `step`, called before each phase while the others wait, and `timed`,
+/// told of each pass's times once the pass ends.
+#[allow(clippy::too_many_arguments)]
 fn worker(
     a: &mut [f64],
     b: &mut [f64],
@@ -173,6 +216,7 @@ fn worker(
     ntimes: usize,
     stores: Stores,
     mut step: Option<&mut dyn FnMut()>,
+    mut timed: Option<Timed<'_>>,
 ) -> Option<Timing> {
     let leader = step.is_some();
     let barrier = sync.barrier;
@@ -219,6 +263,9 @@ fn worker(
             }
             wait()?;
             times[k] = t.elapsed().as_nanos() as u64;
+        }
+        if let Some(f) = timed.as_mut() {
+            f(passes.len(), &times);
         }
         passes.push(times);
     }

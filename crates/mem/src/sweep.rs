@@ -15,6 +15,7 @@ use iomark_model::mem::{
 };
 
 use crate::job::{check_limits, data_bytes};
+use crate::observe::MemObserver;
 use crate::relative::{baseline_of, run_point, stopped, swap_size};
 use crate::swap::{SwapArea, SwapTarget};
 use crate::{sys, MemError};
@@ -41,12 +42,14 @@ pub struct SweepSpec {
 /// column only. A point the OOM killer ends is kept as killed. `template`
 /// gives threads, advice and limit; its kernel and backing are the first
 /// point's.
+/// `obs` hears of each point as it begins and each kernel run as it ends.
 pub fn run_sweep(
     template: &MemJobSpec,
     sweep: &SweepSpec,
     repeat: u32,
     stop: &AtomicBool,
     child: impl Fn() -> Command,
+    obs: &mut dyn MemObserver,
 ) -> Result<MemRun, MemError> {
     let at = |kernel: &MemKernelSpec, backing: &Backing| MemJobSpec {
         kernel: kernel.clone(),
@@ -61,11 +64,12 @@ pub fn run_sweep(
     }
     let host = sys::host();
     let mut baselines = Vec::with_capacity(sweep.points.len());
-    for (_, kernel) in &sweep.points {
+    for (x, kernel) in &sweep.points {
         baselines.push(if repeat > 1 {
             None
         } else {
-            baseline_of(&at(kernel, &Backing::Heap), stop)?
+            obs.point(*x);
+            baseline_of(&at(kernel, &Backing::Heap), stop, obs)?
         });
     }
     let mut columns = Vec::with_capacity(sweep.backings.len());
@@ -80,6 +84,7 @@ pub fn run_sweep(
         let mut column = Vec::with_capacity(sweep.points.len());
         for ((x, kernel), baseline) in sweep.points.iter().zip(&baselines) {
             let spec = at(kernel, backing);
+            obs.point(*x);
             let run = run_point(
                 &spec,
                 baseline.clone(),
@@ -89,6 +94,7 @@ pub fn run_sweep(
                 area.as_ref(),
                 stop,
                 &child,
+                obs,
             )?;
             column.push(MemSweepPoint {
                 x: *x,

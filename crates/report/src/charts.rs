@@ -14,6 +14,7 @@ use iomark_stats::compare::ratio;
 
 mod artefacts;
 mod cdm_units;
+mod compact;
 mod jobs;
 mod mem;
 mod net;
@@ -35,6 +36,9 @@ pub struct Chart {
     pub title: String,
     /// The SVG text.
     pub svg: String,
+    /// The run whose chart it is (its id), for a chart of one run (its
+    /// time series, its histograms); `None` for a chart of several.
+    pub run: Option<String>,
 }
 
 const MB: &str = "MB/s (10⁶ B/s)";
@@ -43,7 +47,7 @@ fn mb(b: BytesPerSec) -> f64 {
     b.mb_per_sec()
 }
 
-fn slug(s: &str) -> String {
+pub(crate) fn slug(s: &str) -> String {
     let mut out = String::new();
     for c in s.chars() {
         if c.is_ascii_alphanumeric() {
@@ -147,15 +151,34 @@ impl ProfileCharts {
     }
 }
 
+/// A grouped bar chart, or with more runs than colours, one chart per
+/// category with the runs ranked in rows ([`compact::ranked`]).
 fn push_bars(out: &mut Vec<Chart>, chart: BarChart) {
     if chart.series.is_empty() || chart.categories.is_empty() {
+        return;
+    }
+    if chart.series.len() > crate::svg::COLOURS {
+        out.extend(compact::ranked(&chart).into_iter().map(|r| Chart {
+            id: r.id.clone(),
+            title: r.title.clone(),
+            svg: r.render(),
+            run: None,
+        }));
         return;
     }
     out.push(Chart {
         id: chart.id.clone(),
         title: chart.title.clone(),
         svg: chart.render(),
+        run: None,
     });
+}
+
+/// Mark the charts pushed since `from` as `run`'s own.
+fn of_run(out: &mut [Chart], from: usize, run: &ReportRun) {
+    for c in out.iter_mut().skip(from) {
+        c.run = Some(run.id.clone());
+    }
 }
 
 fn push_lines(out: &mut Vec<Chart>, chart: LineChart) {
@@ -166,6 +189,7 @@ fn push_lines(out: &mut Vec<Chart>, chart: LineChart) {
         id: chart.id.clone(),
         title: chart.title.clone(),
         svg: chart.render(),
+        run: None,
     });
 }
 

@@ -121,68 +121,128 @@ impl Comparison {
     }
 }
 
+/// A column's heading: its runs' names, and whether it is the baseline.
+fn heading(ids: &[i64], baseline: bool, name: &impl Fn(i64) -> String) -> String {
+    let names: Vec<String> = ids.iter().map(|&id| esc(&name(id))).collect();
+    format!(
+        "{}{}",
+        names.join("<br>"),
+        if baseline {
+            "<br><small>(baseline)</small>"
+        } else {
+            ""
+        }
+    )
+}
+
+/// A compared cell, or `-` where the column lacks the figure.
+fn cell_html(o: &mut String, cell: Option<&ComparedCell>) {
+    let Some(cell) = cell else {
+        o.push_str("<td class=\"num\">-</td>");
+        return;
+    };
+    let _ = write!(
+        o,
+        "<td class=\"num compared\" data-run=\"{}\" data-value=\"{}\"{}>{}",
+        cell.run,
+        cell.stored,
+        cell.against
+            .map(|b| format!(" data-against=\"{b}\""))
+            .unwrap_or_default(),
+        esc(&cell.value)
+    );
+    if let Some(j) = &cell.judgement {
+        let _ = write!(o, " {}", esc(j));
+    }
+    if let Some(d) = &cell.difference {
+        let _ = write!(o, "<br><small>({})</small>", esc(d));
+    }
+    o.push_str("</td>");
+}
+
+/// A test's own names, after it, small.
+fn own(r: &ComparedRow) -> String {
+    if r.own_names.is_empty() {
+        String::new()
+    } else {
+        format!("<br><small>({})</small>", esc(&r.own_names.join("; ")))
+    }
+}
+
 /// The table, with `name` giving each run's name (a column of several
-/// runs names each).
+/// runs names each): a column per run. With more runs than colours, a
+/// run per row instead, in a folded table per test, its metrics the
+/// columns: fifty runs side by side are wider than any page.
 pub(crate) fn html(o: &mut String, c: &Comparison, name: impl Fn(i64) -> String) {
+    if c.columns.len() > crate::svg::COLOURS {
+        by_test(o, c, &name);
+    } else {
+        side_by_side(o, c, &name);
+    }
+    let _ = write!(
+        o,
+        "<p><small>{}; ~ marks a difference inside the spread of both runs (their passes' or per-second samples' min – max, widened to the 95% confidence interval of their mean): not a real difference; a figure whose baseline is 0 has no ratio, only its difference.</small></p>",
+        esc(&c.against)
+    );
+}
+
+/// A table per test, folded: a row per column of runs, a column per metric.
+fn by_test(o: &mut String, c: &Comparison, name: &impl Fn(i64) -> String) {
+    o.push_str("<h2>Against the baseline</h2><div id=\"comparison\">");
+    let mut tests: Vec<&str> = Vec::new();
+    for r in &c.rows {
+        if !tests.contains(&r.test.as_str()) {
+            tests.push(&r.test);
+        }
+    }
+    for test in tests {
+        let rows: Vec<&ComparedRow> = c.rows.iter().filter(|r| r.test == test).collect();
+        let _ = write!(
+            o,
+            "<details class=\"compared-test\"><summary><b>{}</b>{}: {} runs</summary><table class=\"comparison\"><tr><th>run</th>",
+            esc(test),
+            own(rows[0]),
+            c.columns.iter().map(|(ids, _)| ids.len()).sum::<usize>()
+        );
+        for r in &rows {
+            let _ = write!(o, "<th>{}</th>", esc(&r.metric));
+        }
+        o.push_str("</tr>");
+        for (i, (ids, baseline)) in c.columns.iter().enumerate() {
+            let _ = write!(o, "<tr><td>{}</td>", heading(ids, *baseline, name));
+            for r in &rows {
+                cell_html(o, r.cells.get(i).and_then(Option::as_ref));
+            }
+            o.push_str("</tr>");
+        }
+        o.push_str("</table></details>");
+    }
+    o.push_str("</div>");
+}
+
+/// One table: a row per figure, a column per column of runs.
+fn side_by_side(o: &mut String, c: &Comparison, name: &impl Fn(i64) -> String) {
     o.push_str(
         "<h2>Against the baseline</h2><table id=\"comparison\"><tr><th>test</th><th>metric</th>",
     );
     for (ids, baseline) in &c.columns {
-        let names: Vec<String> = ids.iter().map(|&id| esc(&name(id))).collect();
-        let _ = write!(
-            o,
-            "<th>{}{}</th>",
-            names.join("<br>"),
-            if *baseline {
-                "<br><small>(baseline)</small>"
-            } else {
-                ""
-            }
-        );
+        let _ = write!(o, "<th>{}</th>", heading(ids, *baseline, name));
     }
     o.push_str("</tr>");
     for r in &c.rows {
-        let own = if r.own_names.is_empty() {
-            String::new()
-        } else {
-            format!("<br><small>({})</small>", esc(&r.own_names.join("; ")))
-        };
         let _ = write!(
             o,
-            "<tr><td>{}{own}</td><td>{}</td>",
+            "<tr><td>{}{}</td><td>{}</td>",
             esc(&r.test),
+            own(r),
             esc(&r.metric)
         );
         for cell in &r.cells {
-            let Some(cell) = cell else {
-                o.push_str("<td class=\"num\">-</td>");
-                continue;
-            };
-            let _ = write!(
-                o,
-                "<td class=\"num compared\" data-run=\"{}\" data-value=\"{}\"{}>{}",
-                cell.run,
-                cell.stored,
-                cell.against
-                    .map(|b| format!(" data-against=\"{b}\""))
-                    .unwrap_or_default(),
-                esc(&cell.value)
-            );
-            if let Some(j) = &cell.judgement {
-                let _ = write!(o, " {}", esc(j));
-            }
-            if let Some(d) = &cell.difference {
-                let _ = write!(o, "<br><small>({})</small>", esc(d));
-            }
-            o.push_str("</td>");
+            cell_html(o, cell.as_ref());
         }
         o.push_str("</tr>");
     }
-    let _ = write!(
-        o,
-        "</table><p><small>{}; ~ marks a difference inside the spread of both runs (their passes' or per-second samples' min – max, widened to the 95% confidence interval of their mean): not a real difference; a figure whose baseline is 0 has no ratio, only its difference.</small></p>",
-        esc(&c.against)
-    );
+    o.push_str("</table>");
 }
 
 #[cfg(test)]

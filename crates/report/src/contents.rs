@@ -6,9 +6,10 @@ use crate::svg::esc;
 use crate::Chart;
 
 /// The table of contents, and `body` with each section's heading made its
-/// target: every `<h2>` in the order written, and under Charts each chart.
+/// target: every `<h2>` in the order written, and under Charts each chart
+/// listed (with many runs, a run's own charts are folded under it).
 /// Headings are the report's own words, never stored text.
-pub(crate) fn contents(body: &str, charts: &[Chart]) -> (String, String) {
+pub(crate) fn contents(body: &str, charts: &[&Chart]) -> (String, String) {
     let mut parts = body.split("<h2>");
     let mut out = parts.next().unwrap_or_default().to_string();
     let mut nav = String::from("<nav id=\"contents\"><b>Contents</b><ol>");

@@ -353,7 +353,7 @@ pub fn article(report: &Report) -> String {
     // Drawn once: the charts and the contents' list of them.
     let charts = report.charts();
     let body = body(report, &charts);
-    let (body, nav) = crate::contents::contents(&body, &charts);
+    let (body, nav) = crate::contents::contents(&body, &crate::chart_grid::listed(report, &charts));
     format!("<h1>{}</h1>{nav}{body}", esc(report.title()))
 }
 
@@ -420,17 +420,7 @@ fn body(report: &Report, charts: &[Chart]) -> String {
 
     crate::warnings::section(&mut o, report.runs());
 
-    o.push_str("<h2>Charts</h2><div class=\"charts\">");
-    for c in charts {
-        let _ = write!(
-            o,
-            "<figure id=\"chart-{}\" data-chart-id=\"{0}\">{}<figcaption>{}</figcaption></figure>",
-            esc(&c.id),
-            c.svg,
-            esc(&c.title)
-        );
-    }
-    o.push_str("</div>");
+    crate::chart_grid::section(&mut o, report, charts);
     crate::knees::section(&mut o, report.runs());
     crate::device_seen::section(&mut o, report.runs());
     let notes = report.chart_notes();
@@ -452,37 +442,7 @@ fn body(report: &Report, charts: &[Chart]) -> String {
         };
         crate::comparison::html(&mut o, c, name);
     }
-    o.push_str("<h2>Figures</h2><table id=\"figures\"><tr><th>run</th><th>test</th><th>metric</th><th>value</th><th>lowest</th><th>highest</th></tr>");
-    for r in report.runs() {
-        // The run's name, then what it measured through.
-        let run_cell = match iomark_model::figure::device_link(&r.doc) {
-            Some(d) => format!("{}<br><small>{}</small>", esc(&r.name), esc(&d)),
-            None => esc(&r.name),
-        };
-        for f in &r.figures {
-            // In the unit the run printed (a sweep's MiB/s, MacBench's KB/s).
-            let shown = |v: f64| crate::printed::format(r, f, v);
-            let (lo, hi) = f
-                .spread
-                .map(|(a, b)| (shown(a), shown(b)))
-                .unwrap_or_default();
-            let _ = write!(
-                o,
-                "<tr class=\"figure\" data-run=\"{}\" data-test=\"{}\" data-metric=\"{}\" data-value=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-                esc(&r.id),
-                esc(&f.test),
-                esc(&f.metric),
-                f.value,
-                run_cell,
-                esc(&f.test),
-                esc(&f.metric),
-                esc(&shown(f.value)),
-                esc(&lo),
-                esc(&hi)
-            );
-        }
-    }
-    o.push_str("</table>");
+    crate::figures::section(&mut o, report);
     unmatched_tests(&mut o, report.runs());
     o.push_str("<p><small>Made by iomark from stored results: the charts plot the stored figures, and each bar, point and figure row carries its stored value (base units) in <code>data-value</code>.</small></p></body></html>\n");
     o

@@ -11,10 +11,12 @@
 
 #![deny(missing_docs)]
 
+mod chart_grid;
 mod charts;
 pub mod comparison;
 mod contents;
 mod device_seen;
+mod figures;
 mod html;
 mod knees;
 pub mod live;
@@ -207,7 +209,8 @@ impl Report {
     }
 
     /// Each chart as a PNG file: `(file name, bytes)`, at `scale` times the
-    /// SVG size (`svg::WIDTH` x `svg::HEIGHT`).
+    /// SVG size (`svg::WIDTH` wide, `svg::HEIGHT` high or more with the
+    /// legend under the plot).
     pub fn pngs(&self, scale: u32) -> Result<Vec<(String, Vec<u8>)>, ReportError> {
         let fonts = png::Fonts::load()?;
         self.charts()

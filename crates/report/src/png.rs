@@ -2,7 +2,6 @@
 
 use resvg::{tiny_skia, usvg};
 
-use crate::svg::{HEIGHT, WIDTH};
 use crate::{Chart, ReportError};
 
 /// The options (and the font database) every chart is rendered with.
@@ -39,7 +38,9 @@ impl Fonts {
         };
         let tree = usvg::Tree::from_str(&chart.svg, &self.opt).map_err(|e| err(e.to_string()))?;
         let scale = scale.max(1);
-        let mut pixmap = tiny_skia::Pixmap::new(WIDTH * scale, HEIGHT * scale)
+        // A chart with its legend under the plot is taller than the rest.
+        let size = tree.size().to_int_size();
+        let mut pixmap = tiny_skia::Pixmap::new(size.width() * scale, size.height() * scale)
             .ok_or_else(|| err("image too large: use a smaller --png-scale".into()))?;
         resvg::render(
             &tree,

@@ -10,22 +10,28 @@
 //!
 //! Axis rules (see [`axis`]): SI tick labels (`2500`, `100k`, `0.2`), units
 //! as text with superscripts, a log value axis when the data span more than
-//! two decades, and the legend beside the plot.
+//! two decades, and the legend beside the plot, or under it across the
+//! chart's width when the names are long or many: a name is
+//! never cut.
 
 use std::fmt::Write;
 
 pub mod axis;
 mod bar;
 mod histogram;
+mod legend;
 mod line;
+mod ranked;
 
 pub use histogram::{log_buckets, Histogram, HistogramSeries};
+pub use ranked::{RankedBars, RankedRow};
 
 use axis::{nines, nines_ticks, ValueAxis};
 
 /// Width of every chart, in SVG user units (pixels at scale 1).
 pub const WIDTH: u32 = 800;
-/// Height of every chart.
+/// Height of a chart with its legend beside the plot; one whose legend
+/// goes under the plot is taller by the legend's rows.
 pub const HEIGHT: u32 = 420;
 
 const LEFT: f64 = 78.0;
@@ -33,10 +39,6 @@ const GAP_RIGHT: f64 = 16.0;
 const TOP: f64 = 36.0;
 /// Room under a plot for its tick labels and axis title.
 const BOTTOM: f64 = 48.0;
-/// The widest the legend beside the plot may grow; longer names are cut
-/// (the whole name is the entry's tooltip).
-const LEGEND_MAX: f64 = 210.0;
-const LEGEND_ROW: f64 = 18.0;
 /// Average advance of a 12 px DejaVu Sans character, for sizing text.
 const CHAR_W: f64 = 7.0;
 
@@ -45,8 +47,20 @@ const PALETTE: [&str; 8] = [
     "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
 ];
 
-/// The colour of series `i`.
+/// How many series a chart can tell apart by colour: a bar chart with
+/// more is drawn ranked, a run per row ([`RankedBars`]); a line chart
+/// with more picks three out and draws the rest grey.
+pub const COLOURS: usize = PALETTE.len();
+
+/// The colour index of a line drawn in the background: one of more
+/// lines than colours that the chart does not pick out.
+pub const GREY: usize = usize::MAX;
+
+/// The colour of series `i` ([`GREY`]'s a light grey).
 pub fn colour(i: usize) -> &'static str {
+    if i == GREY {
+        return "#b8b8b8";
+    }
     PALETTE[i % PALETTE.len()]
 }
 
@@ -213,27 +227,6 @@ pub struct LineChart {
 /// One legend entry: name, colour index, dashed.
 type LegendEntry = (String, usize, bool);
 
-/// A name cut to `chars` characters, with an ellipsis when cut.
-fn cut(name: &str, chars: usize) -> String {
-    if name.chars().count() <= chars {
-        name.to_string()
-    } else {
-        let mut s: String = name.chars().take(chars.saturating_sub(1)).collect();
-        s.push('…');
-        s
-    }
-}
-
-/// The legend's width beside the plot: enough for the longest name, within
-/// [`LEGEND_MAX`]; none for a chart without series.
-fn legend_width(entries: &[LegendEntry]) -> f64 {
-    entries
-        .iter()
-        .map(|(n, _, _)| 34.0 + CHAR_W * n.chars().count() as f64)
-        .fold(0.0, f64::max)
-        .min(LEGEND_MAX)
-}
-
 pub(crate) struct Canvas {
     out: String,
     right: f64,
@@ -241,8 +234,9 @@ pub(crate) struct Canvas {
 }
 
 impl Canvas {
-    /// A chart with the legend beside the plot (its width comes off the
-    /// plot) and `bottom` units under the plot for the x axis.
+    /// A chart with `bottom` units under the plot for the x axis, and the
+    /// legend beside the plot (its width comes off the plot) or under the
+    /// x axis (the chart grows by its height).
     pub(crate) fn new(
         id: &str,
         title: &str,
@@ -250,22 +244,22 @@ impl Canvas {
         legend: &[LegendEntry],
         bottom: f64,
     ) -> Canvas {
+        let placed = legend::layout(legend, bottom);
+        let height = f64::from(HEIGHT) + placed.below;
         let mut out = String::new();
         let _ = write!(
             out,
-            r##"<svg xmlns="http://www.w3.org/2000/svg" id="{}" data-chart="{kind}" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="DejaVu Sans, Verdana, sans-serif" font-size="12"><rect width="{WIDTH}" height="{HEIGHT}" fill="#ffffff"/><text x="{}" y="22" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"##,
+            r##"<svg xmlns="http://www.w3.org/2000/svg" id="{}" data-chart="{kind}" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="DejaVu Sans, Verdana, sans-serif" font-size="12"><rect width="{WIDTH}" height="{height}" fill="#ffffff"/><text x="{}" y="22" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"##,
             esc(id),
             WIDTH / 2,
             esc(title)
         );
-        let lw = legend_width(legend);
-        let mut c = Canvas {
+        placed.draw(&mut out);
+        Canvas {
             out,
-            right: GAP_RIGHT + if lw > 0.0 { lw + 8.0 } else { 0.0 },
+            right: GAP_RIGHT + placed.beside,
             bottom,
-        };
-        c.legend(legend, lw);
-        c
+        }
     }
 
     pub(crate) fn plot_w(&self) -> f64 {
@@ -334,41 +328,6 @@ impl Canvas {
             self.base() + 34.0,
             esc(label)
         );
-    }
-
-    /// The legend, one entry per row beside the plot from its top edge; a
-    /// name too long for the column is cut and whole in its tooltip.
-    fn legend(&mut self, entries: &[LegendEntry], width: f64) {
-        let x = WIDTH as f64 - GAP_RIGHT - width;
-        let chars = ((width - 34.0) / CHAR_W).round().max(4.0) as usize;
-        let rows = ((self.plot_h() - 4.0) / LEGEND_ROW).floor().max(1.0) as usize;
-        for (i, (name, c, dashed)) in entries.iter().enumerate() {
-            let y = TOP + 12.0 + LEGEND_ROW * i as f64;
-            if i + 1 == rows && entries.len() > rows {
-                let _ = write!(
-                    self.out,
-                    r#"<text class="legend-more" x="{x:.1}" y="{y:.1}">… {} more</text>"#,
-                    entries.len() - i
-                );
-                break;
-            }
-            let dash = if *dashed {
-                r#" stroke-dasharray="5 3""#
-            } else {
-                ""
-            };
-            let _ = write!(
-                self.out,
-                r##"<g class="legend"><title>{}</title><line x1="{x:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="{}" stroke-width="4"{dash}/><text x="{:.1}" y="{y:.1}">{}</text></g>"##,
-                esc(name),
-                x + 22.0,
-                y - 4.0,
-                y - 4.0,
-                colour(*c),
-                x + 28.0,
-                esc(&cut(name, chars))
-            );
-        }
     }
 
     pub(crate) fn push(&mut self, s: &str) {

@@ -193,3 +193,108 @@ fn the_contents_link_every_section_and_every_chart() {
     let links = nav.matches("<a href=").count();
     assert_eq!(links, sections.len() + charts.len(), "{nav}");
 }
+
+/// Fifty runs: 25 CrystalDiskMark runs and 25 custom runs, one of them
+/// labelled with 80 characters.
+fn fifty() -> Vec<iomark_model::RunDocument> {
+    let long = "Samsung T7 Shield on the USB-C port of the dock behind the monitor, cold, 2026";
+    (0..50)
+        .map(|i| {
+            let label = if i == 7 {
+                long.to_string()
+            } else {
+                format!("disk{i}")
+            };
+            let mb = 40.0 + 37.0 * ((i * 13) % 50) as f64;
+            if i % 2 == 0 {
+                fixtures::cdm(&[&label], mb)
+            } else {
+                fixtures::custom(&[&label], mb)
+            }
+        })
+        .collect()
+}
+
+/// Every `<svg ...>` opening tag of a page.
+fn svgs(html: &str) -> Vec<&str> {
+    html.split("<svg ")
+        .skip(1)
+        .map(|s| &s[..s.find('>').unwrap()])
+        .collect()
+}
+
+fn attr<'a>(tag: &'a str, name: &str) -> &'a str {
+    let from = tag.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+    &tag[from..from + tag[from..].find('"').unwrap()]
+}
+
+#[test]
+fn a_page_of_fifty_runs_ranks_them_and_folds_each_runs_own() {
+    let docs = fifty();
+    let runs: Vec<ReportRun> = docs
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| ReportRun::new(i + 1, d))
+        .collect();
+    let names: Vec<String> = runs.iter().map(|r| r.name.clone()).collect();
+    let html = String::from_utf8(Report::new(runs, None).unwrap().html()).unwrap();
+    assert!(names[7].chars().count() > 80, "{}", names[7]);
+
+    // Every run in the runs table, named whole.
+    let table = &html[html.find("<table id=\"runs\">").unwrap()..];
+    let table = &table[..table.find("</table>").unwrap()];
+    for n in &names {
+        assert!(table.contains(&format!("<td>{n}</td>")), "{n} not listed");
+    }
+    // No chart wider than the others, none overlaying more runs than
+    // there are colours: a bar chart of the 25 CDM runs is one ranked
+    // chart per test, every run a named row.
+    for tag in svgs(&html) {
+        assert_eq!(attr(tag, "width"), "800", "{tag}");
+    }
+    for svg in html.split("data-chart=\"bars\"").skip(1) {
+        let svg = &svg[..svg.find("</svg>").unwrap()];
+        let mut series: Vec<&str> = svg
+            .split("data-series=\"")
+            .skip(1)
+            .map(|s| &s[..s.find('"').unwrap()])
+            .collect();
+        series.sort();
+        series.dedup();
+        assert!(series.len() <= iomark_report::svg::COLOURS, "{series:?}");
+    }
+    let ranked = &html[html
+        .find("id=\"cdm-read-seq1m-q8t1\"")
+        .expect("a ranked CDM chart")..];
+    let ranked = &ranked[..ranked.find("</svg>").unwrap()];
+    let rows: Vec<&str> = ranked
+        .split("class=\"row-name\"")
+        .skip(1)
+        .map(|t| &t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()])
+        .collect();
+    let cdm_names: Vec<&String> = names.iter().step_by(2).collect();
+    assert_eq!(rows.len(), cdm_names.len(), "{rows:?}");
+    for n in cdm_names {
+        assert!(rows.contains(&n.as_str()), "{n} not a row of {rows:?}");
+    }
+    // The ranking goes down.
+    let values: Vec<f64> = ranked
+        .split("data-value=\"")
+        .skip(1)
+        .map(|v| v[..v.find('"').unwrap()].parse().unwrap())
+        .collect();
+    assert!(values.windows(2).all(|w| w[0] >= w[1]), "{values:?}");
+
+    // Each custom run's own charts folded under it, its figures too.
+    assert_eq!(html.matches("<details class=\"run-charts\"").count(), 25);
+    assert_eq!(html.matches("<details class=\"run-figures\"").count(), 50);
+    let grid =
+        &html[html.find("<h2 id=\"s-charts\">").unwrap()..html.find("id=\"run-charts\"").unwrap()];
+    assert!(
+        !grid.contains("id=\"chart-time-bw-"),
+        "time series unfolded"
+    );
+    // The contents list the charts of several runs, not each run's own.
+    let nav = &html[..html.find("</nav>").unwrap()];
+    assert!(nav.matches("<a href=").count() < 60, "{nav}");
+}

@@ -27,6 +27,9 @@ fn check(args: MemArgs, world: &World) -> anyhow::Result<MemOptions> {
         bail!("the limited child of --mem-limit does not run under an MPI launcher");
     };
     options.plan.check_across_ranks()?;
+    if options.stream {
+        bail!("--json-stream runs alone, not across MPI ranks: use --json");
+    }
     if world.is_root() {
         options.store.check()?;
     }

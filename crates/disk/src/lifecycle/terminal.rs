@@ -83,6 +83,47 @@ pub fn wanted(quiet: bool) -> bool {
     !quiet && std::io::stderr().is_terminal()
 }
 
+/// The rate a line shows: bytes over the last second or so of a step's
+/// progress reports (an exponential average of their 100 ms windows).
+///
+/// A timed step counts bytes up to its deadline; the reports go on while
+/// its in-flight I/O finishes, uncounted. A window is measured only up to
+/// the deadline, and one wholly after it measures nothing: the rate shown
+/// stays that of the last window that had a measurement, instead of
+/// sliding to 0 MB/s at the end of every step. Before the deadline a
+/// window without bytes is a real stall, and shows.
+#[derive(Debug, Default)]
+pub(crate) struct LiveRate {
+    last: Option<(Duration, u64)>,
+    rate: f64,
+}
+
+impl LiveRate {
+    /// A new step: nothing measured.
+    pub(crate) fn reset(&mut self) {
+        *self = LiveRate::default();
+    }
+
+    /// Take a progress report; the rate to show, if any yet.
+    pub(crate) fn update(&mut self, p: &Progress) -> Option<f64> {
+        let counted = |t: Duration| p.total.map_or(t, |d| t.min(d));
+        if let Some((t, b)) = self.last {
+            let dt = counted(p.elapsed).saturating_sub(counted(t)).as_secs_f64();
+            if dt > 0.0 {
+                let now = p.bytes.saturating_sub(b) as f64 / dt;
+                // Smooth over about a second of 100 ms updates.
+                self.rate = if self.rate == 0.0 {
+                    now
+                } else {
+                    0.7 * self.rate + 0.3 * now
+                };
+            }
+        }
+        self.last = Some((p.elapsed, p.bytes));
+        (self.rate > 0.0).then_some(self.rate)
+    }
+}
+
 /// The line of one run, following its outline with a [`Tracker`].
 pub struct RunProgress {
     bar: Option<ProgressBar>,
@@ -91,8 +132,7 @@ pub struct RunProgress {
     then: Option<Eta>,
     counted: &'static str,
     label: String,
-    last: Option<(Duration, u64)>,
-    rate: f64,
+    rate: LiveRate,
 }
 
 impl RunProgress {
@@ -115,8 +155,7 @@ impl RunProgress {
             then,
             counted,
             label: String::new(),
-            last: None,
-            rate: 0.0,
+            rate: LiveRate::default(),
         }
     }
 
@@ -130,8 +169,7 @@ impl RunProgress {
     pub fn begin(&mut self, label: &str) {
         self.tracker.begin(label);
         self.label = label.to_string();
-        self.last = None;
-        self.rate = 0.0;
+        self.rate.reset();
         if let Some(bar) = &self.bar {
             bar.set_position(0);
         }
@@ -146,19 +184,7 @@ impl RunProgress {
     pub fn progress(&mut self, p: &Progress) {
         self.tracker.progress(p);
         let Some(bar) = &self.bar else { return };
-        if let Some((t, b)) = self.last {
-            let dt = p.elapsed.saturating_sub(t).as_secs_f64();
-            if dt > 0.0 {
-                let now = p.bytes.saturating_sub(b) as f64 / dt;
-                // Smooth over about a second of 100 ms updates.
-                self.rate = if self.rate == 0.0 {
-                    now
-                } else {
-                    0.7 * self.rate + 0.3 * now
-                };
-            }
-        }
-        self.last = Some((p.elapsed, p.bytes));
+        let rate = self.rate.update(p);
         let fraction = match (p.total, p.bytes_total) {
             (Some(total), _) => p.elapsed.as_secs_f64() / total.as_secs_f64(),
             (None, Some(bytes)) if bytes > 0 => p.bytes as f64 / bytes as f64,
@@ -173,7 +199,7 @@ impl RunProgress {
             label: &self.label,
             counted: self.counted,
             test: self.tracker.test(),
-            rate: (moving && self.rate > 0.0).then_some(self.rate),
+            rate: rate.filter(|_| moving),
             block,
             ramping: p.ramping,
             left: Some(self.left()),
@@ -293,6 +319,51 @@ mod tests {
             ..Status::default()
         });
         assert_eq!(line, "probe 1 of 8: round 1/2: zeros write, 1m 04s left");
+    }
+
+    /// Reports every 100 ms of a step moving 100 MB/s, on a fake clock.
+    fn report(ms: u64, total_ms: u64, bytes: u64) -> Progress {
+        Progress {
+            elapsed: Duration::from_millis(ms),
+            total: Some(Duration::from_millis(total_ms)),
+            ramping: false,
+            bytes,
+            bytes_total: None,
+        }
+    }
+
+    #[test]
+    fn the_rate_stays_at_the_last_measured_window_past_the_deadline() {
+        let mut rate = LiveRate::default();
+        let mut shown = None;
+        for ms in (0..=5_000).step_by(100) {
+            shown = rate.update(&report(ms, 5_000, ms * 100_000));
+        }
+        let at_deadline = shown.unwrap();
+        assert!((at_deadline - 100e6).abs() < 1.0, "{at_deadline}");
+        // The window over the deadline counts only its part before it; the
+        // ones after it, where the in-flight I/O finishes uncounted, none.
+        rate.update(&report(5_050, 5_000, 500_000_000));
+        for ms in [5_100, 5_200, 5_300, 5_400, 5_500, 6_000] {
+            let shown = rate.update(&report(ms, 5_000, 500_000_000)).unwrap();
+            assert!((shown - 100e6).abs() < 1.0, "{shown} at {ms} ms");
+        }
+        // A new step starts from nothing.
+        rate.reset();
+        assert_eq!(rate.update(&report(100, 5_000, 10_000_000)), None);
+    }
+
+    #[test]
+    fn a_stall_before_the_deadline_shows() {
+        let mut rate = LiveRate::default();
+        for ms in (0..=2_000).step_by(100) {
+            rate.update(&report(ms, 5_000, ms * 100_000));
+        }
+        let mut shown = f64::MAX;
+        for ms in (2_100..=4_000).step_by(100) {
+            shown = rate.update(&report(ms, 5_000, 200_000_000)).unwrap_or(0.0);
+        }
+        assert!(shown < 1e5, "a stalled device still shows {shown} B/s");
     }
 
     #[test]

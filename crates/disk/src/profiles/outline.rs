@@ -303,6 +303,9 @@ struct Seen {
 pub struct Tracker {
     outline: Outline,
     current: Option<usize>,
+    /// Whether the current step ended: it has nothing left, also while a
+    /// step the outline does not know runs after it.
+    done: bool,
     seen: Option<Seen>,
     /// Bytes and time of the finished size- or time-bound steps, per
     /// block size: a 4 KiB random step says nothing of a 1 MiB one.
@@ -315,6 +318,7 @@ impl Tracker {
         Tracker {
             outline,
             current: None,
+            done: false,
             seen: None,
             rates: HashMap::new(),
         }
@@ -327,7 +331,7 @@ impl Tracker {
 
     /// A step labelled `label` began: the next one of the outline with
     /// that label. A label the outline does not know leaves the position
-    /// where it was.
+    /// where it was, the step there ended (its time does not come back).
     pub fn begin(&mut self, label: &str) {
         self.end();
         let from = self.current.map_or(0, |c| c + 1);
@@ -336,6 +340,7 @@ impl Tracker {
             .position(|s| s.label == label)
         {
             self.current = Some(from + i);
+            self.done = false;
         }
     }
 
@@ -352,12 +357,16 @@ impl Tracker {
     /// The current step ended: its rate is kept for the steps to come.
     pub fn end(&mut self) {
         if let (Some(seen), Some(block)) = (self.seen.take(), self.step().and_then(|s| s.block)) {
-            if seen.bytes > 0 && !seen.elapsed.is_zero() {
+            // Bytes are counted up to a timed step's deadline only; the
+            // in-flight I/O that finishes after it is not.
+            let time = seen.total.map_or(seen.elapsed, |t| seen.elapsed.min(t));
+            if seen.bytes > 0 && !time.is_zero() {
                 let r = self.rates.entry(block).or_default();
                 r.0 += seen.bytes;
-                r.1 += seen.elapsed;
+                r.1 += time;
             }
         }
+        self.done = self.current.is_some();
     }
 
     /// The current step.
@@ -376,7 +385,7 @@ impl Tracker {
         if let (Some(seen), Some(b)) = (self.seen, self.step().and_then(|s| s.block)) {
             if b == block {
                 bytes += seen.bytes;
-                time += seen.elapsed;
+                time += seen.total.map_or(seen.elapsed, |t| seen.elapsed.min(t));
             }
         }
         (bytes > 0 && !time.is_zero()).then(|| bytes as f64 / time.as_secs_f64())
@@ -401,9 +410,13 @@ impl Tracker {
         if let Some(total) = s.total {
             return Some(total.saturating_sub(s.elapsed));
         }
-        if let (Some(bt), true) = (s.bytes_total, s.bytes > 0) {
-            let left = bt.saturating_sub(s.bytes) as f64 / s.bytes as f64;
-            return Some(s.elapsed.mul_f64(left));
+        // The bytes left at the rate of this block size so far, earlier
+        // steps' included: one step's first tenth of a second alone would
+        // swing the time left.
+        if let (Some(bt), Some(rate)) = (s.bytes_total, step.block.and_then(|b| self.rate(b))) {
+            return Some(Duration::from_secs_f64(
+                bt.saturating_sub(s.bytes) as f64 / rate,
+            ));
         }
         self.price(step).map(|d| d.saturating_sub(s.elapsed))
     }
@@ -420,7 +433,9 @@ impl Tracker {
         };
         let next = match self.current {
             Some(c) => {
-                add(self.current_left(&self.outline.steps[c]));
+                if !self.done {
+                    add(self.current_left(&self.outline.steps[c]));
+                }
                 c + 1
             }
             None => 0,

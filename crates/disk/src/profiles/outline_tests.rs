@@ -412,3 +412,92 @@ fn a_repeated_outline_counts_every_run() {
     assert_eq!(thrice.steps[once.steps.len()].label, once.steps[0].label);
     assert_eq!(once.clone().repeated(1), once);
 }
+
+/// A whole CrystalDiskMark run on a fake clock: every step reports each
+/// 100 ms up to its deadline and twice more while its in-flight I/O
+/// finishes (bytes no longer counted), and between steps the run does
+/// 300 ms of work the outline does not know (a step it begins under
+/// another label, then none). The time left read at each report never
+/// goes up and never falls faster than the clock, and ends at zero.
+#[test]
+fn the_time_left_counts_down_with_the_clock_across_steps() {
+    let o = outline_of(ProfileName::Cdm, ProfileSettings::default());
+    let steps = o.steps.clone();
+    let mut t = Tracker::new(o);
+    let mut clock = Duration::ZERO;
+    let mut last: Option<(Duration, Duration)> = None;
+    let mut check = |t: &Tracker, clock: Duration| {
+        let eta = t.left();
+        assert!(!eta.at_least, "every CDM step is timed");
+        if let Some((was_at, was)) = last {
+            let slack = Duration::from_millis(1);
+            assert!(
+                eta.left <= was + slack,
+                "up from {was:?} to {:?} at {clock:?}",
+                eta.left
+            );
+            assert!(
+                was.saturating_sub(eta.left) <= clock - was_at + slack,
+                "down from {was:?} to {:?} in {:?} at {clock:?}",
+                eta.left,
+                clock - was_at
+            );
+        }
+        last = Some((clock, eta.left));
+    };
+    let tick = Duration::from_millis(100);
+    for step in &steps {
+        let Cost::Time(total) = step.cost else {
+            panic!("{step:?} is not timed")
+        };
+        t.begin(&step.label);
+        let mut elapsed = Duration::ZERO;
+        while elapsed < total + Duration::from_millis(200) {
+            elapsed += tick;
+            clock += tick;
+            let counted = elapsed.min(total);
+            let bytes = step
+                .block
+                .map_or(0, |_| counted.as_millis() as u64 * 100_000);
+            t.progress(&Progress {
+                elapsed,
+                total: Some(total),
+                ramping: step.block.is_none(),
+                bytes,
+                bytes_total: None,
+            });
+            check(&t, clock);
+        }
+        t.end();
+        t.begin("flush the file");
+        clock += Duration::from_millis(300);
+        check(&t, clock);
+    }
+    assert_eq!(t.left().left, Duration::ZERO);
+}
+
+/// A size-bound step at a steady rate: its first report, a tenth of a
+/// second in, does not swing the time left away from what the earlier
+/// steps at its block size priced it at.
+#[test]
+fn a_size_bound_step_starts_from_the_rate_seen_before() {
+    let step = |label: &str| Step {
+        label: label.into(),
+        test: 1,
+        cost: Cost::Bytes(1_000_000_000),
+        block: Some(1 << 20),
+    };
+    let mut t = Tracker::new(Outline {
+        steps: vec![step("write"), step("read")],
+    });
+    t.begin("write");
+    t.progress(&progress(10_000, None, 1_000_000_000, Some(1_000_000_000)));
+    t.end();
+    // 100 MB/s: the read is priced at 10 s.
+    assert_eq!(t.left().left, Duration::from_secs(10));
+    t.begin("read");
+    // Its first tenth of a second moved a little less (the queue filling).
+    t.progress(&progress(100, None, 5_000_000, Some(1_000_000_000)));
+    let left = t.left().left.as_secs_f64();
+    assert!((9.85..=10.0).contains(&left), "{left} s left");
+}

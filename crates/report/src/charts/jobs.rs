@@ -8,7 +8,7 @@
 
 use iomark_model::disk::{DirectionResult, DiskJobResult, DiskRun, LatencySummary};
 
-use super::{disk, push_bars, push_lines, union, Chart, MB};
+use super::{disk, of_run, push_bars, push_lines, union, Chart, MB};
 use crate::svg::{
     log_buckets, Bar, BarChart, BarSeries, Histogram, HistogramSeries, LineChart, LineSeries,
     Scale, TickFormat,
@@ -71,11 +71,15 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
     }
     job_bars(&runs, out);
     for (r, d) in &runs {
+        let from = out.len();
         time_series(r, d, out);
+        of_run(out, from, r);
     }
     percentiles(&runs, out);
     for (r, d) in &runs {
+        let from = out.len();
         histograms(r, d, out);
+        of_run(out, from, r);
     }
 }
 
@@ -389,6 +393,7 @@ fn histograms(r: &ReportRun, d: &DiskRun, out: &mut Vec<Chart>) {
             id: h.id.clone(),
             title: h.title.clone(),
             svg: h.render(),
+            run: None,
         });
     }
 }

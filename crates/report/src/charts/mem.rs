@@ -106,7 +106,9 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
     );
     for (r, m) in &runs {
         if let Some(sweep) = &m.sweep {
+            let from = out.len();
             mem_sweep(r, m, sweep, out);
+            super::of_run(out, from, r);
         }
     }
 }

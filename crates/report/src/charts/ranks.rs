@@ -13,7 +13,9 @@ use crate::{Report, ReportRun};
 pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
     for r in report.runs() {
         if let Some(c) = disk(r).and_then(|d| d.cluster.as_deref()) {
+            let from = out.len();
             chart(r, c, out);
+            super::of_run(out, from, r);
         }
     }
 }

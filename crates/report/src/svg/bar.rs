@@ -11,7 +11,7 @@ impl BarChart {
             .map(|s| (s.name.clone(), s.colour, false))
             .collect();
         // Room under the plot for the category labels, turned when long.
-        let plot_w_guess = WIDTH as f64 - LEFT - GAP_RIGHT - legend_width(&legend) - 8.0;
+        let plot_w_guess = WIDTH as f64 - LEFT - GAP_RIGHT - legend::layout(&legend, BOTTOM).beside;
         let group_w = plot_w_guess / self.categories.len().max(1) as f64;
         let longest = self
             .categories

@@ -2,7 +2,79 @@
 
 use super::*;
 
+/// What each line of a chart is drawn as: its colour index and, with
+/// more lines than colours, what the legend calls it.
+struct Look {
+    colour: usize,
+    picked: Option<&'static str>,
+}
+
 impl LineChart {
+    /// Whether the lines have more colours than the palette (a run's
+    /// lines share its colour, so it is the runs, or the parts, counted).
+    fn too_many(&self) -> bool {
+        let mut colours: Vec<usize> = self.series.iter().map(|s| s.colour).collect();
+        colours.sort_unstable();
+        colours.dedup();
+        colours.len() > COLOURS
+    }
+
+    /// How each series is drawn. Up to [`COLOURS`] colours: each in its
+    /// own. More: the one with the highest mean value, the lowest
+    /// and the first (a report's first run) in the palette's first three
+    /// colours, named in the legend as such, and every other line grey
+    /// under them, named in its tooltip: fifty lines in eight repeating
+    /// colours could not be told apart, a spread of grey and three named
+    /// lines can.
+    fn looks(&self) -> Vec<Look> {
+        if !self.too_many() {
+            return self
+                .series
+                .iter()
+                .map(|s| Look {
+                    colour: s.colour,
+                    picked: None,
+                })
+                .collect();
+        }
+        let mean = |s: &LineSeries| {
+            s.points.iter().map(|p| p.1).sum::<f64>() / s.points.len().max(1) as f64
+        };
+        let by_mean = |pick: fn(f64, f64) -> bool| {
+            (0..self.series.len()).reduce(|a, b| {
+                if pick(mean(&self.series[b]), mean(&self.series[a])) {
+                    b
+                } else {
+                    a
+                }
+            })
+        };
+        let highest = by_mean(|b, a| b > a);
+        let lowest = by_mean(|b, a| b < a);
+        (0..self.series.len())
+            .map(|i| {
+                let picked = if Some(i) == highest {
+                    Some("highest")
+                } else if Some(i) == lowest {
+                    Some("lowest")
+                } else if i == 0 {
+                    Some("first")
+                } else {
+                    None
+                };
+                Look {
+                    colour: match picked {
+                        Some("highest") => 0,
+                        Some("lowest") => 1,
+                        Some(_) => 2,
+                        None => GREY,
+                    },
+                    picked,
+                }
+            })
+            .collect()
+    }
+
     /// The SVG text.
     pub fn render(&self) -> String {
         let kind = if self.series.iter().all(|s| s.scatter) {
@@ -10,11 +82,28 @@ impl LineChart {
         } else {
             "lines"
         };
-        let legend: Vec<_> = self
+        let looks = self.looks();
+        let mut legend: Vec<_> = self
             .series
             .iter()
-            .map(|s| (s.name.clone(), s.colour, s.dashed))
+            .zip(&looks)
+            .filter(|(_, l)| l.picked.is_some() || !self.too_many())
+            .map(|(s, l)| {
+                let name = match l.picked {
+                    Some(p) => format!("{p}: {}", s.name),
+                    None => s.name.clone(),
+                };
+                (name, l.colour, s.dashed)
+            })
             .collect();
+        let others = looks.iter().filter(|l| l.colour == GREY).count();
+        if others > 0 {
+            legend.push((
+                format!("{others} other lines, each named in its tooltip"),
+                GREY,
+                false,
+            ));
+        }
         let mut c = Canvas::new(&self.id, &self.title, kind, &legend, BOTTOM);
         let pts = || self.series.iter().flat_map(|s| s.points.iter());
         let fx = |v: f64| match self.x_scale {
@@ -86,8 +175,12 @@ impl LineChart {
             );
         }
         c.x_title(&self.x_label);
-        for s in &self.series {
-            let col = colour(s.colour);
+        // Grey lines first, under the coloured ones.
+        let mut order: Vec<usize> = (0..self.series.len()).collect();
+        order.sort_by_key(|&i| looks[i].colour != GREY);
+        for i in order {
+            let s = &self.series[i];
+            let col = colour(looks[i].colour);
             let _ = write!(
                 c.out,
                 r#"<g class="series" data-series="{}">"#,
