@@ -57,7 +57,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
         Some(_) => eprintln!("serving {store} at {url} (Ctrl-C stops); requests need the token"),
         None => eprintln!("serving {store} at {url} (Ctrl-C stops)"),
     }
-    listening.run(stop);
+    listening.run(stop)?;
     eprintln!("stopped serving {url}");
     Ok(Exit::Success)
 }

@@ -1,16 +1,16 @@
 //! The server's own small request and response, so that routing and pages
 //! are plain functions tested without a socket; `server` converts from and
-//! to tiny_http's.
+//! to hyper's.
 
 /// The headers every response carries: a Content-Security-Policy that lets
 /// the page load only what this server serves (no inline style or script,
-/// images from here or `data:`), no sniffing of types, no referrer sent
+/// images from here or `data:`, the live page's requests to here alone), no sniffing of types, no referrer sent
 /// with a link followed out, never shown in another site's frame.
 pub const SECURITY_HEADERS: [(&str, &str); 4] = [
     (
         "Content-Security-Policy",
         "default-src 'none'; img-src 'self' data:; style-src 'self'; script-src 'self'; \
-         base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+         connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
     ),
     ("X-Content-Type-Options", "nosniff"),
     ("Referrer-Policy", "no-referrer"),
@@ -82,6 +82,8 @@ pub const HTML: &str = "text/html; charset=utf-8";
 pub const JSON: &str = "application/json";
 /// Style sheets' type.
 pub const CSS: &str = "text/css; charset=utf-8";
+/// Scripts' type.
+pub const JS: &str = "text/javascript; charset=utf-8";
 /// Plain text's type.
 pub const TEXT: &str = "text/plain; charset=utf-8";
 

@@ -11,7 +11,7 @@
 //!
 //! Layout: [`route`] answers a [`http::Request`] with a [`http::Response`]
 //! (no socket: the routes are tested directly); [`server`] runs it on
-//! tiny_http with worker threads, each with a store connection of its own;
+//! hyper, each request drawn on a blocking thread over a store connection;
 //! [`access`] decides who may read; [`query`] reads query strings;
 //! [`pages`] and [`api`] make the answers; [`documents`] is what the
 //! command line's `results compare` shares with them.

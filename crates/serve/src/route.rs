@@ -4,9 +4,9 @@
 use iomark_store::{RunId, Store};
 
 use crate::access::{Access, Admission};
-use crate::http::{Request, Response, CSS, HTML, SECURITY_HEADERS};
-use crate::pages::{compare, devices, layout, run, runs};
-use crate::{api, Failure};
+use crate::http::{Request, Response, CSS, HTML, JS, SECURITY_HEADERS};
+use crate::pages::{compare, devices, layout, live, run, runs};
+use crate::{api, query, Failure};
 
 /// The server's own style sheet, compiled in.
 const SERVE_CSS: &str = include_str!("../static/serve.css");
@@ -43,17 +43,60 @@ pub fn route(req: &Request, store: &mut dyn Store) -> Response {
         "/devices/history" => devices::history(req, store).map(page),
         "/static/report.css" => Ok(Response::new(200, CSS, iomark_report::CSS)),
         "/static/serve.css" => Ok(Response::new(200, CSS, SERVE_CSS)),
+        "/live" => live::list(store).map(page),
+        "/metrics" => live::metrics(store),
+        "/static/live.js" => Ok(Response::new(200, JS, live::LIVE_JS)),
         "/api/runs" => api::runs(req, store),
         "/api/compare" => compare::api(req, store),
-        _ => match (path.strip_prefix("/runs/"), path.strip_prefix("/api/runs/")) {
-            (Some(id), _) => run_id(id).and_then(|id| run::show(id, store).map(page)),
-            (_, Some(id)) => run_id(id).and_then(|id| api::run(id, req, store)),
-            _ => Err(Failure::NotFound(format!(
-                "nothing is at {path}: the runs are at /, the devices at /devices"
-            ))),
-        },
+        _ => by_run(path, req, store),
     };
     answer.unwrap_or_else(|f| if api { f.json() } else { f.page() })
+}
+
+/// The paths under a run: `/runs/{id}`, `/api/runs/{id}`,
+/// `/api/runs/{id}/samples`, `/live/{id}`, `/live/{id}/{figure}.svg` and
+/// `/api/live/{id}`.
+fn by_run(path: &str, req: &Request, store: &mut dyn Store) -> Result<Response, Failure> {
+    let split = |rest: &str| -> (String, Option<String>) {
+        match rest.split_once('/') {
+            Some((id, more)) => (id.to_string(), Some(more.to_string())),
+            None => (rest.to_string(), None),
+        }
+    };
+    let prefixes = ["/runs/", "/api/runs/", "/live/", "/api/live/"];
+    let Some((prefix, rest)) = prefixes
+        .iter()
+        .find_map(|p| path.strip_prefix(p).map(|rest| (*p, rest)))
+    else {
+        return Err(Failure::NotFound(format!(
+            "nothing is at {path}: the runs are at /, the devices at /devices, runs in progress at /live"
+        )));
+    };
+    let (id, more) = split(rest);
+    let id = run_id(&id)?;
+    match (prefix, more.as_deref()) {
+        ("/runs/", None) => run::show(id, store).map(page),
+        ("/api/runs/", None) => api::run(id, req, store),
+        ("/api/runs/", Some("samples")) => {
+            query::only(req, &["after"])?;
+            let after = query::number(req, "after", 0)?.map(|n| n as u64);
+            live::samples(id, after, store)
+        }
+        ("/live/", None) => {
+            query::only(req, &[])?;
+            live::show(id, store).map(page)
+        }
+        // `seq` only makes each second's chart a new address.
+        ("/live/", Some(figure)) => {
+            query::only(req, &["seq"])?;
+            live::chart(id, figure, store)
+        }
+        ("/api/live/", None) => {
+            query::only(req, &[])?;
+            live::state(id, store)
+        }
+        _ => Err(Failure::NotFound(format!("nothing is at {path}"))),
+    }
 }
 
 fn page(html: String) -> Response {
@@ -130,6 +173,37 @@ mod tests {
         assert_eq!(get(s, "/api/runs?limit=x").status, 400);
         assert_eq!(get(s, "/devices/history").status, 400);
         assert_eq!(get(s, "/devices/history?name=sdz").status, 404);
+    }
+
+    #[test]
+    fn the_live_paths_answer_from_the_store_alone() {
+        let (_dir, mut store) = empty();
+        let s = store.as_mut();
+        let live = get(s, "/live");
+        assert_eq!(live.status, 200);
+        assert!(
+            live.text().contains("No run is in progress"),
+            "{}",
+            live.text()
+        );
+        let metrics = get(s, "/metrics");
+        assert_eq!(metrics.content_type, iomark_text::openmetrics::CONTENT_TYPE);
+        assert!(metrics.text().ends_with("# EOF\n"));
+        let js = get(s, "/static/live.js");
+        assert_eq!((js.status, js.content_type), (200, JS));
+        for missing in [
+            "/live/7",
+            "/live/7/bandwidth.svg",
+            "/api/live/7",
+            "/api/runs/7/samples",
+        ] {
+            assert_eq!(get(s, missing).status, 404, "{missing}");
+        }
+        assert_eq!(get(s, "/live/x").status, 404);
+        assert_eq!(get(s, "/api/runs/7/samples?after=x").status, 400);
+        assert_eq!(get(s, "/api/runs/7/samples?since=1").status, 400);
+        assert_eq!(get(s, "/live/7?seq=1").status, 400);
+        assert_eq!(get(s, "/runs/7/more").status, 404);
     }
 
     #[test]

@@ -1,12 +1,26 @@
-//! The server: a listening socket, and worker threads that each take the
-//! next request (`recv`), answer it over a read-only store connection of
-//! their own and take the next, until the stop flag is raised.
+//! The server: a listening socket whose connections hyper serves, HTTP/1.1
+//! with keep-alive, each request answered on a blocking thread over one of
+//! the read-only store connections opened at the start, until the stop
+//! flag is raised.
+//!
+//! hyper, not tiny_http: tiny_http serves each connection on a thread of
+//! its pool for the connection's whole life, and its pool starts a thread
+//! only when none is idle as the connection comes; a browser opens six
+//! keep-alive connections at once, four idle threads took four of them and
+//! the other two waited until a connection closed, which a browser's never
+//! do: the live page's charts and script hung in Chromium one load in
+//! three (docs/serve.md).
 
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
 use iomark_store::Store;
 
 use crate::access::Access;
@@ -31,12 +45,12 @@ pub struct Config {
 /// so four keep a browser's parallel requests and a script busy at once.
 pub const WORKERS: usize = 4;
 
-/// How often an idle worker looks at the stop flag.
+/// How often the server looks at the stop flag.
 const POLL: Duration = Duration::from_millis(100);
 
 /// A server listening, with its store connections open, not yet answering.
 pub struct Listening {
-    server: tiny_http::Server,
+    listener: TcpListener,
     db: Option<String>,
     addr: SocketAddr,
     stores: Vec<Box<dyn Store>>,
@@ -45,9 +59,9 @@ pub struct Listening {
 }
 
 impl Listening {
-    /// Open the store (read-only, once per worker) and listen on
-    /// `config.bind`; an address in use or not this machine's is
-    /// [`ServeError::Bind`] naming the fix.
+    /// Open `config.workers` read-only connections to the store, then
+    /// listen on `config.bind`; the store is opened first, so a bad
+    /// `--db` is refused before any port is taken.
     pub fn start(config: Config) -> Result<Listening, ServeError> {
         let stores = (0..config.workers.max(1))
             .map(|_| iomark_store::open_read_only(config.db.as_deref()))
@@ -69,17 +83,14 @@ impl Listening {
                 _ => e.to_string(),
             },
         })?;
-        let addr = listener.local_addr().map_err(|e| ServeError::Bind {
+        let failed = |e: std::io::Error| ServeError::Bind {
             bind,
             reason: e.to_string(),
-        })?;
-        let server =
-            tiny_http::Server::from_listener(listener, None).map_err(|e| ServeError::Bind {
-                bind,
-                reason: e.to_string(),
-            })?;
+        };
+        let addr = listener.local_addr().map_err(failed)?;
+        listener.set_nonblocking(true).map_err(failed)?;
         Ok(Listening {
-            server,
+            listener,
             db: config.db,
             addr,
             stores,
@@ -88,12 +99,12 @@ impl Listening {
         })
     }
 
-    /// The address listened on (with the port taken, for port 0).
+    /// The address it listens on (the port chosen, for port 0).
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
 
-    /// The store's location, for messages.
+    /// The store, as its messages name it.
     pub fn location(&self) -> &str {
         &self.location
     }
@@ -103,66 +114,124 @@ impl Listening {
         &self.access
     }
 
-    /// Answer requests until `stop` is raised; requests being answered
-    /// then are finished first.
-    pub fn run(self, stop: &AtomicBool) {
-        let Listening {
-            server,
-            db,
-            stores,
-            access,
-            ..
-        } = self;
-        std::thread::scope(|s| {
-            for mut store in stores {
-                let (server, access, db) = (&server, &access, db.as_deref());
-                s.spawn(move || {
-                    while !stop.load(Ordering::Relaxed) {
-                        match server.recv_timeout(POLL) {
-                            Ok(Some(rq)) => answer(rq, access, &mut store, db),
-                            Ok(None) => {}
-                            // The listener is gone: nothing more will come.
-                            Err(_) => break,
-                        }
-                    }
+    /// Answer requests until `stop` is raised.
+    pub fn run(self, stop: &AtomicBool) -> Result<(), ServeError> {
+        let bind = self.addr;
+        let failed = |e: std::io::Error| ServeError::Bind {
+            bind,
+            reason: e.to_string(),
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .max_blocking_threads(self.stores.len())
+            .build()
+            .map_err(failed)?;
+        let answering = Arc::new(Answering {
+            stores: Mutex::new(self.stores),
+            access: self.access,
+            db: self.db,
+        });
+        runtime.block_on(async {
+            let listener = tokio::net::TcpListener::from_std(self.listener).map_err(failed)?;
+            while !stop.load(Ordering::Relaxed) {
+                // Accept, or look at the stop flag again after a while.
+                let Ok(accepted) = tokio::time::timeout(POLL, listener.accept()).await else {
+                    continue;
+                };
+                // A connection that failed before it was accepted is its
+                // client's business, not the server's.
+                let Ok((stream, _)) = accepted else { continue };
+                let answering = Arc::clone(&answering);
+                tokio::spawn(async move {
+                    let service = service_fn(move |req| answer(req, Arc::clone(&answering)));
+                    // A client that goes away mid-request is no error here.
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
                 });
             }
-        });
+            Ok(())
+        })
     }
 }
 
-/// Answer one request. A store that failed (a PostgreSQL server
-/// restarted, a connection cut) is opened afresh and asked once more, so a
-/// restart costs no reader an error page; if that fails too, the error is
-/// the answer. A client that went away is no concern of ours.
-fn answer(rq: tiny_http::Request, access: &Access, store: &mut Box<dyn Store>, db: Option<&str>) {
-    let header = |name: &'static str| {
+/// What answers requests: the store connections, shared by the blocking
+/// threads (as many threads as connections, so one is always free).
+struct Answering {
+    stores: Mutex<Vec<Box<dyn Store>>>,
+    access: Access,
+    db: Option<String>,
+}
+
+/// Answer one request on a blocking thread.
+async fn answer(
+    rq: hyper::Request<Incoming>,
+    answering: Arc<Answering>,
+) -> Result<hyper::Response<Full<Bytes>>, std::convert::Infallible> {
+    let header = |name: &str| {
         rq.headers()
-            .iter()
-            .find(|h| h.field.equiv(name))
-            .map(|h| h.value.as_str().to_string())
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
     };
+    let url = rq
+        .uri()
+        .path_and_query()
+        .map_or_else(|| rq.uri().path().to_string(), |pq| pq.as_str().to_string());
     let req = Request {
-        authorization: header("Authorization"),
-        cookie: header("Cookie"),
-        host: header("Host"),
+        authorization: header("authorization"),
+        cookie: header("cookie"),
+        host: header("host"),
         method: rq.method().as_str().to_string(),
-        ..Request::get(rq.url())
+        ..Request::get(&url)
     };
-    let mut res = handle(&req, access, store.as_mut());
-    if res.status >= 500 {
-        if let Ok(fresh) = iomark_store::open_read_only(db) {
-            *store = fresh;
-            res = handle(&req, access, store.as_mut());
-        }
+    let res = tokio::task::spawn_blocking(move || answering.answer(&req))
+        .await
+        .unwrap_or_else(|_| {
+            crate::http::Response::new(
+                500,
+                crate::http::TEXT,
+                "the page failed to draw: please report it",
+            )
+        });
+    let mut out = hyper::Response::builder()
+        .status(res.status)
+        .header("Content-Type", res.content_type);
+    for (name, value) in res.headers {
+        out = out.header(name, value);
     }
-    let mut out = tiny_http::Response::from_data(res.body).with_status_code(res.status);
-    let headers =
-        std::iter::once(("Content-Type", res.content_type.to_string())).chain(res.headers);
-    for (name, value) in headers {
-        if let Ok(h) = tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()) {
-            out.add_header(h);
+    Ok(out
+        .body(Full::new(Bytes::from(res.body)))
+        .unwrap_or_else(|_| hyper::Response::new(Full::new(Bytes::new()))))
+}
+
+impl Answering {
+    /// The response to `req` over a store connection of the pool. A
+    /// request the store fails is asked once more over a new connection,
+    /// which then replaces the old one: a database restarted, a connection
+    /// cut, shows no reader an error page.
+    fn answer(&self, req: &Request) -> crate::http::Response {
+        let taken = self.stores.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut store = match taken {
+            Some(s) => s,
+            // More requests than connections at once (the blocking pool
+            // is sized to prevent it): one of its own.
+            None => match iomark_store::open_read_only(self.db.as_deref()) {
+                Ok(s) => s,
+                Err(e) => return crate::http::Response::new(500, crate::http::TEXT, e.to_string()),
+            },
+        };
+        let mut res = handle(req, &self.access, store.as_mut());
+        if res.status >= 500 {
+            if let Ok(fresh) = iomark_store::open_read_only(self.db.as_deref()) {
+                store = fresh;
+                res = handle(req, &self.access, store.as_mut());
+            }
         }
+        self.stores
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(store);
+        res
     }
-    let _ = rq.respond(out);
 }

@@ -17,9 +17,7 @@ use crate::backend::{Column, Db, DriverRow, Migration, Param, Row};
 use crate::decode::Decode;
 use crate::row::RunRow;
 use crate::{listing, ops, samples};
-use crate::{
-    DeviceMemory, RunId, RunQuery, RunSummary, SeenDevice, Store, StoreError, StoredRun,
-};
+use crate::{DeviceMemory, RunId, RunQuery, RunSummary, SeenDevice, Store, StoreError, StoredRun};
 use iomark_model::live::LiveSample;
 
 /// How long a writer waits for another process's transaction to end.

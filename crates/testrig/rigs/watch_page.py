@@ -21,6 +21,8 @@ import urllib.request
 
 import websocket
 
+DEBUG = bool(os.environ.get("WATCH_PAGE_DEBUG"))
+
 
 def say(obj):
     print(json.dumps(obj), flush=True)
@@ -73,10 +75,24 @@ def main():
                          + " " + json.dumps(p["exceptionDetails"].get("exception", {}).get("description", ""))})
                 elif m == "Runtime.consoleAPICalled" and p.get("type") == "error":
                     say({"error": " ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", []))})
-                elif m == "Log.entryAdded" and p["entry"].get("level") == "error":
+                elif m == "Network.loadingFailed" and p.get("errorText") != "net::ERR_ABORTED":
+                    # (ERR_ABORTED is a load the page itself called off:
+                    # it navigated away, or replaced what was loading.)
+                    say({"error": "load failed: " + p.get("errorText", "") + " " + requests.get(p.get("requestId"), "")})
+                elif m == "Network.requestWillBeSent":
+                    requests[p["requestId"]] = p["request"]["url"]
+                    if DEBUG:
+                        say({"debug": "request " + p["request"]["url"]})
+                elif DEBUG and m == "Network.responseReceived":
+                    say({"debug": "response %s %s" % (p["response"]["status"], p["response"]["url"])})
+                elif m == "Log.entryAdded" and (
+                        p["entry"].get("level") == "error"
+                        or p["entry"].get("source") == "security"
+                        or "Content Security Policy" in p["entry"].get("text", "")):
                     say({"error": p["entry"].get("text", "") + " " + p["entry"].get("url", "")})
 
-        for m in ("Runtime.enable", "Log.enable", "Page.enable"):
+        requests = {}
+        for m in ("Runtime.enable", "Log.enable", "Page.enable", "Network.enable"):
             send(m)
         send("Page.navigate", {"url": url})
         last = None

@@ -14,7 +14,7 @@ pub const REPORT_CSS: &str = "/static/report.css";
 pub const SERVE_CSS: &str = "/static/serve.css";
 
 /// The sections in the navigation: (path, name).
-const NAV: [(&str, &str); 2] = [("/", "Runs"), ("/devices", "Devices")];
+const NAV: [(&str, &str); 3] = [("/", "Runs"), ("/devices", "Devices"), ("/live", "Live")];
 
 /// A whole page: `title` in the tab, `body` (HTML, escaped by whoever made
 /// it) under the navigation.

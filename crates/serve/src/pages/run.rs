@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use iomark_report::live::LiveFigure;
 use iomark_report::Report;
 use iomark_store::{RunId, Store};
 
@@ -15,10 +16,18 @@ use crate::Failure;
 pub fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> {
     let run = store.load(id)?;
     let told = iomark_text::results::run_detail(&run);
+    let seconds = store.samples(id, None)?.len();
     let mut o = format!(
         "<p class=\"note\">Run {id} · <a href=\"#show\">as iomark results show tells it</a> · \
-         <a href=\"/api/runs/{id}\">as JSON</a></p>"
+         <a href=\"/api/runs/{id}\">as JSON</a>"
     );
+    if seconds > 0 {
+        let _ = write!(
+            o,
+            " · <a href=\"#seconds\">each second</a> (<a href=\"/live/{id}\">live view</a>)"
+        );
+    }
+    o.push_str("</p>");
     // A document this version cannot read is still told below.
     match Report::of_stored(vec![run], None, None) {
         Ok(report) => o.push_str(&report.html_article()),
@@ -29,6 +38,23 @@ pub fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> {
                 esc(&e.to_string())
             );
         }
+    }
+    // The seconds stored as it went: all a killed run has beyond its
+    // finished tests.
+    if seconds > 0 {
+        let _ = write!(
+            o,
+            "<h2 id=\"seconds\">Each second, as it was measured ({seconds})</h2><div class=\"live-charts\">"
+        );
+        for figure in LiveFigure::ALL {
+            let name = figure.name();
+            let _ = write!(
+                o,
+                "<img class=\"live\" id=\"chart-{name}\" alt=\"{name}, each second\" \
+                 src=\"/live/{id}/{name}.svg\">"
+            );
+        }
+        o.push_str("</div>");
     }
     let _ = write!(
         o,

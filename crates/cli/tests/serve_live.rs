@@ -1,0 +1,223 @@
+//! `iomark serve` following runs as they go: the live page of a 10 s run
+//! in a real headless Chromium gains points each second while the run
+//! goes and moves on to the run's page when it ends; `/metrics` while it
+//! goes is read by the OpenMetrics reference parser; a run killed with -9
+//! stays on its page with the seconds it had.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::common::*;
+
+/// A disk run of `runtime` on the null engine (the same speed every run,
+/// no device time) into `db`.
+fn null_run(dir: &str, db: &str, runtime: &str) -> Proc {
+    Proc::spawn(&mut iomark_cmd(&[
+        "disk",
+        dir,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--size",
+        "4M",
+        "--engine",
+        "null",
+        "--runtime",
+        runtime,
+        "--db",
+        db,
+        "--label",
+        "live",
+    ]))
+}
+
+/// The id of the run in progress in `db`, once it is one.
+fn run_in_progress(db: &str) -> u64 {
+    let mut id = None;
+    wait_until(Duration::from_secs(60), "a run in progress", || {
+        let Ok(mut store) = iomark_store::open_read_only(Some(db)) else {
+            return false;
+        };
+        id = store
+            .in_progress(0)
+            .ok()
+            .and_then(|ids| ids.first().copied());
+        id.is_some()
+    });
+    id.unwrap().0 as u64
+}
+
+/// The testrig's script `name`.
+fn rig(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testrig/rigs")
+        .join(name)
+}
+
+fn python() -> Result<&'static str, &'static str> {
+    let ok = Command::new("/usr/bin/python3")
+        .args(["-c", "import websocket, prometheus_client"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then_some("/usr/bin/python3")
+        .ok_or("needs python3-websocket and python3-prometheus-client (scripts/test installs them)")
+}
+
+#[test]
+fn the_live_page_gains_points_while_the_run_goes_and_moves_on_to_the_finished_run() {
+    let bin = require!(find_chromium().ok_or("the browser checks need chromium"));
+    let py = require!(python());
+    let scratch = ScratchDb::new();
+    let target = tempfile::tempdir().unwrap();
+    let run = null_run(target.path().to_str().unwrap(), scratch.db(), "10s");
+    // The server reads a store that exists: the run's first write makes it.
+    let id = run_in_progress(scratch.db());
+    let served = Served::start(scratch.db(), &[]);
+
+    // Listed as in progress, and /metrics names it while it goes.
+    let live = served.get("/live");
+    assert!(
+        live.text().contains(&format!("href=\"/live/{id}\"")),
+        "{}",
+        live.text()
+    );
+    wait_until(Duration::from_secs(30), "a second stored", || {
+        served.get("/metrics").text().contains("iomark_iops{")
+    });
+    let metrics = served.get("/metrics");
+    assert_eq!(
+        metrics.header("content-type"),
+        Some("application/openmetrics-text; version=1.0.0; charset=utf-8")
+    );
+    let mut parser = Command::new(py)
+        .arg(rig("openmetrics_check.py"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    parser
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&metrics.body)
+        .unwrap();
+    let parsed = parser.wait_with_output().unwrap();
+    assert!(
+        parsed.status.success(),
+        "{}\n{}",
+        stderr(&parsed),
+        metrics.text()
+    );
+    let families: Value = serde_json::from_slice(&parsed.stdout).unwrap();
+    let family = |name: &str| {
+        families
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {families}"))
+            .clone()
+    };
+    let iops = family("iomark_iops");
+    assert_eq!(iops["type"], "gauge");
+    let point = &iops["samples"][0];
+    assert_eq!(point["labels"]["run"], id.to_string());
+    assert_eq!(point["labels"]["test"], "custom");
+    assert!(point["value"].as_f64().unwrap() > 0.0, "{point}");
+    let latency = family("iomark_latency_seconds");
+    assert_eq!(latency["type"], "summary");
+    assert!(latency["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["labels"]["quantile"] == "0.99"));
+    assert_eq!(family("iomark_bytes")["type"], "counter");
+
+    // The page, watched in Chromium: its point count and whether its
+    // charts are drawn, each time they change, until it moves on.
+    let profile = tempfile::tempdir().unwrap();
+    let expr = "location.pathname + '|' + \
+        ((document.getElementById('live-status') || {dataset: {}}).dataset.points || '') + '|' + \
+        Array.from(document.querySelectorAll('img.live')).every(i => i.complete && i.naturalWidth > 0)";
+    let watched = Command::new(py)
+        .arg(rig("watch_page.py"))
+        .arg(&bin)
+        .arg(profile.path())
+        .arg(served.url(&format!("/live/{id}")))
+        .arg(expr)
+        .arg("/runs/")
+        .arg("90")
+        .output()
+        .unwrap();
+    let out = ok(&watched);
+    let events: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let errors: Vec<&Value> = events.iter().filter(|e| e.get("error").is_some()).collect();
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+    assert_eq!(events.last().unwrap()["end"], "until", "{out}");
+    let values: Vec<&str> = events.iter().filter_map(|e| e["value"].as_str()).collect();
+    let live_points: Vec<u64> = values
+        .iter()
+        .filter(|v| v.starts_with(&format!("/live/{id}|")))
+        .filter_map(|v| v.split('|').nth(1)?.parse().ok())
+        .collect();
+    let mut distinct = live_points.clone();
+    distinct.dedup();
+    assert!(
+        distinct.len() >= 3 && distinct.windows(2).all(|w| w[0] < w[1]),
+        "the chart did not gain points as the run went: {values:?}"
+    );
+    assert!(
+        values
+            .iter()
+            .any(|v| v.starts_with("/live/") && v.ends_with("|true")),
+        "the live charts were never drawn: {values:?}"
+    );
+    assert!(
+        values.last().unwrap().starts_with(&format!("/runs/{id}|")),
+        "{values:?}"
+    );
+    let finished = run.finish(Duration::from_secs(60));
+    assert!(finished.status.success(), "{}", stderr(&finished));
+}
+
+#[test]
+fn a_killed_run_keeps_its_seconds_on_its_live_page_and_in_the_api() {
+    let scratch = ScratchDb::new();
+    let target = tempfile::tempdir().unwrap();
+    let run = null_run(target.path().to_str().unwrap(), scratch.db(), "60s");
+    let id = run_in_progress(scratch.db());
+    let served = Served::start(scratch.db(), &[]);
+    wait_until(Duration::from_secs(60), "two seconds stored", || {
+        let state: Value = serde_json::from_slice(&served.get(&format!("/api/live/{id}")).body)
+            .unwrap_or_default();
+        state["points"].as_u64().is_some_and(|n| n >= 2)
+    });
+    run.signal(rustix::process::Signal::KILL);
+    let _ = run.finish(Duration::from_secs(30));
+
+    let samples: Value =
+        serde_json::from_slice(&served.get(&format!("/api/runs/{id}/samples")).body).unwrap();
+    let kept = samples["samples"].as_array().unwrap().len();
+    assert!(kept >= 2, "{samples}");
+    let after: Value =
+        serde_json::from_slice(&served.get(&format!("/api/runs/{id}/samples?after=0")).body)
+            .unwrap();
+    assert_eq!(after["samples"].as_array().unwrap().len(), kept - 1);
+    let page = served.get(&format!("/live/{id}")).text();
+    assert!(page.contains(&format!("data-points=\"{kept}\"")), "{page}");
+    let svg = served.get(&format!("/live/{id}/bandwidth.svg"));
+    assert_eq!(svg.header("content-type"), Some("image/svg+xml"));
+    assert_eq!(svg.text().matches("data-value=").count(), kept);
+    assert_eq!(served.get(&format!("/live/{id}/speed.svg")).status, 404);
+    // Not in progress once its seconds age; its run page reads interrupted.
+    let run_page = served.get(&format!("/runs/{id}")).text();
+    assert!(run_page.contains("interrupted"), "{run_page}");
+}

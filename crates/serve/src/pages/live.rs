@@ -1,0 +1,241 @@
+//! `/live`: the runs in progress, from the seconds they store as they go
+//! (`run_samples`): on this machine or on any host writing to the same
+//! PostgreSQL. `/live/{id}` draws one run's seconds and follows it with
+//! the one script this server has (`/static/live.js`): each second it
+//! asks `/api/live/{id}` what is new, reloads the charts when something
+//! is, and moves on to the run's page when the run is finished.
+//! `/metrics` gives the same seconds to Prometheus.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use iomark_model::live::LiveSample;
+use iomark_model::RunStatus;
+use iomark_report::live::{live_chart, LiveFigure};
+use iomark_store::{RunId, RunSummary, Store};
+use iomark_text::openmetrics::{self, LiveRunMetrics};
+use serde_json::json;
+
+use super::layout::{date, esc, page};
+use crate::http::{Response, JSON};
+use crate::Failure;
+
+/// A run is in progress while it is unfinished and stored a second (or
+/// began) this recently; a killed run stops being one after it.
+pub const FRESH_MS: u64 = 10_000;
+
+/// The script of the live page.
+pub const LIVE_JS: &str = include_str!("../../static/live.js");
+
+/// SVG's type.
+pub const SVG: &str = "image/svg+xml";
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Where a run stands, from its summary and its seconds.
+struct Standing<'a> {
+    summary: &'a RunSummary,
+    last: Option<&'a LiveSample>,
+    points: usize,
+    seq: Option<u64>,
+    in_progress: bool,
+}
+
+impl<'a> Standing<'a> {
+    fn of(summary: &'a RunSummary, samples: &'a [(u64, LiveSample)], now: u64) -> Self {
+        let last = samples.last();
+        let recent = |ms: u64| ms + FRESH_MS >= now;
+        let in_progress = summary.status == RunStatus::Interrupted
+            && (recent(summary.started_at_ms) || last.is_some_and(|(_, s)| recent(s.at_ms)));
+        Standing {
+            summary,
+            last: last.map(|(_, s)| s),
+            points: samples.len(),
+            seq: last.map(|(n, _)| *n),
+            in_progress,
+        }
+    }
+
+    /// "test 3 of 8: RND4K Q32T1 read, 41 s left", or what the run is now.
+    fn text(&self) -> String {
+        let Some(s) = self.last else {
+            return if self.in_progress {
+                "started; no second measured yet".into()
+            } else {
+                format!("{}; no second was stored", self.summary.status.as_str())
+            };
+        };
+        let test = if s.steps > 0 {
+            format!("test {} of {}: {}", s.step, s.steps, s.label)
+        } else {
+            format!("test {}: {}", s.step, s.label)
+        };
+        let rate = format!("{:.1} MB/s, {:.0} IOPS", s.bytes_per_sec() / 1e6, s.iops());
+        if self.in_progress {
+            let left = s
+                .left_ms
+                .map_or_else(String::new, |l| format!(", {} s left", l.div_ceil(1000)));
+            format!("{test}: {rate}{left}")
+        } else if self.summary.status == RunStatus::Interrupted {
+            format!(
+                "interrupted: no second since {} (last: {test}, {rate})",
+                date(s.at_ms)
+            )
+        } else {
+            self.summary.status.as_str().to_string()
+        }
+    }
+}
+
+/// `/live`: the runs in progress, newest first.
+pub fn list(store: &mut dyn Store) -> Result<String, Failure> {
+    let now = now_ms();
+    let ids = store.in_progress(now.saturating_sub(FRESH_MS))?;
+    let mut o = String::from("<h1>Runs in progress</h1>");
+    if ids.is_empty() {
+        o.push_str(
+            "<p>No run is in progress. A run shows here from its start, while it \
+             stores a second at least every 10 s (disk runs do, on this machine or \
+             any host writing to this store).</p>",
+        );
+        return Ok(page("Live", &o));
+    }
+    o.push_str(
+        "<table class=\"runs\"><thead><tr><th>run</th><th>started</th><th>device</th>\
+         <th>now</th></tr></thead><tbody>",
+    );
+    for id in ids {
+        let run = store.load(id)?;
+        let samples = store.samples(id, None)?;
+        let standing = Standing::of(&run.summary, &samples, now);
+        o.push_str(&format!(
+            "<tr><td><a href=\"/live/{id}\">{id}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&date(run.summary.started_at_ms)),
+            esc(run.summary.device.as_deref().unwrap_or("")),
+            esc(&standing.text())
+        ));
+    }
+    o.push_str("</tbody></table>");
+    Ok(page("Live", &o))
+}
+
+/// `/live/{id}`: one run's seconds, followed as they come.
+pub fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> {
+    let run = store.load(id)?;
+    let samples = store.samples(id, None)?;
+    let standing = Standing::of(&run.summary, &samples, now_ms());
+    let seq = standing
+        .seq
+        .map_or_else(|| "none".to_string(), |n| n.to_string());
+    let mut o = format!(
+        "<h1>Run {id}, live</h1><p class=\"note\">{} · {} · <a href=\"/runs/{id}\">the run's page</a></p>\
+         <p id=\"live-status\" data-run=\"{id}\" data-seq=\"{seq}\" data-points=\"{}\" data-live=\"{}\">{}</p>\
+         <div class=\"live-charts\">",
+        esc(run.summary.device.as_deref().unwrap_or("")),
+        esc(&run.summary.command_line.join(" ")),
+        standing.points,
+        standing.in_progress,
+        esc(&standing.text())
+    );
+    for figure in LiveFigure::ALL {
+        let name = figure.name();
+        o.push_str(&format!(
+            "<img class=\"live\" id=\"chart-{name}\" alt=\"{name}, each second\" \
+             src=\"/live/{id}/{name}.svg?seq={seq}\">"
+        ));
+    }
+    o.push_str("</div><script src=\"/static/live.js\"></script>");
+    Ok(page(&format!("Run {id}, live"), &o))
+}
+
+/// `/api/live/{id}`: where run `id` stands, for the live page's script.
+pub fn state(id: RunId, store: &mut dyn Store) -> Result<Response, Failure> {
+    let summary = store.load(id)?.summary;
+    let samples = store.samples(id, None)?;
+    let standing = Standing::of(&summary, &samples, now_ms());
+    let last = standing.last;
+    let doc = json!({
+        "run": id.0,
+        "status": summary.status.as_str(),
+        "in_progress": standing.in_progress,
+        "points": standing.points,
+        "seq": standing.seq,
+        "step": last.map(|s| s.step),
+        "steps": last.map(|s| s.steps),
+        "label": last.map(|s| s.label.clone()),
+        "left_ms": last.and_then(|s| s.left_ms),
+        "bytes_per_second": last.map(LiveSample::bytes_per_sec),
+        "iops": last.map(LiveSample::iops),
+        "text": standing.text(),
+    });
+    Ok(Response::new(200, JSON, doc.to_string()))
+}
+
+/// `/api/runs/{id}/samples?after=N`: run `id`'s seconds after number N.
+pub fn samples(id: RunId, after: Option<u64>, store: &mut dyn Store) -> Result<Response, Failure> {
+    store.load(id)?;
+    let samples: Vec<_> = store
+        .samples(id, after)?
+        .into_iter()
+        .map(|(seq, s)| json!({ "seq": seq, "sample": s }))
+        .collect();
+    let doc = json!({ "run": id.0, "samples": samples });
+    Ok(Response::new(200, JSON, doc.to_string()))
+}
+
+/// `/live/{id}/{figure}.svg`: one of the live charts.
+pub fn chart(id: RunId, figure: &str, store: &mut dyn Store) -> Result<Response, Failure> {
+    let figure = figure
+        .strip_suffix(".svg")
+        .and_then(LiveFigure::named)
+        .ok_or_else(|| {
+            Failure::NotFound(format!(
+                "there is no live chart '{figure}': they are bandwidth.svg, iops.svg and latency.svg"
+            ))
+        })?;
+    store.load(id)?;
+    let samples: Vec<LiveSample> = store
+        .samples(id, None)?
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect();
+    Ok(Response::new(200, SVG, live_chart(figure, &samples)))
+}
+
+/// `/metrics`: the runs in progress in the OpenMetrics text format.
+pub fn metrics(store: &mut dyn Store) -> Result<Response, Failure> {
+    let ids = store.in_progress(now_ms().saturating_sub(FRESH_MS))?;
+    let mut runs = Vec::with_capacity(ids.len());
+    for id in ids {
+        let run = store.load(id)?;
+        let host = run
+            .document()
+            .ok()
+            .and_then(|d| d.host.map(|h| h.hostname))
+            .unwrap_or_default();
+        let device = run.summary.device.clone().unwrap_or_default();
+        let samples: Vec<LiveSample> = store
+            .samples(id, None)?
+            .into_iter()
+            .map(|(_, s)| s)
+            .collect();
+        runs.push((id, host, device, samples));
+    }
+    let views: Vec<LiveRunMetrics<'_>> = runs
+        .iter()
+        .map(|(id, host, device, samples)| LiveRunMetrics {
+            run: id.0,
+            host,
+            device,
+            samples,
+        })
+        .collect();
+    Ok(Response::new(
+        200,
+        openmetrics::CONTENT_TYPE,
+        openmetrics::render(&views),
+    ))
+}

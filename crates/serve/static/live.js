@@ -1,0 +1,48 @@
+// iomark serve's live page: each second, ask the server what is new for
+// this run; redraw the charts when a second was stored, and go to the
+// run's page when the run is finished. The only script the server has.
+"use strict";
+(function () {
+  const status = document.getElementById("live-status");
+  if (!status) return;
+  const run = status.dataset.run;
+
+  // A chart is swapped for its new drawing once that has loaded, so the
+  // page never shows a half-loaded one.
+  function redraw(img, seq) {
+    const figure = img.id.replace("chart-", "");
+    const next = new Image();
+    next.className = img.className;
+    next.alt = img.alt;
+    next.onload = function () {
+      const now = document.getElementById(img.id);
+      if (now) {
+        next.id = img.id;
+        now.replaceWith(next);
+      }
+    };
+    next.src = "/live/" + run + "/" + figure + ".svg?seq=" + seq;
+  }
+
+  async function look() {
+    let now;
+    try {
+      const answer = await fetch("/api/live/" + run, { cache: "no-store" });
+      if (!answer.ok) return;
+      now = await answer.json();
+    } catch (e) {
+      // The server restarting is no error of the page: look again.
+      return;
+    }
+    const seq = now.seq === null ? "none" : String(now.seq);
+    if (seq !== status.dataset.seq) {
+      for (const img of document.querySelectorAll("img.live")) redraw(img, seq);
+      status.dataset.seq = seq;
+      status.dataset.points = String(now.points);
+    }
+    status.textContent = now.text;
+    status.dataset.live = String(now.in_progress);
+    if (now.status !== "interrupted") window.location.assign("/runs/" + run);
+  }
+  setInterval(look, 1000);
+})();
