@@ -124,17 +124,7 @@ fn report_shows_the_stored_runs_in_chromium() {
         dbs,
     ]);
     // Run 10: fio's own json+, through the fio importer.
-    let fio_file = dir.join("fio.json");
-    std::fs::write(&fio_file, fio_json_plus().to_string()).unwrap();
-    iomark_ok(&[
-        "results",
-        "import",
-        fio_file.to_str().unwrap(),
-        "--label",
-        "fio",
-        "--db",
-        dbs,
-    ]);
+    import_fio_json_plus(dir, dbs);
 
     let html = dir.join("report.html");
     let pngs = dir.join("png");
@@ -272,34 +262,26 @@ fn report_shows_the_stored_runs_in_chromium() {
 
     // A screenshot of the page is not blank.
     let shot = dir.join("shot.png");
-    let s = chromium(
-        &bin,
-        profile.path(),
-        &[
-            &format!("--screenshot={}", shot.display()),
-            "--window-size=1280,2400",
-            "--hide-scrollbars",
-        ],
-        &url,
-    );
-    assert!(s.status.success(), "chromium --screenshot failed");
-    assert_eq!(console_errors(&s.stderr), Vec::<String>::new());
-    let mut reader =
-        png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()))
-            .read_info()
-            .unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let px = info.color_type.samples();
-    let colours: HashSet<&[u8]> = buf[..info.buffer_size()].chunks(px).collect();
-    assert!(
-        colours.len() > 50,
-        "screenshot has {} colours",
-        colours.len()
-    );
+    assert_drawn(&bin, profile.path(), &url, &shot, 2400);
     if let Ok(keep) = std::env::var("IOMARK_REPORT_SHOT") {
         std::fs::copy(&shot, keep).unwrap();
     }
+}
+
+/// [`fio_json_plus`] stored in `db` through the fio importer, labelled
+/// `fio` (written first as `dir/fio.json`).
+pub(crate) fn import_fio_json_plus(dir: &std::path::Path, db: &str) {
+    let file = dir.join("fio.json");
+    std::fs::write(&file, fio_json_plus().to_string()).unwrap();
+    iomark_ok(&[
+        "results",
+        "import",
+        file.to_str().unwrap(),
+        "--label",
+        "fio",
+        "--db",
+        db,
+    ]);
 }
 
 /// fio 3.33's json+ for one 4 KiB random-read job, cut to what the

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::common::*;
-use crate::report_html::{fio_json_plus, fixtures};
+use crate::report_html::{fixtures, import_fio_json_plus};
 
 /// The label that must reach every page as text.
 const SCRIPT: &str = "<script>alert(1)</script>";
@@ -70,17 +70,7 @@ fn runs() -> &'static Runs {
             "--label",
             "custom",
         ]);
-        let fio = root.join("fio.json");
-        std::fs::write(&fio, fio_json_plus().to_string()).unwrap();
-        iomark_ok(&[
-            "results",
-            "import",
-            fio.to_str().unwrap(),
-            "--label",
-            "fio",
-            "--db",
-            &db,
-        ]);
+        import_fio_json_plus(&root, &db);
         import_doc(&db_path, &root, "net", &fixtures::net(&["lo"], 900.0));
         iomark_ok(&[
             "mem",

@@ -43,139 +43,117 @@ fn labels(run: &LiveRunMetrics<'_>, test: &str) -> String {
     )
 }
 
+/// One point of a family: the suffix of its sample's name (`_count`),
+/// labels beyond the run's (`quantile="0.5"`), and its value.
+type Point = (&'static str, String, f64);
+
+/// A metric family: its name, type, unit, help, and its points for a run
+/// whose last second is the sample given.
+struct Family {
+    name: &'static str,
+    kind: &'static str,
+    unit: &'static str,
+    help: &'static str,
+    points: fn(&LiveRunMetrics<'_>, &LiveSample) -> Vec<Point>,
+}
+
+fn one(v: f64) -> Vec<Point> {
+    vec![("", String::new(), v)]
+}
+
+/// Gauges hold the last second; the counter and the summary's count and
+/// sum add up the test or the run so far.
+const FAMILIES: [Family; 7] = [
+    Family {
+        name: "iomark_bandwidth_bytes_per_second",
+        kind: "gauge",
+        unit: "bytes_per_second",
+        help: "Bytes per second in the last second measured.",
+        points: |_, s| one(s.bytes_per_sec()),
+    },
+    Family {
+        name: "iomark_iops",
+        kind: "gauge",
+        unit: "",
+        help: "I/Os per second in the last second measured.",
+        points: |_, s| one(s.iops()),
+    },
+    Family {
+        name: "iomark_latency_seconds",
+        kind: "summary",
+        unit: "seconds",
+        help:
+            "I/O latency: quantiles of the last second measured; count and sum of the test so far.",
+        points: |r, s| {
+            let mut points: Vec<Point> = s.latency.map_or_else(Vec::new, |l| {
+                [("0.5", l.p50_ns), ("0.99", l.p99_ns), ("1.0", l.max_ns)]
+                    .into_iter()
+                    .map(|(q, ns)| ("", format!(",quantile=\"{q}\""), ns as f64 / 1e9))
+                    .collect()
+            });
+            let test = r.samples.iter().filter(|t| t.step == s.step);
+            let (count, sum_ns) = test.fold((0u64, 0f64), |(c, sum), t| {
+                let mean = t.latency.map_or(0, |l| l.mean_ns);
+                (c + t.ios, sum + mean as f64 * t.ios as f64)
+            });
+            points.push(("_count", String::new(), count as f64));
+            points.push(("_sum", String::new(), sum_ns / 1e9));
+            points
+        },
+    },
+    Family {
+        name: "iomark_bytes",
+        kind: "counter",
+        unit: "bytes",
+        help: "Bytes moved by the run so far.",
+        points: |r, _| {
+            let total: u64 = r.samples.iter().map(|t| t.bytes).sum();
+            vec![("_total", String::new(), total as f64)]
+        },
+    },
+    Family {
+        name: "iomark_test",
+        kind: "gauge",
+        unit: "",
+        help: "The test running: its place in the run, from 1 (of iomark_tests).",
+        points: |_, s| one(f64::from(s.step)),
+    },
+    Family {
+        name: "iomark_tests",
+        kind: "gauge",
+        unit: "",
+        help: "How many tests the run has.",
+        points: |_, s| one(f64::from(s.steps)),
+    },
+    Family {
+        name: "iomark_time_left_seconds",
+        kind: "gauge",
+        unit: "seconds",
+        help: "The time the run still needs, where it can be told.",
+        points: |_, s| s.left_ms.map_or_else(Vec::new, |l| one(l as f64 / 1e3)),
+    },
+];
+
 /// The exposition of `runs`, ending with `# EOF`.
 pub fn render(runs: &[LiveRunMetrics<'_>]) -> String {
     let mut out = String::new();
-    let mut family =
-        |name: &str, kind: &str, unit: &str, help: &str, body: &dyn Fn(&mut String)| {
-            let _ = writeln!(out, "# TYPE {name} {kind}");
-            if !unit.is_empty() {
-                let _ = writeln!(out, "# UNIT {name} {unit}");
+    for f in &FAMILIES {
+        let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
+        if !f.unit.is_empty() {
+            let _ = writeln!(out, "# UNIT {} {}", f.name, f.unit);
+        }
+        let _ = writeln!(out, "# HELP {} {}", f.name, f.help);
+        for r in runs {
+            // A run with no second yet has no figure to give.
+            let Some(last) = r.samples.last() else {
+                continue;
+            };
+            let l = labels(r, &last.label);
+            for (suffix, extra, v) in (f.points)(r, last) {
+                let _ = writeln!(out, "{}{suffix}{{{l}{extra}}} {v}", f.name);
             }
-            let _ = writeln!(out, "# HELP {name} {help}");
-            body(&mut out);
-        };
-    // The last second of each run, and the test it belongs to.
-    let last = |r: &LiveRunMetrics<'_>| r.samples.last().cloned();
-    family(
-        "iomark_bandwidth_bytes_per_second",
-        "gauge",
-        "bytes_per_second",
-        "Bytes per second in the last second measured.",
-        &|o| {
-            for r in runs {
-                if let Some(s) = last(r) {
-                    let _ = writeln!(
-                        o,
-                        "iomark_bandwidth_bytes_per_second{{{}}} {}",
-                        labels(r, &s.label),
-                        s.bytes_per_sec()
-                    );
-                }
-            }
-        },
-    );
-    family(
-        "iomark_iops",
-        "gauge",
-        "",
-        "I/Os per second in the last second measured.",
-        &|o| {
-            for r in runs {
-                if let Some(s) = last(r) {
-                    let _ = writeln!(o, "iomark_iops{{{}}} {}", labels(r, &s.label), s.iops());
-                }
-            }
-        },
-    );
-    family(
-        "iomark_latency_seconds",
-        "summary",
-        "seconds",
-        "I/O latency: quantiles of the last second measured; count and sum of the test so far.",
-        &|o| {
-            for r in runs {
-                let Some(s) = last(r) else { continue };
-                let l = labels(r, &s.label);
-                if let Some(lat) = s.latency {
-                    for (q, ns) in [
-                        ("0.5", lat.p50_ns),
-                        ("0.99", lat.p99_ns),
-                        ("1.0", lat.max_ns),
-                    ] {
-                        let _ = writeln!(
-                            o,
-                            "iomark_latency_seconds{{{l},quantile=\"{q}\"}} {}",
-                            ns as f64 / 1e9
-                        );
-                    }
-                }
-                let test = r.samples.iter().filter(|t| t.step == s.step);
-                let (count, sum_ns) = test.fold((0u64, 0f64), |(c, sum), t| {
-                    let mean = t.latency.map_or(0, |l| l.mean_ns);
-                    (c + t.ios, sum + mean as f64 * t.ios as f64)
-                });
-                let _ = writeln!(o, "iomark_latency_seconds_count{{{l}}} {count}");
-                let _ = writeln!(o, "iomark_latency_seconds_sum{{{l}}} {}", sum_ns / 1e9);
-            }
-        },
-    );
-    family(
-        "iomark_bytes",
-        "counter",
-        "bytes",
-        "Bytes moved by the run so far.",
-        &|o| {
-            for r in runs {
-                if let Some(s) = last(r) {
-                    let total: u64 = r.samples.iter().map(|t| t.bytes).sum();
-                    let _ = writeln!(o, "iomark_bytes_total{{{}}} {total}", labels(r, &s.label));
-                }
-            }
-        },
-    );
-    family(
-        "iomark_test",
-        "gauge",
-        "",
-        "The test running: its place in the run, from 1 (of iomark_tests).",
-        &|o| {
-            for r in runs {
-                if let Some(s) = last(r) {
-                    let l = labels(r, &s.label);
-                    let _ = writeln!(o, "iomark_test{{{l}}} {}", s.step);
-                }
-            }
-        },
-    );
-    family(
-        "iomark_tests",
-        "gauge",
-        "",
-        "How many tests the run has.",
-        &|o| {
-            for r in runs {
-                if let Some(s) = last(r) {
-                    let l = labels(r, &s.label);
-                    let _ = writeln!(o, "iomark_tests{{{l}}} {}", s.steps);
-                }
-            }
-        },
-    );
-    family(
-        "iomark_time_left_seconds",
-        "gauge",
-        "seconds",
-        "The time the run still needs, where it can be told.",
-        &|o| {
-            for r in runs {
-                if let Some((s, left)) = last(r).and_then(|s| s.left_ms.map(|l| (s, l))) {
-                    let l = labels(r, &s.label);
-                    let _ = writeln!(o, "iomark_time_left_seconds{{{l}}} {}", left as f64 / 1e3);
-                }
-            }
-        },
-    );
+        }
+    }
     out.push_str("# EOF\n");
     out
 }
