@@ -7,7 +7,6 @@
 #[path = "../../report/tests/fixtures/mod.rs"]
 pub(crate) mod fixtures;
 
-
 use iomark_model::disk::EngineKind;
 use iomark_model::profile::ProfileResult;
 use iomark_model::RunBody;
