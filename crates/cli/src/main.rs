@@ -21,6 +21,7 @@ mod exit;
 mod fio;
 mod info;
 mod mem;
+mod mem_live;
 mod mem_stream;
 mod net;
 mod record;

@@ -141,15 +141,23 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
     let mut stream = options
         .stream
         .then(|| crate::mem_stream::JsonStream::start(&options.plan));
-    let run = match stream.as_mut() {
-        Some(s) => options.plan.run_observed(stop, child, s)?,
-        None => options.plan.run(stop, child)?,
+    // Stored from the start, so the run shows in progress with its seconds
+    // (`iomark serve`), and a killed one stays interrupted.
+    let mut begun = options.plan.document(
+        options.plan.begun(),
+        crate::record::command_line(),
+        started_at_ms,
+    );
+    let mut recorder = crate::record::Recorder::begin(&options.store, &mut begun);
+    let run = {
+        let mut watch = crate::mem_live::MemWatch::new(&mut recorder, stream.as_mut());
+        options.plan.run_observed(stop, child, &mut watch)?
     };
     let mut doc = options
         .plan
         .document(run, crate::record::command_line(), started_at_ms);
-    // A mem run is one measurement: it is stored whole once it ends.
-    crate::record::Recorder::begin(&options.store, &mut doc).finish(&doc);
+    options.store.apply(&mut doc);
+    recorder.finish(&doc);
     match stream {
         Some(s) => s.end(&doc),
         None => {

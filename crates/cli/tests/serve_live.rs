@@ -221,3 +221,54 @@ fn a_killed_run_keeps_its_seconds_on_its_live_page_and_in_the_api() {
     let run_page = served.get(&format!("/runs/{id}")).text();
     assert!(run_page.contains("interrupted"), "{run_page}");
 }
+
+#[test]
+fn a_mem_run_stores_its_seconds_as_it_goes() {
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    // About 1.5 s of STREAM passes: a stored second comes while it runs.
+    let mut run = Proc::spawn(&mut iomark_cmd(&[
+        "mem",
+        "stream",
+        "--size",
+        "8M",
+        "--ntimes",
+        "150",
+        "--threads",
+        "1",
+        "--db",
+        db,
+    ]));
+    let seconds = |db: &str| -> Vec<iomark_model::live::LiveSample> {
+        let Ok(mut store) = iomark_store::open_read_only(Some(db)) else {
+            return Vec::new();
+        };
+        let Some(id) = store
+            .in_progress(0)
+            .ok()
+            .and_then(|ids| ids.first().copied())
+        else {
+            return Vec::new();
+        };
+        store
+            .samples(id, None)
+            .map(|s| s.into_iter().map(|(_, s)| s).collect())
+            .unwrap_or_default()
+    };
+    wait_until(Duration::from_secs(60), "a stored second", || {
+        !seconds(db).is_empty()
+    });
+    assert!(run.running(), "the first second was stored at the end");
+    let out = run.finish(Duration::from_secs(60));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut store = iomark_store::open_read_only(Some(db)).unwrap();
+    let runs = store.list(&iomark_store::RunQuery::default()).unwrap();
+    assert_eq!(runs[0].status, iomark_model::RunStatus::Complete);
+    let kept = store.samples(runs[0].id, None).unwrap();
+    assert!(kept.len() >= 2, "{kept:?}");
+    for (_, s) in &kept {
+        assert!(s.label.starts_with("stream "), "{s:?}");
+        assert_eq!((s.step, s.ios, s.latency), (1, 0, None), "{s:?}");
+        assert!(s.bytes > 0 && s.duration_ms > 0, "{s:?}");
+    }
+}

@@ -368,6 +368,23 @@ pub(crate) fn invalid<T>(msg: impl Into<String>) -> Result<T, MemError> {
 }
 
 impl MemPlan {
+    /// The run as it stands before anything is measured: stored so at the
+    /// start, it reads back as interrupted until the run's end replaces it
+    /// (so a viewer sees it in progress, and a killed run stays so).
+    pub fn begun(&self) -> MemRun {
+        MemRun {
+            spec: self.spec.clone(),
+            host: crate::sys::host(),
+            outcome: MemOutcome::Interrupted,
+            cgroup: None,
+            baseline: None,
+            warnings: Vec::new(),
+            sweep: None,
+            cpu: None,
+            cluster: None,
+        }
+    }
+
     /// Run the job: each point of the sweep, or the one run (against the
     /// all-in-memory one when relative); `child` is the command of the
     /// limited child process ([`crate::job::serve_child`]).

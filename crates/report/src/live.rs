@@ -31,6 +31,17 @@ impl LiveFigure {
         }
     }
 
+    /// The figures `samples` have something to draw in: bandwidth always;
+    /// IOPS and latency where I/Os were counted (a memory kernel's
+    /// seconds count bytes alone).
+    pub fn of(samples: &[LiveSample]) -> Vec<LiveFigure> {
+        let ios = samples.iter().any(|s| s.ios > 0);
+        LiveFigure::ALL
+            .into_iter()
+            .filter(|f| *f == LiveFigure::Bandwidth || ios)
+            .collect()
+    }
+
     /// The figure a URL names.
     pub fn named(name: &str) -> Option<LiveFigure> {
         LiveFigure::ALL.into_iter().find(|f| f.name() == name)
@@ -129,6 +140,13 @@ mod tests {
         let lat = live_chart(LiveFigure::Latency, &samples);
         assert!(lat.contains("p99") && lat.contains("p50"));
         assert_eq!(LiveFigure::named("iops"), Some(LiveFigure::Iops));
+        assert_eq!(LiveFigure::of(&samples), LiveFigure::ALL);
+        let memory = [LiveSample {
+            ios: 0,
+            latency: None,
+            ..sample(1, 900)
+        }];
+        assert_eq!(LiveFigure::of(&memory), [LiveFigure::Bandwidth]);
         assert_eq!(LiveFigure::named("x"), None);
     }
 }

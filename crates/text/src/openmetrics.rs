@@ -57,6 +57,12 @@ struct Family {
     points: fn(&LiveRunMetrics<'_>, &LiveSample) -> Vec<Point>,
 }
 
+/// Whether the run counts I/Os (a disk run does; a memory kernel's
+/// seconds count bytes alone).
+fn counts_ios(r: &LiveRunMetrics<'_>) -> bool {
+    r.samples.iter().any(|t| t.ios > 0)
+}
+
 fn one(v: f64) -> Vec<Point> {
     vec![("", String::new(), v)]
 }
@@ -76,7 +82,14 @@ const FAMILIES: [Family; 7] = [
         kind: "gauge",
         unit: "",
         help: "I/Os per second in the last second measured.",
-        points: |_, s| one(s.iops()),
+        // A run that counts no I/Os (a memory kernel) has no IOPS to give.
+        points: |r, s| {
+            if counts_ios(r) {
+                one(s.iops())
+            } else {
+                Vec::new()
+            }
+        },
     },
     Family {
         name: "iomark_latency_seconds",
@@ -85,6 +98,9 @@ const FAMILIES: [Family; 7] = [
         help:
             "I/O latency: quantiles of the last second measured; count and sum of the test so far.",
         points: |r, s| {
+            if !counts_ios(r) {
+                return Vec::new();
+            }
             let mut points: Vec<Point> = s.latency.map_or_else(Vec::new, |l| {
                 [("0.5", l.p50_ns), ("0.99", l.p99_ns), ("1.0", l.max_ns)]
                     .into_iter()
@@ -213,6 +229,32 @@ mod tests {
             assert!(text.lines().any(|t| t == line), "{line} not in:\n{text}");
         }
         assert_eq!(text.matches("# TYPE ").count(), 7);
+    }
+
+    #[test]
+    fn a_run_that_counts_no_ios_gives_its_bandwidth_alone() {
+        let memory = [LiveSample {
+            ios: 0,
+            latency: None,
+            ..sample(1, 8 << 20, 0)
+        }];
+        let text = render(&[LiveRunMetrics {
+            run: 3,
+            host: "h",
+            device: "",
+            samples: &memory,
+        }]);
+        assert!(
+            text.contains("iomark_bandwidth_bytes_per_second{run=\"3\""),
+            "{text}"
+        );
+        for absent in [
+            "iomark_iops{",
+            "iomark_latency_seconds{",
+            "iomark_latency_seconds_count{",
+        ] {
+            assert!(!text.contains(absent), "{absent} in:\n{text}");
+        }
     }
 
     #[test]

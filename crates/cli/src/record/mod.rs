@@ -107,6 +107,11 @@ impl Recorder {
         Recorder(LiveRun::begin(args.db.clone(), args.no_store, doc, hooks))
     }
 
+    /// Store a second of the run as it goes.
+    pub fn sample(&mut self, sample: &LiveSample) {
+        self.0.sample(sample);
+    }
+
     /// Store the final document with its status, and say where it went.
     pub fn finish(self, doc: &RunDocument) -> Option<RunId> {
         self.0.finish(doc)

@@ -31,9 +31,9 @@
 mod coordinator;
 mod known;
 mod sink;
-#[cfg(feature = "terminal")]
 pub mod stream;
 mod targets;
+#[cfg(feature = "terminal")]
 pub mod terminal;
 mod watch;
 

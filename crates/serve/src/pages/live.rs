@@ -73,7 +73,12 @@ impl<'a> Standing<'a> {
         } else {
             format!("test {}: {}", s.step, s.label)
         };
-        let rate = format!("{:.1} MB/s, {:.0} IOPS", s.bytes_per_sec() / 1e6, s.iops());
+        // A memory kernel's seconds count bytes alone.
+        let rate = if s.ios > 0 {
+            format!("{:.1} MB/s, {:.0} IOPS", s.bytes_per_sec() / 1e6, s.iops())
+        } else {
+            format!("{:.1} MB/s", s.bytes_per_sec() / 1e6)
+        };
         if self.in_progress {
             let left = s
                 .left_ms
@@ -140,7 +145,8 @@ pub fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> {
         standing.in_progress,
         esc(&standing.text())
     );
-    for figure in LiveFigure::ALL {
+    let seconds: Vec<LiveSample> = samples.into_iter().map(|(_, s)| s).collect();
+    for figure in LiveFigure::of(&seconds) {
         let name = figure.name();
         o.push_str(&format!(
             "<img class=\"live\" id=\"chart-{name}\" alt=\"{name}, each second\" \

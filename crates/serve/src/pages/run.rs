@@ -16,7 +16,12 @@ use crate::Failure;
 pub fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> {
     let run = store.load(id)?;
     let told = iomark_text::results::run_detail(&run);
-    let seconds = store.samples(id, None)?.len();
+    let samples: Vec<_> = store
+        .samples(id, None)?
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect();
+    let seconds = samples.len();
     let mut o = format!(
         "<p class=\"note\">Run {id} · <a href=\"#show\">as iomark results show tells it</a> · \
          <a href=\"/api/runs/{id}\">as JSON</a>"
@@ -46,7 +51,7 @@ pub fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> {
             o,
             "<h2 id=\"seconds\">Each second, as it was measured ({seconds})</h2><div class=\"live-charts\">"
         );
-        for figure in LiveFigure::ALL {
+        for figure in LiveFigure::of(&samples) {
             let name = figure.name();
             let _ = write!(
                 o,

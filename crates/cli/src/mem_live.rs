@@ -1,0 +1,113 @@
+//! A mem run's seconds in the store as it goes, for `iomark serve`'s live
+//! view: the passes a kernel run measures in this process (STREAM's four
+//! kernels once, a stencil sweep), gathered into intervals of a second or
+//! more of pass time, each stored as a [`LiveSample`] (the bytes moved; a
+//! memory kernel counts no I/Os and has no per-I/O latency). Himeno counts
+//! no bytes, and a run under `--mem-limit` measures in a child process, so
+//! neither stores seconds; each still shows as in progress from its start.
+
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use iomark_mem::observe::{Measured, MemObserver, Pass, Role};
+use iomark_model::live::LiveSample;
+use iomark_model::mem::MemJobSpec;
+
+use crate::mem_stream::JsonStream;
+use crate::record::Recorder;
+
+/// Pass time gathered into one stored interval at least.
+const INTERVAL_S: f64 = 1.0;
+
+/// Tells the store (and the stream, under `--json-stream`) of the run.
+pub(crate) struct MemWatch<'a> {
+    pub(crate) recorder: &'a mut Recorder,
+    pub(crate) stream: Option<&'a mut JsonStream>,
+    /// The kernel run under way: its number from 1, its label, its start.
+    run: u32,
+    label: String,
+    began: Instant,
+    /// Counted passes not yet stored: bytes and seconds.
+    pending: (u64, f64),
+}
+
+impl<'a> MemWatch<'a> {
+    pub(crate) fn new(recorder: &'a mut Recorder, stream: Option<&'a mut JsonStream>) -> Self {
+        MemWatch {
+            recorder,
+            stream,
+            run: 0,
+            label: String::new(),
+            began: Instant::now(),
+            pending: (0, 0.0),
+        }
+    }
+
+    /// Store what the passes since the last interval moved, if any.
+    fn flush(&mut self) {
+        let (bytes, seconds) = std::mem::take(&mut self.pending);
+        if seconds <= 0.0 {
+            return;
+        }
+        let at_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        self.recorder.sample(&LiveSample {
+            step: self.run,
+            steps: 0,
+            label: self.label.clone(),
+            at_ms,
+            offset_ms: self.began.elapsed().as_millis() as u64,
+            duration_ms: (seconds * 1e3).round() as u64,
+            bytes,
+            ios: 0,
+            latency: None,
+            left_ms: None,
+        });
+    }
+}
+
+impl MemObserver for MemWatch<'_> {
+    fn point(&mut self, x: f64) {
+        if let Some(s) = self.stream.as_mut() {
+            s.point(x);
+        }
+    }
+
+    fn begin(&mut self, role: Role, spec: &MemJobSpec) {
+        self.flush();
+        self.run += 1;
+        self.label = format!(
+            "{} {}{}",
+            spec.kernel.name(),
+            spec.kernel.data_bytes(),
+            match role {
+                Role::AllInMemory => " (all in memory)",
+                Role::Run => "",
+            }
+        );
+        self.began = Instant::now();
+        if let Some(s) = self.stream.as_mut() {
+            s.begin(role, spec);
+        }
+    }
+
+    fn pass(&mut self, p: &Pass) {
+        if let (true, Some(bytes)) = (p.counted, p.bytes) {
+            self.pending.0 += bytes;
+            self.pending.1 += p.seconds;
+            if self.pending.1 >= INTERVAL_S {
+                self.flush();
+            }
+        }
+        if let Some(s) = self.stream.as_mut() {
+            s.pass(p);
+        }
+    }
+
+    fn measured(&mut self, m: &Measured<'_>) {
+        self.flush();
+        if let Some(s) = self.stream.as_mut() {
+            s.measured(m);
+        }
+    }
+}
