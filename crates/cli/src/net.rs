@@ -99,7 +99,11 @@ fn test(a: ClientArgs) -> anyhow::Result<Exit> {
         writeln!(out, "{}", cfg.settings_line())?;
     }
     cfg.interrupt = Some(crate::signals::stop_flag()?);
-    let report = match iomark_net::client::run(&cfg, &mut out) {
+    let mut live = LiveNet {
+        store: &a.store,
+        recorder: None,
+    };
+    let report = match iomark_net::client::run_observed(&cfg, &mut out, &mut live) {
         Ok(r) => r,
         Err(NetError::Interrupted) => {
             eprintln!("iomark: interrupted before the test started");
@@ -116,12 +120,41 @@ fn test(a: ClientArgs) -> anyhow::Result<Exit> {
     out.flush()?;
     let mut doc = iomark_net::run_document(&report, crate::record::command_line());
     print_warnings(&doc);
-    crate::record::Recorder::begin(&a.store, &mut doc).finish(&doc);
+    match live.recorder.take() {
+        Some(recorder) => {
+            a.store.apply(&mut doc);
+            recorder.finish(&doc);
+        }
+        None => {
+            crate::record::Recorder::begin(&a.store, &mut doc).finish(&doc);
+        }
+    }
     Ok(if report.interrupted {
         Exit::Interrupted
     } else {
         Exit::Success
     })
+}
+
+/// A client's test in the store as it goes: stored when it opens (reading
+/// back as interrupted until it ends), each report interval a second of it,
+/// for `iomark serve`'s live view.
+struct LiveNet<'a> {
+    store: &'a crate::record::StoreArgs,
+    recorder: Option<crate::record::Recorder>,
+}
+
+impl iomark_net::live::ClientObserver for LiveNet<'_> {
+    fn started(&mut self, report: &iomark_net::TestReport) {
+        let mut begun = iomark_net::run_document(report, crate::record::command_line());
+        self.recorder = Some(crate::record::Recorder::begin(self.store, &mut begun));
+    }
+
+    fn interval(&mut self, second: &iomark_model::live::LiveSample) {
+        if let Some(r) = self.recorder.as_mut() {
+            r.sample(second);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -272,3 +272,52 @@ fn a_mem_run_stores_its_seconds_as_it_goes() {
         assert!(s.bytes > 0 && s.duration_ms > 0, "{s:?}");
     }
 }
+
+#[test]
+fn a_net_test_stores_each_interval_as_it_goes() {
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    let port = crate::net_common::free_port();
+    let _server = crate::net_common::iomark_server(port, &["-1"]);
+    let port = port.to_string();
+    let mut client = Proc::spawn(&mut iomark_cmd(&[
+        "net",
+        "-c",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-t",
+        "4",
+        "--db",
+        db,
+    ]));
+    let stored = |db: &str| -> Option<(iomark_store::RunId, usize)> {
+        let mut store = iomark_store::open_read_only(Some(db)).ok()?;
+        let id = *store.in_progress(0).ok()?.first()?;
+        Some((id, store.samples(id, None).ok()?.len()))
+    };
+    wait_until(Duration::from_secs(60), "a stored interval", || {
+        stored(db).is_some_and(|(_, n)| n >= 1)
+    });
+    assert!(client.running(), "the first interval was stored at the end");
+    let out = client.finish(Duration::from_secs(60));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut store = iomark_store::open_read_only(Some(db)).unwrap();
+    let run = store
+        .list(&iomark_store::RunQuery::default())
+        .unwrap()
+        .remove(0);
+    assert_eq!(run.status, iomark_model::RunStatus::Complete);
+    let seconds = store.samples(run.id, None).unwrap();
+    assert_eq!(seconds.len(), 4, "{seconds:?}");
+    for (n, (_, s)) in seconds.iter().enumerate() {
+        assert_eq!(
+            (s.label.as_str(), s.step, s.ios),
+            ("TCP send", 1, 0),
+            "{s:?}"
+        );
+        assert_eq!(s.offset_ms, 1000 * (n as u64 + 1), "{s:?}");
+        assert!(s.bytes > 0, "{s:?}");
+    }
+    assert_eq!(seconds[0].1.left_ms, Some(3000));
+}

@@ -96,6 +96,15 @@ impl ClientConfig {
 
 /// Run one test against a server; text output (if enabled) goes to `out`.
 pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetError> {
+    run_observed(cfg, out, &mut crate::live::Quiet)
+}
+
+/// [`run`], telling `obs` of the test as it opens and of each interval.
+pub fn run_observed(
+    cfg: &ClientConfig,
+    out: &mut dyn Write,
+    obs: &mut dyn crate::live::ClientObserver,
+) -> Result<TestReport, NetError> {
     let _pinned = match cfg.affinity {
         Some(cpu) => Some(Pinned::to(cpu).map_err(|e| {
             NetError::Invalid(format!(
@@ -206,6 +215,7 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
     };
     let mut report = TestReport::opening(peering, params, &streams, started, cfg.interval);
     report.rate_format = cfg.rate_format;
+    obs.started(&report);
     if cfg.text {
         let _ = write!(out, "{}", report.header_text());
         if cfg.verbose {
@@ -258,7 +268,9 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
         // test ends on time.
         if left < PRECISE_SLEEP && end_bytes.is_none() {
             std::thread::sleep(left);
-            lines.print(&report, &session.tick(Instant::now()), out);
+            let recs = session.tick(Instant::now());
+            crate::live::tell(obs, &report, &recs);
+            lines.print(&report, &recs, out);
             continue;
         }
         let poll = left
@@ -273,13 +285,16 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
             }
             Err(e) => return Err(e),
         }
-        lines.print(&report, &session.tick(Instant::now()), out);
+        let recs = session.tick(Instant::now());
+        crate::live::tell(obs, &report, &recs);
+        lines.print(&report, &recs, out);
     }
     let (totals, last) = session.finish(false);
     report.rtt_probe = crate::RttProbe {
         idle: idle_rtts,
         loaded: loaded_probe.map(probe::Loaded::finish).unwrap_or_default(),
     };
+    crate::live::tell(obs, &report, &last);
     lines.print(&report, &last, out);
     if interrupted {
         // Like iperf3: tell the server, keep what was measured, skip the exchange.

@@ -21,6 +21,7 @@ mod control;
 mod cpu;
 mod document;
 pub mod iface;
+pub mod live;
 mod local;
 pub mod output;
 mod probe;

@@ -216,10 +216,13 @@ impl TestReport {
         self.params.bidirectional
     }
 
-    /// The sender and receiver views of stream `i`, local and remote merged.
+    /// The sender and receiver views of stream `i`, local and remote merged
+    /// (all zero in a report just opened, which has no totals yet: the
+    /// document a live run is begun with).
     fn sides(&self, i: usize) -> (Side, Side) {
         let s = &self.streams[i];
-        let t = &self.totals[i];
+        let none = StreamTotals::default();
+        let t = self.totals.get(i).unwrap_or(&none);
         let r = self.remote.as_ref().and_then(|r| r.stream(s.id as i64));
         let local = Side {
             bytes: t.bytes,
@@ -246,7 +249,8 @@ impl TestReport {
     fn udp_receiver(&self, i: usize) -> (f64, i64, u64) {
         let s = &self.streams[i];
         if !s.sending {
-            let t = &self.totals[i];
+            let none = StreamTotals::default();
+            let t = self.totals.get(i).unwrap_or(&none);
             return (t.jitter, t.lost, t.out_of_order);
         }
         self.remote
