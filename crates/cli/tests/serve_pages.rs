@@ -1,7 +1,7 @@
 //! `iomark serve` end to end, over one store of real runs built once per
 //! test process (a CrystalDiskMark run and a custom run measured here, a
-//! fio json+ import, a net run, a memory stencil run, and a run labelled
-//! `<script>`): each page in headless Chromium shows the stored numbers
+//! fio json+ import, a net run, a memory stencil run, a run labelled
+//! `<script>`, a memory sweep): each page in headless Chromium shows the stored numbers
 //! with no console error (so no Content-Security-Policy violation) and is
 //! not blank; the API's documents are the command line's byte for byte;
 //! who may read; refusals; Ctrl-C.
@@ -28,6 +28,7 @@ struct Runs {
     net: u32,
     stencil: u32,
     script: u32,
+    sweep: u32,
 }
 
 /// The store, built by the first test that asks, in this process's own
@@ -87,6 +88,21 @@ fn runs() -> &'static Runs {
             &db,
         ]);
         import_doc(&db_path, &root, "script", &fixtures::cdm(&[SCRIPT], 40.0));
+        // A memory sweep: STREAM at two sizes, a point each.
+        iomark_ok(&[
+            "mem",
+            "stream",
+            "--sizes",
+            "4MiB,8MiB",
+            "--ntimes",
+            "3",
+            "--threads",
+            "1",
+            "--label",
+            "sweep",
+            "--db",
+            &db,
+        ]);
         Runs {
             db,
             cdm: 1,
@@ -95,6 +111,7 @@ fn runs() -> &'static Runs {
             net: 4,
             stencil: 5,
             script: 6,
+            sweep: 7,
         }
     })
 }
@@ -148,7 +165,7 @@ fn each_run_page_shows_its_stored_figures_in_chromium() {
     let profile = tempfile::tempdir().unwrap();
     let r = runs();
     let served = Served::start(&r.db, &[]);
-    for id in [r.cdm, r.custom, r.fio, r.net, r.stencil] {
+    for id in [r.cdm, r.custom, r.fio, r.net, r.stencil, r.sweep] {
         let page = dom_of(&bin, profile.path(), &served.url(&format!("/runs/{id}")));
         let want = stored_values(id);
         assert!(!want.is_empty(), "run {id} has figures");
@@ -178,7 +195,7 @@ fn the_list_compare_and_device_pages_show_the_store_in_chromium() {
     let shot = profile.path().join("shot.png");
 
     let list = dom_of(&bin, profile.path(), &served.url("/"));
-    for id in [r.cdm, r.custom, r.fio, r.net, r.stencil, r.script] {
+    for id in [r.cdm, r.custom, r.fio, r.net, r.stencil, r.script, r.sweep] {
         assert!(
             list.contains(&format!("<tr data-run=\"{id}\">")),
             "run {id} not listed"
