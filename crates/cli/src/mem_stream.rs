@@ -19,12 +19,7 @@ use serde_json::{json, Value};
 
 /// One line: `{"event":"...","data":...}`, keys in that order.
 fn line(event: &str, data: &impl Serialize) -> String {
-    #[derive(Serialize)]
-    struct Event<'a, T> {
-        event: &'a str,
-        data: &'a T,
-    }
-    serde_json::to_string(&Event { event, data }).expect("events serialise")
+    iomark_model::live::stream_event(event, data)
 }
 
 /// Writes the stream's lines, each flushed; a closed pipe (a reader gone)

@@ -58,6 +58,19 @@ impl LiveSample {
     }
 }
 
+/// One line of a `--json-stream` (`disk`, `mem`, `net`), without its
+/// newline: `{"event":"interval","data":{...}}`, the keys in iperf3's
+/// order, so a reader of iperf3's stream reads iomark's.
+pub fn stream_event<T: Serialize>(event: &str, data: &T) -> String {
+    // A struct, not a map, so the keys keep their order.
+    #[derive(Serialize)]
+    struct Event<'a, T> {
+        event: &'a str,
+        data: &'a T,
+    }
+    serde_json::to_string(&Event { event, data }).expect("a stream event serialises")
+}
+
 fn per_sec(count: u64, ms: u64) -> f64 {
     if ms == 0 {
         0.0

@@ -9,7 +9,7 @@
 
 use std::io::Write;
 
-use iomark_model::live::LiveSample;
+use iomark_model::live::{stream_event, LiveSample};
 use serde_json::json;
 
 use super::RunDisplay;
@@ -48,9 +48,8 @@ impl<W: Write, D: RunDisplay> JsonStream<W, D> {
         if self.failed.is_some() {
             return;
         }
-        // "event" first, as iperf3 writes it.
-        let written = writeln!(self.out, r#"{{"event":{},"data":{data}}}"#, json!(event))
-            .and_then(|()| self.out.flush());
+        let written =
+            writeln!(self.out, "{}", stream_event(event, data)).and_then(|()| self.out.flush());
         if let Err(e) = written {
             self.failed = Some(e);
         }

@@ -370,13 +370,7 @@ fn http_date(secs: u64) -> String {
 
 /// One `--json-stream` line (without its newline).
 fn event<T: Serialize>(event: &str, data: &T) -> String {
-    // A struct, not a map, so the keys keep iperf3's order.
-    #[derive(Serialize)]
-    struct Event<'a, T> {
-        event: &'a str,
-        data: &'a T,
-    }
-    serde_json::to_string(&Event { event, data }).expect("the report always serialises")
+    iomark_model::live::stream_event(event, data)
 }
 
 #[cfg(test)]
