@@ -24,6 +24,7 @@ mod mem;
 mod mem_live;
 mod mem_stream;
 mod net;
+mod net_live;
 mod record;
 mod report;
 mod results;

@@ -38,7 +38,8 @@ enum NetCommand {
 struct ServerArgs {
     #[command(flatten)]
     settings: ServerSettings,
-    /// Each busy period (one test, or those that overlapped) is stored as a run.
+    /// Each busy period (one test, or those that overlapped) is stored as a
+    /// run, from when its first test opens, a second per report interval.
     #[command(flatten)]
     store: crate::record::StoreArgs,
 }
@@ -50,16 +51,6 @@ struct ClientArgs {
     settings: ClientSettings,
     #[command(flatten)]
     store: crate::record::StoreArgs,
-}
-
-/// The iperf3-shaped text has no place for them; the link checks are
-/// iomark's own.
-fn print_warnings(doc: &iomark_model::RunDocument) {
-    if let iomark_model::RunBody::Net(run) = &doc.body {
-        for w in &run.warnings {
-            eprintln!("iomark: warning: {w}");
-        }
-    }
 }
 
 /// Run `iomark net ...`.
@@ -79,15 +70,11 @@ fn serve(a: ServerArgs) -> anyhow::Result<Exit> {
     if cfg.verbose && cfg.text {
         crate::exit::print(&format!("{}\n", cfg.settings_line()))?;
     }
-    let command_line = crate::record::command_line();
-    let mut store_served = |served: Vec<iomark_net::TestReport>| {
-        let Some(mut doc) = iomark_net::served_document(&served, command_line.clone()) else {
-            return;
-        };
-        print_warnings(&doc);
-        crate::record::Recorder::begin(&a.store, &mut doc).finish(&doc);
+    let mut live = crate::net_live::LiveServer {
+        store: &a.store,
+        open: None,
     };
-    iomark_net::server::run(cfg, &mut store_served).context("net server")?;
+    iomark_net::server::run(cfg, &mut live).context("net server")?;
     Ok(Exit::Success)
 }
 
@@ -99,7 +86,7 @@ fn test(a: ClientArgs) -> anyhow::Result<Exit> {
         writeln!(out, "{}", cfg.settings_line())?;
     }
     cfg.interrupt = Some(crate::signals::stop_flag()?);
-    let mut live = LiveNet {
+    let mut live = crate::net_live::LiveClient {
         store: &a.store,
         recorder: None,
     };
@@ -119,7 +106,7 @@ fn test(a: ClientArgs) -> anyhow::Result<Exit> {
     }
     out.flush()?;
     let mut doc = iomark_net::run_document(&report, crate::record::command_line());
-    print_warnings(&doc);
+    crate::net_live::print_warnings(&doc);
     match live.recorder.take() {
         Some(recorder) => {
             a.store.apply(&mut doc);
@@ -134,27 +121,6 @@ fn test(a: ClientArgs) -> anyhow::Result<Exit> {
     } else {
         Exit::Success
     })
-}
-
-/// A client's test in the store as it goes: stored when it opens (reading
-/// back as interrupted until it ends), each report interval a second of it,
-/// for `iomark serve`'s live view.
-struct LiveNet<'a> {
-    store: &'a crate::record::StoreArgs,
-    recorder: Option<crate::record::Recorder>,
-}
-
-impl iomark_net::live::ClientObserver for LiveNet<'_> {
-    fn started(&mut self, report: &iomark_net::TestReport) {
-        let mut begun = iomark_net::run_document(report, crate::record::command_line());
-        self.recorder = Some(crate::record::Recorder::begin(self.store, &mut begun));
-    }
-
-    fn interval(&mut self, second: &iomark_model::live::LiveSample) {
-        if let Some(r) = self.recorder.as_mut() {
-            r.sample(second);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -114,6 +114,16 @@ fn three_clients_run_at_once_and_a_fourth_is_told_busy() {
         total > most && total <= sum * 1.000_001,
         "total {total}, clients {each:?}"
     );
+    // Stored as it went: each test's seconds, as the run's tests 1 to 3.
+    let mut store = iomark_store::open_read_only(Some(db.db())).unwrap();
+    let seconds = store.samples(iomark_store::RunId(1), None).unwrap();
+    for step in 1..=3 {
+        let of: Vec<_> = seconds.iter().filter(|(_, s)| s.step == step).collect();
+        assert!(
+            of.len() >= 2 && of.iter().all(|(_, s)| s.bytes > 0),
+            "test {step}: {seconds:?}"
+        );
+    }
 }
 
 /// Tests one after the other are runs of their own, even when the next
@@ -133,6 +143,15 @@ fn back_to_back_clients_are_runs_of_their_own_and_ctrl_c_stops_the_server() {
     server.wait_stderr("stored as run 3", Duration::from_secs(20));
     let listed = ok(&results(db.db(), &["list"]));
     assert_eq!(listed.matches("complete").count(), 3, "{listed}");
+    let mut store = iomark_store::open_read_only(Some(db.db())).unwrap();
+    let runs = store.list(&iomark_store::RunQuery::default()).unwrap();
+    assert_eq!(runs.len(), 3, "{listed}");
+    for run in runs {
+        // Each stored as it went: a second at least, all its own test's.
+        let seconds = store.samples(run.id, None).unwrap();
+        assert!(!seconds.is_empty(), "run {}", run.id);
+        assert!(seconds.iter().all(|(_, s)| s.step == 1), "{seconds:?}");
+    }
     for id in ["1", "2", "3"] {
         let shown = json_of(&results(db.db(), &["show", id, "--json"]));
         let clients = shown["document"]["body"]["clients"].as_array().unwrap();

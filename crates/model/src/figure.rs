@@ -23,7 +23,7 @@ use crate::disk::{
     DirectionResult, DiskJobResult, DiskJobSpec, DiskRun, DiskTarget, IntervalSample, RwMode,
 };
 use crate::mem::{Advice, KernelResult, MemJobSpec, MemKernelSpec, MemOutcome, MemRun};
-use crate::net::{NetDirection, NetInterface, NetProtocol, NetRun};
+use crate::net::{NetDirection, NetInterface, NetProtocol, NetRun, NetSpec};
 use crate::profile::{ArtefactsResult, CdmResult, GnomeResult, ProfileResult, TestDir};
 use crate::run::{RunBody, RunDocument};
 use crate::sustained::SustainedResult;
@@ -47,7 +47,7 @@ pub use disk::{
     gnome_figures, size_label,
 };
 pub use mem::{mem_figures, mem_spec_test_name, mem_test_name};
-pub use net::{net_figures, net_test_name};
+pub use net::{net_figures, net_spec_name, net_test_name};
 pub use own_names::own_test_names;
 pub use printed::RateUnit;
 

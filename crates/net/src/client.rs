@@ -103,7 +103,7 @@ pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetErr
 pub fn run_observed(
     cfg: &ClientConfig,
     out: &mut dyn Write,
-    obs: &mut dyn crate::live::ClientObserver,
+    obs: &mut dyn crate::live::TestObserver,
 ) -> Result<TestReport, NetError> {
     let _pinned = match cfg.affinity {
         Some(cpu) => Some(Pinned::to(cpu).map_err(|e| {

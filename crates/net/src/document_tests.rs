@@ -13,7 +13,11 @@ fn run_document_holds_a_net_run_from_a_real_test() {
     let server = crate::server::Server::bind(scfg).unwrap();
     let port = server.local_addr().port();
     let h = std::thread::spawn(move || {
-        server.serve(&mut std::io::sink(), &mut std::io::sink(), &mut |_| {})
+        server.serve(
+            &mut std::io::sink(),
+            &mut std::io::sink(),
+            &mut crate::live::Quiet,
+        )
     });
     let mut c = ClientConfig::new("127.0.0.1");
     c.port = port;

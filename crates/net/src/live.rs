@@ -1,45 +1,68 @@
-//! A client's test as it goes, for whoever stores it (the live view of
-//! `iomark serve`): the report as opened, then each report interval as a
+//! A test as it goes, for whoever stores it (the live view of `iomark
+//! serve`): the report as opened, then each report interval as a
 //! [`LiveSample`] (the bytes every stream moved in it; a network test
-//! counts no I/Os).
+//! counts no I/Os). A client has one test ([`TestObserver`]); a server
+//! tells which of its tests each event is of, and hands over each busy
+//! period's finished tests ([`ServerObserver`]).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use iomark_model::figure::net_spec_name;
 use iomark_model::live::LiveSample;
 
-use crate::proto::params::Protocol;
 use crate::report::{IntervalRecord, TestReport};
 
-/// Watches a client's test as it goes; the defaults do nothing.
-pub trait ClientObserver {
+/// Watches one test as it goes; the defaults do nothing.
+pub trait TestObserver {
     /// The test started: its report as opened, before any interval.
     fn started(&mut self, _report: &TestReport) {}
     /// A report interval ended (omitted ones are not told).
     fn interval(&mut self, _second: &LiveSample) {}
 }
 
+/// Watches a server's tests, numbered from 1 in the order accepted; the
+/// defaults do nothing.
+pub trait ServerObserver {
+    /// Test `test` started: its report as opened.
+    fn started(&mut self, _test: u32, _report: &TestReport) {}
+    /// A report interval of test `test` ended.
+    fn interval(&mut self, _test: u32, _second: &LiveSample) {}
+    /// A busy period closed: its tests that ran to the end, in the order
+    /// they ended, each with its number (one test at a time, as iperf3
+    /// serves, makes one test a period; `--max-clients` gathers those
+    /// that overlapped).
+    fn served(&mut self, _period: Vec<(u32, TestReport)>) {}
+    /// Test `test` ended without a report (it failed, or a stop ended
+    /// it); told before any period its end closed is served.
+    fn failed(&mut self, _test: u32) {}
+}
+
 /// Watches nothing.
 #[derive(Debug, Default)]
 pub struct Quiet;
 
-impl ClientObserver for Quiet {}
+impl TestObserver for Quiet {}
+impl ServerObserver for Quiet {}
 
-/// What the test is, as a live view names it: `TCP send`, `UDP receive`,
-/// `TCP both ways`.
+/// One test of a server's, told to the server's observer as test `test`.
+pub(crate) struct ServedTest<'a> {
+    pub obs: &'a mut dyn ServerObserver,
+    pub test: u32,
+}
+
+impl TestObserver for ServedTest<'_> {
+    fn started(&mut self, report: &TestReport) {
+        self.obs.started(self.test, report);
+    }
+    fn interval(&mut self, second: &LiveSample) {
+        self.obs.interval(self.test, second);
+    }
+}
+
+/// What the test is, as a live view names it: the stored run's test name
+/// (`tcp P1`, `udp P4 reverse`), known as soon as the test opens.
 pub(crate) fn label(report: &TestReport) -> String {
-    let p = &report.params;
-    let protocol = match p.protocol {
-        Protocol::Tcp => "TCP",
-        Protocol::Udp => "UDP",
-    };
-    let way = if p.bidirectional {
-        "both ways"
-    } else if p.reverse {
-        "receive"
-    } else {
-        "send"
-    };
-    format!("{protocol} {way}")
+    net_spec_name(&report.spec())
 }
 
 /// Interval `rec` of the test as a sample; none for an omitted one.
@@ -69,7 +92,7 @@ pub(crate) fn sample(report: &TestReport, rec: &IntervalRecord) -> Option<LiveSa
 }
 
 /// Tell `obs` of each interval in `recs`.
-pub(crate) fn tell(obs: &mut dyn ClientObserver, report: &TestReport, recs: &[IntervalRecord]) {
+pub(crate) fn tell(obs: &mut dyn TestObserver, report: &TestReport, recs: &[IntervalRecord]) {
     for rec in recs {
         if let Some(second) = sample(report, rec) {
             obs.interval(&second);

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant, SystemTime};
 use socket2::SockRef;
 
 use crate::control::{Control, Wait};
+use crate::live::{ServedTest, ServerObserver, TestObserver};
 use crate::proto::{code, Cookie, Params, Protocol, State, MAX_PARAMS_LEN};
 use crate::report::{IntervalLines, Peering, Role, TestReport};
 use crate::server_gate::{Gate, NewTest, Release};
@@ -32,7 +33,7 @@ use crate::NetError;
 mod config;
 mod sockets;
 pub use config::ServerConfig;
-use sockets::{listen, udp_listener, UdpHellos};
+use sockets::{linger, listen, udp_listener, UdpHellos};
 
 /// How often a running test looks at its data counters: an idle test is
 /// ended at most this much after the receive timeout.
@@ -95,18 +96,19 @@ impl Server {
     }
 
     /// Serve tests until `-1` says stop; text output goes to `out`. A test
-    /// that fails is reported to `err` and the server goes on. Each busy
-    /// period's finished tests go to `served` once no test runs (one test
-    /// each with iperf3's one at a time; those that overlapped with
-    /// `--max-clients`), in the order they ended.
+    /// that fails is reported to `err` and the server goes on. `obs` hears
+    /// each test as it opens and each of its intervals, and each busy
+    /// period's finished tests once no test runs (one test each with
+    /// iperf3's one at a time; those that overlapped with `--max-clients`),
+    /// in the order they ended.
     pub fn serve(
         &self,
         out: &mut dyn Write,
         err: &mut dyn Write,
-        served: &mut dyn FnMut(Vec<TestReport>),
+        obs: &mut dyn ServerObserver,
     ) -> Result<(), NetError> {
         if self.gate.checks_cookies() {
-            return self.serve_many(out, err, served);
+            return self.serve_many(out, err, obs);
         }
         let mut n = 0;
         loop {
@@ -136,19 +138,24 @@ impl Server {
                 }
             };
             n += 1;
-            let result = self.serve_test(conn, cookie, n, out, err);
+            let mut test = ServedTest {
+                obs: &mut *obs,
+                test: n,
+            };
+            let result = self.serve_test(conn, cookie, n, out, err, &mut test);
             match result {
                 Ok(report) => {
                     if self.cfg.json {
                         let _ = writeln!(out, "{}", report.to_iperf3_json());
                     }
                     let _ = out.flush();
-                    served(vec![report]);
+                    obs.served(vec![(n, report)]);
                 }
                 Err(e) => {
                     // The message may quote what the client sent.
                     let e = iomark_model::escape::escape_controls(&e.to_string()).into_owned();
                     let _ = writeln!(err, "iomark: test #{n} ended: {e}");
+                    obs.failed(n);
                 }
             }
             let _ = out.flush();
@@ -165,6 +172,7 @@ impl Server {
         n: u32,
         out: &mut dyn Write,
         err: &mut dyn Write,
+        obs: &mut dyn TestObserver,
     ) -> Result<TestReport, NetError> {
         let cfg = &self.cfg;
         let mut release = Release::of(&self.gate);
@@ -329,6 +337,7 @@ impl Server {
         };
         let mut report =
             TestReport::opening(peering, params, &streams, SystemTime::now(), cfg.interval);
+        obs.started(&report);
         if cfg.text {
             let _ = write!(out, "{}", report.header_text());
             if cfg.verbose {
@@ -428,7 +437,9 @@ impl Server {
                 }
                 Err(e) => break Err(e),
             }
-            lines.print(&report, &session.tick(Instant::now()), out);
+            let recs = session.tick(Instant::now());
+            lines.print(&report, &recs, out);
+            crate::live::tell(obs, &report, &recs);
         };
         if outcome.is_err() {
             release.now();
@@ -437,6 +448,7 @@ impl Server {
         let (totals, last) = session.finish(true);
         outcome?;
         lines.print(&report, &last, out);
+        crate::live::tell(obs, &report, &last);
         ctrl.write_state(State::ExchangeResults)?;
         let theirs = ctrl.read_results(
             Wait::within(cfg.owed(cfg.setup_timeout)),
@@ -469,25 +481,11 @@ impl Server {
     }
 }
 
-/// After a SERVER_ERROR that ends a running test, let the client read it
-/// before its data streams close: a client still writing would otherwise
-/// stop at the broken stream (iperf3: "Broken pipe") and never show the
-/// server's reason. Waits for the client to close, at most a second.
-fn linger(ctrl: &mut Control) {
-    let end = Instant::now() + Duration::from_secs(1);
-    loop {
-        let left = end.saturating_duration_since(Instant::now());
-        if left.is_zero() || ctrl.poll_state(left).is_err() {
-            return;
-        }
-    }
-}
-
-/// Bind, listen and serve forever (or one test with `-1`) on stdout/stderr;
-/// each busy period's tests go to `served`.
-pub fn run(cfg: ServerConfig, served: &mut dyn FnMut(Vec<TestReport>)) -> Result<(), NetError> {
+/// Bind, listen and serve forever (or one test with `-1`) on stdout/stderr,
+/// telling `obs` of each test as it goes and of each busy period's tests.
+pub fn run(cfg: ServerConfig, obs: &mut dyn ServerObserver) -> Result<(), NetError> {
     let server = Server::bind(cfg)?;
-    server.serve(&mut std::io::stdout(), &mut std::io::stderr(), served)
+    server.serve(&mut std::io::stdout(), &mut std::io::stderr(), obs)
 }
 
 #[cfg(test)]

@@ -28,6 +28,16 @@ impl Span for crate::TestReport {
     }
 }
 
+/// A test with its number, as a server hands it over.
+impl<T: Span> Span for (u32, T) {
+    fn started(&self) -> SystemTime {
+        self.1.started()
+    }
+    fn finished(&self) -> SystemTime {
+        self.1.finished()
+    }
+}
+
 /// The tests of the open period, and when each running test was accepted.
 pub(crate) struct Periods<T> {
     open: Vec<T>,

@@ -24,7 +24,7 @@ fn one_off(set: impl FnOnce(&mut ServerConfig)) -> (u16, JoinHandle<String>) {
     let h = std::thread::spawn(move || {
         let mut err = Vec::new();
         server
-            .serve(&mut std::io::sink(), &mut err, &mut |_| {})
+            .serve(&mut std::io::sink(), &mut err, &mut crate::live::Quiet)
             .unwrap();
         String::from_utf8(err).unwrap()
     });

@@ -7,7 +7,12 @@ pub fn net_test_name(run: &NetRun) -> String {
     if !run.clients.is_empty() {
         return served_test_name(run);
     }
-    let s = &run.spec;
+    net_spec_name(&run.spec)
+}
+
+/// The name of the test `s` asks for, as [`net_test_name`] names a client's
+/// run (and a live view names a test before it has figures).
+pub fn net_spec_name(s: &NetSpec) -> String {
     let proto = match s.protocol {
         NetProtocol::Tcp => "tcp",
         NetProtocol::Udp => "udp",

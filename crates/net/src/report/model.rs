@@ -14,9 +14,32 @@ use iomark_model::warning::{Warning, WarningKind};
 use super::{pct, TestReport};
 
 impl TestReport {
+    /// What the test asks for, in iomark's result model.
+    pub(crate) fn spec(&self) -> NetSpec {
+        let p = &self.params;
+        NetSpec {
+            host: self.peering.peer_host.clone(),
+            port: self.peering.peer_port,
+            protocol: if self.udp() {
+                NetProtocol::Udp
+            } else {
+                NetProtocol::Tcp
+            },
+            parallel: p.parallel,
+            duration: Nanos::from_secs(p.time as u64),
+            omit: Nanos::from_secs(p.omit as u64),
+            interval: Nanos((self.interval_secs.max(0.0) * 1e9).round() as u64),
+            reverse: p.reverse,
+            bidirectional: p.bidirectional,
+            block_len: Bytes(p.len as u64),
+            window: p.window.map(|w| Bytes(w as u64)),
+            target_bits_per_sec: p.bandwidth,
+            no_delay: p.nodelay,
+        }
+    }
+
     /// The run in iomark's result model, for the store.
     pub fn to_net_run(&self, interface: Option<NetInterface>) -> NetRun {
-        let p = &self.params;
         let ns = |s: f64| Nanos((s.max(0.0) * 1e9).round() as u64);
         let streams = (0..self.streams.len())
             .map(|i| {
@@ -72,25 +95,7 @@ impl TestReport {
             }
         }
         NetRun {
-            spec: NetSpec {
-                host: self.peering.peer_host.clone(),
-                port: self.peering.peer_port,
-                protocol: if self.udp() {
-                    NetProtocol::Udp
-                } else {
-                    NetProtocol::Tcp
-                },
-                parallel: p.parallel,
-                duration: Nanos::from_secs(p.time as u64),
-                omit: Nanos::from_secs(p.omit as u64),
-                interval: ns(self.interval_secs),
-                reverse: p.reverse,
-                bidirectional: p.bidirectional,
-                block_len: Bytes(p.len as u64),
-                window: p.window.map(|w| Bytes(w as u64)),
-                target_bits_per_sec: p.bandwidth,
-                no_delay: p.nodelay,
-            },
+            spec: self.spec(),
             peer_version: None,
             interface,
             streams,

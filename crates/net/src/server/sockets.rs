@@ -1,6 +1,6 @@
 //! The server's sockets: the listener, and each test's data streams, TCP
 //! connections routed by cookie or UDP sockets connected to each stream's
-//! hello.
+//! hello; and the control connection's last moment after a SERVER_ERROR.
 
 use std::io::Read;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
@@ -216,6 +216,20 @@ impl UdpHellos {
             None => NetError::Timeout {
                 what: "the UDP hello datagrams",
             },
+        }
+    }
+}
+
+/// After a SERVER_ERROR that ends a running test, let the client read it
+/// before its data streams close: a client still writing would otherwise
+/// stop at the broken stream (iperf3: "Broken pipe") and never show the
+/// server's reason. Waits for the client to close, at most a second.
+pub(super) fn linger(ctrl: &mut Control) {
+    let end = Instant::now() + Duration::from_secs(1);
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() || ctrl.poll_state(left).is_err() {
+            return;
         }
     }
 }
