@@ -1,13 +1,24 @@
-//! `--json-stream`: iomark's client prints iperf3 3.17+'s layout, one JSON
-//! object per line (`start`, an `interval` per report interval, `end`),
-//! read by the same parser as iperf 3.21's own stream.
+//! `--json-stream`: iomark's client and server print iperf3 3.17+'s
+//! layout, one JSON object per line (`start`, an `interval` per report
+//! interval, `end`), read by the same parser as iperf 3.21's own stream.
 
 use std::collections::BTreeSet;
-use std::process::Output;
+use std::process::{Command, Output};
+use std::time::Duration;
 
 use crate::common::*;
 use crate::net_common::*;
+use iomark_testrig::require;
 use serde_json::{json, Value};
+
+/// `iperf3 -c 127.0.0.1 -p PORT ARGS...` (Debian's), running.
+fn spawn_iperf3_client(port: u16, args: &[&str]) -> Proc {
+    Proc::spawn(
+        Command::new("iperf3")
+            .args(["-c", "127.0.0.1", "-p", &port.to_string()])
+            .args(args),
+    )
+}
 
 /// A `--json-stream` as a consumer reads it: every line one event object
 /// with `event` and `data`, a `start` first, `interval`s, an `end` last.
@@ -18,7 +29,10 @@ struct Stream {
 }
 
 fn parse(out: &Output, who: &str) -> Stream {
-    let text = ok(out);
+    parse_text(&ok(out), who)
+}
+
+fn parse_text(text: &str, who: &str) -> Stream {
     let mut events = text.lines().map(|l| {
         let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{who}: {e}: {l}"));
         let event = v["event"]
@@ -50,6 +64,15 @@ fn parse(out: &Output, who: &str) -> Stream {
 fn keys(v: &Value) -> BTreeSet<String> {
     v.as_object()
         .map_or_else(BTreeSet::new, |m| m.keys().cloned().collect())
+}
+
+/// Every key of each of `theirs`' objects is in `ours`'.
+fn same_keys(pairs: &[(&Value, &Value, &str)]) {
+    for (t, o, what) in pairs {
+        assert!(!keys(t).is_empty(), "{what}: 3.21 has no such object");
+        let missing: Vec<_> = keys(t).difference(&keys(o)).cloned().collect();
+        assert!(missing.is_empty(), "{what}: iomark lacks {missing:?}");
+    }
 }
 
 #[test]
@@ -117,9 +140,57 @@ fn json_stream_reads_as_iperf3_321s_does() {
             "end sum_sent",
         ),
     ];
-    for (t, o, what) in pairs {
-        assert!(!keys(t).is_empty(), "{what}: 3.21 has no such object");
-        let missing: Vec<_> = keys(t).difference(&keys(o)).cloned().collect();
-        assert!(missing.is_empty(), "{what}: iomark lacks {missing:?}");
+    same_keys(&pairs);
+}
+
+/// A server's stream: one test's start, its intervals as they end (read
+/// while the test runs), its end; as iperf 3.21's server prints it.
+#[test]
+fn a_servers_json_stream_reads_as_iperf3_321s_server_does() {
+    require!(have("iperf3"));
+    let Some(ip321) = iperf3_21() else { return };
+    let port = free_port();
+    let mut server = iomark_server(port, &["-1", "--json-stream"]);
+    let mut client = spawn_iperf3_client(port, &["-t", "3"]);
+    server.wait_stdout("{\"event\":\"interval\"", Duration::from_secs(30));
+    assert!(client.running(), "the first interval came at the end");
+    assert!(ok(&client.finish(Duration::from_secs(60))).contains("receiver"));
+    let ours = parse(&server.finish(Duration::from_secs(60)), "iomark server");
+    let port = free_port();
+    let server = peer_server(&ip321, port, &["--json-stream"]);
+    let out = iperf3_client(port, &["-t", "3"]);
+    assert!(ok(&out).contains("receiver"));
+    let theirs = parse(&server.finish(Duration::from_secs(60)), "iperf 3.21 server");
+    for (who, s) in [("iperf 3.21", &theirs), ("iomark", &ours)] {
+        assert!((3..=4).contains(&s.intervals.len()), "{who}: one a second");
+        let streamed: u64 = s
+            .intervals
+            .iter()
+            .map(|i| i["sum"]["bytes"].as_u64().unwrap())
+            .sum();
+        let total = end_bytes(&json!({ "end": s.end }), "sum_received");
+        assert!(
+            streamed.abs_diff(total) as f64 <= 0.1 * total as f64,
+            "{who}: intervals {streamed}, end {total}"
+        );
     }
+    same_keys(&[
+        (&theirs.start, &ours.start, "start"),
+        (
+            &theirs.start["test_start"],
+            &ours.start["test_start"],
+            "start test_start",
+        ),
+        (
+            &theirs.intervals[0]["sum"],
+            &ours.intervals[0]["sum"],
+            "interval sum",
+        ),
+        (&theirs.end, &ours.end, "end"),
+        (
+            &theirs.end["sum_received"],
+            &ours.end["sum_received"],
+            "end sum_received",
+        ),
+    ]);
 }

@@ -223,21 +223,10 @@ impl Server {
                 return Err(e);
             }
         };
-        if let Some(auth) = &cfg.auth {
-            let now = SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs() as i64);
-            match auth.check(params.authtoken.as_deref(), now) {
-                Ok(user) if cfg.verbose && cfg.text => {
-                    let _ = writeln!(out, "Authentication succeeded for user '{user}' ts {now}");
-                }
-                Ok(_) => {}
-                Err(why) => {
-                    release.now();
-                    ctrl.write_server_error(code::AUTH_TEST, 0);
-                    return Err(why.into());
-                }
-            }
+        if let Err(why) = cfg.authorize(&params, out) {
+            release.now();
+            ctrl.write_server_error(code::AUTH_TEST, 0);
+            return Err(why);
         }
         let out = &mut Captured::new(out, params.get_server_output, &accepted);
         if Duration::from_secs(params.time.into()) > cfg.max_duration {
@@ -338,6 +327,10 @@ impl Server {
         let mut report =
             TestReport::opening(peering, params, &streams, SystemTime::now(), cfg.interval);
         obs.started(&report);
+        if cfg.json_stream {
+            let _ = writeln!(out, "{}", report.json_stream_start());
+            let _ = out.flush();
+        }
         if cfg.text {
             let _ = write!(out, "{}", report.header_text());
             if cfg.verbose {
@@ -376,7 +369,11 @@ impl Server {
         let mut with_peer = session.moved_with_peer();
         let mut udp_sent = session.udp_sent();
         let mut moved_at = started;
-        let mut lines = IntervalLines::new(cfg.text);
+        let mut lines = if cfg.json_stream {
+            IntervalLines::json_stream()
+        } else {
+            IntervalLines::new(cfg.text)
+        };
         let outcome = loop {
             let now = Instant::now();
             let m = session.moved_with_peer();
@@ -468,6 +465,9 @@ impl Server {
         ctrl.close();
 
         report.close(&mut session.intervals, totals, &mine, Some(theirs));
+        if cfg.json_stream {
+            let _ = writeln!(out, "{}", report.json_stream_end());
+        }
         if cfg.text {
             if cfg.verbose {
                 let _ = writeln!(out, "Test Complete. Summary Results:");

@@ -1,9 +1,11 @@
 //! How the server listens and how patient it is: [`ServerConfig`].
 
+use std::io::Write;
 use std::net::IpAddr;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
-use crate::proto::params;
+use crate::proto::{params, Params};
+use crate::NetError;
 
 /// How the server listens and how patient it is.
 #[derive(Debug, Clone)]
@@ -36,6 +38,8 @@ pub struct ServerConfig {
     pub verbose: bool,
     /// Print each test's report in iperf3's `-J` layout.
     pub json: bool,
+    /// Print each test as it goes, iperf3's `--json-stream` lines.
+    pub json_stream: bool,
     /// Tests served at once (`--max-clients`; iperf3: 1).
     pub max_clients: usize,
     /// Who may run tests, when the server asks for credentials.
@@ -61,6 +65,7 @@ impl ServerConfig {
             text: true,
             verbose: false,
             json: false,
+            json_stream: false,
             max_clients: 1,
             auth: None,
             interrupt: None,
@@ -78,6 +83,22 @@ impl ServerConfig {
     /// timeout when that is shorter.
     pub(super) fn owed(&self, limit: Duration) -> Duration {
         limit.min(self.rcv_timeout)
+    }
+
+    /// When the server asks for credentials, check the test's; `-V` says
+    /// who succeeded on `out`.
+    pub(super) fn authorize(&self, p: &Params, out: &mut dyn Write) -> Result<(), NetError> {
+        let Some(auth) = &self.auth else {
+            return Ok(());
+        };
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let user = auth.check(p.authtoken.as_deref(), now)?;
+        if self.verbose && self.text {
+            let _ = writeln!(out, "Authentication succeeded for user '{user}' ts {now}");
+        }
+        Ok(())
     }
 }
 

@@ -42,6 +42,11 @@ pub struct ServerSettings {
     #[cfg_attr(feature = "clap", arg(short = 'J', long = "json"))]
     pub json: bool,
 
+    /// Print each test as it runs, one JSON object per line (iperf3
+    /// 3.17+'s --json-stream): its start, each interval, its end.
+    #[cfg_attr(feature = "clap", arg(long = "json-stream"))]
+    pub json_stream: bool,
+
     /// Verbose, as iperf3's -V: the settings, each test's cookie and
     /// parameters, per-stream TCP figures.
     #[cfg_attr(feature = "clap", arg(short = 'V', long))]
@@ -132,6 +137,9 @@ impl ServerSettings {
                 self.max_clients
             ));
         }
+        if self.json && self.json_stream {
+            return invalid("-J and --json-stream are two JSON layouts: give one".to_string());
+        }
         if self.one_off && self.max_clients > 1 {
             return invalid(
                 "-1 serves one test and exits: leave out -1 or --max-clients".to_string(),
@@ -150,9 +158,10 @@ impl ServerSettings {
             rcv_timeout,
             max_duration,
             interval: interval(self.interval_secs)?,
-            text: !self.json,
+            text: !self.json && !self.json_stream,
             verbose: self.verbose,
             json: self.json,
+            json_stream: self.json_stream,
         })
     }
 
