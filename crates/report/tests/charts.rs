@@ -424,3 +424,32 @@ fn a_mem_sweep_chart_names_its_run() {
     let sweep = chart(&charts, "mem-sweep-2");
     assert!(sweep.title.starts_with("run 2 (paper)"), "{}", sweep.title);
 }
+
+/// Twenty runs of two curves each: the percentile chart draws every run's
+/// first curve (none is left out for coming late), and its title says
+/// how many of the curves it draws.
+#[test]
+fn the_percentile_chart_of_many_runs_has_each_runs_first_curve_and_says_what_it_left_out() {
+    let docs = (0..20)
+        .map(|k| fixtures::fio_import(&[&format!("r{k}")], 100.0 + k as f64))
+        .collect();
+    let charts = report(docs, None).charts();
+    let pct = chart(&charts, "latency-percentiles");
+    for k in 0..20 {
+        let name = format!("run {} (r{k}): ", k + 1);
+        assert!(pct.svg.contains(&name), "no curve of {name}");
+    }
+    assert!(pct.title.contains("20 of 40 curves"), "{}", pct.title);
+    // Few runs: every curve, and the plain title.
+    let few = (0..3)
+        .map(|k| fixtures::fio_import(&[&format!("r{k}")], 100.0))
+        .collect();
+    let charts = report(few, None).charts();
+    let pct = chart(&charts, "latency-percentiles");
+    assert_eq!(pct.title, "Completion latency by percentile");
+    assert_eq!(
+        values(&pct.svg).len(),
+        6 * 6,
+        "six curves of six percentiles"
+    );
+}

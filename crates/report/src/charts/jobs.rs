@@ -20,7 +20,8 @@ use crate::{Report, ReportRun};
 const BAR_JOBS: usize = 24;
 /// Jobs of one run drawn as lines in its time series.
 const TIME_JOBS: usize = 8;
-/// Lines in the percentile chart.
+/// Lines in the percentile chart: each run's first, then more of each
+/// run's in turn up to this many (or one per run, with more runs).
 const CURVES: usize = 12;
 /// Histograms per run.
 const HISTOGRAMS: usize = 4;
@@ -307,9 +308,10 @@ type RunStyle = (usize, bool);
 fn percentiles(runs: &[(&ReportRun, &DiskRun)], out: &mut Vec<Chart>) {
     let several = runs.len() > 1;
     // Several runs: each run's curves in its colour, the first solid.
-    let mut curves: Vec<(String, &LatencySummary, Option<RunStyle>)> = Vec::new();
+    type Curve<'a> = (String, &'a LatencySummary, Option<RunStyle>);
+    let mut of_runs: Vec<Vec<Curve<'_>>> = Vec::new();
     for (r, d) in runs {
-        let mut first = true;
+        let mut of_run = Vec::new();
         for (j, l) in d.jobs.iter().zip(job_labels(d)) {
             for (dir, dr) in directions(j) {
                 if dr.clat.percentiles.is_empty() {
@@ -320,13 +322,42 @@ fn percentiles(runs: &[(&ReportRun, &DiskRun)], out: &mut Vec<Chart>) {
                 } else {
                     format!("{l} {dir}")
                 };
-                let style = several.then_some((r.colour, !first));
-                first = false;
-                curves.push((name, &dr.clat, style));
+                let style = several.then_some((r.colour, !of_run.is_empty()));
+                of_run.push((name, &dr.clat, style));
             }
         }
+        of_runs.push(of_run);
     }
-    curves.truncate(CURVES);
+    // A run's first curve always, so no run of many is left out.
+    let all: usize = of_runs.iter().map(Vec::len).sum();
+    let cap = CURVES.max(of_runs.len());
+    let mut taken = vec![0; of_runs.len()];
+    let mut left = cap.min(all);
+    for k in 0.. {
+        for (i, c) in of_runs.iter().enumerate() {
+            if left > 0 && k < c.len() {
+                taken[i] += 1;
+                left -= 1;
+            }
+        }
+        if left == 0 || of_runs.iter().all(|c| c.len() <= k) {
+            break;
+        }
+    }
+    let curves: Vec<Curve<'_>> = of_runs
+        .into_iter()
+        .zip(taken)
+        .flat_map(|(c, n)| c.into_iter().take(n))
+        .collect();
+    let title = if curves.len() < all {
+        format!(
+            "Completion latency by percentile ({} of {all} curves: each run's first, then \
+             the others in turn)",
+            curves.len()
+        )
+    } else {
+        "Completion latency by percentile".to_string()
+    };
     let max_ns = curves
         .iter()
         .flat_map(|(_, c, _)| c.percentiles.iter().map(|p| p.ns as f64))
@@ -352,7 +383,7 @@ fn percentiles(runs: &[(&ReportRun, &DiskRun)], out: &mut Vec<Chart>) {
         out,
         LineChart {
             id: "latency-percentiles".into(),
-            title: "Completion latency by percentile".into(),
+            title,
             x_label: "percentile (each nine gets the same width)".into(),
             y_label: format!("completion latency ({unit})"),
             x_scale: Scale::Nines,
