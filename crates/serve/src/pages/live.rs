@@ -103,8 +103,8 @@ pub fn list(store: &mut dyn Store) -> Result<String, Failure> {
     if ids.is_empty() {
         o.push_str(
             "<p>No run is in progress. A run shows here from its start, while it \
-             stores a second at least every 10 s (disk runs do, on this machine or \
-             any host writing to this store).</p>",
+             stores a second at least every 10 s (disk, mem and net runs do, on this \
+             machine or any host writing to this store).</p>",
         );
         return Ok(page("Live", &o));
     }
