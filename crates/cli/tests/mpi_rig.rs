@@ -356,6 +356,12 @@ mod mpi {
             }
             workers_seen.len() >= nth_job
         });
+        // The job's seconds are stored as it goes (a profile's after
+        // each of its jobs).
+        wait_until(Duration::from_secs(60), "a second stored", || {
+            stored_seconds(&db).is_some_and(|(_, s)| !s.is_empty())
+        });
+        let before = stored_seconds(&db).unwrap().1.len();
         let killed = Instant::now();
         rustix::process::kill_process(
             rustix::process::Pid::from_raw(victim).unwrap(),
@@ -374,6 +380,12 @@ mod mpi {
         assert!(err.contains("signal 9"), "{err}");
         assert_no_test_files(dir);
         assert!(status_of(&db).contains("interrupted"), "{}", status_of(&db));
+        // The interrupted run keeps its seconds, the dead rank's share of
+        // those after its death left out.
+        let (_, seconds) = stored_seconds(&db).unwrap();
+        let seqs: Vec<u64> = seconds.iter().map(|(n, _)| *n).collect();
+        assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>());
+        assert!(seconds.len() >= before, "{before} then {seconds:?}");
     }
 
     /// The iomark processes below `pid`, in pid order.
@@ -574,6 +586,10 @@ mod mpi {
         // Stored as one complete run, with the flags per rank.
         assert_eq!(stored(&db)["document"]["body"]["cluster"], *cluster);
         assert!(status_of(&db).contains("complete"), "{}", status_of(&db));
+        // Its seconds are every rank's, the stopped rank's up to its stop.
+        let (_, seconds) = stored_seconds(&db).unwrap();
+        let stored: u64 = seconds.iter().map(|(_, s)| s.bytes).sum();
+        assert_eq!(stored, sum, "{seconds:?}");
     }
 
     /// A directory in memory when there is one (/dev/shm): a profile's

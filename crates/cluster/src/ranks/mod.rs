@@ -292,7 +292,7 @@ impl Coordinator for RankCoordinator<'_> {
         // A signal: mpirun is ending the job, a peer may be gone; the
         // profile ends here without another collective step.
         if !g.world.barrier_unless(self.signal) || !self.seconds.settle(g.world, self.signal) {
-            self.seconds.end();
+            self.seconds.end(g.world);
             return Err(DiskError::Interrupted);
         }
         g.merge(job, span).map_err(|e| {
@@ -352,7 +352,7 @@ impl Coordinator for RankCoordinator<'_> {
             // are cancelled as they drop; the seconds are stored with the
             // shares that came.
             drop(notices);
-            self.seconds.end();
+            self.seconds.end(self.world);
             return Ok(stopped());
         }
         notices.settle();

@@ -27,7 +27,7 @@
 //! second's window is the ranks' widest (its length and end the longest
 //! and latest), so a rate is the job's over the time its ranks took.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -62,6 +62,9 @@ pub(super) struct Joined {
     ranks: usize,
     /// The seconds not yet stored: each rank's share, when it came.
     pending: BTreeMap<SecondKey, Vec<Option<Share>>>,
+    /// The seconds stored: a share of one that comes after (a stop ended
+    /// the wait for it) is left out, not stored as a second again.
+    stored: BTreeSet<SecondKey>,
     /// Seconds summed, to store, in order.
     ready: Vec<LiveSample>,
 }
@@ -72,6 +75,7 @@ impl Joined {
         Joined {
             ranks,
             pending: BTreeMap::new(),
+            stored: BTreeSet::new(),
             ready: Vec::new(),
         }
     }
@@ -80,6 +84,9 @@ impl Joined {
     /// now whole are summed, to store.
     pub(super) fn add(&mut self, rank: usize, share: Share) {
         let key = (share.job, share.index);
+        if self.stored.contains(&key) {
+            return;
+        }
         let shares = self
             .pending
             .entry(key)
@@ -92,14 +99,16 @@ impl Joined {
             if entry.get().iter().any(Option::is_none) {
                 break;
             }
-            let shares = entry.remove();
+            let (key, shares) = entry.remove_entry();
+            self.stored.insert(key);
             self.ready.extend(sum(shares.iter().flatten()));
         }
     }
 
     /// Every second not yet stored, summed from the shares that came.
     pub(super) fn flush(&mut self) {
-        for (_, shares) in std::mem::take(&mut self.pending) {
+        for (key, shares) in std::mem::take(&mut self.pending) {
+            self.stored.insert(key);
             self.ready.extend(sum(shares.iter().flatten()));
         }
     }
@@ -246,7 +255,7 @@ impl Seconds {
                 break;
             }
             if stop.load(Ordering::Relaxed) {
-                self.end();
+                self.end(world);
                 return false;
             }
             std::thread::sleep(Duration::from_micros(100));
@@ -256,8 +265,11 @@ impl Seconds {
     }
 
     /// The run is over, or stopped: every second left is summed from the
-    /// shares that came.
-    pub(super) fn end(&mut self) {
+    /// shares that came (a look, never a wait).
+    pub(super) fn end(&mut self, world: &World) {
+        if world.is_root() {
+            while self.take_one(world) {}
+        }
         self.over = true;
         self.joined.flush();
     }

@@ -88,6 +88,14 @@ fn seconds_are_stored_in_order_and_the_rest_at_the_end_with_what_came() {
     assert_eq!(ios, [10, 0]);
     assert_eq!(rest[1].latency, None, "a second without I/O has no latency");
     assert!(j.take().is_empty());
+    // A share that comes after its second was stored (a stop ended the
+    // wait for it) is left out, not stored as that second again; one of a
+    // second not stored yet is.
+    j.add(1, share(2, 1, 30, SLOW, 2000, 1000));
+    j.add(1, share(2, 3, 30, SLOW, 3000, 1000));
+    j.flush();
+    let late: Vec<u32> = j.take().iter().map(|s| s.offset_ms as u32).collect();
+    assert_eq!(late, [3000]);
 }
 
 #[test]
