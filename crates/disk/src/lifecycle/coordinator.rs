@@ -55,7 +55,8 @@ pub enum Gathered {
 ///    [`job_done`](Coordinator::job_done) around each job,
 ///    [`should_stop`](Coordinator::should_stop) and
 ///    [`samples_ready`](Coordinator::samples_ready) at each look at its
-///    progress, [`sample`](Coordinator::sample) with each second measured, [`measured`](Coordinator::measured) and
+///    progress, [`sample`](Coordinator::sample) with each second measured,
+///    [`measured`](Coordinator::measured) and
 ///    [`series`](Coordinator::series) for what a profile makes of a job,
 ///    [`kept`](Coordinator::kept) when the profile keeps jobs;
 /// 4. [`gather`](Coordinator::gather) the processes' outcomes into the

@@ -9,6 +9,7 @@
 //! an I/O's bytes and the next its latency; over a second of thousands of
 //! I/Os that is noise, and the job's own figures never come from here.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -167,35 +168,11 @@ impl LatencyCounts {
     /// Add `other`'s I/Os to these.
     pub fn add(&mut self, other: &LatencyCounts) {
         self.sum_ns = self.sum_ns.saturating_add(other.sum_ns);
-        let mut merged = Vec::with_capacity(self.buckets.len() + other.buckets.len());
-        let (mut a, mut b) = (
-            self.buckets.iter().peekable(),
-            other.buckets.iter().peekable(),
-        );
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(&&(i, n)), Some(&&(j, m))) if i == j => {
-                    a.next();
-                    b.next();
-                    (i, n + m)
-                }
-                (Some(&&x), Some(&&y)) if x.0 < y.0 => {
-                    a.next();
-                    x
-                }
-                (_, Some(&&y)) => {
-                    b.next();
-                    y
-                }
-                (Some(&&x), None) => {
-                    a.next();
-                    x
-                }
-                (None, None) => break,
-            };
-            merged.push(next);
+        let mut merged: BTreeMap<u16, u64> = self.buckets.iter().copied().collect();
+        for &(idx, n) in &other.buckets {
+            *merged.entry(idx).or_default() += n;
         }
-        self.buckets = merged;
+        self.buckets = merged.into_iter().collect();
     }
 
     /// The figures of `ios` I/Os counted here: the mean of the sum, the
