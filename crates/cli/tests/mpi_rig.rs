@@ -6,7 +6,8 @@
 //! every rank within 10 s and store the run as failed or interrupted; on
 //! one loop device throttled to a known rate (ranks in the throttle's
 //! cgroup) the aggregate is within 3% of the throttle and the per-rank
-//! rates add up to it. As root, two ranks in two network namespaces
+//! rates add up to it; the seconds stored while a job runs are the whole
+//! job's (every rank's bytes). As root, two ranks in two network namespaces
 //! joined by a veth pair (mpirun's launcher entering the namespace in place
 //! of ssh) complete a run over the veth.
 
