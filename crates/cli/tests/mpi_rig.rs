@@ -6,7 +6,8 @@
 //! every rank within 10 s and store the run as failed or interrupted; on
 //! one loop device throttled to a known rate (ranks in the throttle's
 //! cgroup) the aggregate is within 3% of the throttle and the per-rank
-//! rates add up to it. As root, two ranks in two network namespaces
+//! rates add up to it; the seconds stored while a job runs are the whole
+//! job's (every rank's bytes). As root, two ranks in two network namespaces
 //! joined by a veth pair (mpirun's launcher entering the namespace in place
 //! of ssh) complete a run over the veth.
 
@@ -15,6 +16,9 @@ mod common;
 #[cfg(feature = "mpi")]
 mod mpi {
     use super::common::*;
+    use iomark_model::live::LiveSample;
+    use iomark_model::RunStatus;
+    use iomark_store::RunQuery;
     use iomark_testrig::{
         require, require_fake_disk, require_root, CacheShape, Fake, FakeDisk, Limits, LoopDevice,
         MountedFs, Throttle, ThrottleCliff,
@@ -102,6 +106,85 @@ mod mpi {
     fn a_shared_file_gives_each_rank_its_own_region() {
         writes_read_back(&["--shared-file"]);
         // The regions are disjoint: rank r's starts at r * --size.
+    }
+
+    /// The run in `db` and its stored seconds, numbered; none before it
+    /// is begun.
+    fn stored_seconds(db: &ScratchDb) -> Option<(bool, Vec<(u64, LiveSample)>)> {
+        let mut store = iomark_store::open_read_only(Some(db.db())).ok()?;
+        let run = store.list(&RunQuery::default()).ok()?.pop()?;
+        let seconds = store.samples(run.id, None).ok()?;
+        Some((run.status == RunStatus::Complete, seconds))
+    }
+
+    /// Two ranks of a 4 s custom run: its seconds are stored while it
+    /// goes, each the whole job's (both ranks' I/Os), so they add up to the
+    /// merged job's bytes, more than rank 0's alone; `--json-stream` prints
+    /// the same seconds, then the run's document.
+    #[test]
+    fn the_stored_seconds_are_the_whole_jobs_while_it_runs() {
+        require!(have("mpirun"));
+        let dir = tempfile::tempdir().unwrap();
+        let db = ScratchDb::new();
+        let mut job = Proc::spawn(
+            Command::new("mpirun")
+                .args(["--allow-run-as-root", "--oversubscribe", "-np", "2", IOMARK])
+                .args(["disk", dir.path().to_str().unwrap(), "--rw", "read"])
+                .args(["--bs", "64k", "--size", "4M", "--engine", "null"])
+                .args(["--runtime", "4s", "--json-stream", "--db", db.db()]),
+        );
+        wait_until(
+            Duration::from_secs(60),
+            "a second of the job stored",
+            || stored_seconds(&db).is_some_and(|(_, s)| !s.is_empty()),
+        );
+        assert!(
+            job.running(),
+            "the first second was stored only at the end: {}",
+            job.stderr_so_far()
+        );
+        let (complete, first) = stored_seconds(&db).unwrap();
+        assert!(!complete, "the run was over when its first second came");
+        let first = &first[0].1;
+        let out = job.finish(Duration::from_secs(60));
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let lines: Vec<Value> = stdout(&out)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect();
+        let events: Vec<&str> = lines.iter().map(|l| l["event"].as_str().unwrap()).collect();
+        assert_eq!(
+            events,
+            ["start", "interval", "interval", "interval", "interval", "end"]
+        );
+        let body = &lines[5]["data"]["body"];
+        let ranks = body["cluster"]["per_rank"].as_array().unwrap();
+        let of_rank = |r: usize| ranks[r]["read_bytes"].as_u64().unwrap();
+        let job_bytes = body["jobs"][0]["read"]["io_bytes"].as_u64().unwrap();
+        assert_eq!(job_bytes, of_rank(0) + of_rank(1));
+        assert!(of_rank(0) > 0 && of_rank(1) > 0, "{ranks:?}");
+
+        let (complete, seconds) = stored_seconds(&db).unwrap();
+        assert!(complete);
+        // Numbered as they came, one a second of the test, in order.
+        let seqs: Vec<u64> = seconds.iter().map(|(n, _)| *n).collect();
+        assert_eq!(seqs, [0, 1, 2, 3], "{seconds:?}");
+        assert_eq!(&seconds[0].1, first, "a stored second was rewritten");
+        for (i, (_, s)) in seconds.iter().enumerate() {
+            assert_eq!((s.step, s.steps), (1, 1), "{s:?}");
+            assert!(s.offset_ms > 1000 * i as u64, "{s:?}");
+            assert!(s.offset_ms <= 1000 * (i as u64 + 1) + 200, "{s:?}");
+            assert!(s.ios > 0 && s.latency.is_some(), "{s:?}");
+            // The stream's second is the stored one.
+            let streamed = &lines[1 + i]["data"];
+            assert_eq!(streamed["bytes"].as_u64(), Some(s.bytes), "{streamed}");
+            assert_eq!(streamed["at_ms"].as_u64(), Some(s.at_ms), "{streamed}");
+        }
+        let stored: u64 = seconds.iter().map(|(_, s)| s.bytes).sum();
+        let ios: u64 = seconds.iter().map(|(_, s)| s.ios).sum();
+        assert_eq!(stored, job_bytes, "rank 0 read {}", of_rank(0));
+        assert_eq!(ios, body["jobs"][0]["read"]["ios"].as_u64().unwrap());
+        assert_no_test_files(dir.path());
     }
 
     #[test]
@@ -274,6 +357,12 @@ mod mpi {
             }
             workers_seen.len() >= nth_job
         });
+        // The job's seconds are stored as it goes (a profile's after
+        // each of its jobs).
+        wait_until(Duration::from_secs(60), "a second stored", || {
+            stored_seconds(&db).is_some_and(|(_, s)| !s.is_empty())
+        });
+        let before = stored_seconds(&db).unwrap().1.len();
         let killed = Instant::now();
         rustix::process::kill_process(
             rustix::process::Pid::from_raw(victim).unwrap(),
@@ -292,6 +381,12 @@ mod mpi {
         assert!(err.contains("signal 9"), "{err}");
         assert_no_test_files(dir);
         assert!(status_of(&db).contains("interrupted"), "{}", status_of(&db));
+        // The interrupted run keeps its seconds, the dead rank's share of
+        // those after its death left out.
+        let (_, seconds) = stored_seconds(&db).unwrap();
+        let seqs: Vec<u64> = seconds.iter().map(|(n, _)| *n).collect();
+        assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>());
+        assert!(seconds.len() >= before, "{before} then {seconds:?}");
     }
 
     /// The iomark processes below `pid`, in pid order.
@@ -492,6 +587,10 @@ mod mpi {
         // Stored as one complete run, with the flags per rank.
         assert_eq!(stored(&db)["document"]["body"]["cluster"], *cluster);
         assert!(status_of(&db).contains("complete"), "{}", status_of(&db));
+        // Its seconds are every rank's, the stopped rank's up to its stop.
+        let (_, seconds) = stored_seconds(&db).unwrap();
+        let stored: u64 = seconds.iter().map(|(_, s)| s.bytes).sum();
+        assert_eq!(stored, sum, "{seconds:?}");
     }
 
     /// A directory in memory when there is one (/dev/shm): a profile's
@@ -602,6 +701,9 @@ mod mpi {
         jobs: usize,
         check: fn(&Value),
         shown: &'static [&'static str],
+        /// Whether every pass is a kept job (no preparation pass, no
+        /// best of several): the stored seconds then add up to the jobs.
+        every_pass_kept: bool,
     }
 
     /// CrystalDiskMark 8: every test of the grid is the best of its merged
@@ -650,6 +752,7 @@ mod mpi {
             jobs: 16,
             check: cdm_grid,
             shown: &["read 1MiB QD8 T1", "randwrite 4KiB QD1 T1"],
+            every_pass_kept: false,
         },
         // 4 patterns at 2 depths.
         ProfileCase {
@@ -669,6 +772,7 @@ mod mpi {
             jobs: 8,
             check: iometer_knees,
             shown: &["depth sweep 1,2: 4 KiB random read", "knee depth"],
+            every_pass_kept: true,
         },
         // Random read and write at 2 sizes, then sequential read and write.
         ProfileCase {
@@ -686,6 +790,7 @@ mod mpi {
             jobs: 6,
             check: |_| {},
             shown: &["randread 1MiB QD1", "randwrite 4KiB QD1"],
+            every_pass_kept: true,
         },
     ];
 
@@ -705,6 +810,36 @@ mod mpi {
             assert_eq!(jobs, case.jobs, "{:?}", case.args);
             (case.check)(body);
             shown_like_a_profile_run(&db, case.shown);
+            seconds_of_every_rank(&db, body, case);
+        }
+    }
+
+    /// A profile's stored seconds are the whole job's, every pass's: at
+    /// least the kept jobs' bytes, and exactly theirs when every pass is
+    /// kept; numbered as they came, each of a test of the run.
+    fn seconds_of_every_rank(db: &ScratchDb, body: &Value, case: &ProfileCase) {
+        let (_, seconds) = stored_seconds(db).unwrap();
+        let seqs: Vec<u64> = seconds.iter().map(|(n, _)| *n).collect();
+        assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>());
+        for (_, s) in &seconds {
+            assert!(s.step >= 1 && s.step <= s.steps, "{s:?}");
+        }
+        let stored: u64 = seconds.iter().map(|(_, s)| s.bytes).sum();
+        let kept: u64 = body["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|j| ["read", "write"].map(|d| j[d]["io_bytes"].as_u64().unwrap_or(0)))
+            .sum();
+        eprintln!(
+            "rig: {:?}: {} seconds stored, {stored} bytes; kept jobs {kept}",
+            case.args[1],
+            seconds.len()
+        );
+        if case.every_pass_kept {
+            assert_eq!(stored, kept, "{:?}", case.args);
+        } else {
+            assert!(stored >= kept, "{:?}: {stored} < {kept}", case.args);
         }
     }
 

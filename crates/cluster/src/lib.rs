@@ -9,9 +9,10 @@
 //!   aligned, the aggregate rate over the first rank's start to the last
 //!   rank's end (as IOR computes it).
 //! * `World` (feature `mpi`): the few collective steps between phases:
-//!   barrier, everyone's status, gathering each rank's result. The ranks
-//!   run the single-machine engine between them; nothing here is on the
-//!   I/O path.
+//!   barrier, everyone's status, gathering each rank's result; and while
+//!   the ranks run, the messages that wait for nobody: notices between
+//!   them, each rank's seconds posted to rank 0. The ranks run the
+//!   single-machine engine between them; nothing here is on the I/O path.
 //! * `ranks` (feature `mpi`): a disk run's coordinator across ranks,
 //!   the lifecycle's seam (`iomark_disk::lifecycle::Coordinator`) with the
 //!   collectives in one documented sequence, and STREAM in step across

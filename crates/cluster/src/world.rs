@@ -2,9 +2,12 @@
 //! collective steps iomark takes between phases. Each is a blocking
 //! collective every rank calls at the same point; none runs while I/O is
 //! measured. While it is, the ranks only look, between looks at their
-//! progress, for one-byte notices from each other ([`Notices`]).
+//! progress, for one-byte notices from each other ([`Notices`]), and post
+//! their seconds to rank 0 ([`World::post_to_root`]), which takes them
+//! there ([`World::take_posted`]): messages that wait for nobody.
 
 use mpi::datatype::PartitionMut;
+use mpi::point_to_point::MatchedReceiveVec;
 use mpi::request::{Request, StaticScope};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::*;
@@ -166,6 +169,38 @@ impl World {
         self.world.abort(code)
     }
 
+    /// Send `bytes` to rank 0 without waiting for it to take them (a
+    /// rank's second of its test, `ranks::seconds`): the send is in flight
+    /// until [`Posted::done`] says it completed.
+    pub(crate) fn post_to_root(&self, bytes: Vec<u8>) -> Posted {
+        let buf: *mut [u8] = Box::into_raw(bytes.into_boxed_slice());
+        // SAFETY: `buf` was made by Box::into_raw just above: valid, and
+        // nothing else points at it. MPI only reads through this borrow,
+        // and the box is rebuilt only once MPI says the send completed
+        // (Posted::done), or never (Posted's Drop leaks it).
+        let shared: &'static [u8] = unsafe { &*buf };
+        let send =
+            self.world
+                .process_at_rank(0)
+                .immediate_send_with_tag(StaticScope, shared, POSTED_TAG);
+        Posted {
+            send: Some(send),
+            buf,
+        }
+    }
+
+    /// Bytes another rank [posted](World::post_to_root) to this one, if
+    /// some have come: the sender and its bytes (a look, never a wait).
+    pub(crate) fn take_posted(&self) -> Option<(u32, Vec<u8>)> {
+        let (message, status) = self
+            .world
+            .any_process()
+            .immediate_matched_probe_with_tag(POSTED_TAG)?;
+        let from = status.source_rank() as u32;
+        let (bytes, _) = (message, status).matched_receive_vec::<u8>();
+        Some((from, bytes))
+    }
+
     /// Start listening for the other ranks' notices (a finish under
     /// `--stonewall`, a failure); every rank calls it after the common
     /// start.
@@ -174,6 +209,51 @@ impl World {
             world: self,
             finished: Watch::listen(self, Notice::Finished),
             failed: Watch::listen(self, Notice::Failed),
+        }
+    }
+}
+
+/// The tag of the bytes a rank posts to rank 0 while it runs.
+const POSTED_TAG: mpi::Tag = 0x5709;
+
+/// Bytes on their way to rank 0 ([`World::post_to_root`]): MPI reads them
+/// from the buffer until the send completes, so the buffer is held here
+/// until then.
+pub(crate) struct Posted {
+    send: Option<Request<'static, [u8]>>,
+    buf: *mut [u8],
+}
+
+impl Posted {
+    /// Whether the send completed, its buffer then freed (a look, never a
+    /// wait).
+    pub(crate) fn done(&mut self) -> bool {
+        let Some(send) = self.send.take() else {
+            return true;
+        };
+        match send.test() {
+            Ok(_) => {
+                // SAFETY: MPI completed the send, so it reads the buffer no
+                // more, and the borrow it was given went with the request.
+                // `buf` came from Box::into_raw and is rebuilt here once:
+                // `send` is gone from now on.
+                drop(unsafe { Box::from_raw(self.buf) });
+                true
+            }
+            Err(send) => {
+                self.send = Some(send);
+                false
+            }
+        }
+    }
+}
+
+/// A send still in flight (a stop signal: the job ends without waiting
+/// for rank 0) keeps its buffer, leaked: MPI may still read it.
+impl Drop for Posted {
+    fn drop(&mut self) {
+        if let Some(send) = self.send.take() {
+            std::mem::forget(send);
         }
     }
 }

@@ -56,7 +56,7 @@ mod tests;
 mod worker;
 
 use gate::StartGate;
-pub use live::Interval;
+pub use live::{Interval, LatencyCounts};
 use live::{LiveCounter, Sampler};
 use stats::{CpuClock, ThreadStats};
 use worker::worker;

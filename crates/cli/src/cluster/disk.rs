@@ -3,13 +3,16 @@
 //! then runs the plan through the run's lifecycle
 //! ([`iomark_disk::lifecycle`]) as a run alone does, with the MPI
 //! coordinator ([`iomark_cluster::ranks`]) between the ranks; rank 0
-//! records and prints the run with the per-rank table.
+//! records and prints the run with the per-rank table, and under
+//! `--json-stream` prints the job's seconds (every rank's summed) as they
+//! come.
 
 use anyhow::bail;
 use iomark_cluster::ranks::RankCoordinator;
 use iomark_cluster::World;
+use iomark_disk::lifecycle::stream::JsonStream;
 use iomark_disk::lifecycle::terminal::ProgressLine;
-use iomark_disk::lifecycle::{self, RunEnd, RunOptions, RunPlan};
+use iomark_disk::lifecycle::{self, RunDisplay, RunEnd, RunOptions, RunPlan};
 use iomark_disk::plan::{DiskPlan, Workload};
 
 use crate::disk_args::{print_run, DiskArgs};
@@ -57,21 +60,31 @@ fn run_rank(
         command_line: command_line(),
     };
     let mut sink = StoreSink::new(&args.store);
-    // No progress line across ranks: only what a rank has to say.
-    let mut display = ProgressLine::new(false);
+    // No progress line across ranks: only what a rank has to say, and on
+    // rank 0 the job's seconds under --json-stream.
+    let mut line = ProgressLine::new(false);
+    let mut stream = (args.json_stream && world.is_root())
+        .then(|| JsonStream::new(std::io::stdout(), ProgressLine::new(false)));
+    let display: &mut dyn RunDisplay = match stream.as_mut() {
+        Some(stream) => stream,
+        None => &mut line,
+    };
     let end = lifecycle::run_coordinated(
         &RunPlan::single(plan),
         &options,
         &mut sink,
-        &mut display,
+        display,
         &mut coordinator,
         stop,
     )?;
     Ok(match end {
         RunEnd::Finished(run) => {
-            // The text carries the rank table; fio's layout and the
-            // document do not.
-            print_run(args, &run.doc, args.prof.verbose && profile)?;
+            match stream {
+                Some(stream) => stream.end(&serde_json::to_value(&run.doc)?)?,
+                // The text carries the rank table; fio's layout and the
+                // document do not.
+                None => print_run(args, &run.doc, args.prof.verbose && profile)?,
+            }
             Exit::of_disk_run(run.interrupted(), run.verify_failed)
         }
         RunEnd::Elsewhere => Exit::Success,

@@ -14,14 +14,18 @@
 //! 4. While a custom job runs, no collective: non-blocking notices tell
 //!    the others that a rank failed (they stop at their next look at
 //!    their progress, every 0.1 s) or, under `--stonewall`, that the
-//!    first rank finished. A profile's jobs: before each, a barrier; after
-//!    each, an `all_ok` and an all-gather of every rank's job, merged, so
-//!    the profile's statistics are the merged jobs' (`Gather`); a
-//!    sustained-write series is all-gathered and summed.
-//! 5. [`gather`](Coordinator::gather): an `all_ok` of the ranks' outcomes,
-//!    then an all-gather of every rank's report (a custom job's jobs and
-//!    spans, or a profile's per-rank table), merged on rank 0, which
-//!    records and prints the run.
+//!    first rank finished, and each rank posts each second of its test to
+//!    rank 0, which stores the job's seconds as they come whole
+//!    (`seconds`). A profile's jobs: before each, a barrier; after each,
+//!    the seconds' count (`seconds`: an all-gather), an `all_ok` and an
+//!    all-gather of every rank's job, merged, so the profile's statistics
+//!    are the merged jobs' (`Gather`); a sustained-write series is
+//!    all-gathered and summed.
+//! 5. [`gather`](Coordinator::gather): the notices taken (an all-gather),
+//!    the seconds' count (an all-gather), an `all_ok` of the ranks'
+//!    outcomes, then an all-gather of every rank's report (a custom job's
+//!    jobs and spans, or a profile's per-rank table), merged on rank 0,
+//!    which records and prints the run.
 //!
 //! STREAM ([`mem::stream`]), after the caller's `all_ok` on every rank's
 //! arguments:
@@ -41,6 +45,7 @@
 mod gather;
 pub mod mem;
 mod open;
+mod seconds;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -48,10 +53,12 @@ use std::time::Instant;
 
 use iomark_disk::lifecycle::{Coordinator, Gathered, RunDisplay, RunError};
 use iomark_disk::plan::DiskOutcome;
+use iomark_disk::runner::LatencyCounts;
 use iomark_disk::target::{OpenTarget, TargetRequest};
 use iomark_disk::DiskError;
 use iomark_model::cluster::Layout;
 use iomark_model::disk::{DiskJobResult, TargetKind};
+use iomark_model::live::LiveSample;
 use iomark_model::sustained::WrittenAt;
 use iomark_model::units::Nanos;
 use iomark_model::{Warning, WarningKind};
@@ -59,6 +66,7 @@ use iomark_model::{Warning, WarningKind};
 use crate::merge::RankReport;
 use crate::{ClusterError, Notices, World};
 use gather::{rank_report, Gather};
+use seconds::Seconds;
 
 /// Every rank's value, from the bytes each sent (`World::all_gather` of
 /// its JSON); a rank whose bytes do not read is named.
@@ -116,6 +124,8 @@ pub struct RankCoordinator<'w> {
     stonewalled: bool,
     /// A profile's jobs, gathered and merged as each ends.
     gather: Option<Gather<'w>>,
+    /// The job's seconds, summed on rank 0 as they come.
+    seconds: Seconds,
 }
 
 impl<'w> RankCoordinator<'w> {
@@ -141,6 +151,7 @@ impl<'w> RankCoordinator<'w> {
             notices: None,
             stonewalled: false,
             gather: None,
+            seconds: Seconds::new(world.size()),
         }
     }
 
@@ -212,6 +223,7 @@ impl Coordinator for RankCoordinator<'_> {
     }
 
     fn job_start(&mut self, label: &str) {
+        self.seconds.job_start();
         if label == "interval" {
             return;
         }
@@ -279,7 +291,8 @@ impl Coordinator for RankCoordinator<'_> {
         }
         // A signal: mpirun is ending the job, a peer may be gone; the
         // profile ends here without another collective step.
-        if !g.world.barrier_unless(self.signal) {
+        if !g.world.barrier_unless(self.signal) || !self.seconds.settle(g.world, self.signal) {
+            self.seconds.end(g.world);
             return Err(DiskError::Interrupted);
         }
         g.merge(job, span).map_err(|e| {
@@ -287,6 +300,14 @@ impl Coordinator for RankCoordinator<'_> {
             g.failure = Some(e);
             DiskError::Invalid(message)
         })
+    }
+
+    fn sample(&mut self, sample: LiveSample, counts: &LatencyCounts) -> Vec<LiveSample> {
+        self.seconds.sample(self.world, sample, counts)
+    }
+
+    fn samples_ready(&mut self) -> Vec<LiveSample> {
+        self.seconds.ready(self.world)
     }
 
     fn series(&mut self, points: Vec<WrittenAt>) -> Result<Vec<WrittenAt>, DiskError> {
@@ -328,11 +349,16 @@ impl Coordinator for RankCoordinator<'_> {
         if stop.load(Ordering::Relaxed) {
             // A signal: mpirun is ending the job (a rank died, or Ctrl-C).
             // No collective now, a peer may be gone: the notices' receives
-            // are cancelled as they drop.
+            // are cancelled as they drop; the seconds are stored with the
+            // shares that came.
             drop(notices);
+            self.seconds.end(self.world);
             return Ok(stopped());
         }
         notices.settle();
+        if !self.seconds.settle(self.world, stop) {
+            return Ok(stopped());
+        }
         if let (true, Ok(o)) = (self.stonewalled, outcome.as_mut()) {
             // Stopped by another rank's finish, not cut short: its figures
             // are what it managed in its time.

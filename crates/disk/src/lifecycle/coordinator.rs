@@ -6,11 +6,13 @@ use std::sync::Arc;
 
 use iomark_model::cluster::ClusterRun;
 use iomark_model::disk::DiskJobResult;
+use iomark_model::live::LiveSample;
 use iomark_model::sustained::WrittenAt;
 use iomark_model::Warning;
 
 use super::{open_target, RunDisplay, RunError};
 use crate::plan::DiskOutcome;
+use crate::runner::LatencyCounts;
 use crate::target::{OpenTarget, TargetRequest};
 use crate::DiskError;
 
@@ -51,8 +53,10 @@ pub enum Gathered {
 ///    together;
 /// 3. while the workload runs, [`job_start`](Coordinator::job_start) and
 ///    [`job_done`](Coordinator::job_done) around each job,
-///    [`should_stop`](Coordinator::should_stop) at each look at its
-///    progress, [`measured`](Coordinator::measured) and
+///    [`should_stop`](Coordinator::should_stop) and
+///    [`samples_ready`](Coordinator::samples_ready) at each look at its
+///    progress, [`sample`](Coordinator::sample) with each second measured,
+///    [`measured`](Coordinator::measured) and
 ///    [`series`](Coordinator::series) for what a profile makes of a job,
 ///    [`kept`](Coordinator::kept) when the profile keeps jobs;
 /// 4. [`gather`](Coordinator::gather) the processes' outcomes into the
@@ -120,6 +124,22 @@ pub trait Coordinator {
     }
     /// The profile kept jobs: `jobs` is every job kept so far.
     fn kept(&mut self, _jobs: &[DiskJobResult]) {}
+    /// A second of this process's test just measured, and the latency
+    /// counts it was cut from: the run's seconds now ready to store and
+    /// show, in order. Alone, this one; across processes, the run's
+    /// seconds are every process's summed, ready on the recording process
+    /// once each process's share came (or its test ended).
+    fn sample(&mut self, sample: LiveSample, _counts: &LatencyCounts) -> Vec<LiveSample> {
+        vec![sample]
+    }
+    /// The run's seconds that came ready since the last look (another
+    /// process's share arrived, a test ended), in order: the lifecycle
+    /// looks at each look at a job's progress, after each job a profile
+    /// made something of ([`measured`](Coordinator::measured)), and after
+    /// [`gather`](Coordinator::gather).
+    fn samples_ready(&mut self) -> Vec<LiveSample> {
+        Vec::new()
+    }
     /// The processes' outcomes, once the workload is over; `outcome` is
     /// this process's, `stop` the stop signal's flag.
     fn gather(

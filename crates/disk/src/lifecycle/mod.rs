@@ -356,7 +356,14 @@ pub fn run_coordinated(
         let outcome = outcome.map_err(within(|| {
             format!("{} on {}", name_job(workload.describe()), target.info.path)
         }));
-        let outcome = match coordinator.gather(outcome, target, stop)? {
+        let gathered = coordinator.gather(outcome, target, stop);
+        // The seconds the other processes' shares completed at the end.
+        watch::keep_samples(
+            coordinator.samples_ready(),
+            recording.is_some().then_some(&mut *sink),
+            display,
+        );
+        let outcome = match gathered? {
             Gathered::Run {
                 outcome,
                 cluster: c,

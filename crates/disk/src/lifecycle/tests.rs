@@ -6,6 +6,7 @@ use std::sync::atomic::AtomicBool;
 
 use iomark_model::artefact::RatedSpeed;
 use iomark_model::disk::{EngineKind, RwMode};
+use iomark_model::live::LiveSample;
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::{RunBody, RunStatus, WarningKind};
 
@@ -266,6 +267,10 @@ struct Peers {
     refuse_start: bool,
     elsewhere: bool,
     stop_at_end: bool,
+    /// Hold the seconds until the run is gathered, as rank 0 holds a
+    /// second until every rank's share came.
+    hold_seconds: bool,
+    held: Vec<LiveSample>,
     calls: Vec<&'static str>,
 }
 
@@ -292,6 +297,20 @@ impl Coordinator for Peers {
     }
     fn job_done(&mut self) {
         self.calls.push("job_done");
+    }
+    fn sample(&mut self, sample: LiveSample, _: &crate::runner::LatencyCounts) -> Vec<LiveSample> {
+        if !self.hold_seconds {
+            return vec![sample];
+        }
+        self.held.push(sample);
+        Vec::new()
+    }
+    fn samples_ready(&mut self) -> Vec<LiveSample> {
+        if self.calls.contains(&"gather") {
+            self.calls.push("samples_ready");
+            return std::mem::take(&mut self.held);
+        }
+        Vec::new()
     }
     fn gather(
         &mut self,
@@ -335,9 +354,46 @@ fn the_coordinator_is_called_at_each_step_in_order() {
     assert!(matches!(end, RunEnd::Finished(_)));
     assert_eq!(
         peers.calls,
-        ["agree", "start", "job_start", "job_done", "gather"]
+        [
+            "agree",
+            "start",
+            "job_start",
+            "job_done",
+            "gather",
+            "samples_ready"
+        ]
     );
     assert!(sink.finished);
+}
+
+#[test]
+fn seconds_a_coordinator_holds_to_the_end_are_stored_once_it_lets_them_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut peers = Peers {
+        hold_seconds: true,
+        ..Peers::default()
+    };
+    let mut sink = MemorySink::default();
+    let end = coordinated(dir.path(), &mut peers, &mut sink).unwrap();
+    let run = finished(end);
+    assert_eq!(sink.samples.len(), 1, "the 50 ms job's one second");
+    assert!(peers.held.is_empty());
+    assert_eq!(
+        peers.calls,
+        [
+            "agree",
+            "start",
+            "job_start",
+            "job_done",
+            "gather",
+            "samples_ready"
+        ]
+    );
+    let RunBody::Disk(disk) = &run.doc.body else {
+        panic!("not a disk run")
+    };
+    let written = disk.jobs[0].write.as_ref().unwrap();
+    assert_eq!(sink.samples[0].bytes, written.io_bytes.get());
 }
 
 #[test]

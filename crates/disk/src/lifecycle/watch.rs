@@ -122,6 +122,32 @@ pub(super) struct Watch<'a, 'b> {
     pub(super) coordinator: &'a mut dyn Coordinator,
 }
 
+impl Watch<'_, '_> {
+    /// Store and show the run's seconds the coordinator has ready.
+    fn keep(&mut self, ready: Vec<LiveSample>) {
+        keep_samples(
+            ready,
+            self.checkpoints.as_mut().map(|c| &mut *c.sink),
+            self.display,
+        );
+    }
+}
+
+/// Store `ready`, the run's seconds, in `sink` (none where this process
+/// does not record the run) and show them on `display`.
+pub(super) fn keep_samples<'s>(
+    ready: Vec<LiveSample>,
+    mut sink: Option<&mut (dyn RunSink + 's)>,
+    display: &mut dyn RunDisplay,
+) {
+    for sample in &ready {
+        if let Some(sink) = sink.as_mut() {
+            sink.sample(sample);
+        }
+        display.sample(sample);
+    }
+}
+
 impl Observer for Watch<'_, '_> {
     fn progress(&mut self, p: &Progress) {
         if let Some(s) = self.samples.as_mut() {
@@ -129,6 +155,10 @@ impl Observer for Watch<'_, '_> {
         }
         self.display.progress(p);
         self.coordinator.should_stop();
+        if self.samples.is_some() {
+            let ready = self.coordinator.samples_ready();
+            self.keep(ready);
+        }
     }
 
     fn interval(&mut self, iv: &Interval) {
@@ -136,10 +166,8 @@ impl Observer for Watch<'_, '_> {
             return;
         };
         let sample = samples.sample(iv);
-        if let Some(c) = self.checkpoints.as_mut() {
-            c.sink.sample(&sample);
-        }
-        self.display.sample(&sample);
+        let ready = self.coordinator.sample(sample, &iv.counts);
+        self.keep(ready);
     }
 }
 
@@ -172,7 +200,12 @@ impl ProfileObserver for Watch<'_, '_> {
         &mut self,
         job: Result<DiskJobResult, DiskError>,
     ) -> Result<DiskJobResult, DiskError> {
-        self.coordinator.measured(job)
+        let job = self.coordinator.measured(job);
+        if self.samples.is_some() {
+            let ready = self.coordinator.samples_ready();
+            self.keep(ready);
+        }
+        job
     }
 
     fn series(&mut self, points: Vec<WrittenAt>) -> Result<Vec<WrittenAt>, DiskError> {

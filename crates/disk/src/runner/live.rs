@@ -9,10 +9,12 @@
 //! an I/O's bytes and the next its latency; over a second of thousands of
 //! I/Os that is noise, and the job's own figures never come from here.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use iomark_model::live::IntervalLatency;
+use serde::{Deserialize, Serialize};
 
 /// Values below this get a bucket each (exact).
 const EXACT: u64 = 16;
@@ -133,8 +135,50 @@ impl Totals {
         }
     }
 
-    fn latency(&self) -> Option<IntervalLatency> {
-        let counted: u64 = self.latencies.iter().sum();
+    /// The latency counts, the empty buckets left out.
+    fn counts(&self) -> LatencyCounts {
+        LatencyCounts {
+            sum_ns: self.latency_sum_ns,
+            buckets: self
+                .latencies
+                .iter()
+                .enumerate()
+                .filter(|(_, &n)| n > 0)
+                .map(|(idx, &n)| (idx as u16, n))
+                .collect(),
+        }
+    }
+}
+
+/// The latency of an interval's I/Os as its threads counted them: their
+/// sum and the histogram the quantiles come from (the empty buckets left
+/// out). Processes that each count their share of a second (MPI ranks)
+/// [`add`](LatencyCounts::add) theirs, and the sum gives the figures one
+/// process counting every I/O would have: the same mean, and the same
+/// quantiles, not an average of each one's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LatencyCounts {
+    /// The I/Os' latencies added up, ns.
+    sum_ns: u64,
+    /// The I/Os in each bucket that has any, by bucket, ascending.
+    buckets: Vec<(u16, u64)>,
+}
+
+impl LatencyCounts {
+    /// Add `other`'s I/Os to these.
+    pub fn add(&mut self, other: &LatencyCounts) {
+        self.sum_ns = self.sum_ns.saturating_add(other.sum_ns);
+        let mut merged: BTreeMap<u16, u64> = self.buckets.iter().copied().collect();
+        for &(idx, n) in &other.buckets {
+            *merged.entry(idx).or_default() += n;
+        }
+        self.buckets = merged.into_iter().collect();
+    }
+
+    /// The figures of `ios` I/Os counted here: the mean of the sum, the
+    /// quantiles at their bucket's middle; none when none was counted.
+    pub fn latency(&self, ios: u64) -> Option<IntervalLatency> {
+        let counted: u64 = self.buckets.iter().map(|&(_, n)| n).sum();
         if counted == 0 {
             return None;
         }
@@ -142,16 +186,16 @@ impl Totals {
             // The rank of the quantile, from 1: the median of 4 is the 2nd.
             let rank = ((q * counted as f64).ceil() as u64).max(1);
             let mut seen = 0;
-            for (idx, n) in self.latencies.iter().enumerate() {
+            for &(idx, n) in &self.buckets {
                 seen += n;
                 if seen >= rank {
-                    return bucket_value(idx);
+                    return bucket_value(usize::from(idx));
                 }
             }
             0
         };
         Some(IntervalLatency {
-            mean_ns: self.latency_sum_ns / self.ios.max(1),
+            mean_ns: self.sum_ns / ios.max(1),
             p50_ns: quantile(0.50),
             p99_ns: quantile(0.99),
             max_ns: quantile(1.0),
@@ -173,6 +217,9 @@ pub struct Interval {
     /// Their latency (the quantiles and the longest within 1/16); none
     /// when none completed.
     pub latency: Option<IntervalLatency>,
+    /// What `latency` was worked out from, for a process that adds its
+    /// interval to others' (an MPI rank's second to the job's).
+    pub counts: LatencyCounts,
 }
 
 /// Cuts a job's counts into intervals of `every`, from its measured start.
@@ -230,12 +277,14 @@ impl Sampler {
     fn cut(&mut self, end: Instant, counters: &[LiveCounter]) -> Interval {
         let now = Totals::read(counters);
         let counted = now.since(&self.last);
+        let counts = counted.counts();
         let iv = Interval {
             offset: end - self.measured_from,
             duration: end - self.last_at,
             bytes: counted.bytes,
             ios: counted.ios,
-            latency: counted.latency(),
+            latency: counts.latency(counted.ios),
+            counts,
         };
         self.last = now;
         self.last_at = end;
@@ -292,6 +341,44 @@ mod tests {
         assert_eq!((last.bytes, last.ios), (8192, 1));
         assert_eq!(last.duration, Duration::from_millis(500));
         assert_eq!(last.offset, Duration::from_millis(1500));
+    }
+
+    #[test]
+    fn intervals_counted_apart_add_up_to_the_one_counted_together() {
+        let t0 = Instant::now();
+        let second = t0 + Duration::from_secs(1);
+        let (fast, slow, both) = (
+            [LiveCounter::default()],
+            [LiveCounter::default()],
+            [LiveCounter::default(), LiveCounter::default()],
+        );
+        // One process's I/Os of 100 µs, another's of 5 ms: merged, the
+        // median is the slow one's, which no average of theirs gives.
+        for i in 0..300u64 {
+            fast[0].count(4096, 100_000 + i);
+            both[0].count(4096, 100_000 + i);
+        }
+        for i in 0..400u64 {
+            slow[0].count(4096, 5_000_000 + 7 * i);
+            both[1].count(4096, 5_000_000 + 7 * i);
+        }
+        let cut = |c: &[LiveCounter]| {
+            Sampler::new(t0, None, Duration::from_secs(1))
+                .due(second, c)
+                .unwrap()
+        };
+        let (a, b, whole) = (cut(&fast), cut(&slow), cut(&both));
+        let mut merged = a.counts.clone();
+        merged.add(&b.counts);
+        assert_eq!(merged, whole.counts);
+        assert_eq!(merged.latency(a.ios + b.ios), whole.latency);
+        let lat = whole.latency.unwrap();
+        assert!(lat.p50_ns.abs_diff(5_000_000) <= 5_000_000 / 16, "{lat:?}");
+        // Adding nothing changes nothing, either way round.
+        let mut none = LatencyCounts::default();
+        none.add(&merged);
+        assert_eq!(none, merged);
+        assert_eq!(LatencyCounts::default().latency(0), None);
     }
 
     #[test]
