@@ -1,10 +1,9 @@
 //! A mem run's seconds in the store as it goes, for `iomark serve`'s live
-//! view: the passes a kernel run measures in this process (STREAM's four
-//! kernels once, a stencil sweep), gathered into intervals of a second or
-//! more of pass time, each stored as a [`LiveSample`] (the bytes moved; a
-//! memory kernel counts no I/Os and has no per-I/O latency). Himeno counts
-//! no bytes, and a run under `--mem-limit` measures in a child process, so
-//! neither stores seconds; each still shows as in progress from its start.
+//! view: the passes a kernel run measures (STREAM's four kernels once, a
+//! stencil sweep; under `--mem-limit` as its child reports them), gathered
+//! into intervals of a second or more of pass time, each stored as a
+//! [`LiveSample`] (the bytes moved; a memory kernel counts no I/Os and has
+//! no per-I/O latency).
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
