@@ -1,10 +1,11 @@
 //! A mem run's seconds in the store as it goes, for `iomark serve`'s live
-//! view: the passes a kernel run measures in this process (STREAM's four
-//! kernels once, a stencil sweep), gathered into intervals of a second or
-//! more of pass time, each stored as a [`LiveSample`] (the bytes moved; a
-//! memory kernel counts no I/Os and has no per-I/O latency). Himeno counts
-//! no bytes, and a run under `--mem-limit` measures in a child process, so
-//! neither stores seconds; each still shows as in progress from its start.
+//! view: the passes a kernel run counts (STREAM's four kernels once, a
+//! stencil sweep, a Himeno Jacobi sweep; under `--mem-limit` as its child
+//! reports them), gathered into intervals of a second or more of pass
+//! time, each stored as a [`LiveSample`]: the bytes moved (none for
+//! Himeno, which counts none) and the floating-point operations done (the
+//! stencil's and Himeno's). A memory kernel counts no I/Os and has no
+//! per-I/O latency.
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -26,8 +27,17 @@ pub(crate) struct MemWatch<'a> {
     run: u32,
     label: String,
     began: Instant,
-    /// Counted passes not yet stored: bytes and seconds.
-    pending: (u64, f64),
+    /// Counted passes not yet stored.
+    pending: Pending,
+}
+
+/// What the counted passes since the last stored interval did.
+#[derive(Debug, Default)]
+struct Pending {
+    bytes: u64,
+    /// `None` while no pass counted any.
+    flops: Option<f64>,
+    seconds: f64,
 }
 
 impl<'a> MemWatch<'a> {
@@ -38,13 +48,17 @@ impl<'a> MemWatch<'a> {
             run: 0,
             label: String::new(),
             began: Instant::now(),
-            pending: (0, 0.0),
+            pending: Pending::default(),
         }
     }
 
     /// Store what the passes since the last interval moved, if any.
     fn flush(&mut self) {
-        let (bytes, seconds) = std::mem::take(&mut self.pending);
+        let Pending {
+            bytes,
+            flops,
+            seconds,
+        } = std::mem::take(&mut self.pending);
         if seconds <= 0.0 {
             return;
         }
@@ -62,6 +76,7 @@ impl<'a> MemWatch<'a> {
             ios: 0,
             latency: None,
             left_ms: None,
+            flops,
         });
     }
 }
@@ -92,10 +107,15 @@ impl MemObserver for MemWatch<'_> {
     }
 
     fn pass(&mut self, p: &Pass) {
-        if let (true, Some(bytes)) = (p.counted, p.bytes) {
-            self.pending.0 += bytes;
-            self.pending.1 += p.seconds;
-            if self.pending.1 >= INTERVAL_S {
+        // A pass that counts neither bytes nor flops has nothing to store.
+        if p.counted && (p.bytes.is_some() || p.flops.is_some()) {
+            let pending = &mut self.pending;
+            pending.bytes += p.bytes.unwrap_or(0);
+            if let Some(f) = p.flops {
+                *pending.flops.get_or_insert(0.0) += f;
+            }
+            pending.seconds += p.seconds;
+            if pending.seconds >= INTERVAL_S {
                 self.flush();
             }
         }

@@ -91,6 +91,7 @@ impl MemObserver for JsonStream {
             "bytes": p.bytes,
             "seconds": p.seconds,
             "bytes_per_second": p.bytes.filter(|_| p.seconds > 0.0).map(|b| b as f64 / p.seconds),
+            "flops": p.flops,
             "mflops": p.flops.filter(|_| p.seconds > 0.0).map(|f| f / p.seconds / 1e6),
         });
         merge(&mut data, &self.what);

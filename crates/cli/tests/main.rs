@@ -30,6 +30,7 @@ mod knee_rig;
 mod machine_causes;
 mod mem_json_stream;
 mod mem_kernels;
+mod mem_limit_live;
 mod mem_limits;
 mod mem_sweep;
 mod mpi_refusals;

@@ -175,3 +175,44 @@ fn json_stream_and_json_are_refused_together() {
     assert!(err.contains("--json and --json-stream"), "{err}");
     assert!(out.stdout.is_empty());
 }
+
+/// Himeno counts flops, not bytes: each timed sweep's line carries its
+/// flops (Himeno's 34 per interior point) and its MFLOPS.
+#[test]
+fn a_himeno_pass_carries_its_flops() {
+    let out = iomark_ok(&[
+        "mem",
+        "himeno",
+        "--grid",
+        "xs",
+        "--iterations",
+        "3",
+        "--threads",
+        "1",
+        "--no-store",
+        "--json-stream",
+    ]);
+    let per_sweep =
+        iomark_mem::himeno::flops_per_sweep(&iomark_mem::himeno::parse_grid("xs").unwrap());
+    let text = stdout(&out);
+    let passes: Vec<Value> = text
+        .lines()
+        .map(event)
+        .filter(|(name, d)| name == "interval" && d["kind"] == "pass")
+        .map(|(_, d)| d)
+        .collect();
+    assert_eq!(passes.len(), 3, "{text}");
+    for (i, p) in passes.iter().enumerate() {
+        assert_eq!(
+            (&p["trial"], &p["counted"]),
+            (&(i + 1).into(), &true.into())
+        );
+        assert_eq!(p["bytes"], Value::Null, "{p}");
+        assert_eq!(p["flops"].as_f64(), Some(per_sweep), "{p}");
+        let mflops = per_sweep / p["seconds"].as_f64().unwrap() / 1e6;
+        assert!(
+            (p["mflops"].as_f64().unwrap() - mflops).abs() <= 1e-9 * mflops,
+            "{p}"
+        );
+    }
+}

@@ -15,7 +15,7 @@ fn swap_on() -> bool {
 }
 
 /// No iomark cgroup of this test's runs is left behind.
-fn assert_no_groups_left() {
+pub(crate) fn assert_no_groups_left() {
     for root in ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"] {
         let Ok(entries) = std::fs::read_dir(root) else {
             continue;

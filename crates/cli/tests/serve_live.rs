@@ -273,6 +273,77 @@ fn a_mem_run_stores_its_seconds_as_it_goes() {
     }
 }
 
+/// Himeno counts flops, not bytes: its seconds carry the flops of their
+/// sweeps as it goes, and the live page, its API and `/metrics` give its
+/// MFLOPS instead of an empty bandwidth.
+#[test]
+fn a_himeno_run_stores_its_flops_as_it_goes() {
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    // Himeno's own scheme filling 4 s: a stored second about 1 s in.
+    let mut run = Proc::spawn(&mut iomark_cmd(&[
+        "mem",
+        "himeno",
+        "--grid",
+        "xs",
+        "--seconds",
+        "4",
+        "--threads",
+        "1",
+        "--db",
+        db,
+    ]));
+    let id = run_in_progress(db);
+    let served = Served::start(db, &[]);
+    let state = || -> Value {
+        serde_json::from_slice(&served.get(&format!("/api/live/{id}")).body).unwrap_or_default()
+    };
+    wait_until(Duration::from_secs(60), "a stored second", || {
+        state()["points"].as_u64().is_some_and(|n| n >= 1)
+    });
+    let metrics = served.get("/metrics").text();
+    assert!(run.running(), "the first second was stored at the end");
+    let now = state();
+    assert_eq!(now["figures"], serde_json::json!(["flops"]), "{now}");
+    assert!(now["flops_per_second"].as_f64().unwrap() > 0.0, "{now}");
+    assert!(now["text"].as_str().unwrap().contains(" MFLOPS"), "{now}");
+    let l = format!("iomark_flops{{run=\"{id}\",");
+    assert!(metrics.contains(&l), "{metrics}");
+    assert!(
+        !metrics.contains(&format!("iomark_bandwidth_bytes_per_second{{run=\"{id}\",")),
+        "{metrics}"
+    );
+
+    let out = run.finish(Duration::from_secs(60));
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Every timed sweep's flops, stored once: iterations x flops per sweep.
+    let shown = json(&results(db, &["show", &id.to_string(), "--json"]));
+    let result = &shown["document"]["body"]["outcome"]["result"];
+    let iterations = result["iterations"].as_f64().expect("iterations");
+    let grid = iomark_mem::himeno::parse_grid("xs").unwrap();
+    let per_sweep = iomark_mem::himeno::flops_per_sweep(&grid);
+    let samples: Value =
+        serde_json::from_slice(&served.get(&format!("/api/runs/{id}/samples")).body).unwrap();
+    let seconds = samples["samples"].as_array().unwrap();
+    assert!(seconds.len() >= 2, "{samples}");
+    let mut flops = 0.0;
+    for s in seconds.iter().map(|s| &s["sample"]) {
+        assert_eq!((&s["bytes"], &s["ios"]), (&0.into(), &0.into()), "{s}");
+        assert!(s["label"].as_str().unwrap().starts_with("himeno "), "{s}");
+        flops += s["flops"].as_f64().expect("flops");
+    }
+    assert_eq!(flops, iterations * per_sweep, "{samples}");
+    // Its pages draw MFLOPS, not an empty bandwidth.
+    let svg = served.get(&format!("/live/{id}/flops.svg")).text();
+    assert!(svg.contains("MFLOPS"), "{svg}");
+    assert_eq!(svg.matches("data-value=").count(), seconds.len(), "{svg}");
+    for page in [format!("/live/{id}"), format!("/runs/{id}")] {
+        let text = served.get(&page).text();
+        assert!(text.contains("id=\"chart-flops\""), "{page}: {text}");
+        assert!(!text.contains("id=\"chart-bandwidth\""), "{page}: {text}");
+    }
+}
+
 #[test]
 fn a_net_test_stores_each_interval_as_it_goes_at_both_ends() {
     let (client_db, server_db) = (ScratchDb::new(), ScratchDb::named("server.db"));

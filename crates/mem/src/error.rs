@@ -69,6 +69,10 @@ pub enum MemError {
         /// The last lines it wrote to stderr, prefixed with ": ".
         stderr: String,
     },
+    /// The child wrote a line that is not its protocol's
+    /// ([`crate::job::ChildLine`]).
+    #[error("limited child process wrote a line iomark cannot read: {0}")]
+    ChildLine(String),
     /// The child reported an error.
     #[error("{0}")]
     InChild(String),

@@ -2,19 +2,21 @@
 //! a memory cgroup when there is a limit, plus the `--relative` baseline.
 //!
 //! The limited case, step by step:
-//! 1. the parent creates the cgroup with the limit ([`MemCgroup`]);
+//! 1. the parent creates the cgroup with the limit ([`iomark_host::cgroup::MemCgroup`]);
 //! 2. it starts the child command it was given (the same binary, re-executed
 //!    into a hidden subcommand that calls [`serve_child`]) with the job as
 //!    JSON in [`CHILD_JOB_ENV`] and the group's `cgroup.procs` in
 //!    [`CHILD_CGROUP_ENV`];
 //! 3. the child moves itself into the group before it allocates, runs the
-//!    kernel and writes `Result<MemOutcome, String>` as JSON to stdout;
-//! 4. the parent reads it; a child dead of SIGKILL while the group's
-//!    `oom_kill` counter rose is reported as [`MemOutcome::OomKilled`];
+//!    kernel, writes each pass as a JSON line to stdout as it ends, and
+//!    last `Result<MemOutcome, String>` as a JSON line (the lines are
+//!    [`ChildLine`]s);
+//! 4. the parent reads the lines as they come and tells its observer of
+//!    each pass on the thread that runs the job; a child dead of SIGKILL
+//!    while the group's `oom_kill` counter rose is reported as
+//!    [`MemOutcome::OomKilled`], the passes it sent before kept;
 //! 5. the group and any backing file are removed whatever happened.
 
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::atomic::AtomicBool;
 
 use iomark_model::mem::{
@@ -26,7 +28,12 @@ use iomark_model::{Warning, WarningKind};
 use crate::observe::{MemObserver, Quiet};
 use crate::region::{Region, ARRAY_PAD};
 use crate::{himeno, stencil, stream, sys, threads, MemError};
-use iomark_host::cgroup::{self, MemCgroup};
+
+mod limited;
+mod protocol;
+
+pub use limited::{run_limited, serve_child};
+pub use protocol::ChildLine;
 
 /// Environment variable carrying the job (JSON) to the limited child.
 pub const CHILD_JOB_ENV: &str = "IOMARK_MEM_CHILD_JOB";
@@ -39,8 +46,6 @@ pub const CHILD_PARENT_ENV: &str = "IOMARK_MEM_PARENT";
 /// What a heap run killed by the memory cgroup's OOM killer reports.
 pub const OOM_NO_SWAP: &str =
     "killed by the out-of-memory killer: data larger than the memory limit and no swap";
-const OOM_WITH_SWAP: &str =
-    "killed by the out-of-memory killer: data larger than the memory limit plus the free swap";
 
 /// Byte sizes of the arrays a kernel needs.
 pub fn array_sizes(kernel: &MemKernelSpec) -> Vec<usize> {
@@ -205,216 +210,6 @@ fn run_kernel(
         result,
         execution,
         msync,
-    })
-}
-
-/// The child's side: join the cgroup, run, print the outcome as JSON on
-/// stdout. Errors are printed the same way, so the parent can tell a failed
-/// run from a killed one.
-pub fn serve_child(stop: &AtomicBool) -> Result<(), MemError> {
-    die_with_parent()?;
-    let job = std::env::var(CHILD_JOB_ENV).map_err(|_| {
-        MemError::BadSpec(format!(
-            "{CHILD_JOB_ENV} is not set: this subcommand is internal to iomark"
-        ))
-    })?;
-    let spec: MemJobSpec = serde_json::from_str(&job)
-        .map_err(|e| MemError::BadSpec(format!("{CHILD_JOB_ENV}: {e}")))?;
-    let outcome = (|| {
-        if let Some(procs) = std::env::var_os(CHILD_CGROUP_ENV) {
-            cgroup::join(&PathBuf::from(procs))?;
-        }
-        run_in_process(&spec, stop)
-    })()
-    .map_err(|e| e.to_string());
-    let text = serde_json::to_string(&outcome).expect("outcomes serialise");
-    println!("{text}");
-    Ok(())
-}
-
-/// The child is killed when its parent dies, however it dies (kill -9
-/// included): a child left running would hold its memory group, its
-/// backing file and a CPU to the end of its job. A parent that died before
-/// the request is seen through `getppid` no longer being it.
-fn die_with_parent() -> Result<(), MemError> {
-    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
-        .map_err(|e| MemError::BadSpec(format!("cannot ask to die with the parent: {e}")))?;
-    let parent = std::env::var(CHILD_PARENT_ENV)
-        .ok()
-        .and_then(|p| p.parse::<i32>().ok());
-    let now = rustix::process::getppid().map(|p| p.as_raw_nonzero().get());
-    if parent.is_some() && parent != now {
-        return Err(MemError::BadSpec(
-            "the parent iomark is gone: nothing to run for".into(),
-        ));
-    }
-    Ok(())
-}
-
-/// Removes the backing file a killed child could not remove.
-struct Leftover(Option<PathBuf>);
-
-impl Drop for Leftover {
-    fn drop(&mut self) {
-        if let Some(p) = &self.0 {
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
-/// Run the job in `child` (a command that ends up in [`serve_child`]) inside
-/// a memory cgroup of `limit` bytes, allowed `swap` bytes of swap beyond it
-/// when given (a swap backing's area). `stop` raised here (SIGTERM or SIGHUP
-/// reach only this process) is passed on to the child as SIGINT, so it
-/// stops as it would on Ctrl-C.
-pub fn run_limited(
-    spec: &MemJobSpec,
-    limit: Bytes,
-    host: &MemHost,
-    swap: Option<Bytes>,
-    mut child: Command,
-    stop: &AtomicBool,
-) -> Result<(MemOutcome, iomark_model::mem::CgroupUsage), MemError> {
-    let _leftover = Leftover(match &spec.backing {
-        Backing::Mmap { path, .. } => Some(PathBuf::from(path)),
-        Backing::Heap | Backing::Swap { .. } => None,
-    });
-    let group = MemCgroup::create(limit)?;
-    if let Some(swap) = swap {
-        group.allow_swap(swap)?;
-    }
-    let job = serde_json::to_string(spec).expect("specs serialise");
-    let started = child
-        .env(CHILD_JOB_ENV, job)
-        .env(CHILD_CGROUP_ENV, group.procs_path())
-        .env(CHILD_PARENT_ENV, std::process::id().to_string())
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|source| MemError::Child {
-            what: "start",
-            source,
-        })?;
-    let output = watch_child(started, stop)?;
-    let usage = group.usage();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    if let Some(line) = stdout.lines().rev().find(|l| l.starts_with('{')) {
-        if let Ok(reported) = serde_json::from_str::<Result<MemOutcome, String>>(line) {
-            return reported.map(|o| (o, usage)).map_err(MemError::InChild);
-        }
-    }
-    use std::os::unix::process::ExitStatusExt;
-    // A stop passed on before the child installed its handlers ends it.
-    if output.status.signal() == Some(libc_sigint())
-        && stop.load(std::sync::atomic::Ordering::Relaxed)
-    {
-        return Ok((MemOutcome::Interrupted, usage));
-    }
-    if output.status.signal() == Some(9) && usage.oom_kills > 0 {
-        let message = if host.swap.total.get() == 0 && swap.is_none() {
-            OOM_NO_SWAP
-        } else {
-            OOM_WITH_SWAP
-        };
-        return Ok((
-            MemOutcome::OomKilled {
-                message: message.to_string(),
-            },
-            usage,
-        ));
-    }
-    let err = String::from_utf8_lossy(&output.stderr);
-    let tail: Vec<&str> = err.lines().rev().take(3).collect();
-    Err(MemError::ChildFailed {
-        status: output.status.to_string(),
-        stderr: if tail.is_empty() {
-            String::new()
-        } else {
-            format!(
-                ": {}",
-                tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
-            )
-        },
-    })
-}
-
-fn libc_sigint() -> i32 {
-    rustix::process::Signal::INT.as_raw()
-}
-
-/// Wait for the limited child, reading its output, and pass `stop` on to
-/// it. Never returns before the child has ended.
-fn watch_child(
-    mut proc: std::process::Child,
-    stop: &AtomicBool,
-) -> Result<std::process::Output, MemError> {
-    enum Pipe {
-        Out(std::process::ChildStdout),
-        Err(std::process::ChildStderr),
-    }
-    fn drain(pipe: Option<Pipe>) -> Vec<u8> {
-        use std::io::Read;
-        let mut buf = Vec::new();
-        let _ = match pipe {
-            Some(Pipe::Out(mut p)) => p.read_to_end(&mut buf),
-            Some(Pipe::Err(mut p)) => p.read_to_end(&mut buf),
-            None => Ok(0),
-        };
-        buf
-    }
-    let (out, err) = (proc.stdout.take(), proc.stderr.take());
-    let pid = rustix::process::Pid::from_raw(proc.id() as i32);
-    std::thread::scope(|s| {
-        // The pipes are read while the child runs, so a chatty child never
-        // blocks on a full pipe.
-        let reader = |pipe, name: &str| {
-            std::thread::Builder::new()
-                .name(name.into())
-                .spawn_scoped(s, move || drain(pipe))
-                .map_err(|source| MemError::Child {
-                    what: "start a thread to read its output",
-                    source,
-                })
-        };
-        let readers = reader(out.map(Pipe::Out), "iomark-child-out")
-            .and_then(|o| reader(err.map(Pipe::Err), "iomark-child-err").map(|e| (o, e)));
-        let (out, err) = match readers {
-            Ok(r) => r,
-            Err(e) => {
-                // Ending the child closes its pipes, which ends any reader.
-                let _ = proc.kill();
-                let _ = proc.wait();
-                return Err(e);
-            }
-        };
-        let mut passed_on = false;
-        let status = loop {
-            match proc.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) => {}
-                Err(source) => {
-                    let _ = proc.kill();
-                    let _ = proc.wait();
-                    return Err(MemError::Child {
-                        what: "wait",
-                        source,
-                    });
-                }
-            }
-            if !passed_on && stop.load(std::sync::atomic::Ordering::Relaxed) {
-                if let Some(pid) = pid {
-                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
-                }
-                passed_on = true;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        };
-        Ok(std::process::Output {
-            status,
-            stdout: out.join().unwrap_or_default(),
-            stderr: err.join().unwrap_or_default(),
-        })
     })
 }
 

@@ -5,9 +5,13 @@
 //! reports ([`Quiet`] reports nothing).
 //!
 //! A kernel run under `--mem-limit` runs in a child process in its own
-//! memory cgroup; its passes are not seen here, only its end.
+//! memory cgroup: the child writes each pass to the parent as it ends
+//! ([`crate::job::serve_child`]), and the parent tells the observer of it
+//! on the thread that runs the job, in order and before the run's end. A
+//! child killed mid-run (the OOM killer) leaves its passes heard.
 
 use iomark_model::mem::{MemJobSpec, MemOutcome};
+use serde::{Deserialize, Serialize};
 
 /// Which of a job's kernel runs was measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,10 +43,11 @@ pub struct Measured<'a> {
     pub outcome: &'a MemOutcome,
 }
 
-/// One pass of a kernel run in this process: STREAM's four kernels once,
-/// one stencil sweep, one Himeno Jacobi sweep (its rehearsal not counted
-/// among them), timed as the kernel times it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One pass of a kernel run: STREAM's four kernels once, one stencil
+/// sweep, one Himeno Jacobi sweep (its rehearsal not counted among them),
+/// timed as the kernel times it. A limited child sends it to its parent as
+/// JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Pass {
     /// Its number in the kernel run, from 1.
     pub index: u32,

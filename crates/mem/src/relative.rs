@@ -29,7 +29,8 @@ use iomark_host::cgroup;
 /// `child` builds the command that re-executes the binary into
 /// [`crate::job::serve_child`].
 /// `stop` is the Ctrl-C flag (see [`crate::job::run_in_process`]).
-/// `obs` hears of each kernel run as it ends.
+/// `obs` hears of each kernel run as it begins and ends, and of each of
+/// its passes (a limited child's as the child reports them).
 pub fn run(
     spec: &MemJobSpec,
     relative: bool,
@@ -207,7 +208,7 @@ fn run_once(
         _ if stop.load(std::sync::atomic::Ordering::Relaxed) => (MemOutcome::Interrupted, None),
         Some(limit) => {
             let swap = area.map(SwapArea::size);
-            let (o, u) = run_limited(&constrained, limit, host, swap, child(), stop)?;
+            let (o, u) = run_limited(&constrained, limit, host, swap, child(), stop, obs)?;
             (o, Some(Box::new(u)))
         }
         None => (run_observed(&constrained, stop, obs)?, None),

@@ -29,6 +29,11 @@ pub struct LiveSample {
     pub latency: Option<IntervalLatency>,
     /// The time the run still needs, ms, when it can be told.
     pub left_ms: Option<u64>,
+    /// Floating-point operations completed in the interval, where the test
+    /// counts them (the stencil and Himeno kernels of `iomark mem`);
+    /// absent in documents written before it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flops: Option<f64>,
 }
 
 /// Latency of the I/Os completed in one interval, ns. The quantiles come
@@ -55,6 +60,14 @@ impl LiveSample {
     /// The interval's I/Os per second.
     pub fn iops(&self) -> f64 {
         per_sec(self.ios, self.duration_ms)
+    }
+
+    /// The interval's floating-point operations per second, where it
+    /// counts them.
+    pub fn flops_per_sec(&self) -> Option<f64> {
+        let ms = self.duration_ms;
+        self.flops
+            .map(|f| if ms == 0 { 0.0 } else { f * 1000.0 / ms as f64 })
     }
 }
 
@@ -96,9 +109,16 @@ mod tests {
             ios: 250,
             latency: None,
             left_ms: None,
+            flops: None,
         };
         assert_eq!(s.bytes_per_sec(), 2_000_000.0);
         assert_eq!(s.iops(), 500.0);
+        assert_eq!(s.flops_per_sec(), None);
+        let counted = LiveSample {
+            flops: Some(3e9),
+            ..s.clone()
+        };
+        assert_eq!(counted.flops_per_sec(), Some(6e9));
         assert_eq!(
             LiveSample {
                 duration_ms: 0,
@@ -107,5 +127,32 @@ mod tests {
             .iops(),
             0.0
         );
+    }
+
+    #[test]
+    fn flops_are_written_only_when_counted_and_read_when_absent() {
+        let s = LiveSample {
+            step: 1,
+            steps: 0,
+            label: "himeno 4.6 MiB".into(),
+            at_ms: 1,
+            offset_ms: 1000,
+            duration_ms: 1000,
+            bytes: 0,
+            ios: 0,
+            latency: None,
+            left_ms: None,
+            flops: None,
+        };
+        let old = serde_json::to_string(&s).unwrap();
+        assert!(!old.contains("flops"), "{old}");
+        assert_eq!(serde_json::from_str::<LiveSample>(&old).unwrap(), s);
+        let counted = LiveSample {
+            flops: Some(1.5e9),
+            ..s
+        };
+        let text = serde_json::to_string(&counted).unwrap();
+        assert!(text.ends_with(r#""flops":1500000000.0}"#), "{text}");
+        assert_eq!(serde_json::from_str::<LiveSample>(&text).unwrap(), counted);
     }
 }

@@ -88,6 +88,7 @@ pub(crate) fn sample(report: &TestReport, rec: &IntervalRecord) -> Option<LiveSa
         latency: None,
         // A -n/-k test has no time to tell.
         left_ms: (time > 0.0).then(|| ((time + omit - rec.end).max(0.0) * 1e3) as u64),
+        flops: None,
     })
 }
 

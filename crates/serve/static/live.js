@@ -35,6 +35,13 @@
       return;
     }
     const seq = now.seq === null ? "none" : String(now.seq);
+    // The figures a run has show with its first seconds (a Himeno run's
+    // are MFLOPS, not bandwidth): a page drawn before them is drawn again.
+    const shown = Array.from(document.querySelectorAll("img.live"), (i) => i.id.replace("chart-", ""));
+    if (now.figures.join() !== shown.join()) {
+      window.location.reload();
+      return;
+    }
     if (seq !== status.dataset.seq) {
       for (const img of document.querySelectorAll("img.live")) redraw(img, seq);
       status.dataset.seq = seq;

@@ -236,6 +236,11 @@ impl<C: GenericClient> Db for Pg<'_, C> {
             "run_samples",
             include_str!("../migrations/postgres/0006_run_samples.sql"),
         ),
+        (
+            7,
+            "sample_flops",
+            include_str!("../migrations/postgres/0007_sample_flops.sql"),
+        ),
     ];
     const LIKE: &'static str = "ILIKE";
     const BIGINT: &'static str = "BIGINT";

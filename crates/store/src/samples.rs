@@ -11,6 +11,9 @@ use crate::{ops, RunId, StoreError};
 /// at an older one has no samples to give.
 const SINCE_VERSION: i64 = 6;
 
+/// The schema version whose samples have `flops`: read as none before it.
+const FLOPS_SINCE_VERSION: i64 = 7;
+
 /// Store `samples` of run `id`, numbered from `first_seq`.
 pub(crate) fn add<D: Db>(
     db: &mut D,
@@ -22,7 +25,7 @@ pub(crate) fn add<D: Db>(
         let seq = big(first_seq + i as u64);
         let lat = s.latency;
         let ns = |f: fn(&IntervalLatency) -> u64| lat.as_ref().map(|l| big(f(l)));
-        let values: [&dyn Param; 15] = [
+        let values: [&dyn Param; 16] = [
             &id.0,
             &seq,
             &big(s.at_ms),
@@ -38,12 +41,13 @@ pub(crate) fn add<D: Db>(
             &ns(|l| l.p99_ns),
             &ns(|l| l.max_ns),
             &s.left_ms.map(big),
+            &s.flops,
         ];
         db.execute(
             "INSERT INTO run_samples (run_id, seq, at_ms, step, steps, label, offset_ms,
                  duration_ms, bytes, ios, lat_mean_ns, lat_p50_ns, lat_p99_ns, lat_max_ns,
-                 left_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                 left_ms, flops)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             &values,
         )?;
     }
@@ -81,6 +85,7 @@ impl Decode for Numbered {
                 ios: small(8)?,
                 latency,
                 left_ms: opt(9)?,
+                flops: r.get(14)?,
             },
         ))
     }
@@ -97,10 +102,18 @@ pub(crate) fn after<D: Db>(
         return Ok(Vec::new());
     }
     let from = after.map_or(-1, big);
+    // A database opened read-only is read at the version it is at.
+    let flops = if ops::schema_version(db)? >= FLOPS_SINCE_VERSION {
+        "flops"
+    } else {
+        "CAST(NULL AS DOUBLE PRECISION)"
+    };
     let rows: Vec<Numbered> = db.query(
-        "SELECT seq, at_ms, step, steps, label, offset_ms, duration_ms, bytes, ios,
-             left_ms, lat_mean_ns, lat_p50_ns, lat_p99_ns, lat_max_ns
-         FROM run_samples WHERE run_id = ?1 AND seq > ?2 ORDER BY seq",
+        &format!(
+            "SELECT seq, at_ms, step, steps, label, offset_ms, duration_ms, bytes, ios,
+                 left_ms, lat_mean_ns, lat_p50_ns, lat_p99_ns, lat_max_ns, {flops}
+             FROM run_samples WHERE run_id = ?1 AND seq > ?2 ORDER BY seq"
+        ),
         &[&id.0, &from],
     )?;
     Ok(rows.into_iter().map(|Numbered(n, s)| (n, s)).collect())

@@ -329,6 +329,11 @@ impl Db for Sqlite<'_> {
             "run_samples",
             include_str!("../migrations/sqlite/0006_run_samples.sql"),
         ),
+        (
+            7,
+            "sample_flops",
+            include_str!("../migrations/sqlite/0007_sample_flops.sql"),
+        ),
     ];
     const LIKE: &'static str = "LIKE";
     const BIGINT: &'static str = "INTEGER";

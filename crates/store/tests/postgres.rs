@@ -59,12 +59,12 @@ impl Drop for TestDb {
 fn migrations_build_an_empty_database_and_runs_round_trip() {
     let db = require!(TestDb::new());
     let mut store = PgStore::connect(&db.url).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 6);
+    assert_eq!(store.schema_version().unwrap(), 7);
     assert!(store.list(&RunQuery::default()).unwrap().is_empty());
     drop(store);
     // Reopening applies nothing twice.
     let mut store = iomark_store::open(Some(&db.url)).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 6);
+    assert_eq!(store.schema_version().unwrap(), 7);
 
     let doc = synthetic::full_run(3);
     let id = store.insert_complete(&doc).unwrap();
@@ -415,4 +415,30 @@ fn lists_pages_filters_and_devices_as_on_sqlite() {
     let db = require!(TestDb::new());
     let mut store = PgStore::connect(&db.url).unwrap();
     common::lists_pages_filters_and_devices(&mut store);
+}
+
+#[test]
+fn version_6_seconds_read_without_flops_as_on_sqlite() {
+    let db = require!(TestDb::new());
+    let mut store = PgStore::connect(&db.url).unwrap();
+    let id = store.begin_run(&synthetic::run(1, 0)).unwrap();
+    let written = [common::sample(1, 1000)];
+    store.add_samples(id, 0, &written).unwrap();
+    drop(store);
+    // Back to version 6, as the iomark before flops left it.
+    let mut c = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
+    c.batch_execute(
+        "ALTER TABLE run_samples DROP COLUMN flops; \
+         DELETE FROM schema_migrations WHERE version >= 7",
+    )
+    .unwrap();
+    drop(c);
+    let mut ro = iomark_store::open_read_only(Some(&db.url)).unwrap();
+    assert_eq!(ro.schema_version().unwrap(), 6);
+    let read = ro.samples(id, None).unwrap();
+    let want = iomark_model::live::LiveSample {
+        flops: None,
+        ..written[0].clone()
+    };
+    assert_eq!(read, [(0, want)]);
 }

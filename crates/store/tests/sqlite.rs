@@ -14,17 +14,17 @@ fn fresh() -> (tempfile::TempDir, SqliteStore) {
 #[test]
 fn migrations_build_an_empty_database_and_reopen_cleanly() {
     let (dir, mut store) = fresh();
-    assert_eq!(store.schema_version().unwrap(), 6);
+    assert_eq!(store.schema_version().unwrap(), 7);
     assert!(store.list(&RunQuery::default()).unwrap().is_empty());
     drop(store);
     let path = dir.path().join("sub/dir/results.db");
     let mut again = SqliteStore::open(path.clone()).unwrap();
-    assert_eq!(again.schema_version().unwrap(), 6);
+    assert_eq!(again.schema_version().unwrap(), 7);
     let conn = rusqlite::Connection::open(&path).unwrap();
     let n: i64 = conn
         .query_row("SELECT COUNT(*) FROM schema_migrations", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(n, 6, "a migration ran twice");
+    assert_eq!(n, 7, "a migration ran twice");
     assert_eq!(common::pragma(&path, "journal_mode"), "wal");
 }
 
@@ -280,7 +280,7 @@ fn a_read_only_open_reads_everything_and_writes_nothing() {
     {
         let mut ro = SqliteStore::open_read_only(path.clone()).unwrap();
         assert!(ro.is_read_only());
-        assert_eq!(ro.schema_version().unwrap(), 6);
+        assert_eq!(ro.schema_version().unwrap(), 7);
         assert_eq!(ro.list(&RunQuery::default()).unwrap().len(), 1);
         common::assert_same_document(&ro.load(id).unwrap(), &doc);
         for err in [
@@ -363,7 +363,7 @@ fn a_version_1_database_is_read_as_it_is_and_migrated_by_a_writer() {
     assert!(ro.in_progress(0).unwrap().len() <= 1);
     drop(ro);
     let mut rw = SqliteStore::open(path).unwrap();
-    assert_eq!(rw.schema_version().unwrap(), 6);
+    assert_eq!(rw.schema_version().unwrap(), 7);
     assert_eq!(rw.device("dev:sda").unwrap(), None);
 }
 
@@ -393,7 +393,7 @@ fn a_verify_verdict_is_remembered_and_a_version_2_device_row_survives_the_migrat
     assert_eq!(ro.schema_version().unwrap(), 2);
     drop(ro);
     let mut rw = SqliteStore::open(path).unwrap();
-    assert_eq!(rw.schema_version().unwrap(), 6);
+    assert_eq!(rw.schema_version().unwrap(), 7);
     assert_eq!(rw.device("serial:STICK:1").unwrap().as_ref(), Some(&stick));
 
     stick.verify = Some(RememberedVerify {
@@ -473,4 +473,42 @@ fn a_live_runs_samples_round_trip() {
 fn lists_pages_filters_and_devices() {
     let (_dir, mut store) = fresh();
     common::lists_pages_filters_and_devices(&mut store);
+}
+
+#[test]
+fn version_6_seconds_read_without_flops_and_keep_them_through_the_migration() {
+    let (_dir, path) = common::scratch_db("r.db");
+    let mut store = SqliteStore::open(path.clone()).unwrap();
+    let id = store.begin_run(&synthetic::run(1, 0)).unwrap();
+    let written = [common::sample(1, 1000), common::sample(2, 2000)];
+    store.add_samples(id, 0, &written).unwrap();
+    drop(store);
+    // Back to version 6, as the iomark before flops left it.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "ALTER TABLE run_samples DROP COLUMN flops; \
+         DELETE FROM schema_migrations WHERE version >= 7",
+    )
+    .unwrap();
+    drop(conn);
+    let without_flops: Vec<_> = written
+        .iter()
+        .map(|s| iomark_model::live::LiveSample {
+            flops: None,
+            ..s.clone()
+        })
+        .collect();
+    let read = |store: &mut SqliteStore| -> Vec<_> {
+        let all = store.samples(id, None).unwrap();
+        all.into_iter().map(|(_, s)| s).collect()
+    };
+    let mut ro = SqliteStore::open_read_only(path.clone()).unwrap();
+    assert_eq!(ro.schema_version().unwrap(), 6);
+    assert_eq!(read(&mut ro), without_flops);
+    drop(ro);
+    let mut rw = SqliteStore::open(path).unwrap();
+    assert_eq!(rw.schema_version().unwrap(), 7);
+    assert_eq!(read(&mut rw), without_flops);
+    rw.add_samples(id, 2, &[common::sample(1, 3000)]).unwrap();
+    assert_eq!(read(&mut rw)[2].flops, Some(1e10 / 3.0));
 }

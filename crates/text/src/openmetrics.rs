@@ -63,19 +63,31 @@ fn counts_ios(r: &LiveRunMetrics<'_>) -> bool {
     r.samples.iter().any(|t| t.ios > 0)
 }
 
+/// Whether the run counts bytes: all but one whose seconds count flops
+/// and no bytes (Himeno), which has no bandwidth to give.
+fn counts_bytes(r: &LiveRunMetrics<'_>) -> bool {
+    r.samples.iter().any(|t| t.bytes > 0) || r.samples.iter().all(|t| t.flops.is_none())
+}
+
 fn one(v: f64) -> Vec<Point> {
     vec![("", String::new(), v)]
 }
 
 /// Gauges hold the last second; the counter and the summary's count and
 /// sum add up the test or the run so far.
-const FAMILIES: [Family; 7] = [
+const FAMILIES: [Family; 8] = [
     Family {
         name: "iomark_bandwidth_bytes_per_second",
         kind: "gauge",
         unit: "bytes_per_second",
         help: "Bytes per second in the last second measured.",
-        points: |_, s| one(s.bytes_per_sec()),
+        points: |r, s| {
+            if counts_bytes(r) {
+                one(s.bytes_per_sec())
+            } else {
+                Vec::new()
+            }
+        },
     },
     Family {
         name: "iomark_iops",
@@ -123,9 +135,19 @@ const FAMILIES: [Family; 7] = [
         unit: "bytes",
         help: "Bytes moved by the run so far.",
         points: |r, _| {
+            if !counts_bytes(r) {
+                return Vec::new();
+            }
             let total: u64 = r.samples.iter().map(|t| t.bytes).sum();
             vec![("_total", String::new(), total as f64)]
         },
+    },
+    Family {
+        name: "iomark_flops",
+        kind: "gauge",
+        unit: "",
+        help: "Floating-point operations per second in the last second measured (memory kernels that count them).",
+        points: |_, s| s.flops_per_sec().map_or_else(Vec::new, one),
     },
     Family {
         name: "iomark_test",
@@ -196,6 +218,7 @@ mod tests {
                 max_ns: 12_000_000,
             }),
             left_ms: Some(42_500),
+            flops: None,
         }
     }
 
@@ -228,7 +251,8 @@ mod tests {
         ] {
             assert!(text.lines().any(|t| t == line), "{line} not in:\n{text}");
         }
-        assert_eq!(text.matches("# TYPE ").count(), 7);
+        assert_eq!(text.matches("# TYPE ").count(), 8);
+        assert!(!text.contains("iomark_flops{"), "{text}");
     }
 
     #[test]
@@ -252,6 +276,33 @@ mod tests {
             "iomark_iops{",
             "iomark_latency_seconds{",
             "iomark_latency_seconds_count{",
+        ] {
+            assert!(!text.contains(absent), "{absent} in:\n{text}");
+        }
+    }
+
+    #[test]
+    fn a_run_that_counts_flops_and_no_bytes_gives_its_flops_alone() {
+        let himeno = [LiveSample {
+            ios: 0,
+            latency: None,
+            flops: Some(3e9),
+            duration_ms: 2000,
+            ..sample(1, 0, 0)
+        }];
+        let text = render(&[LiveRunMetrics {
+            run: 4,
+            host: "h",
+            device: "",
+            samples: &himeno,
+        }]);
+        let l = r#"run="4",host="h",device="",test="SEQ1M Q8T1 \"read\"""#;
+        let line = format!("iomark_flops{{{l}}} 1500000000");
+        assert!(text.lines().any(|t| t == line), "{line} not in:\n{text}");
+        for absent in [
+            "iomark_bandwidth_bytes_per_second{",
+            "iomark_bytes_total{",
+            "iomark_iops{",
         ] {
             assert!(!text.contains(absent), "{absent} in:\n{text}");
         }

@@ -129,6 +129,11 @@ pub(super) fn sum<'s>(shares: impl IntoIterator<Item = &'s Share>) -> Option<Liv
         let t = &s.sample;
         whole.bytes += t.bytes;
         whole.ios += t.ios;
+        // Disk seconds count none; summed all the same, should one.
+        whole.flops = match (whole.flops, t.flops) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
         whole.at_ms = whole.at_ms.max(t.at_ms);
         whole.offset_ms = whole.offset_ms.max(t.offset_ms);
         whole.duration_ms = whole.duration_ms.max(t.duration_ms);

@@ -147,6 +147,7 @@ mod tests {
             ios: 5,
             latency: None,
             left_ms: Some(4000),
+            flops: None,
         });
         s.end(&json!({"schema_version": 1})).unwrap();
         let lines: Vec<serde_json::Value> = std::str::from_utf8(&out)

@@ -73,12 +73,7 @@ impl<'a> Standing<'a> {
         } else {
             format!("test {}: {}", s.step, s.label)
         };
-        // A memory kernel's seconds count bytes alone.
-        let rate = if s.ios > 0 {
-            format!("{:.1} MB/s, {:.0} IOPS", s.bytes_per_sec() / 1e6, s.iops())
-        } else {
-            format!("{:.1} MB/s", s.bytes_per_sec() / 1e6)
-        };
+        let rate = rate_text(s);
         if self.in_progress {
             let left = s
                 .left_ms
@@ -93,6 +88,23 @@ impl<'a> Standing<'a> {
             self.summary.status.as_str().to_string()
         }
     }
+}
+
+/// A second's figures: MB/s unless it counts flops and no bytes (Himeno),
+/// IOPS where it counts I/Os (a memory kernel's seconds count none),
+/// MFLOPS where it counts flops (the stencil, Himeno).
+fn rate_text(s: &LiveSample) -> String {
+    let mut parts = Vec::new();
+    if s.bytes > 0 || s.flops.is_none() {
+        parts.push(format!("{:.1} MB/s", s.bytes_per_sec() / 1e6));
+    }
+    if s.ios > 0 {
+        parts.push(format!("{:.0} IOPS", s.iops()));
+    }
+    if let Some(f) = s.flops_per_sec() {
+        parts.push(format!("{:.0} MFLOPS", f / 1e6));
+    }
+    parts.join(", ")
 }
 
 /// `/live`: the runs in progress, newest first.
@@ -163,6 +175,11 @@ pub fn state(id: RunId, store: &mut dyn Store) -> Result<Response, Failure> {
     let samples = store.samples(id, None)?;
     let standing = Standing::of(&summary, &samples, now_ms());
     let last = standing.last;
+    let seconds: Vec<LiveSample> = samples.iter().map(|(_, s)| s.clone()).collect();
+    let figures: Vec<&str> = LiveFigure::of(&seconds)
+        .into_iter()
+        .map(LiveFigure::name)
+        .collect();
     let doc = json!({
         "run": id.0,
         "status": summary.status.as_str(),
@@ -175,6 +192,8 @@ pub fn state(id: RunId, store: &mut dyn Store) -> Result<Response, Failure> {
         "left_ms": last.and_then(|s| s.left_ms),
         "bytes_per_second": last.map(LiveSample::bytes_per_sec),
         "iops": last.map(LiveSample::iops),
+        "flops_per_second": last.and_then(LiveSample::flops_per_sec),
+        "figures": figures,
         "text": standing.text(),
     });
     Ok(Response::new(200, JSON, doc.to_string()))
@@ -199,7 +218,7 @@ pub fn chart(id: RunId, figure: &str, store: &mut dyn Store) -> Result<Response,
         .and_then(LiveFigure::named)
         .ok_or_else(|| {
             Failure::NotFound(format!(
-                "there is no live chart '{figure}': they are bandwidth.svg, iops.svg and latency.svg"
+                "there is no live chart '{figure}': they are bandwidth.svg, iops.svg, latency.svg and flops.svg"
             ))
         })?;
     store.load(id)?;

@@ -23,6 +23,7 @@ fn share(job: u32, index: u32, ios: u64, lat: (u64, u16), at: u64, ms: u64) -> S
             ios,
             latency: counts.latency(ios),
             left_ms: Some(5000 - at),
+            flops: None,
         },
         counts,
     }
