@@ -131,3 +131,11 @@ impl MemObserver for MemWatch<'_> {
         }
     }
 }
+
+/// A run stopped mid-kernel (Ctrl-C) hears no end of it: what its counted
+/// passes moved since the last stored second is stored as the watch goes.
+impl Drop for MemWatch<'_> {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
