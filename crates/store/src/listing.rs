@@ -8,6 +8,9 @@ use crate::decode::SUMMARY_COLUMNS;
 use crate::ops::schema_version;
 use crate::{DeviceMemory, RunQuery, RunSummary, SeenDevice, StoreError};
 
+/// The schema version whose `runs` has `host` and `profile`.
+const HOST_PROFILE_SINCE_VERSION: i64 = 8;
+
 /// Runs matching `q`, oldest first: the newest `q.limit` after skipping
 /// the newest `q.offset`.
 pub(crate) fn list<D: Db>(db: &mut D, q: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
@@ -34,24 +37,32 @@ pub(crate) fn list<D: Db>(db: &mut D, q: &RunQuery) -> Result<Vec<RunSummary>, S
         args.push(Box::new(k.clone()));
         sql += &format!(" AND kind = ?{}", args.len());
     }
-    // Host and profile live in the document only: read there, run by run
-    // from the newest, so a page of a common value stops at the page's
-    // end; a value no run has reads every document (docs/serve.md).
+    // Host and profile are columns since schema 8; a database opened
+    // read-only at an older version has them in the document alone.
+    let columns = schema_version(db)? >= HOST_PROFILE_SINCE_VERSION;
     if let Some(h) = &q.host {
         args.push(Box::new(like_pattern(h)));
-        sql += &format!(
-            " AND EXISTS (SELECT 1 FROM run_documents WHERE run_id = runs.id AND {} {like} ?{} ESCAPE '\\')",
-            D::json_text("document", &["host", "hostname"]),
-            args.len()
-        );
+        let n = args.len();
+        sql += &if columns {
+            format!(" AND host {like} ?{n} ESCAPE '\\'")
+        } else {
+            format!(
+                " AND EXISTS (SELECT 1 FROM run_documents WHERE run_id = runs.id AND {} {like} ?{n} ESCAPE '\\')",
+                D::json_text("document", &["host", "hostname"]),
+            )
+        };
     }
     if let Some(p) = &q.profile {
         args.push(Box::new(p.clone()));
-        sql += &format!(
-            " AND EXISTS (SELECT 1 FROM run_documents WHERE run_id = runs.id AND {} = ?{})",
-            D::json_text("document", &["body", "profile"]),
-            args.len()
-        );
+        let n = args.len();
+        sql += &if columns {
+            format!(" AND profile = ?{n}")
+        } else {
+            format!(
+                " AND EXISTS (SELECT 1 FROM run_documents WHERE run_id = runs.id AND {} = ?{n})",
+                D::json_text("document", &["body", "profile"]),
+            )
+        };
     }
     if let Some(s) = q.since_ms {
         args.push(Box::new(ms(s)));

@@ -83,7 +83,7 @@ pub(crate) fn schema_version(db: &mut impl Db) -> Result<i64, StoreError> {
 
 /// The run row's values, in the order [`INSERT_RUN`] and [`UPDATE_RUN`]
 /// name their columns.
-fn run_values(row: &RunRow) -> [&dyn Param; 13] {
+fn run_values(row: &RunRow) -> [&dyn Param; 15] {
     [
         &row.kind,
         &row.tool,
@@ -98,18 +98,21 @@ fn run_values(row: &RunRow) -> [&dyn Param; 13] {
         &row.device,
         &row.warning_count,
         &row.schema_version,
+        &row.host,
+        &row.profile,
     ]
 }
 
 const INSERT_RUN: &str = "INSERT INTO runs (kind, tool, tool_version, command_line, started_at_ms,
-     finished_at_ms, status, labels, note, target, device, warning_count, schema_version)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+     finished_at_ms, status, labels, note, target, device, warning_count, schema_version,
+     host, profile)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
      RETURNING id";
 
 const UPDATE_RUN: &str = "UPDATE runs SET kind=?1, tool=?2, tool_version=?3, command_line=?4,
      started_at_ms=?5, finished_at_ms=?6, status=?7, labels=?8, note=?9, target=?10, device=?11,
-     warning_count=?12, schema_version=?13
-     WHERE id=?14";
+     warning_count=?12, schema_version=?13, host=?14, profile=?15
+     WHERE id=?16";
 
 /// The tables holding a run's parts, each keyed by `run_id`.
 const RUN_PARTS: [&str; 5] = [

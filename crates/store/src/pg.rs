@@ -241,6 +241,11 @@ impl<C: GenericClient> Db for Pg<'_, C> {
             "sample_flops",
             include_str!("../migrations/postgres/0007_sample_flops.sql"),
         ),
+        (
+            8,
+            "run_host_profile",
+            include_str!("../migrations/postgres/0008_run_host_profile.sql"),
+        ),
     ];
     const LIKE: &'static str = "ILIKE";
     const BIGINT: &'static str = "BIGINT";

@@ -21,6 +21,9 @@ pub(crate) struct RunRow {
     pub note: Option<String>,
     pub target: Option<String>,
     pub device: Option<String>,
+    /// The host it measured on and its profile, for the filters.
+    pub host: Option<String>,
+    pub profile: Option<String>,
     pub warning_count: i64,
     pub schema_version: i64,
     pub document: String,
@@ -59,6 +62,8 @@ impl RunRow {
             note: doc.note.clone(),
             target: target_text(body),
             device: device_text(&value),
+            host: value["host"]["hostname"].as_str().map(str::to_string),
+            profile: body["profile"].as_str().map(str::to_string),
             warning_count: warnings.len() as i64,
             schema_version: i64::from(doc.schema_version),
             document,

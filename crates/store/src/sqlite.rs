@@ -334,6 +334,11 @@ impl Db for Sqlite<'_> {
             "sample_flops",
             include_str!("../migrations/sqlite/0007_sample_flops.sql"),
         ),
+        (
+            8,
+            "run_host_profile",
+            include_str!("../migrations/sqlite/0008_run_host_profile.sql"),
+        ),
     ];
     const LIKE: &'static str = "LIKE";
     const BIGINT: &'static str = "INTEGER";

@@ -59,12 +59,12 @@ impl Drop for TestDb {
 fn migrations_build_an_empty_database_and_runs_round_trip() {
     let db = require!(TestDb::new());
     let mut store = PgStore::connect(&db.url).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 7);
+    assert_eq!(store.schema_version().unwrap(), 8);
     assert!(store.list(&RunQuery::default()).unwrap().is_empty());
     drop(store);
     // Reopening applies nothing twice.
     let mut store = iomark_store::open(Some(&db.url)).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 7);
+    assert_eq!(store.schema_version().unwrap(), 8);
 
     let doc = synthetic::full_run(3);
     let id = store.insert_complete(&doc).unwrap();
@@ -441,4 +441,28 @@ fn version_6_seconds_read_without_flops_as_on_sqlite() {
         ..written[0].clone()
     };
     assert_eq!(read, [(0, want)]);
+}
+
+#[test]
+fn version_7_runs_filter_by_host_and_profile_as_on_sqlite() {
+    let db = require!(TestDb::new());
+    let mut store = PgStore::connect(&db.url).unwrap();
+    common::three_runs_on_two_hosts(&mut store);
+    drop(store);
+    // Back to version 7, as the iomark before the columns left it.
+    let mut c = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
+    c.batch_execute(&format!(
+        "{} DELETE FROM schema_migrations WHERE version >= 8",
+        common::UNDO_HOST_PROFILE
+    ))
+    .unwrap();
+    drop(c);
+    let mut ro = iomark_store::open_read_only(Some(&db.url)).unwrap();
+    assert_eq!(ro.schema_version().unwrap(), 7);
+    common::filter_the_three_runs(ro.as_mut());
+    drop(ro);
+    // The migration fills the columns from the documents stored before.
+    let mut rw = PgStore::connect(&db.url).unwrap();
+    assert_eq!(rw.schema_version().unwrap(), 8);
+    common::filter_the_three_runs(&mut rw);
 }

@@ -222,3 +222,52 @@ pub fn lists_pages_filters_and_devices(store: &mut dyn iomark_store::Store) {
     store.remember_device(&a).unwrap();
     assert_eq!(store.devices().unwrap(), [a, b], "by key");
 }
+
+/// What migration 8 added, taken away again (both databases).
+pub const UNDO_HOST_PROFILE: &str = "DROP INDEX runs_profile; ALTER TABLE runs DROP COLUMN host; \
+     ALTER TABLE runs DROP COLUMN profile;";
+
+/// Three CDM runs: the first on host `alpha`, the others on `beta`, the
+/// last of profile `custom`.
+pub fn three_runs_on_two_hosts(store: &mut dyn iomark_store::Store) {
+    use iomark_model::device::HostInfo;
+    use iomark_model::{Bytes, RunBody};
+
+    for seed in 0..3 {
+        let mut doc = synthetic::full_run(seed);
+        doc.host = Some(HostInfo {
+            hostname: if seed == 0 { "alpha" } else { "beta" }.into(),
+            kernel_release: "6.1.0".into(),
+            os: None,
+            arch: "x86_64".into(),
+            cpu_model: "test cpu".into(),
+            cpu_count: 2,
+            memory_total: Bytes(1 << 30),
+            swap_total: Bytes(0),
+        });
+        if let (2, RunBody::Disk(d)) = (seed, &mut doc.body) {
+            d.profile = "custom".into();
+        }
+        store.insert_complete(&doc).unwrap();
+    }
+}
+
+/// The runs of [`three_runs_on_two_hosts`] by host (any case, part of
+/// the name) and by profile.
+pub fn filter_the_three_runs(store: &mut dyn iomark_store::Store) {
+    use iomark_store::RunQuery;
+    let mut ids = |q: RunQuery| -> Vec<i64> {
+        let runs = store.list(&q).unwrap();
+        runs.iter().map(|r| r.id.0).collect()
+    };
+    let beta = ids(RunQuery {
+        host: Some("BET".into()),
+        ..RunQuery::default()
+    });
+    assert_eq!(beta, [2, 3]);
+    let custom = ids(RunQuery {
+        profile: Some("custom".into()),
+        ..RunQuery::default()
+    });
+    assert_eq!(custom, [3]);
+}
