@@ -3,7 +3,7 @@
 //! (MFLOPS) over the run's time, a line per test. `iomark serve` draws them for a run in progress and for
 //! one that was killed, with what it had.
 
-use iomark_model::live::LiveSample;
+use iomark_model::live::{IntervalLatency, LiveSample};
 
 use crate::svg::{LineChart, LineSeries, Scale, TickFormat};
 
@@ -64,12 +64,20 @@ impl LiveFigure {
     }
 }
 
+/// Points a live chart draws at most, about one per pixel of its plot: a
+/// run of a day has 86,400 seconds, which drawn one by one made charts of
+/// 16 and 31 MB that the live page fetched again each second.
+pub const MOST_POINTS: usize = 900;
+
 /// The chart of `figure` over `samples` (in order): x is the run's
-/// measured time in seconds, each test a line of its own colour.
+/// measured time in seconds, each test a line of its own colour. Past
+/// [`MOST_POINTS`] seconds, each point is `k` consecutive seconds of a
+/// test ([`windows`]), and the title says so.
 pub fn live_chart(figure: LiveFigure, samples: &[LiveSample]) -> String {
+    let (samples, k) = windows(samples);
     let mut series: Vec<LineSeries> = Vec::new();
     let mut t = 0.0;
-    for s in samples {
+    for s in &samples {
         t += s.duration_ms as f64 / 1e3;
         let values: Vec<(f64, bool)> = match figure {
             LiveFigure::Bandwidth => vec![(s.bytes_per_sec() / 1e6, false)],
@@ -102,15 +110,26 @@ pub fn live_chart(figure: LiveFigure, samples: &[LiveSample]) -> String {
             }
         }
     }
+    let each = if k == 1 {
+        "each second".to_string()
+    } else {
+        format!("each {k} s")
+    };
     let (title, y_label) = match figure {
-        LiveFigure::Bandwidth => ("Bandwidth, each second", "MB/s"),
-        LiveFigure::Iops => ("IOPS, each second", "IOPS"),
-        LiveFigure::Latency => ("Latency, each second (p50; dashed: p99)", "µs"),
-        LiveFigure::Flops => ("Floating-point rate, each second", "MFLOPS"),
+        LiveFigure::Bandwidth => (format!("Bandwidth, {each}"), "MB/s"),
+        LiveFigure::Iops => (format!("IOPS, {each}"), "IOPS"),
+        LiveFigure::Latency if k == 1 => {
+            ("Latency, each second (p50; dashed: p99)".to_string(), "µs")
+        }
+        LiveFigure::Latency => (
+            format!("Latency, the worst second of each {k} s (p50; dashed: p99)"),
+            "µs",
+        ),
+        LiveFigure::Flops => (format!("Floating-point rate, {each}"), "MFLOPS"),
     };
     LineChart {
         id: format!("live-{}", figure.name()),
-        title: title.into(),
+        title,
         x_label: "time measured (s)".into(),
         y_label: y_label.into(),
         x_scale: Scale::Linear,
@@ -120,10 +139,76 @@ pub fn live_chart(figure: LiveFigure, samples: &[LiveSample]) -> String {
     .render()
 }
 
+/// `samples` as a chart draws them: as they are up to [`MOST_POINTS`],
+/// else each `k` consecutive seconds of a test as one (a window never
+/// spans two tests), with `k` the fewest that fit. A window's bytes, I/Os,
+/// flops and length are its seconds' sums, so its rates are their mean
+/// over its time; its latency is its worst second's (the highest p50, p99
+/// and longest), so a spike is never averaged away.
+pub fn windows(samples: &[LiveSample]) -> (Vec<LiveSample>, usize) {
+    let k = samples.len().div_ceil(MOST_POINTS).max(1);
+    if k == 1 {
+        return (samples.to_vec(), 1);
+    }
+    let mut out = Vec::with_capacity(MOST_POINTS + 16);
+    let mut rest = samples;
+    while let Some(first) = rest.first() {
+        let n = rest
+            .iter()
+            .take(k)
+            .take_while(|s| s.step == first.step)
+            .count();
+        let (window, after) = rest.split_at(n);
+        out.push(merged(window));
+        rest = after;
+    }
+    (out, k)
+}
+
+/// The seconds of `window` (one test's, in order, at least one) as one.
+fn merged(window: &[LiveSample]) -> LiveSample {
+    let last = window.last().expect("a window has a second");
+    let sum = |f: fn(&LiveSample) -> u64| window.iter().map(f).sum::<u64>();
+    let flops = window.iter().filter_map(|s| s.flops).reduce(|a, b| a + b);
+    let worst = |f: fn(&IntervalLatency) -> u64| {
+        window
+            .iter()
+            .filter_map(|s| s.latency.as_ref().map(f))
+            .max()
+    };
+    let ios = sum(|s| s.ios);
+    let latency = match (
+        worst(|l| l.p50_ns),
+        worst(|l| l.p99_ns),
+        worst(|l| l.max_ns),
+    ) {
+        (Some(p50_ns), Some(p99_ns), Some(max_ns)) => {
+            let weighted: u64 = window
+                .iter()
+                .filter_map(|s| s.latency.map(|l| l.mean_ns.saturating_mul(s.ios)))
+                .sum();
+            Some(IntervalLatency {
+                mean_ns: weighted / ios.max(1),
+                p50_ns,
+                p99_ns,
+                max_ns,
+            })
+        }
+        _ => None,
+    };
+    LiveSample {
+        bytes: sum(|s| s.bytes),
+        ios,
+        duration_ms: sum(|s| s.duration_ms),
+        flops,
+        latency,
+        ..last.clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iomark_model::live::IntervalLatency;
 
     fn sample(step: u32, mb: u64) -> LiveSample {
         LiveSample {
@@ -203,5 +288,50 @@ mod tests {
             [LiveFigure::Bandwidth, LiveFigure::Flops]
         );
         assert_eq!(LiveFigure::named("flops"), Some(LiveFigure::Flops));
+    }
+    /// A day of seconds: the chart draws at most MOST_POINTS, each a
+    /// window's mean rate, its latency the worst second's, and says so.
+    #[test]
+    fn a_long_run_is_drawn_a_window_of_seconds_at_a_time_keeping_its_worst_second() {
+        let mut day: Vec<LiveSample> = (0..86_400u64)
+            .map(|i| LiveSample {
+                bytes: 100_000_000 + (i % 2) * 20_000_000,
+                ..sample(1, 0)
+            })
+            .collect();
+        // One second's p99 spike, in the middle of a window.
+        day[40_050].latency = Some(IntervalLatency {
+            mean_ns: 1000,
+            p50_ns: 900,
+            p99_ns: 777_000,
+            max_ns: 900_000,
+        });
+        let (drawn, k) = windows(&day);
+        assert_eq!(k, 96);
+        assert_eq!(drawn.len(), 900);
+        // 96 seconds of 100 and 120 MB alternately: 110 MB/s over 96 s.
+        assert_eq!(drawn[0].duration_ms, 96_000);
+        assert_eq!(drawn[0].bytes_per_sec(), 110e6);
+        let svg = live_chart(LiveFigure::Bandwidth, &day);
+        assert_eq!(svg.matches("data-value=").count(), 900);
+        assert!(svg.contains("Bandwidth, each 96 s"), "title");
+        let lat = live_chart(LiveFigure::Latency, &day);
+        assert!(lat.contains("the worst second of each 96 s"));
+        assert!(
+            lat.contains(r#"data-value="777""#),
+            "the spike was averaged away"
+        );
+        // A window never spans two tests: the second test starts its own.
+        let two: Vec<LiveSample> = (0..1000)
+            .map(|i| sample(if i < 450 { 1 } else { 2 }, 10))
+            .collect();
+        let (drawn, k) = windows(&two);
+        assert_eq!(k, 2);
+        assert_eq!(drawn.len(), 500);
+        assert!(drawn.iter().all(|w| w.duration_ms == 2000));
+        let per_test = |step| drawn.iter().filter(|w| w.step == step).count();
+        assert_eq!((per_test(1), per_test(2)), (225, 275));
+        // Few seconds: as they are.
+        assert_eq!(windows(&two[..900]).1, 1);
     }
 }
