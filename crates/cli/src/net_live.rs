@@ -105,9 +105,10 @@ impl ServerObserver for LiveServer<'_> {
         };
         print_warnings(&doc);
         self.store.apply(&mut doc);
-        let open = self.open.take();
-        let Some(p) = open.filter(|p| p.joined.iter().any(|(t, _)| tests.contains(t))) else {
-            // Its tests opened before this observer heard of them.
+        let ours = |p: &mut OpenPeriod| p.joined.iter().any(|(t, _)| tests.contains(t));
+        let Some(p) = self.open.take_if(ours) else {
+            // None of its tests joined the open run (which goes on): stored
+            // whole, as before the live view.
             Recorder::begin(self.store, &mut doc).finish(&doc);
             return;
         };
