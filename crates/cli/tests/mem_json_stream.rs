@@ -12,7 +12,7 @@ use crate::common::*;
 use serde_json::Value;
 
 /// One line of the stream: its event and data.
-fn event(line: &str) -> (String, Value) {
+pub(crate) fn event(line: &str) -> (String, Value) {
     let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
     let keys: Vec<&String> = v.as_object().expect("an object").keys().collect();
     assert_eq!(keys, ["data", "event"], "{line}");
@@ -20,6 +20,27 @@ fn event(line: &str) -> (String, Value) {
         v["event"].as_str().expect("a name").to_string(),
         v["data"].clone(),
     )
+}
+
+/// The stream's intervals from `first` on, read with `next` to the end
+/// line (the only line after them), and the end's data; `None` without
+/// one.
+pub(crate) fn the_rest(
+    first: Value,
+    mut next: impl FnMut() -> Option<String>,
+) -> (Vec<Value>, Option<Value>) {
+    let mut intervals = vec![first];
+    let mut end = None;
+    while let Some(line) = next() {
+        let (name, data) = event(&line);
+        assert!(end.is_none(), "a line after the end: {line}");
+        match name.as_str() {
+            "interval" => intervals.push(data),
+            "end" => end = Some(data),
+            other => panic!("unexpected event {other}: {line}"),
+        }
+    }
+    (intervals, end)
 }
 
 fn keys(v: &Value) -> BTreeSet<String> {
@@ -76,17 +97,7 @@ fn intervals_arrive_while_the_run_goes_and_the_end_is_the_document() {
         child.try_wait().unwrap().is_none(),
         "iomark ended before its first interval was read"
     );
-    let mut intervals = vec![interval];
-    let mut end = None;
-    while let Some(line) = next() {
-        let (name, data) = event(&line);
-        assert!(end.is_none(), "a line after the end: {line}");
-        match name.as_str() {
-            "interval" => intervals.push(data),
-            "end" => end = Some(data),
-            other => panic!("unexpected event {other}: {line}"),
-        }
-    }
+    let (intervals, end) = the_rest(interval, next);
     assert!(child.wait().unwrap().success());
 
     // Each kernel run: its eight passes as they were timed, then its end.

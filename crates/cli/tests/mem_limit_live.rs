@@ -8,18 +8,9 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 
 use crate::common::*;
+use crate::mem_json_stream::{event, the_rest};
 use crate::mem_limits::assert_no_groups_left;
 use iomark_testrig::require;
-use serde_json::Value;
-
-/// A line's event and data.
-fn event(line: &str) -> (String, Value) {
-    let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
-    (
-        v["event"].as_str().expect("an event").to_string(),
-        v["data"].clone(),
-    )
-}
 
 #[test]
 fn a_limited_runs_passes_stream_and_are_stored_as_the_child_measures_them() {
@@ -58,17 +49,7 @@ fn a_limited_runs_passes_stream_and_are_stored_as_the_child_measures_them() {
         iomark.try_wait().unwrap().is_none(),
         "iomark ended before the child's first pass was read"
     );
-    let mut intervals = vec![first];
-    let mut end = None;
-    while let Some(line) = next() {
-        let (name, data) = event(&line);
-        assert!(end.is_none(), "a line after the end: {line}");
-        match name.as_str() {
-            "interval" => intervals.push(data),
-            "end" => end = Some(data),
-            other => panic!("unexpected event {other}: {line}"),
-        }
-    }
+    let (intervals, end) = the_rest(first, next);
     assert!(iomark.wait().unwrap().success());
     let end = end.expect("an end line");
     assert_eq!(end["body"]["outcome"]["kind"], "completed", "{end}");

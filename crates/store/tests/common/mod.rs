@@ -107,22 +107,12 @@ pub fn live_samples_round_trip(store: &mut dyn Store) {
 /// Listing on either backend: filters by kind, host and profile, pages
 /// newest first with an offset, and the devices seen and remembered.
 pub fn lists_pages_filters_and_devices(store: &mut dyn iomark_store::Store) {
-    use iomark_model::device::HostInfo;
-    use iomark_model::{Bytes, RunBody};
+    use iomark_model::RunBody;
     use iomark_store::{DeviceMemory, RunId, RunQuery};
 
     for seed in 0..9 {
         let mut doc = synthetic::full_run(seed);
-        doc.host = Some(HostInfo {
-            hostname: if seed < 3 { "alpha" } else { "beta-2" }.into(),
-            kernel_release: "6.1.0".into(),
-            os: None,
-            arch: "x86_64".into(),
-            cpu_model: "test cpu".into(),
-            cpu_count: 2,
-            memory_total: Bytes(1 << 30),
-            swap_total: Bytes(0),
-        });
+        doc.host = Some(on_host(if seed < 3 { "alpha" } else { "beta-2" }));
         if let (8, RunBody::Disk(d)) = (seed, &mut doc.body) {
             d.profile = "custom".into();
         }
@@ -230,21 +220,11 @@ pub const UNDO_HOST_PROFILE: &str = "DROP INDEX runs_profile; ALTER TABLE runs D
 /// Three CDM runs: the first on host `alpha`, the others on `beta`, the
 /// last of profile `custom`.
 pub fn three_runs_on_two_hosts(store: &mut dyn iomark_store::Store) {
-    use iomark_model::device::HostInfo;
-    use iomark_model::{Bytes, RunBody};
+    use iomark_model::RunBody;
 
     for seed in 0..3 {
         let mut doc = synthetic::full_run(seed);
-        doc.host = Some(HostInfo {
-            hostname: if seed == 0 { "alpha" } else { "beta" }.into(),
-            kernel_release: "6.1.0".into(),
-            os: None,
-            arch: "x86_64".into(),
-            cpu_model: "test cpu".into(),
-            cpu_count: 2,
-            memory_total: Bytes(1 << 30),
-            swap_total: Bytes(0),
-        });
+        doc.host = Some(on_host(if seed == 0 { "alpha" } else { "beta" }));
         if let (2, RunBody::Disk(d)) = (seed, &mut doc.body) {
             d.profile = "custom".into();
         }
@@ -270,4 +250,18 @@ pub fn filter_the_three_runs(store: &mut dyn iomark_store::Store) {
         ..RunQuery::default()
     });
     assert_eq!(custom, [3]);
+}
+
+/// A test machine named `name`.
+pub fn on_host(name: &str) -> iomark_model::device::HostInfo {
+    iomark_model::device::HostInfo {
+        hostname: name.into(),
+        kernel_release: "6.1.0".into(),
+        os: None,
+        arch: "x86_64".into(),
+        cpu_model: "test cpu".into(),
+        cpu_count: 2,
+        memory_total: iomark_model::Bytes(1 << 30),
+        swap_total: iomark_model::Bytes(0),
+    }
 }
