@@ -7,7 +7,7 @@
 //! stencil's and Himeno's). A memory kernel counts no I/Os and has no
 //! per-I/O latency.
 
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use iomark_mem::observe::{Measured, MemObserver, Pass, Role};
 use iomark_model::live::LiveSample;
@@ -62,9 +62,7 @@ impl<'a> MemWatch<'a> {
         if seconds <= 0.0 {
             return;
         }
-        let at_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
+        let at_ms = iomark_model::now_ms();
         self.recorder.sample(&LiveSample {
             step: self.run,
             steps: 0,

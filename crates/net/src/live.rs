@@ -5,8 +5,6 @@
 //! tells which of its tests each event is of, and hands over each busy
 //! period's finished tests ([`ServerObserver`]).
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use iomark_model::figure::net_spec_name;
 use iomark_model::live::LiveSample;
 
@@ -72,9 +70,7 @@ pub(crate) fn sample(report: &TestReport, rec: &IntervalRecord) -> Option<LiveSa
     }
     let bytes = rec.streams.iter().map(|s| s.delta.bytes).sum();
     let time = f64::from(report.params.time);
-    let at_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
+    let at_ms = iomark_model::now_ms();
     let omit = f64::from(report.params.omit);
     Some(LiveSample {
         step: 1,

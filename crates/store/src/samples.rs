@@ -98,12 +98,13 @@ pub(crate) fn after<D: Db>(
     id: RunId,
     after: Option<u64>,
 ) -> Result<Vec<(u64, LiveSample)>, StoreError> {
-    if ops::schema_version(db)? < SINCE_VERSION {
+    let version = ops::schema_version(db)?;
+    if version < SINCE_VERSION {
         return Ok(Vec::new());
     }
     let from = after.map_or(-1, big);
     // A database opened read-only is read at the version it is at.
-    let flops = if ops::schema_version(db)? >= FLOPS_SINCE_VERSION {
+    let flops = if version >= FLOPS_SINCE_VERSION {
         "flops"
     } else {
         "CAST(NULL AS DOUBLE PRECISION)"

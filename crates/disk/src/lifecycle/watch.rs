@@ -4,8 +4,6 @@
 //! joins them into the one observer ([`ProfileObserver`]) a workload is
 //! given.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use iomark_model::disk::DiskJobResult;
 use iomark_model::live::LiveSample;
 use iomark_model::sustained::WrittenAt;
@@ -93,9 +91,7 @@ impl Samples {
         let steps = self.tracker.outline().tests();
         let step = self.tracker.test().map_or(0, |(k, _)| k);
         let eta = self.tracker.left();
-        let at_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
+        let at_ms = iomark_model::now_ms();
         LiveSample {
             step,
             steps,

@@ -330,24 +330,22 @@ fn percentiles(runs: &[(&ReportRun, &DiskRun)], out: &mut Vec<Chart>) {
     }
     // A run's first curve always, so no run of many is left out.
     let all: usize = of_runs.iter().map(Vec::len).sum();
-    let cap = CURVES.max(of_runs.len());
-    let mut taken = vec![0; of_runs.len()];
-    let mut left = cap.min(all);
-    for k in 0.. {
-        for (i, c) in of_runs.iter().enumerate() {
-            if left > 0 && k < c.len() {
-                taken[i] += 1;
-                left -= 1;
-            }
-        }
-        if left == 0 || of_runs.iter().all(|c| c.len() <= k) {
-            break;
-        }
-    }
+    // Every run's first curve, then every run's second, ...: the first
+    // `cap` of that order, drawn run by run.
+    let mut picks: Vec<(usize, usize)> = of_runs
+        .iter()
+        .enumerate()
+        .flat_map(|(run, c)| (0..c.len()).map(move |k| (k, run)))
+        .collect();
+    picks.sort_unstable();
+    picks.truncate(CURVES.max(of_runs.len()));
     let curves: Vec<Curve<'_>> = of_runs
         .into_iter()
-        .zip(taken)
-        .flat_map(|(c, n)| c.into_iter().take(n))
+        .enumerate()
+        .flat_map(|(run, c)| {
+            let n = picks.iter().filter(|&&(_, r)| r == run).count();
+            c.into_iter().take(n)
+        })
         .collect();
     let title = if curves.len() < all {
         format!(

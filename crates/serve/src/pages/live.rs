@@ -6,10 +6,8 @@
 //! is, and moves on to the run's page when the run is finished.
 //! `/metrics` gives the same seconds to Prometheus.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use iomark_model::live::LiveSample;
-use iomark_model::RunStatus;
+use iomark_model::{now_ms, RunStatus};
 use iomark_report::live::{live_chart, LiveFigure};
 use iomark_store::{RunId, RunSummary, Store};
 use iomark_text::openmetrics::{self, LiveRunMetrics};
@@ -28,12 +26,6 @@ pub const LIVE_JS: &str = include_str!("../../static/live.js");
 
 /// SVG's type.
 pub const SVG: &str = "image/svg+xml";
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
 
 /// Where a run stands, from its summary and its seconds.
 struct Standing<'a> {
