@@ -32,6 +32,24 @@ IOMARK_TEST_PACKAGES=(
   openssl        # the test server's TLS certificates
 )
 
+# Those of IOMARK_TEST_PACKAGES that a new machine of the project's kind
+# (rust, Debian 12) already has: scripts/fresh-machine-check leaves them,
+# and removes the rest, which scripts/test must install itself.
+IOMARK_IMAGE_PACKAGES=(python3-six strace e2fsprogs iproute2 man-db fonts-dejavu-core postgresql openssl)
+
+# packages_a_new_machine_lacks: IOMARK_TEST_PACKAGES less
+# IOMARK_IMAGE_PACKAGES, one a line.
+packages_a_new_machine_lacks() {
+  local p k keep
+  for p in "${IOMARK_TEST_PACKAGES[@]}"; do
+    keep=
+    for k in "${IOMARK_IMAGE_PACKAGES[@]}"; do
+      [ "$p" = "$k" ] && keep=1
+    done
+    [ -n "$keep" ] || echo "$p"
+  done
+}
+
 # is_installed PKG: whether dpkg has PKG installed (not merely known).
 is_installed() {
   [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]

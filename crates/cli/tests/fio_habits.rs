@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use crate::common::*;
 use iomark_model::{RunBody, RunDocument};
@@ -372,16 +373,27 @@ fn fio_examples_agree_with_fio_on_a_throttled_loop_device() {
             figures.push((format!("{name} [{job}] {d}"), a, b));
         }
     }
-    // iomark lands on the throttle (rig_band), and fio agrees with it
+    // iomark lands on the throttle (throttle_band: each job's window is
+    // its 3 s after the ramp, inside the stream the ramp started, so the
+    // throttle may have granted one 100 ms slice ahead, +3.3%, which
+    // iomark was seen to read: +3.33% on fio-seq-read), and fio agrees with it
     // within 5%: fio itself was seen 3.3% over the limit in ssd-test's
     // last job, which starts in the throttle slice of the job before it
     // (stonewall in one fio process), where iomark's figure is its own.
     // The 5% is a quiet machine's claim (bench/rig-accuracy); under load
     // either tool may miss the limit by as much as the rig band allows,
     // so the two may differ by that much too.
-    let tolerance = (1.0 - rig_band().0).max(0.05);
+    let tolerance = rig_slack().max(0.05);
+    let window = Duration::from_secs(3);
     for (what, a, b) in figures {
-        assert_at_the_limit(&format!("iomark {what}"), a, LIMIT_BPS as f64);
+        let limit = LIMIT_BPS as f64;
+        assert_at_the_throttle(
+            &format!("iomark {what}"),
+            a,
+            limit,
+            window,
+            WindowStart::Streaming,
+        );
         assert_near(&format!("fio/iomark {what}"), b, a, tolerance);
     }
 }

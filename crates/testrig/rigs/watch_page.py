@@ -49,7 +49,14 @@ def main():
             port = f.readline().strip()
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list") as r:
             pages = [t for t in json.load(r) if t.get("type") == "page"]
-        ws = websocket.create_connection(pages[0]["webSocketDebuggerUrl"])
+        # No Origin header: Chromium (111 and later) refuses a DevTools
+        # connection that carries one unless --remote-allow-origins names
+        # it, since an Origin means a web page is asking. This client is no
+        # page, so it sends none, as Chromium's own tools and Playwright
+        # do, rather than opening the port to some origin it would have to
+        # make up (python3-websocket sends one by default).
+        ws = websocket.create_connection(pages[0]["webSocketDebuggerUrl"],
+                                         suppress_origin=True)
         ws.settimeout(0.1)
         ids = iter(range(1, 1 << 30))
         answers = {}

@@ -46,7 +46,8 @@ pub fn require_root() -> Result<(), String> {
 
 mod bounds;
 pub use bounds::{
-    assert_at_the_limit, assert_near, assert_within, rig_band, time_bound, RIG_SLACK, TIME_SCALE,
+    assert_at_the_throttle, assert_near, assert_within, rig_slack, throttle_band, time_bound,
+    WindowStart, RIG_SLACK, THROTTLE_SLICE, TIME_SCALE,
 };
 mod ports;
 pub use ports::free_port;

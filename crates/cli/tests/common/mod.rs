@@ -711,7 +711,9 @@ impl Drop for Proc {
 
 /// The tolerances of the rig tests (iomark_testrig's bounds), here for
 /// every module that says `use crate::common::*`.
-pub use iomark_testrig::{assert_at_the_limit, assert_near, assert_within, rig_band};
+pub use iomark_testrig::{
+    assert_at_the_throttle, assert_near, assert_within, rig_slack, WindowStart,
+};
 
 /// Runs `iomark ARGS...` on a pseudo-terminal (util-linux `script`), so
 /// stderr is a terminal as a person's is; what the terminal showed, or why
