@@ -73,7 +73,10 @@ pub(crate) fn list<D: Db>(db: &mut D, q: &RunQuery) -> Result<Vec<RunSummary>, S
         sql += &format!(" AND started_at_ms < ?{}", args.len());
     }
     sql += " ORDER BY id DESC";
-    match (q.limit, q.offset) {
+    // A count past i64::MAX is no integer to either database: SQLite read
+    // it as a real ("datatype mismatch"). No store holds that many runs.
+    let count = |n: usize| n.min(i64::MAX as usize);
+    match (q.limit.map(count), count(q.offset)) {
         (Some(n), 0) => sql += &format!(" LIMIT {n}"),
         (Some(n), o) => sql += &format!(" LIMIT {n} OFFSET {o}"),
         // Both databases take OFFSET only after a LIMIT.
