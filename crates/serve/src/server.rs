@@ -94,7 +94,8 @@ impl Listening {
             db: config.db,
             addr,
             stores,
-            access: config.access,
+            // The port chosen (for port 0) names the token's cookie.
+            access: config.access.on_port(addr.port()),
             location,
         })
     }
