@@ -118,6 +118,24 @@ fn list_filters_by_label_device_time_and_limit() {
         })
         .unwrap();
     assert_eq!(both.len(), 1);
+    // A label given twice is required once; thousands are one condition
+    // (one each made SQLite refuse the query: "Expression tree is too large").
+    let twice = store
+        .list(&RunQuery {
+            labels: vec!["usb3".into(), "batch4".into(), "usb3".into()],
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(twice, both);
+    let mut many: Vec<String> = (0..5_500).map(|i| format!("l{i}")).collect();
+    many.push("usb3".into());
+    let none = store
+        .list(&RunQuery {
+            labels: many,
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(none.is_empty());
     let dev = store
         .list(&RunQuery {
             device: Some("NVME".into()),
