@@ -2,7 +2,7 @@
 //! runs.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -277,14 +277,14 @@ fn import(
     note: Option<&str>,
 ) -> anyhow::Result<()> {
     check_user_text(labels, note)?;
-    let options = ImportOptions {
-        labels: labels.to_vec(),
-        note: note.map(str::to_string),
-        command_line: crate::record::command_line(),
-    };
     // Convert every file first, so one bad file stores nothing at all.
     let mut docs = Vec::new();
     for f in files {
+        let options = ImportOptions {
+            labels: labels.to_vec(),
+            note: note.map(str::to_string),
+            command_line: import_command(f, labels, note),
+        };
         let converted = iomark_store::import::import_file(f)
             .with_context(|| format!("cannot import {}", f.display()))?;
         docs.extend(converted.into_iter().map(|d| (f, options.applied(d))));
@@ -295,4 +295,29 @@ fn import(
         crate::exit::print(&results::imported(&f.display().to_string(), id, &doc))?;
     }
     Ok(())
+}
+
+/// The command line an imported run keeps (where its file carries none):
+/// the import of its own file alone, with the labels and note that shaped
+/// it. Not the whole command: an import of N files kept all N names in
+/// each of its N runs, so the store grew as N squared (issue 45).
+fn import_command(file: &Path, labels: &[String], note: Option<&str>) -> Vec<String> {
+    let shown = |s: &str| esc(s).into_owned();
+    let program = crate::record::command_line()
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| "iomark".into());
+    let mut line = vec![
+        program,
+        "results".into(),
+        "import".into(),
+        shown(&file.to_string_lossy()),
+    ];
+    for l in labels {
+        line.extend(["--label".into(), shown(l)]);
+    }
+    if let Some(n) = note {
+        line.extend(["--note".into(), shown(n)]);
+    }
+    line
 }

@@ -55,6 +55,7 @@ mod results_cli;
 mod results_gate;
 mod serve_live;
 mod serve_pages;
+mod serve_store;
 mod shell_man;
 mod sustained_rig;
 mod thread_limits;

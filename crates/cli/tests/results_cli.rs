@@ -698,3 +698,52 @@ fn an_iperf3_text_log_imports_as_a_net_run() {
     // Text is rounded to three digits: the figures agree to 1%.
     assert_near("goodput against the log's own", goodput, stated, 0.01);
 }
+
+/// Issue 45: an import of N files kept the whole N-file command line in
+/// each of its N runs, so the store grew as N squared. Each run keeps the
+/// import of its own file, with the options that shaped it.
+#[test]
+fn each_imported_run_keeps_its_own_file_as_its_command_line() {
+    let scratch = ScratchDb::new();
+    let dir = scratch.dir.path();
+    let files: Vec<PathBuf> = (0..40)
+        .map(|i| {
+            let f = dir.join(format!("fio-{i:02}.json"));
+            std::fs::write(&f, crate::report_html::fio_json_plus().to_string()).unwrap();
+            f
+        })
+        .collect();
+    let mut args = vec!["import", "--label", "batch", "--note", "forty files"];
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    ok(&results(scratch.db(), &args));
+    let ids: Vec<String> = (1..=files.len()).map(|i| i.to_string()).collect();
+    let mut export = vec!["export"];
+    export.extend(ids.iter().map(String::as_str));
+    let json = ok(&results(scratch.db(), &export));
+    let docs: Vec<RunDocument> = serde_json::from_str(&json).unwrap();
+    assert_eq!(docs.len(), files.len());
+    for (doc, file) in docs.iter().zip(&files) {
+        let line = &doc.command_line;
+        assert_eq!(
+            line[1..],
+            [
+                "results",
+                "import",
+                file.to_str().unwrap(),
+                "--label",
+                "batch",
+                "--note",
+                "forty files"
+            ],
+            "{line:?}"
+        );
+        assert!(line[0].ends_with("iomark"), "{line:?}");
+        let other_files = files.iter().filter(|f| *f != file);
+        for other in other_files {
+            assert!(
+                !line.iter().any(|a| a == other.to_str().unwrap()),
+                "{line:?}"
+            );
+        }
+    }
+}

@@ -8,8 +8,12 @@ use subtle::ConstantTimeEq;
 use crate::http::{Request, Response, HTML};
 use crate::ServeError;
 
-/// The cookie a browser keeps the token in after `?token=` once.
-pub const COOKIE: &str = "iomark_token";
+/// The start of the cookie's name a browser keeps the token in after
+/// `?token=` once; the server's port follows (`iomark_token_8080`).
+/// Cookies are not kept apart by port: every server on a host name sees
+/// every cookie set for it, so two iomark servers on one host would
+/// otherwise overwrite each other's token (docs/serve.md, "The token").
+pub const COOKIE_PREFIX: &str = "iomark_token_";
 
 /// The shortest token accepted: guessing 16 characters over a network is
 /// out of reach, guessing 4 is not.
@@ -22,6 +26,8 @@ pub const GENERATE: &str = "generate";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Access {
     token: Option<String>,
+    /// The port the server listens on, which names its cookie.
+    port: u16,
 }
 
 /// What a request may do, by [`Access::check`].
@@ -37,23 +43,39 @@ pub enum Admission {
 impl Access {
     /// The rule for a server on `bind` with `token` (`--token`; its value
     /// [`GENERATE`] makes one). A non-loopback address without a token,
-    /// or a token too short, is refused naming the fix.
+    /// or a token that is weak or cannot travel ([`token_fits`]), is
+    /// refused naming the fix.
     pub fn new(bind: SocketAddr, token: Option<&str>) -> Result<Access, ServeError> {
         let token = match token {
             None if bind.ip().is_loopback() => None,
             None => return Err(ServeError::NeedsToken { bind }),
             Some(GENERATE) => Some(generate()),
-            Some(t) if t.chars().count() < MIN_TOKEN_LEN || t.chars().any(char::is_control) => {
-                return Err(ServeError::WeakToken)
-            }
+            Some(t) if !token_fits(t) => return Err(ServeError::WeakToken),
             Some(t) => Some(t.to_string()),
         };
-        Ok(Access { token })
+        Ok(Access {
+            token,
+            port: bind.port(),
+        })
     }
 
     /// Anyone may read (loopback, no token).
     pub fn open() -> Access {
-        Access { token: None }
+        Access {
+            token: None,
+            port: 0,
+        }
+    }
+
+    /// The same rule for a server that listens on `port` (the port chosen
+    /// for `--bind ADDR:0`), which names the cookie.
+    pub fn on_port(self, port: u16) -> Access {
+        Access { port, ..self }
+    }
+
+    /// The name of the cookie that keeps the token: `iomark_token_PORT`.
+    pub fn cookie_name(&self) -> String {
+        format!("{COOKIE_PREFIX}{}", self.port)
     }
 
     /// The token requests must carry, if any.
@@ -93,10 +115,11 @@ impl Access {
             .as_deref()
             .and_then(|a| a.strip_prefix("Bearer "))
             .map(str::trim);
+        let name = self.cookie_name();
         let cookie = req.cookie.as_deref().and_then(|c| {
             c.split(';')
                 .filter_map(|kv| kv.trim().split_once('='))
-                .find(|(k, _)| *k == COOKIE)
+                .find(|(k, _)| *k == name)
                 .map(|(_, v)| v)
         });
         if bearer.into_iter().chain(cookie).any(|t| same(t, token)) {
@@ -122,7 +145,7 @@ impl Access {
                     .with_header("Location", location)
                     .with_header(
                         "Set-Cookie",
-                        format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"),
+                        format!("{name}={token}; Path=/; HttpOnly; SameSite=Strict"),
                     ),
             );
         }
@@ -139,6 +162,19 @@ impl Access {
             .with_header("WWW-Authenticate", "Bearer".into()),
         )
     }
+}
+
+/// Whether `token` may be an access token: at least [`MIN_TOKEN_LEN`]
+/// characters, each a visible ASCII character a cookie can carry (no
+/// space, control character, `"`, `,`, `;` or `\\`). Whitespace alone, or
+/// a short token padded with it, is no secret; a space at either end
+/// would be trimmed off the `Authorization` header and never match; and a
+/// character a cookie cannot carry would break the browser's way in.
+pub fn token_fits(token: &str) -> bool {
+    token.len() >= MIN_TOKEN_LEN
+        && token
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && !matches!(b, b'"' | b',' | b';' | b'\\'))
 }
 
 /// Whether a `Host` header names this machine by address or as
@@ -178,18 +214,65 @@ mod tests {
     #[test]
     fn loopback_needs_no_token_other_addresses_do() {
         assert_eq!(
-            Access::new(addr("127.0.0.1:8080"), None).unwrap(),
-            Access::open()
+            Access::new(addr("127.0.0.1:8080"), None).unwrap().token(),
+            None
         );
-        assert_eq!(
-            Access::new(addr("[::1]:8080"), None).unwrap(),
-            Access::open()
-        );
+        assert_eq!(Access::new(addr("[::1]:8080"), None).unwrap().token(), None);
         let err = Access::new(addr("0.0.0.0:8080"), None).unwrap_err();
         assert!(err.to_string().contains("--token"), "{err}");
         assert!(Access::new(addr("0.0.0.0:8080"), Some(T)).is_ok());
         let short = Access::new(addr("0.0.0.0:8080"), Some("abc")).unwrap_err();
         assert!(short.to_string().contains("16"), "{short}");
+    }
+
+    #[test]
+    fn empty_blank_short_and_uncarriable_tokens_are_refused() {
+        for weak in [
+            "",
+            " ",
+            &" ".repeat(40),
+            "\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t",
+            "123456789012345",
+            "   12345678901  ",
+            "0123456789abcdef 0123",
+            "0123456789abcdef;0123",
+            "0123456789abcdef\u{e9}0123",
+            "0123456789abcdef\n0123",
+        ] {
+            let err = Access::new(addr("0.0.0.0:8080"), Some(weak)).unwrap_err();
+            assert!(matches!(err, ServeError::WeakToken), "{weak:?}: {err}");
+            assert!(!err.to_string().contains('\n'), "{err}");
+        }
+        assert!(Access::new(addr("0.0.0.0:8080"), Some("0123456789abcdef")).is_ok());
+        assert!(Access::new(addr("0.0.0.0:8080"), Some("!#$%&'()*+-./:<=>?@[]^_`{|}~")).is_ok());
+    }
+
+    #[test]
+    fn the_cookie_is_named_after_the_port_and_set_for_every_path() {
+        let access = Access::new(addr("0.0.0.0:0"), Some(T))
+            .unwrap()
+            .on_port(8123);
+        assert_eq!(access.cookie_name(), "iomark_token_8123");
+        let Admission::Answer(r) = access.check(&Request::get(&format!("/runs/1?token={T}")))
+        else {
+            panic!("a token in the query is answered with a redirect");
+        };
+        let cookie = &r.headers.iter().find(|h| h.0 == "Set-Cookie").unwrap().1;
+        assert_eq!(
+            cookie,
+            &format!("iomark_token_8123={T}; Path=/; HttpOnly; SameSite=Strict")
+        );
+        // Another server's cookie on the same host does not open this one.
+        let other = Request {
+            cookie: Some(format!("iomark_token_8124={T}")),
+            ..Request::get("/")
+        };
+        assert!(matches!(access.check(&other), Admission::Answer(r) if r.status == 401));
+        let this = Request {
+            cookie: Some(format!("iomark_token_8124=x; iomark_token_8123={T}")),
+            ..Request::get("/")
+        };
+        assert_eq!(access.check(&this), Admission::Admitted);
     }
 
     #[test]
@@ -211,9 +294,10 @@ mod tests {
         req.authorization = Some(format!("Bearer {T}x"));
         assert!(refused(access.check(&req)));
         req.authorization = None;
-        req.cookie = Some(format!("a=b; {COOKIE}={T}"));
+        let cookie = access.cookie_name();
+        req.cookie = Some(format!("a=b; {cookie}={T}"));
         assert_eq!(access.check(&req), Admission::Admitted);
-        req.cookie = Some(format!("{COOKIE}=wrong"));
+        req.cookie = Some(format!("{cookie}=wrong"));
         assert!(refused(access.check(&req)));
 
         let Admission::Answer(r) = access.check(&Request::get(&format!("/?kind=disk&token={T}")))
@@ -224,7 +308,10 @@ mod tests {
         let header = |n: &str| r.headers.iter().find(|h| h.0 == n).unwrap().1.clone();
         assert_eq!(header("Location"), "/?kind=disk");
         let cookie = header("Set-Cookie");
-        assert!(cookie.starts_with(&format!("{COOKIE}={T};")), "{cookie}");
+        assert!(
+            cookie.starts_with(&format!("iomark_token_1={T};")),
+            "{cookie}"
+        );
         assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"));
         assert!(refused(access.check(&Request::get("/?token=nope"))));
     }

@@ -22,8 +22,8 @@ pub fn runs(req: &Request, store: &mut dyn Store) -> Result<Response, Failure> {
     allowed.extend(["limit", "offset"]);
     query::only(req, &allowed)?;
     let q = RunQuery {
-        limit: query::number(req, "limit", 1)?,
-        offset: query::number(req, "offset", 0)?.unwrap_or(0),
+        limit: query::number(req, "limit", 1, query::MAX_NUMBER)?,
+        offset: query::number(req, "offset", 0, query::MAX_NUMBER)?.unwrap_or(0),
         ..query::filters(req)?
     };
     let runs = store.list(&q)?;

@@ -74,6 +74,9 @@ pub struct Response {
     /// Headers beyond the type and the security headers (`Set-Cookie`,
     /// `Location`).
     pub headers: Vec<(&'static str, String)>,
+    /// Why a 5xx failed, for the server's log (never sent: the page says
+    /// it in words for the reader).
+    pub cause: Option<String>,
 }
 
 /// HTML pages' type.
@@ -95,6 +98,7 @@ impl Response {
             content_type,
             body: body.into(),
             headers: Vec::new(),
+            cause: None,
         }
     }
 

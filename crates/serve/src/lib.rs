@@ -47,10 +47,11 @@ pub enum ServeError {
         /// The address asked for.
         bind: SocketAddr,
     },
-    /// A token too short to keep anyone out, or with control characters.
+    /// A token too short to keep anyone out (empty, blank, under 16
+    /// characters), or with a character a header or cookie cannot carry.
     #[error(
-        "--token needs 16 characters or more, none of them control characters: \
-         use --token generate for a random one"
+        "--token needs 16 characters or more, each a visible ASCII character other than \
+         \" , ; \\ (no spaces): use --token generate for a random one"
     )]
     WeakToken,
     /// The address cannot be listened on.

@@ -21,20 +21,89 @@ pub const FILTERS: [&str; 7] = [
 /// The run kinds a `kind` filter takes.
 pub const KINDS: [&str; 3] = ["disk", "mem", "net"];
 
+/// The most parameters a query string may have: the list's form and a
+/// compare of a whole page of ticked runs fit well within it.
+pub const MAX_PARAMS: usize = 200;
+
+/// The longest value a parameter may have, in bytes: a label's limit, and
+/// far below what SQLite takes as a `LIKE` pattern (50,000 bytes).
+pub const MAX_VALUE_BYTES: usize = iomark_model::MAX_LABEL_BYTES;
+
+/// The most `label=` filters: each is a condition of the query, and
+/// thousands made SQLite refuse it ("Expression tree is too large").
+pub const MAX_LABELS: usize = 32;
+
+/// The most runs one compare names (`id=`): a page of the list, ticked.
+pub const MAX_COMPARED: usize = PAGE_SIZE;
+
+/// The most `metric=` parameters of a compare.
+pub const MAX_METRICS: usize = 16;
+
+/// The largest number a parameter takes: the stores count in signed
+/// 64-bit integers, and a larger `LIMIT` or `OFFSET` was a 500 ("datatype
+/// mismatch").
+pub const MAX_NUMBER: usize = i64::MAX as usize;
+
+/// How many times parameter `name` may be given.
+fn most(name: &str) -> usize {
+    match name {
+        "label" => MAX_LABELS,
+        "id" => MAX_COMPARED,
+        "metric" => MAX_METRICS,
+        _ => 1,
+    }
+}
+
 /// Parameters beyond `allowed` (and `token`, which [`crate::access`]
-/// reads) are refused, so a misspelt filter is not silently ignored.
+/// reads) are refused, so a misspelt filter is not silently ignored; so
+/// are more parameters than [`MAX_PARAMS`], a parameter given more often
+/// than it may be, a value over [`MAX_VALUE_BYTES`] and a NUL character
+/// (which no stored text holds and PostgreSQL refuses in a query). Every
+/// route calls this first, so nothing it reads later can reach the store
+/// in a form the store fails on.
 pub fn only(req: &Request, allowed: &[&str]) -> Result<(), BadRequest> {
-    match req
+    if req.query.len() > MAX_PARAMS {
+        return Err(BadRequest(format!(
+            "{} parameters is too many: give at most {MAX_PARAMS}",
+            req.query.len()
+        )));
+    }
+    if let Some((k, _)) = req
         .query
         .iter()
         .find(|(k, _)| k != "token" && !allowed.contains(&k.as_str()))
     {
-        None => Ok(()),
-        Some((k, _)) => Err(BadRequest(format!(
-            "unknown parameter '{k}': use {}",
-            allowed.join(", ")
-        ))),
+        return Err(BadRequest(if allowed.is_empty() {
+            format!("unknown parameter '{k}': this page takes none")
+        } else {
+            format!("unknown parameter '{k}': use {}", allowed.join(", "))
+        }));
     }
+    for name in allowed {
+        let given = req.all(name).len();
+        let most = most(name);
+        if given > most {
+            return Err(BadRequest(if most == 1 {
+                format!("'{name}' is given {given} times: give it once")
+            } else {
+                format!("'{name}' is given {given} times: give it at most {most} times")
+            }));
+        }
+    }
+    for (k, v) in &req.query {
+        if v.len() > MAX_VALUE_BYTES {
+            return Err(BadRequest(format!(
+                "'{k}' is {} bytes long: give at most {MAX_VALUE_BYTES}",
+                v.len()
+            )));
+        }
+        if v.contains('\0') {
+            return Err(BadRequest(format!(
+                "'{k}' holds a NUL character (%00), which no stored text has: remove it"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The one value of `name`, if given and not empty; twice is refused.
@@ -42,20 +111,28 @@ fn one<'a>(req: &'a Request, name: &str) -> Result<Option<&'a str>, BadRequest> 
     match req.all(name).as_slice() {
         [] => Ok(None),
         [v] => Ok(Some(v.trim()).filter(|v| !v.is_empty())),
-        _ => Err(BadRequest(format!("'{name}' is given twice: give it once"))),
+        many => Err(BadRequest(format!(
+            "'{name}' is given {} times: give it once",
+            many.len()
+        ))),
     }
 }
 
-/// A whole number parameter of at least `min`.
-pub fn number(req: &Request, name: &str, min: usize) -> Result<Option<usize>, BadRequest> {
+/// A whole number parameter from `min` to `max`.
+pub fn number(
+    req: &Request,
+    name: &str,
+    min: usize,
+    max: usize,
+) -> Result<Option<usize>, BadRequest> {
     one(req, name)?
         .map(|v| {
             v.parse::<usize>()
                 .ok()
-                .filter(|n| *n >= min)
+                .filter(|n| (min..=max).contains(n))
                 .ok_or_else(|| {
                     BadRequest(format!(
-                        "'{name}={v}' is not a whole number of {min} or more"
+                        "'{name}={v}' is not a whole number from {min} to {max}"
                     ))
                 })
         })
@@ -162,8 +239,12 @@ mod tests {
         assert_eq!(e.0, "'kind=tape' is not a kind of run: use disk, mem, net");
         let e = filters(&Request::get("/?since=yesterday")).unwrap_err();
         assert!(e.0.starts_with("'since=yesterday': "), "{e}");
-        let e = number(&Request::get("/?page=0"), "page", 1).unwrap_err();
-        assert_eq!(e.0, "'page=0' is not a whole number of 1 or more");
+        let e = number(&Request::get("/?page=0"), "page", 1, 9).unwrap_err();
+        assert_eq!(e.0, "'page=0' is not a whole number from 1 to 9");
+        let e = number(&Request::get("/?page=10"), "page", 1, 9).unwrap_err();
+        assert_eq!(e.0, "'page=10' is not a whole number from 1 to 9");
+        let e = number(&Request::get("/?page=-1"), "page", 1, 9).unwrap_err();
+        assert_eq!(e.0, "'page=-1' is not a whole number from 1 to 9");
         let e = only(&Request::get("/?devcie=sda"), &FILTERS).unwrap_err();
         assert!(
             e.0.starts_with("unknown parameter 'devcie': use device, "),
@@ -171,7 +252,40 @@ mod tests {
         );
         assert!(only(&Request::get("/?device=sda&token=x"), &FILTERS).is_ok());
         let e = filters(&Request::get("/?kind=disk&kind=mem")).unwrap_err();
-        assert!(e.0.contains("twice"), "{e}");
+        assert_eq!(e.0, "'kind' is given 2 times: give it once");
+    }
+
+    #[test]
+    fn too_many_too_long_and_nul_are_refused_by_only() {
+        let labels = "label=a&".repeat(MAX_LABELS + 1);
+        let e = only(&Request::get(&format!("/?{labels}")), &FILTERS).unwrap_err();
+        assert_eq!(
+            e.0,
+            format!(
+                "'label' is given {} times: give it at most {MAX_LABELS} times",
+                MAX_LABELS + 1
+            )
+        );
+        let ok = "label=a&".repeat(MAX_LABELS);
+        assert!(only(&Request::get(&format!("/?{ok}")), &FILTERS).is_ok());
+        let e = only(&Request::get("/?device=a&device=b"), &FILTERS).unwrap_err();
+        assert_eq!(e.0, "'device' is given 2 times: give it once");
+        let many = "x=1&".repeat(MAX_PARAMS + 1);
+        let e = only(&Request::get(&format!("/?{many}")), &FILTERS).unwrap_err();
+        assert!(e.0.ends_with(&format!("give at most {MAX_PARAMS}")), "{e}");
+        let long = "d".repeat(MAX_VALUE_BYTES + 1);
+        let e = only(&Request::get(&format!("/?device={long}")), &FILTERS).unwrap_err();
+        assert_eq!(
+            e.0,
+            format!(
+                "'device' is {} bytes long: give at most {MAX_VALUE_BYTES}",
+                MAX_VALUE_BYTES + 1
+            )
+        );
+        let e = only(&Request::get("/?host=a%00b"), &FILTERS).unwrap_err();
+        assert!(e.0.starts_with("'host' holds a NUL character"), "{e}");
+        let e = only(&Request::get("/runs/1?x=1"), &[]).unwrap_err();
+        assert_eq!(e.0, "unknown parameter 'x': this page takes none");
     }
 
     #[test]

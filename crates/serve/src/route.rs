@@ -43,14 +43,24 @@ pub fn route(req: &Request, store: &mut dyn Store) -> Response {
         "/devices/history" => devices::history(req, store).map(page),
         "/static/report.css" => Ok(Response::new(200, CSS, iomark_report::CSS)),
         "/static/serve.css" => Ok(Response::new(200, CSS, SERVE_CSS)),
-        "/live" => live::list(store).map(page),
-        "/metrics" => live::metrics(store),
+        "/live" => query::only(req, &[])
+            .map_err(Failure::from)
+            .and_then(|()| live::list(store).map(page)),
+        "/metrics" => query::only(req, &[])
+            .map_err(Failure::from)
+            .and_then(|()| live::metrics(store)),
         "/static/live.js" => Ok(Response::new(200, JS, live::LIVE_JS)),
         "/api/runs" => api::runs(req, store),
         "/api/compare" => compare::api(req, store),
         _ => by_run(path, req, store),
     };
-    answer.unwrap_or_else(|f| if api { f.json() } else { f.page() })
+    answer.unwrap_or_else(|f| {
+        let mut res = if api { f.json() } else { f.page() };
+        if res.status >= 500 {
+            res.cause = Some(f.to_string());
+        }
+        res
+    })
 }
 
 /// The paths under a run: `/runs/{id}`, `/api/runs/{id}`,
@@ -75,11 +85,14 @@ fn by_run(path: &str, req: &Request, store: &mut dyn Store) -> Result<Response, 
     let (id, more) = split(rest);
     let id = run_id(&id)?;
     match (prefix, more.as_deref()) {
-        ("/runs/", None) => run::show(id, store).map(page),
+        ("/runs/", None) => {
+            query::only(req, &[])?;
+            run::show(id, store).map(page)
+        }
         ("/api/runs/", None) => api::run(id, req, store),
         ("/api/runs/", Some("samples")) => {
             query::only(req, &["after"])?;
-            let after = query::number(req, "after", 0)?.map(|n| n as u64);
+            let after = query::number(req, "after", 0, query::MAX_NUMBER)?.map(|n| n as u64);
             live::samples(id, after, store)
         }
         ("/live/", None) => {

@@ -94,7 +94,8 @@ impl Listening {
             db: config.db,
             addr,
             stores,
-            access: config.access,
+            // The port chosen (for port 0) names the token's cookie.
+            access: config.access.on_port(addr.port()),
             location,
         })
     }
@@ -185,9 +186,16 @@ async fn answer(
         method: rq.method().as_str().to_string(),
         ..Request::get(&url)
     };
+    let (method, path) = (req.method.clone(), req.path.clone());
     let res = tokio::task::spawn_blocking(move || answering.answer(&req))
         .await
-        .unwrap_or_else(|_| {
+        .unwrap_or_else(|e| {
+            let failed = Request {
+                method,
+                path,
+                ..Request::default()
+            };
+            log_failure(&failed, 500, &format!("the drawing thread failed: {e}"));
             crate::http::Response::new(
                 500,
                 crate::http::TEXT,
@@ -206,10 +214,15 @@ async fn answer(
 }
 
 impl Answering {
-    /// The response to `req` over a store connection of the pool. A
-    /// request the store fails is asked once more over a new connection,
-    /// which then replaces the old one: a database restarted, a connection
-    /// cut, shows no reader an error page.
+    /// The response to `req` over a store connection of the pool.
+    ///
+    /// A request the store fails is logged (stderr) with its cause. Only a
+    /// connection that is gone (a PostgreSQL server restarted, a session
+    /// cut: [`Store::connection_lost`]) is replaced, and the request asked
+    /// once more over the new one, so a restart shows no reader an error
+    /// page. Any other failure leaves the pool as it is: a page that fails
+    /// (a bad run, a bug) must not reopen the store under every other
+    /// request, and reopening a SQLite file is no cure for anything.
     fn answer(&self, req: &Request) -> crate::http::Response {
         let taken = self.stores.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let mut store = match taken {
@@ -218,15 +231,28 @@ impl Answering {
             // is sized to prevent it): one of its own.
             None => match iomark_store::open_read_only(self.db.as_deref()) {
                 Ok(s) => s,
-                Err(e) => return crate::http::Response::new(500, crate::http::TEXT, e.to_string()),
+                Err(e) => {
+                    log_failure(req, 500, &e.to_string());
+                    return crate::http::Response::new(500, crate::http::TEXT, e.to_string());
+                }
             },
         };
         let mut res = handle(req, &self.access, store.as_mut());
-        if res.status >= 500 {
-            if let Ok(fresh) = iomark_store::open_read_only(self.db.as_deref()) {
-                store = fresh;
-                res = handle(req, &self.access, store.as_mut());
+        if res.status >= 500 && store.connection_lost() {
+            match iomark_store::open_read_only(self.db.as_deref()) {
+                Ok(fresh) => {
+                    store = fresh;
+                    res = handle(req, &self.access, store.as_mut());
+                }
+                Err(e) => log_failure(req, res.status, &format!("reconnecting: {e}")),
             }
+        }
+        if res.status >= 500 {
+            log_failure(
+                req,
+                res.status,
+                res.cause.as_deref().unwrap_or("no cause given"),
+            );
         }
         self.stores
             .lock()
@@ -234,4 +260,13 @@ impl Answering {
             .push(store);
         res
     }
+}
+
+/// One line on stderr for a request answered with a server error: the
+/// method and path (never the query, which may hold the token), the
+/// status and why.
+fn log_failure(req: &Request, status: u16, cause: &str) {
+    let path = iomark_text::escape_controls(&req.path);
+    let cause = iomark_text::escape_controls(cause);
+    eprintln!("iomark serve: {} {path}: {status}: {cause}", req.method);
 }

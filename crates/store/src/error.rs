@@ -107,6 +107,15 @@ pub enum StoreError {
         /// The file looked for.
         path: String,
     },
+    /// `--db` names something that is not a file: a directory, a FIFO, a
+    /// device.
+    #[error("{path} is {what}, not a results database file: give --db the path of a database file (a new one is made when a run is first stored there)")]
+    NotAFile {
+        /// What `--db` named.
+        path: String,
+        /// What it is instead.
+        what: &'static str,
+    },
     /// The database has no iomark schema and is opened read-only, so
     /// none can be created.
     #[error("{location} holds no iomark results (no schema_migrations table) and is opened read-only, so none is created: check --db, or store a run there from a user that may write it")]

@@ -170,6 +170,14 @@ pub trait Store: Send {
     /// sampled at or after `since_ms` (ms since the Unix epoch). A run
     /// whose process was killed stops being one when its samples age.
     fn in_progress(&mut self, since_ms: u64) -> Result<Vec<RunId>, StoreError>;
+
+    /// Whether the connection is gone for good (a PostgreSQL server
+    /// restarted, a session cut), so that only a new one can answer; asked
+    /// after a failure. A SQLite file has no connection to lose: its
+    /// failures are the file's, and opening it again mends nothing.
+    fn connection_lost(&mut self) -> bool {
+        false
+    }
 }
 
 /// Open the store `db` names, for reading and writing: `postgres://` or

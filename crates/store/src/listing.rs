@@ -16,11 +16,26 @@ const HOST_PROFILE_SINCE_VERSION: i64 = 8;
 pub(crate) fn list<D: Db>(db: &mut D, q: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
     let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM runs WHERE 1=1");
     let mut args: Vec<Box<dyn Param>> = Vec::new();
+    // Every label required, as one condition however many are asked for:
+    // a condition per label nested the query deeper with each, and 5,500
+    // labels made SQLite refuse it ("Expression tree is too large").
+    let mut labels: Vec<&String> = Vec::new();
     for l in &q.labels {
-        args.push(Box::new(l.clone()));
+        if !labels.contains(&l) {
+            labels.push(l);
+        }
+    }
+    if !labels.is_empty() {
+        let mut marks = Vec::new();
+        for l in &labels {
+            args.push(Box::new((*l).clone()));
+            marks.push(format!("?{}", args.len()));
+        }
         sql += &format!(
-            " AND id IN (SELECT run_id FROM run_labels WHERE label = ?{})",
-            args.len()
+            " AND id IN (SELECT run_id FROM run_labels WHERE label IN ({}) \
+             GROUP BY run_id HAVING COUNT(DISTINCT label) = {})",
+            marks.join(", "),
+            labels.len()
         );
     }
     let like = D::LIKE;
@@ -73,7 +88,10 @@ pub(crate) fn list<D: Db>(db: &mut D, q: &RunQuery) -> Result<Vec<RunSummary>, S
         sql += &format!(" AND started_at_ms < ?{}", args.len());
     }
     sql += " ORDER BY id DESC";
-    match (q.limit, q.offset) {
+    // A count past i64::MAX is no integer to either database: SQLite read
+    // it as a real ("datatype mismatch"). No store holds that many runs.
+    let count = |n: usize| n.min(i64::MAX as usize);
+    match (q.limit.map(count), count(q.offset)) {
         (Some(n), 0) => sql += &format!(" LIMIT {n}"),
         (Some(n), o) => sql += &format!(" LIMIT {n} OFFSET {o}"),
         // Both databases take OFFSET only after a LIMIT.

@@ -29,6 +29,9 @@ use tls::Tls;
 /// (`?connect_timeout=N`).
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long [`Store::connection_lost`] waits for the server to answer.
+const LIVENESS_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// An arbitrary constant naming iomark's migration lock, so two processes
 /// migrating one fresh database take turns.
 const MIGRATION_LOCK: i64 = 0x696f_6d61_726b;
@@ -350,5 +353,11 @@ impl Store for PgStore {
 
     fn in_progress(&mut self, since_ms: u64) -> Result<Vec<RunId>, StoreError> {
         samples::in_progress(&mut self.db(), since_ms)
+    }
+
+    fn connection_lost(&mut self) -> bool {
+        // A terminated session reports its error before the socket's end
+        // is seen, so ask the server once rather than trust is_closed alone.
+        self.client.is_closed() || self.client.is_valid(LIVENESS_TIMEOUT).is_err()
     }
 }

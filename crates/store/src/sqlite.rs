@@ -43,7 +43,7 @@ impl SqliteStore {
     /// read-only instead (see [`SqliteStore::open_read_only`]); writing to
     /// it is then [`StoreError::ReadOnly`].
     pub fn open(path: PathBuf) -> Result<SqliteStore, StoreError> {
-        let exists = path.is_file();
+        let exists = is_database_file(&path)?;
         match Self::open_read_write(&path) {
             Ok(store) => Ok(store),
             Err(e) if exists && not_writable(&e) => {
@@ -118,14 +118,13 @@ impl SqliteStore {
     /// or mount) is read as immutable instead. That leaves no `-shm` owned
     /// by this user behind, which would stop the owner from writing.
     pub fn open_read_only(path: PathBuf) -> Result<SqliteStore, StoreError> {
-        if !path.is_file() {
+        if !is_database_file(&path)? {
             return Err(StoreError::NoDatabase {
                 path: path.display().to_string(),
             });
         }
         let no_wal = !wal_file(&path).exists();
-        // Opening for writing writes nothing; it only asks the kernel.
-        let writable = std::fs::OpenOptions::new().write(true).open(&path).is_ok();
+        let writable = may_write(&path);
         let shared = if no_wal && !writable {
             Err(Failure {
                 cause: rusqlite::Error::SqliteFailure(
@@ -233,6 +232,61 @@ impl SqliteStore {
             self.in_transaction(TransactionBehavior::Immediate, |db| ops::write(db, id, row))
         })
     }
+}
+
+/// Whether this process may write `path`, asked of the kernel by name
+/// (`faccessat(2)` with the effective user, as an open would be judged).
+///
+/// Never by opening the file: this process may already have it open
+/// through SQLite (`iomark serve` opens a connection per worker, and again
+/// after a failure), and on Linux closing *any* descriptor of a file drops
+/// every POSIX lock the process holds on it. Opening the file for writing
+/// to ask, and closing it, dropped the other connections' shared lock on
+/// the database; the next reader (`sqlite3 c.db`) to close then found
+/// itself the last user, checkpointed and deleted `-wal` and `-shm` under
+/// the server, which went on reading the unlinked files: stale lists, "no
+/// run 20", "database disk image is malformed" (docs/store.md, "Readers
+/// beside iomark").
+fn may_write(path: &Path) -> bool {
+    use rustix::fs::{accessat, Access, AtFlags, CWD};
+    accessat(CWD, path, Access::WRITE_OK, AtFlags::EACCESS).is_ok()
+}
+
+/// Whether `path` is a file that may hold a database (`false`: nothing is
+/// there yet). A directory, a FIFO, a device (`/dev/null`, which SQLite
+/// reads as an empty database) or a socket is refused: nothing can be
+/// stored there, and a reading command would otherwise call it "no
+/// results database yet". Asked by name, never by opening it (see
+/// [`may_write`]).
+fn is_database_file(path: &Path) -> Result<bool, StoreError> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        // Not there (or not reachable): what that means is the caller's
+        // to say (created when writing, "no database yet" when reading).
+        Err(_) => return Ok(false),
+    };
+    let ft = meta.file_type();
+    if ft.is_file() {
+        return Ok(true);
+    }
+    use std::os::unix::fs::FileTypeExt;
+    let what = if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    Err(StoreError::NotAFile {
+        path: path.display().to_string(),
+        what,
+    })
 }
 
 /// The `-wal` file SQLite keeps next to `path`.

@@ -118,6 +118,24 @@ fn list_filters_by_label_device_time_and_limit() {
         })
         .unwrap();
     assert_eq!(both.len(), 1);
+    // A label given twice is required once; thousands are one condition
+    // (one each made SQLite refuse the query: "Expression tree is too large").
+    let twice = store
+        .list(&RunQuery {
+            labels: vec!["usb3".into(), "batch4".into(), "usb3".into()],
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(twice, both);
+    let mut many: Vec<String> = (0..5_500).map(|i| format!("l{i}")).collect();
+    many.push("usb3".into());
+    let none = store
+        .list(&RunQuery {
+            labels: many,
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(none.is_empty());
     let dev = store
         .list(&RunQuery {
             device: Some("NVME".into()),
@@ -555,4 +573,94 @@ fn version_7_runs_filter_by_host_and_profile_read_only_and_after_the_migration()
         .map(|(h, p)| (h.to_string(), p.to_string()))
         .collect();
     assert_eq!(filled, want);
+}
+
+/// The POSIX locks this process holds on `path`'s file, as the kernel
+/// lists them (`/proc/locks`: `N: POSIX ADVISORY READ PID MAJ:MIN:INODE
+/// START END`), each `(kind, start)`.
+fn locks_held_on(path: &std::path::Path) -> Vec<(String, String)> {
+    use std::os::unix::fs::MetadataExt;
+    let inode = std::fs::metadata(path).unwrap().ino();
+    let pid = std::process::id().to_string();
+    std::fs::read_to_string("/proc/locks")
+        .unwrap()
+        .lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let ours = f.get(1) == Some(&"POSIX")
+                && f.get(4) == Some(&pid.as_str())
+                && f.get(5)
+                    .and_then(|dev_ino| dev_ino.rsplit(':').next())
+                    .is_some_and(|i| i == inode.to_string());
+            ours.then(|| (f[3].to_string(), f[6].to_string()))
+        })
+        .collect()
+}
+
+/// Issue 45: `open_read_only` once opened the file for writing to see
+/// whether it could, and closed it; on Linux that close dropped every
+/// POSIX lock the process held on the file, among them the shared lock an
+/// open WAL connection keeps on the database for as long as it lives. The
+/// next other process to close its connection then thought itself the
+/// last, and deleted `-wal` and `-shm` under the first connection.
+#[test]
+fn opening_the_database_again_keeps_the_locks_of_the_connections_open() {
+    let (_dir, path) = common::scratch_db("r.db");
+    let mut writer = SqliteStore::open(path.clone()).unwrap();
+    writer.insert_complete(&synthetic::full_run(1)).unwrap();
+    let mut reader = SqliteStore::open_read_only(path.clone()).unwrap();
+    assert_eq!(reader.list(&RunQuery::default()).unwrap().len(), 1);
+    let held = locks_held_on(&path);
+    assert!(
+        !held.is_empty(),
+        "an open WAL connection holds a shared lock on the database"
+    );
+    for _ in 0..3 {
+        let mut again = SqliteStore::open_read_only(path.clone()).unwrap();
+        assert_eq!(again.list(&RunQuery::default()).unwrap().len(), 1);
+        drop(again);
+        assert_eq!(
+            locks_held_on(&path),
+            held,
+            "opening (and closing) the database again lost the locks the open connections hold"
+        );
+    }
+    // And a writer's open too: it asks the same question of the file.
+    drop(SqliteStore::open(path.clone()).unwrap());
+    assert_eq!(locks_held_on(&path), held);
+    writer.insert_complete(&synthetic::full_run(2)).unwrap();
+    assert_eq!(reader.list(&RunQuery::default()).unwrap().len(), 2);
+}
+
+#[test]
+fn a_path_that_is_not_a_file_is_refused_for_reading_and_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .unwrap();
+    for (path, what) in [
+        (dir.path().to_path_buf(), "a directory"),
+        (fifo, "a FIFO"),
+        (std::path::PathBuf::from("/dev/null"), "a character device"),
+    ] {
+        for err in [
+            SqliteStore::open_read_only(path.clone()).err(),
+            SqliteStore::open(path.clone()).err(),
+        ] {
+            let err = err.expect("refused");
+            assert!(matches!(err, StoreError::NotAFile { .. }), "{err}");
+            let text = err.to_string();
+            assert!(
+                text.starts_with(&format!(
+                    "{} is {what}, not a results database file: give --db",
+                    path.display()
+                )),
+                "{text}"
+            );
+        }
+    }
 }

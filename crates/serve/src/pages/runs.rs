@@ -7,7 +7,7 @@ use iomark_store::{RunQuery, RunSummary, Store};
 
 use super::layout::{date, esc, page, query_string};
 use crate::http::Request;
-use crate::query::{self, BadRequest, FILTERS, KINDS, PAGE_SIZE};
+use crate::query::{self, FILTERS, KINDS, PAGE_SIZE};
 use crate::Failure;
 
 /// The list page for `req`.
@@ -16,10 +16,10 @@ pub fn list(req: &Request, store: &mut dyn Store) -> Result<String, Failure> {
     allowed.push("page");
     query::only(req, &allowed)?;
     let filters = query::filters(req)?;
-    let page_no = query::number(req, "page", 1)?.unwrap_or(1);
-    let offset = (page_no - 1)
-        .checked_mul(PAGE_SIZE)
-        .ok_or_else(|| BadRequest(format!("'page={page_no}' is past the last page")))?;
+    // The last page whose offset a store can count to.
+    let last = query::MAX_NUMBER / PAGE_SIZE;
+    let page_no = query::number(req, "page", 1, last)?.unwrap_or(1);
+    let offset = (page_no - 1) * PAGE_SIZE;
     // One more than a page: whether there is an older page.
     let mut runs = store.list(&RunQuery {
         limit: Some(PAGE_SIZE + 1),
