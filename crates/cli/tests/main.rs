@@ -56,6 +56,7 @@ mod results_gate;
 mod serve_live;
 mod serve_pages;
 mod shell_man;
+mod spoofing;
 mod sustained_rig;
 mod thread_limits;
 mod verify_custom;
