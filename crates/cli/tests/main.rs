@@ -57,6 +57,7 @@ mod serve_live;
 mod serve_pages;
 mod serve_store;
 mod shell_man;
+mod spoofing;
 mod sustained_rig;
 mod thread_limits;
 mod verify_custom;

@@ -194,3 +194,49 @@ fn a_servers_json_stream_reads_as_iperf3_321s_server_does() {
         ),
     ]);
 }
+
+/// `-T`, `--timestamps` and `--forceflush` dress iperf3's text lines, never
+/// a `--json-stream`'s, as iperf 3.21 prints its stream: every line is one
+/// JSON object to a `str.splitlines()` reader, whatever the title holds (a
+/// newline, ESC, U+2028, U+0085). `-J` keeps the title, exact, at the top
+/// of its document, where iperf3 puts it (its stream has none).
+#[test]
+fn a_json_stream_is_one_object_a_line_whatever_the_title() {
+    require!(have("python3"));
+    let title = "lab\nnext \x1b]0;owned\x07 \u{2028}sep\u{85}\u{202e}end";
+    let port = free_port();
+    let server = iomark_server(port, &["-1", "--json-stream"]);
+    let args = [
+        "-t",
+        "1",
+        "--json-stream",
+        "-T",
+        title,
+        "--timestamps",
+        "--forceflush",
+        "--no-store",
+    ];
+    let text = ok(&iomark_client(port, &args));
+    python_json_lines(&text, "client");
+    let client = parse_text(&text, "client");
+    assert!(!client.intervals.is_empty(), "{text}");
+    let text = ok(&server.finish(Duration::from_secs(60)));
+    python_json_lines(&text, "server");
+    parse_text(&text, "server");
+
+    let port = free_port();
+    let _server = iomark_server(port, &["-1"]);
+    let args = ["-t", "1", "-J", "-T", title, "--timestamps", "--no-store"];
+    let text = ok(&iomark_client(port, &args));
+    assert_eq!(
+        python_splitlines(&text),
+        text.lines().collect::<Vec<_>>(),
+        "splitlines() cuts a line of -J"
+    );
+    let doc: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert_eq!(doc["title"], title);
+    assert!(
+        text.contains("\\u2028") && text.contains("\\u202e"),
+        "{text}"
+    );
+}

@@ -73,7 +73,8 @@ impl LiveSample {
 
 /// One line of a `--json-stream` (`disk`, `mem`, `net`), without its
 /// newline: `{"event":"interval","data":{...}}`, the keys in iperf3's
-/// order, so a reader of iperf3's stream reads iomark's.
+/// order, so a reader of iperf3's stream reads iomark's. Written by
+/// [`crate::escape::to_json`], so no U+2028 in a label splits the line.
 pub fn stream_event<T: Serialize>(event: &str, data: &T) -> String {
     // A struct, not a map, so the keys keep their order.
     #[derive(Serialize)]
@@ -81,7 +82,7 @@ pub fn stream_event<T: Serialize>(event: &str, data: &T) -> String {
         event: &'a str,
         data: &'a T,
     }
-    serde_json::to_string(&Event { event, data }).expect("a stream event serialises")
+    crate::escape::to_json(&Event { event, data }).expect("a stream event serialises")
 }
 
 fn per_sec(count: u64, ms: u64) -> f64 {

@@ -1,6 +1,9 @@
 //! Where `iomark net client`'s output goes, and how each line starts:
 //! iperf3's `--logfile`, `--timestamps`, `-T` and `--forceflush`
-//! ([`crate::settings::ClientSettings::output`]).
+//! ([`crate::settings::ClientSettings::output`]). A `--json-stream` line
+//! starts with nothing, as iperf3 3.21 prints it (`JSONStream_Output`
+//! writes its object and a newline, never through `iperf_printf`): a
+//! reader takes each line for one JSON object, whatever the title.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -19,6 +22,10 @@ pub struct OutputSettings {
     pub title: Option<String>,
     /// `--forceflush`: flush after each line.
     pub forceflush: bool,
+    /// `--json-stream`: every line is a JSON object, written undressed
+    /// (no timestamp, no title), still flushed per line with
+    /// `--forceflush`.
+    pub json_stream: bool,
 }
 
 /// A writer that starts each line with the timestamp and title, as
@@ -69,12 +76,17 @@ impl Output {
     }
 
     fn prefix(&mut self) -> io::Result<()> {
+        if self.settings.json_stream {
+            return Ok(());
+        }
         if let Some(f) = &self.settings.timestamps {
             let now = stamp(f).map_err(io::Error::other)?;
             self.sink.write_all(now.as_bytes())?;
         }
         if let Some(t) = &self.settings.title {
-            write!(self.sink, "{t}:  ")?;
+            // Shown, not sent: a newline in the title would split each
+            // line in two, an ESC would reach the terminal.
+            write!(self.sink, "{}:  ", iomark_model::escape::escape_controls(t))?;
         }
         Ok(())
     }
@@ -124,5 +136,34 @@ mod tests {
         drop(o);
         let text = std::fs::read_to_string(path.path()).unwrap();
         assert_eq!(text, "lab:  one\nlab:  two\n{}\n");
+    }
+
+    #[test]
+    fn a_json_stream_line_starts_with_its_object_whatever_the_title() {
+        let path = tempfile::NamedTempFile::new().unwrap();
+        let settings = OutputSettings {
+            logfile: Some(path.path().into()),
+            title: Some("a\nb\x1b\u{2028}".into()),
+            timestamps: Some("%c ".into()),
+            forceflush: true,
+            json_stream: true,
+        };
+        let mut o = Output::open(settings.clone()).unwrap();
+        write!(o, "{{\"event\":\"start\"}}\n{{\"event\":").unwrap();
+        writeln!(o, "\"end\"}}").unwrap();
+        drop(o);
+        let text = std::fs::read_to_string(path.path()).unwrap();
+        assert_eq!(text, "{\"event\":\"start\"}\n{\"event\":\"end\"}\n");
+        // Text lines keep the title, shown on one line.
+        let mut o = Output::open(OutputSettings {
+            json_stream: false,
+            timestamps: None,
+            ..settings
+        })
+        .unwrap();
+        writeln!(o, "one").unwrap();
+        drop(o);
+        let text = std::fs::read_to_string(path.path()).unwrap();
+        assert!(text.ends_with("}\na\\nb\\x1b\\u{2028}:  one\n"), "{text:?}");
     }
 }

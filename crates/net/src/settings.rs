@@ -72,6 +72,7 @@ impl ClientSettings {
             timestamps: self.timestamps.clone(),
             title: self.title.clone(),
             forceflush: self.forceflush,
+            json_stream: self.json_stream,
         }
     }
 

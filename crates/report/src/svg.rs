@@ -64,21 +64,21 @@ pub fn colour(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
 }
 
-/// Escape text for XML content and attribute values.
+/// Escape text for XML content and attribute values. Every character of a
+/// [`iomark_model::escape::SpoofClass`] but newline and tab is shown as
+/// text (`\x1b`, `\u{2028}`, `\u{202e}`), as the terminal shows it: XML
+/// 1.0 has no way to carry most control characters, a raw ESC would reach
+/// a terminal (`--html -`), and a raw U+202E would show a path reversed.
 pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    let shown = iomark_model::escape::escape_controls_keep_lines(s);
+    let mut out = String::with_capacity(shown.len());
+    for c in shown.chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            // XML 1.0 has no way to carry most control characters, and a raw
-            // ESC would reach a terminal (`--html -`): show them as text.
-            c if c.is_control() && c != '\n' && c != '\t' => {
-                out.push_str(&format!("\\x{:02x}", u32::from(c)));
-            }
             _ => out.push(c),
         }
     }

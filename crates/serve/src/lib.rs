@@ -125,6 +125,7 @@ impl Failure {
     /// As a JSON document: `{"error": "..."}`.
     pub fn json(&self) -> http::Response {
         let body = serde_json::json!({ "error": self.to_string() }).to_string() + "\n";
+        let body = iomark_model::escape::json_escaped(body);
         http::Response::new(self.status(), http::JSON, body)
     }
 }

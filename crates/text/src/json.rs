@@ -5,7 +5,9 @@
 //! notice, so a script can refuse a layout it does not know.
 //!
 //! Text from outside (labels, names, notes) is carried unchanged: JSON is
-//! data, escaped by the JSON encoder, never terminal output.
+//! data, escaped by the JSON encoder, never terminal output; what the
+//! encoder leaves raw and a reader could split a line at or reorder (U+2028,
+//! U+0085, U+202E) is spelled as a `\u` escape by [`write`].
 
 use iomark_model::device::{DeviceReport, HostInfo};
 use iomark_model::disk::EngineKind;
@@ -18,11 +20,14 @@ use serde_json::Value;
 
 use iomark_stats::lineup::{Baseline, Lineup, Matched};
 
-/// Write `doc` as one pretty JSON document and a newline. A failure is an
+/// Write `doc` as one pretty JSON document and a newline, with the line
+/// separators and bidirectional controls serde_json leaves raw escaped
+/// ([`iomark_model::escape::to_json_pretty`]). A failure is an
 /// `io::Error`, so that a closed pipe (`iomark ... --json | head`) is
 /// recognised as one.
 pub fn write(out: &mut impl std::io::Write, doc: &impl Serialize) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, doc).map_err(std::io::Error::from)?;
+    let text = iomark_model::escape::to_json_pretty(doc).map_err(std::io::Error::from)?;
+    out.write_all(text.as_bytes())?;
     writeln!(out)
 }
 

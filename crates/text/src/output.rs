@@ -59,10 +59,10 @@ impl Output {
                 }
                 Ok(text)
             }
-            Output::Document => Ok(serde_json::to_string_pretty(doc)? + "\n"),
+            Output::Document => Ok(iomark_model::escape::to_json_pretty(doc)? + "\n"),
             Output::FioJson { plus } => {
                 let v = crate::fio_json(doc, plus).ok_or(OutputError::NotDisk)?;
-                Ok(serde_json::to_string_pretty(&v)? + "\n")
+                Ok(iomark_model::escape::to_json_pretty(&v)? + "\n")
             }
         }
     }

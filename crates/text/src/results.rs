@@ -393,7 +393,9 @@ pub fn imported(file: &str, id: RunId, doc: &RunDocument) -> String {
 
 /// The stored documents as one JSON array, each with its stored status (a
 /// killed run's document still says what its writer last set); verbatim
-/// where this version cannot read one, so nothing is lost.
+/// where this version cannot read one, so nothing is lost. The line
+/// separators and bidirectional controls serde_json (or an older iomark)
+/// left raw in the text are escaped ([`iomark_model::escape::json_escaped`]).
 pub fn export_json(runs: &[StoredRun]) -> serde_json::Result<String> {
     let mut out = String::from("[");
     for (i, r) in runs.iter().enumerate() {
@@ -408,7 +410,7 @@ pub fn export_json(runs: &[StoredRun]) -> serde_json::Result<String> {
         out.push_str(&text);
     }
     out.push_str("\n]\n");
-    Ok(out)
+    Ok(iomark_model::escape::json_escaped(out))
 }
 
 /// One CSV row per stored figure, with its run's identity.

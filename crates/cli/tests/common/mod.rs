@@ -753,3 +753,43 @@ pub fn have_command(tool: &str, package: &str) -> Result<(), String> {
         ))
     }
 }
+
+/// `text` cut into lines by Python's `str.splitlines()` (python3 itself,
+/// reading UTF-8 from stdin): what a consumer that splits lines so, at
+/// U+2028, U+0085 or U+001C as at `\n`, reads.
+pub fn python_splitlines(text: &str) -> Vec<String> {
+    use std::io::Write;
+    let mut child = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, json; json.dump(sys.stdin.buffer.read().decode('utf-8').splitlines(), sys.stdout)",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(text.as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "python3 failed");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A JSON stream as a `str.splitlines()` reader takes it: every line one
+/// JSON object (panics naming `who` and the line otherwise).
+pub fn python_json_lines(text: &str, who: &str) -> Vec<Value> {
+    let lines = python_splitlines(text);
+    assert_eq!(
+        lines,
+        text.lines().collect::<Vec<_>>(),
+        "{who}: splitlines() cuts lines that \\n does not"
+    );
+    lines
+        .iter()
+        .map(|l| match serde_json::from_str::<Value>(l) {
+            Ok(v) if v.is_object() => v,
+            other => panic!("{who}: not a JSON object ({other:?}): {l:?}"),
+        })
+        .collect()
+}

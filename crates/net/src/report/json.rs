@@ -22,9 +22,11 @@ use mirror::{
 };
 
 impl TestReport {
-    /// The whole run in iperf3's `-J` layout, pretty-printed like iperf3.
+    /// The whole run in iperf3's `-J` layout, pretty-printed like iperf3;
+    /// a U+2028 in the title written `\u2028`, as every JSON iomark prints.
     pub fn to_iperf3_json(&self) -> String {
-        serde_json::to_string_pretty(&self.iperf3_doc()).expect("the report always serialises")
+        iomark_model::escape::to_json_pretty(&self.iperf3_doc())
+            .expect("the report always serialises")
     }
 
     fn iperf3_doc(&self) -> JDoc {

@@ -9,6 +9,23 @@ fn control_characters_are_shown_not_sent() {
 }
 
 #[test]
+fn bidi_controls_and_line_separators_are_shown_as_the_terminal_shows_them() {
+    assert_eq!(esc("exe.\u{202e}gpj"), "exe.\\u{202e}gpj");
+    assert_eq!(
+        esc("a\u{2028}b\u{2029}c\u{85}d\u{b}\u{1c}\u{2066}<"),
+        "a\\u{2028}b\\u{2029}c\\x85d\\x0b\\x1c\\u{2066}&lt;"
+    );
+    // A page's own lines and tabs stay layout.
+    assert_eq!(esc("one\n\ttwo\r"), "one\n\ttwo\\r");
+    for c in [
+        '\u{61c}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{2069}', '\u{2029}', '\u{1e}',
+    ] {
+        let shown = esc(&format!("x{c}y"));
+        assert!(!shown.contains(c) && shown.starts_with("x\\"), "{shown:?}");
+    }
+}
+
+#[test]
 fn text_is_escaped() {
     assert_eq!(esc(r#"a<b & "c""#), "a&lt;b &amp; &quot;c&quot;");
 }

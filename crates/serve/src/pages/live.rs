@@ -188,7 +188,11 @@ pub fn state(id: RunId, store: &mut dyn Store) -> Result<Response, Failure> {
         "figures": figures,
         "text": standing.text(),
     });
-    Ok(Response::new(200, JSON, doc.to_string()))
+    Ok(Response::new(
+        200,
+        JSON,
+        iomark_model::escape::json_escaped(doc.to_string()),
+    ))
 }
 
 /// `/api/runs/{id}/samples?after=N`: run `id`'s seconds after number N.
@@ -200,7 +204,11 @@ pub fn samples(id: RunId, after: Option<u64>, store: &mut dyn Store) -> Result<R
         .map(|(seq, s)| json!({ "seq": seq, "sample": s }))
         .collect();
     let doc = json!({ "run": id.0, "samples": samples });
-    Ok(Response::new(200, JSON, doc.to_string()))
+    Ok(Response::new(
+        200,
+        JSON,
+        iomark_model::escape::json_escaped(doc.to_string()),
+    ))
 }
 
 /// `/live/{id}/{figure}.svg`: one of the live charts.
