@@ -1,6 +1,6 @@
 //! The SQLite store: round trips, migrations, queries, concurrent writers.
 
-mod common;
+use crate::common;
 
 use common::synthetic;
 use iomark_model::RunStatus;
