@@ -11,6 +11,7 @@ use super::gate::StartGate;
 use super::live::LiveCounter;
 use super::worker::{drive, Workload};
 use super::Plan;
+use crate::engine::null::Null;
 use crate::engine::{Dir, Done, Engine, IoUnit, Queued};
 use crate::DiskError;
 
@@ -116,30 +117,24 @@ fn the_same_seed_repeats_the_same_offsets() {
     assert!(a.iter().all(|&o| o == w.next().0));
 }
 
-/// A device that finishes every I/O the moment it is queued, and a worker
-/// that, at its first wait, is off the CPU until `stalled_until`: what the
-/// busy loops of a loaded machine do to a worker across the ramp's end.
+/// The null engine (every I/O done at once), with a worker that, at its
+/// first wait, is off the CPU until `stalled_until`: what the busy loops of
+/// a loaded machine do to a worker across the ramp's end.
 struct StalledAtFirstWait {
-    queued: Vec<IoUnit>,
+    device: Null,
     stalled_until: Option<Instant>,
 }
 
 impl Engine for StalledAtFirstWait {
     fn queue(&mut self, unit: IoUnit) -> Result<Queued, DiskError> {
-        self.queued.push(unit);
-        Ok(Queued::InFlight)
+        self.device.queue(unit)
     }
 
-    fn reap(&mut self, _min: usize, out: &mut Vec<Done>) -> Result<usize, DiskError> {
+    fn reap(&mut self, min: usize, out: &mut Vec<Done>) -> Result<usize, DiskError> {
         if let Some(until) = self.stalled_until.take() {
             std::thread::sleep(until.saturating_duration_since(Instant::now()));
         }
-        let n = self.queued.len();
-        out.extend(self.queued.drain(..).map(|unit| Done {
-            unit,
-            result: Ok(UNIT_LEN),
-        }));
-        Ok(n)
+        self.device.reap(min, out)
     }
 }
 
@@ -167,7 +162,7 @@ fn ios_issued_in_the_ramp_stay_out_of_the_window_when_the_worker_is_late_to_reap
         })
         .collect();
     let mut engine = StalledAtFirstWait {
-        queued: Vec::new(),
+        device: Null::default(),
         stalled_until: Some(Instant::now() + ramp + Duration::from_secs(1)),
     };
     let stop = AtomicBool::new(false);
