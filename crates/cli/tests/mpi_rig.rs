@@ -1,5 +1,5 @@
 //! Many ranks as one benchmark (docs/mpi.md), built with the `mpi` feature
-//! only (`cargo test --release -p iomark --features mpi --test mpi_rig`, as
+//! only (`cargo test --profile citest -p iomark --features mpi --test mpi_rig`, as
 //! scripts/test does), under `mpirun --allow-run-as-root --oversubscribe
 //! -np 3`: file per rank and shared file read back what they wrote and
 //! leave nothing; a bad path on one rank and a rank killed mid-run end
