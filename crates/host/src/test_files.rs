@@ -246,7 +246,6 @@ fn remove_if_stale(dir: &OwnedFd, name: &CStr) -> io::Result<Found> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::MetadataExt;
     use std::time::{Duration, Instant};
 
     fn open_dir(path: &Path) -> OwnedFd {
@@ -259,11 +258,11 @@ mod tests {
     }
 
     /// Whether the kernel lists a request waiting for a `flock` on the
-    /// inode `ino`.
-    fn flock_waiter_on(ino: u64) -> bool {
+    /// file `meta` describes.
+    fn flock_waiter_on(meta: &std::fs::Metadata) -> bool {
         iomark_testrig::kernel_locks()
             .iter()
-            .any(|l| l.waiting && l.class == "FLOCK" && l.inode == ino)
+            .any(|l| l.waiting && l.class == "FLOCK" && l.is_on(meta))
     }
 
     #[test]
@@ -286,9 +285,9 @@ mod tests {
         let sweeper = std::thread::spawn(move || sweep_in(&open_dir(&path), &path).unwrap());
         // The sweep must be waiting for the directory (seen in /proc/locks)
         // before the creator goes on; had it not waited, it has ended.
-        let dir_ino = std::fs::metadata(tmp.path()).unwrap().ino();
+        let dir_meta = std::fs::metadata(tmp.path()).unwrap();
         let deadline = Instant::now() + Duration::from_secs(60);
-        while !sweeper.is_finished() && !flock_waiter_on(dir_ino) {
+        while !sweeper.is_finished() && !flock_waiter_on(&dir_meta) {
             assert!(
                 Instant::now() < deadline,
                 "the sweep neither ended nor waited"

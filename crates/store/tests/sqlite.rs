@@ -578,12 +578,11 @@ fn version_7_runs_filter_by_host_and_profile_read_only_and_after_the_migration()
 /// The POSIX locks this process holds on `path`'s file, as the kernel
 /// lists them, each `(kind, start)`.
 fn locks_held_on(path: &std::path::Path) -> Vec<(String, String)> {
-    use std::os::unix::fs::MetadataExt;
-    let inode = std::fs::metadata(path).unwrap().ino();
+    let file = std::fs::metadata(path).unwrap();
     let pid = std::process::id().to_string();
     iomark_testrig::kernel_locks()
         .into_iter()
-        .filter(|l| !l.waiting && l.class == "POSIX" && l.pid == pid && l.inode == inode)
+        .filter(|l| !l.waiting && l.class == "POSIX" && l.pid == pid && l.is_on(&file))
         .map(|l| (l.kind, l.start))
         .collect()
 }
