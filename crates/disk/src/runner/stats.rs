@@ -277,7 +277,20 @@ impl ThreadStats {
             .zip(self.depth_levels)
             .map(|(label, n)| (label.to_string(), 100.0 * n as f64 / issued))
             .collect();
-        let mean_depth = self.depth_sum as f64 / issued;
+        let measured_s = self.measured.as_secs_f64();
+        let threads = f64::from(plan.spec.numjobs.max(1));
+        // The time-weighted depth: the I/Os in flight, averaged over the
+        // window and the threads.
+        let engine_depth = (measured_s > 0.0).then(|| self.depth_area / (threads * measured_s));
+        // fio's depth at issue has no sample when no I/O was issued in the
+        // window (the device, or the worker, held every I/O across it). The
+        // queue was then as full as the time-weighted depth says, not empty:
+        // a 0 here was an IOmeter point at QD4 "achieving" 0.0 under load.
+        let mean_depth = if self.issued_measured > 0 {
+            self.depth_sum as f64 / issued
+        } else {
+            engine_depth.unwrap_or(0.0)
+        };
         if !spec.engine.is_synchronous()
             && plan.depth > 1
             && self.issued_measured > 0
@@ -292,7 +305,6 @@ impl ThreadStats {
                 ),
             ));
         }
-        let measured_s = self.measured.as_secs_f64();
         let cpu_spent = cpu;
         let host_cpu = cpu_spent.host;
         let cpu = if measured_s > 0.0 {
@@ -310,9 +322,8 @@ impl ThreadStats {
             host_cpu.as_ref(),
             cpu_spent.throttled.as_ref(),
         ));
-        let threads = f64::from(plan.spec.numjobs.max(1));
-        let queue = (measured_s > 0.0).then(|| QueueFigures {
-            engine_depth: self.depth_area / (threads * measured_s),
+        let queue = engine_depth.map(|engine_depth| QueueFigures {
+            engine_depth,
             busiest_thread_cpu_pct: 100.0 * self.cpu_share,
             busiest_thread_busy_pct: (100.0 * self.busy_share).min(100.0),
             device: None,

@@ -9,6 +9,7 @@ use iomark_model::units::Bytes;
 
 use super::gate::StartGate;
 use super::live::LiveCounter;
+use super::stats::CpuClock;
 use super::worker::{drive, Workload};
 use super::Plan;
 use crate::engine::null::Null;
@@ -181,5 +182,68 @@ fn ios_issued_in_the_ramp_stay_out_of_the_window_when_the_worker_is_late_to_reap
     assert!(
         longest_ns < 1_000_000_000,
         "a ramp I/O reaped late was counted: {longest_ns} ns"
+    );
+}
+
+#[test]
+fn a_window_in_which_no_io_was_issued_reports_the_depth_held_not_zero() {
+    // Four I/Os go down in the ramp and the worker gets them back only
+    // after the window has ended: nothing is issued inside it, so fio's
+    // depth at issue has no sample. The queue was full the whole time,
+    // and the depth is the time-weighted one, 4, not 0 (an IOmeter point
+    // at QD4 "achieved" 0.0 on a loaded machine).
+    let ramp = Duration::from_millis(50);
+    let window = Duration::from_millis(300);
+    let mut p = plan(RwMode::RandWrite, 4096, 1024, 1);
+    p.depth = 4;
+    p.ramp = ramp;
+    p.runtime = Some(window);
+    p.spec.engine = EngineKind::IoUring;
+    p.spec.iodepth = 4;
+    let free: Vec<IoUnit> = (0..p.depth)
+        .map(|slot| IoUnit {
+            buf: crate::buffer::AlignedBuf::new(4096, 4096),
+            offset: 0,
+            len: UNIT_LEN,
+            dir: Dir::Write,
+            slot,
+            issued: Instant::now(),
+        })
+        .collect();
+    let start = Instant::now();
+    let mut engine = StalledAtFirstWait {
+        device: Null::default(),
+        stalled_until: Some(start + ramp + window + Duration::from_millis(100)),
+    };
+    let stop = AtomicBool::new(false);
+    let clock = CpuClock::starting();
+    let stats = drive(
+        0,
+        &p,
+        &mut engine,
+        free,
+        &LiveCounter::default(),
+        &stop,
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    let spec = p.spec.clone();
+    let job = stats.into_result(
+        &spec,
+        &p,
+        true,
+        CpuClock::now().since(&clock),
+        &stop,
+        Vec::new(),
+    );
+    assert_eq!(
+        job.write.as_ref().unwrap().ios,
+        0,
+        "nothing counted in the window"
+    );
+    assert!(
+        (job.mean_depth - 4.0).abs() < 0.01,
+        "depth held across the window: {}",
+        job.mean_depth
     );
 }
