@@ -237,10 +237,15 @@ pub struct NetRun {
     pub streams: Vec<NetStreamResult>,
     /// Per-interval samples as this host measured them.
     pub intervals: Vec<NetInterval>,
-    /// CPU use of this host.
-    pub cpu_local: CpuUtilization,
-    /// CPU use of the peer, from the results exchange.
-    pub cpu_remote: CpuUtilization,
+    /// CPU use of this host; `None` where it is not known (an iperf3 text
+    /// log without its `CPU Utilization` line), never zeros that would be
+    /// shown and compared as 0%.
+    #[serde(default)]
+    pub cpu_local: Option<CpuUtilization>,
+    /// CPU use of the peer, from the results exchange; `None` where the
+    /// peer sent none.
+    #[serde(default)]
+    pub cpu_remote: Option<CpuUtilization>,
     /// The whole machine's CPU on this host over the test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_cpu_local: Option<HostCpu>,
@@ -389,8 +394,8 @@ impl NetRun {
             interface: None,
             streams: Vec::new(),
             intervals: Vec::new(),
-            cpu_local: CpuUtilization::default(),
-            cpu_remote: CpuUtilization::default(),
+            cpu_local: Some(CpuUtilization::default()),
+            cpu_remote: Some(CpuUtilization::default()),
             host_cpu_local: None,
             host_cpu_remote: None,
             nic_local: None,

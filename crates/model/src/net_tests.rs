@@ -58,11 +58,14 @@ fn both_ends_cpu_are_figures_and_a_silent_peer_has_none() {
             .filter(|m| m.contains("cpu"))
             .collect()
     };
-    run.cpu_local = CpuUtilization {
+    // Unknown (a text log without its CPU line): no figure, not 0%.
+    run.cpu_local = None;
+    assert!(metrics(&run).iter().all(|m| !m.starts_with("cpu process")));
+    run.cpu_local = Some(CpuUtilization {
         total_percent: 80.0,
         user_percent: 6.0,
         system_percent: 74.0,
-    };
+    });
     assert_eq!(
         metrics(&run),
         [

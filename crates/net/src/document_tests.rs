@@ -40,7 +40,7 @@ fn run_document_holds_a_net_run_from_a_real_test() {
         assert!(s.received.get() > 0 && s.received <= s.sent, "{s:?}");
     }
     assert_eq!(run.interface.as_ref().map(|i| i.name.as_str()), Some("lo"));
-    assert!(run.cpu_remote.total_percent > 0.0);
+    assert!(run.cpu_remote.unwrap().total_percent > 0.0);
     let json = serde_json::to_string(&doc).unwrap();
     let back: RunDocument = serde_json::from_str(&json).unwrap();
     assert_eq!(back.body, doc.body);

@@ -519,7 +519,7 @@ fn the_synthetic_documents_import_and_read_back() {
     assert_eq!(run.streams[0].retransmits, Some(3));
     assert_eq!(run.streams[1].received.get(), 419_999_000);
     assert_eq!(run.intervals.len(), 2);
-    assert_eq!(run.cpu_local.total_percent, 60.5);
+    assert_eq!(run.cpu_local.unwrap().total_percent, 60.5);
     assert_eq!(doc.started_at_ms, 1_795_399_698_000);
     assert_eq!(doc.finished_at_ms, 1_795_399_699_000);
     reads_back(&doc);

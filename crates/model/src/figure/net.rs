@@ -1,6 +1,7 @@
 //! Network figures and test names.
 
 use super::*;
+use crate::net::CpuUtilization;
 
 /// The name of a network test: `tcp P4`, `udp P1 reverse`, `tcp P2 bidir`.
 pub fn net_test_name(run: &NetRun) -> String {
@@ -118,21 +119,22 @@ fn test_figures(run: &NetRun, test: &str) -> Vec<Figure> {
             }
         }
     }
-    let local = CpuUsage {
-        user_pct: run.cpu_local.user_percent,
-        system_pct: run.cpu_local.system_percent,
+    let usage = |c: &CpuUtilization| CpuUsage {
+        user_pct: c.user_percent,
+        system_pct: c.system_percent,
     };
     cpu_figures(
         &mut TestFigures::new(&mut out, test, ""),
-        Some(local),
+        run.cpu_local.as_ref().map(usage),
         run.host_cpu_local.as_ref(),
     );
-    // A peer that sent no results (interrupted) left zeros: not a figure.
-    let r = &run.cpu_remote;
-    let remote = (r.total_percent > 0.0 || run.host_cpu_remote.is_some()).then_some(CpuUsage {
-        user_pct: r.user_percent,
-        system_pct: r.system_percent,
-    });
+    // A peer that sent no results (interrupted) left zeros in runs stored
+    // before the field could say "unknown": not a figure either.
+    let remote = run
+        .cpu_remote
+        .as_ref()
+        .filter(|r| r.total_percent > 0.0 || run.host_cpu_remote.is_some())
+        .map(usage);
     cpu_figures(
         &mut TestFigures::new(&mut out, test, "peer"),
         remote,

@@ -73,12 +73,12 @@ impl NetRun {
                 .collect(),
             peer_version: None,
             interface: first.and_then(|r| r.interface.clone()),
-            cpu_local: longest.map(|r| r.cpu_local).unwrap_or_default(),
+            cpu_local: longest.and_then(|r| r.cpu_local),
             host_cpu_local: longest.and_then(|r| r.host_cpu_local),
             nic_local: first.and_then(|r| r.nic_local.clone()),
             // The peer's figures only when there is one peer; several
             // peers' are in their clients' runs.
-            cpu_remote: only.map(|r| r.cpu_remote).unwrap_or_default(),
+            cpu_remote: only.and_then(|r| r.cpu_remote),
             host_cpu_remote: only.and_then(|r| r.host_cpu_remote),
             nic_remote: only.and_then(|r| r.nic_remote.clone()),
             latency: only.and_then(|r| r.latency.clone()),
@@ -221,11 +221,11 @@ mod tests {
                     peer_cpu: None,
                 })
                 .collect(),
-            cpu_local: CpuUtilization {
+            cpu_local: Some(CpuUtilization {
                 total_percent: secs as f64,
                 user_percent: 0.0,
                 system_percent: secs as f64,
-            },
+            }),
             warnings: vec![Warning::new(crate::warning::WarningKind::Other, "slow")],
             ..NetRun::example(NetSpec {
                 host: host.into(),
@@ -256,7 +256,11 @@ mod tests {
         assert_eq!(run.streams.len(), 2);
         let bytes: Vec<u64> = run.intervals.iter().map(|i| i.bytes.get()).collect();
         assert_eq!(bytes, [100, 400, 400, 100]);
-        assert_eq!(run.cpu_local.total_percent, 4.0, "the longest test's");
+        assert_eq!(
+            run.cpu_local.unwrap().total_percent,
+            4.0,
+            "the longest test's"
+        );
         assert_eq!(
             run.warnings[1].message,
             "client 2 (10.0.0.2 port 40000): slow"

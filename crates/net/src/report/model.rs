@@ -103,13 +103,11 @@ impl TestReport {
             warnings: self.warnings(),
             latency: self.latency(),
             clients: Vec::new(),
-            cpu_local: self.cpu_local,
-            cpu_remote: self.remote.as_ref().map_or(CpuUtilization::default(), |r| {
-                CpuUtilization {
-                    total_percent: r.cpu_util_total,
-                    user_percent: r.cpu_util_user,
-                    system_percent: r.cpu_util_system,
-                }
+            cpu_local: Some(self.cpu_local),
+            cpu_remote: self.remote.as_ref().map(|r| CpuUtilization {
+                total_percent: r.cpu_util_total,
+                user_percent: r.cpu_util_user,
+                system_percent: r.cpu_util_system,
             }),
             host_cpu_local: self.host_cpu_local,
             host_cpu_remote: self.remote.as_ref().and_then(|r| r.iomark_host_cpu),

@@ -140,11 +140,14 @@ pub(super) fn convert(text: &str) -> Result<RunDocument, ImportError> {
     let mut interval_sums: Vec<Line> = Vec::new();
     let mut summary: Vec<(Line, bool)> = Vec::new();
     let mut udp = false;
-    let mut cpu_local = CpuUtilization::default();
-    let mut cpu_remote = CpuUtilization::default();
+    // Unknown without a `CPU Utilization` line (no -V), not 0%.
+    let mut cpu_local = None;
+    let mut cpu_remote = None;
     let mut duration = None;
     let mut block_len = 0u64;
     let mut in_summary = false;
+    let mut intervals_header_seen = false;
+    let mut rule_seen = false;
     for (n, l) in text.lines().enumerate().map(|(i, l)| (i + 1, l.trim_end())) {
         if let Some(v) = l.strip_prefix("iperf ") {
             if v.starts_with('3') && !v.contains(' ') {
@@ -171,12 +174,16 @@ pub(super) fn convert(text: &str) -> Result<RunDocument, ImportError> {
                     duration = d.trim().parse::<f64>().ok();
                 }
             }
-        } else if l.starts_with("[ ID]") && l.contains("Datagrams") {
-            udp = true;
-            in_summary |= l.contains("Lost/Total");
-        } else if l.starts_with("[ ID]") && !l.contains("Cwnd") && !udp {
-            // The summary's header has no Cwnd column.
-            in_summary = true;
+        } else if l.starts_with("[ ID]") {
+            // The first header is the intervals'; the summary's comes after
+            // a `- - -` rule. Its columns say nothing reliable: macOS's and
+            // Windows' iperf3, and any client in reverse mode, print no
+            // `Retr  Cwnd` in the intervals' header either.
+            udp |= l.contains("Datagrams");
+            in_summary |= intervals_header_seen && rule_seen;
+            intervals_header_seen = true;
+        } else if l.starts_with("- - -") {
+            rule_seen = true;
         } else if l.contains(" local ") && l.contains(" connected to ") {
             if let Some(id) = parse_id(l) {
                 streams_seen.push(id);
@@ -191,13 +198,16 @@ pub(super) fn convert(text: &str) -> Result<RunDocument, ImportError> {
                 };
                 let parsed = cpu(&figure).ok_or_else(|| bad(n, "the CPU line does not read"))?;
                 if name.starts_with("local") {
-                    cpu_local = parsed;
+                    cpu_local = Some(parsed);
                 } else {
-                    cpu_remote = parsed;
+                    cpu_remote = Some(parsed);
                 }
             }
         } else if let Some(line) = parse_line(l) {
             let end_word = line.rest.last().map(String::as_str);
+            // A line that ends in sender or receiver is the summary's
+            // whatever came before it.
+            in_summary |= matches!(end_word, Some("sender" | "receiver"));
             match (in_summary, end_word) {
                 (true, Some("sender")) => summary.push((line, true)),
                 (true, Some("receiver")) => summary.push((line, false)),
@@ -426,8 +436,8 @@ iperf Done.
             Bytes((71.2f64 * 1048576.0).round() as u64)
         );
         assert_eq!(run.intervals[0].retransmits, Some(2));
-        assert!((run.cpu_local.total_percent - 9.6).abs() < 1e-9);
-        assert!((run.cpu_remote.system_percent - 8.4).abs() < 1e-9);
+        assert!((run.cpu_local.unwrap().total_percent - 9.6).abs() < 1e-9);
+        assert!((run.cpu_remote.unwrap().system_percent - 8.4).abs() < 1e-9);
     }
 
     #[test]
@@ -457,5 +467,169 @@ iperf Done.
         // A log cut before its summary has nothing to import.
         let cut = &P2_V[..P2_V.find("Test Complete").unwrap()];
         assert!(convert(cut).is_err());
+    }
+
+    /// A client log of each layout: the intervals' header and the
+    /// summary's differ by platform and mode, and none of them may decide
+    /// where the intervals end (issue 46: a header without `Retr  Cwnd`
+    /// kept 0 intervals). Linux's are real (iperf 3.12 on this project's
+    /// VM); macOS's (3.x from Homebrew: no TCP_INFO retransmits, so no
+    /// `Retr` or `Cwnd` anywhere) and Windows' (the 3.1.3 build most
+    /// people have: `Bandwidth`, stream 4) are written as those builds
+    /// print them.
+    const LAYOUTS: [(&str, &str, usize); 6] = [
+        (
+            "linux -R",
+            "Connecting to host 127.0.0.1, port 5987
+Reverse mode, remote host 127.0.0.1 is sending
+[  5] local 127.0.0.1 port 43238 connected to 127.0.0.1 port 5987
+[ ID] Interval           Transfer     Bitrate
+[  5]   0.00-1.00   sec  12.0 MBytes   101 Mbits/sec                  
+[  5]   1.00-2.00   sec  11.9 MBytes  99.6 Mbits/sec                  
+- - - - - - - - - - - - - - - - - - - - - - - - -
+[ ID] Interval           Transfer     Bitrate         Retr
+[  5]   0.00-2.00   sec  23.9 MBytes   100 Mbits/sec    0             sender
+[  5]   0.00-2.00   sec  23.9 MBytes   100 Mbits/sec                  receiver
+
+iperf Done.
+",
+            2,
+        ),
+        (
+            "linux -R -P 2",
+            "Connecting to host 127.0.0.1, port 5987
+Reverse mode, remote host 127.0.0.1 is sending
+[  5] local 127.0.0.1 port 43252 connected to 127.0.0.1 port 5987
+[  7] local 127.0.0.1 port 43268 connected to 127.0.0.1 port 5987
+[ ID] Interval           Transfer     Bitrate
+[  5]   0.00-1.00   sec  12.0 MBytes   101 Mbits/sec                  
+[  7]   0.00-1.00   sec  12.0 MBytes   101 Mbits/sec                  
+[SUM]   0.00-1.00   sec  24.0 MBytes   201 Mbits/sec                  
+- - - - - - - - - - - - - - - - - - - - - - - - -
+[  5]   1.00-2.00   sec  11.9 MBytes  99.6 Mbits/sec                  
+[  7]   1.00-2.00   sec  11.9 MBytes  99.6 Mbits/sec                  
+[SUM]   1.00-2.00   sec  23.8 MBytes   199 Mbits/sec                  
+- - - - - - - - - - - - - - - - - - - - - - - - -
+[ ID] Interval           Transfer     Bitrate         Retr
+[  5]   0.00-2.00   sec  23.9 MBytes   100 Mbits/sec    0             sender
+[  5]   0.00-2.00   sec  23.9 MBytes   100 Mbits/sec                  receiver
+[  7]   0.00-2.00   sec  23.9 MBytes   100 Mbits/sec    0             sender
+[  7]   0.00-2.00   sec  23.9 MBytes   100 Mbits/sec                  receiver
+[SUM]   0.00-2.00   sec  47.8 MBytes   200 Mbits/sec    0             sender
+[SUM]   0.00-2.00   sec  47.8 MBytes   200 Mbits/sec                  receiver
+
+iperf Done.
+",
+            2,
+        ),
+        (
+            "linux -u -R",
+            "Connecting to host 127.0.0.1, port 5987
+Reverse mode, remote host 127.0.0.1 is sending
+[  5] local 127.0.0.1 port 59561 connected to 127.0.0.1 port 5987
+[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams
+[  5]   0.00-1.00   sec  11.9 MBytes   100 Mbits/sec  0.021 ms  0/382 (0%)  
+[  5]   1.00-2.00   sec  11.9 MBytes  99.9 Mbits/sec  0.018 ms  0/381 (0%)  
+- - - - - - - - - - - - - - - - - - - - - - - - -
+[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams
+[  5]   0.00-2.00   sec  23.8 MBytes   100 Mbits/sec  0.000 ms  0/763 (0%)  sender
+[  5]   0.00-2.00   sec  23.8 MBytes   100 Mbits/sec  0.018 ms  0/763 (0%)  receiver
+
+iperf Done.
+",
+            2,
+        ),
+        (
+            "macOS",
+            "Connecting to host 192.168.1.10, port 5201
+[  5] local 192.168.1.20 port 50123 connected to 192.168.1.10 port 5201
+[ ID] Interval           Transfer     Bitrate
+[  5]   0.00-1.00   sec   112 MBytes   940 Mbits/sec
+[  5]   1.00-2.00   sec   112 MBytes   941 Mbits/sec
+[  5]   2.00-3.00   sec   112 MBytes   941 Mbits/sec
+[  5]   3.00-4.00   sec   112 MBytes   940 Mbits/sec
+- - - - - - - - - - - - - - - - - - - - - - - - -
+[ ID] Interval           Transfer     Bitrate
+[  5]   0.00-4.00   sec   448 MBytes   940 Mbits/sec                  sender
+[  5]   0.00-4.01   sec   447 MBytes   936 Mbits/sec                  receiver
+
+iperf Done.
+",
+            4,
+        ),
+        (
+            "macOS -P 2",
+            "Connecting to host 192.168.1.10, port 5201
+[  5] local 192.168.1.20 port 50124 connected to 192.168.1.10 port 5201
+[  7] local 192.168.1.20 port 50125 connected to 192.168.1.10 port 5201
+[ ID] Interval           Transfer     Bitrate
+[  5]   0.00-1.00   sec  56.0 MBytes   470 Mbits/sec
+[  7]   0.00-1.00   sec  56.1 MBytes   471 Mbits/sec
+[SUM]   0.00-1.00   sec   112 MBytes   941 Mbits/sec
+- - - - - - - - - - - - - - - - - - - - - - - - -
+[  5]   1.00-2.00   sec  56.0 MBytes   470 Mbits/sec
+[  7]   1.00-2.00   sec  56.0 MBytes   470 Mbits/sec
+[SUM]   1.00-2.00   sec   112 MBytes   940 Mbits/sec
+- - - - - - - - - - - - - - - - - - - - - - - - -
+[ ID] Interval           Transfer     Bitrate
+[  5]   0.00-2.00   sec   112 MBytes   470 Mbits/sec                  sender
+[  5]   0.00-2.01   sec   112 MBytes   468 Mbits/sec                  receiver
+[  7]   0.00-2.00   sec   112 MBytes   470 Mbits/sec                  sender
+[  7]   0.00-2.01   sec   112 MBytes   468 Mbits/sec                  receiver
+[SUM]   0.00-2.00   sec   224 MBytes   940 Mbits/sec                  sender
+[SUM]   0.00-2.01   sec   224 MBytes   936 Mbits/sec                  receiver
+
+iperf Done.
+",
+            2,
+        ),
+        (
+            "Windows 3.1.3",
+            "Connecting to host 10.0.0.1, port 5201
+[  4] local 10.0.0.2 port 50000 connected to 10.0.0.1 port 5201
+[ ID] Interval           Transfer     Bandwidth
+[  4]   0.00-1.00   sec   108 MBytes   902 Mbits/sec
+[  4]   1.00-2.00   sec   108 MBytes   903 Mbits/sec
+[  4]   2.00-3.00   sec   107 MBytes   901 Mbits/sec
+- - - - - - - - - - - - - - - - - - - - - - - - -
+[ ID] Interval           Transfer     Bandwidth
+[  4]   0.00-3.00   sec   323 MBytes   902 Mbits/sec                  sender
+[  4]   0.00-3.00   sec   323 MBytes   902 Mbits/sec                  receiver
+
+iperf Done.
+",
+            3,
+        ),
+    ];
+
+    #[test]
+    fn every_layout_keeps_its_intervals_and_no_cpu_line_is_unknown_cpu() {
+        for (layout, log, intervals) in LAYOUTS {
+            let doc = convert(log).unwrap_or_else(|e| panic!("{layout}: {e}"));
+            let run = net(&doc);
+            assert_eq!(run.intervals.len(), intervals, "{layout}: intervals kept");
+            assert!(
+                run.intervals.iter().all(|i| i.bytes.get() > 0),
+                "{layout}: {:?}",
+                run.intervals
+            );
+            assert!(!run.streams.is_empty(), "{layout}: streams");
+            // No `CPU Utilization` line (no -V): unknown, not 0%.
+            assert_eq!(
+                (run.cpu_local, run.cpu_remote),
+                (None, None),
+                "{layout}: CPU"
+            );
+        }
+        // The reverse logs are downloads whose intervals carry no
+        // retransmits (the receiver has none to count).
+        let run = net(&convert(LAYOUTS[0].1).unwrap()).clone();
+        assert_eq!(run.streams[0].direction, NetDirection::Download);
+        assert!(run.intervals.iter().all(|i| i.retransmits.is_none()));
+        assert_eq!(run.streams[0].retransmits, Some(0));
+        // macOS: no Retr anywhere, so none is made up.
+        let mac = net(&convert(LAYOUTS[3].1).unwrap()).clone();
+        assert_eq!(mac.streams[0].retransmits, None);
+        assert_eq!(mac.streams[0].sent, Bytes(448 << 20));
     }
 }
