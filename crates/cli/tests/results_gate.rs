@@ -113,7 +113,7 @@ fn a_gate_that_cannot_tell_exits_5_and_names_the_fix() {
     );
     assert!(
         err.contains(&format!("cannot tell: #{again} read 1MiB QD8 T1"))
-            && err.contains("read bw: 92.00 MB/s against 100.0 MB/s")
+            && err.contains("read bw: 92.00 MB/s against 100.00 MB/s")
             && err.contains("no change and a loss of more than 5% both fit"),
         "{err}"
     );
