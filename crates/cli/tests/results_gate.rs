@@ -312,10 +312,18 @@ fn a_rig_read_four_times_slower_regresses_and_the_other_way_passes() {
     // Each I/O waited longer at a quarter of the rate.
     assert_eq!(figure(&doc, "read lat mean")["verdict"], "regressed");
 
-    // The fast run against the slow one is better on every judged figure.
+    // The fast run against the slow one regresses nowhere. Its bandwidth
+    // is better; two seconds of per-second p99s may be too few to rule
+    // out a 5% loss (exit 5, cannot tell), never a regression.
     let out = gate(db, slow, fast, false);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let code = out.status.code();
+    assert!(
+        code == Some(0) || code == Some(5),
+        "{code:?} {}",
+        stderr(&out)
+    );
     assert!(row(&stdout(&out), "read bw").contains("better"));
+    assert!(!stderr(&out).contains("regressed:"), "{}", stderr(&out));
 }
 
 /// The keys of a JSON object.

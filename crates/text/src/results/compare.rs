@@ -413,7 +413,7 @@ fn legend(lineup: &Lineup, style: TableStyle) -> String {
         }
     };
     let mut out = format!(
-        "{against}; better and worse: bandwidth, IOPS and MFLOPS are better higher, latency and time lower; counts and percentages are only higher or lower; ~ marks a difference inside the spread of both runs (their passes' or per-second samples' min – max, widened to the 95% confidence interval of their mean): not a real difference; a figure whose baseline is 0 has no ratio, only its difference\n",
+        "{against}; better and worse: bandwidth, IOPS and MFLOPS are better higher, latency and time lower; counts and percentages are only higher or lower; ~ marks a difference within noise: the 95% interval of the ratio of both runs' sample means (per-second samples, passes or repeats) holds no change and rules out a loss of the threshold (5% without one); cannot tell: the samples can neither show nor rule out such a loss; a figure whose baseline is 0 has no ratio, only its difference\n",
     );
     if let Some(t) = lineup.threshold() {
         let _ = writeln!(
