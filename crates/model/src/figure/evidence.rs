@@ -361,6 +361,31 @@ mod tests {
     }
 
     #[test]
+    fn a_loss_must_clear_half_the_threshold_not_only_no_change() {
+        // 7% worse, the interval's kind end 1% worse: a shift between runs
+        // could be all of it. Not a loss, not a pass.
+        let shifted = RatioInterval {
+            ratio: 0.93,
+            lo: 0.88,
+            hi: 0.99,
+        };
+        assert_eq!(weigh(shifted, Better::Higher, 0.05), Evidence::WorseUnsure);
+        // The kind end 3% worse: past half of 5%, a loss.
+        let clear = RatioInterval {
+            hi: 0.97,
+            ..shifted
+        };
+        assert_eq!(weigh(clear, Better::Higher, 0.05), Evidence::Loss);
+        // The same for a latency 7% up.
+        let lat = RatioInterval {
+            ratio: 1.07,
+            lo: 1.01,
+            hi: 1.12,
+        };
+        assert_eq!(weigh(lat, Better::Lower, 0.05), Evidence::WorseUnsure);
+    }
+
+    #[test]
     fn t_quantiles_interpolate_and_approach_the_normal() {
         assert_eq!(t95(1.0), 6.314);
         assert_eq!(t95(2.0), 2.920);
