@@ -2,6 +2,8 @@
 # binaries' counts, and print the summary at the end.
 #
 # step NAME CMD...       runs CMD; a failure stops scripts/test (set -e).
+# lint_step NAME CMD...  a step whose compiler warnings fail it too (a cargo
+#                        build with clippy-driver as the rustc wrapper).
 # test_step NAME CMD...  runs a cargo test CMD, its output shown and kept;
 #                        a failure is counted, and the next steps still run.
 # summarize              the step times, each test binary's wall time
@@ -25,6 +27,21 @@ step() {
   _steps+=("$(awk -v a="$t0" -v b="$(_now)" 'BEGIN { printf "%.0f", b - a }') $name")
 }
 
+lint_step() {
+  local name=$1 t0 warnings
+  shift
+  echo "== $name: $*" >&2
+  t0=$(_now)
+  "$@" 2>&1 | tee "$scratch/build.log"
+  _steps+=("$(awk -v a="$t0" -v b="$(_now)" 'BEGIN { printf "%.0f", b - a }') $name")
+  # Dependencies' warnings are capped by cargo; these are the workspace's.
+  warnings=$(grep -cE '^warning' "$scratch/build.log" || true)
+  if [ "$warnings" -ne 0 ]; then
+    echo "scripts/test: $name: $warnings warning lines (above); clippy's and rustc's warnings fail the build, as cargo clippy -- -D warnings would" >&2
+    return 1
+  fi
+}
+
 test_step() {
   local name=$1 t0 rc=0
   shift
@@ -46,11 +63,11 @@ summarize() {
   printf '  %s\n' "${_steps[@]}"
   echo
   echo "test binaries by wall time (s), slowest first:"
-  # `Running tests/main.rs (target/release/deps/main-HASH)` or
+  # `Running tests/main.rs (target/citest/deps/main-HASH)` or
   # `Doc-tests CRATE` names the binary whose `test result:` line follows.
   awk '
     /^ *Running / {
-      # `Running unittests src/lib.rs (target/release/deps/iomark_disk-HASH)`:
+      # `Running unittests src/lib.rs (target/citest/deps/iomark_disk-HASH)`:
       # the source and the binary without its hash.
       name = $2 " " $3; bin = $NF
       gsub(/[()]/, "", bin); sub(/.*\//, "", bin); sub(/-[0-9a-f]+$/, "", bin)

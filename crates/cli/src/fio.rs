@@ -1,5 +1,6 @@
-//! fio's habits on `iomark disk`: `--output-format`, `--direct=0|1`, and
-//! job files (`--job FILE`, `iomark fio FILE`), run one job after another
+//! fio's job files on iomark (`--job FILE`, `iomark fio FILE`; fio's
+//! flags, `--output-format` and `--direct=0|1` among them, are
+//! `disk_args.rs`'s), run one job after another
 //! and stored as one run. The job file's format and checks live in
 //! [`iomark_disk::fio_job`] (the file's run plan and notes too), fio's JSON
 //! layout in [`iomark_text::fio_json`]; this module reads the file, runs

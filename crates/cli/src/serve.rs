@@ -3,8 +3,11 @@
 
 use std::net::SocketAddr;
 
+use std::time::Duration;
+
 use clap::Args;
-use iomark_serve::{Access, Config, Listening};
+use iomark_model::units::Nanos;
+use iomark_serve::{Access, Config, Limits, Listening};
 
 use crate::exit::Exit;
 
@@ -35,6 +38,19 @@ pub struct ServeArgs {
     /// one and prints it. Needed for an address other than loopback.
     #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
+    /// How long a client may take to send a request's line and headers,
+    /// from when the server is ready for it (10s, 500ms, 2m).
+    #[arg(long, value_name = "TIME", default_value = "20s")]
+    header_timeout: Nanos,
+    /// Close a connection that has moved no byte either way for this
+    /// long while no request of it is being answered (10s, 500ms, 2m).
+    #[arg(long, value_name = "TIME", default_value = "10s")]
+    idle_timeout: Nanos,
+    /// Connections open at once; past it a new one closes the one quiet
+    /// the longest, or is answered 503 if every one is busy. Default:
+    /// half the descriptors the process may open (ulimit -n), at most 1024.
+    #[arg(long, value_name = "N")]
+    max_connections: Option<usize>,
 }
 
 /// Run `iomark serve ...`.
@@ -47,6 +63,13 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
         bind: args.bind,
         access,
         workers: iomark_serve::server::WORKERS,
+        limits: Limits {
+            header_timeout: Duration::from_nanos(args.header_timeout.0),
+            idle_timeout: Duration::from_nanos(args.idle_timeout.0),
+            max_connections: args
+                .max_connections
+                .unwrap_or_else(iomark_serve::connections::default_max_connections),
+        },
     })?;
     let url = format!("http://{}/", listening.addr());
     let store = iomark_text::escape_controls(listening.location()).into_owned();

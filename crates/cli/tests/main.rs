@@ -53,6 +53,7 @@ mod report_many;
 mod results_abuse;
 mod results_cli;
 mod results_gate;
+mod serve_limits;
 mod serve_live;
 mod serve_pages;
 mod serve_store;

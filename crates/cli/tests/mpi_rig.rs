@@ -1,5 +1,5 @@
 //! Many ranks as one benchmark (docs/mpi.md), built with the `mpi` feature
-//! only (`cargo test --release -p iomark --features mpi --test mpi_rig`, as
+//! only (`cargo test --profile citest -p iomark --features mpi --test mpi_rig`, as
 //! scripts/test does), under `mpirun --allow-run-as-root --oversubscribe
 //! -np 3`: file per rank and shared file read back what they wrote and
 //! leave nothing; a bad path on one rank and a rank killed mid-run end
@@ -939,19 +939,28 @@ mod mpi {
         );
         require!(rig.as_ref().map(drop));
         let d = fs.mountpoint.to_str().unwrap();
-        let out = run(&[
-            "disk",
-            d,
-            "--size",
-            "300M",
-            "--profile",
-            "sustained",
-            "--engine",
-            "psync",
-            "--until-steady=5s",
-            "--json",
-            "--no-store",
-        ]);
+        // The ranks at nice -10, as in sustained_rig: the claim is the
+        // detector's over the summed series, and three ranks starved of
+        // CPU by busy loops beside the suite stalled for seconds at a time
+        // and read their own stalls as a gradual cliff (+27%).
+        let mut ranks = Command::new("nice");
+        ranks.args(["-n", "-10", "mpirun"]).args(MPIRUN).arg(IOMARK);
+        let out = ranks
+            .args([
+                "disk",
+                d,
+                "--size",
+                "300M",
+                "--profile",
+                "sustained",
+                "--engine",
+                "psync",
+                "--until-steady=5s",
+                "--json",
+                "--no-store",
+            ])
+            .output()
+            .expect("mpirun runs");
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let doc = json_of(&out);
         let pass = &doc["body"]["profile_result"]["pass"];

@@ -144,8 +144,9 @@ fn tolerance() -> f64 {
         .unwrap_or(0.10)
 }
 
-/// Best of three alternations of `theirs` and `ours`, their ratio checked
-/// and printed; returns iomark's best.
+/// Three alternations of `theirs` and `ours`, the median of the pairs'
+/// ratios checked and printed; returns iomark's best run, which the
+/// caller holds under the shaper.
 fn compare(case: &str, mut theirs: impl FnMut() -> f64, mut ours: impl FnMut() -> f64) -> f64 {
     let (mut o, mut t) = (Vec::new(), Vec::new());
     for _ in 0..3 {
@@ -158,13 +159,20 @@ fn compare(case: &str, mut theirs: impl FnMut() -> f64, mut ours: impl FnMut() -
             .map(|v| (v / 1e6).round() / 1e3)
             .collect::<Vec<_>>()
     };
-    let ratio = best(&o) / best(&t);
+    // Each iomark run against the iperf3 run just before it, and the
+    // median of those: a disturbance of the host that lasts a few seconds
+    // falls on both halves of a pair alike, and one disturbed pair of three
+    // cannot move the median (stop 46 saw iperf3's three runs at 0.70-0.75
+    // Gbit/s while iomark's last reached 0.85: best against best said
+    // +13%, the pairs 0.83, 0.98 and 1.21).
+    let mut pairs: Vec<f64> = o.iter().zip(&t).map(|(o, t)| o / t).collect();
+    pairs.sort_by(f64::total_cmp);
+    let ratio = pairs[pairs.len() / 2];
     eprintln!(
-        "rig-accuracy: shaped 984mbit, {case}: iomark best {:.4} Gbit/s of {:?}, iperf3 best {:.4} Gbit/s of {:?}, ratio {ratio:.4}",
-        best(&o) / 1e9,
+        "rig-accuracy: shaped 984mbit, {case}: iomark {:?} Gbit/s, iperf3 {:?} Gbit/s, paired ratios {:?}, median {ratio:.4}",
         gbit(&o),
-        best(&t) / 1e9,
         gbit(&t),
+        pairs.iter().map(|r| (r * 1e4).round() / 1e4).collect::<Vec<_>>(),
     );
     assert_near(
         &format!("iomark/iperf3 goodput ratio, {case}"),
@@ -182,9 +190,8 @@ fn goodput_matches_iperf3_on_a_shaped_1gbe_link() {
     let rig = require!(Rig::up(Some("984mbit"))
         .map_err(|e| format!("cannot build the network-namespace rig: {e}")));
     // Alternate the tools so drift in the host affects both alike, both at
-    // raised priority. Compare the best run of each of three: the rig's
-    // goodput is a ceiling, and on a busy host (other builds and tests)
-    // the best run is the one least disturbed; every run is printed. On a
+    // raised priority, and compare each pair's ratio (`compare`); every run
+    // is printed. On a
     // host so busy that neither tool reaches the shaper (seen in CI: best
     // runs of 0.87 and 0.90 Gbit/s) the runs measure the host, not the
     // link, so the test holds the ratio to 10% by default; the 1% claim is

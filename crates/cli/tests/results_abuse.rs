@@ -196,12 +196,24 @@ fn a_read_only_file_system_under_the_database_is_named_with_the_fix() {
     )
     .unwrap();
     let remount = |how: &str| {
+        // A child another test spawns copies this process's descriptors
+        // until it execs, and on a loaded host that can take a while: one
+        // that forked while the store above had r.db open held it open for
+        // writing, and the kernel refused the remount ("mount point is
+        // busy"). Wait until nothing has a file here open for writing.
+        wait_until(Duration::from_secs(30), "no writer on the mount", || {
+            writers_under(mnt).is_empty()
+        });
         let st = Command::new("mount")
             .args(["-o", &format!("remount,{how}")])
             .arg(mnt)
             .status()
             .unwrap();
-        assert!(st.success(), "remount {how}");
+        assert!(
+            st.success(),
+            "remount {how}: writers {:?}",
+            writers_under(mnt)
+        );
     };
     remount("ro");
     let fresh = mnt.join("new.db");
@@ -219,6 +231,36 @@ fn a_read_only_file_system_under_the_database_is_named_with_the_fix() {
     assert_eq!(list.lines().count(), 2, "{list}");
     remount("rw");
     assert_eq!(dir_names(mnt), ["lost+found", "r.db"]);
+}
+
+/// `pid:fd` of every descriptor open for writing on a file under `dir`
+/// (procfs's `fdinfo` flags: O_WRONLY or O_RDWR).
+fn writers_under(dir: &Path) -> Vec<String> {
+    let mut writers = Vec::new();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return writers;
+    };
+    for p in procs.flatten() {
+        let pid = p.file_name().to_string_lossy().into_owned();
+        if !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            let on_dir = std::fs::read_link(fd.path()).is_ok_and(|t| t.starts_with(dir));
+            let info = p.path().join("fdinfo").join(fd.file_name());
+            let flags = std::fs::read_to_string(info).ok().and_then(|i| {
+                let octal = i.lines().find_map(|l| l.strip_prefix("flags:"))?;
+                u32::from_str_radix(octal.trim(), 8).ok()
+            });
+            if on_dir && flags.is_some_and(|f| f & 0o3 != 0) {
+                writers.push(format!("{pid}:{}", fd.file_name().to_string_lossy()));
+            }
+        }
+    }
+    writers
 }
 
 #[test]

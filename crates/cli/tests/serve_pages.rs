@@ -250,7 +250,10 @@ fn the_api_documents_are_the_command_lines() {
         assert_eq!(res.header("content-type"), Some("application/json"));
         res.text()
     };
-    assert_eq!(api("/api/runs"), cli_json(&["list", "--json"]));
+    assert_eq!(
+        api("/api/runs"),
+        cli_json(&["list", "--limit", "100", "--json"])
+    );
     assert_eq!(
         api("/api/runs?label=cdm&limit=1"),
         cli_json(&["list", "--label", "cdm", "--limit", "1", "--json"])

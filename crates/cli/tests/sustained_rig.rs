@@ -8,6 +8,14 @@
 //! The loop devices are backed by sparse files in /dev/shm, so the
 //! backing store is never the bottleneck; the throttle rule is set in
 //! cgroup v1's root blkio group and removed by the rig's Drop.
+//!
+//! Under load: the rig's watcher runs at real-time priority and says where
+//! the rate really fell, which is what a measured cliff is held to; and
+//! iomark runs at `nice -10`, as the writer that keeps a drive's queue fed.
+//! The claim here is the detector's. At nice 0 beside two busy loops on
+//! two cores, iomark's writer stalled just before the fall, and the stall
+//! read as the start of the cliff (cache -9%, rate after +17%): a writer
+//! starved of CPU measures its own starving, not the drive.
 
 use crate::common::*;
 use iomark_testrig::{require, require_root, CacheShape, LoopDevice, ThrottleCliff};
@@ -35,11 +43,19 @@ fn sustained(doc: &Value) -> &Value {
     r
 }
 
-/// The first pass's cliff: cache size within 10%, both rates within 5%.
-fn assert_rig_cliff(pass: &Value) {
+/// The first pass's cliff: cache size within 10% of where the rig's rate
+/// fell (`fell_at`, itself within 5% of the cache asked for), both rates
+/// within 5%.
+fn assert_rig_cliff(pass: &Value, fell_at: u64) {
     let c = &pass["cliff"];
     assert!(c.is_object(), "no cliff found: {pass}");
-    assert_near("cache size", c["at"].as_f64().unwrap(), CACHE as f64, 0.10);
+    assert_near("rig's fall", fell_at as f64, CACHE as f64, 0.05);
+    assert_near(
+        "cache size",
+        c["at"].as_f64().unwrap(),
+        fell_at as f64,
+        0.10,
+    );
     assert_near(
         "rate before",
         c["rate_before"].as_f64().unwrap(),
@@ -72,19 +88,35 @@ fn run_json(dev: &str, extra: &[&str]) -> Value {
         "--no-store",
     ];
     args.extend_from_slice(extra);
-    json(&iomark_ok(&args))
+    json(&iomark_fed_ok(&args))
+}
+
+/// `iomark ARGS` at `nice -10` (the module's header says why), which must
+/// succeed.
+fn iomark_fed_ok(args: &[&str]) -> std::process::Output {
+    let out = std::process::Command::new("nice")
+        .args(["-n", "-10", IOMARK])
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("nice iomark runs");
+    assert!(
+        out.status.success(),
+        "iomark {args:?} failed: {}",
+        stderr(&out)
+    );
+    out
 }
 
 #[test]
 fn the_cliff_is_found_where_the_rig_put_it() {
     require!(require_root());
     let dev = LoopDevice::blank_in_memory(1024 * MIB).expect("loop device");
-    let rig = ThrottleCliff::new(&dev, rig_shape());
-    require!(rig.as_ref().map(drop));
+    let rig = require!(ThrottleCliff::new(&dev, rig_shape()));
     let d = dev.dev.to_str().unwrap();
     let doc = run_json(d, &["--until-steady=5s"]);
     let r = sustained(&doc);
-    assert_rig_cliff(&r["pass"]);
+    assert_rig_cliff(&r["pass"], rig.fell_at()[0]);
     assert_eq!(r["pass"]["end"], "steady", "{r}");
     // It stopped well before the device's end: 256 MiB, the drop's hold
     // and the steady span at 20 MiB/s.
@@ -113,10 +145,9 @@ fn a_target_that_fills_before_any_drop_says_no_cliff() {
         cache: 1024 * MIB,
         ..rig_shape()
     };
-    let rig = ThrottleCliff::new(&dev, shape);
-    require!(rig.as_ref().map(drop));
+    let rig = require!(ThrottleCliff::new(&dev, shape));
     let d = dev.dev.to_str().unwrap();
-    let out = iomark_ok(&[
+    let out = iomark_fed_ok(&[
         "disk",
         d,
         "--allow-write",
@@ -128,7 +159,7 @@ fn a_target_that_fills_before_any_drop_says_no_cliff() {
     let text = format!("{}{}", stdout(&out), stderr(&out));
     assert!(text.contains("No cliff in 256 MiB"), "{text}");
     assert!(!text.contains("Cache size"), "{text}");
-    assert_eq!(rig.unwrap().falls(), 0);
+    assert_eq!(rig.falls(), 0);
 }
 
 #[test]
@@ -140,22 +171,25 @@ fn recover_measures_the_cache_that_came_back_after_idle() {
         recovers: Some((Duration::from_secs(1), 128 * MIB)),
         ..rig_shape()
     };
-    let rig = ThrottleCliff::new(&dev, shape);
-    require!(rig.as_ref().map(drop));
+    let rig = require!(ThrottleCliff::new(&dev, shape));
     let d = dev.dev.to_str().unwrap();
     let doc = run_json(d, &["--until-steady=5s", "--recover", "3s"]);
     let r = sustained(&doc);
-    assert_rig_cliff(&r["pass"]);
+    let (fell, rose) = (rig.fell_at(), rig.rose_at());
+    assert_rig_cliff(&r["pass"], fell[0]);
     let rec = &r["recovery"];
     assert!(rec.is_object(), "no recovery: {r}");
+    // What came back is what the rig let through fast after the idle time.
+    let came_back = (fell[1] - rose[0]) as f64;
+    assert_near("rig's recovered cache", came_back, (128 * MIB) as f64, 0.05);
     assert_near(
         "recovered cache",
         rec["recovered"].as_f64().unwrap(),
-        (128 * MIB) as f64,
+        came_back,
         0.10,
     );
     assert_eq!(rec["at_least"], false);
-    assert_eq!(rig.unwrap().falls(), 2);
+    assert_eq!(rig.falls(), 2);
 }
 
 #[test]

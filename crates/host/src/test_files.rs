@@ -8,6 +8,14 @@
 //! such files, owned by the user, mode 0600, regular, unlocked, and checked
 //! again under its own lock; it removes the name only while it still leads
 //! to the file that was checked.
+//!
+//! Between a file's creation and its lock there is a moment when it looks
+//! exactly like a killed run's. So the directory is locked too: a run holds
+//! a shared `flock` on the directory from before it creates its file until
+//! the file is locked ([`create_locked`]), and a sweep holds an exclusive
+//! one while it looks ([`sweep_in`]). Ranks of one MPI job starting in one
+//! directory each sweep it while the others create their files; without
+//! this one removed another's new file.
 
 use std::ffi::{CStr, CString, OsStr};
 use std::hash::{BuildHasher, Hasher};
@@ -75,6 +83,7 @@ pub struct Sweep {
 /// [`remove_stale_in`], also saying which files named as test files were
 /// kept and why (for `iomark clean`).
 pub fn sweep_in(dir: &OwnedFd, shown_as: &Path) -> io::Result<Sweep> {
+    let _no_file_half_made = DirLock::take(dir, FlockOperation::LockExclusive)?;
     let mut sweep = Sweep::default();
     let names: Vec<CString> = rustix::fs::Dir::read_from(dir)?
         .filter_map(Result::ok)
@@ -90,6 +99,89 @@ pub fn sweep_in(dir: &OwnedFd, shown_as: &Path) -> io::Result<Sweep> {
         }
     }
     Ok(sweep)
+}
+
+/// A step of [`create_locked`] that failed, with the error it met.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {step}: {source}")]
+pub struct CreateError {
+    /// What could not be done: "create a test file", "set its mode",
+    /// "lock the test file".
+    pub step: &'static str,
+    /// The error the step met.
+    #[source]
+    pub source: io::Error,
+}
+
+/// Create the test file `name` in `dir` (`O_EXCL`, no symbolic link, mode
+/// 0600 whatever the umask) and take its lock, all before any sweep can
+/// look at it. On an error nothing is left: a file made before the error
+/// is removed.
+pub fn create_locked(dir: &OwnedFd, name: &CStr) -> Result<OwnedFd, CreateError> {
+    let failed = |step| {
+        move |e: rustix::io::Errno| CreateError {
+            step,
+            source: e.into(),
+        }
+    };
+    let _no_sweep_looks =
+        DirLock::take(dir, FlockOperation::LockShared).map_err(|source| CreateError {
+            step: "lock its directory",
+            source,
+        })?;
+    let fd = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(TEST_FILE_MODE),
+    )
+    .map_err(failed("create a test file"))?;
+    // The umask may have taken bits away; clean-up recognises exactly this.
+    let set_up = rustix::fs::fchmod(&fd, Mode::from_raw_mode(TEST_FILE_MODE))
+        .map_err(failed("set its mode"))
+        .and_then(|()| {
+            rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive)
+                .map_err(failed("lock the test file"))
+        });
+    if let Err(e) = set_up {
+        // Ours, made a moment ago under the directory's lock.
+        let _ = rustix::fs::unlinkat(dir, name, AtFlags::empty());
+        return Err(e);
+    }
+    Ok(fd)
+}
+
+/// A `flock` on a directory, released when dropped.
+struct DirLock<'a>(Option<&'a OwnedFd>);
+
+impl<'a> DirLock<'a> {
+    /// Take `how` on `dir`, waiting for it. A file system that cannot lock
+    /// a directory (NFS emulates `flock` with byte-range locks, which a
+    /// directory cannot take) gets no lock: there the moment between a
+    /// file's creation and its lock stays open, as it is for any tool.
+    fn take(dir: &'a OwnedFd, how: FlockOperation) -> io::Result<Self> {
+        loop {
+            match rustix::fs::flock(dir, how) {
+                Ok(()) => return Ok(Self(Some(dir))),
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(
+                    rustix::io::Errno::BADF
+                    | rustix::io::Errno::NOLCK
+                    | rustix::io::Errno::OPNOTSUPP
+                    | rustix::io::Errno::INVAL,
+                ) => return Ok(Self(None)),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+}
+
+impl Drop for DirLock<'_> {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0 {
+            let _ = rustix::fs::flock(dir, FlockOperation::Unlock);
+        }
+    }
 }
 
 /// What became of one file named as a test file.
@@ -149,4 +241,95 @@ fn remove_if_stale(dir: &OwnedFd, name: &CStr) -> io::Result<Found> {
     rustix::fs::ftruncate(&fd, 0)?;
     rustix::fs::unlinkat(dir, name, AtFlags::empty())?;
     Ok(Found::Stale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    fn open_dir(path: &Path) -> OwnedFd {
+        rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .unwrap()
+    }
+
+    /// Whether the kernel lists a request waiting for a `flock` on the
+    /// file `meta` describes.
+    fn flock_waiter_on(meta: &std::fs::Metadata) -> bool {
+        iomark_testrig::kernel_locks()
+            .iter()
+            .any(|l| l.waiting && l.class == "FLOCK" && l.is_on(meta))
+    }
+
+    #[test]
+    fn a_sweep_waits_while_a_file_is_between_its_creation_and_its_lock() {
+        let tmp = tempfile::tempdir().unwrap();
+        let name = new_test_file_name();
+        let creator_dir = open_dir(tmp.path());
+        // The creator's moment: the directory's shared lock held, the file
+        // made and not locked yet; a killed run's file looks the same.
+        let held = DirLock::take(&creator_dir, FlockOperation::LockShared).unwrap();
+        let fd = rustix::fs::openat(
+            &creator_dir,
+            name.as_c_str(),
+            OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC,
+            Mode::from_raw_mode(TEST_FILE_MODE),
+        )
+        .unwrap();
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(TEST_FILE_MODE)).unwrap();
+        let path = tmp.path().to_path_buf();
+        let sweeper = std::thread::spawn(move || sweep_in(&open_dir(&path), &path).unwrap());
+        // The sweep must be waiting for the directory (seen in /proc/locks)
+        // before the creator goes on; had it not waited, it has ended.
+        let dir_meta = std::fs::metadata(tmp.path()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !sweeper.is_finished() && !flock_waiter_on(&dir_meta) {
+            assert!(
+                Instant::now() < deadline,
+                "the sweep neither ended nor waited"
+            );
+            std::thread::yield_now();
+        }
+        assert!(
+            !sweeper.is_finished(),
+            "the sweep did not wait for the file being made"
+        );
+        rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive).unwrap();
+        drop(held);
+        let sweep = sweeper.join().unwrap();
+        assert!(sweep.removed.is_empty(), "{sweep:?}");
+        assert_eq!(sweep.kept.len(), 1, "{sweep:?}");
+        assert_eq!(sweep.kept[0].1, IN_USE);
+        assert!(tmp.path().join(name.to_str().unwrap()).exists());
+    }
+
+    #[test]
+    fn a_made_file_is_kept_while_its_run_lives_and_removed_after() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = open_dir(tmp.path());
+        let name = new_test_file_name();
+        let fd = create_locked(&dir, &name).unwrap();
+        let st = rustix::fs::fstat(&fd).unwrap();
+        assert_eq!(st.st_mode & 0o7777, TEST_FILE_MODE);
+        // A second run's sweep, through its own descriptor of the directory.
+        let sweep = sweep_in(&open_dir(tmp.path()), tmp.path()).unwrap();
+        assert_eq!(sweep.kept.len(), 1, "{sweep:?}");
+        assert!(sweep.removed.is_empty());
+        // Killed: its descriptor, and with it its lock, goes.
+        drop(fd);
+        let removed = remove_stale_in(&open_dir(tmp.path()), tmp.path()).unwrap();
+        assert_eq!(removed, vec![tmp.path().join(name.to_str().unwrap())]);
+        // A name that is taken is refused, and nothing is removed for it.
+        std::fs::write(tmp.path().join(name.to_str().unwrap()), b"theirs").unwrap();
+        let e = create_locked(&dir, &name).unwrap_err();
+        assert_eq!(e.step, "create a test file");
+        assert_eq!(
+            std::fs::read(tmp.path().join(name.to_str().unwrap())).unwrap(),
+            b"theirs"
+        );
+    }
 }

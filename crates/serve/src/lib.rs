@@ -12,6 +12,7 @@
 //! Layout: [`route`] answers a [`http::Request`] with a [`http::Response`]
 //! (no socket: the routes are tested directly); [`server`] runs it on
 //! hyper, each request drawn on a blocking thread over a store connection;
+//! [`connections`] bounds each connection in time and their number;
 //! [`access`] decides who may read; [`query`] reads query strings;
 //! [`pages`] and [`api`] make the answers; [`documents`] is what the
 //! command line's `results compare` shares with them.
@@ -20,6 +21,7 @@
 
 pub mod access;
 pub mod api;
+pub mod connections;
 pub mod documents;
 pub mod http;
 pub mod pages;
@@ -32,6 +34,7 @@ use std::net::SocketAddr;
 use iomark_store::StoreError;
 
 pub use access::Access;
+pub use connections::Limits;
 pub use server::{Config, Listening};
 
 /// Why the server cannot start or stopped.
@@ -62,6 +65,10 @@ pub enum ServeError {
         /// What went wrong, with the fix.
         reason: String,
     },
+    /// A connection limit that would let nothing through
+    /// (`--header-timeout`, `--idle-timeout`, `--max-connections`).
+    #[error("{0}")]
+    Limit(String),
     /// The store cannot be opened.
     #[error(transparent)]
     Store(#[from] StoreError),

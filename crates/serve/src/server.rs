@@ -1,7 +1,8 @@
 //! The server: a listening socket whose connections hyper serves, HTTP/1.1
 //! with keep-alive, each request answered on a blocking thread over one of
 //! the read-only store connections opened at the start, until the stop
-//! flag is raised.
+//! flag is raised. Each connection is bounded in time and their number
+//! is capped ([`crate::connections`]).
 //!
 //! hyper, not tiny_http: tiny_http serves each connection on a thread of
 //! its pool for the connection's whole life, and its pool starts a thread
@@ -20,10 +21,11 @@ use std::time::Duration;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use iomark_store::Store;
 
 use crate::access::Access;
+use crate::connections::{self, Connections, Limits, Watched};
 use crate::http::Request;
 use crate::route::handle;
 use crate::ServeError;
@@ -39,6 +41,8 @@ pub struct Config {
     pub access: Access,
     /// Requests answered at once (one store connection each).
     pub workers: usize,
+    /// How long a connection may take, and how many may be open.
+    pub limits: Limits,
 }
 
 /// Requests answered at once by default: a page is drawn in milliseconds,
@@ -48,6 +52,11 @@ pub const WORKERS: usize = 4;
 /// How often the server looks at the stop flag.
 const POLL: Duration = Duration::from_millis(100);
 
+/// How long accept rests after failing for want of a descriptor: long
+/// enough that a process out of descriptors uses no CPU to speak of,
+/// short enough that a descriptor freed is used within a blink.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
 /// A server listening, with its store connections open, not yet answering.
 pub struct Listening {
     listener: TcpListener,
@@ -56,6 +65,7 @@ pub struct Listening {
     stores: Vec<Box<dyn Store>>,
     access: Access,
     location: String,
+    limits: Limits,
 }
 
 impl Listening {
@@ -63,6 +73,22 @@ impl Listening {
     /// listen on `config.bind`; the store is opened first, so a bad
     /// `--db` is refused before any port is taken.
     pub fn start(config: Config) -> Result<Listening, ServeError> {
+        let limits = config.limits;
+        for (flag, d) in [
+            ("--header-timeout", limits.header_timeout),
+            ("--idle-timeout", limits.idle_timeout),
+        ] {
+            if d.is_zero() {
+                return Err(ServeError::Limit(format!(
+                    "{flag} must be more than 0 (10s, 500ms, 2m)"
+                )));
+            }
+        }
+        if limits.max_connections == 0 {
+            return Err(ServeError::Limit(
+                "--max-connections must be 1 or more".into(),
+            ));
+        }
         let stores = (0..config.workers.max(1))
             .map(|_| iomark_store::open_read_only(config.db.as_deref()))
             .collect::<Result<Vec<_>, _>>()?;
@@ -97,6 +123,7 @@ impl Listening {
             // The port chosen (for port 0) names the token's cookie.
             access: config.access.on_port(addr.port()),
             location,
+            limits,
         })
     }
 
@@ -113,6 +140,11 @@ impl Listening {
     /// Who may read.
     pub fn access(&self) -> &Access {
         &self.access
+    }
+
+    /// How long a connection may take, and how many may be open.
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// Answer requests until `stop` is raised.
@@ -132,6 +164,12 @@ impl Listening {
             access: self.access,
             db: self.db,
         });
+        let limits = self.limits;
+        let connections = Arc::new(Connections::new(limits.max_connections));
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(TokioTimer::new())
+            .header_read_timeout(limits.header_timeout);
+        let http = Arc::new(http);
         runtime.block_on(async {
             let listener = tokio::net::TcpListener::from_std(self.listener).map_err(failed)?;
             while !stop.load(Ordering::Relaxed) {
@@ -139,16 +177,68 @@ impl Listening {
                 let Ok(accepted) = tokio::time::timeout(POLL, listener.accept()).await else {
                     continue;
                 };
-                // A connection that failed before it was accepted is its
-                // client's business, not the server's.
-                let Ok((stream, _)) = accepted else { continue };
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) if connections::out_of_room(&e) => {
+                        // Out of descriptors: the connection waits in the
+                        // backlog and accept would fail again at once.
+                        // Close the quietest connection for it and rest.
+                        connections.evict_quietest();
+                        tokio::time::sleep(ACCEPT_BACKOFF).await;
+                        continue;
+                    }
+                    // A connection that failed before it was accepted is
+                    // its client's business, not the server's.
+                    Err(_) => continue,
+                };
+                let Some((id, activity)) = connections.admit() else {
+                    // Every connection is being answered: say so now,
+                    // rather than hold this one for a timeout. Small
+                    // enough for the socket's buffer, so never blocks.
+                    let _ = stream.try_write(connections::BUSY);
+                    continue;
+                };
                 let answering = Arc::clone(&answering);
+                let connections = Arc::clone(&connections);
+                let http = Arc::clone(&http);
                 tokio::spawn(async move {
-                    let service = service_fn(move |req| answer(req, Arc::clone(&answering)));
-                    // A client that goes away mid-request is no error here.
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
+                    let watched = Watched {
+                        stream,
+                        connections: Arc::clone(&connections),
+                        activity: Arc::clone(&activity),
+                    };
+                    let service = {
+                        let (connections, activity) =
+                            (Arc::clone(&connections), Arc::clone(&activity));
+                        service_fn(move |req| {
+                            let busy = connections.answering(&activity);
+                            let answering = Arc::clone(&answering);
+                            async move {
+                                let res = answer(req, answering).await;
+                                drop(busy);
+                                res
+                            }
+                        })
+                    };
+                    let conn = http.serve_connection(TokioIo::new(watched), service);
+                    let mut conn = std::pin::pin!(conn);
+                    // Bounded in time: each pass waits for the idle time
+                    // left, and ends the connection once none is.
+                    loop {
+                        let left = connections.idle_left(&activity, limits.idle_timeout);
+                        if left.is_zero() {
+                            break;
+                        }
+                        tokio::select! {
+                            // A client that goes away mid-request, or
+                            // one hyper's header timeout ended, is no
+                            // error of the server's.
+                            _ = &mut conn => break,
+                            _ = activity.evicted.notified() => break,
+                            _ = tokio::time::sleep(left) => {}
+                        }
+                    }
+                    connections.gone(id);
                 });
             }
             Ok(())

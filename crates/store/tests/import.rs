@@ -1,6 +1,6 @@
 //! Importing real fio and iperf3 JSON, produced by the real tools here.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;

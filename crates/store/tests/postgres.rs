@@ -1,7 +1,7 @@
 //! The PostgreSQL store, against the server in IOMARK_TEST_PG_URL
 //! (`scripts/test` starts one), and against servers that are not there.
 
-mod common;
+use crate::common;
 
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use iomark_model::RunStatus;
 use iomark_store::{RunQuery, SqliteStore, Store};
 
-mod common;
+use crate::common;
 
 use common::KillOnDrop;
 

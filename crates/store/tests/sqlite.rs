@@ -1,6 +1,6 @@
 //! The SQLite store: round trips, migrations, queries, concurrent writers.
 
-mod common;
+use crate::common;
 
 use common::synthetic;
 use iomark_model::RunStatus;
@@ -576,24 +576,14 @@ fn version_7_runs_filter_by_host_and_profile_read_only_and_after_the_migration()
 }
 
 /// The POSIX locks this process holds on `path`'s file, as the kernel
-/// lists them (`/proc/locks`: `N: POSIX ADVISORY READ PID MAJ:MIN:INODE
-/// START END`), each `(kind, start)`.
+/// lists them, each `(kind, start)`.
 fn locks_held_on(path: &std::path::Path) -> Vec<(String, String)> {
-    use std::os::unix::fs::MetadataExt;
-    let inode = std::fs::metadata(path).unwrap().ino();
+    let file = std::fs::metadata(path).unwrap();
     let pid = std::process::id().to_string();
-    std::fs::read_to_string("/proc/locks")
-        .unwrap()
-        .lines()
-        .filter_map(|line| {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            let ours = f.get(1) == Some(&"POSIX")
-                && f.get(4) == Some(&pid.as_str())
-                && f.get(5)
-                    .and_then(|dev_ino| dev_ino.rsplit(':').next())
-                    .is_some_and(|i| i == inode.to_string());
-            ours.then(|| (f[3].to_string(), f[6].to_string()))
-        })
+    iomark_testrig::kernel_locks()
+        .into_iter()
+        .filter(|l| !l.waiting && l.class == "POSIX" && l.pid == pid && l.is_on(&file))
+        .map(|l| (l.kind, l.start))
         .collect()
 }
 

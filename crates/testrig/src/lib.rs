@@ -49,6 +49,8 @@ pub use bounds::{
     assert_at_the_throttle, assert_near, assert_within, rig_slack, throttle_band, time_bound,
     WindowStart, RIG_SLACK, THROTTLE_SLICE, TIME_SCALE,
 };
+mod locks;
+pub use locks::{kernel_locks, KernelLock};
 mod ports;
 pub use ports::free_port;
 mod skip;

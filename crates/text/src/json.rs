@@ -7,7 +7,7 @@
 //! Text from outside (labels, names, notes) is carried unchanged: JSON is
 //! data, escaped by the JSON encoder, never terminal output; what the
 //! encoder leaves raw and a reader could split a line at or reorder (U+2028,
-//! U+0085, U+202E) is spelled as a `\u` escape by [`write`].
+//! U+0085, U+202E) is spelled as a `\u` escape by [`write()`].
 
 use iomark_model::device::{DeviceReport, HostInfo};
 use iomark_model::disk::EngineKind;

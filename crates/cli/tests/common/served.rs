@@ -20,7 +20,13 @@ impl Served {
     pub fn start(db: &str, extra: &[&str]) -> Served {
         let mut args = vec!["serve", "--db", db, "--bind", "127.0.0.1:0"];
         args.extend_from_slice(extra);
-        let mut proc = Proc::spawn(&mut iomark_cmd(&args));
+        Served::spawn(&mut iomark_cmd(&args))
+    }
+
+    /// `cmd`, a `serve --bind 127.0.0.1:0` however started (under
+    /// `prlimit`, say), once it listens.
+    pub fn spawn(cmd: &mut std::process::Command) -> Served {
+        let mut proc = Proc::spawn(cmd);
         proc.wait_stderr("(Ctrl-C stops)", Duration::from_secs(20));
         let err = proc.stderr_so_far();
         let addr = err

@@ -23,7 +23,7 @@
 //! buffer the runner is about to reuse (tokio-uring's owned-buffer rule).
 
 mod mmap;
-mod null;
+pub(crate) mod null;
 mod psync;
 mod uring;
 

@@ -107,6 +107,12 @@ impl ThreadStats {
         }
     }
 
+    /// Reads counted, and the longest read latency counted.
+    #[cfg(test)]
+    pub(super) fn reads(&self) -> (u64, u64) {
+        (self.read.ios, self.read.clat.max())
+    }
+
     /// Count `n` I/Os issued while `depth` were in flight. Like fio, the
     /// depth of a batch is taken after the whole batch is queued.
     #[inline]

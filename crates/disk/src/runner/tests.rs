@@ -1,4 +1,5 @@
-//! The start gate and the offsets and directions workers pick.
+//! The start gate, the offsets and directions workers pick, and which
+//! I/Os a worker counts in its window.
 
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -7,9 +8,12 @@ use iomark_model::disk::{DiskJobSpec, EngineKind, RwMode};
 use iomark_model::units::Bytes;
 
 use super::gate::StartGate;
-use super::worker::Workload;
+use super::live::LiveCounter;
+use super::worker::{drive, Workload};
 use super::Plan;
-use crate::engine::Dir;
+use crate::engine::null::Null;
+use crate::engine::{Dir, Done, Engine, IoUnit, Queued};
+use crate::DiskError;
 
 fn plan(rw: RwMode, bs: u64, blocks: u64, numjobs: u32) -> Plan<'static> {
     Plan {
@@ -111,4 +115,71 @@ fn the_same_seed_repeats_the_same_offsets() {
     };
     let mut w = Workload::new(&p, 0);
     assert!(a.iter().all(|&o| o == w.next().0));
+}
+
+/// The null engine (every I/O done at once), with a worker that, at its
+/// first wait, is off the CPU until `stalled_until`: what the busy loops of
+/// a loaded machine do to a worker across the ramp's end.
+struct StalledAtFirstWait {
+    device: Null,
+    stalled_until: Option<Instant>,
+}
+
+impl Engine for StalledAtFirstWait {
+    fn queue(&mut self, unit: IoUnit) -> Result<Queued, DiskError> {
+        self.device.queue(unit)
+    }
+
+    fn reap(&mut self, min: usize, out: &mut Vec<Done>) -> Result<usize, DiskError> {
+        if let Some(until) = self.stalled_until.take() {
+            std::thread::sleep(until.saturating_duration_since(Instant::now()));
+        }
+        self.device.reap(min, out)
+    }
+}
+
+const UNIT_LEN: u32 = 4096;
+
+#[test]
+fn ios_issued_in_the_ramp_stay_out_of_the_window_when_the_worker_is_late_to_reap_them() {
+    // The ramp ends at 50 ms; the worker reaps its first eight I/Os, done
+    // at once, only at 1.05 s. Counted by reap time they would enter the
+    // window with latencies over a second, which no I/O issued in it has
+    // on a device that finishes each at once.
+    let ramp = Duration::from_millis(50);
+    let mut p = plan(RwMode::RandRead, 4096, 1024, 1);
+    p.depth = 8;
+    p.ramp = ramp;
+    p.runtime = Some(Duration::from_millis(1200));
+    let free: Vec<IoUnit> = (0..p.depth)
+        .map(|slot| IoUnit {
+            buf: crate::buffer::AlignedBuf::new(4096, 4096),
+            offset: 0,
+            len: UNIT_LEN,
+            dir: Dir::Read,
+            slot,
+            issued: Instant::now(),
+        })
+        .collect();
+    let mut engine = StalledAtFirstWait {
+        device: Null::default(),
+        stalled_until: Some(Instant::now() + ramp + Duration::from_secs(1)),
+    };
+    let stop = AtomicBool::new(false);
+    let stats = drive(
+        0,
+        &p,
+        &mut engine,
+        free,
+        &LiveCounter::default(),
+        &stop,
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    let (ios, longest_ns) = stats.reads();
+    assert!(ios > 0, "the window counted its own I/Os");
+    assert!(
+        longest_ns < 1_000_000_000,
+        "a ramp I/O reaped late was counted: {longest_ns} ns"
+    );
 }

@@ -3,7 +3,7 @@
 //! each completion.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -175,7 +175,7 @@ fn prepare(
     Ok((engine, units))
 }
 
-fn drive(
+pub(super) fn drive(
     thread: usize,
     plan: &Plan,
     engine: &mut dyn Engine,
@@ -208,7 +208,7 @@ fn drive(
     let mut last_counted = measure_start;
     let mut first_error: Option<DiskError> = None;
     let mut depth_clock = DepthClock::new(measure_start, deadline);
-    type RunWait = (std::time::Duration, std::time::Duration);
+    type RunWait = (Duration, Duration);
     let mut cpu_at_start: Option<RunWait> = None;
     let mut cpu_at_end: Option<RunWait> = None;
     // Under --verify: the offsets of this thread's writes in flight (at
@@ -224,11 +224,25 @@ fn drive(
             Ok(_) => return Err(DiskError::short_io(d.unit.dir, d.unit.offset, &plan.spec)),
             Err(errno) => return Err(DiskError::io(errno, d.unit.dir, d.unit.offset, &plan.spec)),
         };
-        if at < measure_start || deadline.is_some_and(|dl| at > dl) {
+        // An I/O belongs to the window it was issued in, not the one it was
+        // reaped in. A worker descheduled across the ramp's end reaps, after
+        // it, up to iodepth I/Os that the device finished before it: by reap
+        // time they would all count (4 MiB over a 3 s window at QD16 x
+        // 256 KiB, +6.7% on a throttle). By issue they stay in the ramp, and
+        // the ones in flight at the deadline, which the drain below still
+        // reaps, stand for the ones in flight at the window's start.
+        let issued = d.unit.issued;
+        if issued < measure_start || deadline.is_some_and(|dl| issued >= dl) {
             return Ok(());
         }
-        let lat = at.saturating_duration_since(d.unit.issued).as_nanos() as u64;
-        stats.record(d.unit.dir, bytes, lat, at - measure_start);
+        let lat = at.saturating_duration_since(issued).as_nanos() as u64;
+        // A drained I/O is filed in the window's last second, not a second
+        // after it.
+        let since_start = match plan.runtime {
+            Some(r) if at - measure_start >= r => r.saturating_sub(Duration::from_nanos(1)),
+            _ => at - measure_start,
+        };
+        stats.record(d.unit.dir, bytes, lat, since_start);
         counter.count(bytes, lat);
         last_counted = at;
         Ok(())

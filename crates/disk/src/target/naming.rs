@@ -4,4 +4,4 @@
 
 #[cfg(test)]
 pub(super) use iomark_host::test_files::is_test_file_name;
-pub(super) use iomark_host::test_files::{new_test_file_name, TEST_FILE_MODE, TEST_FILE_PREFIX};
+pub(super) use iomark_host::test_files::{new_test_file_name, TEST_FILE_PREFIX};

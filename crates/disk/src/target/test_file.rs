@@ -16,11 +16,11 @@ use iomark_model::units::Bytes;
 use iomark_model::{Warning, WarningKind};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
+use rustix::fs::{AtFlags, OFlags};
 use rustix::io::Errno;
 
 use super::identity::Identity;
-use super::naming::{new_test_file_name, TEST_FILE_MODE, TEST_FILE_PREFIX};
+use super::naming::{new_test_file_name, TEST_FILE_PREFIX};
 use super::stale::remove_stale_in;
 use super::{
     check_io_sizes, no_direct_warning, DirectMode, OpenTarget, TargetRequest, TestFilePrep,
@@ -189,13 +189,8 @@ pub(super) fn open_test_file(
     }
     let name = new_test_file_name();
     let path = dir_path.join(OsStr::from_bytes(name.as_bytes()));
-    let fd = rustix::fs::openat(
-        &dir,
-        name.as_c_str(),
-        OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::from_raw_mode(TEST_FILE_MODE),
-    )
-    .map_err(|e| DiskError::target(dir_path, format!("cannot create a test file: {e}")))?;
+    let fd = iomark_host::test_files::create_locked(&dir, &name)
+        .map_err(|e| DiskError::target(dir_path, e.to_string()))?;
     let file = File::from(fd);
     let identity = Identity::of(&file)
         .map_err(|e| DiskError::target(&path, format!("cannot be inspected: {e}")))?;
@@ -209,11 +204,6 @@ pub(super) fn open_test_file(
         identity,
         kept: false,
     };
-    // The umask may have taken bits away; clean-up recognises exactly this.
-    rustix::fs::fchmod(&file, Mode::from_raw_mode(TEST_FILE_MODE))
-        .map_err(|e| DiskError::target(&path, format!("cannot set its mode: {e}")))?;
-    rustix::fs::flock(&file, FlockOperation::NonBlockingLockExclusive)
-        .map_err(|e| DiskError::target(&path, format!("cannot lock the test file: {e}")))?;
     let (direct, mut warnings) = set_direct(&file, req.direct, &path)?;
     if direct && known_lbs.is_none() {
         check_io_sizes(req, u64::from(lbs), dir_path)?;
