@@ -18,6 +18,11 @@ pub enum Exit {
     /// failed (full, read-only, locked, gone): scripts that gate on stored
     /// runs must not take the silence for a stored result.
     NotStored,
+    /// A comparison found no regression but could not judge every figure
+    /// against its threshold: the samples can neither show a loss past it
+    /// nor rule one out. Not a pass: a CI job that took it for one would
+    /// let a 25% loss through (issue 46).
+    CannotTell,
     /// Stopped by Ctrl-C, SIGTERM or SIGHUP (all three raise the same flag).
     Interrupted,
 }
@@ -31,6 +36,7 @@ impl Exit {
             Exit::Error => 2,
             Exit::DataErrors => 3,
             Exit::NotStored => 4,
+            Exit::CannotTell => 5,
             Exit::Interrupted => 130,
         }
     }

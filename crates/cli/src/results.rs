@@ -52,10 +52,12 @@ enum ResultsCommand {
         Each figure shows its ratio to the baseline run (the first ID, or --baseline), \
         e.g. 1.68x, and whether that is better or worse: bandwidth, IOPS and MFLOPS \
         are better higher, latency and time lower; counts and percentages are only \
-        higher or lower. A ~ after the ratio marks a difference inside the spread of \
-        the passes or per-second samples of both runs (their min - max, widened to \
-        the 95% confidence interval of their mean): within noise, not a real \
-        difference. A figure whose baseline is 0 has no ratio, only its \
+        higher or lower. Each ratio is weighed with a 95% confidence interval for the \
+        ratio of the samples' means (per-second samples, passes, or --repeat's runs; \
+        Welch, fewer effective samples where seconds are correlated). A ~ after the \
+        ratio marks a difference within noise: no real difference, and the interval \
+        rules out a loss of the threshold (5% without one). \"cannot tell\" means the \
+        samples can neither show such a loss nor rule it out. A figure whose baseline is 0 has no ratio, only its \
         difference.\n\n\
         Each cell also gives the difference in the figure's unit, e.g. (+27.20 MB/s).\n\n\
         With --baseline-label LABEL, each run's figure is divided by the run labelled \
@@ -67,7 +69,9 @@ enum ResultsCommand {
         On a terminal the table is split to fit 100 columns. Warnings are grouped, \
         one line per kind with the runs and tests it was raised for.\n\n\
         With --fail-if-worse, exit code 1 when a figure is worse than the baseline's \
-        by more than the threshold and outside the noise; stderr names each one.\n\n\
+        by more than the threshold and the interval shows the loss is real; exit code \
+        5 when none is but some figure cannot be told (rerun both with --repeat 5 or \
+        a longer --runtime); stderr names each one.\n\n\
         Examples: iomark results compare 15 --baseline 9 --fail-if-worse 5%\n\
         iomark results compare 1 2 3 4 --baseline-label usb2 --metric bw"
     )]
@@ -227,6 +231,9 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
                 report.lines.iter().for_each(|l| eprintln!("{l}"));
                 if report.regressed > 0 {
                     return Ok(Exit::Regression);
+                }
+                if report.undecided > 0 {
+                    return Ok(Exit::CannotTell);
                 }
             }
         }

@@ -33,6 +33,7 @@ mod classic;
 mod device;
 pub mod disk;
 mod disk_names;
+pub mod evidence;
 pub mod mem;
 pub mod net;
 mod own_names;
@@ -46,6 +47,7 @@ pub use disk::{
     cdm_figures, disk_figures, disk_job_test_name, disk_job_test_name_on, disk_test_name,
     gnome_figures, size_label,
 };
+pub use evidence::Sampled;
 pub use mem::{mem_figures, mem_spec_test_name, mem_test_name};
 pub use net::{net_figures, net_spec_name, net_test_name};
 pub use own_names::own_test_names;
@@ -231,6 +233,11 @@ pub struct Figure {
     /// same as `spread` where only the range is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<(f64, f64)>,
+    /// What the samples say about their mean, which comparisons judge
+    /// ([`evidence`]). Not stored with the figure, nor in its JSON: a
+    /// stored run's is derived again from its document.
+    #[serde(skip)]
+    pub sampled: Option<Sampled>,
 }
 
 impl Figure {
@@ -283,6 +290,7 @@ impl<'a> TestFigures<'a> {
             value,
             spread: spread.range,
             noise: spread.noise,
+            sampled: spread.sampled,
         });
     }
 }
@@ -323,6 +331,8 @@ pub struct Spread {
     pub range: Option<(f64, f64)>,
     /// [`noise_band`] of the samples.
     pub noise: Option<(f64, f64)>,
+    /// Their mean, scatter and worth ([`Sampled`]).
+    pub sampled: Option<Sampled>,
 }
 
 impl Spread {
@@ -331,6 +341,7 @@ impl Spread {
         Spread {
             range: min_max(samples),
             noise: noise_band(samples),
+            sampled: Sampled::of(samples),
         }
     }
 
@@ -340,6 +351,7 @@ impl Spread {
         Spread {
             range: m(self.range),
             noise: m(self.noise),
+            sampled: self.sampled.map(|s| s.scaled(&f)),
         }
     }
 
@@ -350,6 +362,7 @@ impl Spread {
         Spread {
             range: w(self.range),
             noise: w(self.noise),
+            sampled: self.sampled,
         }
     }
 }
@@ -360,6 +373,7 @@ impl From<Option<(f64, f64)>> for Spread {
         Spread {
             range,
             noise: range,
+            sampled: None,
         }
     }
 }

@@ -1,17 +1,25 @@
 //! Comparing a figure of one run with the same figure of a baseline run.
 //!
 //! The arithmetic people do by hand when they put two benchmark screenshots
-//! side by side: the ratio of candidate to baseline, and whether the
-//! difference is real or inside the scatter the passes already showed.
+//! side by side: the ratio of candidate to baseline, and what the samples
+//! behind each figure say about it: a confidence interval for the ratio
+//! of their means ([`RatioInterval`], the one rule of
+//! `iomark_model::figure::evidence`), or, where only bands are known, whether
+//! the bands overlap.
 
-/// One figure of a run: its value and, when it summarises several passes
-/// or intervals, their lowest and highest value.
+use iomark_model::figure::evidence::RatioInterval;
+use iomark_model::figure::Sampled;
+
+/// One figure of a run: its value, its noise band when it summarises
+/// several passes or intervals, and what those samples say.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Measured {
     /// The figure.
     pub value: f64,
-    /// `(lowest, highest)` over the passes or intervals.
+    /// `(lowest, highest)`: the noise band over the passes or intervals.
     pub spread: Option<(f64, f64)>,
+    /// The samples' mean, scatter and worth, when known.
+    pub sampled: Option<Sampled>,
 }
 
 /// How a candidate figure compares with the baseline's.
@@ -20,16 +28,24 @@ pub struct Comparison {
     /// `candidate / baseline`; `None` when the baseline is zero or either
     /// value is not a finite number.
     pub ratio: Option<f64>,
-    /// The two spreads overlap, so the difference is not a real one.
-    /// `false` when either figure has no spread: then nothing is known.
-    pub within_noise: bool,
+    /// The 95% interval of the ratio of the samples' means, when both
+    /// figures' samples are known: what the verdict rests on.
+    pub interval: Option<RatioInterval>,
+    /// The two bands overlap: where no interval can be had (a stored run
+    /// whose document cannot be read), the verdict's weaker evidence.
+    /// `false` when either figure has no band.
+    pub bands_overlap: bool,
 }
 
 /// Compare `candidate` with `baseline`.
 pub fn compare(baseline: Measured, candidate: Measured) -> Comparison {
     Comparison {
         ratio: ratio(baseline.value, candidate.value),
-        within_noise: match (baseline.spread, candidate.spread) {
+        interval: baseline
+            .sampled
+            .zip(candidate.sampled)
+            .and_then(|(b, c)| RatioInterval::of(b, c)),
+        bands_overlap: match (baseline.spread, candidate.spread) {
             (Some(a), Some(b)) => overlaps(a, b),
             _ => false,
         },
@@ -69,14 +85,18 @@ mod tests {
     use super::*;
 
     fn m(value: f64, spread: Option<(f64, f64)>) -> Measured {
-        Measured { value, spread }
+        Measured {
+            value,
+            spread,
+            sampled: None,
+        }
     }
 
     #[test]
     fn ratio_is_candidate_over_baseline() {
         let c = compare(m(40e6, None), m(67.2e6, None));
         assert!((c.ratio.unwrap() - 1.68).abs() < 1e-12);
-        assert!(!c.within_noise);
+        assert!(!c.bands_overlap);
         assert_eq!(format_ratio(c.ratio.unwrap()), "1.68x");
         assert_eq!(format_ratio(0.5), "0.50x");
         assert_eq!(format_ratio(250.0), "250x");
@@ -93,9 +113,9 @@ mod tests {
     }
 
     #[test]
-    fn overlapping_spreads_are_within_noise() {
+    fn overlapping_bands_are_seen() {
         let c = compare(m(100.0, Some((95.0, 105.0))), m(103.0, Some((99.0, 108.0))));
-        assert!(c.within_noise);
+        assert!(c.bands_overlap);
         // Touching ends still overlap.
         assert!(overlaps((1.0, 2.0), (2.0, 3.0)));
         // Reversed bounds are accepted.
@@ -103,14 +123,31 @@ mod tests {
     }
 
     #[test]
-    fn separate_spreads_or_a_missing_one_are_a_real_difference() {
+    fn separate_bands_or_a_missing_one_do_not_overlap() {
         let c = compare(
             m(100.0, Some((95.0, 105.0))),
             m(120.0, Some((110.0, 130.0))),
         );
-        assert!(!c.within_noise);
+        assert!(!c.bands_overlap);
         assert!((c.ratio.unwrap() - 1.2).abs() < 1e-12);
         let c = compare(m(100.0, Some((95.0, 105.0))), m(101.0, None));
-        assert!(!c.within_noise);
+        assert!(!c.bands_overlap);
+        assert!(c.interval.is_none());
+    }
+
+    #[test]
+    fn samples_on_both_sides_give_an_interval_for_the_ratio() {
+        let s = |v: &[f64]| Measured {
+            value: v[0],
+            spread: None,
+            sampled: Sampled::of(v),
+        };
+        let c = compare(s(&[41.9, 46.1]), s(&[31.5, 34.6]));
+        let iv = c.interval.unwrap();
+        assert!((iv.ratio - 33.05 / 44.0).abs() < 1e-12);
+        assert!(
+            iv.lo < iv.ratio && iv.ratio < iv.hi && iv.hi < 1.0,
+            "{iv:?}"
+        );
     }
 }

@@ -1,14 +1,19 @@
-//! Judging a comparison: better, worse, inside the noise, or a regression
-//! past a threshold a CI job set.
+//! Judging a comparison: better, worse, inside the noise, a regression
+//! past a threshold a CI job set, or not enough evidence to tell.
 //!
 //! A ratio alone misleads: `1.73x` is a gain on a bandwidth and a loss on
-//! a latency. [`judge`] reads the ratio in the figure's [`Direction`], and a
-//! difference inside both runs' spreads is never a regression, however
-//! large, because the runs themselves scattered that much.
+//! a latency. [`judge`] reads the ratio in the figure's [`Direction`], and
+//! weighs it with the model's one rule
+//! (`iomark_model::figure::evidence::weigh`): a regression is a loss past
+//! the threshold that the samples show for real, "within noise" is said
+//! only where they rule out a loss of the threshold's size, and the rest
+//! is "cannot tell" (issue 46: two seconds a run, a 25% loss behind a
+//! throttle passed as "within noise").
 
 use std::fmt;
 use std::str::FromStr;
 
+use iomark_model::figure::evidence::{weigh, Better, Evidence};
 use iomark_model::figure::Direction;
 use serde::{Deserialize, Serialize};
 
@@ -87,8 +92,13 @@ pub enum Verdict {
     Worse,
     /// Worse by more than the threshold and outside the noise.
     Regressed,
-    /// The two spreads overlap: the runs scattered more than they differ.
+    /// No real difference, and the samples rule out a loss of the
+    /// threshold's size (5% without one).
     WithinNoise,
+    /// The samples can neither show a loss past the threshold nor rule
+    /// one out: too few, or too scattered. The gate says so with its own
+    /// exit code; more samples (`--repeat`, a longer `--runtime`) decide.
+    CannotTell,
     /// Exactly the baseline's value.
     Same,
     /// Higher, for a figure with no better direction (CPU, depth reached).
@@ -107,6 +117,7 @@ impl Verdict {
             Verdict::Worse => "worse",
             Verdict::Regressed => "regressed",
             Verdict::WithinNoise => "within_noise",
+            Verdict::CannotTell => "cannot_tell",
             Verdict::Same => "same",
             Verdict::Higher => "higher",
             Verdict::Lower => "lower",
@@ -118,6 +129,7 @@ impl Verdict {
     pub fn words(self) -> &'static str {
         match self {
             Verdict::WithinNoise => "within noise",
+            Verdict::CannotTell => "cannot tell",
             Verdict::NoRatio => "no ratio",
             v => v.as_str(),
         }
@@ -128,15 +140,42 @@ impl Verdict {
 /// flag a figure exactly 5% worse for a rounding error.
 const EPSILON: f64 = 1e-9;
 
+/// The difference "within noise" must rule out where no threshold was
+/// set: the README's CI threshold.
+pub const RESOLUTION: f64 = 0.05;
+
 /// What comparison `c` of a figure that gets better in `direction` means;
-/// with a `threshold`, a figure worse by more than it (and outside the
-/// noise) is [`Verdict::Regressed`].
+/// with a `threshold`, a figure shown worse by more than it is
+/// [`Verdict::Regressed`], and one whose samples can neither show nor rule
+/// out such a loss is [`Verdict::CannotTell`].
 pub fn judge(direction: Direction, c: Comparison, threshold: Option<WorseThreshold>) -> Verdict {
     let Some(r) = c.ratio else {
         return Verdict::NoRatio;
     };
-    if c.within_noise {
-        return Verdict::WithinNoise;
+    let t = threshold.map_or(RESOLUTION, WorseThreshold::fraction);
+    let better = match direction {
+        Direction::HigherIsBetter => Better::Higher,
+        Direction::LowerIsBetter => Better::Lower,
+        Direction::Unknown => Better::Neither,
+    };
+    let higher_or_lower = || {
+        if r > 1.0 {
+            Verdict::Higher
+        } else {
+            Verdict::Lower
+        }
+    };
+    if let Some(iv) = c.interval {
+        return match weigh(iv, better, t) {
+            Evidence::Better => Verdict::Better,
+            Evidence::WithinNoise => Verdict::WithinNoise,
+            Evidence::WorseWithin => Verdict::Worse,
+            Evidence::Loss if threshold.is_some() => Verdict::Regressed,
+            // Without a threshold, a loss shown is just worse.
+            Evidence::Loss | Evidence::WorseUnsure if threshold.is_none() => Verdict::Worse,
+            Evidence::WorseUnsure | Evidence::Loss | Evidence::CannotTell => Verdict::CannotTell,
+            Evidence::Changed => higher_or_lower(),
+        };
     }
     if r == 1.0 {
         return Verdict::Same;
@@ -147,13 +186,23 @@ pub fn judge(direction: Direction, c: Comparison, threshold: Option<WorseThresho
         Direction::HigherIsBetter => 1.0 - r,
         Direction::LowerIsBetter => r - 1.0,
         Direction::Unknown => {
-            return if r > 1.0 {
-                Verdict::Higher
+            return if c.bands_overlap {
+                Verdict::WithinNoise
             } else {
-                Verdict::Lower
+                higher_or_lower()
             }
         }
     };
+    if c.bands_overlap {
+        // Bands alone (no samples to weigh): overlapping bands show no
+        // difference, but rule out a loss only where the point is within
+        // the threshold.
+        return if worse_by > t + EPSILON {
+            Verdict::CannotTell
+        } else {
+            Verdict::WithinNoise
+        };
+    }
     if worse_by < 0.0 {
         Verdict::Better
     } else if threshold.is_some_and(|t| worse_by > t.fraction() + EPSILON) {
@@ -178,10 +227,12 @@ mod tests {
             Measured {
                 value: base,
                 spread: spread(base),
+                sampled: None,
             },
             Measured {
                 value: cand,
                 spread: spread(cand),
+                sampled: None,
             },
         )
     }
@@ -270,9 +321,14 @@ mod tests {
             judge(LowerIsBetter, c(100.0, 105.0, false), t),
             Verdict::Worse
         );
-        // Far worse, but the spreads overlap: the runs scatter that much.
+        // Far worse, but only bands are known and they overlap: no
+        // verdict either way.
         assert_eq!(
             judge(HigherIsBetter, c(100.0, 70.0, true), t),
+            Verdict::CannotTell
+        );
+        assert_eq!(
+            judge(HigherIsBetter, c(100.0, 98.0, true), t),
             Verdict::WithinNoise
         );
         // Better never regresses, nor does a figure with no direction.
@@ -288,10 +344,59 @@ mod tests {
         );
     }
 
+    fn sampled(base: &[f64], cand: &[f64]) -> Comparison {
+        let m = |v: &[f64]| Measured {
+            value: v.iter().sum::<f64>() / v.len() as f64,
+            spread: iomark_model::figure::noise_band(v),
+            sampled: iomark_model::figure::Sampled::of(v),
+        };
+        compare(m(base), m(cand))
+    }
+
+    #[test]
+    fn samples_decide_between_regressed_no_regression_and_cannot_tell() {
+        use Direction::*;
+        let t = Some(pct("5%"));
+        // Issue 46: two seconds each at 41.9-46.1 and 31.5-34.6 MB/s, the
+        // bands overlapping, was "0.75x~ within noise" and passed.
+        let issue = sampled(&[41.9, 46.1], &[31.5, 34.6]);
+        assert!(issue.bands_overlap);
+        assert_eq!(judge(HigherIsBetter, issue, t), Verdict::Regressed);
+        // Two identical noisy pairs of seconds: a 5% loss is not ruled out.
+        let same2 = sampled(&[96.0, 104.0], &[104.0, 96.0]);
+        assert_eq!(judge(HigherIsBetter, same2, t), Verdict::CannotTell);
+        // Ten seconds each with the same scatter rule it out.
+        let a = [
+            96.0, 104.0, 99.0, 101.0, 97.0, 103.0, 100.0, 98.0, 102.0, 100.0,
+        ];
+        let b = [
+            101.0, 99.0, 103.0, 97.0, 100.0, 98.0, 102.0, 96.0, 104.0, 100.0,
+        ];
+        assert_eq!(
+            judge(HigherIsBetter, sampled(&a, &b), t),
+            Verdict::WithinNoise
+        );
+        // A 10% drop in two noisy seconds is never a pass.
+        let drop = sampled(&[95.0, 105.0], &[85.0, 95.0]);
+        assert!(matches!(
+            judge(HigherIsBetter, drop, t),
+            Verdict::Regressed | Verdict::CannotTell
+        ));
+        // Without a threshold the issue's pair is worse, and the noisy
+        // identical pair cannot tell a 5% difference either.
+        assert_eq!(judge(HigherIsBetter, issue, None), Verdict::Worse);
+        assert_eq!(judge(HigherIsBetter, same2, None), Verdict::CannotTell);
+        // Latency read the other way round.
+        let lat = sampled(&[31.5, 34.6], &[41.9, 46.1]);
+        assert_eq!(judge(LowerIsBetter, lat, t), Verdict::Regressed);
+    }
+
     #[test]
     fn verdicts_read_as_words_and_serialise_as_their_names() {
         assert_eq!(Verdict::WithinNoise.words(), "within noise");
         assert_eq!(Verdict::WithinNoise.as_str(), "within_noise");
         assert_eq!(Verdict::Regressed.words(), "regressed");
+        assert_eq!(Verdict::CannotTell.words(), "cannot tell");
+        assert_eq!(Verdict::CannotTell.as_str(), "cannot_tell");
     }
 }

@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use iomark_model::figure::{own_test_names, Direction, Figure, RateUnit};
+use iomark_model::figure::{own_test_names, Direction, Figure, RateUnit, Sampled};
 use iomark_model::stored::{RunId, StoredRun};
 
 use crate::compare::{compare, format_ratio, Comparison, Measured};
@@ -34,6 +34,9 @@ pub struct Lineup<'a> {
     by_run: Vec<HashMap<RowKey<'a>, &'a Figure>>,
     printed: Vec<RateUnit>,
     own_names: HashMap<String, Vec<String>>,
+    /// Per run, the samples behind each figure, derived again from its
+    /// document (the store keeps only a figure's bands).
+    sampled: Vec<HashMap<(String, String), Sampled>>,
     threshold: Option<WorseThreshold>,
     baseline: Baseline<'a>,
 }
@@ -66,22 +69,25 @@ impl Matched<'_> {
         self.printed.format_figure(self.candidate)
     }
 
-    /// The ratio, `~` when the difference is inside both runs' noise, and
-    /// what it means in the figure's direction: `2.00x better`, `1.01x~
-    /// within noise`; none where there is no ratio (a zero baseline).
+    /// The ratio, `~` when it is within noise ([`Verdict::WithinNoise`]),
+    /// and what it means in the figure's direction: `2.00x better`,
+    /// `1.01x~ within noise`, `0.93x cannot tell`; none where there is no
+    /// ratio (a zero baseline).
     pub fn judgement(&self) -> Option<String> {
         self.comparison.ratio.map(|r| {
             format!(
                 "{}{} {}",
                 format_ratio(r),
-                if self.comparison.within_noise {
-                    "~"
-                } else {
-                    ""
-                },
+                if self.within_noise() { "~" } else { "" },
                 self.verdict.words()
             )
         })
+    }
+
+    /// Whether the pair is within noise: the `~`, and `within_noise` in
+    /// JSON, are the verdict's.
+    pub fn within_noise(&self) -> bool {
+        self.verdict == Verdict::WithinNoise
     }
 
     /// The difference candidate - baseline in the candidate's printed
@@ -130,8 +136,20 @@ impl<'a> Lineup<'a> {
         // no test of its own.
         let mut printed = Vec::with_capacity(runs.len());
         let mut own_names: HashMap<String, Vec<String>> = HashMap::new();
+        let mut sampled = Vec::with_capacity(runs.len());
         for r in runs {
             let doc = r.document().ok();
+            sampled.push(
+                doc.as_ref()
+                    .map(|d| {
+                        d.body
+                            .figures()
+                            .into_iter()
+                            .filter_map(|f| Some(((f.test, f.metric), f.sampled?)))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            );
             printed.push(
                 doc.as_ref()
                     .map(|d| RateUnit::printed_by(&d.body))
@@ -150,6 +168,7 @@ impl<'a> Lineup<'a> {
             by_run,
             printed,
             own_names,
+            sampled,
             threshold,
             baseline,
         }
@@ -228,11 +247,17 @@ impl<'a> Lineup<'a> {
         let b = self.baseline_of(i, key)?;
         let baseline = self.figure(b, key)?;
         let candidate = self.figure(i, key)?;
-        let measured = |f: &Figure| Measured {
+        let measured = |run: usize, f: &Figure| Measured {
             value: f.value,
             spread: f.noise,
+            sampled: f.sampled.or_else(|| {
+                self.sampled
+                    .get(run)?
+                    .get(&(key.0.to_string(), key.1.to_string()))
+                    .copied()
+            }),
         };
-        let comparison = compare(measured(baseline), measured(candidate));
+        let comparison = compare(measured(b, baseline), measured(i, candidate));
         Some(Matched {
             baseline_run: self.runs[b].summary.id,
             baseline,
@@ -260,6 +285,16 @@ impl<'a> Lineup<'a> {
     pub fn regressions(&self) -> Vec<Matched<'a>> {
         let mut m = self.matched();
         m.retain(|m| m.verdict == Verdict::Regressed);
+        m
+    }
+
+    /// The pairs judged [`Verdict::CannotTell`] on a figure with a better
+    /// direction: what a gate could not judge.
+    pub fn undecided(&self) -> Vec<Matched<'a>> {
+        let mut m = self.matched();
+        m.retain(|m| {
+            m.verdict == Verdict::CannotTell && m.candidate.direction() != Direction::Unknown
+        });
         m
     }
 

@@ -91,6 +91,7 @@ impl Decode for Figure {
             spread,
             // Runs stored before schema 5 kept only the range.
             noise: noise_lo.zip(noise_hi).or(spread),
+            sampled: None,
         })
     }
 }

@@ -193,6 +193,10 @@ pub struct MatchedRow<'a> {
     candidate_noise: Option<(f64, f64)>,
     difference: Option<f64>,
     ratio: Option<f64>,
+    /// The 95% bounds of the ratio of the samples' means, when both
+    /// figures' samples are known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ratio_interval: Option<(f64, f64)>,
     within_noise: bool,
     verdict: Verdict,
 }
@@ -215,7 +219,8 @@ impl<'a> From<&Matched<'a>> for MatchedRow<'a> {
             candidate_noise: m.candidate.noise,
             difference: finite(m.candidate.value - m.baseline.value),
             ratio: m.comparison.ratio,
-            within_noise: m.comparison.within_noise,
+            ratio_interval: m.comparison.interval.map(|iv| (iv.lo, iv.hi)),
+            within_noise: m.within_noise(),
             verdict: m.verdict,
         }
     }

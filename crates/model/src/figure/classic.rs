@@ -141,7 +141,14 @@ pub fn gnome_figures(g: &GnomeResult, chosen_size: Option<Bytes>) -> Vec<Figure>
             "access mean",
             FigureUnit::Nanos,
             a.get() as f64,
-            min_max(&times),
+            // The access times themselves, not only their range: the
+            // comparison judges their mean (issue 46: times 2-5x apart
+            // were "within noise" by overlapping ranges).
+            Spread {
+                range: min_max(&times),
+                noise: min_max(&times),
+                sampled: Sampled::of(&times),
+            },
         );
     }
     if !times.is_empty() {

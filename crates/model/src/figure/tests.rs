@@ -682,6 +682,7 @@ fn rates_are_better_higher_times_lower_and_counts_unjudged() {
         value: 1.0,
         spread: None,
         noise: None,
+        sampled: None,
     };
     assert_eq!(lat.direction(), LowerIsBetter);
 }

@@ -14,6 +14,7 @@ fn run(id: i64, label: &str, device: &str, value: f64, noise: Option<(f64, f64)>
             value,
             spread: noise,
             noise,
+            sampled: None,
         }],
         warnings: vec![],
         document_json: String::new(),

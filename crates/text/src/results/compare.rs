@@ -300,14 +300,54 @@ pub fn regression_lines(lineup: &Lineup) -> Vec<String> {
         .collect()
 }
 
+/// The figures the gate could not judge, one line each, for stderr: the
+/// ratio and its interval, which holds both no change and a loss past the
+/// threshold.
+pub fn undecided_lines(lineup: &Lineup) -> Vec<String> {
+    let Some(t) = lineup.threshold() else {
+        return Vec::new();
+    };
+    lineup
+        .undecided()
+        .iter()
+        .map(|m| {
+            let r = m.comparison.ratio.unwrap_or(f64::NAN);
+            let within = match m.comparison.interval {
+                Some(iv) => format!(
+                    "the ratio lies between {} and {}",
+                    format_ratio(iv.lo),
+                    format_ratio(iv.hi)
+                ),
+                None => "the noise bands overlap".to_string(),
+            };
+            format!(
+                "cannot tell: #{} {} {}: {} against {} in #{} ({}; {within}: \
+                 no change and a loss of more than {t} both fit)",
+                m.run,
+                esc(&m.candidate.test),
+                esc(&m.candidate.metric),
+                m.printed.format_figure(m.candidate),
+                m.baseline_printed.format_figure(m.baseline),
+                m.baseline_run,
+                format_ratio(r),
+            )
+        })
+        .collect()
+}
+
 /// What `--fail-if-worse` says on stderr: each regressed figure
-/// ([`regression_lines`]), then how many regressed, or that none did.
+/// ([`regression_lines`]), each it could not judge ([`undecided_lines`]),
+/// then how many regressed, or that none did, or that it cannot tell and
+/// how to make it tell.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GateReport {
     /// The lines to print, the count last.
     pub lines: Vec<String>,
     /// How many figures regressed: the gate fails when any did.
     pub regressed: usize,
+    /// How many figures it could not judge: where none regressed, the
+    /// gate says it cannot tell rather than pass.
+    pub undecided: usize,
 }
 
 /// The gate's verdict on `lineup` (lined up with `threshold`) in words.
@@ -318,14 +358,31 @@ pub fn gate_report(lineup: &Lineup, threshold: WorseThreshold) -> Result<GateRep
     lineup.check_gated()?;
     let mut lines = regression_lines(lineup);
     let regressed = lines.len();
-    lines.push(match regressed {
-        0 => format!(
+    let undecided_lines = undecided_lines(lineup);
+    let undecided = undecided_lines.len();
+    lines.extend(undecided_lines);
+    let fix = "more samples decide: run baseline and candidate again with --repeat 5 \
+               (or a longer --runtime)";
+    lines.push(match (regressed, undecided) {
+        (0, 0) => format!(
             "no figure is worse than the baseline by more than {threshold} outside the noise"
         ),
-        1 => format!("1 figure regressed by more than {threshold}"),
-        n => format!("{n} figures regressed by more than {threshold}"),
+        (0, 1) => format!(
+            "cannot tell whether 1 figure is worse by more than {threshold}: \
+             too few or too scattered samples; {fix}"
+        ),
+        (0, n) => format!(
+            "cannot tell whether {n} figures are worse by more than {threshold}: \
+             too few or too scattered samples; {fix}"
+        ),
+        (1, _) => format!("1 figure regressed by more than {threshold}"),
+        (n, _) => format!("{n} figures regressed by more than {threshold}"),
     });
-    Ok(GateReport { lines, regressed })
+    Ok(GateReport {
+        lines,
+        regressed,
+        undecided,
+    })
 }
 
 /// What the ratios are against, the words, the gate's threshold, the
@@ -356,7 +413,7 @@ fn legend(lineup: &Lineup, style: TableStyle) -> String {
         }
     };
     let mut out = format!(
-        "{against}; better and worse: bandwidth, IOPS and MFLOPS are better higher, latency and time lower; counts and percentages are only higher or lower; ~ marks a difference inside the spread of both runs (their passes' or per-second samples' min – max, widened to the 95% confidence interval of their mean): not a real difference; a figure whose baseline is 0 has no ratio, only its difference\n",
+        "{against}; better and worse: bandwidth, IOPS and MFLOPS are better higher, latency and time lower; counts and percentages are only higher or lower; ~ marks a difference within noise: the 95% interval of the ratio of both runs' sample means (per-second samples, passes or repeats) holds no change and rules out a loss of the threshold (5% without one); cannot tell: the samples can neither show nor rule out such a loss; a figure whose baseline is 0 has no ratio, only its difference\n",
     );
     if let Some(t) = lineup.threshold() {
         let _ = writeln!(

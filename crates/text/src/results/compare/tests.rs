@@ -22,6 +22,7 @@ fn stored(id: i64, label: &str, device: &str, test: &str, value: f64) -> StoredR
             value,
             spread: None,
             noise: None,
+            sampled: None,
         }],
         warnings: vec![StoredWarning {
             scope: "job|<b>".into(),
@@ -81,6 +82,7 @@ fn run_of(id: i64, label: &str, device: &str, figures: &[(&str, f64)]) -> Stored
             value,
             spread: None,
             noise: None,
+            sampled: None,
         })
         .collect();
     r
