@@ -52,6 +52,53 @@ fn a_cpu_starved_net_client_is_named_and_a_free_one_is_not() {
 }
 
 #[test]
+fn a_cpu_starved_net_client_inside_ip_netns_exec_is_named() {
+    // docs/studies.md's network recipe runs the client this way. `ip netns
+    // exec` mounts a fresh /sys, without the cgroup file systems under
+    // it: the quota still binds, and iomark has to look for its cgroup
+    // where PID 1 sees the hierarchy (issue 46: 0.32x of the rate, no
+    // word).
+    require!(have("iperf3"));
+    require!(can_build_rig());
+    let starved = require!(quota());
+    let rig = require!(Rig::up(None));
+    let port = "5201";
+    let _server = Proc::spawn(Command::new("ip").args([
+        "netns",
+        "exec",
+        &rig.server_ns,
+        "iperf3",
+        "-s",
+        "-p",
+        port,
+        "-1",
+    ]));
+    rig.wait_server_listening(port);
+    let args = [
+        "netns",
+        "exec",
+        &rig.client_ns,
+        IOMARK,
+        "net",
+        "client",
+        "10.201.0.2",
+        "-p",
+        port,
+        "-t",
+        "1",
+        "--no-store",
+    ];
+    let out = Proc::spawn(&mut starved.command("ip", &args)).finish(Duration::from_secs(60));
+    assert_ok(&out, "the starved client in its namespace");
+    let err = stderr(&out);
+    let named = format!(
+        "this host: the CPU quota of cgroup {} throttled iomark",
+        starved.name()
+    );
+    assert!(err.contains(&named), "{named:?} not in: {err}");
+}
+
+#[test]
 fn a_cpu_starved_iomark_server_is_named_by_its_client() {
     let starved = require!(quota());
     let port = free_port();

@@ -457,6 +457,7 @@ pub fn run_document_for(
             warnings.extend(iomark_host::check_ceiling(chain, rate, &what));
         }
         warnings.extend(checks::reads_above_writes(chain.report(), &outcome.jobs));
+        warnings.extend(checks::cache_on_route(chain.report(), &outcome.jobs));
     }
     warnings.extend(checks::warmed_within_jobs(&outcome.jobs));
     warnings.extend(checks::suspicious::no_io(&outcome.jobs));

@@ -111,18 +111,36 @@ impl CpuQuotaWatch {
     }
 }
 
+/// Where the cgroup hierarchies are looked for: as this process sees the
+/// file system, then as PID 1 sees it. `ip netns exec` runs its command
+/// in a mount namespace of its own with a fresh /sys, in which no cgroup
+/// file system is mounted: the quota still holds the process, and a
+/// client starved to 0.32x of its rate there was not named (issue 46).
+/// `/proc/1/root` is PID 1's root in its own mount namespace, where the
+/// hierarchies are mounted (root may look through it; others may not,
+/// and are left where they were).
+const VIEWS: [&str; 2] = ["", "/proc/1/root"];
+
 /// The cpu hierarchy's root and this process's path in it, from
 /// `/proc/self/cgroup`.
 fn own_cpu_cgroup(proc_cgroup: &str) -> Option<(PathBuf, String)> {
+    VIEWS
+        .iter()
+        .find_map(|view| own_cpu_cgroup_in(proc_cgroup, Path::new(view)))
+}
+
+/// [`own_cpu_cgroup`] with the hierarchies looked for under `view`.
+fn own_cpu_cgroup_in(proc_cgroup: &str, view: &Path) -> Option<(PathBuf, String)> {
+    let under = |root: &str| view.join(root.trim_start_matches('/'));
     for line in proc_cgroup.lines() {
         let mut parts = line.splitn(3, ':');
         let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
         if controllers.split(',').any(|c| c == "cpu") {
-            let root = V1_ROOTS.iter().map(Path::new).find(|r| r.is_dir())?;
-            return Some((root.to_path_buf(), path.to_string()));
+            let root = V1_ROOTS.iter().map(|r| under(r)).find(|r| r.is_dir())?;
+            return Some((root, path.to_string()));
         }
-        if controllers.is_empty() && Path::new(V2_ROOT).join("cgroup.controllers").exists() {
-            return Some((PathBuf::from(V2_ROOT), path.to_string()));
+        if controllers.is_empty() && under(V2_ROOT).join("cgroup.controllers").exists() {
+            return Some((under(V2_ROOT), path.to_string()));
         }
     }
     None
@@ -134,6 +152,11 @@ fn read_counts(dir: &Path) -> Option<Counts> {
 
 /// A cgroup directory as the hierarchy names it: `/` for the root.
 fn cgroup_name(dir: &Path) -> String {
+    let dir = VIEWS
+        .iter()
+        .filter(|v| !v.is_empty())
+        .find_map(|v| dir.strip_prefix(v).ok())
+        .map_or(dir.to_path_buf(), |d| Path::new("/").join(d));
     let roots = V1_ROOTS.iter().chain(std::iter::once(&V2_ROOT));
     for root in roots {
         if let Ok(rel) = dir.strip_prefix(root) {
@@ -239,6 +262,30 @@ mod tests {
             assert!(V1_ROOTS.iter().any(|r| Path::new(r) == root));
             assert_eq!(path, "/iomark/client");
         }
+    }
+
+    #[test]
+    fn the_hierarchy_is_found_in_another_view_and_named_as_there() {
+        // A view with cgroup v1's cpu hierarchy mounted, as /proc/1/root
+        // shows it from inside `ip netns exec`.
+        let view = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(view.path().join("sys/fs/cgroup/cpu/iomark/client")).unwrap();
+        let v1 = "4:cpu,cpuacct:/iomark/client\n";
+        let (root, path) = own_cpu_cgroup_in(v1, view.path()).unwrap();
+        assert_eq!(root, view.path().join("sys/fs/cgroup/cpu"));
+        assert_eq!(path, "/iomark/client");
+        // An empty view (a fresh sysfs) has none.
+        let bare = tempfile::tempdir().unwrap();
+        assert_eq!(own_cpu_cgroup_in(v1, bare.path()), None);
+        // Named by the hierarchy, not by the view it was read through.
+        assert_eq!(
+            cgroup_name(Path::new("/proc/1/root/sys/fs/cgroup/cpu/iomark/client")),
+            "/iomark/client"
+        );
+        assert_eq!(
+            cgroup_name(Path::new("/sys/fs/cgroup/cpu,cpuacct/a")),
+            "/a"
+        );
     }
 
     fn host(busy_user: f64, cpus: u32) -> HostCpu {
