@@ -101,7 +101,16 @@ fn info_text_on_a_loop_device_names_the_backing_file() {
 fn route_warnings(dev: &Path) -> Vec<String> {
     let dev = dev.to_str().unwrap();
     let args = [
-        "disk", dev, "--rw", "read", "--bs", "1M", "--runtime", "1s", "--direct=1", "--no-store",
+        "disk",
+        dev,
+        "--rw",
+        "read",
+        "--bs",
+        "1M",
+        "--runtime",
+        "1s",
+        "--direct=1",
+        "--no-store",
         "--json",
     ];
     let doc = json_of(&iomark_cmd(&args).output().unwrap());
@@ -121,14 +130,24 @@ fn a_loop_device_without_direct_io_is_a_cache_on_the_route_and_one_with_it_is_no
     // and nothing said why.
     require!(iomark_testrig::require_root());
     let cached = require!(iomark_testrig::LoopDevice::blank_on_disk(32 << 20));
-    let name = cached.dev.file_name().unwrap().to_str().unwrap().to_string();
+    let name = cached
+        .dev
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
     let w = route_warnings(&cached.dev);
     let said = format!("{name} reads and writes its backing file");
-    assert!(w.iter().any(|m| m.contains(&said)), "{said:?} not in {w:#?}");
+    assert!(
+        w.iter().any(|m| m.contains(&said)),
+        "{said:?} not in {w:#?}"
+    );
     let direct = require!(iomark_testrig::LoopDevice::blank_in_memory(32 << 20));
     let w = route_warnings(&direct.dev);
     assert!(
-        !w.iter().any(|m| m.contains("backing file") && m.contains("page cache")),
+        !w.iter()
+            .any(|m| m.contains("backing file") && m.contains("page cache")),
         "direct I/O on, yet: {w:#?}"
     );
 }

@@ -23,8 +23,8 @@ pub mod suspicious;
 
 use iomark_model::artefact::{RatedRate, RatedSpeed};
 use iomark_model::device::{BlockLayer, DeviceReport, Transport};
-use iomark_model::escape::escape_controls;
 use iomark_model::disk::{DiskJobResult, RwMode};
+use iomark_model::escape::escape_controls;
 use iomark_model::figure::disk_job_test_name;
 use iomark_model::profile::{ProfileResult, TestDir};
 use iomark_model::units::{BytesPerSec, Iops, Nanos};
@@ -425,8 +425,17 @@ mod tests {
         let w = cache_on_route(&stack(false), &direct);
         assert_eq!(w.len(), 1, "{w:?}");
         assert_eq!(w[0].kind, WarningKind::CacheSuspected);
-        assert!(w[0].message.contains("loop7 reads and writes its backing file /mnt/tab/disk.img"), "{}", w[0]);
-        assert!(w[0].message.contains("losetup --direct-io=on /dev/loop7"), "{}", w[0]);
+        assert!(
+            w[0].message
+                .contains("loop7 reads and writes its backing file /mnt/tab/disk.img"),
+            "{}",
+            w[0]
+        );
+        assert!(
+            w[0].message.contains("losetup --direct-io=on /dev/loop7"),
+            "{}",
+            w[0]
+        );
         // Direct I/O on: no cache in the way. Buffered jobs only: they
         // carry their own warning.
         assert!(cache_on_route(&stack(true), &direct).is_empty());

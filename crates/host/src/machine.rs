@@ -62,17 +62,83 @@ impl Counts {
 
 /// The throttling counters of this process's cpu cgroup and each of its
 /// ancestors (a quota set on a parent holds the children), read at the
-/// start of a measurement.
+/// start of a measurement; or, where no hierarchy is mounted to read them
+/// from, how long each thread waited for a CPU.
 #[derive(Debug, Clone)]
 pub struct CpuQuotaWatch {
     levels: Vec<(PathBuf, Counts)>,
+    unmounted: Option<WaitWatch>,
+}
+
+/// A cgroup whose `cpu.stat` cannot be read here: `ip netns exec` runs its
+/// command in a mount namespace with a fresh /sys and no cgroup file
+/// system under it, and a container may have none. The quota binds all the
+/// same (a client starved to 0.32x of its rate so went unnamed, issue 46).
+/// A throttled thread stays queued for a CPU, so the kernel's per-thread
+/// wait (`/proc/self/task/*/schedstat`, run delay) shows it instead.
+#[derive(Debug, Clone)]
+struct WaitWatch {
+    cgroup: String,
+    started: std::time::Instant,
+    waited: Vec<(u32, Duration)>,
+}
+
+/// The busiest thread waiting for a CPU this share of the wall time, while
+/// the machine had CPUs to spare, is a quota holding the process back.
+const WAITED_SHARE: f64 = 0.5;
+
+/// How long each of this process's threads has waited for a CPU.
+fn thread_waits() -> Vec<(u32, Duration)> {
+    let Ok(tasks) = fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| {
+            let tid = t.file_name().to_str()?.parse().ok()?;
+            let stat = fs::read_to_string(t.path().join("schedstat")).ok()?;
+            let wait = stat.split_whitespace().nth(1)?.parse().ok()?;
+            Some((tid, Duration::from_nanos(wait)))
+        })
+        .collect()
+}
+
+impl WaitWatch {
+    /// The longest any thread waited since the start (a thread born since
+    /// counts from its birth), and the wall time since the start.
+    fn longest_wait(&self) -> (Duration, Duration) {
+        let longest = thread_waits()
+            .into_iter()
+            .map(|(tid, now)| {
+                let then = self
+                    .waited
+                    .iter()
+                    .find(|(t, _)| *t == tid)
+                    .map_or(Duration::ZERO, |(_, w)| *w);
+                now.saturating_sub(then)
+            })
+            .max()
+            .unwrap_or_default();
+        (longest, self.started.elapsed())
+    }
 }
 
 impl CpuQuotaWatch {
-    /// Start watching; none where no cpu controller can be read.
+    /// Start watching; none where this process is in no cpu cgroup but
+    /// the root, or its cgroup cannot be known at all.
     pub fn start() -> Option<CpuQuotaWatch> {
         let cgroup = fs::read_to_string("/proc/self/cgroup").ok()?;
-        let (root, relative) = own_cpu_cgroup(&cgroup)?;
+        let Some((root, relative)) = own_cpu_cgroup(&cgroup) else {
+            let path = cpu_cgroup_path(&cgroup).filter(|p| p != "/")?;
+            return Some(CpuQuotaWatch {
+                levels: Vec::new(),
+                unmounted: Some(WaitWatch {
+                    cgroup: path,
+                    started: std::time::Instant::now(),
+                    waited: thread_waits(),
+                }),
+            });
+        };
         let mut levels = Vec::new();
         let mut dir = root.join(relative.trim_start_matches('/'));
         loop {
@@ -83,11 +149,27 @@ impl CpuQuotaWatch {
                 break;
             }
         }
-        (!levels.is_empty()).then_some(CpuQuotaWatch { levels })
+        (!levels.is_empty()).then_some(CpuQuotaWatch {
+            levels,
+            unmounted: None,
+        })
     }
 
-    /// The level throttled longest since the start, when any was.
+    /// The level throttled longest since the start, when any was. Where
+    /// `cpu.stat` cannot be read, a thread that waited for a CPU at least
+    /// half the time is reported with no periods (`periods` 0) and the
+    /// wait as the throttled time.
     pub fn throttled(&self) -> Option<CpuThrottle> {
+        if let Some(w) = &self.unmounted {
+            let (waited, wall) = w.longest_wait();
+            return (waited.as_secs_f64() >= WAITED_SHARE * wall.as_secs_f64() && !wall.is_zero())
+                .then(|| CpuThrottle {
+                    cgroup: w.cgroup.clone(),
+                    periods: 0,
+                    throttled: 0,
+                    throttled_time: Nanos::from_duration(waited),
+                });
+        }
         let mut worst: Option<CpuThrottle> = None;
         for (dir, then) in &self.levels {
             let Some(now) = read_counts(dir) else {
@@ -119,7 +201,7 @@ impl CpuQuotaWatch {
 /// `/proc/1/root` is PID 1's root in its own mount namespace, where the
 /// hierarchies are mounted (root may look through it; others may not,
 /// and are left where they were).
-const VIEWS: [&str; 2] = ["", "/proc/1/root"];
+const VIEWS: [&str; 2] = ["/", "/proc/1/root"];
 
 /// The cpu hierarchy's root and this process's path in it, from
 /// `/proc/self/cgroup`.
@@ -127,6 +209,17 @@ fn own_cpu_cgroup(proc_cgroup: &str) -> Option<(PathBuf, String)> {
     VIEWS
         .iter()
         .find_map(|view| own_cpu_cgroup_in(proc_cgroup, Path::new(view)))
+}
+
+/// This process's cgroup in the cpu hierarchy (v1's `cpu` line, or v2's
+/// one line), whether or not the hierarchy is mounted here.
+fn cpu_cgroup_path(proc_cgroup: &str) -> Option<String> {
+    proc_cgroup.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        (controllers.is_empty() || controllers.split(',').any(|c| c == "cpu"))
+            .then(|| path.to_string())
+    })
 }
 
 /// [`own_cpu_cgroup`] with the hierarchies looked for under `view`.
@@ -154,7 +247,7 @@ fn read_counts(dir: &Path) -> Option<Counts> {
 fn cgroup_name(dir: &Path) -> String {
     let dir = VIEWS
         .iter()
-        .filter(|v| !v.is_empty())
+        .filter(|v| **v != "/")
         .find_map(|v| dir.strip_prefix(v).ok())
         .map_or(dir.to_path_buf(), |d| Path::new("/").join(d));
     let roots = V1_ROOTS.iter().chain(std::iter::once(&V2_ROOT));
@@ -186,7 +279,26 @@ pub fn machine_warnings(
     } else {
         format!("{what}: ")
     };
-    if let Some(t) = throttled {
+    let host_saturated = host.is_some_and(|h| 100.0 - h.idle_pct - h.iowait_pct >= SATURATED_PCT);
+    if let Some(t) = throttled.filter(|t| t.periods == 0 && !host_saturated) {
+        // Read from the threads' waits: cpu.stat was out of reach. On a
+        // saturated machine the wait is the other processes' doing, which
+        // the busy-machine warning below names.
+        out.push(Warning::new(
+            WarningKind::CpuThrottled,
+            format!(
+                "{what}the CPU quota of cgroup {} throttled iomark: a thread of it waited for a \
+                 CPU {:.2} s of {:.2} s while the machine had CPUs to spare (the cgroup's cpu.stat \
+                 cannot be read in this mount namespace, as under ip netns exec; the wait is the \
+                 kernel's schedstat): the figures are the quota's, not the hardware's; raise \
+                 cpu.cfs_quota_us / cpu.max or run outside that cgroup",
+                iomark_model::escape::escape_controls(&t.cgroup),
+                t.throttled_time.as_secs_f64(),
+                wall.as_secs_f64()
+            ),
+        ));
+    }
+    if let Some(t) = throttled.filter(|t| t.periods > 0) {
         let time = t.throttled_time.as_secs_f64();
         let by_periods = t.periods > 0 && t.throttled as f64 >= THROTTLED_SHARE * t.periods as f64;
         let by_time = time >= THROTTLED_SHARE * wall.as_secs_f64();
@@ -274,6 +386,11 @@ mod tests {
         let (root, path) = own_cpu_cgroup_in(v1, view.path()).unwrap();
         assert_eq!(root, view.path().join("sys/fs/cgroup/cpu"));
         assert_eq!(path, "/iomark/client");
+        // This process's own view finds the hierarchy at its absolute
+        // path, not relative to the working directory.
+        if let Some((root, _)) = own_cpu_cgroup_in(v1, Path::new("/")) {
+            assert!(root.is_absolute(), "{}", root.display());
+        }
         // An empty view (a fresh sysfs) has none.
         let bare = tempfile::tempdir().unwrap();
         assert_eq!(own_cpu_cgroup_in(v1, bare.path()), None);
@@ -282,9 +399,54 @@ mod tests {
             cgroup_name(Path::new("/proc/1/root/sys/fs/cgroup/cpu/iomark/client")),
             "/iomark/client"
         );
+        assert_eq!(cgroup_name(Path::new("/sys/fs/cgroup/cpu,cpuacct/a")), "/a");
+    }
+
+    #[test]
+    fn a_quota_seen_only_in_the_threads_wait_is_named_unless_the_machine_was_busy() {
         assert_eq!(
-            cgroup_name(Path::new("/sys/fs/cgroup/cpu,cpuacct/a")),
-            "/a"
+            cpu_cgroup_path("4:cpu,cpuacct:/iomark/client\n").as_deref(),
+            Some("/iomark/client")
+        );
+        assert_eq!(
+            cpu_cgroup_path("0::/user.slice\n").as_deref(),
+            Some("/user.slice")
+        );
+        let waited = CpuThrottle {
+            cgroup: "/client".into(),
+            periods: 0,
+            throttled: 0,
+            throttled_time: Nanos(980_000_000),
+        };
+        let wall = Duration::from_secs(1);
+        let w = machine_warnings(
+            "",
+            wall,
+            CpuUsage::default(),
+            Some(&host(10.0, 2)),
+            Some(&waited),
+        );
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].kind, WarningKind::CpuThrottled);
+        assert!(
+            w[0].message.contains(
+                "cgroup /client throttled iomark: a thread of it waited for a CPU 0.98 s of 1.00 s"
+            ),
+            "{}",
+            w[0]
+        );
+        assert!(w[0].message.contains("cannot be read"), "{}", w[0]);
+        // On a saturated machine the wait is the other processes'.
+        let w = machine_warnings(
+            "",
+            wall,
+            CpuUsage::default(),
+            Some(&host(99.0, 2)),
+            Some(&waited),
+        );
+        assert!(
+            w.iter().all(|w| w.kind != WarningKind::CpuThrottled),
+            "{w:?}"
         );
     }
 

@@ -52,7 +52,9 @@ pub struct CpuThrottle {
     /// The cgroup whose quota did, as the hierarchy names it
     /// (`/iomark-test/client`).
     pub cgroup: String,
-    /// Enforcement periods that passed (`nr_periods`).
+    /// Enforcement periods that passed (`nr_periods`); 0 where `cpu.stat`
+    /// could not be read and the throttling was seen in the threads' wait
+    /// for a CPU instead (`throttled_time` is then that wait).
     pub periods: u64,
     /// Of which the group was throttled in this many (`nr_throttled`).
     pub throttled: u64,
