@@ -80,15 +80,22 @@ pub struct CpuQuotaWatch {
 struct WaitWatch {
     cgroup: String,
     started: std::time::Instant,
-    waited: Vec<(u32, Duration)>,
+    times: Vec<(u32, Duration, Duration)>,
 }
 
-/// The busiest thread waiting for a CPU this share of the wall time, while
-/// the machine had CPUs to spare, is a quota holding the process back.
-const WAITED_SHARE: f64 = 0.5;
+/// A thread's wait for a CPU from this share of the wall time up can be a
+/// quota's ...
+const WAITED_SHARE: f64 = 0.1;
+/// ... when it waited this many times as long as it ran. A thread held to
+/// 1% of a CPU waits about 99 times its run; on a saturated machine other
+/// processes make it wait about as long as it runs for each runnable
+/// thread per CPU beyond the first (two busy loops a CPU: 1x), so this
+/// reads a quota even beside busy loops, which a share of the wall time
+/// alone did not.
+const WAIT_OVER_RUN: f64 = 20.0;
 
-/// How long each of this process's threads has waited for a CPU.
-fn thread_waits() -> Vec<(u32, Duration)> {
+/// How long each of this process's threads has run and waited for a CPU.
+fn thread_times() -> Vec<(u32, Duration, Duration)> {
     let Ok(tasks) = fs::read_dir("/proc/self/task") else {
         return Vec::new();
     };
@@ -97,29 +104,31 @@ fn thread_waits() -> Vec<(u32, Duration)> {
         .filter_map(|t| {
             let tid = t.file_name().to_str()?.parse().ok()?;
             let stat = fs::read_to_string(t.path().join("schedstat")).ok()?;
-            let wait = stat.split_whitespace().nth(1)?.parse().ok()?;
-            Some((tid, Duration::from_nanos(wait)))
+            let mut f = stat.split_whitespace().map(|n| n.parse::<u64>().ok());
+            let (run, wait) = (f.next()??, f.next()??);
+            Some((tid, Duration::from_nanos(run), Duration::from_nanos(wait)))
         })
         .collect()
 }
 
 impl WaitWatch {
-    /// The longest any thread waited since the start (a thread born since
-    /// counts from its birth), and the wall time since the start.
-    fn longest_wait(&self) -> (Duration, Duration) {
-        let longest = thread_waits()
+    /// The longest any living thread waited since the start (a thread born
+    /// since counts from its birth) with what it ran meanwhile, and the
+    /// wall time since the start. A thread that has ended is not seen.
+    fn longest_wait(&self) -> (Duration, Duration, Duration) {
+        let (run, waited) = thread_times()
             .into_iter()
-            .map(|(tid, now)| {
-                let then = self
-                    .waited
+            .map(|(tid, run, wait)| {
+                let (run0, wait0) = self
+                    .times
                     .iter()
-                    .find(|(t, _)| *t == tid)
-                    .map_or(Duration::ZERO, |(_, w)| *w);
-                now.saturating_sub(then)
+                    .find(|(t, ..)| *t == tid)
+                    .map_or((Duration::ZERO, Duration::ZERO), |(_, r, w)| (*r, *w));
+                (run.saturating_sub(run0), wait.saturating_sub(wait0))
             })
-            .max()
+            .max_by_key(|(_, wait)| *wait)
             .unwrap_or_default();
-        (longest, self.started.elapsed())
+        (waited, run, self.started.elapsed())
     }
 }
 
@@ -135,7 +144,7 @@ impl CpuQuotaWatch {
                 unmounted: Some(WaitWatch {
                     cgroup: path,
                     started: std::time::Instant::now(),
-                    waited: thread_waits(),
+                    times: thread_times(),
                 }),
             });
         };
@@ -161,14 +170,16 @@ impl CpuQuotaWatch {
     /// wait as the throttled time.
     pub fn throttled(&self) -> Option<CpuThrottle> {
         if let Some(w) = &self.unmounted {
-            let (waited, wall) = w.longest_wait();
-            return (waited.as_secs_f64() >= WAITED_SHARE * wall.as_secs_f64() && !wall.is_zero())
-                .then(|| CpuThrottle {
-                    cgroup: w.cgroup.clone(),
-                    periods: 0,
-                    throttled: 0,
-                    throttled_time: Nanos::from_duration(waited),
-                });
+            let (waited, ran, wall) = w.longest_wait();
+            let quota = waited.as_secs_f64() >= WAITED_SHARE * wall.as_secs_f64()
+                && waited.as_secs_f64() >= WAIT_OVER_RUN * ran.as_secs_f64()
+                && !wall.is_zero();
+            return quota.then(|| CpuThrottle {
+                cgroup: w.cgroup.clone(),
+                periods: 0,
+                throttled: 0,
+                throttled_time: Nanos::from_duration(waited),
+            });
         }
         let mut worst: Option<CpuThrottle> = None;
         for (dir, then) in &self.levels {
@@ -279,19 +290,17 @@ pub fn machine_warnings(
     } else {
         format!("{what}: ")
     };
-    let host_saturated = host.is_some_and(|h| 100.0 - h.idle_pct - h.iowait_pct >= SATURATED_PCT);
-    if let Some(t) = throttled.filter(|t| t.periods == 0 && !host_saturated) {
-        // Read from the threads' waits: cpu.stat was out of reach. On a
-        // saturated machine the wait is the other processes' doing, which
-        // the busy-machine warning below names.
+    // Seen in a thread's wait: cpu.stat was out of reach (the watch
+    // decided, from the wait against the thread's own run).
+    if let Some(t) = throttled.filter(|t| t.periods == 0) {
         out.push(Warning::new(
             WarningKind::CpuThrottled,
             format!(
                 "{what}the CPU quota of cgroup {} throttled iomark: a thread of it waited for a \
-                 CPU {:.2} s of {:.2} s while the machine had CPUs to spare (the cgroup's cpu.stat \
-                 cannot be read in this mount namespace, as under ip netns exec; the wait is the \
-                 kernel's schedstat): the figures are the quota's, not the hardware's; raise \
-                 cpu.cfs_quota_us / cpu.max or run outside that cgroup",
+                 CPU {:.2} s of {:.2} s, far longer than it ran (the cgroup's \
+                 cpu.stat cannot be read in this mount namespace, as under ip netns exec; the \
+                 wait is the kernel's schedstat): the figures are the quota's, not the \
+                 hardware's; raise cpu.cfs_quota_us / cpu.max or run outside that cgroup",
                 iomark_model::escape::escape_controls(&t.cgroup),
                 t.throttled_time.as_secs_f64(),
                 wall.as_secs_f64()
@@ -436,18 +445,15 @@ mod tests {
             w[0]
         );
         assert!(w[0].message.contains("cannot be read"), "{}", w[0]);
-        // On a saturated machine the wait is the other processes'.
-        let w = machine_warnings(
-            "",
-            wall,
-            CpuUsage::default(),
-            Some(&host(99.0, 2)),
-            Some(&waited),
-        );
+        // The watch decides; a wait-based throttle is named on a busy
+        // machine too, beside the busy-machine warning.
+        let busy = host(99.0, 2);
+        let w = machine_warnings("", wall, CpuUsage::default(), Some(&busy), Some(&waited));
         assert!(
-            w.iter().all(|w| w.kind != WarningKind::CpuThrottled),
+            w.iter().any(|w| w.kind == WarningKind::CpuThrottled),
             "{w:?}"
         );
+        assert!(w.iter().any(|w| w.kind == WarningKind::HostBusy), "{w:?}");
     }
 
     fn host(busy_user: f64, cpus: u32) -> HostCpu {
