@@ -225,6 +225,10 @@ fn cdm3_quick_at_a_rating_equal_to_the_throttle_is_not_called_a_cache() {
         .filter_map(|j| j["read"]["bw"].as_f64())
         .fold(0.0, f64::max);
     assert!(seq > 0.0, "a sequential read ran: {}", doc["body"]["jobs"]);
+    eprintln!(
+        "best sequential read {:.3}x the throttle",
+        seq / READ_BPS as f64
+    );
     let above: Vec<&Value> = doc["warnings"]
         .as_array()
         .unwrap()
