@@ -18,13 +18,18 @@ _failed_steps=()
 
 _now() { date +%s.%N; }
 
+# _record T0 NAME: keep NAME's time since T0 for the summary.
+_record() {
+  _steps+=("$(awk -v a="$1" -v b="$(_now)" 'BEGIN { printf "%.0f", b - a }') $2")
+}
+
 step() {
   local name=$1 t0
   shift
   echo "== $name: $*" >&2
   t0=$(_now)
   "$@"
-  _steps+=("$(awk -v a="$t0" -v b="$(_now)" 'BEGIN { printf "%.0f", b - a }') $name")
+  _record "$t0" "$name"
 }
 
 lint_step() {
@@ -33,7 +38,7 @@ lint_step() {
   echo "== $name: $*" >&2
   t0=$(_now)
   "$@" 2>&1 | tee "$scratch/build.log"
-  _steps+=("$(awk -v a="$t0" -v b="$(_now)" 'BEGIN { printf "%.0f", b - a }') $name")
+  _record "$t0" "$name"
   # Dependencies' warnings are capped by cargo; these are the workspace's.
   warnings=$(grep -cE '^warning' "$scratch/build.log" || true)
   if [ "$warnings" -ne 0 ]; then
@@ -50,7 +55,7 @@ test_step() {
   # cargo prints `Running BINARY` on stderr and the results on stdout:
   # both into one log, in order.
   "$@" 2>&1 | tee -a "$scratch/tests.log" || rc=$?
-  _steps+=("$(awk -v a="$t0" -v b="$(_now)" 'BEGIN { printf "%.0f", b - a }') $name")
+  _record "$t0" "$name"
   if [ "$rc" -ne 0 ]; then
     _failed_steps+=("$name (exit $rc)")
   fi

@@ -117,7 +117,10 @@ pub struct CreateError {
 /// 0600 whatever the umask) and take its lock, all before any sweep can
 /// look at it. On an error nothing is left: a file made before the error
 /// is removed.
-pub fn create_locked(dir: &OwnedFd, name: &CStr) -> Result<OwnedFd, CreateError> {
+pub fn create_locked(
+    dir: &OwnedFd,
+    name: impl rustix::path::Arg + Copy,
+) -> Result<OwnedFd, CreateError> {
     let failed = |step| {
         move |e: rustix::io::Errno| CreateError {
             step,

@@ -21,7 +21,6 @@ use iomark_host::sigbus::Watch;
 use iomark_host::test_files;
 use rustix::fs::{Mode, OFlags};
 use std::fs::{self, File};
-use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -264,9 +263,7 @@ fn map_file(path: &Path, len: usize) -> Result<(MmapMut, FileGuard), MemError> {
     // As a test file: new, no symbolic link, mode 0600, and locked for the
     // run (before any sweep can see it), so clean-up tells a live run's
     // file from a killed one's.
-    let name = std::ffi::CString::new(name.as_bytes())
-        .map_err(|_| err("name")(io::Error::from(io::ErrorKind::InvalidInput)))?;
-    let fd = test_files::create_locked(&dir_fd, &name).map_err(|e| err(e.step)(e.source))?;
+    let fd = test_files::create_locked(&dir_fd, name).map_err(|e| err(e.step)(e.source))?;
     // From here on the guard removes the file whatever happens.
     let guard = FileGuard {
         path: path.to_path_buf(),

@@ -141,6 +141,20 @@ impl Engine for StalledAtFirstWait {
 
 const UNIT_LEN: u32 = 4096;
 
+/// `depth` free units of `UNIT_LEN` bytes for `dir`, as a worker starts with.
+fn units(depth: u32, dir: Dir) -> Vec<IoUnit> {
+    (0..depth)
+        .map(|slot| IoUnit {
+            buf: crate::buffer::AlignedBuf::new(4096, 4096),
+            offset: 0,
+            len: UNIT_LEN,
+            dir,
+            slot,
+            issued: Instant::now(),
+        })
+        .collect()
+}
+
 #[test]
 fn ios_issued_in_the_ramp_stay_out_of_the_window_when_the_worker_is_late_to_reap_them() {
     // The ramp ends at 50 ms; the worker reaps its first eight I/Os, done
@@ -152,16 +166,7 @@ fn ios_issued_in_the_ramp_stay_out_of_the_window_when_the_worker_is_late_to_reap
     p.depth = 8;
     p.ramp = ramp;
     p.runtime = Some(Duration::from_millis(1200));
-    let free: Vec<IoUnit> = (0..p.depth)
-        .map(|slot| IoUnit {
-            buf: crate::buffer::AlignedBuf::new(4096, 4096),
-            offset: 0,
-            len: UNIT_LEN,
-            dir: Dir::Read,
-            slot,
-            issued: Instant::now(),
-        })
-        .collect();
+    let free = units(p.depth, Dir::Read);
     let mut engine = StalledAtFirstWait {
         device: Null::default(),
         stalled_until: Some(Instant::now() + ramp + Duration::from_secs(1)),
@@ -200,16 +205,7 @@ fn a_window_in_which_no_io_was_issued_reports_the_depth_held_not_zero() {
     p.runtime = Some(window);
     p.spec.engine = EngineKind::IoUring;
     p.spec.iodepth = 4;
-    let free: Vec<IoUnit> = (0..p.depth)
-        .map(|slot| IoUnit {
-            buf: crate::buffer::AlignedBuf::new(4096, 4096),
-            offset: 0,
-            len: UNIT_LEN,
-            dir: Dir::Write,
-            slot,
-            issued: Instant::now(),
-        })
-        .collect();
+    let free = units(p.depth, Dir::Write);
     let start = Instant::now();
     let mut engine = StalledAtFirstWait {
         device: Null::default(),
