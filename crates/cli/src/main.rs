@@ -22,7 +22,6 @@ mod fio;
 mod info;
 mod mem;
 mod mem_live;
-mod mem_stream;
 mod net;
 mod net_live;
 mod record;

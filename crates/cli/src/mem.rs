@@ -140,7 +140,7 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
     let stop = signals::stop_flag()?;
     let mut stream = options
         .stream
-        .then(|| crate::mem_stream::JsonStream::start(&options.plan));
+        .then(|| iomark_mem::json_stream::JsonStream::start(&options.plan));
     // Stored from the start, so the run shows in progress with its seconds
     // (`iomark serve`), and a killed one stays interrupted.
     let mut begun = options.plan.document(

@@ -13,8 +13,8 @@ use iomark_mem::observe::{Measured, MemObserver, Pass, Role};
 use iomark_model::live::LiveSample;
 use iomark_model::mem::MemJobSpec;
 
-use crate::mem_stream::JsonStream;
 use crate::record::Recorder;
+use iomark_mem::json_stream::JsonStream;
 
 /// Pass time gathered into one stored interval at least.
 const INTERVAL_S: f64 = 1.0;

@@ -33,6 +33,7 @@
 mod error;
 pub mod himeno;
 pub mod job;
+pub mod json_stream;
 #[cfg(test)]
 mod kernel_test_support;
 pub mod observe;

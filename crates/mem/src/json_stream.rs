@@ -10,8 +10,8 @@
 
 use std::io::Write;
 
-use iomark_mem::observe::{Measured, MemObserver, Pass, Role};
-use iomark_mem::settings::MemPlan;
+use crate::observe::{Measured, MemObserver, Pass, Role};
+use crate::settings::MemPlan;
 use iomark_model::mem::{KernelResult, MemJobSpec, MemKernelSpec, MemOutcome};
 use iomark_model::RunDocument;
 use serde::Serialize;
@@ -24,7 +24,7 @@ fn line(event: &str, data: &impl Serialize) -> String {
 
 /// Writes the stream's lines, each flushed; a closed pipe (a reader gone)
 /// ends the writing, not the run, which is still stored.
-pub(crate) struct JsonStream {
+pub struct JsonStream {
     /// The sweep point under way, if any.
     point: Option<f64>,
     /// Kernel runs begun so far: the one under way's number.
@@ -37,7 +37,7 @@ pub(crate) struct JsonStream {
 
 impl JsonStream {
     /// The stream of `plan`, its `start` line written.
-    pub(crate) fn start(plan: &MemPlan) -> JsonStream {
+    pub fn start(plan: &MemPlan) -> JsonStream {
         let mut s = JsonStream {
             point: None,
             runs: 0,
@@ -49,7 +49,7 @@ impl JsonStream {
     }
 
     /// The `end` line: the run's document.
-    pub(crate) fn end(mut self, doc: &RunDocument) {
+    pub fn end(mut self, doc: &RunDocument) {
         self.write(&line("end", doc));
     }
 
