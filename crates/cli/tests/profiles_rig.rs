@@ -183,11 +183,14 @@ fn iometer_sweep_holds_each_requested_depth_with_io_uring() {
         let achieved = p["achieved_depth"].as_f64().unwrap();
         let job = &doc["body"]["jobs"][p["job"].as_u64().unwrap() as usize];
         eprintln!("{} QD{depth}: achieved {achieved:.3}", p["pattern"]);
-        // What the point measured, for a failure to be read from its log.
+        // What the point measured, for a failure to be read from its log:
+        // the queue says where held I/Os sat (the device's own `inflight`
+        // against the depth iomark held), the device's counts what got
+        // through the throttle.
         let evidence = || {
             format!(
-                "bw {}, samples {}, warnings {}",
-                p["bw"], job["samples"], doc["warnings"]
+                "bw {}, samples {}, queue {}, device io {}, warnings {}",
+                p["bw"], job["samples"], job["queue"], job["device_io"], doc["warnings"]
             )
         };
         assert!(
