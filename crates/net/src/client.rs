@@ -196,6 +196,8 @@ pub fn run_observed(
     }
     expect(&mut ctrl, State::TestStart, "TEST_START")?;
     expect(&mut ctrl, State::TestRunning, "TEST_RUNNING")?;
+    // The test's clock starts here, as the server's starts when it says so.
+    let running = Instant::now();
 
     let plan = StreamPlan::of(&params);
     let peering = Peering {
@@ -227,7 +229,7 @@ pub fn run_observed(
         let _ = out.flush();
     }
 
-    let mut session = Session::start(streams, plan, omit, cfg.interval)?;
+    let mut session = Session::start(streams, plan, omit, cfg.interval, running)?;
     // Under load from the end of the omit period, or a quarter second in.
     let loaded_probe = cfg.rtt_probe.then(|| {
         probe::Loaded::start(
@@ -236,7 +238,7 @@ pub fn run_observed(
             omit.max(Duration::from_millis(250)),
         )
     });
-    let end_at = Instant::now().checked_add(end_after);
+    let end_at = running.checked_add(end_after);
     let mut lines = if cfg.json_stream {
         IntervalLines::json_stream()
     } else {

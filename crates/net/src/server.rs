@@ -314,6 +314,9 @@ impl Server {
         }
         ctrl.write_state(State::TestStart)?;
         ctrl.write_state(State::TestRunning)?;
+        // The test's clock starts as the client is told to start: the
+        // report and the store's work below come out of the first interval.
+        let running = Instant::now();
 
         let plan = StreamPlan::of(&params);
         let peering = Peering {
@@ -338,8 +341,8 @@ impl Server {
             }
         }
         let omit = Duration::from_secs(report.params.omit as u64);
-        let mut session = Session::start(streams, plan, omit, cfg.interval)?;
-        let started = Instant::now();
+        let mut session = Session::start(streams, plan, omit, cfg.interval, running)?;
+        let started = running;
         // The client decides the end; these timers only catch a client that
         // never does. A timed test gets iperf3's duration + omit + grace. A
         // test without a time (-t 0, or -n/-k, whose length the server cannot

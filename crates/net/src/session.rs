@@ -32,12 +32,17 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// Start every stream's thread now.
+    /// Start every stream's thread now, with the test's clock started at
+    /// `origin`: the moment TEST_RUNNING was sent or read, before any
+    /// report or store work, so that both ends' clocks start as the test
+    /// does (a server that stored its run first started late, and ended
+    /// its fourth second at 3,999 ms).
     pub fn start(
         mut streams: Vec<Stream>,
         plan: StreamPlan,
         omit: Duration,
         interval: Option<Duration>,
+        origin: Instant,
     ) -> Result<Session, NetError> {
         let stop = Arc::new(AtomicBool::new(false));
         let cpu = CpuMeter::start();
@@ -45,7 +50,7 @@ impl Session {
             s.start(&plan, Arc::clone(&stop))
                 .map_err(NetError::io("start a stream thread"))?;
         }
-        let now = Instant::now();
+        let now = origin;
         let n = streams.len();
         Ok(Session {
             streams,
@@ -267,6 +272,7 @@ impl Session {
             streams,
             iomark_host_cpu: host_cpu,
             iomark_cpu_throttle: self.cpu.throttled(),
+            iomark_cpu_quota_unchecked: self.cpu.quota_unchecked(),
             // Hundredths of a percent are plenty, and keep a long test's
             // message short.
             iomark_cpu_intervals: Some(
