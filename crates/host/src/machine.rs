@@ -68,6 +68,9 @@ impl Counts {
 pub struct CpuQuotaWatch {
     levels: Vec<(PathBuf, Counts)>,
     unmounted: Option<WaitWatch>,
+    /// Why neither could be read: the check cannot look, and says so
+    /// rather than pass for a clean bill (issue 46).
+    blind: Option<String>,
 }
 
 /// A cgroup whose `cpu.stat` cannot be read here: `ip netns exec` runs its
@@ -133,35 +136,92 @@ impl WaitWatch {
 }
 
 impl CpuQuotaWatch {
-    /// Start watching; none where this process is in no cpu cgroup but
-    /// the root, or its cgroup cannot be known at all.
+    /// Start watching; none where there is nothing to watch: this process
+    /// is in the root of a mounted cpu hierarchy (which no quota holds), or
+    /// in no cpu hierarchy at all (cgroup v1 without the cpu controller).
+    /// Where the counters cannot be read the threads' waits are watched
+    /// instead, and where those cannot be read either the watch is blind
+    /// and says why ([`unchecked`](Self::unchecked)).
     pub fn start() -> Option<CpuQuotaWatch> {
-        let cgroup = fs::read_to_string("/proc/self/cgroup").ok()?;
-        let Some((root, relative)) = own_cpu_cgroup(&cgroup) else {
-            let path = cpu_cgroup_path(&cgroup).filter(|p| p != "/")?;
-            return Some(CpuQuotaWatch {
-                levels: Vec::new(),
-                unmounted: Some(WaitWatch {
-                    cgroup: path,
-                    started: std::time::Instant::now(),
-                    times: thread_times(),
-                }),
-            });
+        let Ok(cgroup) = fs::read_to_string("/proc/self/cgroup") else {
+            return Some(CpuQuotaWatch::blind(
+                "/proc/self/cgroup cannot be read (no /proc?)".into(),
+            ));
         };
-        let mut levels = Vec::new();
-        let mut dir = root.join(relative.trim_start_matches('/'));
-        loop {
-            if let Some(c) = read_counts(&dir) {
-                levels.push((dir.clone(), c));
+        let views = VIEWS.map(Path::new);
+        CpuQuotaWatch::start_in(&cgroup, &views, thread_times())
+    }
+
+    /// [`start`](Self::start) from `proc_cgroup` (this process's
+    /// `/proc/self/cgroup`), with the hierarchies looked for under `views`
+    /// and the threads' times `times` (empty: schedstat cannot be read).
+    fn start_in(
+        proc_cgroup: &str,
+        views: &[&Path],
+        times: Vec<(u32, Duration, Duration)>,
+    ) -> Option<CpuQuotaWatch> {
+        let mounted = views
+            .iter()
+            .find_map(|view| own_cpu_cgroup_in(proc_cgroup, view));
+        if let Some((root, relative)) = mounted {
+            let mut levels = Vec::new();
+            let mut dir = root.join(relative.trim_start_matches('/'));
+            loop {
+                if let Some(c) = read_counts(&dir) {
+                    levels.push((dir.clone(), c));
+                }
+                if dir == root || !dir.pop() {
+                    break;
+                }
             }
-            if dir == root || !dir.pop() {
-                break;
+            if !levels.is_empty() {
+                return Some(CpuQuotaWatch {
+                    levels,
+                    unmounted: None,
+                    blind: None,
+                });
+            }
+            // The hierarchy's root has no throttling counters (cgroup v2's
+            // never has) and no quota holds it.
+            if relative == "/" {
+                return None;
             }
         }
-        (!levels.is_empty()).then_some(CpuQuotaWatch {
-            levels,
-            unmounted: None,
+        // Not mounted where this process can look (`ip netns exec`'s
+        // fresh /sys, a container), or mounted with the counters out of
+        // reach: the cgroup may still hold a quota. Not `/`: there it is
+        // the root (`ip netns exec` on a host), which no quota holds; a
+        // container's root looks the same without its cgroup file system
+        // and is not seen (a container mounts it as a rule).
+        let path = cpu_cgroup_path(proc_cgroup).filter(|p| p != "/")?;
+        if times.is_empty() {
+            return Some(CpuQuotaWatch::blind(format!(
+                "neither the cpu.stat of cgroup {path} nor this process's threads' \
+                 schedstat can be read here"
+            )));
+        }
+        Some(CpuQuotaWatch {
+            levels: Vec::new(),
+            unmounted: Some(WaitWatch {
+                cgroup: path,
+                started: std::time::Instant::now(),
+                times,
+            }),
+            blind: None,
         })
+    }
+
+    fn blind(why: String) -> CpuQuotaWatch {
+        CpuQuotaWatch {
+            levels: Vec::new(),
+            unmounted: None,
+            blind: Some(why),
+        }
+    }
+
+    /// Why the quota could not be checked, when it could not.
+    pub fn unchecked(&self) -> Option<&str> {
+        self.blind.as_deref()
     }
 
     /// The level throttled longest since the start, when any was. Where
@@ -214,14 +274,6 @@ impl CpuQuotaWatch {
 /// and are left where they were).
 const VIEWS: [&str; 2] = ["/", "/proc/1/root"];
 
-/// The cpu hierarchy's root and this process's path in it, from
-/// `/proc/self/cgroup`.
-fn own_cpu_cgroup(proc_cgroup: &str) -> Option<(PathBuf, String)> {
-    VIEWS
-        .iter()
-        .find_map(|view| own_cpu_cgroup_in(proc_cgroup, Path::new(view)))
-}
-
 /// This process's cgroup in the cpu hierarchy (v1's `cpu` line, or v2's
 /// one line), whether or not the hierarchy is mounted here.
 fn cpu_cgroup_path(proc_cgroup: &str) -> Option<String> {
@@ -272,9 +324,9 @@ fn cgroup_name(dir: &Path) -> String {
 
 /// What held `what` back over `wall` (`""` when the warning is kept with
 /// the job it is about, whose name is shown with it), each a warning with
-/// its evidence: a
-/// CPU quota that throttled iomark's cgroup, and other processes keeping
-/// every CPU busy (iomark's own use, `process`, is taken out: a page-cache
+/// its evidence: a CPU quota that throttled iomark's cgroup (or why that
+/// could not be checked, `unchecked`), and other processes keeping every
+/// CPU busy (iomark's own use, `process`, is taken out: a page-cache
 /// run that fills the machine itself is not flagged). The cgroup's name is
 /// escaped: a peer's may come over the network.
 pub fn machine_warnings(
@@ -283,6 +335,7 @@ pub fn machine_warnings(
     process: CpuUsage,
     host: Option<&HostCpu>,
     throttled: Option<&CpuThrottle>,
+    unchecked: Option<&str>,
 ) -> Vec<Warning> {
     let mut out = Vec::new();
     let what = if what.is_empty() {
@@ -290,6 +343,19 @@ pub fn machine_warnings(
     } else {
         format!("{what}: ")
     };
+    // A check that cannot look says so: its silence would read as no
+    // quota (issue 46).
+    if let Some(why) = unchecked {
+        out.push(Warning::new(
+            WarningKind::Unchecked,
+            format!(
+                "{what}could not check CPU throttling: {}; a CPU quota on iomark's cgroup would \
+                 go unnamed (run where /proc and the cgroup file system can be read, e.g. \
+                 outside the container or with nsenter --net= instead of ip netns exec)",
+                iomark_model::escape::escape_controls(why)
+            ),
+        ));
+    }
     // Seen in a thread's wait: cpu.stat was out of reach (the watch
     // decided, from the wait against the thread's own run).
     if let Some(t) = throttled.filter(|t| t.periods == 0) {
@@ -379,7 +445,7 @@ mod tests {
     #[test]
     fn the_cpu_line_of_proc_self_cgroup() {
         let v1 = "12:pids:/x\n4:cpu,cpuacct:/iomark/client\n1:name=systemd:/\n";
-        if let Some((root, path)) = own_cpu_cgroup(v1) {
+        if let Some((root, path)) = own_cpu_cgroup_in(v1, Path::new("/")) {
             assert!(V1_ROOTS.iter().any(|r| Path::new(r) == root));
             assert_eq!(path, "/iomark/client");
         }
@@ -434,6 +500,7 @@ mod tests {
             CpuUsage::default(),
             Some(&host(10.0, 2)),
             Some(&waited),
+            None,
         );
         assert_eq!(w.len(), 1, "{w:?}");
         assert_eq!(w[0].kind, WarningKind::CpuThrottled);
@@ -448,7 +515,14 @@ mod tests {
         // The watch decides; a wait-based throttle is named on a busy
         // machine too, beside the busy-machine warning.
         let busy = host(99.0, 2);
-        let w = machine_warnings("", wall, CpuUsage::default(), Some(&busy), Some(&waited));
+        let w = machine_warnings(
+            "",
+            wall,
+            CpuUsage::default(),
+            Some(&busy),
+            Some(&waited),
+            None,
+        );
         assert!(
             w.iter().any(|w| w.kind == WarningKind::CpuThrottled),
             "{w:?}"
@@ -474,7 +548,14 @@ mod tests {
             throttled: 19,
             throttled_time: Nanos(1_900_000_000),
         };
-        let w = machine_warnings("tcp client", wall, CpuUsage::default(), None, Some(&t));
+        let w = machine_warnings(
+            "tcp client",
+            wall,
+            CpuUsage::default(),
+            None,
+            Some(&t),
+            None,
+        );
         assert_eq!(w.len(), 1);
         assert_eq!(w[0].kind, WarningKind::CpuThrottled);
         assert!(w[0]
@@ -487,13 +568,22 @@ mod tests {
             throttled_time: Nanos(2_000_000),
             ..t
         };
-        assert!(machine_warnings("x", wall, CpuUsage::default(), None, Some(&light)).is_empty());
+        assert!(
+            machine_warnings("x", wall, CpuUsage::default(), None, Some(&light), None).is_empty()
+        );
         // Two CPUs at 100%, iomark using one of them: others used 50%.
         let iomark_one_cpu = CpuUsage {
             user_pct: 100.0,
             system_pct: 0.0,
         };
-        let w = machine_warnings("job", wall, iomark_one_cpu, Some(&host(100.0, 2)), None);
+        let w = machine_warnings(
+            "job",
+            wall,
+            iomark_one_cpu,
+            Some(&host(100.0, 2)),
+            None,
+            None,
+        );
         assert_eq!(w[0].kind, WarningKind::HostBusy);
         assert!(
             w[0].message
@@ -506,10 +596,74 @@ mod tests {
             user_pct: 120.0,
             system_pct: 80.0,
         };
-        assert!(machine_warnings("job", wall, iomark_two, Some(&host(100.0, 2)), None).is_empty());
-        // A machine with room: none.
         assert!(
-            machine_warnings("job", wall, iomark_one_cpu, Some(&host(60.0, 2)), None).is_empty()
+            machine_warnings("job", wall, iomark_two, Some(&host(100.0, 2)), None, None).is_empty()
+        );
+        // A machine with room: none.
+        assert!(machine_warnings(
+            "job",
+            wall,
+            iomark_one_cpu,
+            Some(&host(60.0, 2)),
+            None,
+            None
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn a_quota_that_cannot_be_read_is_watched_another_way_or_said_to_be_unchecked() {
+        let v1 = "4:cpu,cpuacct:/iomark/client\n";
+        let times = vec![(1, Duration::from_millis(5), Duration::ZERO)];
+        // Mounted, with the counters out of reach (no cpu.stat at any
+        // level): the threads' waits are watched instead.
+        let view = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(view.path().join("sys/fs/cgroup/cpu/iomark/client")).unwrap();
+        let w = CpuQuotaWatch::start_in(v1, &[view.path()], times.clone()).unwrap();
+        assert!(w.unmounted.is_some() && w.unchecked().is_none(), "{w:?}");
+        // Readable counters are read.
+        std::fs::write(
+            view.path().join("sys/fs/cgroup/cpu/iomark/client/cpu.stat"),
+            "nr_periods 3\nnr_throttled 0\nthrottled_time 0\n",
+        )
+        .unwrap();
+        let w = CpuQuotaWatch::start_in(v1, &[view.path()], times.clone()).unwrap();
+        assert_eq!(w.levels.len(), 1, "{w:?}");
+        // Not mounted, no schedstat: blind, and saying which cgroup.
+        let bare = tempfile::tempdir().unwrap();
+        let w = CpuQuotaWatch::start_in(v1, &[bare.path()], Vec::new()).unwrap();
+        assert!(w.throttled().is_none());
+        let why = w.unchecked().unwrap();
+        assert!(why.contains("cgroup /iomark/client"), "{why}");
+        // `/` with no hierarchy mounted: the root, under ip netns exec.
+        assert!(CpuQuotaWatch::start_in("0::/\n", &[bare.path()], times.clone()).is_none());
+        // The root of a mounted v2 hierarchy has no counters and no quota:
+        // nothing to watch. Nor in v1 without the cpu controller.
+        let v2_root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(v2_root.path().join("sys/fs/cgroup")).unwrap();
+        std::fs::write(
+            v2_root.path().join("sys/fs/cgroup/cgroup.controllers"),
+            "cpu io",
+        )
+        .unwrap();
+        assert!(CpuQuotaWatch::start_in("0::/\n", &[v2_root.path()], times.clone()).is_none());
+        assert!(CpuQuotaWatch::start_in("3:pids:/x\n", &[bare.path()], times).is_none());
+        // The warning names the reason and the remedy.
+        let w = machine_warnings(
+            "tcp client",
+            Duration::from_secs(1),
+            CpuUsage::default(),
+            None,
+            None,
+            Some(why),
+        );
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].kind, WarningKind::Unchecked);
+        assert!(
+            w[0].message
+                .starts_with("tcp client: could not check CPU throttling: neither the cpu.stat"),
+            "{}",
+            w[0]
         );
     }
 }

@@ -229,6 +229,7 @@ fn run_once(
         record.process,
         record.host.as_ref(),
         quota.as_ref().and_then(|q| q.throttled()).as_ref(),
+        quota.as_ref().and_then(|q| q.unchecked()),
     ));
     let cpu = Some(record);
     let baseline = baseline.map(|(result, execution)| {

@@ -59,6 +59,10 @@ pub enum WarningKind {
     CpuThrottled,
     /// Other processes kept the machine's CPUs busy during the measurement.
     HostBusy,
+    /// A check could not look: what it reads (a cgroup's counters, the
+    /// threads' schedstat) was out of reach here, so its silence is no
+    /// clean bill.
+    Unchecked,
     /// Anything else worth keeping with the run.
     Other,
     /// The device saw requests of another size than the direct I/Os

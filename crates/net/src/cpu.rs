@@ -23,6 +23,11 @@ impl CpuMeter {
         self.1.as_ref().and_then(CpuQuotaWatch::throttled)
     }
 
+    /// Why a CPU quota could not be checked, when it could not.
+    pub fn quota_unchecked(&self) -> Option<String> {
+        self.1.as_ref()?.unchecked().map(str::to_owned)
+    }
+
     /// Percentages since the start: the process's (of one core) and the
     /// machine's (of all cores), when `/proc/stat` could be read.
     pub fn read(&self) -> (CpuUtilization, Option<HostCpu>) {

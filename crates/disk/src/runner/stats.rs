@@ -321,6 +321,7 @@ impl ThreadStats {
             cpu,
             host_cpu.as_ref(),
             cpu_spent.throttled.as_ref(),
+            cpu_spent.quota_unchecked.as_deref(),
         ));
         let queue = engine_depth.map(|engine_depth| QueueFigures {
             engine_depth,
@@ -367,6 +368,7 @@ pub(super) struct CpuSpent {
     system: Duration,
     host: Option<HostCpu>,
     throttled: Option<CpuThrottle>,
+    quota_unchecked: Option<String>,
 }
 
 impl CpuClock {
@@ -400,6 +402,10 @@ impl CpuClock {
                 _ => None,
             },
             throttled: earlier.quota.as_ref().and_then(CpuQuotaWatch::throttled),
+            quota_unchecked: earlier
+                .quota
+                .as_ref()
+                .and_then(|q| q.unchecked().map(str::to_owned)),
         }
     }
 }

@@ -41,6 +41,10 @@ pub struct Results {
     /// the test, when it did: the peer names it too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iomark_cpu_throttle: Option<iomark_model::cpu::CpuThrottle>,
+    /// iomark only: why this end could not check a CPU quota, when it
+    /// could not: the peer says so too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iomark_cpu_quota_unchecked: Option<String>,
     /// iomark only: this end's process CPU (percent of one core) over each
     /// of its report intervals, omitted ones included, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -243,7 +247,7 @@ mod tests {
             let r = Results { cpu_util_total: 1.5, cpu_util_user: 0.5, cpu_util_system: 1.0,
                 sender_has_retransmits: 1, congestion_used: None,
                 iomark_host_cpu: None, iomark_interface: None, iomark_cpu_throttle: None,
-                iomark_cpu_intervals: None,
+                iomark_cpu_quota_unchecked: None, iomark_cpu_intervals: None,
                 server_output_text: None, server_output_json: None,
                 streams: vec![StreamResults { id, bytes, retransmits: retr, jitter: 0.0, errors: 0,
                     packets: 0, omitted_errors: Some(0), omitted_packets: Some(0),

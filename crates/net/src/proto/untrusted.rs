@@ -40,6 +40,9 @@ pub const MAX_SECONDS: f64 = 1e9;
 /// (twice `params::MAX_PARALLEL`, which params checks at compile time).
 pub const MAX_STREAMS: usize = 256;
 
+/// The longest reason a peer may give for a check it could not make.
+const MAX_REASON: usize = 512;
+
 /// The largest number accepted anywhere in the peer's interface
 /// description (link speeds, lane counts): exact in a double.
 const MAX_INTERFACE_NUMBER: f64 = (1u64 << 53) as f64;
@@ -148,6 +151,15 @@ pub(crate) fn check_results(m: &Map<String, Value>) -> Result<(), ProtoError> {
             0.0,
             MAX_SECONDS * 1e9,
         )?;
+    }
+    if let Some(Value::String(why)) = m.get("iomark_cpu_quota_unchecked") {
+        // A reason in a sentence; a peer's is shown in a warning.
+        if why.len() > MAX_REASON {
+            return Err(refuse(
+                "iomark_cpu_quota_unchecked",
+                format!("is longer than {MAX_REASON} bytes"),
+            ));
+        }
     }
     if let Some(nic) = m.get("iomark_interface") {
         every_number(nic, "iomark_interface", 0.0, MAX_INTERFACE_NUMBER)?;

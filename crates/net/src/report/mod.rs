@@ -110,6 +110,8 @@ pub struct TestReport {
     pub host_cpu_local: Option<iomark_model::cpu::HostCpu>,
     /// How long a CPU quota throttled this host's cgroup, when it did.
     pub throttle_local: Option<iomark_model::cpu::CpuThrottle>,
+    /// Why this host could not check a CPU quota, when it could not.
+    pub quota_unchecked_local: Option<String>,
     /// The peer's results message.
     pub remote: Option<Results>,
     /// The interval length, 0 when disabled.
@@ -179,6 +181,7 @@ impl TestReport {
             cpu_local: Default::default(),
             host_cpu_local: None,
             throttle_local: None,
+            quota_unchecked_local: None,
             remote: None,
             interval_secs: interval.map_or(0.0, |i| i.as_secs_f64()),
             interrupted: false,
@@ -204,6 +207,7 @@ impl TestReport {
         self.cpu_local = mine.cpu();
         self.host_cpu_local = mine.iomark_host_cpu;
         self.throttle_local = mine.iomark_cpu_throttle.clone();
+        self.quota_unchecked_local = mine.iomark_cpu_quota_unchecked.clone();
         self.remote = remote;
         self.finished = SystemTime::now();
     }

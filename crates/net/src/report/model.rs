@@ -153,17 +153,23 @@ impl TestReport {
                     self.cpu_local,
                     self.host_cpu_local,
                     self.throttle_local.clone(),
+                    self.quota_unchecked_local.clone(),
                 )),
             ),
             (
                 "the peer",
-                self.remote
-                    .as_ref()
-                    .map(|r| (r.cpu(), r.iomark_host_cpu, r.iomark_cpu_throttle.clone())),
+                self.remote.as_ref().map(|r| {
+                    (
+                        r.cpu(),
+                        r.iomark_host_cpu,
+                        r.iomark_cpu_throttle.clone(),
+                        r.iomark_cpu_quota_unchecked.clone(),
+                    )
+                }),
             ),
         ];
         for (side, end) in ends {
-            let Some((process, host, throttle)) = end else {
+            let Some((process, host, throttle, unchecked)) = end else {
                 continue;
             };
             let process = iomark_model::cpu::CpuUsage {
@@ -176,6 +182,7 @@ impl TestReport {
                 process,
                 host.as_ref(),
                 throttle.as_ref(),
+                unchecked.as_deref(),
             ));
         }
         if self.udp() {
