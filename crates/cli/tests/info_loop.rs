@@ -151,3 +151,33 @@ fn a_loop_device_without_direct_io_is_a_cache_on_the_route_and_one_with_it_is_no
         "direct I/O on, yet: {w:#?}"
     );
 }
+
+#[test]
+fn a_fuse_daemon_on_the_route_is_a_cache_for_a_loop_device_and_for_a_file() {
+    // Issue 46: a FUSE daemon or a file server answers for the bytes from
+    // a cache of its own, which direct I/O does not get past. The rig's
+    // daemon (rigs/fake_disk.py, an honest one here) keeps the data in
+    // its memory.
+    let size = 32 << 20;
+    let fake = require!(iomark_testrig::FakeDisk::new(
+        size,
+        iomark_testrig::Fake::Wrap { real: size }
+    ));
+    let name = fake.dev.file_name().unwrap().to_str().unwrap().to_string();
+    let w = route_warnings(&fake.dev);
+    let said = format!(
+        "{name}'s backing file {} is on FUSE",
+        fake.image().display()
+    );
+    assert!(
+        w.iter().any(|m| m.contains(&said)),
+        "{said:?} not in {w:#?}"
+    );
+    let w = route_warnings(&fake.image());
+    let said = format!("{} is on fuse", fake.image().display());
+    assert!(
+        w.iter()
+            .any(|m| m.starts_with(&said) && m.contains("the FUSE daemon")),
+        "{said:?} not in {w:#?}"
+    );
+}

@@ -170,8 +170,51 @@ fn disk_run_through_a_mapping_is_held_to_the_limit() {
             "256 MiB went through a 64 MiB group without hitting it"
         );
     }
+    // Issue 46: the run says whether its data fits where the page cache
+    // may hold it: 256 MiB is 4x the limit.
+    let said = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["message"].as_str())
+        .any(|m| {
+            m.starts_with("buffered jobs: their data (256 MiB) is 4.0x the --mem-limit (64 MiB)")
+        });
+    assert!(said, "{}", doc["warnings"]);
     assert_empty_dir(dir.path(), "test file");
     assert_no_groups_left();
+}
+
+#[test]
+fn a_mapped_run_without_a_limit_says_its_data_fits_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = iomark(&[
+        "disk",
+        dir.path().to_str().unwrap(),
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--engine",
+        "mmap-sync",
+        "--size",
+        "16MiB",
+        "--runtime",
+        "200ms",
+        "--json",
+        "--no-store",
+    ]);
+    let doc = json_of(&out);
+    let fits = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["message"].as_str())
+        .any(|m| {
+            m.starts_with("buffered jobs: their data (16 MiB) fits in the machine's memory (")
+        });
+    assert!(fits, "{}", doc["warnings"]);
+    assert_empty_dir(dir.path(), "test file");
 }
 
 #[test]

@@ -28,6 +28,7 @@ use iomark_model::escape::escape_controls;
 use iomark_model::figure::disk_job_test_name;
 use iomark_model::profile::{ProfileResult, TestDir};
 use iomark_model::units::{BytesPerSec, Iops, Nanos};
+use iomark_model::Bytes;
 use iomark_model::{Warning, WarningKind};
 
 /// How much faster a later pass must run than the first before it counts.
@@ -102,13 +103,22 @@ fn pair_key(job: &DiskJobResult) -> Option<(String, bool)> {
     Some((disk_job_test_name(&spec), read))
 }
 
-/// Caches on the route to the medium that direct I/O does not get past: a
-/// loop device with direct I/O off (`/sys/block/loopN/loop/dio` 0) reads
-/// and writes its backing file through the host's page cache, whatever
-/// the job asked, at any depth of the stack (a dm device over such a
-/// loop device too). Evidence by itself, with no figure to judge: study
-/// 000's Galaxy Tab case read 6140 MB/s from a 20 MiB/s medium this way,
-/// and no figure check fired without a ceiling or a rating (issue 46).
+/// Caches on the route to the medium that direct I/O does not get past,
+/// each evidence by itself, with no figure to judge (issue 46):
+///
+/// - a loop device with direct I/O off (`/sys/block/loopN/loop/dio` 0)
+///   reads and writes its backing file through the host's page cache,
+///   whatever the job asked, at any depth of the stack (a dm device over
+///   such a loop device too): study 000's Galaxy Tab case read 6140 MB/s
+///   from a 20 MiB/s medium this way, and no figure check fired without
+///   a ceiling or a rating;
+/// - a loop device whose backing file a FUSE daemon or a network file
+///   system's server answers for, direct I/O or not;
+/// - a file target on such a file system: `O_DIRECT` ends at this host's
+///   client, and the daemon or the server reads and writes through a
+///   cache of its own (the page cache of the file system under a FUSE
+///   daemon, the server's memory).
+///
 /// Only runs with a job that bypassed the page cache are flagged: a
 /// buffered job says so already.
 pub fn cache_on_route(report: &DeviceReport, jobs: &[DiskJobResult]) -> Vec<Warning> {
@@ -116,25 +126,111 @@ pub fn cache_on_route(report: &DeviceReport, jobs: &[DiskJobResult]) -> Vec<Warn
         return Vec::new();
     }
     let mut out = Vec::new();
+    if let Some(fs) = &report.filesystem {
+        if let Some(server) = served_by_fs_type(&fs.fs_type) {
+            out.push(Warning::new(
+                WarningKind::CacheSuspected,
+                format!(
+                    "{} is on {} ({}): direct I/O ends at this host's client, and the {server} \
+                     that answers for it has a cache of its own; the figures may be that \
+                     cache's, not the medium's; test the device under it, or empty that cache \
+                     before each run",
+                    escape_controls(&report.path),
+                    escape_controls(&fs.fs_type),
+                    escape_controls(&fs.source)
+                ),
+            ));
+        }
+    }
     let mut layers: Vec<&BlockLayer> = report.device.iter().collect();
     while let Some(layer) = layers.pop() {
         layers.extend(&layer.lower);
-        let Some(lb) = layer.loop_backing.as_ref().filter(|lb| !lb.direct_io) else {
+        let Some(lb) = layer.loop_backing.as_ref() else {
             continue;
         };
         let name = escape_controls(&layer.name);
-        out.push(Warning::new(
-            WarningKind::CacheSuspected,
-            format!(
-                "{name} reads and writes its backing file {} through the host's page cache \
-                 (its direct I/O is off, /sys/block/{name}/loop/dio = 0): direct I/O stops at \
-                 the loop device, and the figures may be the page cache's, not the medium's; \
-                 losetup --direct-io=on /dev/{name}, or test the file or the device under it",
-                escape_controls(&lb.backing_file)
-            ),
-        ));
+        let file = escape_controls(&lb.backing_file);
+        if let Some(kind) = &lb.backing_served_by {
+            let kind = escape_controls(kind);
+            out.push(Warning::new(
+                WarningKind::CacheSuspected,
+                format!(
+                    "{name}'s backing file {file} is on {kind}: the {kind} daemon or server \
+                     that answers for it has a cache of its own, which direct I/O \
+                     (dio = {}) does not get past; the figures may be that cache's, not the \
+                     medium's; test the device under it",
+                    u8::from(lb.direct_io)
+                ),
+            ));
+        } else if !lb.direct_io {
+            out.push(Warning::new(
+                WarningKind::CacheSuspected,
+                format!(
+                    "{name} reads and writes its backing file {file} through the host's page \
+                     cache (its direct I/O is off, /sys/block/{name}/loop/dio = 0): direct I/O \
+                     stops at the loop device, and the figures may be the page cache's, not \
+                     the medium's; losetup --direct-io=on /dev/{name}, or test the file or \
+                     the device under it"
+                ),
+            ));
+        }
     }
     out
+}
+
+/// What answers for a file system of type `fs_type` (`/proc/self/
+/// mountinfo`'s name) when a daemon or a server does, with a cache of its
+/// own: a FUSE daemon (`fuse.sshfs`, `fuseblk`, virtiofs), or a network
+/// file system's server.
+fn served_by_fs_type(fs_type: &str) -> Option<&'static str> {
+    let base = fs_type.split('.').next().unwrap_or(fs_type);
+    match base {
+        "fuse" | "fuseblk" | "virtiofs" => Some("FUSE daemon"),
+        "nfs" | "nfs4" | "cifs" | "smb3" | "smbfs" | "9p" | "ceph" | "glusterfs" | "afs" => {
+            Some("file server")
+        }
+        _ => None,
+    }
+}
+
+/// Whether the data of the run's buffered jobs fits in the page cache
+/// that can hold it: the `--mem-limit` when there is one (the cgroup's
+/// page cache counts against it), else the machine's memory. Buffered
+/// jobs say "the page cache may be measured" already; this says whether
+/// it can be, with the sizes (issue 46: an mmap sweep with and without a
+/// limit carried the same sentence, and nothing said its 64 MiB fitted in
+/// 23.5 GiB). None without a buffered job or a known capacity.
+pub fn fits_in_memory(
+    jobs: &[DiskJobResult],
+    memory: Option<Bytes>,
+    limit: Option<Bytes>,
+) -> Option<Warning> {
+    let region = jobs
+        .iter()
+        .filter(|j| !j.page_cache_bypassed)
+        .map(|j| j.spec.size)
+        .max()?;
+    let (capacity, of) = match (limit, memory) {
+        (Some(l), _) => (l, "the --mem-limit"),
+        (None, Some(m)) if m.0 > 0 => (m, "the machine's memory"),
+        _ => return None,
+    };
+    let message = if region <= capacity {
+        format!(
+            "buffered jobs: their data ({region}) fits in {of} ({capacity}), so once read or \
+             written it is served from the page cache and the figures are memory's, not the \
+             device's; for the device, use a region larger than {capacity}, a --mem-limit \
+             below {region}, or direct I/O"
+        )
+    } else {
+        format!(
+            "buffered jobs: their data ({region}) is {:.1}x {of} ({capacity}): the page \
+             cache holds at most {capacity} of it, and the rest is read from or written to \
+             the device",
+            region.0 as f64 / capacity.0 as f64
+        )
+    };
+    Some(Warning::new(WarningKind::BufferedIo, message))
 }
 
 /// Reads above the same test's writes by more than `report`'s class
@@ -441,6 +537,82 @@ mod tests {
         assert!(cache_on_route(&stack(true), &direct).is_empty());
         let buffered = [job("SEQ1M read", RwMode::Read, 6140.0, false)];
         assert!(cache_on_route(&stack(false), &buffered).is_empty());
+    }
+
+    #[test]
+    fn buffered_data_is_said_to_fit_in_memory_or_in_the_limit_or_not() {
+        let mib = |n: u64| Bytes(n << 20);
+        let mut mapped = job("randread 4KiB", RwMode::RandRead, 900.0, false);
+        mapped.spec.size = mib(64);
+        let memory = Some(Bytes(23 << 30));
+        let w = fits_in_memory(std::slice::from_ref(&mapped), memory, None).unwrap();
+        assert_eq!(w.kind, WarningKind::BufferedIo);
+        assert!(
+            w.message.starts_with(
+                "buffered jobs: their data (64 MiB) fits in the machine's memory (23 GiB)"
+            ),
+            "{w}"
+        );
+        let w = fits_in_memory(std::slice::from_ref(&mapped), memory, Some(mib(16))).unwrap();
+        assert!(
+            w.message
+                .starts_with("buffered jobs: their data (64 MiB) is 4.0x the --mem-limit (16 MiB)"),
+            "{w}"
+        );
+        // Direct jobs, or no capacity known: nothing to say.
+        let direct = job("randread 4KiB", RwMode::RandRead, 900.0, true);
+        assert!(fits_in_memory(&[direct], memory, None).is_none());
+        assert!(fits_in_memory(&[mapped], None, None).is_none());
+    }
+
+    #[test]
+    fn a_daemon_or_a_server_on_the_route_is_a_cache_whatever_direct_io_says() {
+        let direct = [job("SEQ1M read", RwMode::Read, 900.0, true)];
+        // A loop device over a file on FUSE, direct I/O on.
+        let over_fuse: DeviceReport = serde_json::from_value(serde_json::json!({
+            "path": "/dev/loop7", "target": "block_device",
+            "device": {"name": "loop7", "devno": {"major": 7, "minor": 7}, "size": 0,
+                "transport": "loop", "sysfs_path": "/sys/block/loop7", "queue": {},
+                "loop_backing": {"backing_file": "/mnt/sshfs/disk.img", "offset": 0,
+                    "size_limit": 0, "direct_io": true, "backing_served_by": "FUSE"}}
+        }))
+        .unwrap();
+        let w = cache_on_route(&over_fuse, &direct);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].kind, WarningKind::CacheSuspected);
+        assert!(
+            w[0].message
+                .starts_with("loop7's backing file /mnt/sshfs/disk.img is on FUSE"),
+            "{}",
+            w[0]
+        );
+        assert!(w[0].message.contains("(dio = 1)"), "{}", w[0]);
+        // A file on NFS and one on a FUSE file system: named with the
+        // mount's type and source. ext4 and tmpfs have no such cache.
+        let file_on = |fs_type: &str| -> DeviceReport {
+            serde_json::from_value(serde_json::json!({
+                "path": "/mnt/x/f", "target": "file",
+                "filesystem": {"mount_id": 40, "devno": {"major": 0, "minor": 50},
+                    "mount_point": "/mnt/x", "fs_type": fs_type, "source": "server:/export",
+                    "mount_options": "rw", "super_options": "rw"}
+            }))
+            .unwrap()
+        };
+        let w = cache_on_route(&file_on("nfs4"), &direct);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].message
+                .starts_with("/mnt/x/f is on nfs4 (server:/export): direct I/O ends at this host's client, and the file server"),
+            "{}",
+            w[0]
+        );
+        let w = cache_on_route(&file_on("fuse.bindfs"), &direct);
+        assert!(w[0].message.contains("the FUSE daemon"), "{}", w[0]);
+        assert!(cache_on_route(&file_on("ext4"), &direct).is_empty());
+        assert!(cache_on_route(&file_on("tmpfs"), &direct).is_empty());
+        // Buffered jobs carry their own warning.
+        let buffered = [job("SEQ1M read", RwMode::Read, 900.0, false)];
+        assert!(cache_on_route(&file_on("nfs4"), &buffered).is_empty());
     }
 
     #[test]

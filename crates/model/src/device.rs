@@ -181,6 +181,11 @@ pub struct LoopBacking {
     /// Direct I/O to the backing file; off means the host page cache is in
     /// the way even for `O_DIRECT` opens of the loop device.
     pub direct_io: bool,
+    /// What answers for the backing file when a daemon or a server does
+    /// (`FUSE`, `NFS`, `SMB`, `9P`, `Ceph`, from the file system's magic
+    /// number): its own cache is on the route whatever `direct_io` says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing_served_by: Option<String>,
 }
 
 /// One directory on the sysfs path from the disk up to the root, e.g.

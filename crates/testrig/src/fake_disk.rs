@@ -117,6 +117,14 @@ impl FakeDisk {
     }
 }
 
+impl FakeDisk {
+    /// The FUSE file under the loop device, for tests of a file target on
+    /// a file system a daemon answers for.
+    pub fn image(&self) -> PathBuf {
+        self.mountpoint.join("disk.img")
+    }
+}
+
 impl Drop for FakeDisk {
     fn drop(&mut self) {
         if !self.dev.as_os_str().is_empty() {

@@ -432,6 +432,12 @@ pub fn run_coordinated(
             run.cgroup = Some(Box::new(limit.usage()));
         }
     }
+    if let RunBody::Disk(run) = &doc.body {
+        let memory = doc.host.as_ref().map(|h| h.memory_total);
+        let limit = run.cgroup.as_ref().map(|c| c.limit);
+        let fits = crate::checks::fits_in_memory(&run.jobs, memory, limit);
+        doc.warnings.extend(fits);
+    }
     let id = sink.finish(&mut doc);
     Ok(RunEnd::Finished(Box::new(Finished {
         doc,

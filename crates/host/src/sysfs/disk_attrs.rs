@@ -16,7 +16,30 @@ pub(super) fn loop_backing(disk: &Path) -> Option<LoopBacking> {
         offset: Bytes(num(&l.join("offset")).unwrap_or(0)),
         size_limit: Bytes(num(&l.join("sizelimit")).unwrap_or(0)),
         direct_io: flag(&l.join("dio")).unwrap_or(false),
+        backing_served_by: None,
     })
+}
+
+/// What answers for the file at `path` when a daemon or a server does: a
+/// FUSE daemon or a network file system's server, each with a cache of
+/// its own behind the kernel's.
+pub(super) fn served_by(path: &Path) -> Option<&'static str> {
+    // statfs(2)'s f_type, from linux/magic.h and the file systems' own
+    // headers (virtiofs is FUSE; CIFS and SMB2 share SMB's name).
+    const SERVED: [(u32, &str); 7] = [
+        (0x6573_5546, "FUSE"),
+        (0x6969, "NFS"),
+        (0x517b, "SMB"),
+        (0xff53_4d42, "SMB"),
+        (0xfe53_4d42, "SMB"),
+        (0x0102_1997, "9P"),
+        (0x00c3_6400, "Ceph"),
+    ];
+    // f_type's C type differs between architectures; the magic numbers
+    // are 32 bits wide.
+    #[allow(clippy::unnecessary_cast)]
+    let kind = rustix::fs::statfs(path).ok()?.f_type as u32;
+    SERVED.iter().find(|(m, _)| *m == kind).map(|(_, n)| *n)
 }
 
 /// Whether `path` is on a file system whose pages are memory (tmpfs,

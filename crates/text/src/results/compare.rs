@@ -173,6 +173,11 @@ fn run_header(run: &StoredRun, style: TableStyle) -> String {
         if d.target.size_from_device {
             h += &format!("\nregion {}", d.target.size);
         }
+        // A run under a memory limit measures another thing than the
+        // same test without one (issue 46).
+        if let Some(c) = &d.cgroup {
+            h += &format!("\nmem limit {}", c.limit);
+        }
     }
     h
 }

@@ -292,3 +292,25 @@ fn a_devices_runs_of_one_label_share_a_column_when_they_share_no_row() {
     let first = Lineup::new(&runs, None);
     assert_eq!(first.columns().len(), 5);
 }
+
+#[test]
+fn a_run_under_a_memory_limit_says_so_in_its_column() {
+    use iomark_model::cgroup::CgroupUsage;
+    let mut run = macbench(1, "mmap", 5243.0);
+    let mut doc: iomark_model::RunDocument = serde_json::from_str(&run.document_json).unwrap();
+    if let RunBody::Disk(d) = &mut doc.body {
+        d.cgroup = Some(Box::new(CgroupUsage {
+            version: "v1".into(),
+            limit: iomark_model::Bytes(32 << 20),
+            peak: None,
+            oom_kills: 0,
+            limit_hits: None,
+            major_faults: None,
+        }));
+    }
+    run.document_json = serde_json::to_string(&doc).unwrap();
+    let h = run_header(&run, TableStyle::Terminal);
+    assert!(h.ends_with("\nmem limit 32 MiB"), "{h}");
+    let free = run_header(&macbench(2, "mmap", 5243.0), TableStyle::Terminal);
+    assert!(!free.contains("mem limit"), "{free}");
+}
