@@ -13,6 +13,7 @@ use iomark_mem::{job, MemError};
 use iomark_model::mem::MemOutcome;
 use iomark_model::now_ms;
 use iomark_model::RunBody;
+use iomark_pipeline::RunSink;
 use iomark_text::Output;
 
 use crate::exit::Exit;
@@ -148,16 +149,16 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
         crate::record::command_line(),
         started_at_ms,
     );
-    let mut recorder = crate::record::Recorder::begin(&options.store, &mut begun);
+    let mut sink = crate::record::StoreSink::new(&options.store);
+    sink.begin(&mut begun);
     let run = {
-        let mut watch = crate::mem_live::MemWatch::new(&mut recorder, stream.as_mut());
+        let mut watch = iomark_mem::live::MemWatch::new(&mut sink, stream.as_mut());
         options.plan.run_observed(stop, child, &mut watch)?
     };
     let mut doc = options
         .plan
         .document(run, crate::record::command_line(), started_at_ms);
-    options.store.apply(&mut doc);
-    recorder.finish(&doc);
+    sink.finish(&mut doc);
     match stream {
         Some(s) => s.end(&doc),
         None => {

@@ -10,10 +10,12 @@ use std::io::Write;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use iomark_net::output::Output;
+use iomark_net::recording::{LiveClient, LiveServer};
 use iomark_net::settings::{ClientSettings, ServerSettings};
 use iomark_net::NetError;
 
 use crate::exit::Exit;
+use crate::record::{command_line, StoreSink};
 
 /// `iomark net`: the subcommands.
 #[derive(Debug, Args)]
@@ -70,10 +72,12 @@ fn serve(a: ServerArgs) -> anyhow::Result<Exit> {
     if cfg.verbose && cfg.text {
         crate::exit::print(&format!("{}\n", cfg.settings_line()))?;
     }
-    let mut live = crate::net_live::LiveServer {
-        store: &a.store,
-        open: None,
-    };
+    let mut live = LiveServer::new(
+        Box::new(|| Box::new(StoreSink::new(&a.store))),
+        command_line(),
+        Box::new(print_warnings),
+        || crate::signals::stop_signals_received() > 0,
+    );
     iomark_net::server::run(cfg, &mut live).context("net server")?;
     Ok(Exit::Success)
 }
@@ -86,10 +90,7 @@ fn test(a: ClientArgs) -> anyhow::Result<Exit> {
         writeln!(out, "{}", cfg.settings_line())?;
     }
     cfg.interrupt = Some(crate::signals::stop_flag()?);
-    let mut live = crate::net_live::LiveClient {
-        store: &a.store,
-        recorder: None,
-    };
+    let mut live = LiveClient::new(Box::new(StoreSink::new(&a.store)), command_line());
     let report = match iomark_net::client::run_observed(&cfg, &mut out, &mut live) {
         Ok(r) => r,
         Err(NetError::Interrupted) => {
@@ -105,17 +106,9 @@ fn test(a: ClientArgs) -> anyhow::Result<Exit> {
         out.raw(&format!("{}\n", report.to_iperf3_json()))?;
     }
     out.flush()?;
-    let mut doc = iomark_net::run_document(&report, crate::record::command_line());
-    crate::net_live::print_warnings(&doc);
-    match live.recorder.take() {
-        Some(recorder) => {
-            a.store.apply(&mut doc);
-            recorder.finish(&doc);
-        }
-        None => {
-            crate::record::Recorder::begin(&a.store, &mut doc).finish(&doc);
-        }
-    }
+    let mut doc = iomark_net::run_document(&report, command_line());
+    print_warnings(&doc);
+    live.finish(&mut doc);
     Ok(if report.interrupted {
         Exit::Interrupted
     } else {
@@ -126,3 +119,13 @@ fn test(a: ClientArgs) -> anyhow::Result<Exit> {
 #[cfg(test)]
 #[path = "net_tests.rs"]
 mod tests;
+
+/// The iperf3-shaped text has no place for them; the link checks are
+/// iomark's own.
+fn print_warnings(doc: &iomark_model::RunDocument) {
+    if let iomark_model::RunBody::Net(run) = &doc.body {
+        for w in &run.warnings {
+            eprintln!("iomark: warning: {w}");
+        }
+    }
+}

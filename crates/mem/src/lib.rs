@@ -36,6 +36,7 @@ pub mod job;
 pub mod json_stream;
 #[cfg(test)]
 mod kernel_test_support;
+pub mod live;
 pub mod observe;
 pub mod region;
 pub mod relative;

@@ -1,7 +1,7 @@
-//! A mem run's seconds in the store as it goes, for `iomark serve`'s live
-//! view: the passes a kernel run counts (STREAM's four kernels once, a
-//! stencil sweep, a Himeno Jacobi sweep; under `--mem-limit` as its child
-//! reports them), gathered into intervals of a second or more of pass
+//! A mem run's seconds in its sink as it goes (the store, for `iomark
+//! serve`'s live view): the passes a kernel run counts (STREAM's four
+//! kernels once, a stencil sweep, a Himeno Jacobi sweep; under
+//! `--mem-limit` as its child reports them), gathered into intervals of a second or more of pass
 //! time, each stored as a [`LiveSample`]: the bytes moved (none for
 //! Himeno, which counts none) and the floating-point operations done (the
 //! stencil's and Himeno's). A memory kernel counts no I/Os and has no
@@ -9,20 +9,21 @@
 
 use std::time::Instant;
 
-use iomark_mem::observe::{Measured, MemObserver, Pass, Role};
 use iomark_model::live::LiveSample;
 use iomark_model::mem::MemJobSpec;
+use iomark_pipeline::RunSink;
 
-use crate::record::Recorder;
-use iomark_mem::json_stream::JsonStream;
+use crate::json_stream::JsonStream;
+use crate::observe::{Measured, MemObserver, Pass, Role};
 
 /// Pass time gathered into one stored interval at least.
 const INTERVAL_S: f64 = 1.0;
 
-/// Tells the store (and the stream, under `--json-stream`) of the run.
-pub(crate) struct MemWatch<'a> {
-    pub(crate) recorder: &'a mut Recorder,
-    pub(crate) stream: Option<&'a mut JsonStream>,
+/// Tells the run's sink (and the stream, under `--json-stream`) of the
+/// run's seconds as they go.
+pub struct MemWatch<'a> {
+    sink: &'a mut dyn RunSink,
+    stream: Option<&'a mut JsonStream>,
     /// The kernel run under way: its number from 1, its label, its start.
     run: u32,
     label: String,
@@ -41,9 +42,11 @@ struct Pending {
 }
 
 impl<'a> MemWatch<'a> {
-    pub(crate) fn new(recorder: &'a mut Recorder, stream: Option<&'a mut JsonStream>) -> Self {
+    /// Watch a run whose record `sink` holds (begun by the caller), and
+    /// write its stream to `stream`.
+    pub fn new(sink: &'a mut dyn RunSink, stream: Option<&'a mut JsonStream>) -> Self {
         MemWatch {
-            recorder,
+            sink,
             stream,
             run: 0,
             label: String::new(),
@@ -63,7 +66,7 @@ impl<'a> MemWatch<'a> {
             return;
         }
         let at_ms = iomark_model::now_ms();
-        self.recorder.sample(&LiveSample {
+        self.sink.sample(&LiveSample {
             step: self.run,
             steps: 0,
             label: self.label.clone(),

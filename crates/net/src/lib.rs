@@ -26,6 +26,7 @@ mod local;
 pub mod output;
 mod probe;
 pub mod proto;
+pub mod recording;
 mod report;
 pub mod server;
 mod server_gate;

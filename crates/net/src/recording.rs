@@ -1,30 +1,56 @@
-//! Network tests in the store as they go, for `iomark serve`'s live view:
-//! a client's test, and a server's busy periods. Each is stored when its
-//! first test opens (reading back as interrupted until it ends) and gains
-//! a second per report interval.
+//! Network tests recorded as they go, through a run's sink (the store,
+//! for `iomark serve`'s live view): a client's test, and a server's busy
+//! periods. Each is begun when its first test opens (reading back as
+//! interrupted until it ends) and gains a second per report interval.
 
 use iomark_model::live::LiveSample;
 use iomark_model::{RunDocument, RunStatus};
-use iomark_net::live::{ServerObserver, TestObserver};
-use iomark_net::TestReport;
+use iomark_pipeline::RunSink;
 
-use crate::record::{command_line, Recorder, StoreArgs};
+use crate::live::{ServerObserver, TestObserver};
+use crate::TestReport;
 
-/// A client's test: stored when it opens, each interval a second of it.
-pub(crate) struct LiveClient<'a> {
-    pub(crate) store: &'a StoreArgs,
-    pub(crate) recorder: Option<Recorder>,
+/// A maker of sinks, one per run: a server's busy periods are runs of
+/// their own, begun as they open.
+pub type NewSink<'a> = Box<dyn FnMut() -> Box<dyn RunSink + 'a> + 'a>;
+
+/// A client's test: begun when it opens, each interval a second of it.
+pub struct LiveClient<'a> {
+    sink: Box<dyn RunSink + 'a>,
+    command_line: Vec<String>,
+    begun: bool,
+}
+
+impl<'a> LiveClient<'a> {
+    /// Record the client's test in `sink`, stored with `command_line`.
+    pub fn new(sink: Box<dyn RunSink + 'a>, command_line: Vec<String>) -> Self {
+        LiveClient {
+            sink,
+            command_line,
+            begun: false,
+        }
+    }
+
+    /// Finish the run with the test's document; one that never opened is
+    /// begun and finished at once.
+    pub fn finish(mut self, doc: &mut RunDocument) {
+        if !self.begun {
+            self.sink.begin(doc);
+        }
+        self.sink.finish(doc);
+    }
 }
 
 impl TestObserver for LiveClient<'_> {
     fn started(&mut self, report: &TestReport) {
-        let mut begun = iomark_net::run_document(report, command_line());
-        self.recorder = Some(Recorder::begin(self.store, &mut begun));
+        let mut begun = crate::run_document(report, self.command_line.clone());
+        self.sink.begin(&mut begun);
+        self.begun = true;
     }
 
     fn interval(&mut self, second: &LiveSample) {
-        if let Some(r) = self.recorder.as_mut() {
-            r.sample(second);
+        if self.begun {
+            self.sink.sample(second);
         }
     }
 }
@@ -42,14 +68,21 @@ impl TestObserver for LiveClient<'_> {
 /// of its own. When its run's period is handed over without it, such a
 /// test goes on in a run of its own, from its opening; the seconds it had
 /// (rarely any: the exchange takes a moment) stay with the earlier run.
-pub(crate) struct LiveServer<'a> {
-    pub(crate) store: &'a StoreArgs,
-    pub(crate) open: Option<OpenPeriod>,
+pub struct LiveServer<'a> {
+    new_sink: NewSink<'a>,
+    command_line: Vec<String>,
+    /// Called with each period's document before it is stored (the
+    /// iperf3-shaped text has no place for its warnings).
+    served: Box<dyn FnMut(&RunDocument) + 'a>,
+    /// Whether a stop signal came: a run whose tests all ended without a
+    /// report is then interrupted, not failed.
+    stopped: fn() -> bool,
+    open: Option<OpenPeriod<'a>>,
 }
 
 /// The run of the busy period under way.
-pub(crate) struct OpenPeriod {
-    recorder: Recorder,
+struct OpenPeriod<'a> {
+    sink: Box<dyn RunSink + 'a>,
     begun: RunDocument,
     /// The tests that joined it, in order, each with its opening report.
     joined: Vec<(u32, TestReport)>,
@@ -57,16 +90,35 @@ pub(crate) struct OpenPeriod {
     running: Vec<u32>,
 }
 
-impl LiveServer<'_> {
+impl<'a> LiveServer<'a> {
+    /// Record each busy period in a sink of `new_sink`, stored with
+    /// `command_line`; `served` sees each period's document first, and
+    /// `stopped` says whether a stop signal came.
+    pub fn new(
+        new_sink: NewSink<'a>,
+        command_line: Vec<String>,
+        served: Box<dyn FnMut(&RunDocument) + 'a>,
+        stopped: fn() -> bool,
+    ) -> Self {
+        LiveServer {
+            new_sink,
+            command_line,
+            served,
+            stopped,
+            open: None,
+        }
+    }
+
     fn open(&mut self, test: u32, report: &TestReport) {
         let Some(mut begun) =
-            iomark_net::served_document(std::slice::from_ref(report), command_line())
+            crate::served_document(std::slice::from_ref(report), self.command_line.clone())
         else {
             return;
         };
-        let recorder = Recorder::begin(self.store, &mut begun);
+        let mut sink = (self.new_sink)();
+        sink.begin(&mut begun);
         self.open = Some(OpenPeriod {
-            recorder,
+            sink,
             begun,
             joined: vec![(test, report.clone())],
             running: vec![test],
@@ -74,7 +126,7 @@ impl LiveServer<'_> {
     }
 }
 
-impl ServerObserver for LiveServer<'_> {
+impl<'a> ServerObserver for LiveServer<'a> {
     fn started(&mut self, test: u32, report: &TestReport) {
         match self.open.as_mut() {
             Some(p) if !p.running.is_empty() => {
@@ -88,7 +140,7 @@ impl ServerObserver for LiveServer<'_> {
     fn interval(&mut self, test: u32, second: &LiveSample) {
         let Some(p) = self.open.as_mut() else { return };
         if let Some(k) = p.joined.iter().position(|(t, _)| *t == test) {
-            p.recorder.sample(&LiveSample {
+            p.sink.sample(&LiveSample {
                 step: k as u32 + 1,
                 // More tests may join.
                 steps: 0,
@@ -100,19 +152,20 @@ impl ServerObserver for LiveServer<'_> {
     fn served(&mut self, period: Vec<(u32, TestReport)>) {
         let tests: Vec<u32> = period.iter().map(|(t, _)| *t).collect();
         let reports: Vec<TestReport> = period.into_iter().map(|(_, r)| r).collect();
-        let Some(mut doc) = iomark_net::served_document(&reports, command_line()) else {
+        let Some(mut doc) = crate::served_document(&reports, self.command_line.clone()) else {
             return;
         };
-        print_warnings(&doc);
-        self.store.apply(&mut doc);
-        let ours = |p: &mut OpenPeriod| p.joined.iter().any(|(t, _)| tests.contains(t));
-        let Some(p) = self.open.take_if(ours) else {
+        (self.served)(&doc);
+        let ours = |p: &mut OpenPeriod<'a>| p.joined.iter().any(|(t, _)| tests.contains(t));
+        let Some(mut p) = self.open.take_if(ours) else {
             // None of its tests joined the open run (which goes on): stored
             // whole, as before the live view.
-            Recorder::begin(self.store, &mut doc).finish(&doc);
+            let mut sink = (self.new_sink)();
+            sink.begin(&mut doc);
+            sink.finish(&mut doc);
             return;
         };
-        p.recorder.finish(&doc);
+        p.sink.finish(&mut doc);
         // Tests that joined live but measured after the period: a run of
         // their own.
         let mut left = p
@@ -135,24 +188,20 @@ impl ServerObserver for LiveServer<'_> {
         }
         // Every test of the run ended, and none with a report: no period
         // will be handed over for it.
-        let Some(p) = self.open.take() else { return };
-        let mut doc = p.begun;
-        doc.status = if crate::signals::stop_signals_received() > 0 {
+        let Some(OpenPeriod {
+            mut sink,
+            begun: mut doc,
+            ..
+        }) = self.open.take()
+        else {
+            return;
+        };
+        doc.status = if (self.stopped)() {
             RunStatus::Interrupted
         } else {
             RunStatus::Failed
         };
         doc.finished_at_ms = iomark_model::now_ms();
-        p.recorder.finish(&doc);
-    }
-}
-
-/// The iperf3-shaped text has no place for them; the link checks are
-/// iomark's own.
-pub(crate) fn print_warnings(doc: &iomark_model::RunDocument) {
-    if let iomark_model::RunBody::Net(run) = &doc.body {
-        for w in &run.warnings {
-            eprintln!("iomark: warning: {w}");
-        }
+        sink.finish(&mut doc);
     }
 }

@@ -1,10 +1,10 @@
-//! Where a run's record goes: the [`RunSink`] seam the lifecycle writes
-//! through, and [`MemorySink`], which keeps everything in memory so the
-//! whole lifecycle can be tested without a database.
+//! Where a run's record goes: the [`RunSink`] seam a run writes through,
+//! and [`MemorySink`], which keeps everything in memory so a whole run can
+//! be tested without a database.
 //!
 //! The binary's sink is the results store on a thread of its own
-//! (`iomark`'s `Recorder`): a store error there becomes a warning and the
-//! run goes on, so no sink call returns an error the lifecycle must handle.
+//! (`iomark`'s `StoreSink`): a store error there becomes a warning and the
+//! run goes on, so no sink call returns an error the run must handle.
 
 use std::collections::BTreeMap;
 
@@ -13,7 +13,7 @@ use iomark_model::stored::{DeviceMemory, RunId};
 use iomark_model::{RunDocument, RunStatus};
 
 /// The record of one run as it goes: begun, checkpointed, finished, with
-/// what is remembered of devices between runs.
+/// what is remembered of devices between runs (disk runs).
 pub trait RunSink {
     /// Record the run as begun; the sink adds its labels and note to `doc`
     /// first, so the printed document carries them even when nothing is

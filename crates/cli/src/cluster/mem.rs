@@ -9,6 +9,7 @@ use anyhow::bail;
 use iomark_cluster::ranks::mem::{self, StreamEnd};
 use iomark_cluster::World;
 use iomark_model::now_ms;
+use iomark_pipeline::RunSink;
 
 use crate::exit::Exit;
 use crate::mem::{MemArgs, MemOptions};
@@ -49,7 +50,9 @@ fn run_rank(args: MemArgs, world: &World, stop: &AtomicBool) -> anyhow::Result<E
     let mut doc = options
         .plan
         .document(run, crate::record::command_line(), started_at_ms);
-    crate::record::Recorder::begin(&options.store, &mut doc).finish(&doc);
+    let mut sink = crate::record::StoreSink::new(&options.store);
+    sink.begin(&mut doc);
+    sink.finish(&mut doc);
     let text = options.output.render(&doc)?;
     std::io::stdout().lock().write_all(text.as_bytes())?;
     crate::mem::ended(&doc)

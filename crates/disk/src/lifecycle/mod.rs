@@ -30,7 +30,6 @@
 
 mod coordinator;
 mod known;
-mod sink;
 pub mod stream;
 mod targets;
 #[cfg(feature = "terminal")]
@@ -48,8 +47,8 @@ use iomark_model::stored::RunId;
 use iomark_model::{now_ms, RunBody, RunDocument, RunStatus};
 
 pub use coordinator::{Alone, CoordinationError, Coordinator, Gathered};
+pub use iomark_pipeline::{MemorySink, RunSink};
 pub use known::Known;
-pub use sink::{MemorySink, RunSink};
 pub use targets::open_target;
 pub use watch::{NoDisplay, RunDisplay};
 
