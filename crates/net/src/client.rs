@@ -217,7 +217,6 @@ pub fn run_observed(
     };
     let mut report = TestReport::opening(peering, params, &streams, started, cfg.interval);
     report.rate_format = cfg.rate_format;
-    obs.started(&report);
     if cfg.text {
         let _ = write!(out, "{}", report.header_text());
         if cfg.verbose {
@@ -230,6 +229,9 @@ pub fn run_observed(
     }
 
     let mut session = Session::start(streams, plan, omit, cfg.interval, running)?;
+    // Told once the streams move data: the store's work (the observer
+    // records the run as begun) overlaps the test instead of delaying it.
+    obs.started(&report);
     // Under load from the end of the omit period, or a quarter second in.
     let loaded_probe = cfg.rtt_probe.then(|| {
         probe::Loaded::start(

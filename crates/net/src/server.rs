@@ -329,7 +329,6 @@ impl Server {
         };
         let mut report =
             TestReport::opening(peering, params, &streams, SystemTime::now(), cfg.interval);
-        obs.started(&report);
         if cfg.json_stream {
             let _ = writeln!(out, "{}", report.json_stream_start());
             let _ = out.flush();
@@ -342,6 +341,8 @@ impl Server {
         }
         let omit = Duration::from_secs(report.params.omit as u64);
         let mut session = Session::start(streams, plan, omit, cfg.interval, running)?;
+        // Told once the streams move data, as the client does.
+        obs.started(&report);
         let started = running;
         // The client decides the end; these timers only catch a client that
         // never does. A timed test gets iperf3's duration + omit + grace. A
