@@ -227,7 +227,7 @@ fn a_mem_run_stores_its_seconds_as_it_goes() {
     let scratch = ScratchDb::new();
     let db = scratch.db();
     // About 1.5 s of STREAM passes: a stored second comes while it runs.
-    let mut run = Proc::spawn(&mut iomark_cmd(&[
+    let run = Proc::spawn(&mut iomark_cmd(&[
         "mem",
         "stream",
         "--size",
@@ -239,26 +239,6 @@ fn a_mem_run_stores_its_seconds_as_it_goes() {
         "--db",
         db,
     ]));
-    let seconds = |db: &str| -> Vec<iomark_model::live::LiveSample> {
-        let Ok(mut store) = iomark_store::open_read_only(Some(db)) else {
-            return Vec::new();
-        };
-        let Some(id) = store
-            .in_progress(0)
-            .ok()
-            .and_then(|ids| ids.first().copied())
-        else {
-            return Vec::new();
-        };
-        store
-            .samples(id, None)
-            .map(|s| s.into_iter().map(|(_, s)| s).collect())
-            .unwrap_or_default()
-    };
-    wait_until(Duration::from_secs(60), "a stored second", || {
-        !seconds(db).is_empty()
-    });
-    assert!(run.running(), "the first second was stored at the end");
     let out = run.finish(Duration::from_secs(60));
     assert!(out.status.success(), "{}", stderr(&out));
     let mut store = iomark_store::open_read_only(Some(db)).unwrap();
@@ -266,6 +246,16 @@ fn a_mem_run_stores_its_seconds_as_it_goes() {
     assert_eq!(runs[0].status, iomark_model::RunStatus::Complete);
     let kept = store.samples(runs[0].id, None).unwrap();
     assert!(kept.len() >= 2, "{kept:?}");
+    // Handed to the store as it went: the first second a good part of a
+    // second before the last, which the end of the run hands over (the
+    // stamps are the run's own, so a slow reader of the store cannot blur
+    // them; the Himeno test below reads a second back while the run is
+    // held still).
+    let (first, last) = (&kept[0].1, &kept[kept.len() - 1].1);
+    assert!(
+        first.at_ms + 250 <= last.at_ms,
+        "the first second was stored at the end: {kept:?}"
+    );
     for (_, s) in &kept {
         assert!(s.label.starts_with("stream "), "{s:?}");
         assert_eq!((s.step, s.ios, s.latency), (1, 0, None), "{s:?}");
@@ -280,29 +270,41 @@ fn a_mem_run_stores_its_seconds_as_it_goes() {
 fn a_himeno_run_stores_its_flops_as_it_goes() {
     let scratch = ScratchDb::new();
     let db = scratch.db();
-    // Himeno's own scheme filling 4 s: a stored second about 1 s in.
+    // Himeno's own scheme filling 8 s: a stored second about 1 s in.
     let mut run = Proc::spawn(&mut iomark_cmd(&[
         "mem",
         "himeno",
         "--grid",
         "xs",
         "--seconds",
-        "4",
+        "8",
         "--threads",
         "1",
         "--db",
         db,
     ]));
     let id = run_in_progress(db);
+    // Held still (SIGSTOP) as soon as the store has a second of it, so
+    // the live views are read while it goes however slowly this host
+    // serves them: a loaded new machine took the 3 s that were left of a
+    // 4 s run to start the server and ask, and the run had ended.
+    wait_until(Duration::from_secs(60), "a stored second", || {
+        iomark_store::open_read_only(Some(db))
+            .and_then(|mut s| s.samples(iomark_store::RunId(id as i64), None))
+            .is_ok_and(|seconds| !seconds.is_empty())
+    });
+    run.signal(rustix::process::Signal::STOP);
+    assert!(run.running(), "the first second was stored at the end");
     let served = Served::start(db, &[]);
     let state = || -> Value {
         serde_json::from_slice(&served.get(&format!("/api/live/{id}")).body).unwrap_or_default()
     };
-    wait_until(Duration::from_secs(60), "a stored second", || {
-        state()["points"].as_u64().is_some_and(|n| n >= 1)
-    });
+    assert!(
+        state()["points"].as_u64().is_some_and(|n| n >= 1),
+        "{}",
+        state()
+    );
     let metrics = served.get("/metrics").text();
-    assert!(run.running(), "the first second was stored at the end");
     let now = state();
     assert_eq!(now["figures"], serde_json::json!(["flops"]), "{now}");
     assert!(now["flops_per_second"].as_f64().unwrap() > 0.0, "{now}");
@@ -314,6 +316,7 @@ fn a_himeno_run_stores_its_flops_as_it_goes() {
         "{metrics}"
     );
 
+    run.signal(rustix::process::Signal::CONT);
     let out = run.finish(Duration::from_secs(60));
     assert!(out.status.success(), "{}", stderr(&out));
     // Every timed sweep's flops, stored once: iterations x flops per sweep.
