@@ -172,14 +172,9 @@ fn disk_run_through_a_mapping_is_held_to_the_limit() {
     }
     // Issue 46: the run says whether its data fits where the page cache
     // may hold it: 256 MiB is 4x the limit.
-    let said = doc["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|w| w["message"].as_str())
-        .any(|m| {
-            m.starts_with("buffered jobs: their data (256 MiB) is 4.0x the --mem-limit (64 MiB)")
-        });
+    let said = warnings_of_kind(&doc, "buffered_io").iter().any(|m| {
+        m.starts_with("buffered jobs: their data (256 MiB) is 4.0x the --mem-limit (64 MiB)")
+    });
     assert!(said, "{}", doc["warnings"]);
     assert_empty_dir(dir.path(), "test file");
     assert_no_groups_left();
@@ -205,14 +200,9 @@ fn a_mapped_run_without_a_limit_says_its_data_fits_in_memory() {
         "--no-store",
     ]);
     let doc = json_of(&out);
-    let fits = doc["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|w| w["message"].as_str())
-        .any(|m| {
-            m.starts_with("buffered jobs: their data (16 MiB) fits in the machine's memory (")
-        });
+    let fits = warnings_of_kind(&doc, "buffered_io").iter().any(|m| {
+        m.starts_with("buffered jobs: their data (16 MiB) fits in the machine's memory (")
+    });
     assert!(fits, "{}", doc["warnings"]);
     assert_empty_dir(dir.path(), "test file");
 }

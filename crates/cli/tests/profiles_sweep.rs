@@ -63,12 +63,9 @@ fn mapped_jobs_report_the_page_cache_as_used_and_warn() {
     // Where the file system has no O_DIRECT, the target says so once (the
     // run's other buffered-I/O sentence says whether the data fits in
     // memory, for the mapped jobs).
-    let target_buffered = doc["warnings"].as_array().unwrap().iter().any(|w| {
-        w["kind"] == "buffered_io"
-            && w["message"]
-                .as_str()
-                .is_some_and(|m| m.contains("does not support O_DIRECT"))
-    });
+    let target_buffered = warnings_of_kind(&doc, "buffered_io")
+        .iter()
+        .any(|m| m.contains("does not support O_DIRECT"));
     for job in jobs {
         let name = job["spec"]["name"].as_str().unwrap();
         if is_mapped(job) {

@@ -65,12 +65,18 @@ impl Counts {
 /// start of a measurement; or, where no hierarchy is mounted to read them
 /// from, how long each thread waited for a CPU.
 #[derive(Debug, Clone)]
-pub struct CpuQuotaWatch {
-    levels: Vec<(PathBuf, Counts)>,
-    unmounted: Option<WaitWatch>,
-    /// Why neither could be read: the check cannot look, and says so
-    /// rather than pass for a clean bill (issue 46).
-    blind: Option<String>,
+pub struct CpuQuotaWatch(Watching);
+
+/// What a [`CpuQuotaWatch`] watches.
+#[derive(Debug, Clone)]
+enum Watching {
+    /// `cpu.stat` of the cgroup and of each ancestor that has one.
+    Counters(Vec<(PathBuf, Counts)>),
+    /// The threads' waits, where no `cpu.stat` can be read.
+    Waits(WaitWatch),
+    /// Why neither can be read: the check cannot look, and says so rather
+    /// than pass for a clean bill (issue 46).
+    Blind(String),
 }
 
 /// A cgroup whose `cpu.stat` cannot be read here: `ip netns exec` runs its
@@ -144,21 +150,22 @@ impl CpuQuotaWatch {
     /// and says why ([`unchecked`](Self::unchecked)).
     pub fn start() -> Option<CpuQuotaWatch> {
         let Ok(cgroup) = fs::read_to_string("/proc/self/cgroup") else {
-            return Some(CpuQuotaWatch::blind(
+            return Some(CpuQuotaWatch(Watching::Blind(
                 "/proc/self/cgroup cannot be read (no /proc?)".into(),
-            ));
+            )));
         };
         let views = VIEWS.map(Path::new);
-        CpuQuotaWatch::start_in(&cgroup, &views, thread_times())
+        CpuQuotaWatch::start_in(&cgroup, &views, thread_times)
     }
 
     /// [`start`](Self::start) from `proc_cgroup` (this process's
     /// `/proc/self/cgroup`), with the hierarchies looked for under `views`
-    /// and the threads' times `times` (empty: schedstat cannot be read).
+    /// and the threads' times read by `times` (empty: schedstat cannot be
+    /// read) only where the counters cannot be.
     fn start_in(
         proc_cgroup: &str,
         views: &[&Path],
-        times: Vec<(u32, Duration, Duration)>,
+        times: impl FnOnce() -> Vec<(u32, Duration, Duration)>,
     ) -> Option<CpuQuotaWatch> {
         let mounted = views
             .iter()
@@ -175,11 +182,7 @@ impl CpuQuotaWatch {
                 }
             }
             if !levels.is_empty() {
-                return Some(CpuQuotaWatch {
-                    levels,
-                    unmounted: None,
-                    blind: None,
-                });
+                return Some(CpuQuotaWatch(Watching::Counters(levels)));
             }
             // The hierarchy's root has no throttling counters (cgroup v2's
             // never has) and no quota holds it.
@@ -194,34 +197,27 @@ impl CpuQuotaWatch {
         // container's root looks the same without its cgroup file system
         // and is not seen (a container mounts it as a rule).
         let path = cpu_cgroup_path(proc_cgroup).filter(|p| p != "/")?;
-        if times.is_empty() {
-            return Some(CpuQuotaWatch::blind(format!(
+        let times = times();
+        Some(CpuQuotaWatch(if times.is_empty() {
+            Watching::Blind(format!(
                 "neither the cpu.stat of cgroup {path} nor this process's threads' \
                  schedstat can be read here"
-            )));
-        }
-        Some(CpuQuotaWatch {
-            levels: Vec::new(),
-            unmounted: Some(WaitWatch {
+            ))
+        } else {
+            Watching::Waits(WaitWatch {
                 cgroup: path,
                 started: std::time::Instant::now(),
                 times,
-            }),
-            blind: None,
-        })
-    }
-
-    fn blind(why: String) -> CpuQuotaWatch {
-        CpuQuotaWatch {
-            levels: Vec::new(),
-            unmounted: None,
-            blind: Some(why),
-        }
+            })
+        }))
     }
 
     /// Why the quota could not be checked, when it could not.
     pub fn unchecked(&self) -> Option<&str> {
-        self.blind.as_deref()
+        match &self.0 {
+            Watching::Blind(why) => Some(why),
+            _ => None,
+        }
     }
 
     /// The level throttled longest since the start, when any was. Where
@@ -229,20 +225,24 @@ impl CpuQuotaWatch {
     /// half the time is reported with no periods (`periods` 0) and the
     /// wait as the throttled time.
     pub fn throttled(&self) -> Option<CpuThrottle> {
-        if let Some(w) = &self.unmounted {
-            let (waited, ran, wall) = w.longest_wait();
-            let quota = waited.as_secs_f64() >= WAITED_SHARE * wall.as_secs_f64()
-                && waited.as_secs_f64() >= WAIT_OVER_RUN * ran.as_secs_f64()
-                && !wall.is_zero();
-            return quota.then(|| CpuThrottle {
-                cgroup: w.cgroup.clone(),
-                periods: 0,
-                throttled: 0,
-                throttled_time: Nanos::from_duration(waited),
-            });
-        }
+        let levels = match &self.0 {
+            Watching::Counters(levels) => levels,
+            Watching::Blind(_) => return None,
+            Watching::Waits(w) => {
+                let (waited, ran, wall) = w.longest_wait();
+                let quota = waited.as_secs_f64() >= WAITED_SHARE * wall.as_secs_f64()
+                    && waited.as_secs_f64() >= WAIT_OVER_RUN * ran.as_secs_f64()
+                    && !wall.is_zero();
+                return quota.then(|| CpuThrottle {
+                    cgroup: w.cgroup.clone(),
+                    periods: 0,
+                    throttled: 0,
+                    throttled_time: Nanos::from_duration(waited),
+                });
+            }
+        };
         let mut worst: Option<CpuThrottle> = None;
-        for (dir, then) in &self.levels {
+        for (dir, then) in levels {
             let Some(now) = read_counts(dir) else {
                 continue;
             };
@@ -274,32 +274,44 @@ impl CpuQuotaWatch {
 /// and are left where they were).
 const VIEWS: [&str; 2] = ["/", "/proc/1/root"];
 
-/// This process's cgroup in the cpu hierarchy (v1's `cpu` line, or v2's
-/// one line), whether or not the hierarchy is mounted here.
-fn cpu_cgroup_path(proc_cgroup: &str) -> Option<String> {
-    proc_cgroup.lines().find_map(|line| {
+/// This process's line for the cpu controller in `/proc/self/cgroup`:
+/// cgroup v1's `cpu` hierarchy when it has one (`4:cpu,cpuacct:/a`), else
+/// v2's one line (`0::/a`); whether it is v1's, and the path in it.
+fn cpu_line(proc_cgroup: &str) -> Option<(bool, &str)> {
+    let lines = proc_cgroup.lines().filter_map(|line| {
         let mut parts = line.splitn(3, ':');
         let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-        (controllers.is_empty() || controllers.split(',').any(|c| c == "cpu"))
-            .then(|| path.to_string())
-    })
-}
-
-/// [`own_cpu_cgroup`] with the hierarchies looked for under `view`.
-fn own_cpu_cgroup_in(proc_cgroup: &str, view: &Path) -> Option<(PathBuf, String)> {
-    let under = |root: &str| view.join(root.trim_start_matches('/'));
-    for line in proc_cgroup.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        Some((controllers, path))
+    });
+    let mut v2 = None;
+    for (controllers, path) in lines {
         if controllers.split(',').any(|c| c == "cpu") {
-            let root = V1_ROOTS.iter().map(|r| under(r)).find(|r| r.is_dir())?;
-            return Some((root, path.to_string()));
+            return Some((true, path));
         }
-        if controllers.is_empty() && under(V2_ROOT).join("cgroup.controllers").exists() {
-            return Some((under(V2_ROOT), path.to_string()));
+        if controllers.is_empty() {
+            v2.get_or_insert(path);
         }
     }
-    None
+    v2.map(|path| (false, path))
+}
+
+/// This process's cgroup in the cpu hierarchy, whether or not the
+/// hierarchy is mounted here.
+fn cpu_cgroup_path(proc_cgroup: &str) -> Option<String> {
+    cpu_line(proc_cgroup).map(|(_, path)| path.to_string())
+}
+
+/// The cpu hierarchy's root under `view` and this process's path in it,
+/// when the hierarchy is mounted there.
+fn own_cpu_cgroup_in(proc_cgroup: &str, view: &Path) -> Option<(PathBuf, String)> {
+    let under = |root: &str| view.join(root.trim_start_matches('/'));
+    let (v1, path) = cpu_line(proc_cgroup)?;
+    let root = if v1 {
+        V1_ROOTS.iter().map(|r| under(r)).find(|r| r.is_dir())?
+    } else {
+        Some(under(V2_ROOT)).filter(|r| r.join("cgroup.controllers").exists())?
+    };
+    Some((root, path.to_string()))
 }
 
 fn read_counts(dir: &Path) -> Option<Counts> {
@@ -619,24 +631,27 @@ mod tests {
         // level): the threads' waits are watched instead.
         let view = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(view.path().join("sys/fs/cgroup/cpu/iomark/client")).unwrap();
-        let w = CpuQuotaWatch::start_in(v1, &[view.path()], times.clone()).unwrap();
-        assert!(w.unmounted.is_some() && w.unchecked().is_none(), "{w:?}");
+        let w = CpuQuotaWatch::start_in(v1, &[view.path()], || times.clone()).unwrap();
+        assert!(matches!(w.0, Watching::Waits(_)), "{w:?}");
         // Readable counters are read.
         std::fs::write(
             view.path().join("sys/fs/cgroup/cpu/iomark/client/cpu.stat"),
             "nr_periods 3\nnr_throttled 0\nthrottled_time 0\n",
         )
         .unwrap();
-        let w = CpuQuotaWatch::start_in(v1, &[view.path()], times.clone()).unwrap();
-        assert_eq!(w.levels.len(), 1, "{w:?}");
+        let w = CpuQuotaWatch::start_in(v1, &[view.path()], || times.clone()).unwrap();
+        assert!(
+            matches!(&w.0, Watching::Counters(l) if l.len() == 1),
+            "{w:?}"
+        );
         // Not mounted, no schedstat: blind, and saying which cgroup.
         let bare = tempfile::tempdir().unwrap();
-        let w = CpuQuotaWatch::start_in(v1, &[bare.path()], Vec::new()).unwrap();
+        let w = CpuQuotaWatch::start_in(v1, &[bare.path()], Vec::new).unwrap();
         assert!(w.throttled().is_none());
         let why = w.unchecked().unwrap();
         assert!(why.contains("cgroup /iomark/client"), "{why}");
         // `/` with no hierarchy mounted: the root, under ip netns exec.
-        assert!(CpuQuotaWatch::start_in("0::/\n", &[bare.path()], times.clone()).is_none());
+        assert!(CpuQuotaWatch::start_in("0::/\n", &[bare.path()], || times.clone()).is_none());
         // The root of a mounted v2 hierarchy has no counters and no quota:
         // nothing to watch. Nor in v1 without the cpu controller.
         let v2_root = tempfile::tempdir().unwrap();
@@ -646,8 +661,8 @@ mod tests {
             "cpu io",
         )
         .unwrap();
-        assert!(CpuQuotaWatch::start_in("0::/\n", &[v2_root.path()], times.clone()).is_none());
-        assert!(CpuQuotaWatch::start_in("3:pids:/x\n", &[bare.path()], times).is_none());
+        assert!(CpuQuotaWatch::start_in("0::/\n", &[v2_root.path()], || times.clone()).is_none());
+        assert!(CpuQuotaWatch::start_in("3:pids:/x\n", &[bare.path()], || times).is_none());
         // The warning names the reason and the remedy.
         let w = machine_warnings(
             "tcp client",

@@ -12,7 +12,7 @@ use crate::read::{base, entries, flag, link_name, num, text};
 
 mod disk_attrs;
 pub(crate) use disk_attrs::{active_scheduler, devno_of};
-use disk_attrs::{backing_devno, identity, in_memory, loop_backing, queue, served_by};
+use disk_attrs::{backing_devno, identity, in_memory, loop_backing, queue};
 
 /// Deeper stacks than this are taken as a loop in the data (a loop device
 /// whose backing file lives on itself cannot exist, but sysfs is not trusted).
@@ -141,12 +141,9 @@ impl Sysfs {
             }
         }
 
-        let mut loop_backing = (facts.transport == Transport::Loop)
+        let loop_backing = (facts.transport == Transport::Loop)
             .then(|| loop_backing(&disk))
             .flatten();
-        if let Some(lb) = loop_backing.as_mut() {
-            lb.backing_served_by = served_by(Path::new(&lb.backing_file)).map(str::to_owned);
-        }
         let mut lower = Vec::new();
         let mut notes = Vec::new();
         if depth < MAX_DEPTH {

@@ -343,14 +343,13 @@ impl Server {
         let mut session = Session::start(streams, plan, omit, cfg.interval, running)?;
         // Told once the streams move data, as the client does.
         obs.started(&report);
-        let started = running;
         // The client decides the end; these timers only catch a client that
         // never does. A timed test gets iperf3's duration + omit + grace. A
         // test without a time (-t 0, or -n/-k, whose length the server cannot
         // know) would otherwise hold the only test slot for as long as its
         // client likes, so it gets the --max-duration cap instead.
         let timed = report.params.time > 0;
-        let give_up = started.checked_add(if timed {
+        let give_up = running.checked_add(if timed {
             omit + Duration::from_secs(report.params.time.into()) + cfg.grace
         } else {
             omit + cfg.max_duration
@@ -372,7 +371,7 @@ impl Server {
         }
         let mut with_peer = session.moved_with_peer();
         let mut udp_sent = session.udp_sent();
-        let mut moved_at = started;
+        let mut moved_at = running;
         let mut lines = if cfg.json_stream {
             IntervalLines::json_stream()
         } else {

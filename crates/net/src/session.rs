@@ -50,21 +50,20 @@ impl Session {
             s.start(&plan, Arc::clone(&stop))
                 .map_err(NetError::io("start a stream thread"))?;
         }
-        let now = origin;
         let n = streams.len();
         Ok(Session {
             streams,
             plan,
             stop,
             interval,
-            omit_until: (!omit.is_zero()).then(|| now + omit),
+            omit_until: (!omit.is_zero()).then(|| origin + omit),
             cpu,
             interval_cpu: CpuSampler::start(),
-            origin: now,
+            origin,
             base: vec![Snapshot::default(); n],
             last: vec![Snapshot::default(); n],
-            last_t: now,
-            next_tick: interval.map(|i| now + i),
+            last_t: origin,
+            next_tick: interval.map(|i| origin + i),
             intervals: Vec::new(),
         })
     }

@@ -425,14 +425,12 @@ pub fn run_coordinated(
         // the jobs before it, on the first target.
         None => interrupted_without_target(rec.partial, total),
     };
+    let memory = doc.host.as_ref().map(|h| h.memory_total);
     if let RunBody::Disk(run) = &mut doc.body {
         run.cluster = cluster;
         if let Some(limit) = opts.limit {
             run.cgroup = Some(Box::new(limit.usage()));
         }
-    }
-    if let RunBody::Disk(run) = &doc.body {
-        let memory = doc.host.as_ref().map(|h| h.memory_total);
         let limit = run.cgroup.as_ref().map(|c| c.limit);
         let fits = crate::checks::fits_in_memory(&run.jobs, memory, limit);
         doc.warnings.extend(fits);

@@ -11,21 +11,31 @@ use crate::read::{flag, num, text};
 
 pub(super) fn loop_backing(disk: &Path) -> Option<LoopBacking> {
     let l = disk.join("loop");
+    let backing_file = text(&l.join("backing_file"))?;
     Some(LoopBacking {
-        backing_file: text(&l.join("backing_file"))?,
+        backing_served_by: served_by(Path::new(&backing_file)).map(str::to_owned),
+        backing_file,
         offset: Bytes(num(&l.join("offset")).unwrap_or(0)),
         size_limit: Bytes(num(&l.join("sizelimit")).unwrap_or(0)),
         direct_io: flag(&l.join("dio")).unwrap_or(false),
-        backing_served_by: None,
     })
+}
+
+/// statfs(2)'s `f_type` of the file system holding `path`: its magic
+/// number (linux/magic.h).
+fn fs_magic(path: &Path) -> Option<u32> {
+    // f_type's C type differs between architectures; the magic numbers
+    // are 32 bits wide.
+    #[allow(clippy::unnecessary_cast)]
+    rustix::fs::statfs(path).ok().map(|st| st.f_type as u32)
 }
 
 /// What answers for the file at `path` when a daemon or a server does: a
 /// FUSE daemon or a network file system's server, each with a cache of
 /// its own behind the kernel's.
-pub(super) fn served_by(path: &Path) -> Option<&'static str> {
-    // statfs(2)'s f_type, from linux/magic.h and the file systems' own
-    // headers (virtiofs is FUSE; CIFS and SMB2 share SMB's name).
+fn served_by(path: &Path) -> Option<&'static str> {
+    // From linux/magic.h and the file systems' own headers (virtiofs is
+    // FUSE; CIFS and SMB2 share SMB's name).
     const SERVED: [(u32, &str); 7] = [
         (0x6573_5546, "FUSE"),
         (0x6969, "NFS"),
@@ -35,21 +45,16 @@ pub(super) fn served_by(path: &Path) -> Option<&'static str> {
         (0x0102_1997, "9P"),
         (0x00c3_6400, "Ceph"),
     ];
-    // f_type's C type differs between architectures; the magic numbers
-    // are 32 bits wide.
-    #[allow(clippy::unnecessary_cast)]
-    let kind = rustix::fs::statfs(path).ok()?.f_type as u32;
+    let kind = fs_magic(path)?;
     SERVED.iter().find(|(m, _)| *m == kind).map(|(_, n)| *n)
 }
 
 /// Whether `path` is on a file system whose pages are memory (tmpfs,
 /// ramfs).
 pub(super) fn in_memory(path: &Path) -> bool {
-    const TMPFS_MAGIC: i64 = 0x0102_1994;
-    const RAMFS_MAGIC: i64 = 0x8584_58f6;
-    // f_type's C type differs between architectures.
-    #[allow(clippy::unnecessary_cast)]
-    rustix::fs::statfs(path).is_ok_and(|st| matches!(st.f_type as i64, TMPFS_MAGIC | RAMFS_MAGIC))
+    const TMPFS_MAGIC: u32 = 0x0102_1994;
+    const RAMFS_MAGIC: u32 = 0x8584_58f6;
+    matches!(fs_magic(path), Some(TMPFS_MAGIC | RAMFS_MAGIC))
 }
 
 /// The device holding a file, by `st_dev`.
