@@ -1,7 +1,7 @@
 //! What the device saw (docs/devices.md): on loop devices of its own, a
 //! run's per-job device counters must match iomark's own I/O, name the
 //! queue limit that split its requests, name other I/O on the device, and
-//! say nothing on an idle device.
+//! name a stall, and say nothing on an idle device.
 //!
 //! Each run is a few hundred milliseconds on an 8-16 MiB region; the
 //! loop devices' images are in memory.
@@ -11,9 +11,10 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::time::Duration;
 
 use crate::common::*;
-use iomark_testrig::{require_root, LoopDevice, MountedFs};
+use iomark_testrig::{require_fake_disk, require_root, Fake, FakeDisk, LoopDevice, MountedFs};
 use serde_json::Value;
 
 const MIB: u64 = 1 << 20;
@@ -323,7 +324,7 @@ fn an_idle_device_and_a_file_on_ext4_raise_no_alarm() {
         assert_eq!(job["page_cache_bypassed"], true, "{what}: {job}");
         let seen = &job["device_io"];
         assert!(u(&seen[dir]["requests"]) > 0, "{what}: {seen}");
-        for kind in ["foreign_io", "request_size_changed"] {
+        for kind in ["foreign_io", "request_size_changed", "device_stalled"] {
             assert!(job_warnings(job, kind).is_empty(), "{what}: {job}");
         }
         eprintln!(
@@ -436,4 +437,49 @@ impl Drop for PartitionsAdded {
             .arg(&self.0)
             .output();
     }
+}
+
+#[test]
+fn a_device_that_holds_its_requests_for_a_second_is_named_as_stalled() {
+    require!(require_fake_disk());
+    let size = 32 * MIB;
+    // A loop device over a FUSE file whose daemon is stopped for 1.5 s of
+    // a 4 s run: the loop device holds the requests that reach it.
+    let disk = FakeDisk::new(size, Fake::Wrap { real: size }).unwrap();
+    let dev = disk.dev.to_str().unwrap();
+    let mut run = Proc::spawn(&mut iomark_cmd(&[
+        "disk",
+        dev,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "4",
+        "--runtime",
+        "4s",
+        "--no-store",
+        "--json-stream",
+    ]));
+    run.wait_stdout(r#"{"event":"interval""#, Duration::from_secs(60));
+    disk.stall_for(Duration::from_millis(1500)).unwrap();
+    assert!(run.running(), "the run ended before the stall was over");
+    let out = run.finish(Duration::from_secs(60));
+    let text = ok(&out);
+    let end: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let job = the_job(&end["data"]);
+    let stalled = u(&job["device_io"]["stalled"]) as f64 / 1e9;
+    eprintln!("device-seen: held 1.5 s, stalled {stalled:.2} s");
+    // Looks ten times a second see the 1.5 s less a look on each side
+    // (1.4 s seen); a loaded host may look later, or wake the daemon
+    // later, but not count the rest of the run.
+    assert!((1.0..2.5).contains(&stalled), "{}", job["device_io"]);
+    let named = job_warnings(job, "device_stalled");
+    assert_eq!(named.len(), 1, "{job}");
+    let name = disk.dev.file_name().unwrap().to_str().unwrap();
+    assert!(
+        named[0].starts_with(&format!("{name} held requests for 1.")),
+        "{}",
+        named[0]
+    );
 }

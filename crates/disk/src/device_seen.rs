@@ -88,12 +88,16 @@ impl OwnIo {
     }
 }
 
+/// A share of the measured time stalled at or above which the figure is
+/// doubted.
+pub const STALLED_SHARE: f64 = 0.10;
+
 /// The doubts `seen` raises about a job that did `own`.
 pub fn check(own: &OwnIo, seen: &DeviceIo) -> Vec<Warning> {
+    let mut warnings: Vec<Warning> = stall(seen).into_iter().collect();
     if !own.direct {
-        return Vec::new();
+        return warnings;
     }
-    let mut warnings = Vec::new();
     let foreign = Foreign::of(own, seen);
     if let Some(w) = foreign.warning(own, seen) {
         warnings.push(w);
@@ -170,6 +174,26 @@ impl Foreign {
             ),
         ))
     }
+}
+
+/// A warning when the device held requests and completed none for
+/// [`STALLED_SHARE`] of the measured time or more.
+fn stall(seen: &DeviceIo) -> Option<Warning> {
+    let wall = seen.wall.as_secs_f64();
+    let stalled = seen.stalled.as_secs_f64();
+    if wall <= 0.0 || stalled < STALLED_SHARE * wall {
+        return None;
+    }
+    Some(Warning::new(
+        WarningKind::DeviceStalled,
+        format!(
+            "{} held requests for {stalled:.1} s of the {wall:.1} s measured without completing \
+             one: the figure counts a stall (the device's, its driver's, or a host too busy to \
+             run them), not only the device's steady rate; run again, and if it recurs look \
+             at the device (dmesg, smartctl)",
+            device_name(seen),
+        ),
+    ))
 }
 
 /// `loop3`, or `sda1 (on sda)` for a partition.

@@ -47,6 +47,7 @@ fn seen(read: DeviceDirection, write: DeviceDirection, max_kib: u64) -> DeviceIo
         write,
         busy: Nanos(900_000_000),
         in_queue: Nanos(3_000_000_000),
+        stalled: Nanos(0),
         limits: limits(max_kib),
     }
 }
@@ -265,4 +266,26 @@ fn on_a_file_a_writing_jobs_extra_writes_are_its_file_systems() {
     };
     let s = seen(dir(1024, 0, 1024 * MIB), dir(300, 0, 300 * MIB), 1024);
     assert_eq!(kinds(&check(&reads, &s)), [WarningKind::ForeignIo]);
+}
+
+#[test]
+fn a_tenth_of_the_time_stalled_is_named_with_its_seconds_buffered_or_not() {
+    let mut s = seen(dir(1028, 0, 1028 * MIB), dir(0, 0, 0), 1024);
+    s.wall = Nanos::from_secs(3);
+    s.stalled = Nanos(290_000_000);
+    assert!(check(&reads_1m(), &s).is_empty(), "under a tenth");
+    s.stalled = Nanos(800_000_000);
+    let w = check(&reads_1m(), &s);
+    assert_eq!(kinds(&w), [WarningKind::DeviceStalled]);
+    assert!(
+        w[0].message
+            .starts_with("sdz1 (on sdz) held requests for 0.8 s of the 3.0 s measured"),
+        "{}",
+        w[0].message
+    );
+    let buffered = OwnIo {
+        direct: false,
+        ..reads_1m()
+    };
+    assert_eq!(kinds(&check(&buffered, &s)), [WarningKind::DeviceStalled]);
 }

@@ -305,14 +305,21 @@ pub fn run_job_stamped(
 }
 
 /// The target's block device watched over the measured time: its counters
-/// at the start and end, and its requests in flight at each look of the
-/// monitoring loop (ten a second).
+/// at the start and end, its requests in flight at each look of the
+/// monitoring loop (ten a second), and the stretches in which it held
+/// requests and completed none.
 struct DeviceWatch {
     stat: iomark_host::BlockStat,
     start: Option<(Instant, iomark_host::BlockCounters)>,
     inflight_sum: u64,
     looks: u64,
+    stalls: iomark_host::StallWatch,
 }
+
+/// A stretch without a completion is a stall only when it is this many
+/// times longer than the device's mean request: a slow device at a low
+/// queue depth goes as long between completions every time.
+const STALL_OVER_MEAN_REQUEST: u32 = 10;
 
 impl DeviceWatch {
     fn new(stat: iomark_host::BlockStat) -> Self {
@@ -321,16 +328,22 @@ impl DeviceWatch {
             start: None,
             inflight_sum: 0,
             looks: 0,
+            stalls: iomark_host::StallWatch::default(),
         }
     }
 
     fn start(&mut self) {
-        self.start = self.stat.counters().map(|c| (Instant::now(), c));
+        self.start = self.stat.counters().map(|c| {
+            let at = Instant::now();
+            self.stalls.look(at, &c);
+            (at, c)
+        });
     }
 
     fn sample(&mut self) {
-        if let Some(n) = self.stat.inflight() {
-            self.inflight_sum += n;
+        if let Some(c) = self.stat.counters() {
+            self.stalls.look(Instant::now(), &c);
+            self.inflight_sum += c.in_flight;
             self.looks += 1;
         }
     }
@@ -353,7 +366,12 @@ impl DeviceWatch {
                 self.inflight_sum as f64 / self.looks as f64
             },
         };
-        Some((queue, end.since(&begin, wall, &self.stat)))
+        let mut seen = end.since(&begin, wall, &self.stat);
+        let mut stalls = self.stalls;
+        stalls.look(Instant::now(), &end);
+        let bar = seen.mean_request_time().unwrap_or_default() * STALL_OVER_MEAN_REQUEST;
+        seen.stalled = Nanos::from_duration(stalls.stalled(bar));
+        Some((queue, seen))
     }
 }
 

@@ -1,12 +1,13 @@
 //! A block device's own counters, read while a job runs: the `stat` line
 //! (requests, merges, sectors and times per direction, busy time, time in
-//! queue; iostat's figures come from their deltas), the requests in flight
-//! of `inflight`, and the queue limits that cut an I/O into requests.
-//! Documented in the kernel's `Documentation/block/stat.rst` and
+//! queue; iostat's figures come from their deltas) and the requests in
+//! flight now, the stretches in which it held requests and completed
+//! none ([`StallWatch`]), and the queue limits that cut an I/O into
+//! requests. Documented in the kernel's `Documentation/block/stat.rst` and
 //! `Documentation/block/queue-sysfs.rst`.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use iomark_model::blockio::{DeviceDirection, DeviceIo, QueueLimits};
 use iomark_model::units::{Bytes, Nanos};
@@ -31,6 +32,8 @@ pub struct BlockCounters {
     pub read: DirectionCounters,
     /// Fields 5-8: writes completed, merged, sectors, milliseconds.
     pub write: DirectionCounters,
+    /// Field 9: requests in flight now (not cumulative).
+    pub in_flight: u64,
     /// Field 10, `io_ticks`: time with at least one request in flight.
     pub busy: Duration,
     /// Field 11, `time_in_queue`: the sum over requests of their time from
@@ -85,14 +88,6 @@ impl BlockStat {
         parse_counters(&std::fs::read_to_string(self.dir.join("stat")).ok()?)
     }
 
-    /// Requests started and not completed now, reads and writes together.
-    pub fn inflight(&self) -> Option<u64> {
-        let text = std::fs::read_to_string(self.dir.join("inflight")).ok()?;
-        text.split_whitespace()
-            .map(|n| n.parse::<u64>().ok())
-            .sum::<Option<u64>>()
-    }
-
     /// The queue's limits; a partition's are its disk's.
     pub fn limits(&self) -> QueueLimits {
         let disk = if self.partition_of().is_some() {
@@ -134,6 +129,7 @@ pub fn parse_counters(stat: &str) -> Option<BlockCounters> {
     Some(BlockCounters {
         read: direction(0),
         write: direction(4),
+        in_flight: fields[8],
         busy: Duration::from_millis(fields[9]),
         in_queue: Duration::from_millis(fields[10]),
     })
@@ -154,6 +150,11 @@ impl DirectionCounters {
 }
 
 impl BlockCounters {
+    /// Requests completed in either direction.
+    pub fn completed(&self) -> u64 {
+        self.read.requests + self.write.requests
+    }
+
     /// iostat's `aqu-sz` and `%util` between `earlier` and this reading,
     /// `wall` apart.
     pub fn queue_and_utilization(&self, earlier: &BlockCounters, wall: Duration) -> (f64, f64) {
@@ -177,8 +178,56 @@ impl BlockCounters {
             write: self.write.since(&earlier.write),
             busy: Nanos::from_duration(self.busy.saturating_sub(earlier.busy)),
             in_queue: Nanos::from_duration(self.in_queue.saturating_sub(earlier.in_queue)),
+            stalled: Nanos(0),
             limits: of.limits(),
         }
+    }
+}
+
+/// A stretch shorter than this is never a stall: looks ten times a second
+/// can only see stretches of a few of their intervals.
+pub const STALL_MIN: Duration = Duration::from_millis(250);
+
+/// The stretches in which a device held requests and completed none, from
+/// looks at its counters while a job runs. A stretch is known only between
+/// looks: from the first look that found requests in flight to the last
+/// one that found no more completed. That is a lower bound of the stall
+/// (it may have begun before the first look and ended just before the next
+/// one), so what it excuses is never more than what happened.
+#[derive(Debug, Clone, Default)]
+pub struct StallWatch {
+    last: Option<(Instant, u64, u64)>,
+    open: Option<(Instant, Instant)>,
+    stretches: Vec<Duration>,
+}
+
+impl StallWatch {
+    /// A look at `counters`, read at `at`.
+    pub fn look(&mut self, at: Instant, counters: &BlockCounters) {
+        let done = counters.completed();
+        if let Some((then, done_then, held_then)) = self.last {
+            if held_then > 0 && done == done_then {
+                let from = self.open.map_or(then, |(from, _)| from);
+                self.open = Some((from, at));
+            } else {
+                self.close();
+            }
+        }
+        self.last = Some((at, done, counters.in_flight));
+    }
+
+    fn close(&mut self) {
+        if let Some((from, to)) = self.open.take() {
+            self.stretches.push(to.saturating_duration_since(from));
+        }
+    }
+
+    /// The time spent in stretches longer than `longer_than` (and than
+    /// [`STALL_MIN`]), a stretch still open at the end included.
+    pub fn stalled(mut self, longer_than: Duration) -> Duration {
+        self.close();
+        let bar = longer_than.max(STALL_MIN);
+        self.stretches.iter().filter(|d| **d > bar).sum()
     }
 }
 
@@ -207,6 +256,7 @@ mod tests {
         assert_eq!(c.write.merges, 118_745);
         assert_eq!(c.write.sectors, 3_953_512);
         assert_eq!(c.write.time, Duration::from_millis(283_364));
+        assert_eq!(c.in_flight, 0);
         assert_eq!(c.busy, Duration::from_millis(139_884));
         assert_eq!(c.in_queue, Duration::from_millis(311_724));
         // The same counters as 4.18 (15 fields: discards) and 2.6 (11)
@@ -218,6 +268,48 @@ mod tests {
         assert!(parse_counters(&words[..10].join(" ")).is_none());
         assert!(parse_counters("1 2 3 4 5 6 7 8 9 10 x").is_none());
         assert!(parse_counters("").is_none());
+    }
+
+    #[test]
+    fn a_stall_is_the_time_between_looks_that_saw_requests_held_and_none_completed() {
+        let t0 = Instant::now();
+        let ms = |n| t0 + Duration::from_millis(n);
+        let look = |done: u64, held: u64| BlockCounters {
+            read: DirectionCounters {
+                requests: done,
+                ..DirectionCounters::default()
+            },
+            in_flight: held,
+            ..BlockCounters::default()
+        };
+        let mut w = StallWatch::default();
+        // Completing: no stall.
+        w.look(ms(0), &look(10, 4));
+        w.look(ms(100), &look(20, 4));
+        // Held from the look at 100 ms to the one at 900 ms, then done.
+        for t in (200..=900).step_by(100) {
+            w.look(ms(t), &look(20, 4));
+        }
+        w.look(ms(1000), &look(24, 0));
+        // Idle (nothing held, nothing completed) is no stall.
+        w.look(ms(1100), &look(24, 0));
+        w.look(ms(1600), &look(24, 0));
+        // 200 ms held: shorter than STALL_MIN.
+        w.look(ms(1700), &look(24, 2));
+        w.look(ms(1900), &look(24, 2));
+        w.look(ms(2000), &look(26, 0));
+        // Held at the end, 300 ms: still counted.
+        w.look(ms(2100), &look(26, 4));
+        w.look(ms(2400), &look(26, 4));
+        assert_eq!(
+            w.clone().stalled(Duration::ZERO),
+            Duration::from_millis(1100)
+        );
+        // A stretch counts only when longer than the device's own bar.
+        assert_eq!(
+            w.stalled(Duration::from_millis(500)),
+            Duration::from_millis(800)
+        );
     }
 
     #[test]

@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::units::{Bytes, Nanos};
 
+fn is_zero(n: &Nanos) -> bool {
+    n.get() == 0
+}
+
 /// The device's counters over one job (or several, added).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceIo {
@@ -29,6 +33,12 @@ pub struct DeviceIo {
     /// Requests' time from the block layer taking them to their
     /// completion, summed over requests (`time_in_queue`).
     pub in_queue: Nanos,
+    /// Time in which the device held requests and completed none, in
+    /// stretches far longer than its mean request took: a stall (the
+    /// device's, its driver's, or a host that did not run its driver).
+    /// Seen by looks ten times a second, so a lower bound.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stalled: Nanos,
     /// The queue limits at the end of the job.
     #[serde(default)]
     pub limits: QueueLimits,
@@ -189,6 +199,15 @@ impl DeviceIo {
         self.write.add(&o.write);
         self.busy = Nanos(self.busy.get() + o.busy.get());
         self.in_queue = Nanos(self.in_queue.get() + o.in_queue.get());
+        self.stalled = Nanos(self.stalled.get() + o.stalled.get());
+    }
+
+    /// The mean time a request took on the device, from issue to
+    /// completion; none without requests.
+    pub fn mean_request_time(&self) -> Option<std::time::Duration> {
+        let requests = self.read.requests + self.write.requests;
+        let time = self.read.time.get() + self.write.time.get();
+        (requests > 0).then(|| std::time::Duration::from_nanos(time / requests))
     }
 }
 
@@ -258,6 +277,7 @@ mod tests {
             write: DeviceDirection::default(),
             busy: Nanos(500_000_000),
             in_queue: Nanos(2_000_000_000),
+            stalled: Nanos(0),
             limits: QueueLimits::default(),
         };
         assert_eq!(d.read.mean_request(), Some(Bytes(128 << 10)));

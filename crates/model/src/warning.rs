@@ -71,6 +71,9 @@ pub enum WarningKind {
     /// The device's counters moved more than the job's own I/O accounts
     /// for: other I/O shared the device during the job.
     ForeignIo,
+    /// The device held requests and completed none for a share of the
+    /// measured time: the figure counts a stall.
+    DeviceStalled,
 }
 
 /// A doubt about a result, with the remedy in its message.

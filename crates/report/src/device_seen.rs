@@ -115,6 +115,7 @@ mod tests {
             write: DeviceDirection::default(),
             busy: Nanos(500_000_000),
             in_queue: Nanos(1_000_000_000),
+            stalled: Nanos(0),
             limits: QueueLimits::default(),
         });
         section(&mut o, &[run_with(vec![job])]);

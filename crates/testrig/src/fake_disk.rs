@@ -1,5 +1,6 @@
 //! [`FakeDisk`]: a loop device over a FUSE file that lies about its size,
-//! drops writes or fails, for the verify tests.
+//! drops writes, fails or stalls, for the verify tests and the device's
+//! own doubts.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -122,6 +123,16 @@ impl FakeDisk {
     /// a file system a daemon answers for.
     pub fn image(&self) -> PathBuf {
         self.mountpoint.join("disk.img")
+    }
+
+    /// Holds the file system still for `hold` (its daemon stopped, then
+    /// continued): the loop device's requests wait meanwhile, as on a
+    /// drive that stalls.
+    pub fn stall_for(&self, hold: std::time::Duration) -> Result<(), String> {
+        let pid = self.server.id().to_string();
+        run(Command::new("kill").args(["-STOP", &pid]))?;
+        std::thread::sleep(hold);
+        run(Command::new("kill").args(["-CONT", &pid])).map(drop)
     }
 }
 

@@ -46,8 +46,8 @@ pub fn require_root() -> Result<(), String> {
 
 mod bounds;
 pub use bounds::{
-    assert_at_the_throttle, assert_near, assert_within, rig_slack, throttle_band, time_bound,
-    WindowStart, RIG_SLACK, THROTTLE_SLICE, TIME_SCALE,
+    assert_at_the_throttle, assert_at_the_throttle_but_for_stalls, assert_near, assert_within,
+    rig_slack, throttle_band, time_bound, WindowStart, RIG_SLACK, THROTTLE_SLICE, TIME_SCALE,
 };
 mod locks;
 pub use locks::{kernel_locks, KernelLock};

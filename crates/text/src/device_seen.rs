@@ -99,6 +99,7 @@ mod tests {
             write: DeviceDirection::default(),
             busy: Nanos(998_000_000),
             in_queue: Nanos(4_100_000_000),
+            stalled: Nanos(0),
             limits: QueueLimits::default(),
         }
     }

@@ -123,6 +123,11 @@ fn job(j: &DiskJobResult, index: usize, path: &str, status: RunStatus, plus: boo
         // Not fio's; a reader that knows fio's keys skips it.
         out["iomark_warnings"] = j.warnings.iter().map(|w| w.to_string()).collect();
     }
+    if let Some(seen) = j.device_io.as_ref().filter(|d| d.stalled.get() > 0) {
+        // The time the device held requests and completed none, so a
+        // reader can tell a stall from a slow device.
+        out["iomark_device_stalled_ms"] = (seen.stalled.get() / 1_000_000).into();
+    }
     out
 }
 

@@ -101,6 +101,7 @@ fn disk_util_is_the_devices_counters_over_the_jobs_in_fios_units() {
         },
         busy: Nanos(1_000_000_000),
         in_queue: Nanos(2_400_000_000),
+        stalled: Nanos(0),
         limits: QueueLimits::default(),
     };
     run.jobs[0].device_io = Some(seen);
@@ -115,4 +116,32 @@ fn disk_util_is_the_devices_counters_over_the_jobs_in_fios_units() {
             "util": 50.0
         }])
     );
+}
+
+#[test]
+fn a_stall_the_device_saw_is_an_iomark_key_of_its_job() {
+    use iomark_model::blockio::{DeviceDirection, DeviceIo, QueueLimits};
+    let mut d = doc();
+    let RunBody::Disk(run) = &mut d.body else {
+        unreachable!()
+    };
+    let mut seen = DeviceIo {
+        name: "loop7".into(),
+        partition_of: None,
+        wall: Nanos::from_secs(3),
+        read: DeviceDirection::default(),
+        write: DeviceDirection::default(),
+        busy: Nanos(0),
+        in_queue: Nanos(0),
+        stalled: Nanos(0),
+        limits: QueueLimits::default(),
+    };
+    run.jobs[0].device_io = Some(seen.clone());
+    let mut stalled = run.jobs[0].clone();
+    seen.stalled = Nanos(812_400_000);
+    stalled.device_io = Some(seen);
+    run.jobs.push(stalled);
+    let jobs = &fio_json(&d, false).unwrap()["jobs"];
+    assert!(jobs[0].get("iomark_device_stalled_ms").is_none());
+    assert_eq!(jobs[1]["iomark_device_stalled_ms"], json!(812));
 }

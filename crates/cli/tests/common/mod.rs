@@ -712,8 +712,15 @@ impl Drop for Proc {
 /// The tolerances of the rig tests (iomark_testrig's bounds), here for
 /// every module that says `use crate::common::*`.
 pub use iomark_testrig::{
-    assert_at_the_throttle, assert_near, assert_within, rig_slack, WindowStart,
+    assert_at_the_throttle, assert_at_the_throttle_but_for_stalls, assert_near, assert_within,
+    rig_slack, WindowStart,
 };
+
+/// The time a job's device held requests and completed none, from the
+/// job's `device_io` in iomark's JSON (zero when it has none).
+pub fn device_stalled(job: &Value) -> Duration {
+    Duration::from_nanos(job["device_io"]["stalled"].as_u64().unwrap_or(0))
+}
 
 /// Runs `iomark ARGS...` on a pseudo-terminal (util-linux `script`), so
 /// stderr is a terminal as a person's is; what the terminal showed, or why
