@@ -47,26 +47,6 @@ enum Command {
     Man(crate::shell::ManArgs),
 }
 
-impl Command {
-    /// The subcommand's name, for messages.
-    fn name(&self) -> &'static str {
-        match self {
-            Command::Info(_) => "info",
-            Command::Disk(_) => "disk",
-            Command::Fio(_) => "fio",
-            Command::Clean(_) => "clean",
-            Command::Engines(_) => "engines",
-            Command::Net(_) => "net",
-            Command::Mem(_) => "mem",
-            Command::Results(_) => "results",
-            Command::Report(_) => "report",
-            Command::Serve(_) => "serve",
-            Command::Completions(_) => "completions",
-            Command::Man(_) => "man",
-        }
-    }
-}
-
 /// Parse the process arguments. Help and version print as clap prints
 /// them; bad input is one line naming the flag and the fix, exit code 2,
 /// like every other refusal.
@@ -79,9 +59,12 @@ pub fn parse() -> Cli {
             | ErrorKind::DisplayVersion
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
             _ => {
+                let args: Vec<String> = std::env::args().skip(1).collect();
                 eprintln!(
                     "iomark: {}",
-                    iperf3_reason(&e).unwrap_or_else(|| refusal(&e))
+                    iperf3_reason(&e)
+                        .or_else(|| subcommand_first(&e, &args))
+                        .unwrap_or_else(|| refusal(&e))
                 );
                 std::process::exit(i32::from(crate::exit::Exit::Error.code()));
             }
@@ -103,19 +86,64 @@ fn iperf3_reason(e: &clap::Error) -> Option<String> {
     Some(format!("net: iperf3's {flag} is not supported: {why}"))
 }
 
-/// The one line for a refused command line: clap's message, and for a
-/// value outside a fixed list (`--format xml`) the values it takes, which
-/// clap prints on a line of their own.
-fn refusal(e: &clap::Error) -> String {
-    use clap::error::{ContextKind, ContextValue};
-    let line = one_line(&e.to_string());
-    match e.get(ContextKind::ValidValue) {
-        Some(ContextValue::Strings(values)) if !values.is_empty() => {
-            let at = line.rfind(" (see --help)").unwrap_or(line.len());
-            format!("{}: use {}{}", &line[..at], values.join(", "), &line[at..])
-        }
-        _ => line,
+/// A flag given before the subcommand that takes it (`iomark mem --db
+/// r.db`): the subcommands to name first, from `args` (the process's,
+/// without its name).
+fn subcommand_first(e: &clap::Error, args: &[String]) -> Option<String> {
+    if e.kind() != clap::error::ErrorKind::UnknownArgument {
+        return None;
     }
+    let (mut cmd, mut path) = (Cli::command(), vec!["iomark"]);
+    for a in args {
+        let Some(sub) = cmd.find_subcommand(a).cloned() else {
+            break;
+        };
+        path.push(a);
+        cmd = sub;
+    }
+    if path.len() < 2 || !cmd.is_subcommand_required_set() {
+        return None;
+    }
+    let names: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
+    let path = path.join(" ");
+    Some(format!(
+        "{}: name one of {} first, as in `{path} {} ...` (see {path} --help)",
+        one_line(&e.to_string()).trim_end_matches(" (see --help)"),
+        names.join(", "),
+        names[0]
+    ))
+}
+
+/// The one line for a refused command line: clap's message, with what it
+/// would print on lines of their own: its suggestion for a typo (`--iodepht`:
+/// did you mean --iodepth?) and, for a value outside a fixed list
+/// (`--format xml`), the values it takes.
+fn refusal(e: &clap::Error) -> String {
+    use clap::error::{ContextKind as Kind, ContextValue as Value};
+    let named = |kind| match e.get(kind) {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Strings(s)) => s.clone(),
+        _ => Vec::new(),
+    };
+    let similar: Vec<String> = [
+        Kind::SuggestedArg,
+        Kind::SuggestedSubcommand,
+        Kind::SuggestedValue,
+    ]
+    .into_iter()
+    .flat_map(named)
+    .collect();
+    let valid = named(Kind::ValidValue);
+    let (similar, valid) = (similar.join(" or "), valid.join(", "));
+    let line = one_line(&e.to_string());
+    let fix = match (similar.is_empty(), valid.is_empty()) {
+        (true, true) => return line,
+        (false, true) => format!("did you mean {similar}?"),
+        (true, false) => format!("use {valid}"),
+        (false, false) => format!("did you mean {similar}? (it takes {valid})"),
+    };
+    let (head, tail) = line.split_at(line.rfind(" (see --help)").unwrap_or(line.len()));
+    format!("{head}: {fix}{tail}")
 }
 
 /// clap's message without its `error:` prefix and the lines after it
@@ -147,7 +175,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         return match cli.command {
             Command::Disk(args) => crate::cluster::disk(args, &launched),
             Command::Mem(args) if args.is_stream() => crate::cluster::mem(args, &launched),
-            other => crate::cluster::refuse(other.name(), &launched),
+            // The subcommand as typed: iomark takes no flag before it.
+            _ => crate::cluster::refuse(&std::env::args().nth(1).unwrap_or_default(), &launched),
         };
     }
     match cli.command {
@@ -197,6 +226,43 @@ mod tests {
         );
         let err = Cli::try_parse_from(["iomark", "disk", ".", "--output-format", "x"]).unwrap_err();
         assert!(refusal(&err).ends_with(": use normal, json, json+ (see --help)"));
+    }
+
+    #[test]
+    fn a_typo_gets_clap_s_suggestion_on_the_one_line() {
+        let refused = |args: &[&str]| {
+            let all = std::iter::once("iomark").chain(args.iter().copied());
+            refusal(&Cli::try_parse_from(all).unwrap_err())
+        };
+        assert_eq!(
+            refused(&["disk", ".", "--iodepht", "4"]),
+            "unexpected argument '--iodepht' found: did you mean --iodepth? (see --help)"
+        );
+        assert_eq!(
+            refused(&["dsik", "."]),
+            "unrecognized subcommand 'dsik': did you mean disk? (see --help)"
+        );
+        assert_eq!(
+            refused(&["results", "export", "1", "--format", "jsn"]),
+            "invalid value 'jsn' for '--format <FORMAT>': did you mean json? \
+             (it takes json, csv, markdown) (see --help)"
+        );
+    }
+
+    #[test]
+    fn a_flag_before_its_subcommand_names_the_subcommands() {
+        let args = ["mem", "--db", "r.db"].map(String::from);
+        let err = Cli::try_parse_from(std::iter::once("iomark").chain(args.iter().map(|a| &a[..])))
+            .unwrap_err();
+        assert_eq!(
+            subcommand_first(&err, &args).unwrap(),
+            "unexpected argument '--db' found: name one of stream, stencil, himeno first, \
+             as in `iomark mem stream ...` (see iomark mem --help)"
+        );
+        let args = ["disk", "--iodepht", "4"].map(String::from);
+        let err = Cli::try_parse_from(std::iter::once("iomark").chain(args.iter().map(|a| &a[..])))
+            .unwrap_err();
+        assert_eq!(subcommand_first(&err, &args), None);
     }
 
     #[test]

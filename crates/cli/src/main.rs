@@ -32,7 +32,12 @@ mod signals;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    match app::run(app::parse()) {
+    let outcome = if mem::is_child() {
+        mem::serve_child()
+    } else {
+        app::run(app::parse())
+    };
+    match outcome {
         Ok(code) => code.or_not_stored().into(),
         Err(err) => {
             // A closed pipe (`iomark ... | head`) is not an error.

@@ -34,9 +34,22 @@ enum MemCommand {
     Stencil(KernelArgs<StencilSettings>),
     /// The Himeno benchmark: Jacobi sweeps of a 19-point stencil, MFLOPS.
     Himeno(KernelArgs<HimenoSettings>),
-    /// Internal: the limited child process of --mem-limit.
-    #[command(name = "__child", hide = true)]
-    Child,
+}
+
+/// The arguments of the limited child of `--mem-limit`: not a command a
+/// person types, so not one of clap's (no help, page or completion names
+/// it).
+const CHILD: [&str; 2] = ["mem", "__child"];
+
+/// Whether this process is the limited child of `--mem-limit`.
+pub fn is_child() -> bool {
+    std::env::args().skip(1).eq(CHILD)
+}
+
+/// Serve the parent's job as its limited child.
+pub fn serve_child() -> anyhow::Result<Exit> {
+    job::serve_child(signals::stop_flag()?)?;
+    Ok(Exit::Success)
 }
 
 /// A kernel's flags, those every kernel takes (both the mem crate's), and
@@ -84,8 +97,8 @@ impl MemArgs {
         matches!(self.command, MemCommand::Stream(_))
     }
 
-    /// The checked job (STREAM's, under MPI); `None` for the internal child.
-    pub(crate) fn options(self) -> Result<Option<MemOptions>, MemError> {
+    /// The checked job (STREAM's, under MPI).
+    pub(crate) fn options(self) -> Result<MemOptions, MemError> {
         self.command.options()
     }
 }
@@ -111,31 +124,26 @@ impl<K: Args + KernelSettings> KernelArgs<K> {
 }
 
 impl MemCommand {
-    /// The checked job; `None` for the internal child.
-    fn options(self) -> Result<Option<MemOptions>, MemError> {
+    /// The checked job.
+    fn options(self) -> Result<MemOptions, MemError> {
         match self {
             MemCommand::Stream(a) => a.options(),
             MemCommand::Stencil(a) => a.options(),
             MemCommand::Himeno(a) => a.options(),
-            MemCommand::Child => return Ok(None),
         }
-        .map(Some)
     }
 }
 
 /// Run `iomark mem ...`.
 pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
-    let Some(options) = args.command.options()? else {
-        job::serve_child(signals::stop_flag()?)?;
-        return Ok(Exit::Success);
-    };
+    let options = args.command.options()?;
     options.store.check()?;
     let started_at_ms = now_ms();
     let exe = std::env::current_exe()
         .context("cannot find the iomark binary to run the limited child")?;
     let child = || {
         let mut c = Command::new(&exe);
-        c.args(["mem", "__child"]);
+        c.args(CHILD);
         c
     };
     let stop = signals::stop_flag()?;

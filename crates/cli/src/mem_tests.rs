@@ -12,8 +12,7 @@ struct T {
 fn parse(args: &[&str]) -> anyhow::Result<MemJobSpec> {
     let mut v = vec!["t"];
     v.extend_from_slice(args);
-    let options = T::try_parse_from(v)?.mem.options()?;
-    Ok(options.expect("not the child").plan.spec)
+    Ok(T::try_parse_from(v)?.mem.options()?.plan.spec)
 }
 
 #[test]

@@ -10,7 +10,7 @@ use iomark_store::{RunId, RunSelection};
 
 use crate::exit::Exit;
 use crate::record::{check_user_text, parse_label};
-use iomark_report::replace::{replace_all, ReplaceError};
+use iomark_report::replace::{replace_all, ReplaceError, Targets};
 
 /// The raw arguments of `iomark report`.
 #[derive(Debug, Args)]
@@ -85,31 +85,25 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Exit> {
             use std::io::Write;
             std::io::stdout().write_all(&page)?;
         } else {
-            replace_all(&[(path.clone(), page)]).map_err(|e| {
-                let left = if e.replaced == 0 {
-                    format!("{} is unchanged", path.display())
-                } else {
-                    format!(
-                        "{} was replaced, but may not survive a crash",
-                        path.display()
-                    )
-                };
-                not_written(&e, &left)
-            })?;
+            replace_all(&[(path.clone(), page)])
+                .map_err(|e| anyhow!(e.explain(&Targets::One(path.clone()))))?;
             eprintln!("wrote {}", path.display());
         }
     }
     if let Some(dir) = &args.png {
         let files = report.pngs(args.png_scale)?;
+        let targets = Targets::Set {
+            each: format!("PNG in {}", dir.display()),
+            all: format!("the PNGs in {}", dir.display()),
+            count: files.len(),
+        };
         std::fs::create_dir_all(dir).map_err(|cause| {
-            not_written(
-                &ReplaceError {
-                    path: dir.clone(),
-                    cause,
-                    replaced: 0,
-                },
-                "no PNG was written",
-            )
+            let e = ReplaceError {
+                path: dir.clone(),
+                cause,
+                replaced: 0,
+            };
+            anyhow!(e.explain(&targets))
         })?;
         if files.is_empty() {
             eprintln!("no charts fit these runs; no PNG written");
@@ -118,37 +112,10 @@ pub fn run(args: ReportArgs) -> anyhow::Result<Exit> {
             .into_iter()
             .map(|(name, bytes)| (dir.join(name), bytes))
             .collect();
-        replace_all(&files).map_err(|e| {
-            let dir = dir.display();
-            let left = match e.replaced {
-                0 => format!("every PNG in {dir} is unchanged"),
-                n if n == files.len() => {
-                    format!("the PNGs in {dir} were replaced, but may not survive a crash")
-                }
-                n => format!(
-                    "{n} of the {} PNGs in {dir} were replaced, each whole, the others are unchanged",
-                    files.len()
-                ),
-            };
-            not_written(&e, &left)
-        })?;
+        replace_all(&files).map_err(|e| anyhow!(e.explain(&targets)))?;
         for (path, _) in &files {
             eprintln!("wrote {}", path.display());
         }
     }
     Ok(Exit::Success)
-}
-
-/// One line for a report that could not be written, saying what is `left`
-/// and, on a full file system, that it is full and what to do.
-fn not_written(e: &ReplaceError, left: &str) -> anyhow::Error {
-    let path = e.path.display();
-    if e.is_full() {
-        anyhow!(
-            "cannot write {path}: the file system is full ({}); {left}: free some space there or write the report to another file system",
-            e.cause
-        )
-    } else {
-        anyhow!("cannot write {path}: {}; {left}", e.cause)
-    }
 }

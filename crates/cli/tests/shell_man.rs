@@ -51,6 +51,9 @@ fn completions_pass_each_shells_syntax_check_and_name_every_subcommand() {
         for flag in ["profile", "quiet", "verbose", "rcv-timeout", "bidir"] {
             assert!(text.contains(flag), "{shell}: no {flag}");
         }
+        // What iomark runs itself (the limited child of --mem-limit) is
+        // not offered to a person.
+        assert!(!text.contains("__child"), "{shell} offers __child");
         match have_command(shell, shell) {
             Ok(()) => syntax_ok(shell, &path),
             Err(why) => eprintln!("{shell}: syntax not checked: {why}"),

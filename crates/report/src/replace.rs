@@ -34,6 +34,53 @@ impl ReplaceError {
     pub fn is_full(&self) -> bool {
         matches!(self.cause.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT))
     }
+
+    /// The one line for a person: what failed, what became of the
+    /// `targets` (one file, or a set: `the PNGs in charts/`), and, when the
+    /// file system is full, what to do.
+    pub fn explain(&self, targets: &Targets) -> String {
+        let left = match (targets, self.replaced) {
+            (Targets::One(path), 0) => format!("{} is unchanged", path.display()),
+            (Targets::One(path), _) => format!(
+                "{} was replaced, but may not survive a crash",
+                path.display()
+            ),
+            (Targets::Set { each, .. }, 0) => format!("every {each} is unchanged"),
+            (Targets::Set { all, count, .. }, n) if n == *count => {
+                format!("{all} were replaced, but may not survive a crash")
+            }
+            (Targets::Set { all, count, .. }, n) => format!(
+                "{n} of {all} ({count}) were replaced, each whole, the others are unchanged"
+            ),
+        };
+        let path = self.path.display();
+        if self.is_full() {
+            format!(
+                "cannot write {path}: the file system is full ({}); {left}: free some space \
+                 there or write the report to another file system",
+                self.cause
+            )
+        } else {
+            format!("cannot write {path}: {}; {left}", self.cause)
+        }
+    }
+}
+
+/// What a [`replace_all`] was to replace, for [`ReplaceError::explain`].
+#[derive(Debug, Clone)]
+pub enum Targets {
+    /// One file.
+    One(PathBuf),
+    /// A set of files: `each` names one of them (`PNG in charts/`), `all`
+    /// the set (`the PNGs in charts/`).
+    Set {
+        /// One of them, after "every".
+        each: String,
+        /// All of them.
+        all: String,
+        /// How many.
+        count: usize,
+    },
 }
 
 /// Writes every `(path, contents)` of `files`, each whole or not at all;

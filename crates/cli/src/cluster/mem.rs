@@ -24,9 +24,7 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
 
 /// The job, checked: what runs alone only is refused.
 fn check(args: MemArgs, world: &World) -> anyhow::Result<MemOptions> {
-    let Some(options) = args.options()? else {
-        bail!("the limited child of --mem-limit does not run under an MPI launcher");
-    };
+    let options = args.options()?;
     options.plan.check_across_ranks()?;
     if options.stream {
         bail!("--json-stream runs alone, not across MPI ranks: use --json");
