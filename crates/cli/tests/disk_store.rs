@@ -163,7 +163,7 @@ fn a_run_whose_store_fills_up_prints_its_figures_and_exits_4() {
         || {
             iomark_cmd(&["results", "--db", db, "list"])
                 .output()
-                .is_ok_and(|o| stdout(&o).contains("interrupted"))
+                .is_ok_and(|o| stdout(&o).contains("running"))
         },
     );
     fill_up(&fs.mountpoint);

@@ -33,6 +33,10 @@ pub enum RunStatus {
     Interrupted,
     /// An error stopped it.
     Failed,
+    /// Going now: how a stored run that has not finished reads back while
+    /// its process is alive or it stored a second lately (never stored
+    /// itself; the store keeps it as interrupted until it finishes).
+    Running,
 }
 
 impl RunStatus {
@@ -42,6 +46,7 @@ impl RunStatus {
             RunStatus::Complete => "complete",
             RunStatus::Interrupted => "interrupted",
             RunStatus::Failed => "failed",
+            RunStatus::Running => "running",
         }
     }
 }

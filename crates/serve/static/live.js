@@ -49,7 +49,9 @@
     }
     status.textContent = now.text;
     status.dataset.live = String(now.in_progress);
-    if (now.status !== "interrupted") window.location.assign("/runs/" + run);
+    // Finished, or failed: the run's own page. Going ("running"), or
+    // killed and keeping its last second ("interrupted"): stay.
+    if (now.status !== "running" && now.status !== "interrupted") window.location.assign("/runs/" + run);
   }
   setInterval(look, 1000);
 })();

@@ -44,6 +44,7 @@ pub mod import;
 mod listing;
 mod ops;
 mod pg;
+pub mod presence;
 mod row;
 mod samples;
 mod select;

@@ -101,6 +101,7 @@ pub(crate) fn list<D: Db>(db: &mut D, q: &RunQuery) -> Result<Vec<RunSummary>, S
     let params: Vec<&dyn Param> = args.iter().map(|a| a.as_ref()).collect();
     let mut out: Vec<RunSummary> = db.query(&sql, &params)?;
     out.reverse();
+    crate::presence::mark_running(&db.location(), &mut out);
     Ok(out)
 }
 

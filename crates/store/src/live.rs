@@ -74,6 +74,9 @@ pub struct LiveRun {
     /// The next sample's number, and where the store's thread says that
     /// writing one failed (sampling then stops; the run does not).
     samples: Option<(u64, mpsc::Receiver<String>, mpsc::Sender<String>)>,
+    /// Says the run is going to readers on this machine until the run is
+    /// finished or given up (declared last: dropped after the final write).
+    presence: Option<crate::presence::Presence>,
 }
 
 /// The least time between two checkpoints of a run.
@@ -94,6 +97,7 @@ impl LiveRun {
             next_checkpoint: None,
             finished: false,
             samples: None,
+            presence: None,
         };
         if off {
             return rec;
@@ -110,6 +114,9 @@ impl LiveRun {
         let sent = Arc::clone(&begun);
         match store.call(move |s| s.begin_run(&sent)) {
             Ok(id) => {
+                // Without it (no socket here), a reader goes by the seconds
+                // stored.
+                rec.presence = crate::presence::Presence::announce(&rec.location, id).ok();
                 rec.id = Some(id);
                 rec.store = Some(store);
                 rec.last = Some(begun);
@@ -238,6 +245,7 @@ impl LiveRun {
     /// What was stored of it is taken out again where the store still
     /// allows that, rather than left reading as interrupted.
     fn give_up(&mut self, e: StoreFailure) {
+        self.presence = None;
         let (Some(store), Some(id)) = (self.store.take(), self.id) else {
             return;
         };

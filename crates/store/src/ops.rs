@@ -220,12 +220,13 @@ pub(crate) fn load(db: &mut impl Db, id: RunId) -> Result<StoredRun, StoreError>
         ),
         &[&id.0],
     )?;
-    let Some((summary, document_json)) = found.into_iter().next() else {
+    let Some((mut summary, document_json)) = found.into_iter().next() else {
         return Err(StoreError::NotFound {
             id,
             location: db.location(),
         });
     };
+    crate::presence::mark_running(&db.location(), std::slice::from_mut(&mut summary));
     // A database opened read-only is read at the version it is at: before
     // version 5 its figures have no noise band (their spread stands in).
     let noise = if schema_version(db)? >= 5 {

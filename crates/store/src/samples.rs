@@ -121,14 +121,23 @@ pub(crate) fn after<D: Db>(
 }
 
 /// The runs in progress: not finished, and begun or sampled at or after
-/// `since_ms` (ms since the Unix epoch); newest first.
+/// `since_ms` (ms since the Unix epoch), or going on this machine
+/// ([`presence`](crate::presence)); newest first.
 pub(crate) fn in_progress<D: Db>(db: &mut D, since_ms: u64) -> Result<Vec<RunId>, StoreError> {
     let since = big(since_ms);
-    let sampled = if ops::schema_version(db)? >= SINCE_VERSION {
-        " OR id IN (SELECT run_id FROM run_samples WHERE at_ms >= ?1)"
+    let mut sampled = if ops::schema_version(db)? >= SINCE_VERSION {
+        " OR id IN (SELECT run_id FROM run_samples WHERE at_ms >= ?1)".to_string()
     } else {
-        ""
+        String::new()
     };
+    let here: Vec<String> = crate::presence::running_here(&db.location())
+        .iter()
+        .map(|(id, _)| id.0.to_string())
+        .collect();
+    if !here.is_empty() {
+        // Integers of our own making, not user text.
+        sampled += &format!(" OR id IN ({})", here.join(", "));
+    }
     let ids: Vec<Id> = db.query(
         &format!(
             "SELECT id FROM runs WHERE status = 'interrupted'

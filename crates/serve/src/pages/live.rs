@@ -17,9 +17,10 @@ use super::layout::{date, esc, page};
 use crate::http::{Response, JSON};
 use crate::Failure;
 
-/// A run is in progress while it is unfinished and stored a second (or
-/// began) this recently; a killed run stops being one after it.
-pub const FRESH_MS: u64 = 10_000;
+/// A run is in progress while its process says so on this machine, or it
+/// is unfinished and stored a second (or began) this recently; a killed
+/// run stops being one after it (the store's rule).
+pub use iomark_store::presence::FRESH_MS;
 
 /// The script of the live page.
 pub const LIVE_JS: &str = include_str!("../../static/live.js");
@@ -40,8 +41,9 @@ impl<'a> Standing<'a> {
     fn of(summary: &'a RunSummary, samples: &'a [(u64, LiveSample)], now: u64) -> Self {
         let last = samples.last();
         let recent = |ms: u64| ms + FRESH_MS >= now;
-        let in_progress = summary.status == RunStatus::Interrupted
-            && (recent(summary.started_at_ms) || last.is_some_and(|(_, s)| recent(s.at_ms)));
+        let in_progress = summary.status == RunStatus::Running
+            || summary.status == RunStatus::Interrupted
+                && (recent(summary.started_at_ms) || last.is_some_and(|(_, s)| recent(s.at_ms)));
         Standing {
             summary,
             last: last.map(|(_, s)| s),
