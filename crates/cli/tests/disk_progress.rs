@@ -37,16 +37,62 @@ fn a_terminal_sees_test_k_of_n_the_rate_and_the_time_left() {
     let shown = require!(iomark_on_terminal(&refs(&args)));
     for k in 1..=4 {
         assert!(
-            shown.contains(&format!("test {k} of 4: ")),
+            shown.contains(&format!("test {k} of 4, ")),
             "no test {k}: {shown}"
         );
     }
     assert!(shown.contains(" MB/s, "), "{shown}");
-    assert!(shown.contains(" IOPS, "), "{shown}");
+    assert!(shown.contains(" IOPS"), "{shown}");
     // 4 x 0.3 s: the first line says 2s left (rounded up), never more.
     assert!(shown.contains("s left"), "{shown}");
     assert!(!shown.contains("m 0"), "minutes for a 1.2 s run: {shown}");
     assert!(shown.contains("MacBench"), "the result follows: {shown}");
+}
+
+/// What a terminal shows, cut where it moves the cursor to a line's start
+/// or a new line, with its control sequences (colours, erasing) removed.
+fn frames(typescript: &str) -> Vec<String> {
+    let mut plain = String::new();
+    let mut chars = typescript.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // CSI: ESC [ parameters, then a final byte in @..~.
+            if chars.next_if_eq(&'[').is_some() {
+                while chars.next().is_some_and(|c| !('@'..='~').contains(&c)) {}
+            }
+            continue;
+        }
+        plain.push(c);
+    }
+    plain
+        .split(['\r', '\n'])
+        .filter(|f| !f.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn at_80_columns_every_line_fits_and_every_progress_frame_shows_the_time_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = macbench(dir.path(), &[]);
+    let shown = require!(iomark_on_terminal(&refs(&args)));
+    let frames = frames(&shown);
+    let progress: Vec<&String> = frames.iter().filter(|f| f.contains(" of 4")).collect();
+    assert!(!progress.is_empty(), "no progress frame: {shown:?}");
+    for f in &frames {
+        // `script` writes its own start and end lines to the typescript.
+        if f.starts_with("Script ") {
+            continue;
+        }
+        assert!(
+            f.chars().count() <= 80,
+            "{} columns: {f:?}",
+            f.chars().count()
+        );
+    }
+    for f in progress {
+        assert!(f.contains(" left"), "no time left: {f:?}");
+    }
 }
 
 #[test]
@@ -103,7 +149,7 @@ fn the_probe_is_counted_on_its_own_before_test_1_of_the_run() {
         .find("probe 1 of ")
         .unwrap_or_else(|| panic!("no probe step: {shown}"));
     let first = shown
-        .find("test 1 of 8: ")
+        .find("test 1 of 8, ")
         .unwrap_or_else(|| panic!("no test 1: {shown}"));
     assert!(probe < first, "the probe after test 1: {shown}");
     assert!(

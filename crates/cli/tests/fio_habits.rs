@@ -356,6 +356,12 @@ fn fio_examples_agree_with_fio_on_a_throttled_loop_device() {
             .output()
             .unwrap();
         let ours = json_of(&ours);
+        // What the device counted: on a failure, whether iomark's bytes
+        // were the device's.
+        eprintln!(
+            "fio-example {name}: iomark's disk_util {}",
+            ours["disk_util"]
+        );
         let fio = throttle()
             .command("fio", &["--output-format=json", f])
             .output()
@@ -367,8 +373,11 @@ fn fio_examples_agree_with_fio_on_a_throttled_loop_device() {
             let (a, b) = (rates(&ours, d)[i], rates(&fio, d)[i]);
             let job = ours["jobs"][i]["jobname"].as_str().unwrap().to_string();
             eprintln!(
-                "fio-example {name} [{job}] {d}: iomark {:.2} MB/s, fio {:.2} MB/s, ratio {:.3}",
+                "fio-example {name} [{job}] {d}: iomark {:.2} MB/s ({} B in {} ms), fio {:.2} MB/s, \
+                 ratio {:.3}",
                 a / 1e6,
+                ours["jobs"][i][d]["io_bytes"],
+                ours["jobs"][i][d]["runtime"],
                 b / 1e6,
                 a / b
             );

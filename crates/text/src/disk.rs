@@ -39,12 +39,13 @@ fn or_na<T: std::fmt::Display>(v: Option<T>) -> String {
 }
 
 /// The text summary of a disk run, with any control character in its
-/// names and messages escaped.
-pub fn disk_run(doc: &RunDocument) -> String {
-    iomark_model::escape::escape_controls_keep_lines(&disk_run_raw(doc)).into_owned()
+/// names and messages escaped; every warning message when `verbose`, else
+/// a line per kind.
+pub fn disk_run(doc: &RunDocument, verbose: bool) -> String {
+    iomark_model::escape::escape_controls_keep_lines(&disk_run_raw(doc, verbose)).into_owned()
 }
 
-fn disk_run_raw(doc: &RunDocument) -> String {
+fn disk_run_raw(doc: &RunDocument, verbose: bool) -> String {
     let mut out = String::new();
     let RunBody::Disk(run) = &doc.body else {
         return out;
@@ -69,11 +70,7 @@ fn disk_run_raw(doc: &RunDocument) -> String {
         job_block(&mut out, job);
     }
     crate::knee::depth_sweep(&mut out, run);
-    let warnings: Vec<_> = doc
-        .warnings
-        .iter()
-        .chain(run.jobs.iter().flat_map(|j| &j.warnings))
-        .collect();
+    let warnings = crate::run_warnings::lines(doc, run, &[], verbose);
     if !warnings.is_empty() {
         let _ = writeln!(out, "warnings:");
         for w in warnings {

@@ -31,6 +31,7 @@ pub mod openmetrics;
 mod output;
 mod profile;
 pub mod results;
+mod run_warnings;
 mod sustained;
 pub mod sweep_limits;
 mod verify;
@@ -45,6 +46,7 @@ pub use knee::knee_sentence;
 pub use mem::mem_run;
 pub use output::{Output, OutputError};
 pub use profile::profile_run;
+pub use run_warnings::fit_warnings;
 
 use iomark_model::{RunBody, RunDocument};
 

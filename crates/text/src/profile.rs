@@ -19,12 +19,12 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
         return String::new();
     };
     let Some(result) = &run.profile_result else {
-        return crate::disk::disk_run(doc);
+        return crate::disk::disk_run(doc, verbose);
     };
     // A custom run with --verify, or a job file with verify=: the jobs as
     // any custom job, then their check.
     if let (ProfileResult::Verify(r), "custom" | "fio-job") = (result, run.profile.as_str()) {
-        let mut out = crate::disk::disk_run(doc);
+        let mut out = crate::disk::disk_run(doc, verbose);
         crate::verify::write_check(&mut out, r);
         return iomark_model::escape::escape_controls_keep_lines(&out).into_owned();
     }
@@ -53,26 +53,21 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
     if verbose {
         crate::device_seen::section(&mut out, run);
     }
-    footer(&mut out, doc, run, shown);
+    footer(&mut out, doc, run, shown, verbose);
     // Names and messages come from the run and may hold control characters.
     iomark_model::escape::escape_controls_keep_lines(&out).into_owned()
 }
 
-/// The warnings (but those of a kind the tables already show) and the
-/// status.
-fn footer(out: &mut String, doc: &RunDocument, run: &DiskRun, shown: &[WarningKind]) {
-    let mut warnings: Vec<String> = Vec::new();
-    for w in doc
-        .warnings
-        .iter()
-        .chain(run.jobs.iter().flat_map(|j| &j.warnings))
-        .filter(|w| !shown.contains(&w.kind))
-    {
-        // Every pass of a test repeats its job's warnings; say each once.
-        if !warnings.contains(&w.message) {
-            warnings.push(w.message.clone());
-        }
-    }
+/// The warnings (but those of a kind the tables already show), a line per
+/// kind unless `verbose`, and the status.
+fn footer(
+    out: &mut String,
+    doc: &RunDocument,
+    run: &DiskRun,
+    shown: &[WarningKind],
+    verbose: bool,
+) {
+    let warnings = crate::run_warnings::lines(doc, run, shown, verbose);
     if !warnings.is_empty() {
         let _ = writeln!(out, "\nwarnings:");
         for w in warnings {

@@ -722,18 +722,19 @@ pub fn device_stalled(job: &Value) -> Duration {
     Duration::from_nanos(job["device_io"]["stalled"].as_u64().unwrap_or(0))
 }
 
-/// Runs `iomark ARGS...` on a pseudo-terminal (util-linux `script`), so
-/// stderr is a terminal as a person's is; what the terminal showed, or why
-/// it could not run.
+/// Runs `iomark ARGS...` on a pseudo-terminal of 80x24 (util-linux
+/// `script`, the size set with `stty`), so stderr is a terminal as a
+/// person's is; what the terminal showed, or why it could not run.
 pub fn iomark_on_terminal(args: &[&str]) -> Result<String, String> {
     have_command("script", "util-linux")?;
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("typescript");
-    let line = std::iter::once(IOMARK)
+    let command = std::iter::once(IOMARK)
         .chain(args.iter().copied())
         .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
         .collect::<Vec<_>>()
         .join(" ");
+    let line = format!("stty cols 80 rows 24 && exec {command}");
     let out = Command::new("script")
         .args(["-qec", &line])
         .arg(&log)

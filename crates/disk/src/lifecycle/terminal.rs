@@ -1,6 +1,6 @@
-//! The progress line on a terminal (feature `terminal`): test k of N, the
-//! step, live MB/s and IOPS, and the time left in the whole run, on
-//! stderr, only when stderr is a terminal and the user did not ask for
+//! The progress line on a terminal (feature `terminal`): test k of N and
+//! the time left in the whole run first, then the step and live MB/s and
+//! IOPS, fitted to the terminal's width, on stderr, only when stderr is a terminal and the user did not ask for
 //! quiet. Where a run is and how long it has left are the outline's
 //! ([`Tracker`]); this module only draws them, as a [`RunDisplay`].
 
@@ -33,28 +33,70 @@ pub struct Status<'a> {
     pub left: Option<Eta>,
 }
 
-/// The line's text, e.g. `test 3 of 8: RND4K Q32T1 read 2/5, 41.2 MB/s,
-/// 10.1k IOPS, 2m 15s left`.
+/// The line's text, e.g. `test 3 of 8, 2m 15s left: RND4K Q32T1 read 2/5,
+/// 41.2 MB/s, 10.1k IOPS`.
 pub fn status_line(s: &Status) -> String {
-    let mut parts = Vec::new();
-    parts.push(match s.test {
-        Some((k, n)) => format!("{} {k} of {n}: {}", s.counted, s.label),
-        None => s.label.to_string(),
-    });
-    if s.ramping && s.rate.is_some() {
-        parts.push("ramping".into());
-    }
-    if let Some(rate) = s.rate {
-        parts.push(format!("{:.1} MB/s", rate / 1e6));
-        if let Some(b) = s.block.filter(|b| *b > 0) {
-            parts.push(format!("{} IOPS", count(rate / b as f64)));
-        }
+    fitted_line(s, None, usize::MAX)
+}
+
+/// Columns of the bar, brackets and the space after it included.
+const BAR: usize = 13;
+
+/// The line fitted to `width` columns, what matters most first: the count
+/// and the time left (`test 3 of 8, 2m 15s left`), then the step, the rate
+/// and IOPS. What does not fit goes in this order: the bar (drawn in
+/// front with `done` of it filled, if given, only when all the rest fits
+/// beside it), IOPS, the rate, "ramping"; then the step is cut short with
+/// `…`.
+pub fn fitted_line(s: &Status, done: Option<f64>, width: usize) -> String {
+    let mut head = Vec::new();
+    if let Some((k, n)) = s.test {
+        head.push(format!("{} {k} of {n}", s.counted));
     }
     if let Some(eta) = s.left {
         let over = if eta.at_least { "over " } else { "" };
-        parts.push(format!("{over}{} left", duration(eta.left)));
+        head.push(format!("{over}{} left", duration(eta.left)));
     }
-    parts.join(", ")
+    let head = head.join(", ");
+    let mut rest = vec![s.label.to_string()];
+    if s.ramping && s.rate.is_some() {
+        rest.push("ramping".into());
+    }
+    if let Some(rate) = s.rate {
+        rest.push(format!("{:.1} MB/s", rate / 1e6));
+        if let Some(b) = s.block.filter(|b| *b > 0) {
+            rest.push(format!("{} IOPS", count(rate / b as f64)));
+        }
+    }
+    let line = |rest: &[String]| match (head.is_empty(), rest.join(", ")) {
+        (true, rest) => rest,
+        (false, rest) if rest.is_empty() => head.clone(),
+        (false, rest) => format!("{head}: {rest}"),
+    };
+    let full = line(&rest);
+    if let Some(done) = done.filter(|_| full.chars().count().saturating_add(BAR) <= width) {
+        let filled = (done.clamp(0.0, 1.0) * (BAR - 3) as f64).round() as usize;
+        return format!("[{:<w$}] {full}", "=".repeat(filled), w = BAR - 3);
+    }
+    while rest.len() > 1 && line(&rest).chars().count() > width {
+        rest.pop();
+    }
+    let fitted = line(&rest);
+    if fitted.chars().count() <= width {
+        return fitted;
+    }
+    let mut cut: String = fitted.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// The width of the terminal on stderr, 80 when it is not one or does not
+/// say; one column less is used, so the cursor never wraps to a new line.
+fn line_width() -> usize {
+    let columns = console::Term::stderr()
+        .size_checked()
+        .map_or(80, |(_, cols)| usize::from(cols));
+    columns.max(20) - 1
 }
 
 /// 950, 10.1k, 1.25M.
@@ -76,6 +118,14 @@ fn duration(d: Duration) -> String {
         60..3600 => format!("{}m {:02}s", s / 60, s % 60),
         _ => format!("{}h {:02}m", s / 3600, s % 3600 / 60),
     }
+}
+
+/// The width of the terminal on stdout, if stdout is one (80 when it does
+/// not say): what printed text is fitted to.
+pub fn stdout_width() -> Option<usize> {
+    let out = console::Term::stdout();
+    out.is_term()
+        .then(|| out.size_checked().map_or(80, |(_, cols)| usize::from(cols)))
 }
 
 /// Whether progress is drawn: on a terminal, unless `--quiet`.
@@ -142,11 +192,8 @@ impl RunProgress {
     pub fn new(tracker: Tracker, show: bool, counted: &'static str, then: Option<Eta>) -> Self {
         let bar = show.then(|| {
             let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr());
-            bar.set_style(
-                ProgressStyle::with_template("[{bar:20}] {wide_msg}")
-                    .expect("constant template")
-                    .progress_chars("=> "),
-            );
+            // The bar is drawn in the message, which fits it to the width.
+            bar.set_style(ProgressStyle::with_template("{msg}").expect("constant template"));
             bar
         });
         RunProgress {
@@ -170,9 +217,6 @@ impl RunProgress {
         self.tracker.begin(label);
         self.label = label.to_string();
         self.rate.reset();
-        if let Some(bar) = &self.bar {
-            bar.set_position(0);
-        }
     }
 
     /// The step ended.
@@ -190,12 +234,11 @@ impl RunProgress {
             (None, Some(bytes)) if bytes > 0 => p.bytes as f64 / bytes as f64,
             _ => 0.0,
         };
-        bar.set_position((fraction.clamp(0.0, 1.0) * 1000.0) as u64);
         let step = self.tracker.step();
         let block = step.and_then(|s| s.block);
         // A pause moves no bytes; it shows no rate.
         let moving = block.is_some() || step.is_none();
-        bar.set_message(status_line(&Status {
+        let status = Status {
             label: &self.label,
             counted: self.counted,
             test: self.tracker.test(),
@@ -203,7 +246,8 @@ impl RunProgress {
             block,
             ramping: p.ramping,
             left: Some(self.left()),
-        }));
+        };
+        bar.set_message(fitted_line(&status, Some(fraction), line_width()));
     }
 
     /// Remove the line.
@@ -285,8 +329,51 @@ mod tests {
         });
         assert_eq!(
             line,
-            "test 3 of 8: RND4K Q32T1 read 2/5, 41.2 MB/s, 10.1k IOPS, 2m 15s left"
+            "test 3 of 8, 2m 15s left: RND4K Q32T1 read 2/5, 41.2 MB/s, 10.1k IOPS"
         );
+    }
+
+    #[test]
+    fn a_narrow_line_drops_the_bar_then_iops_then_the_rate_and_never_the_time_left() {
+        let s = Status {
+            label: "RND4K Q32T1 read 2/5 (a long step name for a narrow terminal)",
+            counted: "test",
+            test: Some((3, 8)),
+            rate: Some(474.1e6),
+            block: Some(4096),
+            ramping: true,
+            left: Some(Eta {
+                left: Duration::from_secs(135),
+                at_least: false,
+            }),
+        };
+        let full = status_line(&s);
+        assert_eq!(
+            fitted_line(&s, Some(0.5), 200),
+            format!("[=====     ] {full}"),
+            "room for all"
+        );
+        for width in [40, 60, 79, 100, 119] {
+            let line = fitted_line(&s, Some(0.5), width);
+            assert!(line.chars().count() <= width, "{width}: {line}");
+            assert!(
+                line.starts_with("test 3 of 8, 2m 15s left"),
+                "{width}: {line}"
+            );
+            assert!(!line.starts_with('['), "{width}: {line}");
+            // What is shown of the rate is whole: never `115.8k IO`.
+            assert!(
+                !line.contains("k IO") || line.ends_with("IOPS"),
+                "{width}: {line}"
+            );
+        }
+        assert_eq!(
+            fitted_line(&s, Some(0.5), 100),
+            "test 3 of 8, 2m 15s left: RND4K Q32T1 read 2/5 (a long step name for a narrow \
+             terminal), ramping"
+        );
+        // Narrower than the count and the time left: cut, but never wider.
+        assert_eq!(fitted_line(&s, Some(0.5), 20), "test 3 of 8, 2m 15s…");
     }
 
     #[test]
@@ -303,7 +390,7 @@ mod tests {
                 at_least: true,
             }),
         });
-        assert_eq!(line, "test 2 of 2: interval, over 1h 01m left");
+        assert_eq!(line, "test 2 of 2, over 1h 01m left: interval");
     }
 
     #[test]
@@ -318,7 +405,7 @@ mod tests {
             }),
             ..Status::default()
         });
-        assert_eq!(line, "probe 1 of 8: round 1/2: zeros write, 1m 04s left");
+        assert_eq!(line, "probe 1 of 8, 1m 04s left: round 1/2: zeros write");
     }
 
     /// Reports every 100 ms of a step moving 100 MB/s, on a fake clock.
