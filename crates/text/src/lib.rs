@@ -46,7 +46,7 @@ pub use knee::knee_sentence;
 pub use mem::mem_run;
 pub use output::{Output, OutputError};
 pub use profile::profile_run;
-pub use run_warnings::fit_warnings;
+pub use run_warnings::fit_prose;
 
 use iomark_model::{RunBody, RunDocument};
 

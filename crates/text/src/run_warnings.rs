@@ -1,43 +1,47 @@
 //! A disk run's warnings under its table: one line per kind, so a busy
 //! machine's twenty "other I/O reached vda" do not bury the table. A kind
 //! whose tests all said the same is that sentence once; a kind said
-//! differently in several tests names them and shows the first one's
-//! words. `-v` (and `--json`) keep every message.
+//! differently in several tests names them and shows what the first one
+//! saw (its message up to the first colon, before the detail and the
+//! remedy). `-v` (and `--json`) keep every message.
 
 use iomark_model::disk::DiskRun;
 use iomark_model::{RunDocument, WarningKind};
 
-/// `text` with each warning line (`  - ...`) longer than `width` columns
-/// wrapped at its spaces, the rest indented under its first word: on a
-/// terminal a 300-character warning reads as four lines of 80, not one the
-/// terminal breaks mid-word. Other lines, and a word longer than a line (a
-/// path), stay whole.
-pub fn fit_warnings(text: &str, width: usize) -> String {
+/// `text` with each line of prose longer than `width` columns wrapped at
+/// its spaces, the rest indented under its first word: on a terminal a
+/// 300-character warning reads as four lines of 80, not one the terminal
+/// breaks mid-word. Prose is a line with no two spaces in a row past its
+/// indent (and a `- ` bullet); table rows, which have them, stay whole, as
+/// does a word longer than a line (a path).
+pub fn fit_prose(text: &str, width: usize) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
         let (body, end) = line
             .strip_suffix('\n')
             .map_or((line, ""), |body| (body, "\n"));
-        match body.strip_prefix("  - ") {
-            Some(rest) if body.chars().count() > width => {
-                let mut lines = vec![String::from("  - ")];
-                for word in rest.split(' ') {
-                    let last = lines.last_mut().expect("one line at least");
-                    let fresh = last.len() == 4;
-                    if !fresh && last.chars().count() + 1 + word.chars().count() > width {
-                        lines.push(format!("    {word}"));
-                    } else {
-                        if !fresh {
-                            last.push(' ');
-                        }
-                        last.push_str(word);
-                    }
-                }
-                out.push_str(&lines.join("\n"));
-                out.push_str(end);
-            }
-            _ => out.push_str(line),
+        let words = body.trim_start_matches(' ');
+        let words = words.strip_prefix("- ").unwrap_or(words);
+        let lead = body.len() - words.len();
+        if body.chars().count() <= width || words.contains("  ") {
+            out.push_str(line);
+            continue;
         }
+        let mut lines = vec![body[..lead].to_string()];
+        for word in words.split(' ') {
+            let last = lines.last_mut().expect("one line at least");
+            let fresh = last.len() == lead;
+            if !fresh && last.chars().count() + 1 + word.chars().count() > width {
+                lines.push(format!("{:lead$}{word}", ""));
+            } else {
+                if !fresh {
+                    last.push(' ');
+                }
+                last.push_str(word);
+            }
+        }
+        out.push_str(&lines.join("\n"));
+        out.push_str(end);
     }
     out
 }
@@ -92,11 +96,16 @@ pub(crate) fn lines(
         } else {
             tests.join(", ")
         };
+        let whom = match tests.len() {
+            0 => format!("×{}", messages.len()),
+            1 => format!("in {named}"),
+            n => format!("in {n} tests ({named})"),
+        };
+        // The first message's observation, before its detail and remedy.
+        let first = messages[0].split(": ").next().unwrap_or(messages[0]);
         out.push(format!(
-            "{} ×{} ({named}; all with -v), the first: {}",
+            "{} {whom}; the first: {first} (each with -v)",
             kind.name().replace('_', " "),
-            messages.len(),
-            messages[0]
         ));
     }
     out
@@ -136,15 +145,19 @@ mod tests {
     }
 
     #[test]
-    fn long_warning_lines_wrap_under_their_first_word_and_nothing_else_does() {
-        let text = "  Seq  25.0\nwarnings:\n  - other I/O reached vda during the job: 158 MiB \
-                    read beyond /a/path/longer/than/the/line/itself and more\n  - short\n";
+    fn long_prose_lines_wrap_under_their_first_word_and_table_rows_do_not() {
+        let text = "  Seq        25.0    26.0    (a table row, longer than 30)\nwarnings:\n  \
+                    - other I/O reached vda during the job: 158 MiB read beyond \
+                    /a/path/longer/than/the/line/itself and more\n  - short\n\
+                    Artefacts probe: no compression seen\n";
         assert_eq!(
-            fit_warnings(text, 30),
-            "  Seq  25.0\nwarnings:\n  - other I/O reached vda\n    during the job: 158 MiB\n    \
-             read beyond\n    /a/path/longer/than/the/line/itself\n    and more\n  - short\n"
+            fit_prose(text, 30),
+            "  Seq        25.0    26.0    (a table row, longer than 30)\nwarnings:\n  \
+             - other I/O reached vda\n    during the job: 158 MiB\n    read beyond\n    \
+             /a/path/longer/than/the/line/itself\n    and more\n  - short\n\
+             Artefacts probe: no\ncompression seen\n"
         );
-        assert_eq!(fit_warnings(text, 500), text);
+        assert_eq!(fit_prose(text, 500), text);
     }
 
     #[test]
@@ -170,8 +183,8 @@ mod tests {
             lines_of(&doc, false),
             [
                 "--quick: 2 passes",
-                "foreign io ×5 (SEQ1M Q8T1 read, SEQ1M Q8T1 write, RND4K Q32T1 read and 2 more; \
-                 all with -v), the first: other I/O reached vda: 0 MiB",
+                "foreign io in 5 tests (SEQ1M Q8T1 read, SEQ1M Q8T1 write, RND4K Q32T1 read and 2 \
+                 more); the first: other I/O reached vda (each with -v)",
                 "buffered I/O",
             ]
         );
@@ -182,7 +195,8 @@ mod tests {
         let four = run_of(&tests[..4], |i| {
             vec![Warning::new(WarningKind::ForeignIo, format!("{i}"))]
         });
-        assert!(lines_of(&four, false)[1]
-            .contains("(SEQ1M Q8T1 read, SEQ1M Q8T1 write, RND4K Q32T1 read, RND4K Q1T1 read;"));
+        assert!(lines_of(&four, false)[1].contains(
+            " in 4 tests (SEQ1M Q8T1 read, SEQ1M Q8T1 write, RND4K Q32T1 read, RND4K Q1T1 read); "
+        ));
     }
 }
