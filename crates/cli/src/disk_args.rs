@@ -173,9 +173,11 @@ impl DiskArgs {
     }
 }
 
-/// Print a finished run as asked: text, iomark's document or fio's layout.
+/// Print a finished run as asked: text (fitted to the terminal's width on
+/// one), iomark's document or fio's layout.
 pub fn print_run(args: &DiskArgs, doc: &RunDocument, verbose: bool) -> anyhow::Result<()> {
-    crate::exit::print(&args.output(verbose).render(doc)?)?;
+    let width = iomark_disk::lifecycle::terminal::stdout_width();
+    crate::exit::print(&args.output(verbose).render_for(doc, width)?)?;
     Ok(())
 }
 

@@ -72,16 +72,13 @@ impl From<Exit> for ExitCode {
     }
 }
 
-/// Writes `text` to standard output, its prose wrapped to the
-/// terminal's width when it is one. Unlike `print!`, which panics, a
+/// Writes `text` to standard output. Unlike `print!`, which panics, a
 /// closed pipe (`iomark ... | head`) comes back as an error that
 /// [`is_broken_pipe`] recognises, and the run ends quietly.
 pub fn print(text: &str) -> std::io::Result<()> {
     use std::io::Write;
-    let fitted = iomark_disk::lifecycle::terminal::stdout_width()
-        .map(|width| iomark_text::fit_prose(text, width));
     let mut out = std::io::stdout().lock();
-    out.write_all(fitted.as_deref().unwrap_or(text).as_bytes())?;
+    out.write_all(text.as_bytes())?;
     out.flush()
 }
 

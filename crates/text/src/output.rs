@@ -38,6 +38,21 @@ pub enum OutputError {
 }
 
 impl Output {
+    /// [`render`](Output::render) for a terminal `width` columns wide
+    /// (none: not a terminal): text's prose wrapped to it
+    /// ([`fit_prose`](crate::fit_prose)); a JSON document never is.
+    pub fn render_for(
+        self,
+        doc: &RunDocument,
+        width: Option<usize>,
+    ) -> Result<String, OutputError> {
+        let out = self.render(doc)?;
+        Ok(match (self, width) {
+            (Output::Text { .. }, Some(width)) => crate::fit_prose(&out, width),
+            _ => out,
+        })
+    }
+
     /// The run as this output prints it, ending in a newline (empty for a
     /// network run's text, which iperf3's layout printed as it ran).
     pub fn render(self, doc: &RunDocument) -> Result<String, OutputError> {
@@ -155,5 +170,23 @@ mod tests {
             assert_eq!(v, crate::fio_json(&d, plus).unwrap());
             assert!(!fio.contains("slowest rank"), "{fio}");
         }
+    }
+}
+
+#[cfg(test)]
+mod fitted_tests {
+    use super::*;
+
+    #[test]
+    fn a_json_document_is_never_wrapped_and_text_is_only_on_a_terminal() {
+        let doc = iomark_stats::example::mixed_randrw_run();
+        let json = Output::Document.render_for(&doc, Some(20)).unwrap();
+        assert_eq!(json, Output::Document.render(&doc).unwrap());
+        serde_json::from_str::<serde_json::Value>(&json).unwrap();
+        let text = Output::Text { verbose: false };
+        assert_eq!(
+            text.render_for(&doc, None).unwrap(),
+            text.render(&doc).unwrap()
+        );
     }
 }
