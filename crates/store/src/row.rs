@@ -56,7 +56,13 @@ impl RunRow {
             command_line: serde_json::to_string(&doc.command_line).unwrap_or_default(),
             started_at_ms: ms(doc.started_at_ms),
             finished_at_ms: ms(doc.finished_at_ms),
-            status: status.as_str(),
+            // How a going run reads back, never what is stored: a document
+            // exported while its run went says running, and a run not
+            // finished is stored as interrupted.
+            status: match status {
+                RunStatus::Running => RunStatus::Interrupted.as_str(),
+                other => other.as_str(),
+            },
             labels_json: serde_json::to_string(&labels).unwrap_or_default(),
             labels,
             note: doc.note.clone(),
@@ -178,6 +184,13 @@ fn collect_warnings(v: &Value, scope: &str, out: &mut Vec<(String, String, Strin
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_document_that_says_running_is_stored_as_interrupted() {
+        let mut doc = iomark_stats::example::mixed_randrw_run();
+        doc.status = RunStatus::Running;
+        assert_eq!(RunRow::new(&doc, doc.status).unwrap().status, "interrupted");
+    }
 
     #[test]
     fn warnings_are_found_at_any_depth_with_their_job() {
