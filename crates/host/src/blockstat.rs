@@ -186,7 +186,7 @@ impl BlockCounters {
 
 /// A stretch shorter than this is never a stall: looks ten times a second
 /// can only see stretches of a few of their intervals.
-pub const STALL_MIN: Duration = Duration::from_millis(250);
+const STALL_MIN: Duration = Duration::from_millis(250);
 
 /// The stretches in which a device held requests and completed none, from
 /// looks at its counters while a job runs. A stretch is known only between
@@ -223,7 +223,7 @@ impl StallWatch {
     }
 
     /// The time spent in stretches longer than `longer_than` (and than
-    /// [`STALL_MIN`]), a stretch still open at the end included.
+    /// 250 ms (`STALL_MIN`)), a stretch still open at the end included.
     pub fn stalled(mut self, longer_than: Duration) -> Duration {
         self.close();
         let bar = longer_than.max(STALL_MIN);

@@ -45,9 +45,7 @@ pub mod test_files;
 
 use std::path::PathBuf;
 
-pub use blockstat::{
-    parse_counters, BlockCounters, BlockStat, DirectionCounters, StallWatch, STALL_MIN,
-};
+pub use blockstat::{parse_counters, BlockCounters, BlockStat, DirectionCounters, StallWatch};
 pub use ceiling::{check_against, pcie_ceiling, sata_ceiling, usb_ceiling, SUSPICIOUS_FACTOR};
 pub use chain::{
     check_ceiling, holders_of_device, logical_block_size_for, logical_block_size_of,

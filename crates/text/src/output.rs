@@ -40,7 +40,7 @@ pub enum OutputError {
 impl Output {
     /// [`render`](Output::render) for a terminal `width` columns wide
     /// (none: not a terminal): text's prose wrapped to it
-    /// ([`fit_prose`](crate::fit_prose)); a JSON document never is.
+    /// ([`fit_prose`]); a JSON document never is.
     pub fn render_for(
         self,
         doc: &RunDocument,
@@ -48,7 +48,7 @@ impl Output {
     ) -> Result<String, OutputError> {
         let out = self.render(doc)?;
         Ok(match (self, width) {
-            (Output::Text { .. }, Some(width)) => crate::fit_prose(&out, width),
+            (Output::Text { .. }, Some(width)) => fit_prose(&out, width),
             _ => out,
         })
     }
@@ -173,9 +173,63 @@ mod tests {
     }
 }
 
+/// `text` with each line of prose longer than `width` columns wrapped at
+/// its spaces, the rest indented under its first word: on a terminal a
+/// 300-character warning reads as four lines of 80, not one the terminal
+/// breaks mid-word. Prose is a line with no two spaces in a row past its
+/// indent (and a `- ` bullet); table rows, which have them, stay whole, as
+/// does a word longer than a line (a path).
+pub fn fit_prose(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, end) = line
+            .strip_suffix('\n')
+            .map_or((line, ""), |body| (body, "\n"));
+        let words = body.trim_start_matches(' ');
+        let words = words.strip_prefix("- ").unwrap_or(words);
+        let lead = body.len() - words.len();
+        if body.chars().count() <= width || words.contains("  ") {
+            out.push_str(line);
+            continue;
+        }
+        let mut lines = vec![body[..lead].to_string()];
+        for word in words.split(' ') {
+            let last = lines.last_mut().expect("one line at least");
+            let fresh = last.len() == lead;
+            if !fresh && last.chars().count() + 1 + word.chars().count() > width {
+                lines.push(format!("{:lead$}{word}", ""));
+            } else {
+                if !fresh {
+                    last.push(' ');
+                }
+                last.push_str(word);
+            }
+        }
+        out.push_str(&lines.join("\n"));
+        out.push_str(end);
+    }
+    out
+}
+
 #[cfg(test)]
 mod fitted_tests {
     use super::*;
+
+    #[test]
+    fn long_prose_lines_wrap_under_their_first_word_and_table_rows_do_not() {
+        let text = "  Seq        25.0    26.0    (a table row, longer than 30)\nwarnings:\n  \
+                    - other I/O reached vda during the job: 158 MiB read beyond \
+                    /a/path/longer/than/the/line/itself and more\n  - short\n\
+                    Artefacts probe: no compression seen\n";
+        assert_eq!(
+            fit_prose(text, 30),
+            "  Seq        25.0    26.0    (a table row, longer than 30)\nwarnings:\n  \
+             - other I/O reached vda\n    during the job: 158 MiB\n    read beyond\n    \
+             /a/path/longer/than/the/line/itself\n    and more\n  - short\n\
+             Artefacts probe: no\ncompression seen\n"
+        );
+        assert_eq!(fit_prose(text, 500), text);
+    }
 
     #[test]
     fn a_json_document_is_never_wrapped_and_text_is_only_on_a_terminal() {

@@ -8,44 +8,6 @@
 use iomark_model::disk::DiskRun;
 use iomark_model::{RunDocument, WarningKind};
 
-/// `text` with each line of prose longer than `width` columns wrapped at
-/// its spaces, the rest indented under its first word: on a terminal a
-/// 300-character warning reads as four lines of 80, not one the terminal
-/// breaks mid-word. Prose is a line with no two spaces in a row past its
-/// indent (and a `- ` bullet); table rows, which have them, stay whole, as
-/// does a word longer than a line (a path).
-pub fn fit_prose(text: &str, width: usize) -> String {
-    let mut out = String::with_capacity(text.len());
-    for line in text.split_inclusive('\n') {
-        let (body, end) = line
-            .strip_suffix('\n')
-            .map_or((line, ""), |body| (body, "\n"));
-        let words = body.trim_start_matches(' ');
-        let words = words.strip_prefix("- ").unwrap_or(words);
-        let lead = body.len() - words.len();
-        if body.chars().count() <= width || words.contains("  ") {
-            out.push_str(line);
-            continue;
-        }
-        let mut lines = vec![body[..lead].to_string()];
-        for word in words.split(' ') {
-            let last = lines.last_mut().expect("one line at least");
-            let fresh = last.len() == lead;
-            if !fresh && last.chars().count() + 1 + word.chars().count() > width {
-                lines.push(format!("{:lead$}{word}", ""));
-            } else {
-                if !fresh {
-                    last.push(' ');
-                }
-                last.push_str(word);
-            }
-        }
-        out.push_str(&lines.join("\n"));
-        out.push_str(end);
-    }
-    out
-}
-
 /// Tests named on a grouped line before "and N more".
 const NAMED: usize = 3;
 
@@ -142,22 +104,6 @@ mod tests {
             unreachable!()
         };
         lines(doc, run, &[WarningKind::HighSpread], verbose)
-    }
-
-    #[test]
-    fn long_prose_lines_wrap_under_their_first_word_and_table_rows_do_not() {
-        let text = "  Seq        25.0    26.0    (a table row, longer than 30)\nwarnings:\n  \
-                    - other I/O reached vda during the job: 158 MiB read beyond \
-                    /a/path/longer/than/the/line/itself and more\n  - short\n\
-                    Artefacts probe: no compression seen\n";
-        assert_eq!(
-            fit_prose(text, 30),
-            "  Seq        25.0    26.0    (a table row, longer than 30)\nwarnings:\n  \
-             - other I/O reached vda\n    during the job: 158 MiB\n    read beyond\n    \
-             /a/path/longer/than/the/line/itself\n    and more\n  - short\n\
-             Artefacts probe: no\ncompression seen\n"
-        );
-        assert_eq!(fit_prose(text, 500), text);
     }
 
     #[test]

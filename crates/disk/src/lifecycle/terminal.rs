@@ -33,12 +33,6 @@ pub struct Status<'a> {
     pub left: Option<Eta>,
 }
 
-/// The line's text, e.g. `test 3 of 8, 2m 15s left: RND4K Q32T1 read 2/5,
-/// 41.2 MB/s, 10.1k IOPS`.
-pub fn status_line(s: &Status) -> String {
-    fitted_line(s, None, usize::MAX)
-}
-
 /// Columns of the bar, brackets and the space after it included.
 const BAR: usize = 13;
 
@@ -312,6 +306,11 @@ impl RunDisplay for ProgressLine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The whole line, without the bar.
+    fn status_line(s: &Status) -> String {
+        fitted_line(s, None, usize::MAX)
+    }
 
     #[test]
     fn the_line_says_which_test_the_rate_and_the_time_left() {
