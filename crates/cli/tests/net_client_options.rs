@@ -193,7 +193,7 @@ fn iperf3_clients_with_these_options_run_against_iomark() {
 #[test]
 fn cport_numbers_the_data_streams_from_the_port_given() {
     let port = free_port();
-    let cport = free_port();
+    let cport = iomark_testrig::free_ports_in_a_row(2);
     let _server = iomark_server(port, &["-1", "-B", "127.0.0.1"]);
     let c = cport.to_string();
     let client = json(&iomark_client(

@@ -88,9 +88,39 @@ impl LoopRig {
 impl Drop for LoopRig {
     fn drop(&mut self) {
         if let Some(mp) = &self.mount {
-            let _ = Command::new("umount").arg(mp).status();
+            let unmounted = unmount(mp);
+            if !unmounted {
+                // Never leave it mounted: detach it from the tree now, the
+                // kernel finishes once the last user lets go.
+                let _ = Command::new("umount").arg("-l").arg(mp).status();
+            }
+            let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+            assert!(
+                unmounted || std::thread::panicking(),
+                "umount {} said busy for 10 s; unmounted lazily",
+                mp.display()
+            );
+        } else {
+            let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
         }
-        let _ = Command::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+/// Unmounts `mp`, trying again for up to 10 s while it is busy: another
+/// test of this binary that forks a child (losetup, mkfs) in the instant
+/// this one closes its files lends the child those descriptors until it
+/// execs, which is enough for one `umount` to see the mount busy.
+fn unmount(mp: &Path) -> bool {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let ok = Command::new("umount")
+            .arg(mp)
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok || std::time::Instant::now() >= end {
+            return ok;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
 

@@ -52,7 +52,7 @@ pub use bounds::{
 mod locks;
 pub use locks::{kernel_locks, KernelLock};
 mod ports;
-pub use ports::free_port;
+pub use ports::{free_port, free_ports_in_a_row};
 mod skip;
 pub use skip::{rigs_required, skipped, skipped_for_want_of_source, REQUIRE_RIGS, SKIP_LOG};
 
