@@ -42,6 +42,10 @@ enum ResultsCommand {
     Show {
         /// The run's id (from `iomark results list`).
         id: RunId,
+        /// Also every stored figure under its fio-style name with its
+        /// spread, what the device saw, and every warning in full.
+        #[arg(short, long)]
+        verbose: bool,
         /// Print one JSON document (docs/result-schema.md) instead of text.
         #[arg(long)]
         json: bool,
@@ -66,8 +70,13 @@ enum ResultsCommand {
         ports line up in one table; columns are grouped by label, the baseline label's \
         first. A device's own size is not part of a test's name: the same test on \
         devices of different sizes shares a row, and each column names its region.\n\n\
-        On a terminal the table is split to fit 100 columns. Warnings are grouped, \
-        one line per kind with the runs and tests it was raised for.\n\n\
+        First a line per run: how many of its figures are better, worse, within \
+        noise or cannot be told, and the one that lost most. Tests are named as \
+        their runs printed them (SEQ1M Q8T1 read); -v adds the stored fio-style \
+        names and the CPU rows. The tables fit the terminal's width ($COLUMNS, \
+        else 80, when not on a terminal), as many run columns to a table as fit. \
+        Warnings are grouped, one line per kind with the runs and tests it was \
+        raised for.\n\n\
         With --fail-if-worse, exit code 1 when a figure is worse than the baseline's \
         by more than the threshold and the interval shows the loss is real; exit code \
         5 when none is but some figure cannot be told (rerun both with --repeat 5 or \
@@ -95,6 +104,10 @@ enum ResultsCommand {
         /// judge only these.
         #[arg(long = "metric", value_name = "METRIC")]
         metrics: Vec<String>,
+        /// Also the rows of CPU figures, each test's stored (fio-style)
+        /// name, and the legend in full.
+        #[arg(short, long)]
+        verbose: bool,
         /// Print one JSON document (docs/result-schema.md) instead of the table.
         #[arg(long)]
         json: bool,
@@ -195,12 +208,17 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
                 Err(e) => return Err(e.into()),
             }
         }
-        ResultsCommand::Show { id, json: as_json } => {
+        ResultsCommand::Show {
+            id,
+            verbose,
+            json: as_json,
+        } => {
             let run = iomark_store::open_read_only(db)?.load(id)?;
             if as_json {
                 json::write(out, &json::run_detail(&run))?;
             } else {
-                out.write_all(results::run_detail(&run).as_bytes())?;
+                let text = results::run_detail(&run, verbose, Some(text_width()));
+                out.write_all(text.as_bytes())?;
             }
         }
         ResultsCommand::Compare {
@@ -209,6 +227,7 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
             baseline_label,
             fail_if_worse,
             metrics,
+            verbose,
             json: as_json,
         } => {
             let mut store = iomark_store::open_read_only(db)?;
@@ -222,7 +241,12 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
             if as_json {
                 json::write(out, &json::comparison(&lineup))?;
             } else {
-                out.write_all(results::comparison(&lineup, TableStyle::Terminal).as_bytes())?;
+                let view = results::View {
+                    width: text_width(),
+                    verbose,
+                };
+                let text = results::comparison(&lineup, TableStyle::Terminal, view);
+                out.write_all(text.as_bytes())?;
             }
             out.flush()?;
             if let Some(t) = fail_if_worse {
@@ -258,6 +282,14 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
+/// The columns text is fitted to: the terminal's, else `$COLUMNS`, else 80.
+fn text_width() -> usize {
+    iomark_disk::lifecycle::terminal::stdout_width()
+        .or_else(|| std::env::var("COLUMNS").ok()?.parse().ok())
+        .filter(|&w| w >= 40)
+        .unwrap_or(80)
+}
+
 fn list(
     store: &mut dyn Store,
     q: &RunQuery,
@@ -274,7 +306,7 @@ fn list(
     if runs.is_empty() {
         return Ok(());
     }
-    Ok(out.write_all(results::run_list(&runs).as_bytes())?)
+    Ok(out.write_all(results::run_list(&runs, Some(text_width())).as_bytes())?)
 }
 
 fn import(

@@ -37,10 +37,11 @@ fn compare_rows_name_the_test_as_the_run_printed_it() {
     std::fs::create_dir(&target).unwrap();
     cdm3(&target, db, "a");
     cdm3(&target, db, "b");
-    let run_text = ok(&iomark_ok(&["results", "show", "1", "--db", db]));
+    let run_text = ok(&results_wide(db, &["show", "-v", "1"]));
     let text = ok(&results(db, &["compare", "1", "2"]));
-    // Each of CrystalDiskMark 3.0's tests as the run names them, under its
-    // row's test name.
+    let verbose = ok(&results(db, &["compare", "-v", "1", "2"]));
+    // Each of CrystalDiskMark 3.0's tests as the run names them: the row's
+    // name, and under -v in brackets under its stored test name.
     for own in [
         "Seq read",
         "Seq write",
@@ -48,14 +49,24 @@ fn compare_rows_name_the_test_as_the_run_printed_it() {
         "4K read",
         "4K QD32 write",
     ] {
-        assert!(text.contains(&format!("({own})")), "no ({own}) in\n{text}");
+        assert!(text.contains(&format!("│ {own} ")), "no {own} in\n{text}");
+        assert!(
+            verbose.contains(&format!("({own})")),
+            "no ({own}) in\n{verbose}"
+        );
     }
+    assert!(
+        text.lines()
+            .filter(|l| l.starts_with('│'))
+            .all(|l| !l.contains("psync")),
+        "{text}"
+    );
     let md = ok(&results(db, &["export", "1", "2", "--format", "markdown"]));
     let row = md
         .lines()
         .find(|l| l.contains("(Seq read)") && l.contains("read bw"))
         .unwrap_or_else(|| panic!("{md}"));
-    // The row's test name is the one `results show` lists for run 1.
+    // The row's test name is the one `results show -v` lists for run 1.
     let test = row
         .split('|')
         .nth(1)

@@ -364,7 +364,10 @@ fn the_text_and_results_show_carry_what_the_device_saw() {
         line.contains(" x 4 KiB (") && line.contains("writes none; util "),
         "{line}"
     );
+    // `results show` as the run printed it; with -v, also the section.
     let show = ok(&results(scratch.db(), &["show", "1"]));
+    assert!(show.contains(&format!("  device {name}: reads ")), "{show}");
+    let show = ok(&results(scratch.db(), &["show", "-v", "1"]));
     assert!(
         show.contains(&format!("What the device saw ({name}):\n  custom: reads ")),
         "{show}"

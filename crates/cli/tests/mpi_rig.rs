@@ -686,11 +686,11 @@ mod mpi {
         doc
     }
 
-    /// `results show` prints the profile's figures (as for a run on one
-    /// machine) and the per-rank table;
+    /// `results show -v` prints the profile's figures (as for a run on one
+    /// machine), under their stored names too, and the per-rank table;
     /// `report` draws the ranks' chart.
     fn shown_like_a_profile_run(db: &ScratchDb, needles: &[&str]) {
-        let shown = stdout(&results(db.db(), &["show", "1"]));
+        let shown = stdout(&results_wide(db.db(), &["show", "-v", "1"]));
         for n in needles.iter().chain(&["3 ranks", "slowest rank"]) {
             assert!(shown.contains(n), "no {n:?} in:\n{shown}");
         }

@@ -435,7 +435,7 @@ fn markdown_export_escapes_every_cell_that_came_from_outside() {
         "{md}"
     );
     // The terminal shows the same text as it is.
-    let cmp = ok(&results(db, &["compare", &a, &b]));
+    let cmp = ok(&results_wide(db, &["compare", &a, &b]));
     assert!(cmp.contains("a|b<img src=x onerror=alert(1)>"), "{cmp}");
 }
 

@@ -71,7 +71,7 @@ fn compare_shows_ratios_to_the_baseline_and_marks_noise() {
             disk_doc("again", 40.4, 0.02),
         ],
     );
-    let out = ok(&results(
+    let out = ok(&results_wide(
         db,
         &["compare", &fast, &same, "--baseline", &base],
     ));
@@ -86,12 +86,23 @@ fn compare_shows_ratios_to_the_baseline_and_marks_noise() {
     // 40.4 / 40, four seconds each within 2%: the interval of the ratio
     // holds 1 and rules out a 5% loss, so it is noise.
     assert!(row.contains("40.40 MB/s 1.01x~ within noise"), "{row}");
-    let header: String = out.lines().take(5).collect();
+    let header: String = out
+        .lines()
+        .skip_while(|l| !l.starts_with('┌'))
+        .take_while(|l| !l.starts_with('╞'))
+        .collect();
     assert!(
         header.contains(&format!("#{base}")) && header.contains("(baseline)"),
         "{out}"
     );
-    assert!(out.contains("~ marks a difference within noise"));
+    assert!(out.contains("~ within noise: no change"), "{out}");
+    // The verdict first.
+    assert!(
+        out.starts_with(&format!(
+            "#{fast} against #{base}: 2 better\n#{same} against #{base}: 2 within noise\n"
+        )),
+        "{out}"
+    );
     // Warnings stored with the runs come along, one line for the kind
     // all three raised.
     assert!(
@@ -101,14 +112,14 @@ fn compare_shows_ratios_to_the_baseline_and_marks_noise() {
         "{out}"
     );
 
-    let show = ok(&results(db, &["show", &fast]));
+    let show = ok(&results_wide(db, &["show", "-v", &fast]));
     assert!(
         show.contains("read 1MiB QD8 T1, io_uring, direct, random data, 1GiB")
             && show.contains("67.20 MB/s"),
         "{show}"
     );
-    assert!(show.contains("63.84 MB/s – 70.56 MB/s"), "{show}");
-    assert!(show.contains("warning: usb3: read is above"), "{show}");
+    assert!(show.contains("63.84 – 70.56 MB/s"), "{show}");
+    assert!(show.contains("  - usb3: read is above"), "{show}");
 
     let md = ok(&results(
         db,
@@ -166,7 +177,7 @@ fn fio_output_imports_lists_exports_and_deletes() {
         out.contains("as run 1 (fio 3.") && out.contains("as run 2"),
         "{out}"
     );
-    let list = ok(&results(db, &["list", "--label", "fio"]));
+    let list = ok(&results_wide(db, &["list", "--label", "fio"]));
     assert_eq!(list.lines().count(), 3, "{list}");
     assert!(
         list.contains("fio") && list.contains("baseline box"),
@@ -405,7 +416,13 @@ fn control_characters_in_stored_text_never_reach_the_terminal() {
         vec!["compare", &a, &b],
         vec!["export", &a, &b, "--format", "markdown"],
     ] {
-        let out = ok(&results(db, &args));
+        // At 80 columns cells are cut, never mid-way into a raw control.
+        let cut = ok(&results(db, &args));
+        assert!(
+            !cut.chars().any(raw),
+            "{args:?} printed a control character: {cut:?}"
+        );
+        let out = ok(&results_wide(db, &args));
         assert!(
             !out.chars().any(raw),
             "{args:?} printed a control character: {out:?}"
@@ -490,7 +507,7 @@ fn a_gnome_run_stores_its_figures_and_compares_with_what_it_can() {
             "20",
         ],
     );
-    let show = ok(&results(db, &["show", &gnome]));
+    let show = ok(&results_wide(db, &["show", "-v", &gnome]));
     assert!(!show.contains("no figures were stored"), "{show}");
     let transfer = "GNOME transfer rate, 4 x 1MiB samples of 16MiB";
     assert!(
@@ -528,7 +545,7 @@ fn a_gnome_run_stores_its_figures_and_compares_with_what_it_can() {
             "32",
         ],
     );
-    let show = ok(&results(db, &["show", &custom]));
+    let show = ok(&results_wide(db, &["show", "-v", &custom]));
     assert!(show.contains("randread 4KiB QD1 T1, psync"), "{show}");
     assert!(!show.contains("QD32"), "{show}");
 
@@ -574,7 +591,7 @@ fn runs_of_the_same_test_line_up_and_other_sizes_do_not() {
     let a = disk_run(dir.path(), db, &job("4MiB"));
     let b = disk_run(dir.path(), db, &job("4MiB"));
     let c = disk_run(dir.path(), db, &job("8MiB"));
-    let same = ok(&results(db, &["compare", &a, &b]));
+    let same = ok(&results_wide(db, &["compare", "-v", &a, &b]));
     assert!(!same.contains("not in #"), "{same}");
     let row = same
         .lines()
@@ -745,6 +762,66 @@ fn each_imported_run_keeps_its_own_file_as_its_command_line() {
                 !line.iter().any(|a| a == other.to_str().unwrap()),
                 "{line:?}"
             );
+        }
+    }
+}
+
+/// `results show`, `show -v`, `compare`, `compare -v` and `list` on an
+/// 80x24 terminal and into a pipe (80 columns there too): no line over 80
+/// columns, however long the runs' warnings, labels and devices are.
+#[test]
+fn show_compare_and_list_fit_80_columns_on_a_terminal_and_in_a_pipe() {
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    let long = |label: &str, mb: f64| {
+        let mut doc = disk_doc(label, mb, 0.03);
+        doc.warnings.push(Warning::new(
+            WarningKind::ForeignIo,
+            format!(
+                "other I/O reached vda during the job: 158 MiB read and 21 MiB written beyond \
+                 what {label} did (another process used the device); the figures include \
+                 its effect: run again with nothing else on the device"
+            ),
+        ));
+        doc
+    };
+    let ids = store(
+        db,
+        [
+            long("usb2-port-behind-the-hub", 40.0),
+            long("usb3-port-on-the-mainboard", 67.2),
+            long("usb3-port-on-the-front-panel", 61.0),
+        ],
+    );
+    let runs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let mut commands: Vec<Vec<&str>> = vec![
+        vec!["show", runs[0]],
+        vec!["show", "-v", runs[1]],
+        vec!["list"],
+    ];
+    for verbose in [false, true] {
+        let mut c = vec!["compare"];
+        c.extend(verbose.then_some("-v"));
+        c.extend(&runs);
+        commands.push(c);
+    }
+    for args in &commands {
+        let piped = ok(&results(db, args));
+        let mut all = vec!["results", "--db", db];
+        all.extend(args);
+        let shown = require!(iomark_on_terminal(&all));
+        for (how, text) in [("in a pipe", piped.as_str()), ("on a terminal", &shown)] {
+            assert!(text.contains("usb"), "{args:?} {how}: {text}");
+            for line in text.lines().map(|l| l.trim_end_matches('\r')) {
+                if line.starts_with("Script ") {
+                    continue;
+                }
+                assert!(
+                    line.chars().count() <= 80,
+                    "{args:?} {how}: {} columns: {line}\n{text}",
+                    line.chars().count()
+                );
+            }
         }
     }
 }

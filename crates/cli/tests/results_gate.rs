@@ -32,7 +32,8 @@ fn gate(db: &str, base: &str, candidate: &str, json: bool) -> Output {
     if json {
         args.push("--json");
     }
-    results(db, &args)
+    // A row's cells on one line each.
+    results_wide(db, &args)
 }
 
 /// The judged figure `metric` of a compare document.
@@ -49,7 +50,7 @@ fn figure<'a>(doc: &'a Value, metric: &str) -> &'a Value {
 fn row<'a>(table: &'a str, metric: &str) -> &'a str {
     table
         .lines()
-        .find(|l| l.contains(metric))
+        .find(|l| l.starts_with('│') && l.contains(metric))
         .unwrap_or_else(|| panic!("no {metric} row in:\n{table}"))
 }
 
@@ -193,7 +194,7 @@ fn a_latency_that_rises_at_the_same_bandwidth_regresses() {
         stdout(&out)
     );
     // Without --fail-if-worse nothing gates: worse is only worse.
-    let out = results(db, &["compare", &base, &slow]);
+    let out = results_wide(db, &["compare", &base, &slow]);
     assert_eq!(out.status.code(), Some(0));
     assert!(row(&stdout(&out), "read lat mean").contains("1.73x worse"));
 }

@@ -46,9 +46,19 @@ pub(crate) fn mem_sweep(run: &MemRun, sweep: &MemSweep) -> String {
     if run.outcome == MemOutcome::Interrupted {
         out.push_str("interrupted: points not run are shown as -\n");
     }
+    // Each names the point that raised it: the same warning of two
+    // backings is two facts.
     let mut seen = Vec::new();
-    for w in sweep.points.iter().flat_map(|p| &p.run.warnings) {
-        let line = format!("warning: {w}\n");
+    let raised = sweep
+        .points
+        .iter()
+        .flat_map(|p| p.run.warnings.iter().map(move |w| (p, w)));
+    for (p, w) in raised {
+        let line = format!(
+            "warning: {} on {}: {w}\n",
+            p.data,
+            p.run.spec.backing.label()
+        );
         if !seen.contains(&line) {
             out.push_str(&line);
             seen.push(line);

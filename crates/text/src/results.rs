@@ -18,7 +18,7 @@ mod compare;
 #[cfg(test)]
 mod tests;
 
-pub use compare::{comparison, gate_report, regression_lines, undecided_lines, GateReport};
+pub use compare::{comparison, gate_report, regression_lines, undecided_lines, GateReport, View};
 
 /// A time for people, in the local zone: `2026-11-21 21:40`.
 fn when(ms: u64, tz: &jiff::tz::TimeZone) -> String {
@@ -32,11 +32,34 @@ fn when(ms: u64, tz: &jiff::tz::TimeZone) -> String {
 }
 
 /// `iomark results list`: one aligned line per run under a header, the
-/// oldest first.
-pub fn run_list(runs: &[RunSummary]) -> String {
+/// oldest first. The TOOL and NOTE columns only where some run has one
+/// (another tool than iomark, a note). Fitted to `width` columns where
+/// given: the widest of LABELS, TARGET, DEVICE, TOOL and NOTE gives up a
+/// column at a time, down to a floor (NOTE goes when even that is too
+/// wide), and a cell cut short ends in `…` (a target keeps its end, the
+/// part of a path that names it).
+pub fn run_list(runs: &[RunSummary], width: Option<usize>) -> String {
+    const COLUMNS: usize = 10;
     let tz = jiff::tz::TimeZone::system();
     let header = [
         "ID", "STARTED", "STATUS", "KIND", "TOOL", "LABELS", "TARGET", "DEVICE", "WARN", "NOTE",
+    ];
+    // Columns that give up width, with the least each keeps, and which
+    // keep their end when cut.
+    const FLEXIBLE: [(usize, usize); 5] = [(4, 6), (5, 8), (6, 12), (7, 6), (9, 12)];
+    const TARGET: usize = 6;
+    const NOTE: usize = 9;
+    let mut shown = [
+        true,
+        true,
+        true,
+        true,
+        runs.iter().any(|r| r.tool != "iomark"),
+        true,
+        true,
+        true,
+        true,
+        runs.iter().any(|r| r.note.is_some()),
     ];
     let or_dash = |s: Option<&str>| s.map_or_else(|| "-".into(), |t| esc(t).into_owned());
     let rows = runs.iter().map(|r| {
@@ -57,15 +80,41 @@ pub fn run_list(runs: &[RunSummary]) -> String {
             r.note.as_deref().map(short_note).unwrap_or_default(),
         ]
     });
-    let rows: Vec<[String; 10]> = std::iter::once(header.map(str::to_string))
+    let rows: Vec<[String; COLUMNS]> = std::iter::once(header.map(str::to_string))
         .chain(rows)
         .collect();
     // A plain aligned listing: thousands of rows through a table layout
     // engine cost more than the query.
-    let mut width = [0; 10];
+    let mut widths = [0; COLUMNS];
     for row in &rows {
-        for (w, cell) in width.iter_mut().zip(row) {
+        for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
+        }
+    }
+    if let Some(limit) = width {
+        let natural = widths;
+        let total = |widths: &[usize; COLUMNS], shown: &[bool; COLUMNS]| {
+            let cols: Vec<usize> = (0..COLUMNS).filter(|&i| shown[i]).collect();
+            cols.iter().map(|&i| widths[i]).sum::<usize>() + 2 * (cols.len() - 1)
+        };
+        loop {
+            while total(&widths, &shown) > limit {
+                let widest = FLEXIBLE
+                    .iter()
+                    .filter(|&&(i, least)| shown[i] && widths[i] > least)
+                    .max_by_key(|&&(i, _)| widths[i]);
+                match widest {
+                    Some(&(i, _)) => widths[i] -= 1,
+                    None => break,
+                }
+            }
+            // Too narrow for the notes too: they go (results show has
+            // them), and the rest get their room back.
+            if total(&widths, &shown) <= limit || !shown[NOTE] {
+                break;
+            }
+            shown[NOTE] = false;
+            widths = natural;
         }
     }
     let right = [
@@ -75,19 +124,18 @@ pub fn run_list(runs: &[RunSummary]) -> String {
     let mut line = String::new();
     for row in &rows {
         line.clear();
-        for (i, cell) in row.iter().enumerate() {
+        for (i, cell) in row.iter().enumerate().filter(|&(i, _)| shown[i]) {
             if i > 0 {
                 line.push_str("  ");
             }
-            let pad = width[i] - cell.chars().count();
+            let cell = cut(cell, widths[i], i == TARGET);
+            let pad = widths[i] - cell.chars().count();
             if right[i] {
                 line.extend(std::iter::repeat_n(' ', pad));
-                line.push_str(cell);
+                line.push_str(&cell);
             } else {
-                line.push_str(cell);
-                if i + 1 < row.len() {
-                    line.extend(std::iter::repeat_n(' ', pad));
-                }
+                line.push_str(&cell);
+                line.extend(std::iter::repeat_n(' ', pad));
             }
         }
         out.push_str(line.trim_end());
@@ -96,7 +144,21 @@ pub fn run_list(runs: &[RunSummary]) -> String {
     out
 }
 
-/// The first line of a note, cut to 40 characters.
+/// `cell` in at most `width` characters, ending (or with `keep_end`,
+/// beginning) in `…` where it was cut.
+fn cut(cell: &str, width: usize, keep_end: bool) -> String {
+    let n = cell.chars().count();
+    if n <= width {
+        return cell.to_string();
+    }
+    let kept = width.saturating_sub(1);
+    if keep_end {
+        format!("…{}", cell.chars().skip(n - kept).collect::<String>())
+    } else {
+        format!("{}…", cell.chars().take(kept).collect::<String>())
+    }
+}
+
 fn short_note(n: &str) -> String {
     let line = esc(n.lines().next().unwrap_or("")).into_owned();
     if line.chars().count() > 40 {
@@ -106,9 +168,65 @@ fn short_note(n: &str) -> String {
     }
 }
 
-/// `iomark results show`: where and how the run ran, its figures with
-/// their spread, and its warnings.
-pub fn run_detail(run: &StoredRun) -> String {
+/// `iomark results show`: where and how the run ran, then the run as it
+/// printed itself (CrystalDiskMark's grid under CrystalDiskMark's names,
+/// STREAM's table, the rank table of a run across MPI ranks, its warnings
+/// a line per kind). A network run, whose text iperf3's layout printed as
+/// it went, shows its figures' table. `verbose` adds the run's own
+/// verbose text, the table of every stored figure under its stored
+/// (fio-style) name with its spread, and what the device saw. `width`: a
+/// terminal's columns, which tables and prose are fitted to; none leaves
+/// lines whole.
+pub fn run_detail(run: &StoredRun, verbose: bool, width: Option<usize>) -> String {
+    let mut out = run_header(run, width);
+    out.push('\n');
+    let doc = run.document().ok();
+    let own = doc
+        .as_ref()
+        .and_then(|d| crate::Output::Text { verbose }.render(d).ok())
+        .filter(|text| !text.trim().is_empty());
+    if let Some(text) = &own {
+        out.push_str(text);
+    }
+    if own.is_none() || verbose {
+        if own.is_some() {
+            out.push('\n');
+        }
+        out.push_str(&figure_table(run, doc.as_ref(), width));
+    }
+    if verbose {
+        // A profile's verbose text has it already; a custom job's names
+        // the device per job only.
+        if let Some(iomark_model::RunBody::Disk(d)) = doc.as_ref().map(|doc| &doc.body) {
+            if d.profile_result.is_none() {
+                let mut seen = String::new();
+                crate::device_seen::section(&mut seen, d);
+                out.push_str(&crate::escape_controls_keep_lines(&seen));
+            }
+        }
+    }
+    if own.is_none() {
+        if verbose {
+            for w in &run.warnings {
+                let _ = writeln!(out, "warning: {}", scoped(&w.scope, &w.warning.message));
+            }
+        } else {
+            let style = TableStyle::Terminal;
+            for l in compare::warning_lines(std::slice::from_ref(run), style, false) {
+                let _ = writeln!(out, "{l}");
+            }
+        }
+    }
+    match width {
+        Some(w) => crate::fit_prose(&out, w),
+        None => out,
+    }
+}
+
+/// The lines above a shown run's figures: its id and status, when, the
+/// command, labels, note, target, device, region, host and memory limit;
+/// a value too long for `width` wraps under itself.
+fn run_header(run: &StoredRun, width: Option<usize>) -> String {
     let s = &run.summary;
     let tz = jiff::tz::TimeZone::system();
     let secs = s.finished_at_ms.saturating_sub(s.started_at_ms) as f64 / 1e3;
@@ -124,6 +242,11 @@ pub fn run_detail(run: &StoredRun) -> String {
         esc(&s.tool_version)
     );
     let mut line = |key: &str, value: &str| {
+        let value = match width {
+            Some(w) => crate::fit_prose(value, w.saturating_sub(10).max(20)),
+            None => value.to_string(),
+        };
+        let value = value.replace('\n', "\n          ");
         let _ = writeln!(out, "{key:<10}{value}");
     };
     line(
@@ -139,7 +262,7 @@ pub fn run_detail(run: &StoredRun) -> String {
     if let Some(n) = &s.note {
         // A note of several lines keeps them, each escaped.
         let lines: Vec<_> = n.lines().map(esc).collect();
-        line("note", &lines.join("\n          "));
+        line("note", &lines.join("\n"));
     }
     if let Some(t) = &s.target {
         line("target", &esc(t));
@@ -181,95 +304,52 @@ pub fn run_detail(run: &StoredRun) -> String {
             ),
         );
     }
-    out.push('\n');
-    if run.figures.is_empty() {
-        out.push_str("no figures were stored with this run\n");
-    } else {
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED).set_header([
-            "test",
-            "metric",
-            "value",
-            "spread (min – max)",
-        ]);
-        // Rates in the unit the run printed (a sweep's MiB/s, MacBench's KB/s).
-        let printed = doc
-            .as_ref()
-            .map(|d| RateUnit::printed_by(&d.body))
-            .unwrap_or_default();
-        for f in &run.figures {
-            let shown = |v: f64| printed.format(f.unit, v);
-            t.add_row([
-                Cell::new(esc(&f.test)),
-                Cell::new(esc(&f.metric)),
-                Cell::new(shown(f.value)).set_alignment(CellAlignment::Right),
-                Cell::new(
-                    f.spread
-                        .map(|(lo, hi)| format!("{} – {}", shown(lo), shown(hi)))
-                        .unwrap_or_default(),
-                ),
-            ]);
-        }
-        let _ = writeln!(out, "{t}");
-    }
-    match run.document().ok().map(|d| d.body) {
-        // A sweep's killed points have no figures: its table shows them.
-        Some(iomark_model::RunBody::Mem(m)) => {
-            if let Some(sweep) = &m.sweep {
-                // A table of many lines: its line breaks are its own.
-                let table = crate::mem_sweep::sweep_table(&m, sweep);
-                out.push_str(&crate::escape_controls_keep_lines(&table));
-                out.push('\n');
-                // Each point's cgroup record (issue 32: it was in the live
-                // text only).
-                if let Some(limits) = crate::sweep_limits::table(sweep) {
-                    out.push_str(&crate::escape_controls_keep_lines(&limits));
-                    out.push('\n');
-                }
-            }
-            if let Some(c) = &m.cluster {
-                out.push_str(crate::cluster::mem_rank_table(c).trim_start_matches('\n'));
-                out.push('\n');
-            }
-        }
-        // A run across MPI ranks: what each rank did under the merged
-        // figures, as the run printed it.
-        Some(iomark_model::RunBody::Disk(d)) => {
-            if let Some(c) = &d.cluster {
-                out.push_str(crate::cluster::rank_table(c).trim_start_matches('\n'));
-                out.push('\n');
-            }
-            let mut seen = String::new();
-            crate::device_seen::section(&mut seen, &d);
-            out.push_str(&crate::escape_controls_keep_lines(
-                seen.trim_start_matches('\n'),
-            ));
-        }
-        _ => {}
-    }
-    // A mem sweep's stored warning rows do not say which point raised
-    // them: its document does (`31.99 MiB on heap: ...`).
-    let sweep = doc
-        .as_ref()
-        .filter(|d| matches!(&d.body, iomark_model::RunBody::Mem(m) if m.sweep.is_some()));
-    match sweep {
-        Some(d) => {
-            for (scope, w) in d.scoped_warnings() {
-                let scope = if scope == "run" || scope == "mem" {
-                    ""
-                } else {
-                    &scope
-                };
-                let _ = writeln!(out, "warning: {}", scoped(scope, &w.message));
-            }
-        }
-        None => {
-            for w in &run.warnings {
-                let _ = writeln!(out, "warning: {}", scoped(&w.scope, &w.warning.message));
-            }
-        }
-    }
     out
+}
+
+/// Every stored figure under its stored name, with its spread, in the
+/// unit its run printed rates in; fitted to `width` (its names wrap).
+fn figure_table(run: &StoredRun, doc: Option<&RunDocument>, width: Option<usize>) -> String {
+    if run.figures.is_empty() {
+        return "no figures were stored with this run\n".to_string();
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED).set_header([
+        "test",
+        "metric",
+        "value",
+        "spread (min – max)",
+    ]);
+    if let Some(w) = width {
+        t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
+            .set_width(u16::try_from(w).unwrap_or(u16::MAX));
+    }
+    // Rates in the unit the run printed (a sweep's MiB/s, MacBench's KB/s).
+    let printed = doc
+        .map(|d| RateUnit::printed_by(&d.body))
+        .unwrap_or_default();
+    for f in &run.figures {
+        let shown = |v: f64| printed.format(f.unit, v);
+        t.add_row([
+            Cell::new(esc(&f.test)),
+            Cell::new(esc(&f.metric)),
+            Cell::new(shown(f.value)).set_alignment(CellAlignment::Right),
+            Cell::new(
+                f.spread
+                    .map(|(lo, hi)| spread(&shown(lo), &shown(hi)))
+                    .unwrap_or_default(),
+            ),
+        ]);
+    }
+    format!("{t}\n")
+}
+
+/// `lo – hi`, the unit once when both have the same: `63.84 – 70.56 MB/s`.
+fn spread(lo: &str, hi: &str) -> String {
+    match lo.split_once(' ') {
+        Some((number, unit)) if hi.ends_with(&format!(" {unit}")) => format!("{number} – {hi}"),
+        _ => format!("{lo} – {hi}"),
+    }
 }
 
 /// The region a disk run's jobs ran over, and whose choice it was: a
@@ -373,7 +453,7 @@ pub fn export(
             std::io::Error::new(kind, e)
         }),
         ExportFormat::Markdown => {
-            let table = comparison(&Lineup::new(runs, None), TableStyle::Markdown);
+            let table = comparison(&Lineup::new(runs, None), TableStyle::Markdown, View::ALL);
             out.write_all(table.as_bytes())
         }
     }

@@ -43,6 +43,10 @@ pub(crate) fn lines(
             messages.push(&w.message);
         }
     }
+    let mut all_tests: Vec<&str> = run.jobs.iter().map(|j| j.spec.name.as_str()).collect();
+    all_tests.sort_unstable();
+    all_tests.dedup();
+    let all_tests = all_tests.len();
     let mut out = Vec::new();
     for (kind, tests, messages) in kinds {
         if verbose || messages.len() == 1 {
@@ -61,10 +65,10 @@ pub(crate) fn lines(
         let whom = match tests.len() {
             0 => format!("×{}", messages.len()),
             1 => format!("in {named}"),
+            n if n == all_tests && n > NAMED + 1 => format!("in all {n} tests"),
             n => format!("in {n} tests ({named})"),
         };
-        // The first message's observation, before its detail and remedy.
-        let first = messages[0].split(": ").next().unwrap_or(messages[0]);
+        let first = observation(messages[0]);
         out.push(format!(
             "{} {whom}; the first: {first} (each with -v)",
             kind.name().replace('_', " "),
@@ -72,6 +76,26 @@ pub(crate) fn lines(
     }
     out
 }
+
+/// What a warning's message saw, before its detail and remedy: up to its
+/// first `: ` or `; ` past the first [`OBSERVATION_MIN`] characters (an
+/// earlier one ends a name it begins with, `SEQ1M Q8T1 read: ...`,
+/// `--quick: ...`); all of it when there is none.
+pub(crate) fn observation(message: &str) -> &str {
+    let from = message
+        .char_indices()
+        .nth(OBSERVATION_MIN)
+        .map_or(message.len(), |(i, _)| i);
+    let end = [": ", "; "]
+        .iter()
+        .filter_map(|sep| message[from..].find(sep))
+        .min()
+        .map_or(message.len(), |at| from + at);
+    &message[..end]
+}
+
+/// The fewest characters [`observation`] keeps before it may cut.
+const OBSERVATION_MIN: usize = 30;
 
 #[cfg(test)]
 mod tests {
@@ -114,12 +138,16 @@ mod tests {
             "RND4K Q32T1 read",
             "RND4K Q1T1 read",
             "RND4K Q1T1 write",
+            "a test that raised none",
         ];
         let doc = run_of(&tests, |i| {
+            if i == 5 {
+                return Vec::new();
+            }
             vec![
                 Warning::new(
                     WarningKind::ForeignIo,
-                    format!("other I/O reached vda: {i} MiB"),
+                    format!("other I/O reached vda during the job: {i} MiB read"),
                 ),
                 Warning::new(WarningKind::BufferedIo, "buffered I/O"),
                 Warning::new(WarningKind::HighSpread, "the passes disagree"),
@@ -130,13 +158,13 @@ mod tests {
             [
                 "--quick: 2 passes",
                 "foreign io in 5 tests (SEQ1M Q8T1 read, SEQ1M Q8T1 write, RND4K Q32T1 read and 2 \
-                 more); the first: other I/O reached vda (each with -v)",
+                 more); the first: other I/O reached vda during the job (each with -v)",
                 "buffered I/O",
             ]
         );
         let all = lines_of(&doc, true);
         assert_eq!(all.len(), 1 + 5 + 1, "{all:?}");
-        assert_eq!(all[5], "other I/O reached vda: 4 MiB");
+        assert_eq!(all[5], "other I/O reached vda during the job: 4 MiB read");
         // Four tests are named whole, not "3 and 1 more".
         let four = run_of(&tests[..4], |i| {
             vec![Warning::new(WarningKind::ForeignIo, format!("{i}"))]
@@ -144,5 +172,37 @@ mod tests {
         assert!(lines_of(&four, false)[1].contains(
             " in 4 tests (SEQ1M Q8T1 read, SEQ1M Q8T1 write, RND4K Q32T1 read, RND4K Q1T1 read); "
         ));
+        // A kind every test raised says so instead of naming them.
+        let every = run_of(&tests[..5], |i| {
+            vec![Warning::new(
+                WarningKind::HostBusy,
+                format!("the CPUs were {i}% busy"),
+            )]
+        });
+        assert_eq!(
+            lines_of(&every, false)[1],
+            "host busy in all 5 tests; the first: the CPUs were 0% busy (each with -v)"
+        );
+    }
+
+    #[test]
+    fn an_observation_ends_at_the_first_colon_or_semicolon_past_a_name() {
+        for (message, seen) in [
+            (
+                "SEQ1M Q8T1 read: passes ranged 1539.31 to 2249.20 MB/s; the maximum is reported",
+                "SEQ1M Q8T1 read: passes ranged 1539.31 to 2249.20 MB/s",
+            ),
+            (
+                "--quick: 2 passes of 1 s with 0 s intervals instead of 5; a first look",
+                "--quick: 2 passes of 1 s with 0 s intervals instead of 5",
+            ),
+            ("short: and done", "short: and done"),
+            (
+                "reads reached vda as 512 KiB requests on average: the block layer split",
+                "reads reached vda as 512 KiB requests on average",
+            ),
+        ] {
+            assert_eq!(observation(message), seen);
+        }
     }
 }

@@ -59,6 +59,18 @@ pub fn results(db: &str, args: &[&str]) -> Output {
         .expect("iomark runs")
 }
 
+/// [`results`] with text fitted to 400 columns (`$COLUMNS`), for a test
+/// that reads a table's or a warning's whole line; the 80-column default
+/// is a test of its own (`results_width`).
+pub fn results_wide(db: &str, args: &[&str]) -> Output {
+    iomark_cmd(&["results", "--db", db])
+        .args(args)
+        .env("COLUMNS", "400")
+        .stdin(Stdio::null())
+        .output()
+        .expect("iomark runs")
+}
+
 /// Stdout, after checking that the run succeeded.
 pub fn ok(out: &Output) -> String {
     assert!(

@@ -15,7 +15,7 @@ use crate::Failure;
 /// their contents), then all that `results show` prints.
 pub fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> {
     let run = store.load(id)?;
-    let told = iomark_text::results::run_detail(&run);
+    let told = iomark_text::results::run_detail(&run, true, None);
     let samples: Vec<_> = store
         .samples(id, None)?
         .into_iter()

@@ -1,13 +1,13 @@
 //! `iomark results compare` and the Markdown export: tests as rows, runs
 //! as columns, each figure with its value, its ratio to its baseline's and
-//! the difference in its unit; a terminal table split to fit 100 columns;
-//! then what has no baseline, the legend and the runs' warnings, one line
-//! per kind.
+//! the difference in its unit; on a terminal the verdict of each run first
+//! and tables split to fit the terminal's width; then what has no
+//! baseline, the legend and the runs' warnings, one line per kind.
 
 use std::fmt::Write as _;
 
 use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
-use comfy_table::{Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table};
+use comfy_table::{Cell, CellAlignment, ColumnConstraint, ContentArrangement, Table, Width};
 use iomark_model::figure::{device_link, Direction};
 use iomark_model::stored::StoredRun;
 use iomark_model::{RunBody, RunStatus, WarningKind};
@@ -15,52 +15,101 @@ use iomark_stats::compare::format_ratio;
 
 use super::{scoped_in, TableStyle};
 use crate::escape_controls as esc;
-use iomark_stats::gate::WorseThreshold;
+use iomark_stats::gate::{Verdict, WorseThreshold};
 use iomark_stats::lineup::{Baseline, Lineup, LineupError, Matched, RowKey};
 
-/// The width a terminal table is laid out to: the common 100-column
-/// terminal, so a table of many runs is split instead of wrapping into
-/// unreadable lines.
-pub const TERMINAL_WIDTH: u16 = 100;
+/// How the comparison is drawn for a person: on a terminal of `width`
+/// columns; `verbose` adds the rows of CPU figures and gives each test its
+/// stored (fio-style) name beside the one its run printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct View {
+    /// The terminal's columns: tables split and prose wraps to fit them.
+    pub width: usize,
+    /// CPU rows and stored names too.
+    pub verbose: bool,
+}
+
+impl View {
+    /// Everything, on a terminal of 100 columns (a Markdown export draws
+    /// every row, and its width is the page's).
+    pub const ALL: View = View {
+        width: 100,
+        verbose: true,
+    };
+}
 
 /// The widest a run's header line counts when fitting columns: longer
 /// ones wrap.
 const HEADER_WRAP: usize = 16;
 
-/// The narrowest the test column is made (its names wrap within it) when
+/// The widest the test column is made (its names wrap within it) when
 /// deciding how many run columns fit beside it.
-const TEST_COLUMN_MIN: usize = 24;
+const TEST_COLUMN_MAX: usize = 24;
 
-/// The comparison: tests as rows, runs as columns, each figure with its
-/// ratio to its baseline and whether that is better or worse, then the
-/// tests without a baseline, the legend and the runs' warnings. On a
-/// terminal, the runs whose columns do not fit beside the test's name in
-/// `TERMINAL_WIDTH` go to further tables.
-pub fn comparison(lineup: &Lineup, style: TableStyle) -> String {
+/// The comparison: first the verdict of each run against its baseline in
+/// a line (hyperfine's "X ran 1.22 times faster than Y" first), then
+/// tests as rows and runs as columns, each figure with its ratio to its
+/// baseline and whether that is better or worse, then the tests without a
+/// baseline, the legend and the runs' warnings. On a terminal, the runs
+/// whose columns do not fit beside the test's name in `view.width` go to
+/// further tables, and prose wraps at it.
+pub fn comparison(lineup: &Lineup, style: TableStyle, view: View) -> String {
     let runs = lineup.runs();
     let all = lineup.columns();
+    let keys = shown_keys(lineup, view);
     let mut out = String::new();
     match style {
         TableStyle::Terminal => {
-            for (n, chunk) in terminal_chunks(lineup, &all).iter().enumerate() {
+            for line in verdict_lines(lineup, &keys, view) {
+                out += &crate::fit_prose(&format!("{line}\n"), view.width);
+            }
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            // A judged cell on two lines (value and ratio, then the
+            // difference), or where that splits the runs into more tables
+            // than need be, on three.
+            let mut stacked = false;
+            let mut chunks = terminal_chunks(lineup, &all, &keys, view, false);
+            if chunks.len() > 1 {
+                let narrower = terminal_chunks(lineup, &all, &keys, view, true);
+                if narrower.len() < chunks.len() {
+                    (chunks, stacked) = (narrower, true);
+                }
+            }
+            for (n, chunk) in chunks.iter().enumerate() {
                 if n > 0 {
                     out.push('\n');
                 }
-                let mut t = comparison_table(lineup, style, chunk);
+                let mut t = comparison_table(lineup, style, chunk, &keys, view, stacked);
                 t.load_preset(UTF8_FULL_CONDENSED)
                     .set_content_arrangement(ContentArrangement::Dynamic)
-                    .set_width(TERMINAL_WIDTH);
+                    .set_width(u16::try_from(view.width).unwrap_or(u16::MAX));
                 // The metric and the runs' cells keep their lines whole
-                // (terminal_chunks made room for them); the test's name
-                // wraps in what is left.
-                for c in t.column_iter_mut().skip(1) {
-                    c.set_constraint(ColumnConstraint::ContentWidth);
+                // (terminal_chunks made room for them), a run's header
+                // wraps within its cells' width; the test's name wraps in
+                // what is left.
+                let widths: Vec<usize> = chunk
+                    .iter()
+                    .map(|col| column_width(lineup, col, &keys, view, stacked))
+                    .collect();
+                for (i, c) in t.column_iter_mut().enumerate().skip(1) {
+                    c.set_constraint(match i {
+                        1 => ColumnConstraint::ContentWidth,
+                        // Its content and a space either side.
+                        i => ColumnConstraint::Absolute(Width::Fixed(
+                            u16::try_from(widths[i - 2] + 2).unwrap_or(u16::MAX),
+                        )),
+                    });
                 }
                 let _ = writeln!(out, "{t}");
             }
+            let rest = unmatched(lineup, style) + &legend(lineup, style, &keys, view);
+            out += &crate::fit_prose(&rest, view.width);
+            return out;
         }
         TableStyle::Markdown => {
-            let mut t = comparison_table(lineup, style, &all);
+            let mut t = comparison_table(lineup, style, &all, &keys, view, false);
             t.load_preset(ASCII_MARKDOWN);
             // Markdown cells cannot span lines.
             if let Some(h) = t.header() {
@@ -77,35 +126,121 @@ pub fn comparison(lineup: &Lineup, style: TableStyle) -> String {
         }
     }
     out += &unmatched(lineup, style);
-    out + &legend(lineup, style)
+    out + &legend(lineup, style, &keys, view)
 }
 
-/// The runs split into tables that fit [`TERMINAL_WIDTH`]: each run
-/// column as wide as its widest cell line, beside a metric column as wide as
-/// its widest name and a test column of at least [`TEST_COLUMN_MIN`];
-/// at least one column per table.
-fn terminal_chunks(lineup: &Lineup, columns: &[Vec<usize>]) -> Vec<Vec<Vec<usize>>> {
+/// The rows drawn: all of them but, unless `verbose`, those of CPU figures
+/// (how busy the CPUs were is evidence, read under `-v`, not the result).
+fn shown_keys<'a>(lineup: &Lineup<'a>, view: View) -> Vec<RowKey<'a>> {
+    lineup
+        .keys()
+        .iter()
+        .copied()
+        .filter(|k| view.verbose || !k.1.starts_with("cpu"))
+        .collect()
+}
+
+/// A line per run that has a baseline: how many of its figures are
+/// better, worse, regressed, within noise or cannot be told, and the one
+/// that lost most.
+fn verdict_lines(lineup: &Lineup, keys: &[RowKey], view: View) -> Vec<String> {
+    let runs = lineup.runs();
+    let mut lines = Vec::new();
+    for col in lineup.columns() {
+        for &i in &col {
+            if lineup.is_baseline(i) {
+                continue;
+            }
+            let judged: Vec<Matched> = keys
+                .iter()
+                .filter_map(|&k| lineup.judged(i, k))
+                .filter(|m| m.comparison.ratio.is_some())
+                .collect();
+            if judged.is_empty() {
+                continue;
+            }
+            let count = |v: Verdict| judged.iter().filter(|m| m.verdict == v).count();
+            let mut parts: Vec<String> = [
+                Verdict::Better,
+                Verdict::Worse,
+                Verdict::Regressed,
+                Verdict::WithinNoise,
+                Verdict::CannotTell,
+                Verdict::Same,
+            ]
+            .into_iter()
+            .map(|v| (count(v), v))
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, v)| format!("{n} {}", v.words()))
+            .collect();
+            let worst = judged
+                .iter()
+                .filter(|m| matches!(m.verdict, Verdict::Worse | Verdict::Regressed))
+                .max_by(|a, b| loss(a).total_cmp(&loss(b)));
+            if let Some(m) = worst {
+                parts.push(format!(
+                    "most lost: {} {} {}",
+                    row_name(lineup, TableStyle::Terminal, &m.candidate.test, view),
+                    esc(&m.candidate.metric),
+                    format_ratio(m.comparison.ratio.unwrap_or(f64::NAN))
+                ));
+            }
+            let mut against: Vec<String> = judged
+                .iter()
+                .map(|m| format!("#{}", m.baseline_run))
+                .collect();
+            against.dedup();
+            lines.push(format!(
+                "#{} against {}: {}",
+                runs[i].summary.id,
+                against.join(", "),
+                parts.join(", ")
+            ));
+        }
+    }
+    lines
+}
+
+/// How much worse a figure is, as a fraction, in its direction.
+fn loss(m: &Matched) -> f64 {
+    let r = m.comparison.ratio.unwrap_or(1.0);
+    match m.candidate.direction() {
+        Direction::LowerIsBetter => r - 1.0,
+        _ => 1.0 - r,
+    }
+}
+
+/// The runs split into tables that fit `view.width`: each run column as
+/// wide as its widest cell line, beside a metric column as wide as its
+/// widest name and a test column as wide as its widest name (at most
+/// [`TEST_COLUMN_MAX`]); at least one column per table.
+fn terminal_chunks(
+    lineup: &Lineup,
+    columns: &[Vec<usize>],
+    keys: &[RowKey],
+    view: View,
+    stacked: bool,
+) -> Vec<Vec<Vec<usize>>> {
     let style = TableStyle::Terminal;
     let widest = |text: &str| text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
-    let metric = lineup
-        .keys()
+    let metric = keys
         .iter()
         .map(|k| widest(&style.text(k.1)))
         .max()
         .unwrap_or(0)
         .max("metric".len());
+    let test = keys
+        .iter()
+        .map(|k| widest(&row_name(lineup, style, k.0, view)))
+        .max()
+        .unwrap_or(0)
+        .clamp("test".len(), TEST_COLUMN_MAX);
     // Each column costs its content, a space either side and a border.
-    let room = usize::from(TERMINAL_WIDTH).saturating_sub(1 + (TEST_COLUMN_MIN + 3) + (metric + 3));
+    let room = view.width.saturating_sub(1 + (test + 3) + (metric + 3));
     let mut chunks: Vec<Vec<Vec<usize>>> = Vec::new();
     let mut used = 0;
     for col in columns {
-        // A long header line (a device's chain) wraps: it does not set the
-        // width on its own.
-        let mut w = widest(&column_header(lineup, col, style)).min(HEADER_WRAP);
-        for &k in lineup.keys() {
-            w = w.max(widest(&cell_text(lineup, style, col, k)));
-        }
-        let w = w + 3;
+        let w = column_width(lineup, col, keys, view, stacked) + 3;
         match chunks.last_mut() {
             Some(c) if used + w <= room => c.push(col.clone()),
             _ => {
@@ -118,15 +253,45 @@ fn terminal_chunks(lineup: &Lineup, columns: &[Vec<usize>]) -> Vec<Vec<Vec<usize
     chunks
 }
 
+/// How wide column `col`'s text is: its widest cell line, or its header's
+/// up to [`HEADER_WRAP`] (a fifth of a wider terminal's width): a long
+/// header line, a device's chain, wraps: it does not set the width on its
+/// own.
+fn column_width(
+    lineup: &Lineup,
+    col: &[usize],
+    keys: &[RowKey],
+    view: View,
+    stacked: bool,
+) -> usize {
+    let style = TableStyle::Terminal;
+    let widest = |text: &str| text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    let wrap = HEADER_WRAP.max(view.width / 5);
+    let mut w = widest(&column_header(lineup, col, style)).min(wrap);
+    if lineup.is_baseline(col[0]) {
+        w = w.max("(baseline)".len());
+    }
+    for &k in keys {
+        w = w.max(widest(&cell_text(lineup, style, col, k, stacked)));
+    }
+    w
+}
+
 /// Column `col`'s cell on row `k`: `-`, the value of its run that has the
 /// row, or that value judged against its baseline.
-fn cell_text(lineup: &Lineup, style: TableStyle, col: &[usize], k: RowKey) -> String {
+fn cell_text(
+    lineup: &Lineup,
+    style: TableStyle,
+    col: &[usize],
+    k: RowKey,
+    stacked: bool,
+) -> String {
     let Some(i) = lineup.in_column(col, k) else {
         return "-".to_string();
     };
     match (lineup.figure(i, k), lineup.judged(i, k)) {
         (None, _) => "-".to_string(),
-        (Some(_), Some(m)) => judged_cell(&m, style),
+        (Some(_), Some(m)) => judged_cell(&m, style, stacked),
         (Some(f), None) => lineup.printed(i).format_figure(f),
     }
 }
@@ -210,9 +375,16 @@ fn unmatched(lineup: &Lineup, style: TableStyle) -> String {
     out
 }
 
-/// Tests as rows, the columns `cols` (each runs of the lineup, from
-/// [`Lineup::columns`]) as columns.
-fn comparison_table(lineup: &Lineup, style: TableStyle, cols: &[Vec<usize>]) -> Table {
+/// Tests as rows (those of `keys`), the columns `cols` (each runs of the
+/// lineup, from [`Lineup::columns`]) as columns.
+fn comparison_table(
+    lineup: &Lineup,
+    style: TableStyle,
+    cols: &[Vec<usize>],
+    keys: &[RowKey],
+    view: View,
+    stacked: bool,
+) -> Table {
     let mut t = Table::new();
     let mut header = vec![Cell::new("test"), Cell::new("metric")];
     header.extend(cols.iter().map(|col| {
@@ -223,17 +395,17 @@ fn comparison_table(lineup: &Lineup, style: TableStyle, cols: &[Vec<usize>]) -> 
         Cell::new(h)
     }));
     t.set_header(header);
-    for &k in lineup.keys() {
+    for &k in keys {
         // A split table leaves out the rows none of its runs has.
         if cols.iter().all(|col| lineup.in_column(col, k).is_none()) {
             continue;
         }
         let mut row = vec![
-            Cell::new(test_cell(lineup, style, k.0)),
+            Cell::new(row_name(lineup, style, k.0, view)),
             Cell::new(style.text(k.1)),
         ];
         for col in cols {
-            let text = cell_text(lineup, style, col, k);
+            let text = cell_text(lineup, style, col, k, stacked);
             row.push(Cell::new(text).set_alignment(CellAlignment::Right));
         }
         t.add_row(row);
@@ -241,15 +413,19 @@ fn comparison_table(lineup: &Lineup, style: TableStyle, cols: &[Vec<usize>]) -> 
     t
 }
 
-/// A test's name and, in brackets, the names its runs printed and warned
-/// under (`(Seq read)`), so the row and the run's own output are visibly
-/// one test.
-fn test_cell(lineup: &Lineup, style: TableStyle, test: &str) -> String {
+/// A test's row name: the names its runs printed it under (CrystalDiskMark's
+/// `SEQ1M Q8T1 read`), so the row and the run's own output are visibly
+/// one test; with `verbose`, or where the runs printed none, its stored
+/// name, the printed ones in brackets after it.
+fn row_name(lineup: &Lineup, style: TableStyle, test: &str, view: View) -> String {
     let own = lineup.own_names(test);
     if own.is_empty() {
         return style.text(test);
     }
     let own: Vec<String> = own.iter().map(|n| style.text(n)).collect();
+    if !view.verbose {
+        return own.join("; ");
+    }
     let sep = match style {
         TableStyle::Terminal => "\n",
         TableStyle::Markdown => " ",
@@ -262,8 +438,9 @@ fn test_cell(lineup: &Lineup, style: TableStyle, test: &str) -> String {
 /// loss, and only the words say so), and the difference in the figure's
 /// unit (`UASP gains 70 MB/s at QD1` without arithmetic by hand). On a
 /// terminal the difference is on a line of its own, so a column stays
-/// narrow enough for several beside the test's name.
-fn judged_cell(m: &Matched, style: TableStyle) -> String {
+/// narrow enough for several beside the test's name; `stacked`, the
+/// judgement too.
+fn judged_cell(m: &Matched, style: TableStyle, stacked: bool) -> String {
     let sep = match style {
         TableStyle::Terminal => "\n",
         // Markdown cells cannot span lines.
@@ -271,6 +448,7 @@ fn judged_cell(m: &Matched, style: TableStyle) -> String {
     };
     let diff = m.difference_text();
     match m.judgement() {
+        Some(j) if stacked => format!("{}{sep}{j}{sep}({diff})", m.value_text()),
         Some(j) => format!("{} {j}{sep}({diff})", m.value_text()),
         None => format!("{}{sep}({diff})", m.value_text()),
     }
@@ -390,10 +568,11 @@ pub fn gate_report(lineup: &Lineup, threshold: WorseThreshold) -> Result<GateRep
     })
 }
 
-/// What the ratios are against, the words, the gate's threshold, the
-/// runs' warnings grouped by kind ([`warning_lines`]) and the runs that did
-/// not complete.
-fn legend(lineup: &Lineup, style: TableStyle) -> String {
+/// What the ratios are against, the words (in full under `verbose`,
+/// `--help` has them too), the gate's threshold, the runs' warnings
+/// grouped by kind ([`warning_lines`]), the rows left out and the runs
+/// that did not complete.
+fn legend(lineup: &Lineup, style: TableStyle, keys: &[RowKey], view: View) -> String {
     let runs = lineup.runs();
     let against = match lineup.baseline() {
         Baseline::FirstRun => format!("ratios are run / baseline #{}", runs[0].summary.id),
@@ -417,16 +596,24 @@ fn legend(lineup: &Lineup, style: TableStyle) -> String {
             )
         }
     };
-    let mut out = format!(
-        "{against}; better and worse: bandwidth, IOPS and MFLOPS are better higher, latency and time lower; counts and percentages are only higher or lower; ~ marks a difference within noise: the 95% interval of the ratio of both runs' sample means (per-second samples, passes or repeats) holds no change and rules out a loss of the threshold (5% without one); cannot tell: the samples can neither show nor rule out such a loss; a figure whose baseline is 0 has no ratio, only its difference\n",
-    );
+    let words = if view.verbose {
+        "better and worse: bandwidth, IOPS and MFLOPS are better higher, latency and time lower; counts and percentages are only higher or lower; ~ marks a difference within noise: the 95% interval of the ratio of both runs' sample means (per-second samples, passes or repeats) holds no change and rules out a loss of the threshold (5% without one); cannot tell: the samples can neither show nor rule out such a loss; a figure whose baseline is 0 has no ratio, only its difference"
+    } else {
+        "~ within noise: no change, and a loss of the threshold (5% without one) ruled out; cannot tell: too few or too scattered samples to say (more with -v)"
+    };
+    let mut out = format!("{against}; {words}\n");
+    let hidden = lineup.keys().len() - keys.len();
+    if hidden > 0 {
+        let rows = if hidden == 1 { "row" } else { "rows" };
+        let _ = writeln!(out, "{hidden} {rows} of CPU figures with -v");
+    }
     if let Some(t) = lineup.threshold() {
         let _ = writeln!(
             out,
             "regressed: worse than the baseline by more than {t} and outside the spread"
         );
     }
-    for l in warning_lines(runs, style) {
+    for l in warning_lines(runs, style, view.verbose) {
         let _ = writeln!(out, "{l}");
     }
     for r in runs {
@@ -444,9 +631,25 @@ fn legend(lineup: &Lineup, style: TableStyle) -> String {
 
 /// The runs' stored warnings, one line per kind: a kind raised once is
 /// shown whole (`warning: #3 SEQ1M Q8T1 read: ...`); a kind raised several
-/// times lists where (each run with its tests) and shows its first message
-/// as an example, the rest being in `results show`.
-pub(crate) fn warning_lines(runs: &[StoredRun], style: TableStyle) -> Vec<String> {
+/// times names where (each run with up to [`NAMED`] of its tests, then how
+/// many more) and what the first one saw, up to the first colon of its
+/// message, the rest being in `results show -v`. `verbose`: every warning
+/// whole, a line each.
+pub(crate) fn warning_lines(runs: &[StoredRun], style: TableStyle, verbose: bool) -> Vec<String> {
+    if verbose {
+        return runs
+            .iter()
+            .flat_map(|r| {
+                r.warnings.iter().map(move |w| {
+                    format!(
+                        "warning: #{} {}",
+                        r.summary.id,
+                        scoped_in(style, &w.scope, &w.warning.message)
+                    )
+                })
+            })
+            .collect();
+    }
     // Kinds in first-seen order, each with where it was raised.
     let mut kinds: Vec<(WarningKind, Vec<Raised>)> = Vec::new();
     for r in runs {
@@ -486,21 +689,30 @@ pub(crate) fn warning_lines(runs: &[StoredRun], style: TableStyle) -> Vec<String
                     if scopes.is_empty() {
                         return format!("#{id}");
                     }
-                    let scopes: Vec<String> = scopes.iter().map(|s| style.text(s)).collect();
-                    format!("#{id} ({})", scopes.join("; "))
+                    let mut named: Vec<String> =
+                        scopes.iter().take(NAMED).map(|s| style.text(s)).collect();
+                    if scopes.len() > NAMED {
+                        named.push(format!("{} more", scopes.len() - NAMED));
+                    }
+                    format!("#{id} ({})", named.join("; "))
                 })
                 .collect();
             let (id, scope, msg) = all[0];
+            // The observation, before the detail and the remedy.
+            let seen = crate::run_warnings::observation(msg);
             format!(
                 "warning: {} ×{}: {}; the first: #{id} {}",
                 kind_words(kind),
                 all.len(),
                 wher.join(", "),
-                scoped_in(style, scope, msg)
+                scoped_in(style, scope, seen)
             )
         })
         .collect()
 }
+
+/// Tests of a run named on a grouped warning's line before "N more".
+const NAMED: usize = 3;
 
 /// Where a warning was raised: the run, the scope (a test or job; empty
 /// for the whole run) and its message.

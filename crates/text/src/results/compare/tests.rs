@@ -39,7 +39,7 @@ fn markdown_cells_from_outside_cannot_break_the_table_or_carry_html() {
         stored(1, evil, "dev|ice<i>", "read | 1MiB", 40e6),
         stored(2, "ok", "sdb", "read | 1MiB", 80e6),
     ];
-    let md = comparison(&Lineup::new(&runs, None), TableStyle::Markdown);
+    let md = comparison(&Lineup::new(&runs, None), TableStyle::Markdown, View::ALL);
     let table: Vec<&str> = md.lines().take_while(|l| l.starts_with('|')).collect();
     assert_eq!(table.len(), 3, "{md}");
     // Every row has as many cells as the header: 2 + one per run.
@@ -64,7 +64,7 @@ fn markdown_cells_from_outside_cannot_break_the_table_or_carry_html() {
         "{md}"
     );
     // The terminal table shows the same text unescaped, controls aside.
-    let term = comparison(&Lineup::new(&runs, None), TableStyle::Terminal);
+    let term = comparison(&Lineup::new(&runs, None), TableStyle::Terminal, View::ALL);
     assert!(term.contains("dev|ice<i>"), "{term}");
 }
 
@@ -113,7 +113,7 @@ fn a_baseline_label_pairs_each_run_with_the_labelled_run_of_its_device_and_test(
         .collect();
     assert_eq!(pairs, [(1, 2, small), (6, 5, small), (3, 4, large)]);
     assert_eq!(lineup.ungated(), [RunId(7)]);
-    let text = comparison(&lineup, TableStyle::Terminal);
+    let text = comparison(&lineup, TableStyle::Terminal, View::ALL);
     // Both sizes have a ratio and a difference.
     assert!(text.contains("(+10.00 MB/s)"), "{text}");
     assert!(text.contains("1.31x"), "{text}");
@@ -147,7 +147,7 @@ fn a_wide_comparison_is_split_into_tables_that_fit_100_columns() {
             )
         })
         .collect();
-    let text = comparison(&Lineup::new(&runs, None), TableStyle::Terminal);
+    let text = comparison(&Lineup::new(&runs, None), TableStyle::Terminal, View::ALL);
     for line in text.lines().take_while(|l| !l.starts_with("ratios are")) {
         assert!(
             line.chars().count() <= 100,
@@ -187,7 +187,7 @@ fn repeated_warnings_are_one_line_per_kind_naming_the_runs_and_tests() {
             warning: Warning::new(WarningKind::Shortened, "--quick: 1 pass"),
         },
     ];
-    let lines = warning_lines(&[a, b], TableStyle::Terminal);
+    let lines = warning_lines(&[a, b], TableStyle::Terminal, false);
     assert_eq!(
         lines,
         [
@@ -222,19 +222,19 @@ pub(in crate::results) fn macbench(id: i64, label: &str, kb: f64) -> StoredRun {
 #[test]
 fn rates_are_shown_in_the_unit_the_run_printed() {
     let runs = [macbench(1, "disk", 5243.0), macbench(2, "emu", 10486.0)];
-    let term = comparison(&Lineup::new(&runs, None), TableStyle::Terminal);
+    let term = comparison(&Lineup::new(&runs, None), TableStyle::Terminal, View::ALL);
     assert!(term.contains("5243 KB/s"), "{term}");
     assert!(term.contains("10486 KB/s 2.00x better"), "{term}");
     assert!(term.contains("(+5243 KB/s)"), "{term}");
     assert!(!term.contains("MB/s"), "{term}");
-    let md = comparison(&Lineup::new(&runs, None), TableStyle::Markdown);
+    let md = comparison(&Lineup::new(&runs, None), TableStyle::Markdown, View::ALL);
     assert!(md.contains("10486 KB/s 2.00x better (+5243 KB/s)"), "{md}");
     // A run whose document is not there (an old store) keeps MB/s.
     let plain = [
         stored(1, "a", "sdb", "read 512KiB", 5.243e6),
         stored(2, "b", "sdb", "read 512KiB", 10.486e6),
     ];
-    let term = comparison(&Lineup::new(&plain, None), TableStyle::Terminal);
+    let term = comparison(&Lineup::new(&plain, None), TableStyle::Terminal, View::ALL);
     assert!(term.contains("10.49 MB/s 2.00x better"), "{term}");
     // The JSON keeps base units and names the printed unit.
     let json = serde_json::to_value(crate::json::comparison(&Lineup::new(&runs, None))).unwrap();
@@ -278,16 +278,34 @@ fn a_devices_runs_of_one_label_share_a_column_when_they_share_no_row() {
     group_by_label(&mut runs, "disk");
     let lineup = Lineup::against(&runs, Baseline::Label("disk"), None);
     assert_eq!(lineup.columns(), vec![vec![0, 1], vec![2, 3], vec![4]]);
-    let term = comparison(&lineup, TableStyle::Terminal);
-    let head: Vec<&str> = term.lines().take(2).collect();
+    let term = comparison(&lineup, TableStyle::Terminal, View::ALL);
     assert!(
-        head[1].contains("#1 #2") && head[1].contains("#3 #4"),
+        term.lines()
+            .any(|l| l.contains("#1 #2") && l.contains("#3 #4")),
+        "{term}"
+    );
+    // The verdict first, a line per run that has a baseline.
+    assert!(
+        term.starts_with(
+            "#3 against #1: 1 better\n#4 against #2: 1 worse, most lost: \
+             MacBench sequential read read bw 0.50x\n#5 against #1: 1 better\n"
+        ),
         "{term}"
     );
     // Every emulator row has its ratio against the disk's run of that test.
-    assert!(term.contains("10.00 MB/s 2.00x better"), "{term}");
-    assert!(term.contains("2.00 MB/s 0.50x worse"), "{term}");
-    assert!(term.contains("11.00 MB/s 2.20x better"), "{term}");
+    // (Stacked at 100 columns: the value, then its judgement.)
+    for (value, judged) in [
+        ("10.00 MB/s", "2.00x better"),
+        ("2.00 MB/s", "0.50x worse"),
+        ("11.00 MB/s", "2.20x better"),
+    ] {
+        let lines: Vec<&str> = term.lines().collect();
+        let at = lines.iter().position(|l| l.contains(&format!(" {value} ")));
+        assert!(
+            at.is_some_and(|at| lines[at + 1].contains(judged)),
+            "{value} {judged}: {term}"
+        );
+    }
     // Against the first run, a column per run.
     let first = Lineup::new(&runs, None);
     assert_eq!(first.columns().len(), 5);
@@ -313,4 +331,55 @@ fn a_run_under_a_memory_limit_says_so_in_its_column() {
     assert!(h.ends_with("\nmem limit 32 MiB"), "{h}");
     let free = run_header(&macbench(2, "mmap", 5243.0), TableStyle::Terminal);
     assert!(!free.contains("mem limit"), "{free}");
+}
+
+#[test]
+fn at_80_columns_tests_have_their_printed_names_and_cpu_rows_wait_for_verbose() {
+    // A job that printed its own name, stored under its spec's, as a run
+    // stores it; the second run reads twice as fast.
+    let run = |id: i64, scale: f64| {
+        let mut doc = iomark_stats::example::mixed_randrw_run();
+        let RunBody::Disk(d) = &mut doc.body else {
+            unreachable!()
+        };
+        d.jobs[0].spec.name = "Mixed 4K".into();
+        let mut figures = doc.body.figures();
+        for f in figures.iter_mut().filter(|f| f.metric == "read bw") {
+            f.value *= scale;
+        }
+        StoredRun {
+            figures,
+            document_json: serde_json::to_string(&doc).unwrap(),
+            ..stored(id, "a", "sdc", "", 0.0)
+        }
+    };
+    let runs = [run(1, 1.0), run(2, 2.0)];
+    assert!(runs[0].figures.iter().any(|f| f.metric.starts_with("cpu")));
+    let lineup = Lineup::new(&runs, None);
+    let view = View {
+        width: 80,
+        verbose: false,
+    };
+    let term = comparison(&lineup, TableStyle::Terminal, view);
+    for line in term.lines() {
+        assert!(line.chars().count() <= 80, "{line}\n{term}");
+    }
+    assert!(term.starts_with("#2 against #1: "), "{term}");
+    assert!(term.contains("│ Mixed 4K "), "{term}");
+    assert!(!term.contains("randrw"), "{term}");
+    assert!(!term.contains("┆ cpu"), "{term}");
+    assert!(term.contains(" rows of CPU figures with -v"), "{term}");
+    let all = comparison(
+        &lineup,
+        TableStyle::Terminal,
+        View {
+            verbose: true,
+            ..view
+        },
+    );
+    assert!(
+        all.contains("randrw") && all.contains("(Mixed 4K)"),
+        "{all}"
+    );
+    assert!(all.contains("┆ cpu"), "{all}");
 }
