@@ -2,7 +2,7 @@
 //! runs.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -51,39 +51,7 @@ enum ResultsCommand {
         json: bool,
     },
     /// Compare runs side by side: tests as rows, runs as columns, ratios to a baseline.
-    #[command(
-        long_about = "Compare runs side by side: tests as rows, runs as columns.\n\n\
-        Each figure shows its ratio to the baseline run (the first ID, or --baseline), \
-        e.g. 1.68x, and whether that is better or worse: bandwidth, IOPS and MFLOPS \
-        are better higher, latency and time lower; counts and percentages are only \
-        higher or lower. Each ratio is weighed with a 95% confidence interval for the \
-        ratio of the samples' means (per-second samples, passes, or --repeat's runs; \
-        Welch, fewer effective samples where seconds are correlated). A ~ after the \
-        ratio marks a difference within noise: no real difference, and the interval \
-        rules out a loss of the threshold (5% without one). \"cannot tell\" means the \
-        samples can neither show such a loss nor rule it out. A figure whose baseline is 0 has no ratio, only its \
-        difference.\n\n\
-        Each cell also gives the difference in the figure's unit, e.g. (+27.20 MB/s).\n\n\
-        With --baseline-label LABEL, each run's figure is divided by the run labelled \
-        LABEL that measured the same device and the same test (another device's when \
-        none of the same device has that test), so runs of several sizes, devices or \
-        ports line up in one table; columns are grouped by label, the baseline label's \
-        first. A device's own size is not part of a test's name: the same test on \
-        devices of different sizes shares a row, and each column names its region.\n\n\
-        First a line per run: how many of its figures are better, worse, within \
-        noise or cannot be told, and the one that lost most. Tests are named as \
-        their runs printed them (SEQ1M Q8T1 read); -v adds the stored fio-style \
-        names and the CPU rows. The tables fit the terminal's width ($COLUMNS, \
-        else 80, when not on a terminal), as many run columns to a table as fit. \
-        Warnings are grouped, one line per kind with the runs and tests it was \
-        raised for.\n\n\
-        With --fail-if-worse, exit code 1 when a figure is worse than the baseline's \
-        by more than the threshold and the interval shows the loss is real; exit code \
-        5 when none is but some figure cannot be told (rerun both with --repeat 5 or \
-        a longer --runtime); stderr names each one.\n\n\
-        Examples: iomark results compare 15 --baseline 9 --fail-if-worse 5%\n\
-        iomark results compare 1 2 3 4 --baseline-label usb2 --metric bw"
-    )]
+    #[command(long_about = include_str!("../help/results-compare.txt"))]
     Compare {
         /// Runs to compare.
         #[arg(required = true, value_name = "ID")]
@@ -217,7 +185,11 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
             if as_json {
                 json::write(out, &json::run_detail(&run))?;
             } else {
-                let text = results::run_detail(&run, verbose, Some(text_width()));
+                let text = results::run_detail(
+                    &run,
+                    verbose,
+                    Some(iomark_disk::lifecycle::terminal::text_width()),
+                );
                 out.write_all(text.as_bytes())?;
             }
         }
@@ -242,7 +214,7 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
                 json::write(out, &json::comparison(&lineup))?;
             } else {
                 let view = results::View {
-                    width: text_width(),
+                    width: iomark_disk::lifecycle::terminal::text_width(),
                     verbose,
                 };
                 let text = results::comparison(&lineup, TableStyle::Terminal, view);
@@ -282,14 +254,6 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-/// The columns text is fitted to: the terminal's, else `$COLUMNS`, else 80.
-fn text_width() -> usize {
-    iomark_disk::lifecycle::terminal::stdout_width()
-        .or_else(|| std::env::var("COLUMNS").ok()?.parse().ok())
-        .filter(|&w| w >= 40)
-        .unwrap_or(80)
-}
-
 fn list(
     store: &mut dyn Store,
     q: &RunQuery,
@@ -306,7 +270,9 @@ fn list(
     if runs.is_empty() {
         return Ok(());
     }
-    Ok(out.write_all(results::run_list(&runs, Some(text_width())).as_bytes())?)
+    Ok(out.write_all(
+        results::run_list(&runs, Some(iomark_disk::lifecycle::terminal::text_width())).as_bytes(),
+    )?)
 }
 
 fn import(
@@ -318,12 +284,10 @@ fn import(
     check_user_text(labels, note)?;
     // Convert every file first, so one bad file stores nothing at all.
     let mut docs = Vec::new();
+    let program = crate::record::command_line().into_iter().next();
     for f in files {
-        let options = ImportOptions {
-            labels: labels.to_vec(),
-            note: note.map(str::to_string),
-            command_line: import_command(f, labels, note),
-        };
+        let program = program.as_deref().unwrap_or("iomark");
+        let options = ImportOptions::of_file(program, f, labels, note);
         let converted = iomark_store::import::import_file(f)
             .with_context(|| format!("cannot import {}", f.display()))?;
         docs.extend(converted.into_iter().map(|d| (f, options.applied(d))));
@@ -334,29 +298,4 @@ fn import(
         crate::exit::print(&results::imported(&f.display().to_string(), id, &doc))?;
     }
     Ok(())
-}
-
-/// The command line an imported run keeps (where its file carries none):
-/// the import of its own file alone, with the labels and note that shaped
-/// it. Not the whole command: an import of N files kept all N names in
-/// each of its N runs, so the store grew as N squared (issue 45).
-fn import_command(file: &Path, labels: &[String], note: Option<&str>) -> Vec<String> {
-    let shown = |s: &str| esc(s).into_owned();
-    let program = crate::record::command_line()
-        .into_iter()
-        .next()
-        .unwrap_or_else(|| "iomark".into());
-    let mut line = vec![
-        program,
-        "results".into(),
-        "import".into(),
-        shown(&file.to_string_lossy()),
-    ];
-    for l in labels {
-        line.extend(["--label".into(), shown(l)]);
-    }
-    if let Some(n) = note {
-        line.extend(["--note".into(), shown(n)]);
-    }
-    line
 }

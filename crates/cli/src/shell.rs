@@ -82,9 +82,7 @@ pub fn man(args: ManArgs, cli: Command) -> anyhow::Result<Exit> {
             }
         };
     }
-    let mut out = Vec::new();
-    page(cmd.clone()).render(&mut out)?;
-    std::io::stdout().lock().write_all(&out)?;
+    std::io::stdout().lock().write_all(&page(cmd.clone())?)?;
     Ok(Exit::Success)
 }
 
@@ -101,17 +99,39 @@ pub(crate) fn write_pages(cmd: &Command, dir: &Path) -> anyhow::Result<Vec<PathB
             .cloned()
             .collect();
         todo.extend(subs.into_iter().rev());
-        let man = page(cmd);
-        let path = man
-            .generate_to(dir)
+        let path = dir.join(clap_mangen::Man::new(cmd.clone()).get_filename());
+        std::fs::write(&path, page(cmd)?)
             .with_context(|| format!("write a man page into {}", dir.display()))?;
         written.push(path);
     }
     Ok(written)
 }
 
-/// The man page of `cmd`, its header naming iomark and its version on every
-/// page (clap_mangen would put the subcommand's name there).
-fn page(cmd: Command) -> clap_mangen::Man {
-    clap_mangen::Man::new(cmd).source(format!("iomark {}", env!("CARGO_PKG_VERSION")))
+/// The man page of `cmd` as roff: its header naming iomark and its version
+/// on every page (clap_mangen would put the subcommand's name there), the
+/// sections clap's definition makes, then what it has no place for: the
+/// command's EXAMPLES (the README's recipes), EXIT STATUS and ENVIRONMENT.
+fn page(cmd: Command) -> std::io::Result<Vec<u8>> {
+    let name = cmd.get_display_name().unwrap_or("iomark").to_string();
+    let mut out = Vec::new();
+    clap_mangen::Man::new(cmd)
+        .source(format!("iomark {}", env!("CARGO_PKG_VERSION")))
+        .render(&mut out)?;
+    let examples = match name.as_str() {
+        "iomark" => include_str!("../man/examples/iomark.roff"),
+        "iomark-disk" => include_str!("../man/examples/iomark-disk.roff"),
+        "iomark-fio" => include_str!("../man/examples/iomark-fio.roff"),
+        "iomark-mem" => include_str!("../man/examples/iomark-mem.roff"),
+        "iomark-net" => include_str!("../man/examples/iomark-net.roff"),
+        "iomark-results" => include_str!("../man/examples/iomark-results.roff"),
+        "iomark-results-compare" => include_str!("../man/examples/iomark-results-compare.roff"),
+        "iomark-report" => include_str!("../man/examples/iomark-report.roff"),
+        "iomark-serve" => include_str!("../man/examples/iomark-serve.roff"),
+        "iomark-info" => include_str!("../man/examples/iomark-info.roff"),
+        _ => "",
+    };
+    out.extend_from_slice(examples.as_bytes());
+    out.extend_from_slice(include_str!("../man/exit-status.roff").as_bytes());
+    out.extend_from_slice(include_str!("../man/environment.roff").as_bytes());
+    Ok(out)
 }

@@ -235,6 +235,33 @@ fn man_pages_render_with_man_and_name_the_subcommands_and_key_flags() {
     for flag in ["--parallel", "--reverse", "--verbose", "-V"] {
         assert!(client.contains(flag), "iomark-net-client(1) has no {flag}");
     }
+    // Every page says what each exit code means and which variables iomark
+    // reads; the pages of the commands people start from show the
+    // README's recipes.
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let page = rendered(&entry.unwrap().path());
+        assert!(page.contains("EXIT STATUS"), "{page}");
+        for code in ["0", "1", "2", "3", "4", "5", "130"] {
+            assert!(
+                page.lines()
+                    .any(|l| l.trim_start().starts_with(&format!("{code} "))),
+                "exit code {code} not described: {page}"
+            );
+        }
+        for var in ["IOMARK_DB", "XDG_DATA_HOME", "COLUMNS", "IPERF3_PASSWORD"] {
+            assert!(page.contains(var), "{var} not in ENVIRONMENT: {page}");
+        }
+    }
+    for (page, recipe) in [
+        ("iomark.1", "iomark disk /mnt/usb"),
+        ("iomark-disk.1", "--allow-write /dev/sdb"),
+        ("iomark-results-compare.1", "--fail-if-worse 5%"),
+        ("iomark-net.1", "iomark net -c 192.0.2.10"),
+    ] {
+        let text = rendered(&dir.path().join(page));
+        let examples = text.split("EXAMPLES").nth(1).unwrap_or_default();
+        assert!(examples.contains(recipe), "{page}: no {recipe:?} in {text}");
+    }
     // One page on stdout is the same page.
     let one = ok(&iomark_ok(&["man", "net", "client"]));
     assert_eq!(

@@ -122,6 +122,16 @@ pub fn stdout_width() -> Option<usize> {
         .then(|| out.size_checked().map_or(80, |(_, cols)| usize::from(cols)))
 }
 
+/// The columns text a person reads is fitted to: the terminal's where
+/// stdout is one, else `$COLUMNS`, else 80 (a pipe, a CI log); never
+/// under 40.
+pub fn text_width() -> usize {
+    stdout_width()
+        .or_else(|| std::env::var("COLUMNS").ok()?.parse().ok())
+        .filter(|&w| w >= 40)
+        .unwrap_or(80)
+}
+
 /// Whether progress is drawn: on a terminal, unless `--quiet`.
 pub fn wanted(quiet: bool) -> bool {
     !quiet && std::io::stderr().is_terminal()

@@ -122,6 +122,38 @@ pub struct ImportOptions {
 }
 
 impl ImportOptions {
+    /// The options of `program results import FILE` with `labels` and
+    /// `note`. The command line each of its runs keeps (where its file
+    /// carries none) is the import of its own file alone, with the labels
+    /// and note that shaped it, control characters shown: not the whole
+    /// command, since an import of N files kept all N names in each of its
+    /// N runs, so the store grew as N squared (issue 45).
+    pub fn of_file(
+        program: &str,
+        file: &std::path::Path,
+        labels: &[String],
+        note: Option<&str>,
+    ) -> ImportOptions {
+        let shown = |s: &str| iomark_model::escape::escape_controls(s).into_owned();
+        let mut line = vec![
+            program.to_string(),
+            "results".into(),
+            "import".into(),
+            shown(&file.to_string_lossy()),
+        ];
+        for l in labels {
+            line.extend(["--label".into(), shown(l)]);
+        }
+        if let Some(n) = note {
+            line.extend(["--note".into(), shown(n)]);
+        }
+        ImportOptions {
+            labels: labels.to_vec(),
+            note: note.map(str::to_string),
+            command_line: line,
+        }
+    }
+
     /// `doc` with the labels, the note and, where it has none, the command
     /// line.
     pub fn applied(&self, mut doc: RunDocument) -> RunDocument {
