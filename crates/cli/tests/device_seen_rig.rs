@@ -486,3 +486,49 @@ fn a_device_that_holds_its_requests_for_a_second_is_named_as_stalled() {
         named[0]
     );
 }
+
+/// Two iomark runs on one device name each other (issue 48): the second
+/// says at its start that run 1 (its pid) is using the device, and each
+/// stores a `shared_device` warning naming the other, whatever the store.
+#[test]
+fn a_second_run_on_the_same_device_names_the_first_and_both_warn() {
+    let dev = require!(LoopDevice::new(16 * MIB));
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    let path = dev.dev.to_str().unwrap();
+    let name = dev.dev.file_name().unwrap().to_str().unwrap();
+    let job = |runtime: &str| {
+        let mut c = iomark_cmd(&["disk", path, "--rw", "randread", "--bs", "4k"]);
+        c.args(["--size", "8M", "--runtime", runtime, "--db", db]);
+        c
+    };
+    let mut first = Proc::spawn(&mut job("60s"));
+    let first_pid = first.pid();
+    wait_until(Duration::from_secs(30), "run 1 reads as running", || {
+        // Until the run makes it, there is no database to list.
+        let out = results(db, &["list", "--json"]);
+        out.status.success() && json(&out)["runs"][0]["status"] == "running"
+    });
+    let second = job("2s").output().unwrap();
+    let err = stderr(&second);
+    let said = format!("run 1 (pid {first_pid}) is using {name} too");
+    assert!(err.contains(&said), "no {said:?} in {err}");
+    assert!(first.running(), "{}", first.stderr_so_far());
+    first.signal(rustix::process::Signal::INT);
+    let _ = first.finish(Duration::from_secs(30));
+    let doc = |id: &str| json(&results(db, &["show", id, "--json"]))["document"].clone();
+    let second_doc = doc("2");
+    let named = warnings_of_kind(&second_doc, "shared_device");
+    let was = format!("run 1 (pid {first_pid}) was using {name} at the same time");
+    assert!(named.iter().any(|w| w.starts_with(&was)), "{named:?}");
+    let first_doc = doc("1");
+    let named = warnings_of_kind(&first_doc, "shared_device");
+    assert!(
+        named
+            .iter()
+            .any(|w| w.starts_with("run 2 (pid ") && w.contains(&format!("was using {name}"))),
+        "{named:?}"
+    );
+    // The second run's own text says it too.
+    assert!(stdout(&second).contains(&was), "{}", stdout(&second));
+}

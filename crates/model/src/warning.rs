@@ -74,6 +74,9 @@ pub enum WarningKind {
     /// The device held requests and completed none for a share of the
     /// measured time: the figure counts a stall.
     DeviceStalled,
+    /// Another iomark run was going on the same block device: each run's
+    /// I/O is in the other's figures.
+    SharedDevice,
 }
 
 /// A doubt about a result, with the remedy in its message.

@@ -31,6 +31,9 @@ pub enum LiveNotice {
     Lost(String),
     /// A store error that costs the run nothing (a device's memory).
     Warning(String),
+    /// Another iomark run is going on a device this one uses
+    /// ([`crate::presence::Sharer::words`]): said when the run begins.
+    Sharing(String),
     /// The run is stored under `id` in `location`.
     Stored {
         /// The run's id.
@@ -77,6 +80,10 @@ pub struct LiveRun {
     /// Says the run is going to readers on this machine until the run is
     /// finished or given up (declared last: dropped after the final write).
     presence: Option<crate::presence::Presence>,
+    /// The block devices under the run, and the other runs seen on them
+    /// at its begin and its checkpoints: each is a warning at its finish.
+    devices: Vec<String>,
+    sharers: Vec<crate::presence::Sharer>,
 }
 
 /// The least time between two checkpoints of a run.
@@ -98,6 +105,8 @@ impl LiveRun {
             finished: false,
             samples: None,
             presence: None,
+            devices: crate::presence::devices_of(doc),
+            sharers: Vec::new(),
         };
         if off {
             return rec;
@@ -116,7 +125,12 @@ impl LiveRun {
             Ok(id) => {
                 // Without it (no socket here), a reader goes by the seconds
                 // stored.
-                rec.presence = crate::presence::Presence::announce(&rec.location, id).ok();
+                rec.presence =
+                    crate::presence::Presence::announce(&rec.location, id, &rec.devices).ok();
+                rec.look_for_sharers();
+                for s in &rec.sharers {
+                    (rec.hooks.notice)(LiveNotice::Sharing(s.words()));
+                }
                 rec.id = Some(id);
                 rec.store = Some(store);
                 rec.last = Some(begun);
@@ -189,6 +203,8 @@ impl LiveRun {
                 let _ = failed_tx.send(e.to_string());
             }
         });
+        // A second of the run: a look for other runs on its devices too.
+        self.look_for_sharers();
     }
 
     /// Store the document as it is now (call after each finished job).
@@ -203,6 +219,7 @@ impl LiveRun {
         if !self.checkpoint_due() {
             return;
         }
+        self.look_for_sharers();
         let (Some(store), Some(id)) = (self.store.as_ref(), self.id) else {
             return;
         };
@@ -218,10 +235,24 @@ impl LiveRun {
         }
     }
 
-    /// Store the final document with its status, and say where it went.
-    /// Returns the run's id when it was stored.
-    pub fn finish(mut self, doc: &RunDocument) -> Option<RunId> {
+    /// Store the final document with its status, and say where it went;
+    /// each other run seen on the same device while this one went is a
+    /// warning of `doc` first. Returns the run's id when it was stored.
+    pub fn finish(mut self, doc: &mut RunDocument) -> Option<RunId> {
         self.finished = true;
+        if self.store.is_none() || self.id.is_none() {
+            return None;
+        }
+        self.look_for_sharers();
+        for s in &self.sharers {
+            doc.warnings.push(iomark_model::Warning::new(
+                iomark_model::WarningKind::SharedDevice,
+                format!(
+                    "{} at the same time as this run: each run's I/O is in the other's figures; run them one after the other",
+                    s.words().replacen(" is using ", " was using ", 1)
+                ),
+            ));
+        }
         let (Some(store), Some(id)) = (self.store.as_ref(), self.id) else {
             return None;
         };
@@ -237,6 +268,17 @@ impl LiveRun {
             Err(e) => {
                 self.give_up(e);
                 None
+            }
+        }
+    }
+
+    /// Adds the runs of other processes now going on this run's devices
+    /// to those seen before (a run that came and went between two looks
+    /// is missed; `foreign_io` still sees its I/O).
+    fn look_for_sharers(&mut self) {
+        for s in crate::presence::sharing(&self.devices) {
+            if !self.sharers.contains(&s) {
+                self.sharers.push(s);
             }
         }
     }

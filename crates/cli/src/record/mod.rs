@@ -109,6 +109,9 @@ fn say(notice: LiveNotice) {
             warn(&msg);
         }
         LiveNotice::Warning(msg) => warn(&msg),
+        LiveNotice::Sharing(msg) => {
+            eprintln!("iomark: warning: {msg} too: each run's I/O will be in the other's figures");
+        }
         LiveNotice::Stored { id, location } => {
             eprintln!("stored as run {id} in {location} (iomark results show {id})");
         }
