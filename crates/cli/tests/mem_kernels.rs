@@ -264,3 +264,34 @@ fn ctrl_c_stops_between_sweeps_and_removes_the_backing_file() {
     assert_eq!(doc["body"]["outcome"]["kind"], "interrupted");
     assert_empty_dir(dir.path(), "backing file");
 }
+
+/// On a terminal a mem run shows where it is, as a disk run does: the
+/// kernel run, the pass of how many and the time left, in 80 columns;
+/// the line is cleared before the result is printed.
+#[test]
+fn on_a_terminal_a_stream_run_shows_its_pass_and_the_time_left() {
+    let shown = require!(iomark_on_terminal(&[
+        "mem",
+        "stream",
+        "--no-store",
+        "--size",
+        "4M",
+        "--ntimes",
+        "4",
+    ]));
+    let frames: Vec<&str> = shown
+        .split(['\r', '\n'])
+        .filter(|f| !f.trim().is_empty() && !f.starts_with("Script "))
+        .collect();
+    let passes: Vec<&&str> = frames
+        .iter()
+        .filter(|f| f.contains("kernel run 1: stream") && f.contains(" of 4, "))
+        .collect();
+    assert!(passes.len() >= 3, "{shown:?}");
+    assert!(passes.iter().all(|f| f.contains(" s left")), "{passes:?}");
+    for f in &frames {
+        let plain: String = f.replace("\x1b[K", "");
+        assert!(plain.chars().count() <= 80, "{plain:?}");
+    }
+    assert!(shown.contains("Triad:"), "{shown}");
+}

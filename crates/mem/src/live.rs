@@ -10,7 +10,7 @@
 use std::time::Instant;
 
 use iomark_model::live::LiveSample;
-use iomark_model::mem::MemJobSpec;
+use iomark_model::mem::{HimenoLength, MemJobSpec, MemKernelSpec};
 use iomark_pipeline::RunSink;
 
 use crate::json_stream::JsonStream;
@@ -30,6 +30,61 @@ pub struct MemWatch<'a> {
     began: Instant,
     /// Counted passes not yet stored.
     pending: Pending,
+    /// Where a person follows the run (a terminal's status line), and
+    /// how far the kernel run under way is.
+    show: Option<&'a mut dyn FnMut(&str)>,
+    length: Length,
+    passes: u32,
+    pass_seconds: f64,
+}
+
+/// How long a kernel run is: passes, or a time it fills (Himeno's
+/// original scheme).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Length {
+    Passes(u32),
+    Seconds(f64),
+}
+
+impl Length {
+    fn of(spec: &MemJobSpec) -> Length {
+        match &spec.kernel {
+            MemKernelSpec::Stream(s) => Length::Passes(s.ntimes),
+            // Its first sweep warms up: one of `sweeps`.
+            MemKernelSpec::Stencil(s) => Length::Passes(s.sweeps),
+            MemKernelSpec::Himeno(h) => match h.length {
+                HimenoLength::Iterations(n) => Length::Passes(n),
+                HimenoLength::Target(t) => Length::Seconds(t.0 as f64 / 1e9),
+            },
+        }
+    }
+}
+
+/// The status line of kernel run `run` (`label`) after `passes` passes
+/// that took `seconds`: `kernel run 2: stream 228.9 MiB, pass 3 of 10, 7 s
+/// left`, the time left from the mean pass so far; before the first,
+/// `initialising`.
+fn status(run: u32, label: &str, length: Length, passes: u32, seconds: f64) -> String {
+    let (of, left) = match length {
+        Length::Passes(n) => {
+            let mean = if passes > 0 {
+                seconds / f64::from(passes)
+            } else {
+                0.0
+            };
+            (
+                format!(" of {n}"),
+                mean * f64::from(n.saturating_sub(passes)),
+            )
+        }
+        Length::Seconds(t) => (String::new(), (t - seconds).max(0.0)),
+    };
+    if passes == 0 {
+        // The arrays are touched first (seconds for gigabytes).
+        return format!("kernel run {run}: {label}, initialising");
+    }
+    let left = left.ceil() as u64;
+    format!("kernel run {run}: {label}, pass {passes}{of}, {left} s left")
 }
 
 /// What the counted passes since the last stored interval did.
@@ -52,6 +107,30 @@ impl<'a> MemWatch<'a> {
             label: String::new(),
             began: Instant::now(),
             pending: Pending::default(),
+            show: None,
+            length: Length::Passes(0),
+            passes: 0,
+            pass_seconds: 0.0,
+        }
+    }
+
+    /// The watch, telling `show` (a terminal's status line) where the run
+    /// is at each kernel run's begin and after each pass.
+    pub fn showing(mut self, show: &'a mut dyn FnMut(&str)) -> Self {
+        self.show = Some(show);
+        self
+    }
+
+    fn show_status(&mut self) {
+        let line = status(
+            self.run,
+            &self.label,
+            self.length,
+            self.passes,
+            self.pass_seconds,
+        );
+        if let Some(show) = self.show.as_mut() {
+            show(&line);
         }
     }
 
@@ -102,6 +181,8 @@ impl MemObserver for MemWatch<'_> {
             }
         );
         self.began = Instant::now();
+        (self.length, self.passes, self.pass_seconds) = (Length::of(spec), 0, 0.0);
+        self.show_status();
         if let Some(s) = self.stream.as_mut() {
             s.begin(role, spec);
         }
@@ -120,6 +201,9 @@ impl MemObserver for MemWatch<'_> {
                 self.flush();
             }
         }
+        self.passes = p.index;
+        self.pass_seconds += p.seconds;
+        self.show_status();
         if let Some(s) = self.stream.as_mut() {
             s.pass(p);
         }
@@ -138,5 +222,27 @@ impl MemObserver for MemWatch<'_> {
 impl Drop for MemWatch<'_> {
     fn drop(&mut self) {
         self.flush();
+    }
+}
+
+#[cfg(test)]
+mod status_tests {
+    use super::*;
+
+    #[test]
+    fn the_status_line_names_the_kernel_run_the_pass_and_the_time_left() {
+        let stream = Length::Passes(10);
+        assert_eq!(
+            status(1, "stream 228.9 MiB", stream, 0, 0.0),
+            "kernel run 1: stream 228.9 MiB, initialising"
+        );
+        assert_eq!(
+            status(1, "stream 228.9 MiB", stream, 4, 2.0),
+            "kernel run 1: stream 228.9 MiB, pass 4 of 10, 3 s left"
+        );
+        assert_eq!(
+            status(2, "himeno", Length::Seconds(60.0), 3, 12.5),
+            "kernel run 2: himeno, pass 3, 48 s left"
+        );
     }
 }
