@@ -30,9 +30,10 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
     }
     let mut out = String::new();
     // The CDM grid's spread column shows what the per-test high-spread
-    // warnings say (they stay stored with the run).
+    // warnings say, and its header what --quick's does (they stay stored
+    // with the run).
     let shown: &[WarningKind] = match result {
-        ProfileResult::Cdm(_) => &[WarningKind::HighSpread],
+        ProfileResult::Cdm(_) => &[WarningKind::HighSpread, WarningKind::Shortened],
         _ => &[],
     };
     match result {
@@ -153,7 +154,11 @@ fn cdm(out: &mut String, run: &DiskRun, r: &CdmResult, verbose: bool) {
         r.passes,
         seconds(r.pass_time),
         seconds(r.interval),
-        if r.quick { " (quick)" } else { "" }
+        if r.quick {
+            " (--quick: a first look, not a figure to compare with CrystalDiskMark)"
+        } else {
+            ""
+        }
     );
     crate::disk::target_line(out, run);
     let mut dirs = vec![TestDir::Read, TestDir::Write];
