@@ -8,6 +8,7 @@ use iomark_host::{DeviceChain, HostInfoExt};
 use iomark_model::device::HostInfo;
 
 use crate::exit::{print, print_json, Exit};
+use iomark_disk::lifecycle::terminal::text_width;
 
 /// Raw arguments of `iomark info`.
 #[derive(Debug, clap::Args)]
@@ -35,7 +36,8 @@ pub fn run(args: InfoArgs) -> anyhow::Result<Exit> {
     if args.json {
         print_json(&iomark_text::json::info(&host, chain.report()))?;
     } else {
-        print(&iomark_text::device_info(&host, chain.report()))?;
+        let text = iomark_text::device_info(&host, chain.report(), text_width());
+        print(&text)?;
     }
     Ok(Exit::Success)
 }
@@ -45,7 +47,7 @@ fn nic_info(nic: &iomark_model::net::NicChain, json: bool) -> anyhow::Result<Exi
     if json {
         print_json(&iomark_text::json::nic_info(&host, nic))?;
     } else {
-        print(&iomark_text::nic_info(&host, nic))?;
+        print(&iomark_text::nic_info(&host, nic, text_width()))?;
     }
     for w in iomark_host::nic_warnings(nic, "this host's", None) {
         eprintln!("iomark: warning: {w}");

@@ -9,10 +9,9 @@ use std::io::Write;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use iomark_net::output::Output;
 use iomark_net::recording::{LiveClient, LiveServer};
 use iomark_net::settings::{ClientSettings, ServerSettings};
-use iomark_net::NetError;
+use iomark_net::{output::Output, NetError};
 
 use crate::exit::Exit;
 use crate::record::{command_line, StoreSink};

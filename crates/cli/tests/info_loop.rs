@@ -51,7 +51,12 @@ impl Drop for LoopDev {
 }
 
 fn info(args: &[&Path]) -> (bool, String, String) {
-    let out = iomark_cmd(&["info"]).args(args).output().unwrap();
+    // Whole lines to search (80 columns is info_root's test).
+    let out = iomark_cmd(&["info"])
+        .args(args)
+        .env("COLUMNS", "400")
+        .output()
+        .unwrap();
     (out.status.success(), stdout(&out), stderr(&out))
 }
 

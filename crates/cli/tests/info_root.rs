@@ -82,6 +82,22 @@ fn info_root_text_shows_the_chain() {
     assert!(text.lines().any(|l| l.starts_with("device ")), "{text}");
 }
 
+/// `iomark info` fits 80 columns in a pipe and on an 80x24 terminal: a
+/// long value (the queue's settings, the chain) wraps under itself.
+#[test]
+fn info_fits_80_columns() {
+    let piped = stdout(&iomark(&["info", "/"]));
+    let shown = require!(iomark_on_terminal(&["info", "/"]));
+    for text in [&piped, &shown] {
+        assert!(text.contains("ceiling"), "{text}");
+        for line in text.lines().map(|l| l.trim_end_matches('\r')) {
+            if !line.starts_with("Script ") {
+                assert!(line.chars().count() <= 80, "{line}\n{text}");
+            }
+        }
+    }
+}
+
 #[test]
 fn info_defaults_to_the_current_directory() {
     let here = json_of(&iomark(&["info", "--json"]));

@@ -80,6 +80,7 @@ fn info_shows_a_veth_as_virtual_with_its_reported_speed() {
             "info",
             &rig.client_if,
         ])
+        .env("COLUMNS", "400")
         .output()
         .expect("run iomark info");
     assert_ok(&out, "iomark info on a veth");

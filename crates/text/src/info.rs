@@ -22,8 +22,13 @@ fn line(out: &mut String, indent: usize, label: &str, value: &str) {
 }
 
 /// The machine, and the file system, devices, links and ceilings behind a
-/// path, as `iomark info` prints them.
-pub fn device_info(host: &HostInfo, r: &DeviceReport) -> String {
+/// path, as `iomark info` prints them, fitted to `width` columns (a long
+/// value wraps under itself).
+pub fn device_info(host: &HostInfo, r: &DeviceReport, width: usize) -> String {
+    crate::fit_fields(&device_info_lines(host, r), width)
+}
+
+fn device_info_lines(host: &HostInfo, r: &DeviceReport) -> String {
     let mut out = String::new();
     host_lines(&mut out, host);
     let kind = match r.target {
@@ -293,7 +298,11 @@ fn links(
 
 /// The machine and one network interface with the links under it, as
 /// `iomark info IFACE` prints them.
-pub fn nic_info(host: &HostInfo, n: &NicChain) -> String {
+pub fn nic_info(host: &HostInfo, n: &NicChain, width: usize) -> String {
+    crate::fit_fields(&nic_info_lines(host, n), width)
+}
+
+fn nic_info_lines(host: &HostInfo, n: &NicChain) -> String {
     let mut out = String::new();
     host_lines(&mut out, host);
     let mut head = n.name.clone();

@@ -44,7 +44,7 @@ pub use info::{device_info, engine_list, nic_info};
 pub use iomark_model::escape::{escape_controls, escape_controls_keep_lines, escape_markdown};
 pub use knee::knee_sentence;
 pub use mem::mem_run;
-pub use output::fit_prose;
+pub use output::{fit_fields, fit_prose};
 pub use output::{Output, OutputError};
 pub use profile::profile_run;
 

@@ -211,9 +211,48 @@ pub fn fit_prose(text: &str, width: usize) -> String {
     out
 }
 
+/// `text` of `key   value` lines (`iomark info`'s) fitted to `width`: a
+/// line too long wraps its value at spaces, the rest under the value's
+/// first column; other lines as [`fit_prose`] fits them.
+pub fn fit_fields(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        let end = &line[body.len()..];
+        // The value's column: past the key and the spaces after it.
+        let lead = body.len() - body.trim_start().len();
+        let column = body[lead..]
+            .find("  ")
+            .map(|at| lead + at)
+            .map(|at| at + body[at..].len() - body[at..].trim_start().len());
+        match column {
+            Some(col) if body.chars().count() > width && col < width / 2 => {
+                let value = fit_prose(&body[col..], width - col);
+                let indented = value.replace('\n', &format!("\n{:col$}", ""));
+                out.push_str(&body[..col]);
+                out.push_str(&indented);
+                out.push_str(end);
+            }
+            _ => out.push_str(&fit_prose(line, width)),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod fitted_tests {
     use super::*;
+
+    #[test]
+    fn a_long_fields_value_wraps_under_itself() {
+        let text = "device       vda  254:0\n  queue      rotational yes · logical 512 B · \
+                    physical 4096 B · scheduler mq-deadline\n";
+        assert_eq!(
+            fit_fields(text, 40),
+            "device       vda  254:0\n  queue      rotational yes · logical\n             \
+             512 B · physical 4096 B ·\n             scheduler mq-deadline\n"
+        );
+    }
 
     #[test]
     fn long_prose_lines_wrap_under_their_first_word_and_table_rows_do_not() {
