@@ -212,7 +212,10 @@ mod tests {
             pid: 4242,
             device: "vda".into(),
         };
-        assert_eq!(sharers(table, &["vda".into()], 1), [vda.clone()]);
+        assert_eq!(
+            sharers(table, &["vda".into()], 1),
+            std::slice::from_ref(&vda)
+        );
         assert_eq!(vda.words(), "run 7 (pid 4242) is using vda");
         assert!(sharers(table, &["vda".into()], 4242).is_empty());
         assert!(sharers(table, &["sdb".into()], 1).is_empty());
