@@ -178,9 +178,10 @@ fn short_note(n: &str) -> String {
 /// terminal's columns, which tables and prose are fitted to; none leaves
 /// lines whole.
 pub fn run_detail(run: &StoredRun, verbose: bool, width: Option<usize>) -> String {
-    let mut out = run_header(run, width);
-    out.push('\n');
+    // The stored document, parsed once for the header and the body.
     let doc = run.document().ok();
+    let mut out = run_header(run, doc.as_ref(), width);
+    out.push('\n');
     let own = doc
         .as_ref()
         .and_then(|d| crate::Output::Text { verbose }.render(d).ok())
@@ -226,7 +227,7 @@ pub fn run_detail(run: &StoredRun, verbose: bool, width: Option<usize>) -> Strin
 /// The lines above a shown run's figures: its id and status, when, the
 /// command, labels, note, target, device, region, host and memory limit;
 /// a value too long for `width` wraps under itself.
-fn run_header(run: &StoredRun, width: Option<usize>) -> String {
+fn run_header(run: &StoredRun, doc: Option<&RunDocument>, width: Option<usize>) -> String {
     let s = &run.summary;
     let tz = jiff::tz::TimeZone::system();
     let secs = s.finished_at_ms.saturating_sub(s.started_at_ms) as f64 / 1e3;
@@ -270,11 +271,10 @@ fn run_header(run: &StoredRun, width: Option<usize>) -> String {
     if let Some(d) = &s.device {
         line("device", &esc(d));
     }
-    let doc = run.document().ok();
-    if let Some(iomark_model::RunBody::Disk(d)) = doc.as_ref().map(|doc| &doc.body) {
+    if let Some(iomark_model::RunBody::Disk(d)) = doc.map(|doc| &doc.body) {
         line("region", &region(&d.target));
     }
-    if let Some(h) = doc.as_ref().and_then(|doc| doc.host.as_ref()) {
+    if let Some(h) = doc.and_then(|doc| doc.host.as_ref()) {
         line(
             "host",
             &format!(
@@ -289,7 +289,7 @@ fn run_header(run: &StoredRun, width: Option<usize>) -> String {
     }
     // The memory limit's record, kept with the run (issue 32: it was in
     // the live text only).
-    let cgroup = doc.as_ref().and_then(|doc| match &doc.body {
+    let cgroup = doc.and_then(|doc| match &doc.body {
         iomark_model::RunBody::Disk(d) => d.cgroup.as_deref(),
         iomark_model::RunBody::Mem(m) => m.cgroup.as_deref(),
         _ => None,
