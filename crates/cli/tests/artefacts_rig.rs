@@ -200,7 +200,7 @@ fn verdicts_and_rated_speeds_are_remembered_per_device() {
     let dev = zram.dev.to_str().unwrap();
     let db = ScratchDb::new();
     let stored = probe(dev, &["--allow-write", dev, "--db", db.db()]);
-    assert_eq!(finding(&stored), "compresses");
+    assert_eq!(finding(&stored), "compresses", "{}", artefacts(&stored));
 
     // A later custom run on the device carries the verdict, naming the
     // probe's run, and a --rated speed it beats.

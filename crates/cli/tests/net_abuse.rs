@@ -61,7 +61,7 @@ fn connect(port: u16) -> TcpStream {
 
 fn read_byte(s: &mut TcpStream) -> Option<u8> {
     let mut b = [0u8; 1];
-    match s.read(&mut b) {
+    match read_some(s, &mut b) {
         Ok(1) => Some(b[0]),
         _ => None,
     }
@@ -83,13 +83,16 @@ fn send_frame(s: &mut TcpStream, body: &[u8]) {
 
 /// SERVER_ERROR and its iperf3 code, or what came instead.
 fn server_error(s: &mut TcpStream) -> Result<i32, String> {
-    match read_byte(s) {
-        Some(0xfe) => {
+    let mut b = [0u8; 1];
+    match read_some(s, &mut b) {
+        Ok(1) if b[0] == 0xfe => {
             let mut code = [0u8; 4];
             s.read_exact(&mut code).map_err(|e| e.to_string())?;
             Ok(i32::from_be_bytes(code))
         }
-        other => Err(format!("expected SERVER_ERROR, got {other:?}")),
+        Ok(1) => Err(format!("expected SERVER_ERROR, got state {}", b[0])),
+        Ok(_) => Err("expected SERVER_ERROR, the connection closed".into()),
+        Err(e) => Err(format!("expected SERVER_ERROR, reading failed: {e}")),
     }
 }
 
@@ -142,7 +145,7 @@ fn silent_and_slow_connections_are_dropped() {
     let mut silent = connect(port);
     let t = Instant::now();
     let mut buf = [0u8; 16];
-    let _ = silent.read(&mut buf);
+    let _ = read_some(&mut silent, &mut buf);
     assert_took(t.elapsed(), 900..4000, "a silent connection dropped");
     still_serves(&mut srv, port, 2, "a silent connection");
     // Sends the parameters one byte at a time, slower than the set-up limit.
@@ -350,13 +353,26 @@ fn running_test(port: u16, params: &[u8]) -> (TcpStream, TcpStream, Instant) {
     (ctrl, data, before)
 }
 
-/// SERVER_ERROR `code` on `ctrl`, within `ms` milliseconds after `since`.
-fn ended_with(ctrl: &mut TcpStream, code: i32, since: Instant, ms: Range<u128>, what: &str) {
+/// SERVER_ERROR `code` on `ctrl`, within `ms` milliseconds after `since`;
+/// a failure shows what `srv` said, which names why it ended otherwise.
+fn ended_with(
+    ctrl: &mut TcpStream,
+    srv: &Proc,
+    code: i32,
+    since: Instant,
+    ms: Range<u128>,
+    what: &str,
+) {
     ctrl.set_read_timeout(Some(Duration::from_secs(60)))
         .unwrap();
     let got = server_error(ctrl);
     let waited = since.elapsed();
-    assert_eq!(got, Ok(code), "{what}: after {waited:?}");
+    assert_eq!(
+        got,
+        Ok(code),
+        "{what}: after {waited:?}; the server's stderr: {}",
+        srv.stderr_so_far()
+    );
     assert_took(waited, ms, what);
 }
 
@@ -379,7 +395,7 @@ fn silent_client_without_an_end_is_released_within_rcv_timeout() {
         let (mut ctrl, data, before) = running_test(port, params);
         // SERVER_ERROR 144: iperf3's "idle timeout for receiving data".
         let what = format!("{name}: ended, with a 2 s receive timeout,");
-        ended_with(&mut ctrl, 144, before, 1900..15000, &what);
+        ended_with(&mut ctrl, &srv, 144, before, 1900..15000, &what);
         drop(data);
         // This case was test 2n + 1, the check after it is 2n + 2.
         let after = format!("a silent client ({name})");
@@ -403,7 +419,7 @@ fn client_that_stops_sending_mid_test_is_dropped_within_rcv_timeout() {
     }
     let stopped = Instant::now();
     let what = "a stalled 60 s test dropped, with a 2 s receive timeout, once the data stopped";
-    ended_with(&mut ctrl, 144, stopped, 1000..15000, what);
+    ended_with(&mut ctrl, &srv, 144, stopped, 1000..15000, what);
     drop(data);
     still_serves(&mut srv, port, 2, "a client that stopped sending");
 }
@@ -435,7 +451,7 @@ fn max_duration_refuses_long_tests_and_caps_unbounded_ones() {
         }
     });
     let what = "a time 0 test that never ends capped, with a 3 s --max-duration,";
-    ended_with(&mut ctrl, 160, before, 2900..20000, what);
+    ended_with(&mut ctrl, &srv, 160, before, 2900..20000, what);
     drop(ctrl);
     writer.join().unwrap();
     // The refused one, the 2 s one and the unbounded one.
@@ -805,7 +821,7 @@ fn hand_written_server(results: Vec<u8>) -> (u16, std::thread::JoinHandle<()>) {
         // Take the client's data until it closes the stream.
         let sink = std::thread::spawn(move || {
             let mut buf = vec![0u8; 1 << 16];
-            while data.read(&mut buf).is_ok_and(|n| n > 0) {}
+            while read_some(&mut data, &mut buf).is_ok_and(|n| n > 0) {}
         });
         ctrl.write_all(&[1, 2]).unwrap();
         assert_eq!(read_byte(&mut ctrl), Some(4), "TEST_END expected");

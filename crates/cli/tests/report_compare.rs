@@ -33,11 +33,15 @@ fn a_baseline_label_puts_each_figure_against_its_baseline_on_the_page() {
         "--db",
         db,
     ]));
-    let table = page
-        .split("<table id=\"comparison\">")
-        .nth(1)
-        .and_then(|t| t.split("</table>").next())
-        .unwrap_or_else(|| panic!("no comparison table:\n{page}"));
+    let table_of = |id: &str| {
+        page.split(&format!("<table id=\"{id}\">"))
+            .nth(1)
+            .and_then(|t| t.split("</table>").next())
+    };
+    let table = table_of("comparison").unwrap_or_else(|| panic!("no comparison table:\n{page}"));
+    // CPU figures, where there are any, are folded into a table of their own.
+    assert!(!table.contains(">cpu "), "{table}");
+    let both = format!("{table}{}", table_of("comparison-cpu").unwrap_or_default());
     // The baseline's column first, as compare groups them.
     let hdd = table.find("hdd").unwrap();
     assert!(hdd < table.find("ssd").unwrap(), "{table}");
@@ -66,9 +70,9 @@ fn a_baseline_label_puts_each_figure_against_its_baseline_on_the_page() {
             f["candidate"].as_f64().unwrap(),
             f["baseline_run"]
         );
-        assert!(table.contains(&cell), "{cell} not in\n{table}");
+        assert!(both.contains(&cell), "{cell} not in\n{both}");
     }
-    assert_eq!(table.matches("data-against=").count(), figures.len());
+    assert_eq!(both.matches("data-against=").count(), figures.len());
     // And the difference, as compare prints it.
     let text = ok(&results(
         db,

@@ -58,7 +58,7 @@ fn closed_within(s: &mut TcpStream, limit: Duration) -> bool {
     let end = Instant::now() + limit;
     // Bounded: each read waits at most until `end`.
     while Instant::now() < end {
-        match s.read(&mut buf) {
+        match read_some(s, &mut buf) {
             Ok(0) => return true,
             Ok(_) => continue,
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,

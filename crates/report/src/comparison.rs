@@ -54,6 +54,9 @@ pub struct Comparison {
     pub columns: Vec<(Vec<i64>, bool)>,
     /// The rows, in first-seen order.
     pub rows: Vec<ComparedRow>,
+    /// A line per run against its baseline, as `results compare` opens:
+    /// `#2 against #1: 3 better, 1 worse, most lost: …`.
+    pub verdicts: Vec<String>,
 }
 
 impl Comparison {
@@ -117,6 +120,7 @@ impl Comparison {
             against,
             columns,
             rows,
+            verdicts: iomark_text::results::verdicts(lineup),
         }
     }
 }
@@ -169,11 +173,18 @@ fn own(r: &ComparedRow) -> String {
     }
 }
 
-/// The table, with `name` giving each run's name (a column of several
-/// runs names each): a column per run. With more runs than colours, a
+/// The verdict lines, then the table, with `name` giving each run's name
+/// (a column of several runs names each): a column per run. With more runs than colours, a
 /// run per row instead, in a folded table per test, its metrics the
 /// columns: fifty runs side by side are wider than any page.
 pub(crate) fn html(o: &mut String, c: &Comparison, name: impl Fn(i64) -> String) {
+    if !c.verdicts.is_empty() {
+        o.push_str("<h2>Verdict</h2><ul id=\"verdict\">");
+        for v in &c.verdicts {
+            let _ = write!(o, "<li>{}</li>", esc(v));
+        }
+        o.push_str("</ul>");
+    }
     if c.columns.len() > crate::svg::COLOURS {
         by_test(o, c, &name);
     } else {
@@ -220,16 +231,40 @@ fn by_test(o: &mut String, c: &Comparison, name: &impl Fn(i64) -> String) {
     o.push_str("</div>");
 }
 
-/// One table: a row per figure, a column per column of runs.
+/// One table: a row per figure, a column per column of runs; the CPU
+/// figures in a second, folded, as `results compare` keeps them for -v:
+/// a CrystalDiskMark run has eight of them per test.
 fn side_by_side(o: &mut String, c: &Comparison, name: &impl Fn(i64) -> String) {
-    o.push_str(
-        "<h2>Against the baseline</h2><table id=\"comparison\"><tr><th>test</th><th>metric</th>",
-    );
+    let (cpu, io): (Vec<&ComparedRow>, Vec<&ComparedRow>) =
+        c.rows.iter().partition(|r| r.metric.starts_with("cpu"));
+    o.push_str("<h2>Against the baseline</h2>");
+    table(o, "comparison", c, &io, name);
+    if !cpu.is_empty() {
+        let _ = write!(
+            o,
+            "<details class=\"cpu-rows\"><summary>CPU figures: {} row{}</summary>",
+            cpu.len(),
+            if cpu.len() == 1 { "" } else { "s" }
+        );
+        table(o, "comparison-cpu", c, &cpu, name);
+        o.push_str("</details>");
+    }
+}
+
+/// A table of `rows` with the columns' headings.
+fn table(
+    o: &mut String,
+    id: &str,
+    c: &Comparison,
+    rows: &[&ComparedRow],
+    name: &impl Fn(i64) -> String,
+) {
+    let _ = write!(o, "<table id=\"{id}\"><tr><th>test</th><th>metric</th>");
     for (ids, baseline) in &c.columns {
         let _ = write!(o, "<th>{}</th>", heading(ids, *baseline, name));
     }
     o.push_str("</tr>");
-    for r in &c.rows {
+    for r in rows {
         let _ = write!(
             o,
             "<tr><td>{}{}</td><td>{}</td>",
@@ -270,6 +305,7 @@ mod tests {
                     None,
                 ],
             }],
+            verdicts: vec!["#2 against #1: 1 worse, most lost: read <b> 0.50x".into()],
         };
         let mut o = String::new();
         html(&mut o, &c, |id| format!("run {id} <x>"));
@@ -291,5 +327,22 @@ mod tests {
             "{o}"
         );
         assert!(!o.contains("data-against"), "{o}");
+        // CPU rows wait in a folded table of their own.
+        let mut cpu = c.clone();
+        cpu.rows[0].metric = "cpu process %".into();
+        cpu.rows.insert(0, c.rows[0].clone());
+        let mut folded = String::new();
+        html(&mut folded, &cpu, |id| format!("run {id}"));
+        let main = &folded[..folded.find("</table>").unwrap()];
+        assert!(!main.contains("cpu process"), "{folded}");
+        assert!(
+            folded.contains("<details class=\"cpu-rows\"><summary>CPU figures: 1 row</summary><table id=\"comparison-cpu\">"),
+            "{folded}"
+        );
+        // The verdict comes before the table.
+        let verdict = o
+            .find("<li>#2 against #1: 1 worse, most lost: read &lt;b&gt; 0.50x</li>")
+            .expect(&o);
+        assert!(verdict < o.find("<table").unwrap(), "{o}");
     }
 }

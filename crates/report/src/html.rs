@@ -15,7 +15,7 @@ use crate::{date, Chart, Report, ReportRun};
 pub const CSS: &str =
     "body{font-family:'DejaVu Sans',Verdana,sans-serif;margin:24px;color:#222;background:#fafafa}\
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}\
-table{border-collapse:collapse;margin:8px 0;font-size:13px;background:#fff}\
+table{border-collapse:collapse;margin:8px 0;font-size:13px;background:#fff;display:block;overflow-x:auto;max-width:100%}\
 th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}\
 th{background:#eee}td.num{text-align:right;font-variant-numeric:tabular-nums}\
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(560px,1fr));gap:16px}\
@@ -360,6 +360,18 @@ pub fn article(report: &Report) -> String {
 /// Everything below the title and the contents.
 fn body(report: &Report, charts: &[Chart]) -> String {
     let mut o = String::new();
+    // The answer first: what changed against the baseline, then the runs
+    // and everything that explains it.
+    if let Some(c) = report.comparison() {
+        let name = |id: i64| {
+            report
+                .runs()
+                .iter()
+                .find(|r| r.id == id.to_string())
+                .map_or_else(|| format!("run {id}"), |r| r.name.clone())
+        };
+        crate::comparison::html(&mut o, c, name);
+    }
     o.push_str("<h2>Runs</h2><table id=\"runs\"><tr><th>id</th><th>name</th><th>what</th><th>started</th><th>status</th><th>host</th><th>command</th></tr>");
     for r in report.runs() {
         let host = r
@@ -432,16 +444,6 @@ fn body(report: &Report, charts: &[Chart]) -> String {
         o.push_str("</ul>");
     }
 
-    if let Some(c) = report.comparison() {
-        let name = |id: i64| {
-            report
-                .runs()
-                .iter()
-                .find(|r| r.id == id.to_string())
-                .map_or_else(|| format!("run {id}"), |r| r.name.clone())
-        };
-        crate::comparison::html(&mut o, c, name);
-    }
     crate::figures::section(&mut o, report);
     unmatched_tests(&mut o, report.runs());
     o.push_str("<p><small>Made by iomark from stored results: the charts plot the stored figures, and each bar, point and figure row carries its stored value (base units) in <code>data-value</code>.</small></p></body></html>\n");

@@ -96,11 +96,11 @@ fn custom_and_fio_runs_get_job_time_and_latency_charts() {
         [
             "jobs-bw",
             "jobs-iops",
-            "time-bw-1",
-            "time-iops-1",
-            "time-lat-1",
+            "time-bw",
+            "time-iops",
+            "time-lat",
             "latency-percentiles",
-            "latency-hist-1-1",
+            "latency-hist-1",
         ]
     );
     // Per job and direction, one bar per run that has it.
@@ -108,18 +108,20 @@ fn custom_and_fio_runs_get_job_time_and_latency_charts() {
     assert_eq!(values(&bw.svg), [100e6, 200e6, 50e6]);
     assert!(bw.svg.contains(r#"data-category="seq-read read""#));
     // The samples: 100 MB/s but for the middle second at half.
-    let time = chart(&charts, "time-bw-1");
+    // Of several runs, one chart: each line named by its run.
+    let time = chart(&charts, "time-bw");
     let v = values(&time.svg);
     assert_eq!(v.len(), 5);
     assert!((v[2] / v[0] - 0.5).abs() < 1e-3, "{v:?}");
-    assert_eq!(values(&chart(&charts, "time-lat-1").svg)[2], 120_000.0);
+    assert!(time.svg.contains("run 1 (custom): custom"), "{}", time.svg);
+    assert_eq!(values(&chart(&charts, "time-lat").svg)[2], 120_000.0);
     // Three curves of six percentiles, each ending at 4 ms on the 99.99 tick.
     let pct = chart(&charts, "latency-percentiles");
     assert_eq!(values(&pct.svg).len(), 18);
     assert!(pct.svg.contains(">99.99</text>") && pct.svg.contains("log scale"));
     assert!(pct.svg.contains("run 1 (custom): custom read"));
     // The histogram's buckets add up to the I/Os measured.
-    let hist = chart(&charts, "latency-hist-1-1");
+    let hist = chart(&charts, "latency-hist-1");
     let RunBody::Disk(d) = &r.runs()[0].doc.body else {
         unreachable!()
     };
@@ -140,6 +142,49 @@ fn custom_and_fio_runs_get_job_time_and_latency_charts() {
     insta::assert_snapshot!("time_bw", time.svg);
     insta::assert_snapshot!("latency_percentiles", pct.svg);
     insta::assert_snapshot!("latency_hist", hist.svg);
+}
+
+#[test]
+fn several_runs_share_each_time_and_histogram_chart_and_one_run_keeps_its_own() {
+    let two = report(
+        vec![
+            fixtures::custom(&["a"], 100.0),
+            fixtures::custom(&["b"], 50.0),
+        ],
+        None,
+    );
+    let charts = two.charts();
+    assert!(
+        !ids(&charts)
+            .iter()
+            .any(|id| id.starts_with("time-bw-") || id.starts_with("latency-hist-1-")),
+        "{:?}",
+        ids(&charts)
+    );
+    // One axis for both runs' five seconds, each line named by its run.
+    let time = chart(&charts, "time-bw");
+    assert_eq!(values(&time.svg).len(), 10);
+    assert!(
+        time.svg.contains("run 1 (a): custom") && time.svg.contains("run 2 (b): custom"),
+        "{}",
+        time.svg
+    );
+    let ios: u64 = two
+        .runs()
+        .iter()
+        .map(|r| match &r.doc.body {
+            RunBody::Disk(d) => d.jobs[0].read.as_ref().unwrap().clat.count,
+            _ => unreachable!(),
+        })
+        .sum();
+    let hist = chart(&charts, "latency-hist-1");
+    assert_eq!(values(&hist.svg).iter().sum::<f64>(), ios as f64);
+    // A run alone keeps its own charts, named by it.
+    let one = report(vec![fixtures::custom(&["a"], 100.0)], None);
+    let charts = one.charts();
+    for id in ["time-bw-1", "time-lat-1", "latency-hist-1-1"] {
+        assert!(ids(&charts).contains(&id), "{id}: {:?}", ids(&charts));
+    }
 }
 
 #[test]

@@ -18,7 +18,9 @@ mod compare;
 #[cfg(test)]
 mod tests;
 
-pub use compare::{comparison, gate_report, regression_lines, undecided_lines, GateReport, View};
+pub use compare::{
+    comparison, gate_report, regression_lines, undecided_lines, verdicts, GateReport, View,
+};
 
 /// A time for people, in the local zone: `2026-11-21 21:40`.
 fn when(ms: u64, tz: &jiff::tz::TimeZone) -> String {

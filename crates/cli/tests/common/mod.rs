@@ -366,7 +366,7 @@ fn relay(
             std::thread::park_timeout(Duration::from_millis(100));
             continue;
         }
-        match from.read(&mut buf) {
+        match read_some(&mut from, &mut buf) {
             Ok(0) | Err(_) => {
                 let _ = to.shutdown(std::net::Shutdown::Write);
                 return;
@@ -517,11 +517,26 @@ pub struct Proc {
     readers: Vec<JoinHandle<()>>,
 }
 
+/// `read`, again after EINTR. A blocking socket read with a timeout
+/// (SO_RCVTIMEO) is never restarted by the kernel: whatever interrupts
+/// it, a stop and continue included, even with no handler (signal(7)),
+/// it returns EINTR, which std's `read` hands back. A loaded run met it
+/// (net_abuse read EINTR as the server's close); every test helper that
+/// reads a socket or pipe by hand goes through this.
+pub fn read_some(from: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        match from.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
 /// Appends everything `from` gives to `into` until end of file.
 fn collect(mut from: impl Read + Send + 'static, into: Arc<Mutex<Vec<u8>>>) -> JoinHandle<()> {
     std::thread::spawn(move || {
         let mut buf = [0u8; 8192];
-        while let Ok(n) = from.read(&mut buf) {
+        while let Ok(n) = read_some(&mut from, &mut buf) {
             if n == 0 {
                 break;
             }

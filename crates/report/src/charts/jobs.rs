@@ -6,7 +6,7 @@
 //! samples; its plain JSON has no histogram bins) gets a note saying so
 //! rather than an empty chart.
 
-use iomark_model::disk::{DirectionResult, DiskJobResult, DiskRun, LatencySummary};
+use iomark_model::disk::{DirectionResult, DiskJobResult, DiskRun, IntervalSample, LatencySummary};
 
 use super::{disk, of_run, push_bars, push_lines, union, Chart, MB};
 use crate::svg::{
@@ -71,16 +71,27 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
         return;
     }
     job_bars(&runs, out);
-    for (r, d) in &runs {
-        let from = out.len();
-        time_series(r, d, out);
-        of_run(out, from, r);
+    // Several runs with the colours to tell them apart share each chart,
+    // on one axis: the runs overlaid, as a comparison wants them.
+    let overlaid = runs.len() > 1 && runs.len() <= crate::svg::COLOURS;
+    if overlaid {
+        time_series(&runs, out);
+    } else {
+        for run in &runs {
+            let from = out.len();
+            time_series(std::slice::from_ref(run), out);
+            of_run(out, from, run.0);
+        }
     }
     percentiles(&runs, out);
-    for (r, d) in &runs {
-        let from = out.len();
-        histograms(r, d, out);
-        of_run(out, from, r);
+    if overlaid {
+        histograms(&runs, out);
+    } else {
+        for run in &runs {
+            let from = out.len();
+            histograms(std::slice::from_ref(run), out);
+            of_run(out, from, run.0);
+        }
     }
 }
 
@@ -204,91 +215,80 @@ fn latency_unit(max_ns: f64) -> (f64, &'static str) {
     }
 }
 
-/// Bandwidth, IOPS and mean latency per interval, one line per job.
-fn time_series(r: &ReportRun, d: &DiskRun, out: &mut Vec<Chart>) {
-    let labels = job_labels(d);
-    let jobs: Vec<(usize, &DiskJobResult, &String)> = d
-        .jobs
-        .iter()
-        .zip(&labels)
-        .enumerate()
-        .take(TIME_JOBS)
-        .filter(|(_, (j, _))| !j.samples.is_empty())
-        .map(|(k, (j, l))| (k, j, l))
-        .collect();
-    if jobs.is_empty() {
+/// Bandwidth, IOPS and mean latency per interval: one line per job of a
+/// run; of several runs, every run's jobs on one chart, each run in its
+/// colour (its first job solid, the others dashed).
+fn time_series(runs: &[(&ReportRun, &DiskRun)], out: &mut Vec<Chart>) {
+    let several = runs.len() > 1;
+    // Per line: its name, samples, colour and whether it is dashed.
+    type Line<'a> = (String, &'a [IntervalSample], usize, bool);
+    let mut lines: Vec<Line<'_>> = Vec::new();
+    for (r, d) in runs {
+        let labels = job_labels(d);
+        let mut first = true;
+        for (k, (j, l)) in d.jobs.iter().zip(&labels).enumerate().take(TIME_JOBS) {
+            if j.samples.is_empty() {
+                continue;
+            }
+            if several {
+                lines.push((format!("{}: {l}", r.name), &j.samples, r.colour, !first));
+            } else {
+                lines.push((l.clone(), &j.samples, k, false));
+            }
+            first = false;
+        }
+    }
+    if lines.is_empty() {
         return;
     }
-    let line = |k: usize, label: &str, points: Vec<(f64, f64, f64)>| LineSeries {
-        name: label.to_string(),
-        points,
-        dashed: false,
-        scatter: false,
-        colour: k,
+    let end = |s: &IntervalSample| (s.start.get() + s.length.get()) as f64 / 1e9;
+    // A sample's point on a chart: x, y, and the stored value.
+    type Point = Option<(f64, f64, f64)>;
+    let series = |point: &dyn Fn(&IntervalSample) -> Point| {
+        lines
+            .iter()
+            .map(|(name, samples, colour, dashed)| LineSeries {
+                name: name.clone(),
+                points: samples.iter().filter_map(point).collect(),
+                dashed: *dashed,
+                scatter: false,
+                colour: *colour,
+            })
+            .collect()
     };
-    let end =
-        |s: &iomark_model::disk::IntervalSample| (s.start.get() + s.length.get()) as f64 / 1e9;
+    let (id_of, title_of) = match runs {
+        [(r, _)] => (format!("-{}", r.id), format!("{}: ", r.name)),
+        _ => (String::new(), String::new()),
+    };
     let chart = |id: &str, what: &str, y_label: &str, series: Vec<LineSeries>| LineChart {
-        id: format!("{id}-{}", r.id),
-        title: format!("{}: {what} per interval", r.name),
+        id: format!("{id}{id_of}"),
+        title: if title_of.is_empty() {
+            capitalised(&format!("{what} per interval"))
+        } else {
+            format!("{title_of}{what} per interval")
+        },
         x_label: "time (s, interval end)".into(),
         y_label: y_label.into(),
         x_scale: Scale::Linear,
         x_tick: TickFormat::Number,
         series,
     };
-    let bw = jobs
-        .iter()
-        .map(|(k, j, l)| {
-            line(
-                *k,
-                l,
-                j.samples
-                    .iter()
-                    .map(|s| (end(s), s.bw().mb_per_sec(), s.bw().0))
-                    .collect(),
-            )
-        })
-        .collect();
+    let bw = series(&|s| Some((end(s), s.bw().mb_per_sec(), s.bw().0)));
     push_lines(out, chart("time-bw", "bandwidth", MB, bw));
-    let iops = jobs
-        .iter()
-        .map(|(k, j, l)| {
-            line(
-                *k,
-                l,
-                j.samples
-                    .iter()
-                    .map(|s| (end(s), s.iops().0, s.iops().0))
-                    .collect(),
-            )
-        })
-        .collect();
+    let iops = series(&|s| Some((end(s), s.iops().0, s.iops().0)));
     push_lines(
         out,
         chart("time-iops", "IOPS", "IOPS (I/Os per second)", iops),
     );
     // An interval without a completed I/O has no latency to show.
-    let with_ios = |s: &&iomark_model::disk::IntervalSample| s.read_ios + s.write_ios > 0;
-    let max_ns = jobs
+    let with_ios = |s: &IntervalSample| s.read_ios + s.write_ios > 0;
+    let max_ns = lines
         .iter()
-        .flat_map(|(_, j, _)| j.samples.iter().filter(with_ios).map(|s| s.mean_lat_ns))
+        .flat_map(|(_, samples, _, _)| samples.iter().filter(|s| with_ios(s)))
+        .map(|s| s.mean_lat_ns)
         .fold(0.0, f64::max);
     let (div, unit) = latency_unit(max_ns);
-    let lat = jobs
-        .iter()
-        .map(|(k, j, l)| {
-            line(
-                *k,
-                l,
-                j.samples
-                    .iter()
-                    .filter(with_ios)
-                    .map(|s| (end(s), s.mean_lat_ns / div, s.mean_lat_ns))
-                    .collect(),
-            )
-        })
-        .collect();
+    let lat = series(&|s| with_ios(s).then(|| (end(s), s.mean_lat_ns / div, s.mean_lat_ns)));
     push_lines(
         out,
         chart(
@@ -298,6 +298,14 @@ fn time_series(r: &ReportRun, d: &DiskRun, out: &mut Vec<Chart>) {
             lat,
         ),
     );
+}
+
+/// `what` with its first letter in capitals, to open a title.
+fn capitalised(what: &str) -> String {
+    let mut c = what.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 /// A curve's run colour, and whether it is dashed (not the run's first).
@@ -391,30 +399,58 @@ fn percentiles(runs: &[(&ReportRun, &DiskRun)], out: &mut Vec<Chart>) {
     );
 }
 
-/// Each job's latency histogram, read and write overlaid.
-fn histograms(r: &ReportRun, d: &DiskRun, out: &mut Vec<Chart>) {
-    let labels = job_labels(d);
+/// Each job's latency histogram, read and write overlaid; of several
+/// runs, each run's job of that place overlaid on one axis.
+fn histograms(runs: &[(&ReportRun, &DiskRun)], out: &mut Vec<Chart>) {
+    let several = runs.len() > 1;
+    let jobs = runs.iter().map(|(_, d)| d.jobs.len()).max().unwrap_or(0);
     let mut drawn = 0;
-    for (k, (j, l)) in d.jobs.iter().zip(&labels).enumerate() {
+    for k in 0..jobs {
         if drawn == HISTOGRAMS {
             break;
         }
-        let series: Vec<HistogramSeries> = directions(j)
-            .filter(|(_, dr)| !dr.clat.bins.is_empty())
-            .enumerate()
-            .map(|(c, (dir, dr))| HistogramSeries {
-                name: dir.to_string(),
-                colour: c,
-                buckets: log_buckets(&dr.clat.bins, PER_DECADE),
-            })
-            .collect();
+        let mut series: Vec<HistogramSeries> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        for (r, d) in runs {
+            let Some(j) = d.jobs.get(k) else { continue };
+            let before = series.len();
+            for (dir, dr) in directions(j).filter(|(_, dr)| !dr.clat.bins.is_empty()) {
+                series.push(HistogramSeries {
+                    name: if several {
+                        format!("{}: {dir}", r.name)
+                    } else {
+                        dir.to_string()
+                    },
+                    colour: series.len(),
+                    buckets: log_buckets(&dr.clat.bins, PER_DECADE),
+                });
+            }
+            let label = &job_labels(d)[k];
+            if series.len() > before && !names.contains(label) {
+                names.push(label.clone());
+            }
+        }
         if series.is_empty() {
             continue;
         }
         drawn += 1;
+        let (id, title) = match runs {
+            [(r, _)] => (
+                format!("latency-hist-{}-{}", r.id, k + 1),
+                format!(
+                    "{}: {}, completion latency histogram",
+                    r.name,
+                    names.join("; ")
+                ),
+            ),
+            _ => (
+                format!("latency-hist-{}", k + 1),
+                format!("{}: completion latency histogram", names.join("; ")),
+            ),
+        };
         let h = Histogram {
-            id: format!("latency-hist-{}-{}", r.id, k + 1),
-            title: format!("{}: {l}, completion latency histogram", r.name),
+            id,
+            title,
             x_label: "completion latency (log scale)".into(),
             series,
         };

@@ -140,6 +140,17 @@ fn shown_keys<'a>(lineup: &Lineup<'a>, view: View) -> Vec<RowKey<'a>> {
         .collect()
 }
 
+/// The verdict lines alone, for a page that draws its own table: a line
+/// per run against its baseline, every figure counted (CPU rows too), the
+/// tests by the names their runs printed, each line whole.
+pub fn verdicts(lineup: &Lineup) -> Vec<String> {
+    let view = View {
+        width: usize::MAX,
+        verbose: false,
+    };
+    verdict_lines(lineup, lineup.keys(), view)
+}
+
 /// A line per run that has a baseline: how many of its figures are
 /// better, worse, regressed, within noise or cannot be told, and the one
 /// that lost most.
@@ -157,6 +168,17 @@ fn verdict_lines(lineup: &Lineup, keys: &[RowKey], view: View) -> Vec<String> {
                 .filter(|m| m.comparison.ratio.is_some())
                 .collect();
             if judged.is_empty() {
+                // A first-run baseline with no test in common: say so
+                // first, and what makes the tests differ, rather than a
+                // table of dashes.
+                if matches!(lineup.baseline(), Baseline::FirstRun) {
+                    lines.push(format!(
+                        "#{} against #{}: no test in common{}; nothing compared",
+                        runs[i].summary.id,
+                        runs[0].summary.id,
+                        differing_words(&runs[i], &runs[0])
+                    ));
+                }
                 continue;
             }
             let count = |v: Verdict| judged.iter().filter(|m| m.verdict == v).count();
@@ -199,6 +221,42 @@ fn verdict_lines(lineup: &Lineup, keys: &[RowKey], view: View) -> Vec<String> {
         }
     }
     lines
+}
+
+/// What tells run `a`'s first test from run `b`'s, as ` (#A ran QD8
+/// where #B ran QD1)`: the words of each name the other lacks, at most
+/// three each; empty when nothing tells them apart.
+fn differing_words(a: &StoredRun, b: &StoredRun) -> String {
+    let words = |r: &StoredRun| -> Vec<String> {
+        r.figures.first().map_or_else(Vec::new, |f| {
+            f.test
+                .split([' ', ','])
+                .filter(|w| !w.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+    };
+    let (wa, wb) = (words(a), words(b));
+    let only = |x: &[String], y: &[String]| -> String {
+        let own: Vec<&str> = x
+            .iter()
+            .filter(|w| !y.contains(w))
+            .take(3)
+            .map(String::as_str)
+            .collect();
+        own.join(" ")
+    };
+    let (oa, ob) = (only(&wa, &wb), only(&wb, &wa));
+    if oa.is_empty() || ob.is_empty() {
+        return String::new();
+    }
+    format!(
+        " (#{} ran {} where #{} ran {})",
+        a.summary.id,
+        esc(&oa),
+        b.summary.id,
+        esc(&ob)
+    )
 }
 
 /// How much worse a figure is, as a fraction, in its direction.

@@ -135,6 +135,26 @@ fn a_baseline_label_pairs_each_run_with_the_labelled_run_of_its_device_and_test(
 }
 
 #[test]
+fn runs_with_no_test_in_common_say_so_first_and_what_differs() {
+    let runs = [
+        stored(1, "qd1", "vda", "randread 64KiB QD1 T1, io_uring", 40e6),
+        stored(2, "qd8", "vda", "randread 64KiB QD8 T1, io_uring", 80e6),
+    ];
+    let lineup = Lineup::new(&runs, None);
+    let term = comparison(&lineup, TableStyle::Terminal, View::ALL);
+    assert!(
+        term.starts_with(
+            "#2 against #1: no test in common (#2 ran QD8 where #1 ran QD1); nothing compared\n"
+        ),
+        "{term}"
+    );
+    assert_eq!(
+        crate::results::verdicts(&lineup),
+        ["#2 against #1: no test in common (#2 ran QD8 where #1 ran QD1); nothing compared"]
+    );
+}
+
+#[test]
 fn a_wide_comparison_is_split_into_tables_that_fit_100_columns() {
     let test = "randread 4KiB QD32 T1, io_uring, direct, random data";
     let runs: Vec<StoredRun> = (1..=7)
