@@ -200,6 +200,25 @@ fn a_killed_run_keeps_its_seconds_on_its_live_page_and_in_the_api() {
             .unwrap_or_default();
         state["points"].as_u64().is_some_and(|n| n >= 2)
     });
+    // While it goes, its last second's figures in large type, on the page
+    // and for the page's script.
+    let state: Value =
+        serde_json::from_slice(&served.get(&format!("/api/live/{id}")).body).unwrap();
+    let big: Vec<&str> = state["big"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["id"].as_str())
+        .collect();
+    assert!(
+        big.contains(&"fig-rate") && big.contains(&"fig-iops"),
+        "{state}"
+    );
+    let page = served.get(&format!("/live/{id}")).text();
+    assert!(
+        page.contains("<span class=\"value\" id=\"fig-rate\">"),
+        "{page}"
+    );
     run.signal(rustix::process::Signal::KILL);
     let _ = run.finish(Duration::from_secs(30));
 

@@ -29,6 +29,43 @@ pub(crate) fn section(o: &mut String, report: &Report) {
     o.push_str("</div>");
 }
 
+/// A lone run's answer first: each test's first figure (a disk test's
+/// bandwidth, a network test's goodput, a memory kernel's rate) under the
+/// name the run printed, in the unit it printed, before the tables that
+/// explain it. Nothing for several runs: their answer is the comparison.
+pub(crate) fn headline(o: &mut String, report: &Report) {
+    let [r] = report.runs() else { return };
+    let own = iomark_model::figure::own_test_names(&r.doc.body);
+    let mut seen: Vec<&str> = Vec::new();
+    let mut rows = String::new();
+    for f in &r.figures {
+        if seen.contains(&f.test.as_str()) || f.metric.starts_with("cpu") {
+            continue;
+        }
+        seen.push(&f.test);
+        let name = own
+            .iter()
+            .find(|(test, _)| *test == f.test)
+            .map_or(f.test.as_str(), |(_, own)| own.as_str());
+        let _ = write!(
+            rows,
+            "<tr data-test=\"{}\" data-metric=\"{}\" data-value=\"{}\"><td>{}</td><td>{}</td><td class=\"num headline\">{}</td></tr>",
+            esc(&f.test),
+            esc(&f.metric),
+            f.value,
+            esc(name),
+            esc(&f.metric),
+            esc(&crate::printed::format(r, f, f.value))
+        );
+    }
+    if !rows.is_empty() {
+        let _ = write!(
+            o,
+            "<h2>Result</h2><table id=\"headline\"><tr><th>test</th><th>metric</th><th>value</th></tr>{rows}</table>"
+        );
+    }
+}
+
 /// A run's figure rows.
 fn rows(o: &mut String, r: &ReportRun) {
     // The run's name, then what it measured through.

@@ -14,8 +14,8 @@ use crate::{date, Chart, Report, ReportRun};
 /// The page's style sheet.
 pub const CSS: &str =
     "body{font-family:'DejaVu Sans',Verdana,sans-serif;margin:24px;color:#222;background:#fafafa}\
-h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}\
-table{border-collapse:collapse;margin:8px 0;font-size:13px;background:#fff;display:block;overflow-x:auto;max-width:100%}\
+h1{font-size:22px}td.headline{font-size:20px;font-weight:bold}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}\
+table{border-collapse:collapse;margin:8px 0;font-size:13px;background:#fff;display:block;overflow-x:auto;max-width:100%;width:fit-content}\
 th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}\
 th{background:#eee}td.num{text-align:right;font-variant-numeric:tabular-nums}\
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(560px,1fr));gap:16px}\
@@ -222,6 +222,7 @@ fn unmatched_tests(o: &mut String, runs: &[ReportRun]) {
         }
     }
     let mut items = String::new();
+    let mut count = 0;
     for r in runs {
         let missing: Vec<String> = all
             .iter()
@@ -229,6 +230,7 @@ fn unmatched_tests(o: &mut String, runs: &[ReportRun]) {
             .map(|t| esc(t))
             .collect();
         if !missing.is_empty() {
+            count += missing.len();
             let _ = write!(
                 items,
                 "<li data-run=\"{}\">not in {}: {}</li>",
@@ -238,10 +240,12 @@ fn unmatched_tests(o: &mut String, runs: &[ReportRun]) {
             );
         }
     }
+    // Folded: a sweep against a CrystalDiskMark run lists dozens of test
+    // names, which are detail, not the answer.
     if !items.is_empty() {
         let _ = write!(
             o,
-            "<p>Tests without a counterpart in every run:</p><ul id=\"unmatched\">{items}</ul>"
+            "<details id=\"unmatched\"><summary>Tests without a counterpart in every run: {count}</summary><ul>{items}</ul></details>"
         );
     }
 }
@@ -372,6 +376,7 @@ fn body(report: &Report, charts: &[Chart]) -> String {
         };
         crate::comparison::html(&mut o, c, name);
     }
+    crate::figures::headline(&mut o, report);
     o.push_str("<h2>Runs</h2><table id=\"runs\"><tr><th>id</th><th>name</th><th>what</th><th>started</th><th>status</th><th>host</th><th>command</th></tr>");
     for r in report.runs() {
         let host = r

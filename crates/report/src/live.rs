@@ -75,10 +75,28 @@ pub const MOST_POINTS: usize = 900;
 /// test ([`windows`]), and the title says so.
 pub fn live_chart(figure: LiveFigure, samples: &[LiveSample]) -> String {
     let (samples, k) = windows(samples);
-    let mut series: Vec<LineSeries> = Vec::new();
+    // Each line with the step it draws (a test's passes are steps of
+    // their own, never joined across another test).
+    let mut lines: Vec<(LineSeries, usize)> = Vec::new();
+    // A colour per test, in the order they ran: a CrystalDiskMark run's
+    // five passes of a test are one line, not five legend entries.
+    let mut tests: Vec<&str> = Vec::new();
     let mut t = 0.0;
     for s in &samples {
         t += s.duration_ms as f64 / 1e3;
+        let (test, prep) = test_of(&s.label);
+        if prep {
+            // A preparation is discarded, not measured: the status line
+            // and the figures above the charts show it while it goes.
+            continue;
+        }
+        let colour = match tests.iter().position(|&x| x == test) {
+            Some(c) => c,
+            None => {
+                tests.push(test);
+                tests.len() - 1
+            }
+        };
         let values: Vec<(f64, bool)> = match figure {
             LiveFigure::Bandwidth => vec![(s.bytes_per_sec() / 1e6, false)],
             LiveFigure::Iops => vec![(s.iops(), false)],
@@ -92,24 +110,29 @@ pub fn live_chart(figure: LiveFigure, samples: &[LiveSample]) -> String {
                 ]
             }),
         };
-        for (v, tail) in values {
-            let name = match figure {
-                LiveFigure::Latency if tail => format!("{}. {} p99", s.step, s.label),
-                LiveFigure::Latency => format!("{}. {} p50", s.step, s.label),
-                _ => format!("{}. {}", s.step, s.label),
+        for (v, dashed) in values {
+            // A line per pass, named by its test: the legend has one entry
+            // per test (a p99 shares its median's; the title says dashed).
+            let name = test.to_string();
+            let same = |l: &&mut (LineSeries, usize)| {
+                l.0.name == name && l.0.dashed == dashed && l.1 == s.step as usize
             };
-            match series.iter_mut().find(|l| l.name == name) {
-                Some(line) => line.points.push((t, v, v)),
-                None => series.push(LineSeries {
-                    name,
-                    points: vec![(t, v, v)],
-                    dashed: tail,
-                    scatter: false,
-                    colour: s.step.saturating_sub(1) as usize,
-                }),
+            match lines.iter_mut().rev().find(same) {
+                Some(line) => line.0.points.push((t, v, v)),
+                None => lines.push((
+                    LineSeries {
+                        name,
+                        points: vec![(t, v, v)],
+                        dashed,
+                        scatter: false,
+                        colour,
+                    },
+                    s.step as usize,
+                )),
             }
         }
     }
+    let series: Vec<LineSeries> = lines.into_iter().map(|(l, _)| l).collect();
     let each = if k == 1 {
         "each second".to_string()
     } else {
@@ -127,7 +150,7 @@ pub fn live_chart(figure: LiveFigure, samples: &[LiveSample]) -> String {
         ),
         LiveFigure::Flops => (format!("Floating-point rate, {each}"), "MFLOPS"),
     };
-    LineChart {
+    let chart = LineChart {
         id: format!("live-{}", figure.name()),
         title,
         x_label: "time measured (s)".into(),
@@ -135,8 +158,34 @@ pub fn live_chart(figure: LiveFigure, samples: &[LiveSample]) -> String {
         x_scale: Scale::Linear,
         x_tick: TickFormat::Number,
         series,
+    };
+    match figure {
+        LiveFigure::Latency => chart.render_log_y(),
+        _ => chart.render(),
     }
-    .render()
+}
+
+/// The test a step's label is of, and whether the step prepares it:
+/// `SEQ1M Q8T1 read 2/5` and `SEQ1M Q8T1 read prep` are both of
+/// `SEQ1M Q8T1 read`.
+fn test_of(label: &str) -> (&str, bool) {
+    if let Some(test) = label.strip_suffix(" prep") {
+        return (test, true);
+    }
+    match label.rsplit_once(' ') {
+        Some((test, pass))
+            if pass
+                .split_once('/')
+                .is_some_and(|(a, b)| is_number(a) && is_number(b)) =>
+        {
+            (test, false)
+        }
+        _ => (label, false),
+    }
+}
+
+fn is_number(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// `samples` as a chart draws them: as they are up to [`MOST_POINTS`],
@@ -241,7 +290,10 @@ mod tests {
         let samples = [sample(1, 500), sample(1, 510), sample(2, 40)];
         let svg = live_chart(LiveFigure::Bandwidth, &samples);
         assert!(svg.contains(r#"id="live-bandwidth""#), "{svg}");
-        assert!(svg.contains("1. SEQ1M read") && svg.contains("2. RND4K read"));
+        assert!(
+            svg.contains(">SEQ1M read<") && svg.contains(">RND4K read<"),
+            "{svg}"
+        );
         assert_eq!(svg.matches("data-value=").count(), 3, "{svg}");
         let lat = live_chart(LiveFigure::Latency, &samples);
         assert!(lat.contains("p99") && lat.contains("p50"));
@@ -258,6 +310,45 @@ mod tests {
         assert_eq!(LiveFigure::of(&memory), [LiveFigure::Bandwidth]);
         assert_eq!(LiveFigure::of(&[]), [LiveFigure::Bandwidth]);
         assert_eq!(LiveFigure::named("x"), None);
+    }
+
+    #[test]
+    fn a_tests_passes_share_its_colour_and_legend_entry_and_preparations_are_left_out() {
+        // CrystalDiskMark's steps: a preparation, then passes, per test.
+        let step = |n: u32, label: &str, mb: u64, p99_us: u64| LiveSample {
+            label: label.into(),
+            latency: Some(IntervalLatency {
+                mean_ns: 1000,
+                p50_ns: 20_000,
+                p99_ns: p99_us * 1000,
+                max_ns: p99_us * 2000,
+            }),
+            ..sample(n, mb)
+        };
+        let samples = [
+            step(1, "SEQ1M Q8T1 read prep", 300, 9000),
+            step(2, "SEQ1M Q8T1 read 1/3", 500, 9000),
+            step(3, "SEQ1M Q8T1 read 2/3", 510, 9000),
+            step(4, "SEQ1M Q8T1 read 3/3", 505, 9000),
+            step(5, "RND4K Q1T1 read prep", 30, 30),
+            step(6, "RND4K Q1T1 read 1/3", 40, 30),
+            step(7, "RND4K Q1T1 read 2/3", 41, 30),
+        ];
+        let svg = live_chart(LiveFigure::Bandwidth, &samples);
+        let legend: Vec<&str> = svg
+            .split("<g class=\"legend\">")
+            .skip(1)
+            .filter_map(|g| g.split("<title>").nth(1)?.split("</title>").next())
+            .collect();
+        assert_eq!(legend, ["SEQ1M Q8T1 read", "RND4K Q1T1 read"], "{svg}");
+        // Every measured second, no preparation's.
+        assert_eq!(svg.matches("data-value=").count(), 5, "{svg}");
+        assert!(!svg.contains("data-value=\"300\""), "{svg}");
+        // Latency: each test's p99 beside its median, on a log axis (20 µs
+        // to 9 ms).
+        let lat = live_chart(LiveFigure::Latency, &samples);
+        assert_eq!(lat.matches("data-value=").count(), 10, "{lat}");
+        assert!(lat.contains("log scale"), "{lat}");
     }
 
     #[test]

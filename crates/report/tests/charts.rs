@@ -138,6 +138,13 @@ fn custom_and_fio_runs_get_job_time_and_latency_charts() {
     );
     let html = String::from_utf8(r.html()).unwrap();
     assert!(html.contains("so no time series"));
+    // The tests one run has and the other lacks, folded under their count.
+    assert!(
+        html.contains(
+            "<details id=\"unmatched\"><summary>Tests without a counterpart in every run: 3</summary>"
+        ),
+        "{html}"
+    );
     insta::assert_snapshot!("jobs_bw", bw.svg);
     insta::assert_snapshot!("time_bw", time.svg);
     insta::assert_snapshot!("latency_percentiles", pct.svg);
@@ -185,6 +192,17 @@ fn several_runs_share_each_time_and_histogram_chart_and_one_run_keeps_its_own() 
     for id in ["time-bw-1", "time-lat-1", "latency-hist-1-1"] {
         assert!(ids(&charts).contains(&id), "{id}: {:?}", ids(&charts));
     }
+    // A run alone opens with its answer: each test's first figure, before
+    // the tables; several runs open with their comparison instead.
+    let html = String::from_utf8(one.html()).unwrap();
+    let headline = html.find("<table id=\"headline\">").expect(&html);
+    assert!(headline < html.find("<table id=\"runs\">").unwrap());
+    assert!(
+        html[headline..].contains("<td class=\"num headline\">100.00 MB/s</td>"),
+        "{html}"
+    );
+    let html = String::from_utf8(two.html()).unwrap();
+    assert!(!html.contains("id=\"headline\""));
 }
 
 #[test]

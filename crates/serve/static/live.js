@@ -47,6 +47,31 @@
       status.dataset.seq = seq;
       status.dataset.points = String(now.points);
     }
+    // The figures in large type: a figure the page lacks (the run's
+    // first second, a flops test after a bandwidth one) redraws it all.
+    const big = document.getElementById("live-figures");
+    if (big) {
+      const ids = Array.from(big.querySelectorAll(".value"), (v) => v.id);
+      if (ids.join() !== now.big.map((f) => f.id).join()) {
+        big.replaceChildren(...now.big.map(function (f) {
+          const box = document.createElement("div");
+          const value = document.createElement("span");
+          value.className = "value";
+          value.id = f.id;
+          value.textContent = f.value;
+          const unit = document.createElement("span");
+          unit.className = "unit";
+          unit.textContent = f.unit;
+          box.append(value, " ", unit);
+          return box;
+        }));
+      } else {
+        for (const f of now.big) {
+          document.getElementById(f.id).textContent = f.value;
+          document.getElementById(f.id).nextElementSibling.textContent = f.unit;
+        }
+      }
+    }
     status.textContent = now.text;
     status.dataset.live = String(now.in_progress);
     // Finished, or failed: the run's own page. Going ("running"), or

@@ -77,6 +77,17 @@ impl LineChart {
 
     /// The SVG text.
     pub fn render(&self) -> String {
+        self.draw(false)
+    }
+
+    /// The SVG text, on a log value axis whatever the values span (the
+    /// live latency chart: its tests' medians and 99th percentiles are
+    /// decades apart, and a linear axis flattens the fast ones to zero).
+    pub fn render_log_y(&self) -> String {
+        self.draw(true)
+    }
+
+    fn draw(&self, log_y: bool) -> String {
         let kind = if self.series.iter().all(|s| s.scatter) {
             "scatter"
         } else {
@@ -96,6 +107,16 @@ impl LineChart {
                 (name, l.colour, s.dashed)
             })
             .collect();
+        // Lines of one name share their legend entry (a test's passes, its
+        // 99th percentile beside its median): the first one's.
+        let mut named: Vec<String> = Vec::new();
+        legend.retain(|(name, _, _)| {
+            let first = !named.contains(name);
+            if first {
+                named.push(name.clone());
+            }
+            first
+        });
         let others = looks.iter().filter(|l| l.colour == GREY).count();
         if others > 0 {
             legend.push((
@@ -155,7 +176,11 @@ impl LineChart {
         }
         let ymax = pts().map(|p| p.1).fold(0.0, f64::max);
         let ymin = pts().map(|p| p.1).fold(f64::INFINITY, f64::min);
-        let axis = ValueAxis::fit(ymin, ymax);
+        let axis = if log_y && ymin > 0.0 && ymin.is_finite() {
+            ValueAxis::log(ymin, ymax)
+        } else {
+            ValueAxis::fit(ymin, ymax)
+        };
         let (pw, ph, base) = (c.plot_w(), c.plot_h(), c.base());
         let pad = if self.x_scale == Scale::Log2 {
             20.0

@@ -101,6 +101,40 @@ fn rate_text(s: &LiveSample) -> String {
     parts.join(", ")
 }
 
+/// The last second's figures in large type, each with its element id,
+/// value and unit: MB/s, IOPS, p99 latency, MFLOPS (as [`rate_text`]
+/// chooses them) and the time left. A figure at a glance across a room
+/// is what a live page is for; the status line above says which test.
+fn big_figures(s: &LiveSample) -> Vec<(&'static str, String, &'static str)> {
+    let mut out = Vec::new();
+    if s.bytes > 0 || s.flops.is_none() {
+        out.push((
+            "fig-rate",
+            format!("{:.1}", s.bytes_per_sec() / 1e6),
+            "MB/s",
+        ));
+    }
+    if s.ios > 0 {
+        out.push(("fig-iops", format!("{:.0}", s.iops()), "IOPS"));
+    }
+    if let Some(l) = &s.latency {
+        let us = l.p99_ns as f64 / 1e3;
+        let (v, unit) = if us >= 10_000.0 {
+            (format!("{:.1}", us / 1e3), "ms p99")
+        } else {
+            (format!("{us:.0}"), "µs p99")
+        };
+        out.push(("fig-p99", v, unit));
+    }
+    if let Some(f) = s.flops_per_sec() {
+        out.push(("fig-flops", format!("{:.0}", f / 1e6), "MFLOPS"));
+    }
+    if let Some(l) = s.left_ms {
+        out.push(("fig-left", l.div_ceil(1000).to_string(), "s left"));
+    }
+    out
+}
+
 /// `/live`: the runs in progress, newest first.
 pub fn list(store: &mut dyn Store) -> Result<String, Failure> {
     let now = now_ms();
@@ -143,14 +177,23 @@ pub fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> {
         .map_or_else(|| "none".to_string(), |n| n.to_string());
     let mut o = format!(
         "<h1>Run {id}, live</h1><p class=\"note\">{} · {} · <a href=\"/runs/{id}\">the run's page</a></p>\
-         <p id=\"live-status\" data-run=\"{id}\" data-seq=\"{seq}\" data-points=\"{}\" data-live=\"{}\">{}</p>\
-         <div class=\"live-charts\">",
+         <p id=\"live-status\" data-run=\"{id}\" data-seq=\"{seq}\" data-points=\"{}\" data-live=\"{}\">{}</p>",
         esc(run.summary.device.as_deref().unwrap_or("")),
         esc(&run.summary.command_line.join(" ")),
         standing.points,
         standing.in_progress,
         esc(&standing.text())
     );
+    o.push_str("<div id=\"live-figures\">");
+    if standing.in_progress {
+        for (fid, value, unit) in standing.last.map(big_figures).unwrap_or_default() {
+            o.push_str(&format!(
+                "<div><span class=\"value\" id=\"{fid}\">{}</span> <span class=\"unit\">{unit}</span></div>",
+                esc(&value)
+            ));
+        }
+    }
+    o.push_str("</div><div class=\"live-charts\">");
     let seconds: Vec<LiveSample> = samples.into_iter().map(|(_, s)| s).collect();
     for figure in LiveFigure::of(&seconds) {
         let name = figure.name();
@@ -188,6 +231,14 @@ pub fn state(id: RunId, store: &mut dyn Store) -> Result<Response, Failure> {
         "iops": last.map(LiveSample::iops),
         "flops_per_second": last.and_then(LiveSample::flops_per_sec),
         "figures": figures,
+        "big": if standing.in_progress {
+            last.map(big_figures).unwrap_or_default()
+        } else {
+            Vec::new()
+        }
+        .into_iter()
+        .map(|(id, value, unit)| json!({ "id": id, "value": value, "unit": unit }))
+        .collect::<Vec<_>>(),
         "text": standing.text(),
     });
     Ok(Response::new(
