@@ -114,9 +114,9 @@ pub fn live_chart(figure: LiveFigure, samples: &[LiveSample]) -> String {
             // A line per pass, named by its test: the legend has one entry
             // per test (a p99 shares its median's; the title says dashed).
             let name = test.to_string();
-            let same = |l: &&mut (LineSeries, usize)| {
-                l.0.name == name && l.0.dashed == dashed && l.1 == s.step as usize
-            };
+            // A step is one test: its median and p99 differ only by dash.
+            let same =
+                |l: &&mut (LineSeries, usize)| l.1 == s.step as usize && l.0.dashed == dashed;
             match lines.iter_mut().rev().find(same) {
                 Some(line) => line.0.points.push((t, v, v)),
                 None => lines.push((

@@ -71,27 +71,28 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
         return;
     }
     job_bars(&runs, out);
-    // Several runs with the colours to tell them apart share each chart,
-    // on one axis: the runs overlaid, as a comparison wants them.
-    let overlaid = runs.len() > 1 && runs.len() <= crate::svg::COLOURS;
-    if overlaid {
-        time_series(&runs, out);
-    } else {
-        for run in &runs {
-            let from = out.len();
-            time_series(std::slice::from_ref(run), out);
-            of_run(out, from, run.0);
-        }
-    }
+    overlaid_or_each(&runs, out, time_series);
     percentiles(&runs, out);
-    if overlaid {
-        histograms(&runs, out);
-    } else {
-        for run in &runs {
-            let from = out.len();
-            histograms(std::slice::from_ref(run), out);
-            of_run(out, from, run.0);
-        }
+    overlaid_or_each(&runs, out, histograms);
+}
+
+/// The runs' charts of one kind, `draw`n once for all of them: several
+/// runs with the colours to tell them apart share each chart, on one
+/// axis, as a comparison wants them. One run, or more than the colours,
+/// get their own, each folded under its run.
+fn overlaid_or_each(
+    runs: &[(&ReportRun, &DiskRun)],
+    out: &mut Vec<Chart>,
+    draw: fn(&[(&ReportRun, &DiskRun)], &mut Vec<Chart>),
+) {
+    if runs.len() > 1 && runs.len() <= crate::svg::COLOURS {
+        draw(runs, out);
+        return;
+    }
+    for run in runs {
+        let from = out.len();
+        draw(std::slice::from_ref(run), out);
+        of_run(out, from, run.0);
     }
 }
 
