@@ -44,11 +44,14 @@ fn sustained(doc: &Value) -> &Value {
 }
 
 /// The first pass's cliff: cache size within 10% of where the rig's rate
-/// fell (`fell_at`, itself within 5% of the cache asked for), both rates
-/// within 5%.
-fn assert_rig_cliff(pass: &Value, fell_at: u64) {
+/// fell (itself within 5% of the cache asked for), the rate before within
+/// 5% of the rule's, the rate after within 5% of what the device served
+/// after the fall (which the rule bounds: testrig's cliff module says why
+/// not the rule's own).
+fn assert_rig_cliff(pass: &Value, rig: &ThrottleCliff) {
     let c = &pass["cliff"];
     assert!(c.is_object(), "no cliff found: {pass}");
+    let fell_at = rig.fell_at()[0];
     assert_near("rig's fall", fell_at as f64, CACHE as f64, 0.05);
     assert_near(
         "cache size",
@@ -62,10 +65,18 @@ fn assert_rig_cliff(pass: &Value, fell_at: u64) {
         FAST as f64,
         0.05,
     );
-    assert_near(
-        "rate after",
-        c["rate_after"].as_f64().unwrap(),
+    let served = rig.served().expect("the rig saw its fall");
+    assert_at_the_throttle(
+        "rig: the device served after the fall",
+        served.after,
         SLOW as f64,
+        served.after_window,
+        WindowStart::Streaming,
+    );
+    assert_near(
+        "rate after (against what the device served)",
+        c["rate_after"].as_f64().unwrap(),
+        served.after,
         0.05,
     );
     assert_eq!(c["gradual"], false, "{c}");
@@ -116,7 +127,7 @@ fn the_cliff_is_found_where_the_rig_put_it() {
     let d = dev.dev.to_str().unwrap();
     let doc = run_json(d, &["--until-steady=5s"]);
     let r = sustained(&doc);
-    assert_rig_cliff(&r["pass"], rig.fell_at()[0]);
+    assert_rig_cliff(&r["pass"], &rig);
     assert_eq!(r["pass"]["end"], "steady", "{r}");
     // It stopped well before the device's end: 256 MiB, the drop's hold
     // and the steady span at 20 MiB/s.
@@ -175,8 +186,8 @@ fn recover_measures_the_cache_that_came_back_after_idle() {
     let d = dev.dev.to_str().unwrap();
     let doc = run_json(d, &["--until-steady=5s", "--recover", "3s"]);
     let r = sustained(&doc);
+    assert_rig_cliff(&r["pass"], &rig);
     let (fell, rose) = (rig.fell_at(), rig.rose_at());
-    assert_rig_cliff(&r["pass"], fell[0]);
     let rec = &r["recovery"];
     assert!(rec.is_object(), "no recovery: {r}");
     // What came back is what the rig let through fast after the idle time.

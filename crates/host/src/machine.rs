@@ -154,7 +154,8 @@ impl CpuQuotaWatch {
                 "/proc/self/cgroup cannot be read (no /proc?)".into(),
             )));
         };
-        let views = VIEWS.map(Path::new);
+        let views = views();
+        let views: Vec<&Path> = views.iter().map(PathBuf::as_path).collect();
         CpuQuotaWatch::start_in(&cgroup, &views, thread_times)
     }
 
@@ -265,14 +266,65 @@ impl CpuQuotaWatch {
 }
 
 /// Where the cgroup hierarchies are looked for: as this process sees the
-/// file system, then as PID 1 sees it. `ip netns exec` runs its command
-/// in a mount namespace of its own with a fresh /sys, in which no cgroup
-/// file system is mounted: the quota still holds the process, and a
-/// client starved to 0.32x of its rate there was not named (issue 46).
-/// `/proc/1/root` is PID 1's root in its own mount namespace, where the
-/// hierarchies are mounted (root may look through it; others may not,
-/// and are left where they were).
-const VIEWS: [&str; 2] = ["/", "/proc/1/root"];
+/// file system, then as each of its ancestors sees it, then as PID 1 does.
+/// `ip netns exec` runs its command in a mount namespace of its own with a
+/// fresh /sys, in which no cgroup file system is mounted: the quota still
+/// holds the process, and a client starved to 0.32x of its rate there was
+/// not named (issue 46). `/proc/PID/root` is that process's root in its
+/// own mount namespace; the one who ran `ip netns exec` is in the host's,
+/// where the hierarchies are mounted. PID 1's is not always open to root
+/// (a VM's init that is not dumpable refuses it), an ancestor's is. Only
+/// processes in this process's cgroup namespace are looked through: a
+/// path in /proc/self/cgroup names the same group there.
+fn views() -> Vec<PathBuf> {
+    let mut views = vec![PathBuf::from("/")];
+    let own_ns = fs::read_link("/proc/self/ns/cgroup").ok();
+    let mut pid = std::process::id();
+    for _ in 0..64 {
+        let Some(parent) = parent_of(pid).filter(|p| *p > 0) else {
+            break;
+        };
+        let ns = fs::read_link(format!("/proc/{parent}/ns/cgroup")).ok();
+        if ns.is_some() && ns == own_ns {
+            views.push(PathBuf::from(format!("/proc/{parent}/root")));
+        }
+        if parent == 1 {
+            break;
+        }
+        pid = parent;
+    }
+    views
+}
+
+/// A process's parent, from `/proc/PID/stat` (the field after the
+/// parenthesised name, which may itself hold spaces and parentheses).
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// `dir` with a `/proc/PID/root` view taken off: as the host names it.
+fn outside_view(dir: &Path) -> PathBuf {
+    let mut parts = dir.components();
+    let (Some(root), Some(proc), Some(pid), Some(r)) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return dir.to_path_buf();
+    };
+    let is_view = root == std::path::Component::RootDir
+        && proc.as_os_str() == "proc"
+        && pid
+            .as_os_str()
+            .to_str()
+            .is_some_and(|p| p.parse::<u32>().is_ok())
+        && r.as_os_str() == "root";
+    if is_view {
+        Path::new("/").join(parts.as_path())
+    } else {
+        dir.to_path_buf()
+    }
+}
 
 /// This process's line for the cpu controller in `/proc/self/cgroup`:
 /// cgroup v1's `cpu` hierarchy when it has one (`4:cpu,cpuacct:/a`), else
@@ -320,11 +372,7 @@ fn read_counts(dir: &Path) -> Option<Counts> {
 
 /// A cgroup directory as the hierarchy names it: `/` for the root.
 fn cgroup_name(dir: &Path) -> String {
-    let dir = VIEWS
-        .iter()
-        .filter(|v| **v != "/")
-        .find_map(|v| dir.strip_prefix(v).ok())
-        .map_or(dir.to_path_buf(), |d| Path::new("/").join(d));
+    let dir = outside_view(dir);
     let roots = V1_ROOTS.iter().chain(std::iter::once(&V2_ROOT));
     for root in roots {
         if let Ok(rel) = dir.strip_prefix(root) {
@@ -394,7 +442,7 @@ pub fn machine_warnings(
                 WarningKind::CpuThrottled,
                 format!(
                     "{what}the CPU quota of cgroup {} throttled iomark in {} of {} periods \
-                     ({:.2} s of {:.2} s): the figures are the quota's, not the hardware's; \
+                     ({:.2} s throttled, summed over CPUs, in {:.2} s): the figures are the quota's, not the hardware's; \
                      raise cpu.cfs_quota_us / cpu.max or run outside that cgroup",
                     iomark_model::escape::escape_controls(&t.cgroup),
                     t.throttled,
@@ -486,7 +534,27 @@ mod tests {
             cgroup_name(Path::new("/proc/1/root/sys/fs/cgroup/cpu/iomark/client")),
             "/iomark/client"
         );
+        assert_eq!(
+            cgroup_name(Path::new("/proc/4242/root/sys/fs/cgroup/cpu/iomark/client")),
+            "/iomark/client"
+        );
         assert_eq!(cgroup_name(Path::new("/sys/fs/cgroup/cpu,cpuacct/a")), "/a");
+        assert_eq!(
+            outside_view(Path::new("/proc/self/root/x")),
+            Path::new("/proc/self/root/x")
+        );
+    }
+
+    #[test]
+    fn the_views_are_this_process_then_its_ancestors() {
+        // The test harness has a parent (cargo, a shell), in the same
+        // cgroup namespace: its root is looked through second.
+        let v = views();
+        assert_eq!(v[0], Path::new("/"));
+        let parent = parent_of(std::process::id()).unwrap();
+        assert!(parent > 0);
+        assert_eq!(v[1], Path::new(&format!("/proc/{parent}/root")), "{v:?}");
+        assert_eq!(parent_of(1), Some(0));
     }
 
     #[test]

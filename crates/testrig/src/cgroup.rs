@@ -184,6 +184,22 @@ impl CpuQuota {
     pub fn command(&self, program: impl AsRef<Path>, args: &[&str]) -> Command {
         self.group.command(program.as_ref(), args)
     }
+
+    /// The group's `cpu.stat` on one line (periods, throttled periods and
+    /// time, usage where the version has it): what a test that expects the
+    /// quota to be named shows when it is not.
+    pub fn stat(&self) -> String {
+        let read = |f: &str| fs::read_to_string(self.group.dir.join(f)).unwrap_or_default();
+        let mut line = read("cpu.stat")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let usage = read("cpuacct.usage");
+        if !usage.trim().is_empty() {
+            line.push_str(&format!(" cpuacct.usage {}", usage.trim()));
+        }
+        line
+    }
 }
 
 /// Limits on one device for everyone, set in cgroup v1's root blkio group:
