@@ -27,7 +27,7 @@ enum Command {
     /// Remove test files left in PATH by killed iomark runs.
     Clean(crate::clean::CleanArgs),
     /// List the disk I/O engines.
-    Engines(crate::clean::EnginesArgs),
+    Engines(crate::engines::EnginesArgs),
     /// Measure network throughput with iperf3's protocol: `net -s` serves,
     /// `net -c HOST` runs a test (or `net server`, `net client HOST`).
     // -V under net is iperf3's --verbose, not the version.
@@ -188,7 +188,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         },
         Command::Fio(args) => crate::fio::run(args),
         Command::Clean(args) => crate::clean::run(args),
-        Command::Engines(args) => crate::clean::engines(args),
+        Command::Engines(args) => crate::engines::run(args),
         Command::Net(args) => crate::net::run(args),
         Command::Mem(args) => crate::mem::run(args),
         Command::Results(args) => crate::results::run(args),

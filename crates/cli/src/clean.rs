@@ -1,4 +1,4 @@
-//! `iomark clean PATH` and `iomark engines`.
+//! `iomark clean PATH`: stale test files of killed runs removed.
 
 use std::path::PathBuf;
 
@@ -39,25 +39,6 @@ pub fn run(args: CleanArgs) -> anyhow::Result<Exit> {
             "no stale iomark test files in {}\n",
             shown(&args.path)
         ))?;
-    }
-    Ok(Exit::Success)
-}
-
-/// The raw arguments of `iomark engines`.
-#[derive(Debug, Args)]
-pub struct EnginesArgs {
-    /// Print one JSON document (docs/result-schema.md) instead of text.
-    #[arg(long)]
-    json: bool,
-}
-
-/// List the engines compiled in, and whether each can run here.
-pub fn engines(args: EnginesArgs) -> anyhow::Result<Exit> {
-    let engines = iomark_disk::engine::availability();
-    if args.json {
-        crate::exit::print_json(&iomark_text::json::engines(&engines))?;
-    } else {
-        crate::exit::print(&iomark_text::engine_list(&engines))?;
     }
     Ok(Exit::Success)
 }

@@ -17,6 +17,7 @@ mod cluster;
 mod cluster_args;
 mod disk;
 mod disk_args;
+mod engines;
 mod exit;
 mod fio;
 mod info;

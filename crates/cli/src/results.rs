@@ -7,16 +7,15 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Subcommand};
-use iomark_serve::documents::{compared_runs, lineup};
+use iomark_serve::documents::{self, compared_runs, lineup};
 use iomark_stats::gate::WorseThreshold;
 use iomark_store::import::ImportOptions;
-use iomark_store::{RunId, RunQuery, RunSelection, Store, StoreError};
+use iomark_store::{RunId, RunQuery, RunSelection};
 use iomark_text::json;
 use iomark_text::results::{self, ExportFormat, TableStyle};
 
 use crate::exit::Exit;
 use crate::record::{check_user_text, parse_label};
-use iomark_text::escape_controls as esc;
 
 /// The raw arguments of `iomark results`.
 #[derive(Debug, Args)]
@@ -56,22 +55,12 @@ enum ResultsCommand {
         /// Runs to compare.
         #[arg(required = true, value_name = "ID")]
         ids: Vec<RunId>,
-        /// The run the others are divided by (default: the first ID).
-        #[arg(long, value_name = "ID", conflicts_with = "baseline_label")]
-        baseline: Option<RunId>,
-        /// Divide each run's figures by those of the run carrying this label
-        /// that measured the same device and test; group columns by label.
-        #[arg(long, value_name = "LABEL", value_parser = parse_label)]
-        baseline_label: Option<String>,
+        #[command(flatten)]
+        against: LineupArgs,
         /// Exit with code 1 when a figure is worse than the baseline's by more
         /// than this (e.g. 5%) and outside the noise of both runs.
         #[arg(long, value_name = "PCT")]
         fail_if_worse: Option<WorseThreshold>,
-        /// Only rows of this metric: `bw` keeps `read bw` and `write bw`,
-        /// `read lat p99` that one; repeat for more. The gate and the JSON
-        /// judge only these.
-        #[arg(long = "metric", value_name = "METRIC")]
-        metrics: Vec<String>,
         /// Also the rows of CPU figures, each test's stored (fio-style)
         /// name, and the legend in full.
         #[arg(short, long)]
@@ -89,6 +78,9 @@ enum ResultsCommand {
         #[arg(long, default_value = "json",
               value_parser = PossibleValuesParser::new(ExportFormat::NAMES).try_map(|s| s.parse::<ExportFormat>()))]
         format: ExportFormat,
+        /// Markdown only: the table as `results compare` lines it up.
+        #[command(flatten)]
+        against: LineupArgs,
     },
     /// Import fio JSON (--output-format=json or json+), iperf3 -J or iomark --json output as stored runs.
     Import {
@@ -108,6 +100,35 @@ enum ResultsCommand {
         #[arg(required = true, value_name = "ID")]
         ids: Vec<RunId>,
     },
+}
+
+/// What a table of runs is divided by and which rows it keeps: `results
+/// compare`'s, and the Markdown export's (the same table).
+#[derive(Debug, Args)]
+struct LineupArgs {
+    /// The run the others are divided by (default: the first ID).
+    #[arg(long, value_name = "ID", conflicts_with = "baseline_label")]
+    baseline: Option<RunId>,
+    /// Divide each run's figures by those of the run carrying this label
+    /// that measured the same device and test; group columns by label.
+    #[arg(long, value_name = "LABEL", value_parser = parse_label)]
+    baseline_label: Option<String>,
+    /// Only rows of this metric: `bw` keeps `read bw` and `write bw`,
+    /// `read lat p99` that one; repeat for more. The gate and the JSON
+    /// judge only these.
+    #[arg(long = "metric", value_name = "METRIC")]
+    metrics: Vec<String>,
+}
+
+impl From<LineupArgs> for documents::Against {
+    fn from(a: LineupArgs) -> Self {
+        let (baseline, baseline_label, metrics) = (a.baseline, a.baseline_label, a.metrics);
+        documents::Against {
+            baseline,
+            baseline_label,
+            metrics,
+        }
+    }
 }
 
 /// `iomark results list` filters.
@@ -161,19 +182,9 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
                 limit: l.limit,
                 ..RunQuery::default()
             };
-            match iomark_store::open_read_only(db) {
-                Ok(mut store) => list(store.as_mut(), &query, l.json, out)?,
-                // Nothing stored yet is an empty list, not an error.
-                Err(StoreError::NoDatabase { path }) => {
-                    eprintln!(
-                        "no stored runs: there is no results database at {} yet",
-                        esc(&path)
-                    );
-                    if l.json {
-                        json::write(out, &json::run_list(&[]))?;
-                    }
-                }
-                Err(e) => return Err(e.into()),
+            let width = iomark_disk::lifecycle::terminal::text_width();
+            if let Some(note) = documents::list(db, &query, l.json, width, out)? {
+                eprintln!("{note}");
             }
         }
         ResultsCommand::Show {
@@ -195,20 +206,18 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
         }
         ResultsCommand::Compare {
             ids,
-            baseline,
-            baseline_label,
+            against: a,
             fail_if_worse,
-            metrics,
             verbose,
             json: as_json,
         } => {
             let mut store = iomark_store::open_read_only(db)?;
-            let mut runs = compared_runs(store.as_mut(), &ids, baseline)?;
+            let mut runs = compared_runs(store.as_mut(), &ids, a.baseline)?;
             let lineup = lineup(
                 &mut runs,
-                baseline_label.as_deref(),
+                a.baseline_label.as_deref(),
                 fail_if_worse,
-                &metrics,
+                &a.metrics,
             )?;
             if as_json {
                 json::write(out, &json::comparison(&lineup))?;
@@ -233,9 +242,13 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
                 }
             }
         }
-        ResultsCommand::Export { ids, format } => {
-            let runs = RunSelection::of(&ids).load(iomark_store::open_read_only(db)?.as_mut())?;
-            results::export(&runs, format, out)?;
+        ResultsCommand::Export {
+            ids,
+            format,
+            against,
+        } => {
+            let mut store = iomark_store::open_read_only(db)?;
+            documents::export(store.as_mut(), &ids, format, &against.into(), out)?;
         }
         ResultsCommand::Import {
             files,
@@ -252,27 +265,6 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
     }
     out.flush()?;
     Ok(Exit::Success)
-}
-
-fn list(
-    store: &mut dyn Store,
-    q: &RunQuery,
-    as_json: bool,
-    out: &mut impl Write,
-) -> anyhow::Result<()> {
-    let runs = store.list(q)?;
-    if runs.is_empty() {
-        eprintln!("no stored runs match in {}", esc(&store.location()));
-    }
-    if as_json {
-        return Ok(json::write(out, &json::run_list(&runs))?);
-    }
-    if runs.is_empty() {
-        return Ok(());
-    }
-    Ok(out.write_all(
-        results::run_list(&runs, Some(iomark_disk::lifecycle::terminal::text_width())).as_bytes(),
-    )?)
 }
 
 fn import(

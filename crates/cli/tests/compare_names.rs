@@ -123,3 +123,81 @@ fn metric_keeps_only_the_rows_of_that_metric() {
     );
     assert_eq!(stdout(&out), "");
 }
+
+#[test]
+fn the_markdown_export_is_lined_up_as_compare_lines_it_up() {
+    // Issue 48: `results export --format markdown` had no --baseline-label
+    // nor --metric, so the table pasted into a pull request could not be
+    // the one `results compare` printed.
+    let scratch = ScratchDb::new();
+    let db = scratch.db();
+    let target = scratch.dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    cdm3(&target, db, "old");
+    cdm3(&target, db, "new");
+    let md = ok(&results(
+        db,
+        &[
+            "export",
+            "1",
+            "2",
+            "--format",
+            "markdown",
+            "--baseline-label",
+            "new",
+            "--metric",
+            "bw",
+        ],
+    ));
+    let rows: Vec<&str> = md.lines().filter(|l| l.contains(" bw ")).collect();
+    assert!(!rows.is_empty(), "{md}");
+    assert!(
+        !md.contains("iops") && !md.contains("lat mean"),
+        "only bw rows: {md}"
+    );
+    // Against run 2 (labelled `new`): its column comes first.
+    let header = md.lines().find(|l| l.contains("#1") && l.contains("#2"));
+    let header = header.unwrap_or_else(|| panic!("no header naming both runs: {md}"));
+    assert!(
+        header.find("#2").unwrap() < header.find("#1").unwrap(),
+        "{header}"
+    );
+    let against = ok(&results(
+        db,
+        &[
+            "export",
+            "1",
+            "2",
+            "--format",
+            "markdown",
+            "--baseline",
+            "2",
+            "--metric",
+            "bw",
+        ],
+    ));
+    // The same table (the legend below it says how the baseline was named).
+    let table = |md: &str| -> Vec<String> {
+        md.lines()
+            .filter(|l| l.starts_with('|'))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(
+        table(&against),
+        table(&md),
+        "--baseline 2 and --baseline-label new agree"
+    );
+    // JSON and CSV export every figure: shaping them is refused, in one line.
+    for format in ["json", "csv"] {
+        let out = results(
+            db,
+            &["export", "1", "2", "--format", format, "--metric", "bw"],
+        );
+        assert_eq!(out.status.code(), Some(2), "{format}");
+        let err = stderr(&out);
+        assert!(err.contains("add --format markdown"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert_eq!(stdout(&out), "");
+    }
+}

@@ -240,6 +240,34 @@ fn the_list_compare_and_device_pages_show_the_store_in_chromium() {
     assert_drawn(&bin, profile.path(), &served.url("/devices"), &shot, 900);
 }
 
+/// Issue 48: the pages at 1400 and at 800 px, checked for what a person
+/// would see wrong (common::layout_problems), not only looked at.
+#[test]
+fn the_pages_fit_a_wide_and_a_narrow_window_without_overlap_or_cut_text() {
+    let bin = require!(chromium_bin());
+    let python = require!(devtools_python());
+    let r = runs();
+    let served = Served::start(&r.db, &[]);
+    let pages = [
+        "/".to_string(),
+        format!("/runs/{}", r.cdm),
+        format!("/runs/{}", r.net),
+        format!("/runs/{}", r.sweep),
+        format!("/compare?id={}&id={}", r.script, r.cdm),
+        format!("/live/{}", r.custom),
+        "/devices".to_string(),
+    ];
+    let mut problems = Vec::new();
+    for page in &pages {
+        for (width, height) in [(1400, 1800), (800, 1800)] {
+            for p in layout_problems(&bin, python, &served.url(page), width, height) {
+                problems.push(format!("{page} at {width} px: {p}"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 #[test]
 fn the_api_documents_are_the_command_lines() {
     let r = runs();

@@ -65,6 +65,12 @@ pub struct RunSummary {
     pub device: Option<String>,
     /// Number of warnings stored with the run.
     pub warning_count: u32,
+    /// The profile it ran (`cdm`, `custom`), when known.
+    pub profile: Option<String>,
+    /// Its first figure that is not a CPU share: the answer a list of runs
+    /// shows beside each (a disk test's bandwidth, a net test's goodput,
+    /// a memory kernel's rate), as a lone run's Result table opens with.
+    pub headline: Option<crate::figure::Figure>,
 }
 
 /// A warning stored with a run, with where in the run it was raised.
@@ -132,6 +138,8 @@ impl RunSummary {
             target: None,
             device: Some(device.into()),
             warning_count: 0,
+            profile: None,
+            headline: None,
         }
     }
 }

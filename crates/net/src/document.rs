@@ -23,6 +23,7 @@ pub fn run_document(report: &TestReport, command_line: Vec<String>) -> RunDocume
         } else {
             RunStatus::Complete
         },
+        host: Some(this_host()),
         ..RunDocument::iomark(command_line, RunBody::Net(run))
     }
 }
@@ -54,8 +55,15 @@ pub fn served_document(served: &[TestReport], command_line: Vec<String>) -> Opti
         started_at_ms: epoch_ms(started),
         finished_at_ms: epoch_ms(finished),
         status: RunStatus::Complete,
+        host: Some(this_host()),
         ..RunDocument::iomark(command_line, RunBody::Net(run))
     })
+}
+
+/// The machine this end ran on, as disk and mem runs record theirs: a net
+/// run's page showed an empty host cell, at either end.
+fn this_host() -> iomark_model::device::HostInfo {
+    <iomark_model::device::HostInfo as iomark_host::HostInfoExt>::collect()
 }
 
 /// `run` with this host's interface chain (from the interface the control

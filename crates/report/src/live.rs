@@ -64,16 +64,55 @@ impl LiveFigure {
     }
 }
 
+/// The unit a live chart and the live page's figures give a rate in: a
+/// network run's in Mbit/s, as iperf3 and the run's own report give it (a
+/// net run's page drew its report's goodput in Mbit/s and its seconds in
+/// MB/s), every other run's in MB/s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateUnit {
+    /// 10^6 bytes a second.
+    MegabytesPerSec,
+    /// 10^6 bits a second.
+    MegabitsPerSec,
+}
+
+impl RateUnit {
+    /// The unit for a run of `kind` (`disk`, `mem`, `net`).
+    pub fn of_kind(kind: &str) -> RateUnit {
+        if kind == "net" {
+            RateUnit::MegabitsPerSec
+        } else {
+            RateUnit::MegabytesPerSec
+        }
+    }
+
+    /// `bytes_per_sec` in this unit.
+    pub fn of(self, bytes_per_sec: f64) -> f64 {
+        match self {
+            RateUnit::MegabytesPerSec => bytes_per_sec / 1e6,
+            RateUnit::MegabitsPerSec => bytes_per_sec * 8.0 / 1e6,
+        }
+    }
+
+    /// Its symbol.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            RateUnit::MegabytesPerSec => "MB/s",
+            RateUnit::MegabitsPerSec => "Mbit/s",
+        }
+    }
+}
+
 /// Points a live chart draws at most, about one per pixel of its plot: a
 /// run of a day has 86,400 seconds, which drawn one by one made charts of
 /// 16 and 31 MB that the live page fetched again each second.
 pub const MOST_POINTS: usize = 900;
 
 /// The chart of `figure` over `samples` (in order): x is the run's
-/// measured time in seconds, each test a line of its own colour. Past
-/// [`MOST_POINTS`] seconds, each point is `k` consecutive seconds of a
-/// test ([`windows`]), and the title says so.
-pub fn live_chart(figure: LiveFigure, samples: &[LiveSample]) -> String {
+/// measured time in seconds, each test a line of its own colour, a rate
+/// in `unit`. Past [`MOST_POINTS`] seconds, each point is `k` consecutive
+/// seconds of a test ([`windows`]), and the title says so.
+pub fn live_chart(figure: LiveFigure, samples: &[LiveSample], unit: RateUnit) -> String {
     let (samples, k) = windows(samples);
     // Each line with the step it draws (a test's passes are steps of
     // their own, never joined across another test).
@@ -98,7 +137,7 @@ pub fn live_chart(figure: LiveFigure, samples: &[LiveSample]) -> String {
             }
         };
         let values: Vec<(f64, bool)> = match figure {
-            LiveFigure::Bandwidth => vec![(s.bytes_per_sec() / 1e6, false)],
+            LiveFigure::Bandwidth => vec![(unit.of(s.bytes_per_sec()), false)],
             LiveFigure::Iops => vec![(s.iops(), false)],
             LiveFigure::Flops => s
                 .flops_per_sec()
@@ -139,7 +178,7 @@ pub fn live_chart(figure: LiveFigure, samples: &[LiveSample]) -> String {
         format!("each {k} s")
     };
     let (title, y_label) = match figure {
-        LiveFigure::Bandwidth => (format!("Bandwidth, {each}"), "MB/s"),
+        LiveFigure::Bandwidth => (format!("Bandwidth, {each}"), unit.symbol()),
         LiveFigure::Iops => (format!("IOPS, {each}"), "IOPS"),
         LiveFigure::Latency if k == 1 => {
             ("Latency, each second (p50; dashed: p99)".to_string(), "µs")
@@ -286,16 +325,27 @@ mod tests {
     }
 
     #[test]
+    fn a_net_runs_rate_is_drawn_in_megabits() {
+        let samples = [sample(1, 125), sample(1, 125)];
+        let net = live_chart(LiveFigure::Bandwidth, &samples, RateUnit::of_kind("net"));
+        assert!(net.contains(">Mbit/s<"), "{net}");
+        assert_eq!(net.matches("data-value=\"1000\"").count(), 2, "{net}");
+        let disk = live_chart(LiveFigure::Bandwidth, &samples, RateUnit::of_kind("disk"));
+        assert!(disk.contains(">MB/s<"), "{disk}");
+        assert_eq!(disk.matches("data-value=\"125\"").count(), 2, "{disk}");
+    }
+
+    #[test]
     fn a_line_per_test_with_a_point_per_second() {
         let samples = [sample(1, 500), sample(1, 510), sample(2, 40)];
-        let svg = live_chart(LiveFigure::Bandwidth, &samples);
+        let svg = live_chart(LiveFigure::Bandwidth, &samples, RateUnit::MegabytesPerSec);
         assert!(svg.contains(r#"id="live-bandwidth""#), "{svg}");
         assert!(
             svg.contains(">SEQ1M read<") && svg.contains(">RND4K read<"),
             "{svg}"
         );
         assert_eq!(svg.matches("data-value=").count(), 3, "{svg}");
-        let lat = live_chart(LiveFigure::Latency, &samples);
+        let lat = live_chart(LiveFigure::Latency, &samples, RateUnit::MegabytesPerSec);
         assert!(lat.contains("p99") && lat.contains("p50"));
         assert_eq!(LiveFigure::named("iops"), Some(LiveFigure::Iops));
         assert_eq!(
@@ -334,7 +384,7 @@ mod tests {
             step(6, "RND4K Q1T1 read 1/3", 40, 30),
             step(7, "RND4K Q1T1 read 2/3", 41, 30),
         ];
-        let svg = live_chart(LiveFigure::Bandwidth, &samples);
+        let svg = live_chart(LiveFigure::Bandwidth, &samples, RateUnit::MegabytesPerSec);
         let legend: Vec<&str> = svg
             .split("<g class=\"legend\">")
             .skip(1)
@@ -346,7 +396,7 @@ mod tests {
         assert!(!svg.contains("data-value=\"300\""), "{svg}");
         // Latency: each test's p99 beside its median, on a log axis (20 µs
         // to 9 ms).
-        let lat = live_chart(LiveFigure::Latency, &samples);
+        let lat = live_chart(LiveFigure::Latency, &samples, RateUnit::MegabytesPerSec);
         assert_eq!(lat.matches("data-value=").count(), 10, "{lat}");
         assert!(lat.contains("log scale"), "{lat}");
     }
@@ -364,7 +414,7 @@ mod tests {
         // Himeno: flops, no bytes.
         let himeno = [flops(0, 800.0), flops(0, 900.0)];
         assert_eq!(LiveFigure::of(&himeno), [LiveFigure::Flops]);
-        let svg = live_chart(LiveFigure::Flops, &himeno);
+        let svg = live_chart(LiveFigure::Flops, &himeno, RateUnit::MegabytesPerSec);
         assert!(
             svg.contains(r#"id="live-flops""#) && svg.contains("MFLOPS"),
             "{svg}"
@@ -403,10 +453,10 @@ mod tests {
         // 96 seconds of 100 and 120 MB alternately: 110 MB/s over 96 s.
         assert_eq!(drawn[0].duration_ms, 96_000);
         assert_eq!(drawn[0].bytes_per_sec(), 110e6);
-        let svg = live_chart(LiveFigure::Bandwidth, &day);
+        let svg = live_chart(LiveFigure::Bandwidth, &day, RateUnit::MegabytesPerSec);
         assert_eq!(svg.matches("data-value=").count(), 900);
         assert!(svg.contains("Bandwidth, each 96 s"), "title");
-        let lat = live_chart(LiveFigure::Latency, &day);
+        let lat = live_chart(LiveFigure::Latency, &day, RateUnit::MegabytesPerSec);
         assert!(lat.contains("the worst second of each 96 s"));
         assert!(
             lat.contains(r#"data-value="777""#),

@@ -57,14 +57,23 @@ pub(crate) fn section(o: &mut String, runs: &[ReportRun]) {
             continue;
         }
         any = true;
-        let count: usize = groups.iter().map(|g| g.messages.len()).sum();
+        // Counted as raised, as `results list` and the run list count
+        // what the store keeps (a run's list said 47 where this said 46,
+        // each message once); the messages shown are said apart.
+        let count = stored(r).len();
+        let different: usize = groups.iter().map(|g| g.messages.len()).sum();
+        let different = if different < count {
+            format!(", {different} different")
+        } else {
+            String::new()
+        };
         let kinds: Vec<String> = groups
             .iter()
             .map(|g| g.kind.name().replace('_', " "))
             .collect();
         let _ = write!(
             o,
-            "<details class=\"run-warnings\" data-run=\"{}\"><summary><b>{}</b>: {count} warning{} ({})</summary><ul class=\"warnings\">",
+            "<details class=\"run-warnings\" data-run=\"{}\"><summary><b>{}</b>: {count} warning{}{different} ({})</summary><ul class=\"warnings\">",
             esc(&r.id),
             esc(&r.name),
             if count == 1 { "" } else { "s" },

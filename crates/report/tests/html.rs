@@ -53,6 +53,36 @@ fn a_mem_sweep_shows_every_point_warning_grouped_by_kind() {
 }
 
 #[test]
+fn warnings_are_counted_as_raised_as_the_run_list_counts_them() {
+    // The same message raised by every job is listed once, with the
+    // jobs; the count is of what was raised, as `results list` says.
+    let mut doc = fixtures::custom(&["usb"], 400.0);
+    let iomark_model::RunBody::Disk(d) = &mut doc.body else {
+        unreachable!()
+    };
+    let mut second = d.jobs[0].clone();
+    second.spec.name = "second".into();
+    d.jobs.push(second);
+    let jobs = d.jobs.len();
+    for j in &mut d.jobs {
+        j.warnings.push(iomark_model::Warning::new(
+            iomark_model::WarningKind::Other,
+            "the same everywhere",
+        ));
+    }
+    let raised = doc.scoped_warnings().len();
+    assert_eq!(raised, jobs);
+    let html = page(vec![doc]);
+    let w = warnings_section(&html);
+    assert!(
+        w.contains(&format!(
+            ": {raised} warnings, 1 different (other)</summary>"
+        )),
+        "{w}"
+    );
+}
+
+#[test]
 fn a_page_without_warnings_says_none() {
     let html = page(vec![fixtures::stream(&["plain"], 900.0, None)]);
     assert!(warnings_section(&html).contains("<p>none</p>"));

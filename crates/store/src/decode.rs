@@ -62,6 +62,9 @@ impl Decode for RunSummary {
             target: r.get(10)?,
             device: r.get(11)?,
             warning_count: r.get::<i64>(12)?.clamp(0, i64::from(u32::MAX)) as u32,
+            // Read apart, for the runs listed (listing::add_headlines).
+            profile: None,
+            headline: None,
         })
     }
 }
@@ -93,6 +96,20 @@ impl Decode for Figure {
             noise: noise_lo.zip(noise_hi).or(spread),
             sampled: None,
         })
+    }
+}
+
+/// A figure's columns ([`Figure`]'s decoding), then its run's id.
+impl Decode for (Figure, i64) {
+    fn decode(r: &impl Row, location: &str) -> Result<Self, StoreError> {
+        Ok((Figure::decode(r, location)?, r.get(8)?))
+    }
+}
+
+/// A run's id and a text that may be missing.
+impl Decode for (i64, Option<String>) {
+    fn decode(r: &impl Row, _: &str) -> Result<Self, StoreError> {
+        Ok((r.get(0)?, r.get(1)?))
     }
 }
 

@@ -210,6 +210,16 @@ pub(crate) fn write(
     Ok(id)
 }
 
+/// The figures' noise band columns, as a database at its version has them:
+/// before version 5 there are none (the spread stands in).
+pub(crate) fn noise_columns(db: &mut impl Db) -> Result<&'static str, StoreError> {
+    Ok(if schema_version(db)? >= 5 {
+        "noise_lo, noise_hi"
+    } else {
+        "CAST(NULL AS DOUBLE PRECISION), CAST(NULL AS DOUBLE PRECISION)"
+    })
+}
+
 /// One run with its figures, warnings and document; run in one read
 /// transaction, so a concurrent update is seen whole or not at all.
 pub(crate) fn load(db: &mut impl Db, id: RunId) -> Result<StoredRun, StoreError> {
@@ -227,13 +237,10 @@ pub(crate) fn load(db: &mut impl Db, id: RunId) -> Result<StoredRun, StoreError>
         });
     };
     crate::presence::mark_running(&db.location(), std::slice::from_mut(&mut summary));
+    crate::listing::add_headlines(db, std::slice::from_mut(&mut summary))?;
     // A database opened read-only is read at the version it is at: before
     // version 5 its figures have no noise band (their spread stands in).
-    let noise = if schema_version(db)? >= 5 {
-        "noise_lo, noise_hi"
-    } else {
-        "CAST(NULL AS DOUBLE PRECISION), CAST(NULL AS DOUBLE PRECISION)"
-    };
+    let noise = noise_columns(db)?;
     let figures = db.query(
         &format!(
             "SELECT test, metric, unit, value, spread_lo, spread_hi, {noise} FROM figures

@@ -193,6 +193,29 @@ mod tests {
     }
 
     #[test]
+    fn the_count_stored_is_the_count_a_report_shows() {
+        // `results list` and the run list show the stored count; the report
+        // and the run page count `scoped_warnings`. The two walks must
+        // find the same warnings.
+        let mut doc = iomark_stats::example::mixed_randrw_run();
+        doc.warnings.push(iomark_model::Warning::new(
+            iomark_model::WarningKind::Other,
+            "run-wide",
+        ));
+        if let iomark_model::RunBody::Disk(d) = &mut doc.body {
+            for j in &mut d.jobs {
+                j.warnings.push(iomark_model::Warning::new(
+                    iomark_model::WarningKind::Other,
+                    "the same in every job",
+                ));
+            }
+        }
+        let row = RunRow::new(&doc, RunStatus::Complete).unwrap();
+        assert!(row.warning_count >= 2);
+        assert_eq!(row.warning_count as usize, doc.scoped_warnings().len());
+    }
+
+    #[test]
     fn warnings_are_found_at_any_depth_with_their_job() {
         let doc = json!({
             "warnings": [{"kind": "other", "message": "run-wide"}],

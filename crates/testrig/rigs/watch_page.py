@@ -1,14 +1,15 @@
 #!/usr/bin/python3
 """Watch a page in a real headless Chromium over its DevTools protocol.
 
-    watch_page.py CHROMIUM PROFILE_DIR URL EXPR UNTIL TIMEOUT_S
+    watch_page.py CHROMIUM PROFILE_DIR URL EXPR UNTIL TIMEOUT_S [WIDTH,HEIGHT]
 
 Opens URL, evaluates the JavaScript expression EXPR (it must give a
 string) every 100 ms, and prints one JSON object per line: {"value": V}
 each time the value changes, {"error": TEXT} for each console error,
 uncaught exception or failed load (a Content-Security-Policy violation is
 one), and {"end": "until"|"timeout"} last. It stops when a value starts
-with UNTIL, or after TIMEOUT_S seconds. Python's websocket-client
+with UNTIL, or after TIMEOUT_S seconds. The window is WIDTH x HEIGHT
+pixels when given (Chromium's own default otherwise). Python's websocket-client
 (python3-websocket) speaks the protocol; nothing else is needed.
 """
 
@@ -30,12 +31,14 @@ def say(obj):
 
 def main():
     chromium, profile, url, expr, until, timeout = sys.argv[1:7]
+    window = ["--window-size=" + sys.argv[7]] if len(sys.argv) > 7 else []
     deadline = time.monotonic() + float(timeout)
     browser = subprocess.Popen(
         [chromium, "--headless", "--no-sandbox", "--disable-gpu",
          "--disable-background-networking", "--disable-component-update",
          "--disable-sync", "--no-first-run", "--remote-debugging-port=0",
-         "--user-data-dir=" + profile, "about:blank"],
+         "--hide-scrollbars", "--user-data-dir=" + profile] + window
+        + ["about:blank"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         port_file = os.path.join(profile, "DevToolsActivePort")

@@ -57,6 +57,18 @@ pub struct RunRow<'a> {
     target: Option<&'a str>,
     device: Option<&'a str>,
     warning_count: u32,
+    profile: Option<&'a str>,
+    headline: Option<HeadlineFigure<'a>>,
+}
+
+/// A run's headline figure in a list row: its first figure that is not a
+/// CPU share, in base units.
+#[derive(Debug, Serialize)]
+pub struct HeadlineFigure<'a> {
+    test: &'a str,
+    metric: &'a str,
+    unit: &'static str,
+    value: f64,
 }
 
 impl<'a> From<&'a RunSummary> for RunRow<'a> {
@@ -74,6 +86,13 @@ impl<'a> From<&'a RunSummary> for RunRow<'a> {
             target: s.target.as_deref(),
             device: s.device.as_deref(),
             warning_count: s.warning_count,
+            profile: s.profile.as_deref(),
+            headline: s.headline.as_ref().map(|f| HeadlineFigure {
+                test: &f.test,
+                metric: &f.metric,
+                unit: f.unit.as_str(),
+                value: f.value,
+            }),
         }
     }
 }

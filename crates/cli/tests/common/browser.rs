@@ -95,3 +95,67 @@ pub fn assert_drawn(bin: &Path, profile: &Path, url: &str, shot: &Path, height: 
         colours.len()
     );
 }
+
+/// The Python that drives Chromium over its DevTools protocol
+/// (testrig's `rigs/watch_page.py`), or why it cannot (for `require!`).
+pub fn devtools_python() -> Result<&'static str, &'static str> {
+    let ok = Command::new("/usr/bin/python3")
+        .args(["-c", "import websocket"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then_some("/usr/bin/python3")
+        .ok_or("needs python3-websocket (scripts/test installs it)")
+}
+
+/// What a person would see wrong with `url` in a `width` x `height`
+/// window, as testrig's `rigs/layout_check.js` finds it once the page
+/// and its images have loaded: the page wider than the window, an element
+/// past its edge outside a box that scrolls, block siblings drawn over
+/// each other, a chart's text cut at its edge; and any console error.
+pub fn layout_problems(
+    bin: &Path,
+    python: &str,
+    url: &str,
+    width: u32,
+    height: u32,
+) -> Vec<String> {
+    let profile = tempfile::tempdir().unwrap();
+    let rigs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testrig/rigs");
+    let check = std::fs::read_to_string(rigs.join("layout_check.js")).unwrap();
+    let out = Command::new(python)
+        .arg(rigs.join("watch_page.py"))
+        .arg(bin)
+        .arg(profile.path())
+        .arg(url)
+        .arg(check)
+        .arg("layout:")
+        .arg("60")
+        .arg(format!("{width},{height}"))
+        .output()
+        .expect("watch_page.py runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut problems = Vec::new();
+    let mut ended = false;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let event: serde_json::Value = serde_json::from_str(line).unwrap();
+        if let Some(e) = event["error"].as_str() {
+            problems.push(format!("console: {e}"));
+        }
+        if let Some(found) = event["value"]
+            .as_str()
+            .and_then(|v| v.strip_prefix("layout:"))
+        {
+            let found: Vec<String> = serde_json::from_str(found).unwrap();
+            problems.extend(found);
+        }
+        ended |= event["end"] == "until";
+    }
+    if !ended {
+        problems.push("the page did not finish loading in 60 s".into());
+    }
+    problems
+}

@@ -8,7 +8,7 @@
 
 use iomark_model::live::LiveSample;
 use iomark_model::{now_ms, RunStatus};
-use iomark_report::live::{live_chart, LiveFigure};
+use iomark_report::live::{live_chart, LiveFigure, RateUnit};
 use iomark_store::{RunId, RunSummary, Store};
 use iomark_text::openmetrics::{self, LiveRunMetrics};
 use serde_json::json;
@@ -67,7 +67,7 @@ impl<'a> Standing<'a> {
         } else {
             format!("test {}: {}", s.step, s.label)
         };
-        let rate = rate_text(s);
+        let rate = rate_text(s, RateUnit::of_kind(&self.summary.kind));
         if self.in_progress {
             let left = s
                 .left_ms
@@ -84,13 +84,18 @@ impl<'a> Standing<'a> {
     }
 }
 
-/// A second's figures: MB/s unless it counts flops and no bytes (Himeno),
-/// IOPS where it counts I/Os (a memory kernel's seconds count none),
-/// MFLOPS where it counts flops (the stencil, Himeno).
-fn rate_text(s: &LiveSample) -> String {
+/// A second's figures: its rate in `unit` (MB/s, a net run's Mbit/s)
+/// unless it counts flops and no bytes (Himeno), IOPS where it counts I/Os
+/// (a memory kernel's seconds count none), MFLOPS where it counts flops
+/// (the stencil, Himeno).
+fn rate_text(s: &LiveSample, unit: RateUnit) -> String {
     let mut parts = Vec::new();
     if s.bytes > 0 || s.flops.is_none() {
-        parts.push(format!("{:.1} MB/s", s.bytes_per_sec() / 1e6));
+        parts.push(format!(
+            "{:.1} {}",
+            unit.of(s.bytes_per_sec()),
+            unit.symbol()
+        ));
     }
     if s.ios > 0 {
         parts.push(format!("{:.0} IOPS", s.iops()));
@@ -105,13 +110,13 @@ fn rate_text(s: &LiveSample) -> String {
 /// value and unit: MB/s, IOPS, p99 latency, MFLOPS (as [`rate_text`]
 /// chooses them) and the time left. A figure at a glance across a room
 /// is what a live page is for; the status line above says which test.
-fn big_figures(s: &LiveSample) -> Vec<(&'static str, String, &'static str)> {
+fn big_figures(s: &LiveSample, unit: RateUnit) -> Vec<(&'static str, String, &'static str)> {
     let mut out = Vec::new();
     if s.bytes > 0 || s.flops.is_none() {
         out.push((
             "fig-rate",
-            format!("{:.1}", s.bytes_per_sec() / 1e6),
-            "MB/s",
+            format!("{:.1}", unit.of(s.bytes_per_sec())),
+            unit.symbol(),
         ));
     }
     if s.ios > 0 {
@@ -186,7 +191,9 @@ pub fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> {
     );
     o.push_str("<div id=\"live-figures\">");
     if standing.in_progress {
-        for (fid, value, unit) in standing.last.map(big_figures).unwrap_or_default() {
+        let rate = RateUnit::of_kind(&run.summary.kind);
+        let big = standing.last.map(|s| big_figures(s, rate));
+        for (fid, value, unit) in big.unwrap_or_default() {
             o.push_str(&format!(
                 "<div><span class=\"value\" id=\"{fid}\">{}</span> <span class=\"unit\">{unit}</span></div>",
                 esc(&value)
@@ -232,7 +239,8 @@ pub fn state(id: RunId, store: &mut dyn Store) -> Result<Response, Failure> {
         "flops_per_second": last.and_then(LiveSample::flops_per_sec),
         "figures": figures,
         "big": if standing.in_progress {
-            last.map(big_figures).unwrap_or_default()
+            last.map(|s| big_figures(s, RateUnit::of_kind(&summary.kind)))
+                .unwrap_or_default()
         } else {
             Vec::new()
         }
@@ -274,13 +282,13 @@ pub fn chart(id: RunId, figure: &str, store: &mut dyn Store) -> Result<Response,
                 "there is no live chart '{figure}': they are bandwidth.svg, iops.svg, latency.svg and flops.svg"
             ))
         })?;
-    store.load(id)?;
+    let unit = RateUnit::of_kind(&store.load(id)?.summary.kind);
     let samples: Vec<LiveSample> = store
         .samples(id, None)?
         .into_iter()
         .map(|(_, s)| s)
         .collect();
-    Ok(Response::new(200, SVG, live_chart(figure, &samples)))
+    Ok(Response::new(200, SVG, live_chart(figure, &samples, unit)))
 }
 
 /// `/metrics`: the runs in progress in the OpenMetrics text format.

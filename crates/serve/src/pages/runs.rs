@@ -77,11 +77,13 @@ fn filter_form(o: &mut String, req: &Request) {
     );
 }
 
-/// The runs' table, a tick box each.
+/// The runs' table, a tick box each: what each ran (kind, profile) and
+/// its answer (the headline figure) before where and how.
 fn table(o: &mut String, runs: &[RunSummary]) {
     o.push_str(
         "<table id=\"run-list\"><tr><th>compare</th><th>id</th><th>started</th><th>kind</th>\
-         <th>status</th><th>labels</th><th>device or target</th><th>tool</th><th>warnings</th><th>note</th></tr>",
+         <th>profile</th><th>result</th><th>status</th><th>labels</th><th>device or target</th>\
+         <th>tool</th><th>warnings</th><th>note</th></tr>",
     );
     for r in runs {
         let labels: String = r
@@ -90,13 +92,24 @@ fn table(o: &mut String, runs: &[RunSummary]) {
             .map(|l| format!("<code>{}</code>", esc(l)))
             .collect();
         let place = r.device.as_deref().or(r.target.as_deref()).unwrap_or("");
+        let result = r.headline.as_ref().map_or(String::new(), |f| {
+            format!(
+                "<span title=\"{} {}\">{}</span> <small>{}</small>",
+                esc(&f.test),
+                esc(&f.metric),
+                esc(&f.display_value()),
+                esc(&f.metric)
+            )
+        });
         let _ = write!(
             o,
             "<tr data-run=\"{id}\"><td><input type=\"checkbox\" name=\"id\" value=\"{id}\" aria-label=\"compare run {id}\"></td>\
-             <td><a href=\"/runs/{id}\">{id}</a></td><td>{}</td><td>{}</td><td>{}</td><td class=\"labels\">{labels}</td>\
+             <td><a href=\"/runs/{id}\">{id}</a></td><td>{}</td><td>{}</td><td>{}</td><td class=\"num result\">{result}</td>\
+             <td>{}</td><td class=\"labels\">{labels}</td>\
              <td>{}</td><td>{} {}</td><td class=\"num\">{}</td><td>{}</td></tr>",
             date(r.started_at_ms),
             esc(&r.kind),
+            esc(r.profile.as_deref().unwrap_or("")),
             r.status.as_str(),
             esc(place),
             esc(&r.tool),
@@ -190,6 +203,41 @@ mod tests {
         let none = list(&Request::get("/?kind=disk"), store.as_mut()).unwrap();
         assert!(ids(&none).is_empty());
         assert!(none.contains("No stored runs match."));
+    }
+
+    #[test]
+    fn each_run_shows_its_headline_figure_under_its_metric() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("r.db");
+        let db = db.to_str().unwrap();
+        let doc = iomark_stats::example::mixed_randrw_run();
+        let mut w = iomark_store::open(Some(db)).unwrap();
+        w.insert_complete(&doc).unwrap();
+        w.insert_complete(&doc).unwrap();
+        let mut store = iomark_store::open_read_only(Some(db)).unwrap();
+        let page = list(&Request::get("/"), store.as_mut()).unwrap();
+        let first = doc
+            .body
+            .figures()
+            .into_iter()
+            .find(|f| !f.metric.starts_with("cpu"))
+            .unwrap();
+        let cell = format!(
+            ">{}</span> <small>{}</small></td>",
+            esc(&first.display_value()),
+            esc(&first.metric)
+        );
+        assert_eq!(page.matches(&cell).count(), 2, "{cell} twice in {page}");
+        assert!(page.contains("<th>profile</th><th>result</th>"), "{page}");
+        let RunBody::Disk(d) = &doc.body else {
+            unreachable!()
+        };
+        let profile = format!("<td>{}</td><td class=\"num result\">", esc(&d.profile));
+        assert_eq!(
+            page.matches(&profile).count(),
+            2,
+            "{profile} twice in {page}"
+        );
     }
 
     #[test]

@@ -309,6 +309,8 @@ fn read_back(doc: RunDocument) -> Result<RunDocument, ImportError> {
             target: None,
             device: None,
             warning_count: 0,
+            profile: None,
+            headline: None,
         },
         figures: doc.body.figures(),
         warnings: Vec::new(),

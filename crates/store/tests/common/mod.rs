@@ -257,6 +257,27 @@ pub fn filter_the_three_runs(store: &mut dyn iomark_store::Store) {
         ..RunQuery::default()
     });
     assert_eq!(custom, [3]);
+    // Each listed run carries its profile and its headline figure (the
+    // first that is not a CPU share), whichever way the profile is read.
+    let all = store.list(&RunQuery::default()).unwrap();
+    let profiles: Vec<Option<&str>> = all.iter().map(|r| r.profile.as_deref()).collect();
+    assert_eq!(profiles, [Some("cdm"), Some("cdm"), Some("custom")]);
+    for (seed, r) in all.iter().enumerate() {
+        let doc = synthetic::full_run(seed as u64);
+        let first = doc
+            .body
+            .figures()
+            .into_iter()
+            .find(|f| !f.metric.starts_with("cpu"));
+        let got = r.headline.as_ref().map(|f| (&f.test, &f.metric, f.value));
+        let want = first.as_ref().map(|f| (&f.test, &f.metric, f.value));
+        assert!(want.is_some());
+        assert_eq!(got, want, "run {}", r.id.0);
+    }
+    // A run read whole says the same.
+    let one = store.load(all[2].id).unwrap();
+    assert_eq!(one.summary.profile.as_deref(), Some("custom"));
+    assert_eq!(one.summary.headline, all[2].headline);
 }
 
 /// A test machine named `name`.
