@@ -395,6 +395,8 @@ const RUN_ROW: &[&str] = &[
     "target",
     "device",
     "warning_count",
+    "profile",
+    "headline",
 ];
 
 #[test]

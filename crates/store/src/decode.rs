@@ -99,10 +99,12 @@ impl Decode for Figure {
     }
 }
 
-/// A figure's columns ([`Figure`]'s decoding), then its run's id.
-impl Decode for (Figure, i64) {
+/// A figure's columns ([`Figure`]'s decoding), then its run's id; no
+/// figure where its columns cannot be read: a list of runs shows what it
+/// can, and the broken run's own page names the fault.
+impl Decode for (Option<Figure>, i64) {
     fn decode(r: &impl Row, location: &str) -> Result<Self, StoreError> {
-        Ok((Figure::decode(r, location)?, r.get(8)?))
+        Ok((Figure::decode(r, location).ok(), r.get(8)?))
     }
 }
 

@@ -134,7 +134,7 @@ pub(crate) fn add_headlines<D: Db>(db: &mut D, runs: &mut [RunSummary]) -> Resul
         )?
     };
     let noise = crate::ops::noise_columns(db)?;
-    let headlines: Vec<(Figure, i64)> = db.query(
+    let headlines: Vec<(Option<Figure>, i64)> = db.query(
         &format!(
             "SELECT test, metric, unit, value, spread_lo, spread_hi, {noise}, run_id FROM figures f
              WHERE run_id IN ({ids}) AND ord = (SELECT MIN(ord) FROM figures g
@@ -150,7 +150,7 @@ pub(crate) fn add_headlines<D: Db>(db: &mut D, runs: &mut [RunSummary]) -> Resul
         r.headline = headlines
             .iter()
             .find(|(_, id)| *id == r.id.0)
-            .map(|(f, _)| f.clone());
+            .and_then(|(f, _)| f.clone());
     }
     Ok(())
 }
