@@ -22,7 +22,9 @@
 //!
 //! Nor does the loop device's worker, which is an ordinary kernel thread:
 //! beside busy loops it serves less than the throttle allows (3 ranks on
-//! ext4 over the rig were served 7.9% under the slow rate, loaded run 22).
+//! ext4 over the rig were served 7.9% under the slow rate, loaded run 22;
+//! a writer of the raw device 11% under the fast rate, loaded run 1 of
+//! b50f5ee).
 //! So the watcher also keeps what the device really served before and
 //! after the fall ([`ThrottleCliff::served`]): a measured rate is held to
 //! that, not to the rule.
@@ -70,6 +72,8 @@ pub struct ThrottleCliff {
 pub struct Served {
     /// From its first write to the first fall.
     pub before: f64,
+    /// How long that was.
+    pub before_window: Duration,
     /// From the first fall to its last write (or to the rate's first rise).
     pub after: f64,
     /// How long that was.
@@ -94,6 +98,7 @@ impl Log {
         let (first, fell, last) = (self.first?, self.fell?, self.last?);
         Some(Served {
             before: rate(first, fell)?,
+            before_window: fell.0.saturating_duration_since(first.0),
             after: rate(fell, last)?,
             after_window: last.0.saturating_duration_since(fell.0),
         })
