@@ -973,13 +973,7 @@ mod mpi {
             .unwrap()
             .served()
             .expect("the rig saw its fall");
-        assert_at_the_throttle(
-            "rig: the device served after the fall",
-            served.after,
-            SLOW as f64,
-            served.after_window,
-            WindowStart::Streaming,
-        );
+        served.assert_after_within_the_rule(SLOW);
         for (what, got, want, tolerance) in [
             (
                 "cache size",

@@ -74,13 +74,7 @@ fn assert_rig_cliff(pass: &Value, rig: &ThrottleCliff) {
         served.before,
         0.05,
     );
-    assert_at_the_throttle(
-        "rig: the device served after the fall",
-        served.after,
-        SLOW as f64,
-        served.after_window,
-        WindowStart::Streaming,
-    );
+    served.assert_after_within_the_rule(SLOW);
     assert_near(
         "rate after (against what the device served)",
         c["rate_after"].as_f64().unwrap(),

@@ -62,7 +62,7 @@ impl Decode for RunSummary {
             target: r.get(10)?,
             device: r.get(11)?,
             warning_count: r.get::<i64>(12)?.clamp(0, i64::from(u32::MAX)) as u32,
-            // Read apart, for the runs listed (listing::add_headlines).
+            // Read apart, for the runs listed (ops::add_headlines).
             profile: None,
             headline: None,
         })

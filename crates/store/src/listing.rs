@@ -5,12 +5,8 @@
 
 use crate::backend::{Db, Param};
 use crate::decode::SUMMARY_COLUMNS;
-use crate::ops::schema_version;
+use crate::ops::{schema_version, HOST_PROFILE_SINCE_VERSION};
 use crate::{DeviceMemory, RunQuery, RunSummary, SeenDevice, StoreError};
-use iomark_model::figure::Figure;
-
-/// The schema version whose `runs` has `host` and `profile`.
-const HOST_PROFILE_SINCE_VERSION: i64 = 8;
 
 /// Runs matching `q`, oldest first: the newest `q.limit` after skipping
 /// the newest `q.offset`.
@@ -103,56 +99,8 @@ pub(crate) fn list<D: Db>(db: &mut D, q: &RunQuery) -> Result<Vec<RunSummary>, S
     let mut out: Vec<RunSummary> = db.query(&sql, &params)?;
     out.reverse();
     crate::presence::mark_running(&db.location(), &mut out);
-    add_headlines(db, &mut out)?;
+    crate::ops::add_headlines(db, &mut out)?;
     Ok(out)
-}
-
-/// Fills each run's profile and headline figure ([`RunSummary`] says
-/// which): two queries for all of `runs`, however many, so a page of the
-/// run list still reads small rows.
-pub(crate) fn add_headlines<D: Db>(db: &mut D, runs: &mut [RunSummary]) -> Result<(), StoreError> {
-    if runs.is_empty() {
-        return Ok(());
-    }
-    // The ids are the store's own integers, never user text.
-    let ids = runs
-        .iter()
-        .map(|r| r.id.0.to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
-    let profiles: Vec<(i64, Option<String>)> = if schema_version(db)? >= HOST_PROFILE_SINCE_VERSION
-    {
-        db.query(
-            &format!("SELECT id, profile FROM runs WHERE id IN ({ids})"),
-            &[],
-        )?
-    } else {
-        let profile = D::json_text("document", &["body", "profile"]);
-        db.query(
-            &format!("SELECT run_id, {profile} FROM run_documents WHERE run_id IN ({ids})"),
-            &[],
-        )?
-    };
-    let noise = crate::ops::noise_columns(db)?;
-    let headlines: Vec<(Option<Figure>, i64)> = db.query(
-        &format!(
-            "SELECT test, metric, unit, value, spread_lo, spread_hi, {noise}, run_id FROM figures f
-             WHERE run_id IN ({ids}) AND ord = (SELECT MIN(ord) FROM figures g
-                 WHERE g.run_id = f.run_id AND g.metric NOT LIKE 'cpu%')"
-        ),
-        &[],
-    )?;
-    for r in runs {
-        r.profile = profiles
-            .iter()
-            .find(|(id, _)| *id == r.id.0)
-            .and_then(|(_, p)| p.clone());
-        r.headline = headlines
-            .iter()
-            .find(|(_, id)| *id == r.id.0)
-            .and_then(|(f, _)| f.clone());
-    }
-    Ok(())
 }
 
 /// What a run's device is listed as: the device behind its target, or

@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::backend::{Db, Param};
 use crate::decode::SUMMARY_COLUMNS;
 use crate::row::RunRow;
-use crate::{DeviceMemory, RunId, StoreError, StoredRun};
+use crate::{DeviceMemory, RunId, RunSummary, StoreError, StoredRun};
 
 /// Bring the schema up to the newest migration this build knows; a
 /// database from a newer iomark is [`StoreError::NewerSchema`].
@@ -237,7 +237,7 @@ pub(crate) fn load(db: &mut impl Db, id: RunId) -> Result<StoredRun, StoreError>
         });
     };
     crate::presence::mark_running(&db.location(), std::slice::from_mut(&mut summary));
-    crate::listing::add_headlines(db, std::slice::from_mut(&mut summary))?;
+    add_headlines(db, std::slice::from_mut(&mut summary))?;
     // A database opened read-only is read at the version it is at: before
     // version 5 its figures have no noise band (their spread stands in).
     let noise = noise_columns(db)?;
@@ -376,4 +376,55 @@ fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// The schema version whose `runs` has `host` and `profile`.
+pub(crate) const HOST_PROFILE_SINCE_VERSION: i64 = 8;
+
+/// Fills each run's profile and headline figure ([`RunSummary`] says
+/// which): two queries for all of `runs`, however many, so a page of the
+/// run list still reads small rows.
+pub(crate) fn add_headlines<D: Db>(db: &mut D, runs: &mut [RunSummary]) -> Result<(), StoreError> {
+    if runs.is_empty() {
+        return Ok(());
+    }
+    // The ids are the store's own integers, never user text.
+    let ids = runs
+        .iter()
+        .map(|r| r.id.0.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let profiles: Vec<(i64, Option<String>)> = if schema_version(db)? >= HOST_PROFILE_SINCE_VERSION
+    {
+        db.query(
+            &format!("SELECT id, profile FROM runs WHERE id IN ({ids})"),
+            &[],
+        )?
+    } else {
+        let profile = D::json_text("document", &["body", "profile"]);
+        db.query(
+            &format!("SELECT run_id, {profile} FROM run_documents WHERE run_id IN ({ids})"),
+            &[],
+        )?
+    };
+    let noise = noise_columns(db)?;
+    let headlines: Vec<(Option<iomark_model::figure::Figure>, i64)> = db.query(
+        &format!(
+            "SELECT test, metric, unit, value, spread_lo, spread_hi, {noise}, run_id FROM figures f
+             WHERE run_id IN ({ids}) AND ord = (SELECT MIN(ord) FROM figures g
+                 WHERE g.run_id = f.run_id AND g.metric NOT LIKE 'cpu%')"
+        ),
+        &[],
+    )?;
+    for r in runs {
+        r.profile = profiles
+            .iter()
+            .find(|(id, _)| *id == r.id.0)
+            .and_then(|(_, p)| p.clone());
+        r.headline = headlines
+            .iter()
+            .find(|(_, id)| *id == r.id.0)
+            .and_then(|(f, _)| f.clone());
+    }
+    Ok(())
 }

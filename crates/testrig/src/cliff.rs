@@ -80,6 +80,21 @@ pub struct Served {
     pub after_window: Duration,
 }
 
+impl Served {
+    /// Fails the test unless what the device served after the fall is in
+    /// the throttle's band around the slow rule (`slow_bps`): the rig did
+    /// impose its rule, whatever its worker could keep up with.
+    pub fn assert_after_within_the_rule(&self, slow_bps: u64) {
+        crate::bounds::assert_at_the_throttle(
+            "rig: the device served after the fall",
+            self.after,
+            slow_bps as f64,
+            self.after_window,
+            crate::bounds::WindowStart::Streaming,
+        );
+    }
+}
+
 /// Times and byte counts the watcher saw: the first write, the first
 /// fall, and the last write before any rise.
 #[derive(Debug, Default, Clone, Copy)]
