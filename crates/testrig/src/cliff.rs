@@ -74,7 +74,8 @@ pub struct Served {
     pub before: f64,
     /// How long that was.
     pub before_window: Duration,
-    /// From the first fall to its last write (or to the rate's first rise).
+    /// From the first fall to the last write of the stream that followed
+    /// it: up to the first idle gap, or the rate's first rise.
     pub after: f64,
     /// How long that was.
     pub after_window: Duration,
@@ -96,15 +97,41 @@ impl Served {
 }
 
 /// Times and byte counts the watcher saw: the first write, the first
-/// fall, and the last write before any rise.
+/// fall, and the last write of the stream after it.
 #[derive(Debug, Default, Clone, Copy)]
 struct Log {
     first: Option<(Instant, u64)>,
     fell: Option<(Instant, u64)>,
     last: Option<(Instant, u64)>,
+    /// The stream after the fall has ended: the device went idle for
+    /// [`STREAM_GAP`] or the rate rose again.
+    after_ended: bool,
 }
 
+/// An idle gap that ends the stream after the fall. The writers keep the
+/// throttled queue busy, so the device's counter moves every few
+/// milliseconds while they run; a write after half a second of quiet is
+/// the filesystem's (ext4's journal commit or lazy inode-table init), and
+/// counting it stretched the window past the writers' end (loaded run 1
+/// of e31f658: the MPI ranks' rate after the fall read 12% over what the
+/// device had served).
+const STREAM_GAP: Duration = Duration::from_millis(500);
+
 impl Log {
+    /// Notes a change of the device's write counter to `bytes` at `at`;
+    /// `quiet` is how long the counter had not moved before it.
+    fn wrote(&mut self, at: Instant, bytes: u64, quiet: Duration, rose: bool) {
+        self.first.get_or_insert((at, bytes));
+        if self.fell.is_none() || self.after_ended {
+            return;
+        }
+        if rose || (self.last.is_some() && quiet >= STREAM_GAP) {
+            self.after_ended = true;
+        } else {
+            self.last = Some((at, bytes));
+        }
+    }
+
     fn served(&self) -> Option<Served> {
         let rate = |(t0, b0): (Instant, u64), (t1, b1): (Instant, u64)| {
             let secs = t1.saturating_duration_since(t0).as_secs_f64();
@@ -253,13 +280,11 @@ fn watch(stat: &Path, majmin: &str, shape: CacheShape, start: u64, stop: &Atomic
             continue;
         };
         if now != last {
+            let quiet = last_change.elapsed();
             last = now;
             last_change = Instant::now();
             let mut log = seen.log.lock().unwrap_or_else(|p| p.into_inner());
-            log.first.get_or_insert((last_change, now));
-            if log.fell.is_some() && seen.rose_at_is_empty() {
-                log.last = Some((last_change, now));
-            }
+            log.wrote(last_change, now, quiet, !seen.rose_at_is_empty());
         }
         match (full_at, shape.recovers) {
             (Some(limit), _) if now >= limit && set_rule(majmin, shape.slow_bps).is_ok() => {
@@ -288,5 +313,51 @@ impl Drop for ThrottleCliff {
         }
         // 0 removes the rule.
         let _ = set_rule(&self.majmin, 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn the_stream_after_the_fall_ends_at_its_first_idle_gap() {
+        let t0 = Instant::now();
+        let mut log = Log::default();
+        log.wrote(t0, 0, Duration::ZERO, false);
+        log.fell = Some((t0 + ms(1000), 100_000_000));
+        // The writers: 10 MB a second for two seconds, a write every 10 ms.
+        for i in 1..=200u64 {
+            log.wrote(
+                t0 + ms(1000 + 10 * i),
+                100_000_000 + i * 100_000,
+                ms(10),
+                false,
+            );
+        }
+        // A journal commit two seconds later must not stretch the window.
+        log.wrote(t0 + ms(5000), 120_100_000, ms(2000), false);
+        log.wrote(t0 + ms(5010), 120_200_000, ms(10), false);
+        let served = log.served().expect("a fall and a stream after it");
+        assert_eq!(served.before_window, ms(1000));
+        assert_eq!(served.after_window, ms(2000));
+        assert!((served.after - 10_000_000.0).abs() < 1.0, "{served:?}");
+    }
+
+    #[test]
+    fn a_rise_ends_the_stream_after_the_fall() {
+        let t0 = Instant::now();
+        let mut log = Log::default();
+        log.wrote(t0, 0, Duration::ZERO, false);
+        log.fell = Some((t0 + ms(1000), 1_000));
+        log.wrote(t0 + ms(1100), 2_000, ms(100), false);
+        log.wrote(t0 + ms(1200), 9_000, ms(100), true);
+        let served = log.served().expect("a fall and a stream after it");
+        assert_eq!(served.after_window, ms(100));
+        assert!((served.after - 10_000.0).abs() < 1e-6, "{served:?}");
     }
 }
