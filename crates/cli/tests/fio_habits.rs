@@ -512,3 +512,86 @@ fn fio_reads_iomarks_json_plus_and_iomark_imports_it_back() {
     let bw = back.read.as_ref().unwrap().bw.0;
     assert_eq!(bw, j["read"]["bw_bytes"].as_f64().unwrap());
 }
+
+/// iomark's steady-state detector computes fio's figures from fio's own
+/// samples: fio runs four jobs on its null engine, each with one of its
+/// criteria and a limit too tight to reach (so each reports its last
+/// window), and every job's `steadystate` block (criterion, deviation,
+/// slope) is what `iomark_stats::steady` makes of the block's samples.
+/// fio's own check of this (t/steadystate_tests.py) uses SciPy's linregress
+/// and holds the criterion to 0.5%; the samples here are exact, so the
+/// figures agree to fio's printing precision.
+#[test]
+fn fios_steady_state_figures_are_what_the_detector_computes_from_fios_samples() {
+    use iomark_stats::steady::{Criterion, Measure, Metric};
+    require!(have("fio"));
+    let dir = tempfile::tempdir().unwrap();
+    let criteria = [
+        "iops:0.001%",
+        "iops_slope:0.001%",
+        "bw:1000",
+        "bw_slope:0.0001%",
+    ];
+    let mut job = String::from(
+        "[global]\nioengine=null\nsize=1g\nrw=randread\ntime_based\nruntime=6\nss_dur=4\n",
+    );
+    for (i, c) in criteria.iter().enumerate() {
+        job.push_str(&format!("[ss{i}]\nnew_group\nss={c}\n"));
+    }
+    let file = dir.path().join("ss.fio");
+    std::fs::write(&file, job).unwrap();
+    let out = Command::new("fio")
+        .args(["--output-format=json", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_ok(&out, "fio");
+    let fio: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let jobs = fio["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), criteria.len());
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0);
+    for (job, text) in jobs.iter().zip(criteria) {
+        let ss = &job["steadystate"];
+        let criterion: Criterion = text.parse().unwrap();
+        assert_eq!(ss["ss"].as_str(), Some(criterion.to_string().as_str()));
+        let key = match criterion.metric {
+            Metric::Iops => "iops",
+            _ => "bw",
+        };
+        let samples: Vec<f64> = ss["data"][key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(samples.len(), 4, "{ss}");
+        let ours = criterion.judge(&samples).unwrap();
+        let theirs: f64 = ss["criterion"]
+            .as_str()
+            .unwrap()
+            .trim_end_matches('%')
+            .parse()
+            .unwrap();
+        eprintln!("fio {text}: samples {samples:?}: fio's criterion {theirs}, ours {ours:?}");
+        // fio prints the criterion as a C float: 7 digits.
+        assert!(
+            (ours.criterion - theirs).abs() <= 1e-6 * theirs.abs().max(1.0),
+            "{text}: criterion {} vs fio's {theirs}",
+            ours.criterion
+        );
+        match criterion.measure {
+            Measure::Deviation => {
+                let dev = ss["max_deviation"].as_f64().unwrap();
+                assert!(close(ours.max_deviation, dev), "{text}: {ours:?} vs {dev}");
+            }
+            Measure::Slope => {
+                let slope = ss["slope"].as_f64().unwrap();
+                assert!(close(ours.slope, slope), "{text}: {ours:?} vs {slope}");
+            }
+        }
+        assert_eq!(ss["attained"].as_u64(), Some(u64::from(ours.attained)));
+        assert!(
+            !ours.attained,
+            "{text}: a limit this tight is never reached"
+        );
+    }
+}

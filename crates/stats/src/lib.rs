@@ -28,3 +28,4 @@ pub mod histogram;
 pub mod interval_latency;
 pub mod knee;
 pub mod lineup;
+pub mod steady;
