@@ -18,7 +18,9 @@
 //! starved of CPU measures its own starving, not the drive.
 
 use crate::common::*;
-use iomark_testrig::{require, require_root, CacheShape, LoopDevice, ThrottleCliff};
+use iomark_testrig::{
+    require, require_root, AlternatingThrottle, CacheShape, LoopDevice, ThrottleCliff,
+};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -280,4 +282,115 @@ fn a_directory_gets_an_unfilled_test_file_that_is_removed() {
     assert_eq!(r["pass"]["end"], "region");
     assert!(r["pass"]["cliff"].is_null(), "{r}");
     assert_no_test_files(dir.path());
+}
+
+/// `iomark disk ARGS --json --no-store` on `dev` at `nice -10`: the one
+/// job's result.
+fn custom_job(dev: &str, args: &[&str]) -> Value {
+    let mut all = vec!["disk", dev, "--allow-write", dev, "--json", "--no-store"];
+    all.extend_from_slice(args);
+    let doc = json(&iomark_fed_ok(&all));
+    doc["body"]["jobs"][0].clone()
+}
+
+/// fio's `ss=bw:10%` on the cliff rig: the job ends once three seconds
+/// in a row are within 10% of their mean, which happens only after the
+/// fall, at the rate the device then served.
+#[test]
+fn a_job_with_a_steady_state_criterion_ends_once_steady_after_the_cliff() {
+    require!(require_root());
+    let dev = LoopDevice::blank_in_memory(1024 * MIB).expect("loop device");
+    let shape = CacheShape {
+        cache: 128 * MIB,
+        ..rig_shape()
+    };
+    let rig = require!(ThrottleCliff::new(&dev, shape));
+    let d = dev.dev.to_str().unwrap();
+    let job = custom_job(
+        d,
+        &[
+            "--rw",
+            "write",
+            "--bs",
+            "1M",
+            "--engine",
+            "psync",
+            "--runtime",
+            "60s",
+            "--steady-state",
+            "bw:10%",
+            "--ss-dur",
+            "3s",
+        ],
+    );
+    let ss = &job["steady_state"];
+    assert_eq!(ss["attained"], true, "{ss}");
+    assert_eq!(ss["spec"]["criterion"], "bw:10%", "{ss}");
+    let window: Vec<f64> = ss["bw"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(window.len(), 3, "{ss}");
+    let mean = window.iter().sum::<f64>() / 3.0;
+    // The job went past the cliff and stopped long before its 60 s.
+    let w = &job["write"];
+    let written = w["io_bytes"].as_f64().unwrap();
+    let runtime_s = w["runtime"].as_f64().unwrap() / 1e9;
+    assert_eq!(rig.falls(), 1);
+    assert!(written > (128 * MIB) as f64, "{written}");
+    assert!(runtime_s < 20.0, "ran {runtime_s} s");
+    let served = rig.served().expect("the rig saw its fall");
+    served.assert_after_within_the_rule(SLOW);
+    assert_near(
+        "steady window's mean (against what the device served)",
+        mean,
+        served.after,
+        0.05,
+    );
+    eprintln!(
+        "steady after {:.1} s of {runtime_s:.1}: window {window:?}, served after the fall {:.0}",
+        ss["attained_at"].as_f64().unwrap() / 1e9,
+        served.after
+    );
+}
+
+/// A rate that flips between 60 and 20 MiB/s every two seconds never
+/// settles: the job runs its whole time and says so, with the last
+/// window's deviation over the limit.
+#[test]
+fn a_rate_that_keeps_alternating_is_reported_not_steady() {
+    require!(require_root());
+    let dev = LoopDevice::blank_in_memory(1024 * MIB).expect("loop device");
+    let _rig = require!(AlternatingThrottle::new(
+        &dev,
+        (60 * MIB, SLOW),
+        Duration::from_secs(2)
+    ));
+    let d = dev.dev.to_str().unwrap();
+    let job = custom_job(
+        d,
+        &[
+            "--rw",
+            "write",
+            "--bs",
+            "1M",
+            "--engine",
+            "psync",
+            "--runtime",
+            "12s",
+            "--steady-state",
+            "bw:10%",
+            "--ss-dur",
+            "4s",
+        ],
+    );
+    let ss = &job["steady_state"];
+    assert_eq!(ss["attained"], false, "{ss}");
+    assert!(ss["attained_at"].is_null(), "{ss}");
+    assert!(ss["criterion"].as_f64().unwrap() > 10.0, "{ss}");
+    assert_eq!(ss["bw"].as_array().unwrap().len(), 4, "{ss}");
+    let runtime_s = job["write"]["runtime"].as_f64().unwrap() / 1e9;
+    assert!((runtime_s - 12.0).abs() < 0.5, "ran {runtime_s} s");
 }

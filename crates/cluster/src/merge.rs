@@ -184,6 +184,8 @@ fn merge_job<'a>(
         interrupted: jobs.clone().any(|(_, j)| j.interrupted),
         warnings,
         repeats: Vec::new(),
+        // Refused across ranks (a rank's seconds are not the job's).
+        steady_state: None,
     }
 }
 

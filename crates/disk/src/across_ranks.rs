@@ -32,6 +32,9 @@ impl DiskPlan {
         }
         match &self.workload {
             Workload::Custom(spec) => {
+                if spec.steady_state.is_some() {
+                    return invalid("--steady-state is judged on one process's seconds, not merged across ranks: run it without mpirun");
+                }
                 if shared_file && spec.engine.is_mapped() {
                     return invalid("--shared-file: a rank's region of the shared file is not mapped; use --engine psync or io_uring");
                 }

@@ -303,3 +303,39 @@ fn jobs_on_two_targets_are_refused_naming_the_first_that_differs() {
     // PATH puts every job on one target.
     f.run_plan(Some(one.path()), &[], 1).unwrap();
 }
+
+#[test]
+fn fios_steady_state_options_make_the_jobs_criterion() {
+    use iomark_model::steady::{Criterion, SteadyStateSpec};
+    let text = "[ss-read]\nrw=randread\nsize=8m\ntime_based\nruntime=5m\n\
+                ss=bw_slope:1%\nss_dur=10s\nss_ramp=5s\n";
+    let plan = one(text).plan(Some(Path::new("/tmp")), &[]).unwrap();
+    let Workload::Custom(spec) = &plan.workload else {
+        panic!("a custom job");
+    };
+    assert_eq!(
+        spec.steady_state,
+        Some(SteadyStateSpec {
+            criterion: "bw_slope:1%".parse().unwrap(),
+            window: Nanos::from_secs(10),
+            ramp: Nanos::from_secs(5),
+        })
+    );
+    // fio's long names, and its default criterion with ss_dur alone.
+    let j = one("[j]\nsteadystate_duration=30\n");
+    let Workload::Custom(spec) = j.plan(Some(Path::new("/tmp")), &[]).unwrap().workload else {
+        panic!("a custom job");
+    };
+    let ss = spec.steady_state.unwrap();
+    assert_eq!(
+        (ss.criterion, ss.window),
+        (Criterion::FIO_DEFAULT, Nanos::from_secs(30))
+    );
+    // A criterion without a window would be ignored by fio: refused here.
+    let e = err("[j]\nrw=read\nss=iops:5%\n");
+    assert!(matches!(e, FioJobError::BadValue { line: 3, .. }), "{e}");
+    assert!(e.to_string().contains("needs ss_dur="), "{e}");
+    let e = err("[j]\nss=iops:lots\nss_dur=5s\n");
+    assert!(matches!(e, FioJobError::BadValue { line: 2, .. }), "{e}");
+    assert!(e.to_string().contains("e.g. iops:10%"), "{e}");
+}

@@ -6,8 +6,10 @@
 //! end fills it in.
 
 use std::str::FromStr;
+use std::time::Duration;
 
 use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
+use iomark_model::steady::{Criterion, SteadyStateSpec};
 use iomark_model::units::{Bytes, Nanos};
 
 use crate::profiles::Setting;
@@ -46,6 +48,12 @@ pub mod flags {
     pub const RWMIX_READ: &str = "--rwmix-read";
     /// `--verify`
     pub const VERIFY: &str = "--verify";
+    /// `--steady-state`
+    pub const STEADY_STATE: &str = "--steady-state";
+    /// `--ss-dur`
+    pub const SS_DUR: &str = "--ss-dur";
+    /// `--ss-ramp`
+    pub const SS_RAMP: &str = "--ss-ramp";
 
     /// The long name clap takes: the flag without its dashes.
     pub fn long(flag: &'static str) -> &'static str {
@@ -114,6 +122,24 @@ pub struct JobSettings {
     /// 2s). fio's --ramp_time too.
     #[cfg_attr(feature = "clap", arg(long = Setting::Ramp.long(), alias = "ramp_time", value_name = "TIME", help_heading = "Workload"))]
     pub ramp: Option<Nanos>,
+
+    /// End the job once steady by fio's criterion: iops, bw or lat, with
+    /// _slope for the least-squares slope, and a limit, e.g. iops:10%
+    /// (every second within 10% of the window's mean) or bw_slope:1%.
+    /// Judged once a second over the last --ss-dur (docs/fio.md). fio's
+    /// --ss and --steadystate too.
+    #[cfg_attr(feature = "clap", arg(long = flags::long(flags::STEADY_STATE), aliases = ["ss", "steadystate"], value_name = "CRITERION", help_heading = "Workload"))]
+    pub steady_state: Option<iomark_model::steady::Criterion>,
+
+    /// The window a steady state is judged over, e.g. 30s; given alone it
+    /// judges fio's default, iops_slope:0.01%. fio's --ss_dur too.
+    #[cfg_attr(feature = "clap", arg(long = flags::long(flags::SS_DUR), aliases = ["ss_dur", "steadystate_duration"], value_name = "TIME", help_heading = "Workload"))]
+    pub ss_dur: Option<Nanos>,
+
+    /// Time after the measured start before the steady-state window takes
+    /// samples (default 0s). fio's --ss_ramp too.
+    #[cfg_attr(feature = "clap", arg(long = flags::long(flags::SS_RAMP), aliases = ["ss_ramp", "steadystate_ramp_time"], value_name = "TIME", help_heading = "Workload"))]
+    pub ss_ramp: Option<Nanos>,
 
     /// Percentage of reads in readwrite and randrw (default 70). fio's
     /// --rwmixread too.
@@ -329,8 +355,36 @@ impl JobSettings {
             (Setting::Engine.flag(), self.engine.is_some()),
             (flags::RWMIX_READ, self.rwmix_read.is_some()),
             (flags::VERIFY, self.verify_writes().is_some()),
+            (flags::STEADY_STATE, self.steady_state.is_some()),
+            (flags::SS_DUR, self.ss_dur.is_some()),
+            (flags::SS_RAMP, self.ss_ramp.is_some()),
         ];
         given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect()
+    }
+
+    /// The steady-state settings a job runs with: none without a window
+    /// (fio's `ss_dur`, 0 being off), fio's default criterion without one.
+    fn steady_state_spec(&self) -> Result<Option<SteadyStateSpec>, DiskError> {
+        let Some(window) = self.ss_dur.filter(|w| w.get() > 0) else {
+            if self.steady_state.is_some() || self.ss_ramp.is_some() {
+                return Err(DiskError::Invalid(
+                    "--steady-state and --ss-ramp (fio's ss, ss_ramp) need --ss-dur, the window \
+                     steady state is judged over (fio's ss_dur): add e.g. --ss-dur 30s"
+                        .into(),
+                ));
+            }
+            return Ok(None);
+        };
+        if window.as_duration() < Duration::from_secs(2) {
+            return Err(DiskError::Invalid(format!(
+                "--ss-dur {window} holds fewer than two one-second samples: give at least 2s"
+            )));
+        }
+        Ok(Some(SteadyStateSpec {
+            criterion: self.steady_state.unwrap_or(Criterion::FIO_DEFAULT),
+            window,
+            ramp: self.ss_ramp.unwrap_or(Nanos(0)),
+        }))
     }
 
     /// The engine asked for, if any.
@@ -405,6 +459,7 @@ impl JobSettings {
             data: self.data,
             rwmix_read: self.rwmix_read.unwrap_or(DEFAULT_RWMIX_READ),
             seed: self.seed,
+            steady_state: self.steady_state_spec()?,
         };
         crate::validate_spec(&spec)?;
         // Every depth of a sweep, before anything is created.

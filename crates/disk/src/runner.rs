@@ -50,6 +50,7 @@ use crate::DiskError;
 mod gate;
 mod live;
 mod stats;
+mod steady;
 mod submit;
 #[cfg(test)]
 mod tests;
@@ -227,6 +228,7 @@ pub fn run_job_stamped(
         let total = plan.runtime.map(|r| r + plan.ramp);
         let mut sampler =
             Sampler::new(start + plan.ramp, total.map(|t| start + t), SAMPLE_INTERVAL);
+        let mut steady = spec.steady_state.map(steady::SteadyWatch::new);
         let bytes_total = plan.bytes_per_thread.map(|b| b * threads as u64);
         // CPU time counts from the end of the ramp.
         let mut cpu_start = plan.ramp.is_zero().then(CpuClock::starting);
@@ -267,6 +269,13 @@ pub fn run_job_stamped(
             // After the progress, so the interval's time left is this tick's.
             if !ramping {
                 if let Some(iv) = sampler.due(Instant::now(), &counters) {
+                    let whole = steady::is_whole(&iv, SAMPLE_INTERVAL);
+                    if let Some(watch) = steady.as_mut().filter(|_| whole) {
+                        if watch.observe(&iv) {
+                            // Steady: the job ends here, as fio's does.
+                            thread_stop.store(true, Ordering::Relaxed);
+                        }
+                    }
                     observer.interval(&iv);
                 }
             }
@@ -281,15 +290,17 @@ pub fn run_job_stamped(
             .into_iter()
             .map(|h| h.join().unwrap_or(Err(DiskError::WorkerPanicked)))
             .collect();
-        Ok((results, cpu_end.since(&cpu_start), device))
+        let steady = steady.map(steady::SteadyWatch::outcome);
+        Ok((results, cpu_end.since(&cpu_start), device, steady))
     });
 
-    let (results, cpu, device) = outcome?;
+    let (results, cpu, device, steady) = outcome?;
     let mut merged = ThreadStats::new(&plan);
     for r in results {
         merged.merge(r?);
     }
     let mut result = merged.into_result(spec, &plan, bypassed, cpu, stop, warnings);
+    result.steady_state = steady;
     if let Some((queue, seen)) = device {
         if let Some(q) = result.queue.as_mut() {
             q.device = Some(queue);

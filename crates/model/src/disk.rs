@@ -55,6 +55,9 @@ pub struct DiskJobSpec {
     pub rwmix_read: u8,
     /// Seed for offsets and data, so runs repeat.
     pub seed: u64,
+    /// End the job once steady (fio's `ss`, `ss_dur`, `ss_ramp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<crate::steady::SteadyStateSpec>,
 }
 
 impl DiskJobSpec {
@@ -224,6 +227,9 @@ pub struct DiskJobResult {
     /// throughput), the spread of the N gives its noise band.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repeats: Vec<RepeatFigures>,
+    /// How the job's steady-state criterion came out, when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<crate::steady::SteadyStateOutcome>,
 }
 
 /// One run's figures of a job run several times (`--repeat`).
@@ -283,6 +289,7 @@ impl DiskJobSpec {
             data: DataPattern::Random,
             rwmix_read: 50,
             seed: 1,
+            steady_state: None,
         }
     }
 }
@@ -308,6 +315,7 @@ impl DiskJobResult {
             warnings: Vec::new(),
             repeats: Vec::new(),
             device_io: None,
+            steady_state: None,
         }
     }
 

@@ -29,6 +29,7 @@ pub mod net;
 pub mod profile;
 pub mod run;
 mod scoped_warnings;
+pub mod steady;
 pub mod stored;
 pub mod sustained;
 pub mod units;

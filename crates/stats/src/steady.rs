@@ -6,7 +6,7 @@
 //!   sample is within the limit of the window's mean (`iops`, `bw`, `lat`),
 //!   or once the least-squares slope is under it (`iops_slope`, …). A
 //!   limit is a fixed value or a percentage of the window's mean.
-//!   [`Criterion`] is that criterion; [`Criterion::judge`] computes what
+//!   [`Criterion`] is that criterion; [`judge`] computes what
 //!   fio's `steadystate.c` computes, from the same samples.
 //! - SNIA PTS 2.0.2's (section 2.1, "Steady State"): a measurement window
 //!   of five rounds whose tracking variable has a data excursion (its
@@ -16,62 +16,7 @@
 //!   [`PtsRule::steady_round`] finds the first round that ends such a
 //!   window.
 
-use std::fmt;
-use std::str::FromStr;
-
-use iomark_model::units::{Bytes, Nanos};
-
-/// What a steady-state criterion watches: fio's `iops`, `bw` and `lat`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Metric {
-    /// I/Os a second.
-    Iops,
-    /// Bytes a second.
-    Bandwidth,
-    /// Mean completion latency, ns.
-    Latency,
-}
-
-impl Metric {
-    /// fio's name for it.
-    pub fn fio_name(self) -> &'static str {
-        match self {
-            Metric::Iops => "iops",
-            Metric::Bandwidth => "bw",
-            Metric::Latency => "lat",
-        }
-    }
-}
-
-/// How the window is judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Measure {
-    /// The largest distance of a sample from the window's mean.
-    Deviation,
-    /// The least-squares slope of the samples against their index (per
-    /// check interval).
-    Slope,
-}
-
-/// The bound a [`Measure`] has to fall under.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Limit {
-    /// A percentage of the window's mean.
-    Percent(f64),
-    /// In the metric's own unit: I/Os a second, bytes a second, ns.
-    Absolute(f64),
-}
-
-/// A steady-state criterion as fio's `ss=` gives it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Criterion {
-    /// What is watched.
-    pub metric: Metric,
-    /// How the window is judged.
-    pub measure: Measure,
-    /// What it has to fall under.
-    pub limit: Limit,
-}
+pub use iomark_model::steady::{Criterion, Limit, Measure, Metric, ParseCriterionError};
 
 /// A window judged by a [`Criterion`]: the figures fio's JSON
 /// `steadystate` block reports.
@@ -91,141 +36,33 @@ pub struct Judged {
     pub attained: bool,
 }
 
-/// An error in a criterion's text, saying what would be read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("steady-state criterion {input:?}: {why} (e.g. iops:10%, bw_slope:1%, lat:500us)")]
-pub struct ParseCriterionError {
-    input: String,
-    why: String,
-}
-
-impl FromStr for Criterion {
-    type Err = ParseCriterionError;
-
-    /// fio's form: `iops`, `bw` or `lat`, `_slope` for the slope, a colon,
-    /// then the limit: a percentage of the mean (`10%`, `.1%`) or a value
-    /// in fio's units (I/Os a second; bytes a second with fio's 1024-based
-    /// suffixes; a time, µs when it has no unit, as fio reads it).
-    fn from_str(input: &str) -> Result<Self, Self::Err> {
-        let fail = |why: &str| ParseCriterionError {
-            input: input.to_string(),
-            why: why.to_string(),
-        };
-        let (name, limit) = input
-            .split_once(':')
-            .ok_or_else(|| fail("the limit is missing after a colon"))?;
-        let (metric, measure) = match name.trim().to_ascii_lowercase().as_str() {
-            "iops" => (Metric::Iops, Measure::Deviation),
-            "iops_slope" => (Metric::Iops, Measure::Slope),
-            "bw" => (Metric::Bandwidth, Measure::Deviation),
-            "bw_slope" => (Metric::Bandwidth, Measure::Slope),
-            "lat" => (Metric::Latency, Measure::Deviation),
-            "lat_slope" => (Metric::Latency, Measure::Slope),
-            _ => {
-                return Err(fail(
-                    "it starts with iops, bw or lat, or one of them with _slope",
-                ))
-            }
-        };
-        let limit = limit.trim();
-        let limit = if let Some(pct) = limit.strip_suffix('%') {
-            Limit::Percent(
-                pct.trim()
-                    .parse()
-                    .map_err(|_| fail("the percentage is not a number"))?,
-            )
-        } else {
-            match metric {
-                Metric::Iops => Limit::Absolute(
-                    limit
-                        .parse()
-                        .map_err(|_| fail("the IOPS limit is not a number"))?,
-                ),
-                Metric::Bandwidth => Limit::Absolute(
-                    limit
-                        .parse::<Bytes>()
-                        .map_err(|e| fail(&e.to_string()))?
-                        .get() as f64,
-                ),
-                Metric::Latency => {
-                    let with_unit = if limit.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-                        format!("{limit}us")
-                    } else {
-                        limit.to_string()
-                    };
-                    Limit::Absolute(
-                        with_unit
-                            .parse::<Nanos>()
-                            .map_err(|e| fail(&e.to_string()))?
-                            .get() as f64,
-                    )
-                }
-            }
-        };
-        match limit {
-            Limit::Percent(v) | Limit::Absolute(v) if !v.is_finite() || v <= 0.0 => {
-                Err(fail("the limit must be above 0"))
-            }
-            _ => Ok(Criterion {
-                metric,
-                measure,
-                limit,
-            }),
-        }
+/// The window `samples` (oldest first, one a check interval) judged by
+/// `criterion` as fio judges it: none when there are fewer than two.
+pub fn judge(criterion: &Criterion, samples: &[f64]) -> Option<Judged> {
+    if samples.len() < 2 {
+        return None;
     }
-}
-
-impl fmt::Display for Criterion {
-    /// As fio's JSON writes `ss`: `iops_slope:0.100000%`, `bw:1048576.000000`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let slope = match self.measure {
-            Measure::Deviation => "",
-            Measure::Slope => "_slope",
-        };
-        let (value, pct) = match self.limit {
-            Limit::Percent(v) => (v, "%"),
-            Limit::Absolute(v) => (v, ""),
-        };
-        write!(f, "{}{slope}:{value:.6}{pct}", self.metric.fio_name())
-    }
-}
-
-impl Criterion {
-    /// fio's default when only `ss_dur` is given: `iops_slope:0.01%`.
-    pub const FIO_DEFAULT: Criterion = Criterion {
-        metric: Metric::Iops,
-        measure: Measure::Slope,
-        limit: Limit::Percent(0.01),
+    let n = samples.len() as f64;
+    let mean = samples.iter().sum::<f64>() / n;
+    let max_deviation = samples.iter().map(|y| (y - mean).abs()).fold(0.0, f64::max);
+    let slope = least_squares(samples).0;
+    let measured = match criterion.measure {
+        Measure::Deviation => max_deviation,
+        Measure::Slope => slope,
     };
-
-    /// The window `samples` (oldest first, one a check interval) judged
-    /// as fio judges it: none when there are fewer than two.
-    pub fn judge(&self, samples: &[f64]) -> Option<Judged> {
-        if samples.len() < 2 {
-            return None;
-        }
-        let n = samples.len() as f64;
-        let mean = samples.iter().sum::<f64>() / n;
-        let max_deviation = samples.iter().map(|y| (y - mean).abs()).fold(0.0, f64::max);
-        let slope = least_squares(samples).0;
-        let measured = match self.measure {
-            Measure::Deviation => max_deviation,
-            Measure::Slope => slope,
-        };
-        let (criterion, limit) = match self.limit {
-            // A window of zeros has no percentage; fio's division gives a
-            // NaN, never under the limit.
-            Limit::Percent(limit) => (100.0 * measured / mean, limit),
-            Limit::Absolute(limit) => (measured, limit),
-        };
-        Some(Judged {
-            mean,
-            max_deviation,
-            slope,
-            criterion,
-            attained: criterion.abs() < limit,
-        })
-    }
+    let (criterion, limit) = match criterion.limit {
+        // A window of zeros has no percentage; fio's division gives a
+        // NaN, never under the limit.
+        Limit::Percent(limit) => (100.0 * measured / mean, limit),
+        Limit::Absolute(limit) => (measured, limit),
+    };
+    Some(Judged {
+        mean,
+        max_deviation,
+        slope,
+        criterion,
+        attained: criterion.abs() < limit,
+    })
 }
 
 /// The least-squares line through `(i, samples[i])`: slope and intercept.
@@ -337,27 +174,33 @@ impl PtsRule {
 mod tests {
     use super::*;
 
-    fn c(s: &str) -> Criterion {
+    fn crit(s: &str) -> Criterion {
         s.parse().unwrap()
     }
 
     #[test]
     fn criteria_read_as_fio_reads_them() {
         assert_eq!(
-            c("iops:10%"),
+            crit("iops:10%"),
             Criterion {
                 metric: Metric::Iops,
                 measure: Measure::Deviation,
                 limit: Limit::Percent(10.0)
             }
         );
-        assert_eq!(c("iops_slope:.1%").limit, Limit::Percent(0.1));
-        assert_eq!(c("bw:12").limit, Limit::Absolute(12.0));
-        assert_eq!(c("bw_slope:1m").limit, Limit::Absolute(1048576.0));
-        assert_eq!(c("lat:500").limit, Limit::Absolute(500_000.0));
-        assert_eq!(c("lat_slope:2ms").limit, Limit::Absolute(2_000_000.0));
-        assert_eq!(c("bw_slope:1%").to_string(), "bw_slope:1.000000%");
-        assert_eq!(c("iops:5000").to_string(), "iops:5000.000000");
+        assert_eq!(crit("iops_slope:.1%").limit, Limit::Percent(0.1));
+        assert_eq!(crit("bw:12").limit, Limit::Absolute(12.0));
+        assert_eq!(crit("bw_slope:1m").limit, Limit::Absolute(1048576.0));
+        assert_eq!(crit("lat:500").limit, Limit::Absolute(500_000.0));
+        assert_eq!(crit("lat_slope:2ms").limit, Limit::Absolute(2_000_000.0));
+        assert_eq!(crit("bw_slope:1%").fio_form(), "bw_slope:1.000000%");
+        assert_eq!(crit("iops:5000").fio_form(), "iops:5000.000000");
+        assert_eq!(crit("iops_slope:.1%").to_string(), "iops_slope:0.1%");
+        assert_eq!(crit("lat:2ms").to_string(), "lat:2000000ns");
+        // Stored as written, and read back the same.
+        for text in ["iops_slope:0.1%", "bw:1048576", "lat_slope:250000"] {
+            assert_eq!(crit(text).to_string().parse::<Criterion>(), Ok(crit(text)));
+        }
         for bad in ["iops", "iops:", "iops:x%", "rate:10%", "iops:0%", "bw:-1"] {
             let e = bad.parse::<Criterion>().unwrap_err().to_string();
             assert!(e.contains(bad) && e.contains("e.g. iops:10%"), "{e}");
@@ -367,22 +210,22 @@ mod tests {
     #[test]
     fn a_window_is_judged_by_its_largest_deviation_or_its_slope() {
         let w = [100.0, 104.0, 96.0, 100.0];
-        let j = c("iops:5%").judge(&w).unwrap();
+        let j = judge(&crit("iops:5%"), &w).unwrap();
         assert_eq!((j.mean, j.max_deviation), (100.0, 4.0));
         assert!((j.criterion - 4.0).abs() < 1e-12 && j.attained);
-        assert!(!c("iops:4%").judge(&w).unwrap().attained);
-        assert!(!c("iops:4").judge(&w).unwrap().attained);
+        assert!(!judge(&crit("iops:4%"), &w).unwrap().attained);
+        assert!(!judge(&crit("iops:4"), &w).unwrap().attained);
         // y = 10 + 2i: the slope is 2 a sample, 2/13 of the mean 13.
         let rising = [10.0, 12.0, 14.0, 16.0];
-        let j = c("bw_slope:16%").judge(&rising).unwrap();
+        let j = judge(&crit("bw_slope:16%"), &rising).unwrap();
         assert!((j.slope - 2.0).abs() < 1e-12);
         assert!((j.criterion - 200.0 / 13.0).abs() < 1e-9 && j.attained);
         // A falling rate has a negative slope, judged by its size.
         let falling = [16.0, 14.0, 12.0, 10.0];
-        let j = c("bw_slope:15%").judge(&falling).unwrap();
+        let j = judge(&crit("bw_slope:15%"), &falling).unwrap();
         assert!(j.criterion < 0.0 && !j.attained);
-        assert_eq!(c("iops:1%").judge(&[1.0]), None);
-        assert!(!c("iops:1%").judge(&[0.0, 0.0]).unwrap().attained);
+        assert_eq!(judge(&crit("iops:1%"), &[1.0]), None);
+        assert!(!judge(&crit("iops:1%"), &[0.0, 0.0]).unwrap().attained);
     }
 
     #[test]

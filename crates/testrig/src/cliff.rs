@@ -233,6 +233,62 @@ impl ThrottleCliff {
     }
 }
 
+/// A device whose write rate never settles: the rule flips between two
+/// rates every `period`, for as long as the rig lives (the steady-state
+/// detector's case of "not reached"). Dropping it removes the rule.
+pub struct AlternatingThrottle {
+    majmin: String,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl AlternatingThrottle {
+    /// Throttle `dev`'s writes to `rates.0` now, to `rates.1` after
+    /// `period`, and so on.
+    pub fn new(dev: &LoopDevice, rates: (u64, u64), period: Duration) -> Result<Self, String> {
+        if !Path::new(RULE).exists() {
+            return Err("needs cgroup v1 blkio (the rig sets its rule in the root group)".into());
+        }
+        let majmin = dev.majmin()?;
+        set_rule(&majmin, rates.0)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let (rule, flag) = (majmin.clone(), Arc::clone(&stop));
+        let thread = std::thread::Builder::new()
+            .name("alternating-rig".into())
+            .spawn(move || {
+                // Late flips would only make the rates' spans uneven,
+                // which keeps the rate unsteady all the same.
+                let _ = real_time();
+                let mut next = Instant::now() + period;
+                let mut slow = false;
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(POLL.max(Duration::from_millis(5)));
+                    if Instant::now() >= next {
+                        slow = !slow;
+                        let _ = set_rule(&rule, if slow { rates.1 } else { rates.0 });
+                        next += period;
+                    }
+                }
+            })
+            .map_err(|e| format!("cannot start the flipper: {e}"))?;
+        Ok(AlternatingThrottle {
+            majmin,
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for AlternatingThrottle {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let _ = set_rule(&self.majmin, 0);
+    }
+}
+
 /// Puts the calling thread at real-time priority 10 (SCHED_FIFO), above
 /// every ordinary process however busy the machine is. It sleeps a
 /// millisecond between looks, so it takes little of a core.

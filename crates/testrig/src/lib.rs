@@ -85,7 +85,7 @@ mod cgroup;
 mod cliff;
 mod fake_disk;
 pub use cgroup::{CpuQuota, DeviceThrottle, Limits, Throttle};
-pub use cliff::{CacheShape, Served, ThrottleCliff};
+pub use cliff::{AlternatingThrottle, CacheShape, Served, ThrottleCliff};
 pub use fake_disk::{require_fake_disk, Fake, FakeDisk};
 
 static SEQ: AtomicU32 = AtomicU32::new(0);

@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use iomark_model::disk::{DirectionResult, DiskJobResult, DiskRun, TargetKind};
 use iomark_model::mem::CgroupUsage;
+use iomark_model::steady::{Limit, Measure, SteadyStateOutcome};
 use iomark_model::units::Nanos;
 use iomark_model::{RunBody, RunDocument};
 
@@ -163,6 +164,9 @@ fn job_block(out: &mut String, job: &DiskJobResult) {
         direction(out, "write", w);
     }
     repeats(out, job);
+    if let Some(ss) = &job.steady_state {
+        steady_state(out, ss);
+    }
     let _ = writeln!(
         out,
         "  cpu: usr={:.1}%, sys={:.1}% (of one CPU)",
@@ -212,6 +216,38 @@ fn job_block(out: &mut String, job: &DiskJobResult) {
             max
         );
     }
+}
+
+/// fio's `steadystate` line: whether the criterion was met, when, and
+/// the last window's means and criterion.
+fn steady_state(out: &mut String, ss: &SteadyStateOutcome) {
+    let when = match (ss.attained, ss.attained_at) {
+        (true, Some(at)) => format!("reached at {at}"),
+        (true, None) => "reached".into(),
+        (false, _) => "not reached".into(),
+    };
+    let spec = ss.spec;
+    let _ = writeln!(
+        out,
+        "  steady state ({}, {} window): {when}",
+        spec.criterion, spec.window
+    );
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / (v.len().max(1) as f64);
+    let unit = match spec.criterion.limit {
+        Limit::Percent(_) => "%",
+        Limit::Absolute(_) => "",
+    };
+    let judged = match (ss.criterion, spec.criterion.measure) {
+        (Some(c), Measure::Deviation) => format!("largest deviation {c:.3}{unit}"),
+        (Some(c), Measure::Slope) => format!("slope {c:.3}{unit}"),
+        (None, _) => format!("the window never filled ({} samples)", ss.iops.len()),
+    };
+    let _ = writeln!(
+        out,
+        "    last window: {:.1} MB/s, {:.0} IOPS; {judged}",
+        mean(&ss.bw) / 1e6,
+        mean(&ss.iops)
+    );
 }
 
 fn direction(out: &mut String, name: &str, d: &DirectionResult) {

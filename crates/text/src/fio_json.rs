@@ -11,6 +11,7 @@
 //! defaults), which is what fio's importer needs to rebuild the job.
 
 use iomark_model::disk::{DataPattern, DirectionResult, DiskJobResult, DiskJobSpec, EngineKind};
+use iomark_model::steady::{Limit, Metric, SteadyStateOutcome};
 use iomark_model::units::Nanos;
 use iomark_model::{RunBody, RunDocument, RunStatus};
 use serde_json::{json, Map, Value};
@@ -119,6 +120,9 @@ fn job(j: &DiskJobResult, index: usize, path: &str, status: RunStatus, plus: boo
         "latency_us": lat_buckets(&bins, 1_000, &LAT_EDGES, false),
         "latency_ms": lat_buckets(&bins, 1_000_000, &LAT_MS_EDGES, true),
     });
+    if let Some(ss) = &j.steady_state {
+        out["steadystate"] = steadystate(ss);
+    }
     if !j.warnings.is_empty() {
         // Not fio's; a reader that knows fio's keys skips it.
         out["iomark_warnings"] = j.warnings.iter().map(|w| w.to_string()).collect();
@@ -173,7 +177,41 @@ fn options(s: &DiskJobSpec, path: &str) -> Map<String, Value> {
     if s.numjobs > 1 {
         put("group_reporting", String::new());
     }
+    if let Some(ss) = &s.steady_state {
+        put("ss", ss.criterion.to_string());
+        put("ss_dur", time(ss.window));
+        if ss.ramp.get() > 0 {
+            put("ss_ramp", time(ss.ramp));
+        }
+    }
     o
+}
+
+/// fio's `steadystate` block: the criterion, the window's length in
+/// seconds, whether it was met, the last window's figures and samples.
+fn steadystate(ss: &SteadyStateOutcome) -> Value {
+    let pct = matches!(ss.spec.criterion.limit, Limit::Percent(_));
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / (v.len().max(1) as f64);
+    let whole = |v: &[f64]| v.iter().map(|x| x.round() as u64).collect::<Vec<_>>();
+    let mut data = json!({
+        "bw_mean": mean(&ss.bw).round() as u64,
+        "iops_mean": mean(&ss.iops).round() as u64,
+        "iops": whole(&ss.iops),
+        "bw": whole(&ss.bw),
+    });
+    if ss.spec.criterion.metric == Metric::Latency {
+        data["lat_mean"] = (mean(&ss.lat_ns).round() as u64).into();
+        data["lat"] = whole(&ss.lat_ns).into();
+    }
+    json!({
+        "ss": ss.spec.criterion.fio_form(),
+        "duration": ss.spec.window.get() / 1_000_000_000,
+        "attained": u8::from(ss.attained),
+        "criterion": format!("{:.6}{}", ss.criterion.unwrap_or(0.0), if pct { "%" } else { "" }),
+        "max_deviation": ss.max_deviation,
+        "slope": ss.slope,
+        "data": data,
+    })
 }
 
 /// fio's name for an engine; mmap-async has none nearer than `mmap`.

@@ -22,6 +22,8 @@ pub(super) struct Builder {
     pub(super) randrepeat: bool,
     pub(super) keep_cache: bool,
     pub(super) stonewall: bool,
+    /// The line of `ss=` or `ss_ramp=`, which need `ss_dur=`.
+    pub(super) steady_line: Option<usize>,
     /// `do_verify=0`: fio writes the headers but skips the check; iomark
     /// then neither stamps nor checks.
     pub(super) skip_verify: bool,
@@ -129,6 +131,15 @@ impl Builder {
             }
             "time_based" => self.time_based = flag()?.then_some(line),
             "ramp_time" => s.ramp = Some(time()?),
+            "ss" | "steadystate" => {
+                s.steady_state = Some(need()?.parse().map_err(|e| bad(&format!("{e}")))?);
+                self.steady_line.get_or_insert(line);
+            }
+            "ss_dur" | "steadystate_duration" => s.ss_dur = Some(time()?),
+            "ss_ramp" | "steadystate_ramp_time" => {
+                s.ss_ramp = Some(time()?);
+                self.steady_line.get_or_insert(line);
+            }
             "rwmixread" => s.rwmix_read = Some(count(100)? as u8),
             "rwmixwrite" => s.rwmix_read = Some(100 - count(100)? as u8),
             "randrepeat" => self.randrepeat = flag()?,
@@ -188,6 +199,16 @@ impl Builder {
                     .into(),
             ),
             _ => {}
+        }
+        if let (Some(at), None) = (self.steady_line, self.settings.ss_dur) {
+            return Err(FioJobError::BadValue {
+                line: at,
+                option: "ss".into(),
+                value: String::new(),
+                why: "needs ss_dur= as well, the window steady state is judged over, e.g. \
+                      ss_dur=30s (without it fio does not judge at all)"
+                    .into(),
+            });
         }
         if self.skip_verify {
             self.settings.verify = None;

@@ -73,6 +73,7 @@ impl PointSpec {
             data: self.data,
             rwmix_read: 70,
             seed: self.seed,
+            steady_state: None,
         }
     }
 }

@@ -347,6 +347,7 @@ impl ThreadStats {
             interrupted: stop.load(Ordering::Relaxed),
             warnings,
             repeats: Vec::new(),
+            steady_state: None,
         }
     }
 }

@@ -375,8 +375,11 @@ pub(super) fn drive(
     if let Some(e) = first_error {
         return Err(e);
     }
+    // A job stopped early (Ctrl-C, or steady state reached) measured up
+    // to its last completion, not to its deadline.
+    let stopped = stop.load(Ordering::Relaxed) || thread_stop.load(Ordering::Relaxed);
     stats.measured = match deadline {
-        Some(dl) if !stop.load(Ordering::Relaxed) => dl - measure_start,
+        Some(dl) if !stopped => dl - measure_start,
         _ => last_counted.saturating_duration_since(measure_start),
     };
     stats.depth_area = depth_clock.area;

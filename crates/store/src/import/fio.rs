@@ -265,6 +265,7 @@ fn convert_job(
             .and_then(|s| s.parse::<u8>().ok())
             .unwrap_or(50),
         seed: count("randseed")?.unwrap_or(0),
+        steady_state: None,
     };
     let path = format!("jobs[{index}]");
     let at = At::new(TOOL, &path);
@@ -314,6 +315,7 @@ fn convert_job(
         interrupted: false,
         warnings,
         repeats: Vec::new(),
+        steady_state: None,
     };
     Ok((result, error))
 }
