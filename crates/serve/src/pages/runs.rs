@@ -79,11 +79,24 @@ fn filter_form(o: &mut String, req: &Request) {
 
 /// The runs' table, a tick box each: what each ran (kind, profile) and
 /// its answer (the headline figure) before where and how.
+/// The run list. Labels, tool and note get a column only when a run on
+/// the page has one (an imported run's tool, a note), so an 800 px window
+/// holds the rest without scrolling sideways.
 fn table(o: &mut String, runs: &[RunSummary]) {
-    o.push_str(
-        "<table id=\"run-list\"><tr><th>compare</th><th>id</th><th>started</th><th>kind</th>\
-         <th>profile</th><th>result</th><th>status</th><th>labels</th><th>device or target</th>\
-         <th>tool</th><th>warnings</th><th>note</th></tr>",
+    let with_labels = runs.iter().any(|r| !r.labels.is_empty());
+    let with_tool = runs.iter().any(|r| r.tool != "iomark");
+    let with_note = runs
+        .iter()
+        .any(|r| r.note.as_deref().is_some_and(|n| !n.is_empty()));
+    let optional = |on: bool, cell: &str| if on { cell.to_string() } else { String::new() };
+    let _ = write!(
+        o,
+        "<table id=\"run-list\"><tr><th title=\"tick the runs to compare\">pick</th><th>id</th><th>started</th><th>kind</th>\
+         <th>profile</th><th>result</th><th>status</th>{}<th>device or target</th>{}\
+         <th title=\"warnings\">warn.</th>{}</tr>",
+        optional(with_labels, "<th>labels</th>"),
+        optional(with_tool, "<th>tool</th>"),
+        optional(with_note, "<th>note</th>"),
     );
     for r in runs {
         let labels: String = r
@@ -101,21 +114,28 @@ fn table(o: &mut String, runs: &[RunSummary]) {
                 esc(&f.metric)
             )
         });
+        let full = date(r.started_at_ms);
+        // To the minute in the list, the second and zone on hover.
+        let short = full.get(..16).unwrap_or(&full);
         let _ = write!(
             o,
             "<tr data-run=\"{id}\"><td><input type=\"checkbox\" name=\"id\" value=\"{id}\" aria-label=\"compare run {id}\"></td>\
-             <td><a href=\"/runs/{id}\">{id}</a></td><td>{}</td><td>{}</td><td>{}</td><td class=\"num result\">{result}</td>\
-             <td>{}</td><td class=\"labels\">{labels}</td>\
-             <td>{}</td><td>{} {}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-            date(r.started_at_ms),
+             <td><a href=\"/runs/{id}\">{id}</a></td><td class=\"when\" title=\"{full}\">{short}</td><td>{}</td><td>{}</td><td class=\"num result\">{result}</td>\
+             <td>{}</td>{}<td>{}</td>{}<td class=\"num\">{}</td>{}</tr>",
             esc(&r.kind),
             esc(r.profile.as_deref().unwrap_or("")),
             r.status.as_str(),
+            optional(with_labels, &format!("<td class=\"labels\">{labels}</td>")),
             esc(place),
-            esc(&r.tool),
-            esc(&r.tool_version),
+            optional(
+                with_tool,
+                &format!("<td>{} {}</td>", esc(&r.tool), esc(&r.tool_version))
+            ),
             r.warning_count,
-            esc(r.note.as_deref().unwrap_or("")),
+            optional(
+                with_note,
+                &format!("<td>{}</td>", esc(r.note.as_deref().unwrap_or("")))
+            ),
             id = r.id,
         );
     }
@@ -248,5 +268,26 @@ mod tests {
         let page = list(&Request::get("/"), store.as_mut()).unwrap();
         assert!(page.contains("<code>&lt;b&gt;&amp;</code>"), "{page}");
         assert!(!page.contains("<b>"));
+    }
+
+    #[test]
+    fn columns_no_run_on_the_page_fills_are_left_out() {
+        let (_dir, mut store) = store_of(2);
+        // One run labelled; none imported, none with a note.
+        let page = list(&Request::get("/"), store.as_mut()).unwrap();
+        let header = &page[page.find("<table id=\"run-list\">").unwrap()..];
+        let header = &header[..header.find("</tr>").unwrap()];
+        assert!(header.contains("<th>labels</th>"), "{header}");
+        assert!(!header.contains("<th>tool</th>"), "{header}");
+        assert!(!header.contains("<th>note</th>"), "{header}");
+        // Every row has as many cells as the header.
+        let cells = |row: &str| row.matches("<td").count();
+        let columns = header.matches("<th").count();
+        for row in page.split("<tr data-run=").skip(1) {
+            assert_eq!(cells(&row[..row.find("</tr>").unwrap()]), columns, "{row}");
+        }
+        // The start to the minute, its second and zone on hover.
+        assert!(page.contains("<td class=\"when\" title=\""), "{page}");
+        assert!(page.contains(" UTC\">20"), "{page}");
     }
 }
