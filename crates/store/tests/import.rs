@@ -8,6 +8,7 @@ use std::time::Duration;
 use common::KillOnDrop;
 use iomark_model::figure::Figure;
 use iomark_model::net::NetDirection;
+use iomark_model::units::Nanos;
 use iomark_model::{RunBody, RunDocument, RunStatus};
 use iomark_store::import::{import_many, import_str, ImportError};
 use iomark_store::{SqliteStore, Store};
@@ -126,6 +127,44 @@ fn fio_json_becomes_a_disk_run_with_bytes_per_second() {
     );
     // Buffered fio runs say so.
     assert!(job.warnings.iter().any(|w| w.message.contains("direct=1")));
+    store_round_trip(&doc);
+}
+
+#[test]
+fn fios_steady_state_block_is_imported_with_the_job() {
+    require!(have("fio"));
+    let text = fio(
+        "--name=ss --rw=read --bs=4k --time_based --runtime=3 --ss_dur=2 \
+         --ss=iops_slope:0.001% --ss_ramp=1 --output-format=json",
+    );
+    let raw = json_of(&text);
+    let block = &raw["jobs"][0]["steadystate"];
+    let doc = import_str(&text).unwrap();
+    let RunBody::Disk(d) = &doc.body else {
+        panic!("a disk run");
+    };
+    let job = &d.jobs[0];
+    let ss = job.steady_state.as_ref().expect("the steadystate block");
+    assert_eq!(ss.spec.criterion, "iops_slope:0.001%".parse().unwrap());
+    assert_eq!(ss.spec.window, Nanos::from_secs(2));
+    assert_eq!(ss.spec.ramp, Nanos::from_secs(1));
+    assert_eq!(job.spec.steady_state, Some(ss.spec));
+    assert_eq!(u64::from(ss.attained), block["attained"].as_u64().unwrap());
+    assert_eq!(ss.slope, block["slope"].as_f64().unwrap());
+    let iops: Vec<f64> = block["data"]["iops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(ss.iops, iops);
+    let criterion: f64 = block["criterion"]
+        .as_str()
+        .unwrap()
+        .trim_end_matches('%')
+        .parse()
+        .unwrap();
+    assert_eq!(ss.criterion, Some(criterion));
     store_round_trip(&doc);
 }
 

@@ -39,3 +39,49 @@ fn iomarks_importer_reads_it_back() {
     }
     assert_eq!(back.finished_at_ms, d.finished_at_ms);
 }
+
+#[test]
+fn a_jobs_steady_state_is_read_back() {
+    use iomark_model::steady::{SteadyStateOutcome, SteadyStateSpec};
+    use iomark_model::units::Nanos;
+    let mut d = mixed_randrw_run();
+    let RunBody::Disk(run) = &mut d.body else {
+        panic!("a disk run");
+    };
+    let spec = SteadyStateSpec {
+        criterion: "bw:10%".parse().unwrap(),
+        window: Nanos::from_secs(3),
+        ramp: Nanos::from_secs(2),
+    };
+    run.jobs[0].spec.steady_state = Some(spec);
+    run.jobs[0].steady_state = Some(SteadyStateOutcome {
+        spec,
+        attained: true,
+        attained_at: Some(Nanos::from_secs(7)),
+        criterion: Some(4.25),
+        max_deviation: 850_000.0,
+        slope: -12_000.0,
+        iops: vec![5000.0, 5100.0, 4900.0],
+        bw: vec![20e6, 20.4e6, 19.6e6],
+        lat_ns: vec![200_000.0, 196_000.0, 204_000.0],
+    });
+    let text = serde_json::to_string_pretty(&fio_json(&d, false).unwrap()).unwrap();
+    let back = iomark_store::import::import_str(&text).unwrap();
+    let RunBody::Disk(b) = &back.body else {
+        panic!("disk runs");
+    };
+    let ss = b.jobs[0]
+        .steady_state
+        .as_ref()
+        .expect("steadystate read back");
+    assert_eq!(ss.spec, spec);
+    assert_eq!(b.jobs[0].spec.steady_state, Some(spec));
+    assert!(ss.attained);
+    // fio's block says neither when it was met nor (for a bw criterion)
+    // the latencies.
+    assert_eq!(ss.attained_at, None);
+    assert_eq!(ss.criterion, Some(4.25));
+    assert_eq!((ss.max_deviation, ss.slope), (850_000.0, -12_000.0));
+    assert_eq!(ss.iops, [5000.0, 5100.0, 4900.0]);
+    assert_eq!(ss.bw, [20e6, 20.4e6, 19.6e6]);
+}

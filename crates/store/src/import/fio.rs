@@ -10,6 +10,7 @@ use iomark_model::disk::{
     CpuUsage, DataPattern, DirectionResult, DiskJobResult, DiskJobSpec, DiskRun, DiskTarget,
     EngineKind, LatencySummary, Percentile, RwMode, TargetKind,
 };
+use iomark_model::steady::{Criterion, SteadyStateOutcome, SteadyStateSpec};
 use iomark_model::{
     Bytes, BytesPerSec, Iops, Nanos, ParseUnitError, RunBody, RunDocument, RunStatus, Warning,
     WarningKind,
@@ -267,6 +268,15 @@ fn convert_job(
         seed: count("randseed")?.unwrap_or(0),
         steady_state: None,
     };
+    let ss_ramp = match src("ss_ramp").or_else(|| src("steadystate_ramp_time")) {
+        Some((s, k, at)) => parse_unit::<Nanos>(s, at, k)?,
+        None => None,
+    };
+    let steady_state = steady_state(job, &format!("jobs[{index}]"), ss_ramp)?;
+    let spec = DiskJobSpec {
+        steady_state: steady_state.as_ref().map(|o| o.spec),
+        ..spec
+    };
     let path = format!("jobs[{index}]");
     let at = At::new(TOOL, &path);
     let read = direction(job, "read", &format!("{path}.read"), keep_bins)?;
@@ -315,7 +325,7 @@ fn convert_job(
         interrupted: false,
         warnings,
         repeats: Vec::new(),
-        steady_state: None,
+        steady_state,
     };
     Ok((result, error))
 }
@@ -463,4 +473,65 @@ fn target(jobs: &[Value], global: Option<&Value>) -> DiskTarget {
         logical_block_size: 0,
         size_from_device: false,
     }
+}
+
+/// fio's `steadystate` block (a job with `ss_dur`): the criterion, the
+/// window, whether it was met and the last window's figures and samples.
+/// fio does not say when it was met.
+fn steady_state(
+    job: &Value,
+    path: &str,
+    ramp: Option<Nanos>,
+) -> Result<Option<SteadyStateOutcome>, ImportError> {
+    let block = &job["steadystate"];
+    if block.is_null() {
+        return Ok(None);
+    }
+    let path = format!("{path}.steadystate");
+    let at = At::new(TOOL, &path);
+    let ss = block["ss"]
+        .as_str()
+        .ok_or_else(|| at.missing("ss", " (the criterion)"))?;
+    let criterion: Criterion = ss.parse().map_err(|e| at.invalid("ss", format!("{e}")))?;
+    let window = at
+        .u64(block, "duration")?
+        .ok_or_else(|| at.missing("duration", " (the window, s)"))?;
+    let judged = match &block["criterion"] {
+        Value::String(c) => {
+            Some(c.trim_end_matches('%').trim().parse::<f64>().map_err(|_| {
+                at.invalid("criterion", format!("is not a number (\"{}\")", short(c)))
+            })?)
+        }
+        _ => None,
+    };
+    let series = |k: &str| -> Vec<f64> {
+        block["data"][k]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_f64).collect())
+            .unwrap_or_default()
+    };
+    Ok(Some(SteadyStateOutcome {
+        spec: SteadyStateSpec {
+            criterion,
+            window: Nanos::from_secs(window),
+            ramp: ramp.unwrap_or_default(),
+        },
+        attained: at.u64(block, "attained")?.unwrap_or(0) > 0,
+        attained_at: None,
+        criterion: judged,
+        max_deviation: at.f64(block, "max_deviation")?.unwrap_or(0.0),
+        // A falling rate's slope is negative, which at.f64 refuses.
+        slope: match &block["slope"] {
+            Value::Null => 0.0,
+            v => v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
+                at.invalid(
+                    "slope",
+                    format!("is not a number ({})", short(&v.to_string())),
+                )
+            })?,
+        },
+        iops: series("iops"),
+        bw: series("bw"),
+        lat_ns: series("lat"),
+    }))
 }

@@ -53,6 +53,7 @@ const JOB: Shape = Shape::Keys(&[
     ("iodepth_level", Shape::All),
     ("usr_cpu", Shape::All),
     ("sys_cpu", Shape::All),
+    ("steadystate", Shape::All),
 ]);
 
 const DIRECTION: Shape = Shape::Keys(&[
