@@ -47,6 +47,7 @@ mod net_shaped;
 mod profiles_rig;
 mod profiles_sweep;
 mod profiles_testfile;
+mod pts_rig;
 mod report_compare;
 mod report_html;
 mod report_many;

@@ -30,7 +30,7 @@
 //!     name: "custom".into(), rw: RwMode::RandRead, bs: Bytes(4096), iodepth: 32, iodepth_batch: 1,
 //!     numjobs: 1, size: Bytes(64 << 20), runtime: Some(Nanos::from_secs(5)),
 //!     ramp: Nanos(0), engine: EngineKind::IoUring, direct: true,
-//!     data: DataPattern::Random, rwmix_read: 70, seed: 1,
+//!     data: DataPattern::Random, rwmix_read: 70, seed: 1, steady_state: None,
 //! };
 //! let result = runner::run_job(&spec, &target, &stop, &mut runner::Quiet)?;
 //! println!("{:.1} MB/s", result.total_bw().mb_per_sec());

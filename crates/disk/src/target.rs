@@ -63,6 +63,7 @@ use rustix::fs::{FileType, OFlags};
 
 use crate::DiskError;
 
+mod discard;
 mod existing;
 mod identity;
 mod kept;

@@ -38,6 +38,7 @@ pub mod mem;
 pub mod net;
 mod own_names;
 pub mod printed;
+pub mod pts;
 pub mod sustained;
 #[cfg(test)]
 mod tests;

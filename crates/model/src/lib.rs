@@ -27,6 +27,7 @@ pub mod live;
 pub mod mem;
 pub mod net;
 pub mod profile;
+pub mod pts;
 pub mod run;
 mod scoped_warnings;
 pub mod steady;

@@ -33,6 +33,8 @@ pub enum ProfileResult {
     Sustained(crate::sustained::SustainedResult),
     /// The data check: corruption and fake capacity (f3, h2testw).
     Verify(crate::verify::VerifyResult),
+    /// SNIA PTS's IOPS test: rounds until the steady-state window.
+    PtsIops(crate::pts::PtsIopsResult),
 }
 
 /// Which way a test moves data.

@@ -77,6 +77,10 @@ pub enum WarningKind {
     /// Another iomark run was going on the same block device: each run's
     /// I/O is in the other's figures.
     SharedDevice,
+    /// A steady-state test's figures are not a steady-state result: the
+    /// window was never reached, the device was not purged, or the target
+    /// is a file.
+    NotSteady,
 }
 
 /// A doubt about a result, with the remedy in its message.

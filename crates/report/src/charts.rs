@@ -18,6 +18,7 @@ mod compact;
 mod jobs;
 mod mem;
 mod net;
+mod pts;
 mod ranks;
 mod sustained;
 mod sweep;
@@ -121,6 +122,7 @@ enum ProfileCharts {
     Artefacts,
     Sustained,
     Verify,
+    PtsIops,
 }
 
 impl ProfileCharts {
@@ -134,6 +136,7 @@ impl ProfileCharts {
             ProfileResult::Artefacts(_) => ProfileCharts::Artefacts,
             ProfileResult::Sustained(_) => ProfileCharts::Sustained,
             ProfileResult::Verify(_) => ProfileCharts::Verify,
+            ProfileResult::PtsIops(_) => ProfileCharts::PtsIops,
         }
     }
 
@@ -147,6 +150,7 @@ impl ProfileCharts {
             ProfileCharts::Artefacts => artefacts::draw(report, out),
             ProfileCharts::Sustained => sustained::draw(report, out),
             ProfileCharts::Verify => verify::draw(report, out),
+            ProfileCharts::PtsIops => pts::draw(report, out),
         }
     }
 }

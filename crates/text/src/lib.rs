@@ -30,6 +30,7 @@ mod mem_sweep;
 pub mod openmetrics;
 mod output;
 mod profile;
+mod pts;
 pub mod results;
 mod run_warnings;
 mod sustained;

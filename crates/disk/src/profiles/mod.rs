@@ -29,6 +29,7 @@ pub mod gnome;
 pub mod iometer;
 pub mod macbench;
 pub mod outline;
+pub mod pts;
 pub mod settings;
 pub mod sustained;
 pub mod sweep;
@@ -77,11 +78,13 @@ pub enum ProfileName {
     Sustained,
     /// The data check: corruption and fake capacity.
     Verify,
+    /// SNIA PTS's IOPS test.
+    PtsIops,
 }
 
 impl ProfileName {
     /// Every profile, in the order `--help` lists them.
-    pub const ALL: [ProfileName; 12] = [
+    pub const ALL: [ProfileName; 13] = [
         ProfileName::Cdm,
         ProfileName::CdmNvme,
         ProfileName::CdmPeak,
@@ -94,6 +97,7 @@ impl ProfileName {
         ProfileName::Artefacts,
         ProfileName::Sustained,
         ProfileName::Verify,
+        ProfileName::PtsIops,
     ];
 
     /// The name on the command line and in results.
@@ -111,6 +115,7 @@ impl ProfileName {
             ProfileName::Artefacts => "artefacts",
             ProfileName::Sustained => "sustained",
             ProfileName::Verify => "verify",
+            ProfileName::PtsIops => "pts-iops",
         }
     }
 
@@ -135,6 +140,7 @@ impl ProfileName {
             ProfileName::Gnome => Err("it samples one device's transfer-rate curve"),
             ProfileName::Artefacts => Err("it probes one device's compression and deduplication"),
             ProfileName::Verify => Err("it checks one device's data and capacity"),
+            ProfileName::PtsIops => Err("it brings one device to its steady state"),
         }
     }
 
@@ -153,6 +159,7 @@ impl ProfileName {
             ProfileName::Artefacts => artefacts::SETTINGS,
             ProfileName::Sustained => sustained::SETTINGS,
             ProfileName::Verify => verify::SETTINGS,
+            ProfileName::PtsIops => pts::SETTINGS,
         }
     }
 }
@@ -176,6 +183,8 @@ pub enum ProfilePlan {
     Sustained(sustained::SustainedOptions),
     /// The data check.
     Verify(verify::VerifyOptions),
+    /// SNIA PTS's IOPS test.
+    PtsIops(pts::PtsIopsOptions),
 }
 
 /// Check the user's settings against what profile `name` takes and turn
@@ -213,6 +222,7 @@ pub fn plan(name: ProfileName, s: &ProfileSettings) -> Result<ProfilePlan, DiskE
         ProfileName::Artefacts => ProfilePlan::Artefacts(artefacts::plan(s)?),
         ProfileName::Sustained => ProfilePlan::Sustained(sustained::plan(s)?),
         ProfileName::Verify => ProfilePlan::Verify(verify::plan(s)?),
+        ProfileName::PtsIops => ProfilePlan::PtsIops(pts::plan(s)?),
     })
 }
 
@@ -228,6 +238,7 @@ impl ProfilePlan {
             ProfilePlan::Artefacts(_) => artefacts::DEFAULT_REGION,
             ProfilePlan::Sustained(_) => Bytes(Bytes::GIB),
             ProfilePlan::Verify(_) => Bytes(Bytes::GIB),
+            ProfilePlan::PtsIops(_) => Bytes(Bytes::GIB),
         }
     }
 
@@ -248,6 +259,12 @@ impl ProfilePlan {
             ProfilePlan::Verify(_) => {
                 vec![crate::verify::GROUP, crate::verify::block::BLOCK as u64]
             }
+            ProfilePlan::PtsIops(o) => o
+                .block_sizes
+                .iter()
+                .map(|b| b.get())
+                .chain([pts::PRECONDITION_BS])
+                .collect(),
         };
         sizes.into_iter().map(Bytes).collect()
     }
@@ -264,7 +281,8 @@ impl ProfilePlan {
             | ProfilePlan::Gnome(_)
             | ProfilePlan::Macbench(_)
             | ProfilePlan::Sweep(_)
-            | ProfilePlan::Artefacts(_) => TestFilePrep::Filled,
+            | ProfilePlan::Artefacts(_)
+            | ProfilePlan::PtsIops(_) => TestFilePrep::Filled,
         }
     }
 
@@ -279,7 +297,8 @@ impl ProfilePlan {
             | ProfilePlan::Macbench(_)
             | ProfilePlan::Sweep(_)
             | ProfilePlan::Artefacts(_)
-            | ProfilePlan::Sustained(_) => true,
+            | ProfilePlan::Sustained(_)
+            | ProfilePlan::PtsIops(_) => true,
         }
     }
 
@@ -299,6 +318,7 @@ impl ProfilePlan {
             ProfilePlan::Artefacts(o) => artefacts::run(o, target, stop, obs),
             ProfilePlan::Sustained(o) => sustained::run(o, target, stop, obs),
             ProfilePlan::Verify(o) => verify::run(o, target, stop, obs),
+            ProfilePlan::PtsIops(o) => pts::run(o, target, stop, obs),
         }
     }
 }

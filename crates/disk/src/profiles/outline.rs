@@ -18,7 +18,7 @@ use iomark_model::disk::DiskJobSpec;
 use iomark_model::profile::TestDir;
 use iomark_model::units::Bytes;
 
-use super::{artefacts, gnome, iometer, macbench, sustained, sweep, verify, ProfilePlan};
+use super::{artefacts, gnome, iometer, macbench, pts, sustained, sweep, verify, ProfilePlan};
 use crate::runner::Progress;
 
 /// What a step costs.
@@ -248,6 +248,29 @@ impl ProfilePlan {
                         let cost = Cost::Bytes(region);
                         o.push(format!("{label} write"), test, cost, block);
                         o.push(format!("{label} read"), test, cost, block);
+                    }
+                }
+            }
+            // Every round is listed: steady state may end it sooner.
+            ProfilePlan::PtsIops(opts) => {
+                let range = target_size.get();
+                let mut left = opts
+                    .precondition
+                    .map_or(range.saturating_mul(2), |b| b.get());
+                let block = Some(pts::PRECONDITION_BS);
+                while left > 0 && range > 0 {
+                    let pass = left.min(range);
+                    o.push("preconditioning".into(), 1, Cost::Bytes(pass), block);
+                    left -= pass;
+                }
+                let each =
+                    Cost::Time(opts.common.ramp.as_duration() + opts.common.runtime.as_duration());
+                for round in 1..=opts.max_rounds {
+                    for &m in &opts.mixes {
+                        for &bs in &opts.block_sizes {
+                            let test = o.tests() + 1;
+                            o.push(pts::cell_label(round, m, bs), test, each, Some(bs.get()));
+                        }
                     }
                 }
             }

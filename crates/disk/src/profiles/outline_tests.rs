@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use iomark_model::disk::{DataPattern, EngineKind};
 use iomark_model::units::Nanos;
 
-use super::super::settings::{Depths, Setting, SizeList};
+use super::super::settings::{Depths, MixList, Setting, SizeList};
 use super::super::{plan, ProfileName, ProfileObserver, ProfileSettings};
 use super::*;
 use crate::runner::Observer;
@@ -296,6 +296,13 @@ fn every_profile_begins_the_steps_of_its_outline() {
             s.sample_size = Some(Bytes(64 << 10))
         });
         give(Setting::AccessSamples, &mut |s| s.access_samples = Some(4));
+        // PTS runs its five-round window at least, at one depth; the
+        // outline lists every round, which five rounds fill.
+        give(Setting::Mixes, &mut |s| {
+            s.passes = Some(5);
+            s.qd = Some(Depths(vec![1]));
+            s.mixes = Some(MixList(vec![0]));
+        });
         let p = plan(name, &s).unwrap();
         let outline = p.outline(target.info.size);
         let mut seen = Labels::default();

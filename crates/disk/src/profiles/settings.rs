@@ -49,6 +49,28 @@ impl FromStr for SizeList {
     }
 }
 
+/// Read/write mixes for pts-iops, each the percentage of reads, in the
+/// order given: `100,65,0`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MixList(pub Vec<u8>);
+
+impl FromStr for MixList {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || format!("--mixes '{s}': give read percentages from 0 to 100, e.g. 100,65,0");
+        let mut mixes = Vec::new();
+        for part in s.split(',') {
+            let m: u8 = part.trim().parse().map_err(|_| bad())?;
+            if m > 100 || mixes.contains(&m) {
+                return Err(bad());
+            }
+            mixes.push(m);
+        }
+        Ok(MixList(mixes))
+    }
+}
+
 /// Parse `--qd`: a list `1,2,4,8` or a range `1..32` (powers of two, as
 /// IOmeter's exponential cycling).
 pub fn parse_depths(s: &str) -> Result<Vec<u32>, String> {
@@ -163,7 +185,8 @@ pub struct ProfileSettings {
     #[cfg_attr(feature = "clap", arg(long, help_heading = "Profile"))]
     pub quick: bool,
 
-    /// CrystalDiskMark: measured passes per test (default 5).
+    /// CrystalDiskMark: measured passes per test (default 5). pts-iops: at
+    /// most this many rounds (default 25).
     #[cfg_attr(feature = "clap", arg(long = Setting::Passes.long(), value_name = "N", help_heading = "Profile"))]
     pub passes: Option<u32>,
 
@@ -241,9 +264,22 @@ pub struct ProfileSettings {
     pub keep_verify_file: bool,
 
     /// sweep: random block sizes, run in the order given (default every
-    /// power of two from 4k to 4M), e.g. 4k,64k,1M.
+    /// power of two from 4k to 4M), e.g. 4k,64k,1M. pts-iops: the block
+    /// sizes of a round (default 1M,128k,64k,32k,16k,8k,4k,512; 4k is
+    /// the tracking variable's, so it stays).
     #[cfg_attr(feature = "clap", arg(long = Setting::Sizes.long(), value_name = "LIST", help_heading = "Profile"))]
     pub sizes: Option<SizeList>,
+
+    /// pts-iops: the read/write mixes of a round as read percentages
+    /// (default 100,95,65,50,35,5,0; 0, the tracking variable's, stays).
+    #[cfg_attr(feature = "clap", arg(long = Setting::Mixes.long(), value_name = "LIST", help_heading = "Profile"))]
+    pub mixes: Option<MixList>,
+
+    /// pts-iops: bytes of 128 KiB sequential writes before the rounds, the
+    /// workload-independent preconditioning (default twice the range;
+    /// 0 skips it).
+    #[cfg_attr(feature = "clap", arg(long = Setting::Precondition.long(), value_name = "SIZE", help_heading = "Profile"))]
+    pub precondition: Option<Bytes>,
 
     /// sustained: stop once the rate has fallen and then held steady this
     /// long (default 20s; write --until-steady=30s with a value), instead
@@ -311,11 +347,15 @@ pub enum Setting {
     Recover,
     /// `--phase`
     Phase,
+    /// `--mixes`
+    Mixes,
+    /// `--precondition`
+    Precondition,
 }
 
 impl Setting {
     /// Every setting, in `--help`'s order.
-    pub const ALL: [Setting; 17] = [
+    pub const ALL: [Setting; 19] = [
         Setting::Passes,
         Setting::PassTime,
         Setting::Interval,
@@ -333,6 +373,8 @@ impl Setting {
         Setting::UntilSteady,
         Setting::Recover,
         Setting::Phase,
+        Setting::Mixes,
+        Setting::Precondition,
     ];
 
     /// The flag that gives it.
@@ -355,6 +397,8 @@ impl Setting {
             Setting::UntilSteady => "--until-steady",
             Setting::Recover => "--recover",
             Setting::Phase => "--phase",
+            Setting::Mixes => "--mixes",
+            Setting::Precondition => "--precondition",
         }
     }
 
@@ -384,6 +428,8 @@ impl Setting {
             Setting::UntilSteady => s.until_steady.is_some(),
             Setting::Recover => s.recover.is_some(),
             Setting::Phase => s.phase.is_some(),
+            Setting::Mixes => s.mixes.is_some(),
+            Setting::Precondition => s.precondition.is_some(),
         }
     }
 }

@@ -1,0 +1,183 @@
+//! SNIA PTS's IOPS test on rigs with known answers (docs/pts.md): the
+//! write-cache cliff rig stands for an SSD whose fresh-out-of-box rate
+//! falls to the rate it keeps, and the test must reach steady state in
+//! the window the rig dictates (the five rounds after the fall) at the
+//! rate the device then served; a throttle that flips between two rates
+//! never settles, and the test must say so after its last round.
+//!
+//! One cell a round (4 KiB random writes, the tracking variable), one
+//! second a cell, four psync threads; no preconditioning, so the rounds
+//! themselves use up the rig's cache.
+
+use crate::common::*;
+use iomark_testrig::{
+    require, require_root, AlternatingThrottle, CacheShape, LoopDevice, ThrottleCliff,
+};
+use serde_json::Value;
+use std::time::Duration;
+
+const MIB: u64 = 1 << 20;
+const FAST: u64 = 40 * MIB;
+const SLOW: u64 = 10 * MIB;
+
+/// `iomark disk DEV --profile pts-iops` with the rig's settings and
+/// `extra`, at `nice -10` (the writer that keeps a drive's queue fed, as
+/// sustained_rig says why).
+fn pts_run(dev: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "-n",
+        "-10",
+        IOMARK,
+        "disk",
+        dev,
+        "--allow-write",
+        dev,
+        "--profile",
+        "pts-iops",
+        "--engine",
+        "psync",
+        "--qd",
+        "1",
+        "--sizes",
+        "4k",
+        "--mixes",
+        "0",
+        "--runtime",
+        "1s",
+        "--precondition",
+        "0",
+        "--json",
+        "--no-store",
+    ];
+    args.extend_from_slice(extra);
+    let out = std::process::Command::new("nice")
+        .args(&args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("nice iomark runs");
+    assert!(out.status.success(), "iomark {args:?}: {}", stderr(&out));
+    json(&out)
+}
+
+fn result(doc: &Value) -> &Value {
+    let r = &doc["body"]["profile_result"];
+    assert_eq!(r["family"], "pts_iops", "{}", doc["body"]["profile"]);
+    r
+}
+
+fn tracking(r: &Value) -> Vec<f64> {
+    r["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["tracking"].as_f64().unwrap())
+        .collect()
+}
+
+#[test]
+fn steady_state_comes_in_the_window_after_the_rigs_fall_at_its_rate() {
+    require!(require_root());
+    let dev = LoopDevice::blank_in_memory(512 * MIB).expect("loop device");
+    let rig = require!(ThrottleCliff::new(
+        &dev,
+        CacheShape {
+            fast_bps: FAST,
+            cache: 60 * MIB,
+            slow_bps: SLOW,
+            recovers: None,
+        }
+    ));
+    let d = dev.dev.to_str().unwrap();
+    let doc = pts_run(d, &["--passes", "12"]);
+    let r = result(&doc);
+    assert_eq!(r["purge"]["done"], "discarded", "{}", r["purge"]);
+    assert_eq!(rig.falls(), 1);
+    let fell_at = rig.fell_at()[0];
+    // The round the rate fell in: where the rounds' writes passed it.
+    let jobs = doc["body"]["jobs"].as_array().unwrap();
+    let mut written = 0u64;
+    let fall_round = jobs
+        .iter()
+        .position(|j| {
+            written += j["write"]["io_bytes"].as_u64().unwrap();
+            written >= fell_at
+        })
+        .expect("the rounds passed the rig's cache") as u64
+        + 1;
+    let w = &r["window"];
+    let (first, last) = (
+        w["first_round"].as_u64().unwrap(),
+        w["last_round"].as_u64().unwrap(),
+    );
+    eprintln!(
+        "pts rig: fell in round {fall_round}; steady {} in rounds {first}-{last}; tracking {:?}",
+        w["steady"],
+        tracking(r)
+    );
+    assert_eq!(w["steady"], true, "{r}");
+    // The window holds only rounds after the fall, and comes as soon as
+    // five of them do (the round after the fall may still be settling).
+    assert!(
+        first > fall_round,
+        "window {first}-{last}, fall in {fall_round}"
+    );
+    assert!(
+        last <= fall_round + 6,
+        "window {first}-{last}, fall in {fall_round}"
+    );
+    assert_eq!(r["rounds"].as_array().unwrap().len() as u64, last);
+    // At the slow rule, as a one-second job that starts from idle reads
+    // it: each cell is its own job, and the throttle lets the first slice
+    // after a pause through before it limits (testrig's bounds say how
+    // much). What the device served after the fall also counts the pauses
+    // between the cells, so it is held to the rule's band on its own.
+    let served = rig.served().expect("the rig saw its fall");
+    served.assert_after_within_the_rule(SLOW);
+    let average = w["average"].as_f64().unwrap() * 4096.0;
+    assert_at_the_throttle(
+        "window's average, 4 KiB writes",
+        average,
+        SLOW as f64,
+        Duration::from_secs(1),
+        WindowStart::FromIdle,
+    );
+    let cell = &r["table"][0];
+    assert_eq!(
+        (cell["read_pct"].as_u64(), cell["bs"].as_u64()),
+        (Some(0), Some(4096))
+    );
+    assert_near(
+        "the table's 4 KiB 0/100",
+        cell["iops"].as_f64().unwrap(),
+        w["average"].as_f64().unwrap(),
+        1e-9,
+    );
+}
+
+#[test]
+fn a_rate_that_keeps_flipping_is_not_steady_after_the_last_round() {
+    require!(require_root());
+    let dev = LoopDevice::blank_in_memory(512 * MIB).expect("loop device");
+    let _rig = require!(AlternatingThrottle::new(
+        &dev,
+        (FAST, SLOW),
+        Duration::from_secs(2)
+    ));
+    let d = dev.dev.to_str().unwrap();
+    let doc = pts_run(d, &["--passes", "7"]);
+    let r = result(&doc);
+    let rounds = tracking(r);
+    eprintln!("pts flip rig: tracking {rounds:?}");
+    assert_eq!(rounds.len(), 7, "{r}");
+    assert_eq!(r["window"]["steady"], false, "{r}");
+    assert_eq!(r["window"]["last_round"], 7, "{r}");
+    let warnings = doc["warnings"].as_array().cloned().unwrap_or_default();
+    assert!(
+        warnings.iter().any(|w| w["kind"] == "not_steady"
+            && w["message"]
+                .as_str()
+                .unwrap()
+                .contains("not reached in 7 rounds")),
+        "{warnings:?}"
+    );
+}

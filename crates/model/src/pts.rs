@@ -1,0 +1,137 @@
+//! SNIA's Solid State Storage Performance Test Specification (PTS 2.0.2)
+//! as iomark runs it (docs/pts.md): the IOPS test's rounds, the tracking
+//! variable's steady-state window, and the table the specification
+//! reports.
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::{Bytes, BytesPerSec, Nanos};
+
+/// What was done to the device before the test, as the specification's
+/// first step asks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "done", rename_all = "snake_case")]
+pub enum Purge {
+    /// Every block of the test's range discarded (BLKSECDISCARD when
+    /// `secure`, else BLKDISCARD).
+    Discarded {
+        /// Whether the secure variant was accepted.
+        secure: bool,
+    },
+    /// Not purged, and why.
+    Skipped {
+        /// The reason, as shown.
+        why: String,
+    },
+}
+
+/// The workload-independent preconditioning: sequential 128 KiB writes
+/// over the test's range.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Preconditioning {
+    /// Bytes asked for (twice the range by default; 0: skipped).
+    pub asked: Bytes,
+    /// Bytes written.
+    pub written: Bytes,
+    /// How long it took.
+    pub took: Nanos,
+}
+
+/// One cell of a round: one read/write mix at one block size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PtsCell {
+    /// Percentage of reads (100 is all reads).
+    pub read_pct: u8,
+    /// Bytes per I/O.
+    pub bs: Bytes,
+    /// I/Os a second, both directions.
+    pub iops: f64,
+    /// Bytes a second, both directions.
+    pub bw: BytesPerSec,
+    /// Mean completion latency, ns.
+    pub lat_mean_ns: f64,
+    /// The measured job in the run's `jobs`; none in the window's
+    /// averages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<usize>,
+}
+
+/// One round: every cell once, in the specification's order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PtsRound {
+    /// From 1.
+    pub round: u32,
+    /// The cells run, in order.
+    pub cells: Vec<PtsCell>,
+    /// The tracking variable's value in this round (4 KiB, all writes).
+    pub tracking: f64,
+}
+
+/// The measurement window: the last five rounds, judged by the
+/// specification's rule.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PtsWindowFigures {
+    /// The window's first round (from 1).
+    pub first_round: u32,
+    /// Its last round.
+    pub last_round: u32,
+    /// The tracking variable's average over it.
+    pub average: f64,
+    /// Its largest value less its smallest.
+    pub data_excursion: f64,
+    /// The best-fit line's slope, per round.
+    pub slope: f64,
+    /// The best-fit line at the window's first round.
+    pub intercept: f64,
+    /// How far the line moves across the window.
+    pub slope_excursion: f64,
+    /// Whether steady: data excursion within 20% of the average and the
+    /// line's within 10%.
+    pub steady: bool,
+}
+
+/// The PTS IOPS test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PtsIopsResult {
+    /// Read percentages of the mixes, in order (100/0 to 0/100).
+    pub mixes: Vec<u8>,
+    /// Block sizes, in order (largest first, as the specification lists).
+    pub block_sizes: Vec<Bytes>,
+    /// Threads, each with `depth` I/Os in flight.
+    pub threads: u32,
+    /// I/Os in flight per thread.
+    pub depth: u32,
+    /// Measured time of each cell.
+    pub cell_time: Nanos,
+    /// Rounds after which the test stops unsteady.
+    pub max_rounds: u32,
+    /// Bytes of the test's range (the active range).
+    pub range: Bytes,
+    /// Whether the target is a block device; a file's figures are the
+    /// plumbing's, not a PTS result.
+    pub on_device: bool,
+    /// The first step.
+    pub purge: Purge,
+    /// The second.
+    pub preconditioning: Preconditioning,
+    /// Every round run.
+    pub rounds: Vec<PtsRound>,
+    /// The first steady window, or the last window judged when none was
+    /// steady; none before five rounds.
+    pub window: Option<PtsWindowFigures>,
+    /// Each cell averaged over the window's rounds (or over the rounds run
+    /// when fewer than a window): the IOPS table.
+    pub table: Vec<PtsCell>,
+}
+
+impl PtsIopsResult {
+    /// Whether steady state was reached.
+    pub fn steady(&self) -> bool {
+        self.window.is_some_and(|w| w.steady)
+    }
+}
+
+/// A mix as the specification writes it: `65/35` (reads/writes).
+pub fn mix_label(read_pct: u8) -> String {
+    format!("{read_pct}/{}", 100 - read_pct)
+}
