@@ -104,4 +104,18 @@ pub struct SustainedResult {
     pub recover_pass: Option<SustainedPass>,
     /// What the second pass showed, when it ran and the first had a cliff.
     pub recovery: Option<Recovery>,
+    /// Set when this is SNIA PTS's write-saturation test (`pts-wsat`):
+    /// random writes by several threads, each writing the region once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wsat: Option<Wsat>,
+}
+
+/// What SNIA PTS's write-saturation test adds to a sustained pass.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Wsat {
+    /// Threads, each writing the region once in random blocks: the pass
+    /// writes this many times the region.
+    pub threads: u32,
+    /// The purge before it.
+    pub purge: crate::pts::Purge,
 }

@@ -5,8 +5,9 @@
 use std::fmt::Write;
 
 use iomark_model::disk::DiskRun;
+use iomark_model::pts::Purge;
 use iomark_model::sustained::{PassEnd, SustainedPass, SustainedResult};
-use iomark_model::units::BytesPerSec;
+use iomark_model::units::{Bytes, BytesPerSec};
 
 /// `104.86 MB/s (100.00 MiB/s)`: the unit iomark prints rates in, and the
 /// one throttles and drive sheets in MiB are set in.
@@ -23,14 +24,23 @@ fn ended(end: PassEnd) -> &'static str {
     }
 }
 
-fn pass_lines(out: &mut String, p: &SustainedPass) {
+/// A rate, and with `iops_of` (WSAT's block size) the I/Os a second too.
+fn rate_iops(r: BytesPerSec, iops_of: Option<Bytes>) -> String {
+    match iops_of.filter(|b| b.get() > 0) {
+        Some(bs) => format!("{}, {:.0} IOPS", rate(r), r.0 / bs.get() as f64),
+        None => rate(r),
+    }
+}
+
+fn pass_lines(out: &mut String, p: &SustainedPass, iops_of: Option<Bytes>) {
     let _ = writeln!(
         out,
-        "{:14} {} in {:.1} s, {} mean; stopped at {}",
+        "{:14} {} in {:.1} s, {} mean;\n{:14} stopped at {}",
         "Written",
         p.written,
         p.elapsed.as_secs_f64(),
-        rate(p.mean_rate),
+        rate_iops(p.mean_rate, iops_of),
+        "",
         ended(p.end)
     );
     match &p.cliff {
@@ -42,8 +52,18 @@ fn pass_lines(out: &mut String, p: &SustainedPass) {
                 c.at,
                 c.time.as_secs_f64()
             );
-            let _ = writeln!(out, "{:14} {}", "Rate before", rate(c.rate_before));
-            let _ = writeln!(out, "{:14} {}", "Rate after", rate(c.rate_after));
+            let _ = writeln!(
+                out,
+                "{:14} {}",
+                "Rate before",
+                rate_iops(c.rate_before, iops_of)
+            );
+            let _ = writeln!(
+                out,
+                "{:14} {}",
+                "Rate after",
+                rate_iops(c.rate_after, iops_of)
+            );
             if c.gradual {
                 let _ = writeln!(
                     out,
@@ -57,7 +77,7 @@ fn pass_lines(out: &mut String, p: &SustainedPass) {
                 out,
                 "No cliff in {}: the rate held at {}",
                 p.written,
-                rate(p.mean_rate)
+                rate_iops(p.mean_rate, iops_of)
             );
         }
     }
@@ -73,12 +93,27 @@ pub(crate) fn sustained(run: &DiskRun, r: &SustainedResult) -> (String, String) 
     });
     // The depth actually run: a synchronous engine keeps one write in flight.
     let depth = run.jobs.first().map_or(r.depth, |j| j.spec.depth_run());
-    let header = format!(
-        "Sustained write: {} blocks QD{depth}{how}, over up to {}\n",
-        r.bs, r.region
-    );
+    let iops_of = r.wsat.as_ref().map(|_| r.bs);
+    let header = match &r.wsat {
+        Some(w) => {
+            let purge = match &w.purge {
+                Purge::Discarded { secure: true } => "every block secure-discarded".to_string(),
+                Purge::Discarded { secure: false } => "every block discarded".to_string(),
+                Purge::Skipped { why } => format!("skipped: {why}"),
+            };
+            format!(
+                "SNIA PTS 2.0.2 write saturation: {} random writes QD{depth} T{}{how},\n\
+                 each thread over the {} region once ({}x the region)\nPurge          {purge}\n",
+                r.bs, w.threads, r.region, w.threads
+            )
+        }
+        None => format!(
+            "Sustained write: {} blocks QD{depth}{how}, over up to {}\n",
+            r.bs, r.region
+        ),
+    };
     let mut body = String::from("\n");
-    pass_lines(&mut body, &r.pass);
+    pass_lines(&mut body, &r.pass, iops_of);
     if let Some(again) = &r.recover_pass {
         let idle = r.recovery.map(|v| v.idle.as_secs_f64());
         let _ = writeln!(
@@ -86,7 +121,7 @@ pub(crate) fn sustained(run: &DiskRun, r: &SustainedResult) -> (String, String) 
             "\nAfter {} idle:",
             idle.map_or("the".into(), |s| format!("{s:.0} s"))
         );
-        pass_lines(&mut body, again);
+        pass_lines(&mut body, again, iops_of);
         if let Some(v) = &r.recovery {
             let share = r
                 .pass

@@ -80,11 +80,13 @@ pub enum ProfileName {
     Verify,
     /// SNIA PTS's IOPS test.
     PtsIops,
+    /// SNIA PTS's write-saturation test.
+    PtsWsat,
 }
 
 impl ProfileName {
     /// Every profile, in the order `--help` lists them.
-    pub const ALL: [ProfileName; 13] = [
+    pub const ALL: [ProfileName; 14] = [
         ProfileName::Cdm,
         ProfileName::CdmNvme,
         ProfileName::CdmPeak,
@@ -98,6 +100,7 @@ impl ProfileName {
         ProfileName::Sustained,
         ProfileName::Verify,
         ProfileName::PtsIops,
+        ProfileName::PtsWsat,
     ];
 
     /// The name on the command line and in results.
@@ -116,6 +119,7 @@ impl ProfileName {
             ProfileName::Sustained => "sustained",
             ProfileName::Verify => "verify",
             ProfileName::PtsIops => "pts-iops",
+            ProfileName::PtsWsat => "pts-wsat",
         }
     }
 
@@ -140,7 +144,9 @@ impl ProfileName {
             ProfileName::Gnome => Err("it samples one device's transfer-rate curve"),
             ProfileName::Artefacts => Err("it probes one device's compression and deduplication"),
             ProfileName::Verify => Err("it checks one device's data and capacity"),
-            ProfileName::PtsIops => Err("it brings one device to its steady state"),
+            ProfileName::PtsIops | ProfileName::PtsWsat => {
+                Err("it brings one device to its steady state")
+            }
         }
     }
 
@@ -160,6 +166,7 @@ impl ProfileName {
             ProfileName::Sustained => sustained::SETTINGS,
             ProfileName::Verify => verify::SETTINGS,
             ProfileName::PtsIops => pts::SETTINGS,
+            ProfileName::PtsWsat => sustained::WSAT_SETTINGS,
         }
     }
 }
@@ -223,6 +230,7 @@ pub fn plan(name: ProfileName, s: &ProfileSettings) -> Result<ProfilePlan, DiskE
         ProfileName::Sustained => ProfilePlan::Sustained(sustained::plan(s)?),
         ProfileName::Verify => ProfilePlan::Verify(verify::plan(s)?),
         ProfileName::PtsIops => ProfilePlan::PtsIops(pts::plan(s)?),
+        ProfileName::PtsWsat => ProfilePlan::Sustained(sustained::plan_wsat(s)?),
     })
 }
 
@@ -255,7 +263,7 @@ impl ProfilePlan {
                 .map(|(_, bs)| bs)
                 .collect(),
             ProfilePlan::Artefacts(_) => vec![artefacts::BLOCK],
-            ProfilePlan::Sustained(_) => vec![sustained::BLOCK],
+            ProfilePlan::Sustained(o) => vec![o.pattern.bs.get()],
             ProfilePlan::Verify(_) => {
                 vec![crate::verify::GROUP, crate::verify::block::BLOCK as u64]
             }

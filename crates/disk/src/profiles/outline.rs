@@ -277,13 +277,17 @@ impl ProfilePlan {
             // The whole region is the most a pass writes; --until-steady
             // and the recovery pass may stop sooner.
             ProfilePlan::Sustained(opts) => {
-                let region = Cost::Bytes(sustained::region(target_size).get());
-                let block = Some(sustained::BLOCK);
-                o.push("sustained write".into(), 1, region, block);
+                let bytes = Cost::Bytes(sustained::pass_bytes(opts, target_size).get());
+                let block = Some(opts.pattern.bs.get());
+                let name = if opts.wsat {
+                    "write saturation"
+                } else {
+                    "sustained write"
+                };
+                o.push(name.into(), 1, bytes, block);
                 if let Some(idle) = opts.recover {
                     o.push("interval".into(), 2, Cost::Time(idle.as_duration()), None);
-                    let label = "sustained write after idle".into();
-                    o.push(label, 2, region, block);
+                    o.push(format!("{name} after idle"), 2, bytes, block);
                 }
             }
             ProfilePlan::Verify(opts) => {

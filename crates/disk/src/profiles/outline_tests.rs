@@ -303,6 +303,9 @@ fn every_profile_begins_the_steps_of_its_outline() {
             s.qd = Some(Depths(vec![1]));
             s.mixes = Some(MixList(vec![0]));
         });
+        if name == ProfileName::PtsWsat {
+            s.qd = Some(Depths(vec![1]));
+        }
         let p = plan(name, &s).unwrap();
         let outline = p.outline(target.info.size);
         let mut seen = Labels::default();

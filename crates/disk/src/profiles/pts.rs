@@ -176,7 +176,7 @@ fn cell_of(job: &DiskJobResult, read_pct: u8, bs: Bytes, index: usize) -> PtsCel
 }
 
 /// The first step: discard the range on a block device.
-fn purge(target: &OpenTarget, range: Bytes) -> Purge {
+pub(super) fn purge(target: &OpenTarget, range: Bytes) -> Purge {
     if target.info.kind != TargetKind::BlockDevice {
         return Purge::Skipped {
             why: "a file has no blocks of its own to purge".into(),

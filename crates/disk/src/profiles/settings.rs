@@ -204,7 +204,8 @@ pub struct ProfileSettings {
     pub mix: Option<u8>,
 
     /// iometer: queue depths, a list (1,2,4,8, the default) or a range
-    /// (1..32, powers of two).
+    /// (1..32, powers of two). pts-iops and pts-wsat: one depth, per
+    /// each of the four threads (default 32).
     #[cfg_attr(feature = "clap", arg(long = Setting::Qd.long(), value_name = "LIST", help_heading = "Profile"))]
     pub qd: Option<Depths>,
 

@@ -22,8 +22,9 @@ use std::time::Duration;
 
 use iomark_model::disk::{DataPattern, DiskJobResult, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::ProfileResult;
+use iomark_model::pts::Purge;
 use iomark_model::sustained::{
-    Cliff, PassEnd, Recovery, SustainedPass, SustainedResult, WrittenAt,
+    Cliff, PassEnd, Recovery, SustainedPass, SustainedResult, WrittenAt, Wsat,
 };
 use iomark_model::units::{Bytes, BytesPerSec, Nanos};
 use iomark_model::{Warning, WarningKind};
@@ -59,9 +60,56 @@ const STORED_POINTS: u32 = 2000;
 /// and its points are at least this far apart.
 const STORED_STEP: Duration = Duration::from_millis(250);
 
+/// What a pass writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pattern {
+    /// Sequential or random writes.
+    pub rw: RwMode,
+    /// Bytes per write.
+    pub bs: Bytes,
+    /// Writes in flight per thread with an asynchronous engine.
+    pub depth: u32,
+    /// Threads, each writing the whole region once.
+    pub threads: u32,
+}
+
+impl Pattern {
+    /// The sustained-write test's: 1 MiB sequential writes at QD8, one
+    /// thread.
+    pub const SEQUENTIAL: Pattern = Pattern {
+        rw: RwMode::Write,
+        bs: Bytes(BLOCK),
+        depth: DEPTH,
+        threads: 1,
+    };
+
+    /// SNIA PTS's write saturation: 4 KiB random writes, four threads of
+    /// `depth` (32 by default), each writing the region once: four times
+    /// the capacity, as the specification's test writes.
+    pub fn wsat(depth: u32) -> Pattern {
+        Pattern {
+            rw: RwMode::RandWrite,
+            bs: Bytes(WSAT_BLOCK),
+            depth,
+            threads: WSAT_THREADS,
+        }
+    }
+}
+
+/// WSAT's block size.
+pub const WSAT_BLOCK: u64 = 4 << 10;
+/// WSAT's threads (the enterprise T4Q32).
+pub const WSAT_THREADS: u32 = 4;
+/// WSAT's depth per thread unless `--qd` says.
+pub const WSAT_DEPTH: u32 = 32;
+
 /// How to run the test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SustainedOptions {
+    /// What a pass writes.
+    pub pattern: Pattern,
+    /// PTS's write-saturation test: purge first, say it is WSAT.
+    pub wsat: bool,
     /// The engine.
     pub engine: EngineKind,
     /// Stop once the rate after a drop has been steady this long.
@@ -76,6 +124,33 @@ pub struct SustainedOptions {
 
 /// The settings the test takes.
 pub const SETTINGS: &[Setting] = &[Setting::Engine, Setting::UntilSteady, Setting::Recover];
+
+/// The settings PTS's write-saturation test takes: also its depth.
+pub const WSAT_SETTINGS: &[Setting] = &[
+    Setting::Engine,
+    Setting::Qd,
+    Setting::UntilSteady,
+    Setting::Recover,
+];
+
+/// The write-saturation test's options: the sustained test's, with WSAT's
+/// pattern and a purge first.
+pub fn plan_wsat(s: &ProfileSettings) -> Result<SustainedOptions, DiskError> {
+    let depth = match s.qd.as_ref().map(|q| q.0.as_slice()) {
+        None => WSAT_DEPTH,
+        Some([d]) => *d,
+        Some(_) => {
+            return Err(DiskError::Invalid(
+                "pts-wsat runs one depth: give --qd a single value".into(),
+            ))
+        }
+    };
+    Ok(SustainedOptions {
+        pattern: Pattern::wsat(depth),
+        wsat: true,
+        ..plan(s)?
+    })
+}
 
 /// The test's options from the user's settings.
 pub fn plan(s: &ProfileSettings) -> Result<SustainedOptions, DiskError> {
@@ -92,6 +167,8 @@ pub fn plan(s: &ProfileSettings) -> Result<SustainedOptions, DiskError> {
         ));
     }
     Ok(SustainedOptions {
+        pattern: Pattern::SEQUENTIAL,
+        wsat: false,
         engine: s.engine.unwrap_or(EngineKind::IoUring),
         until_steady: s.until_steady,
         recover: s.recover,
@@ -100,24 +177,27 @@ pub fn plan(s: &ProfileSettings) -> Result<SustainedOptions, DiskError> {
     })
 }
 
-/// The region the passes write on a target of `size`: whole blocks, at
-/// least one.
-pub fn region(size: Bytes) -> Bytes {
-    let size = size.get();
-    Bytes((size / BLOCK * BLOCK).max(BLOCK.min(size)))
+/// The region the passes write on a target of `size`: whole blocks of
+/// `bs`, at least one.
+pub fn region(size: Bytes, bs: Bytes) -> Bytes {
+    let (size, bs) = (size.get(), bs.get().max(1));
+    Bytes((size / bs * bs).max(bs.min(size)))
+}
+
+/// The bytes a pass writes at most: each thread the region once.
+pub fn pass_bytes(o: &SustainedOptions, target_size: Bytes) -> Bytes {
+    let region = region(target_size, o.pattern.bs).get();
+    Bytes(region.saturating_mul(u64::from(o.pattern.threads)))
 }
 
 fn spec(o: &SustainedOptions, region: Bytes, t: &OpenTarget, name: &str) -> DiskJobSpec {
+    let p = o.pattern;
     DiskJobSpec {
-        iodepth: DEPTH,
+        iodepth: p.depth,
+        numjobs: p.threads,
         size: region,
         rwmix_read: 0,
-        ..PointSpec::one_pass(o.engine, o.data, o.seed).job(
-            name.into(),
-            RwMode::Write,
-            Bytes(BLOCK),
-            t,
-        )
+        ..PointSpec::one_pass(o.engine, o.data, o.seed).job(name.into(), p.rw, p.bs, t)
     }
 }
 
@@ -259,18 +339,18 @@ fn summary(pass: &Pass, cliff: Option<Cliff>, job: usize) -> SustainedPass {
 
 /// The first pass's end under `--until-steady`: a drop, then a rate
 /// steady for `span` after it.
-fn steady_after_drop(points: &[WrittenAt], span: Nanos) -> Option<PassEnd> {
+fn steady_after_drop(points: &[WrittenAt], span: Nanos, bs: Bytes) -> Option<PassEnd> {
     let params = CliffParams::default();
     let cliff = find_cliff(points, &params)?;
     let since = Nanos(cliff.time.get() + params.hold.get());
-    steady(points, since, span, STEADY_TOLERANCE, Bytes(BLOCK)).then_some(PassEnd::Steady)
+    steady(points, since, span, STEADY_TOLERANCE, bs).then_some(PassEnd::Steady)
 }
 
 /// The recovery pass's end: a drop with a steady rate after it, a steady
 /// slow rate from the start (nothing came back), or twice the first
 /// cache written without a drop (it all came back).
-fn recovery_seen(points: &[WrittenAt], first: &Cliff, span: Nanos) -> Option<PassEnd> {
-    if steady_after_drop(points, span).is_some() {
+fn recovery_seen(points: &[WrittenAt], first: &Cliff, span: Nanos, bs: Bytes) -> Option<PassEnd> {
+    if steady_after_drop(points, span, bs).is_some() {
         return Some(PassEnd::Enough);
     }
     let last = points.last()?;
@@ -280,8 +360,7 @@ fn recovery_seen(points: &[WrittenAt], first: &Cliff, span: Nanos) -> Option<Pas
     let mid = (first.rate_before.0 + first.rate_after.0) / 2.0;
     let from = Nanos(last.time.get().saturating_sub(span.get()));
     let slow = rate_between(points, from, last.time).0 < mid;
-    (slow && steady(points, Nanos(0), span, STEADY_TOLERANCE, Bytes(BLOCK)))
-        .then_some(PassEnd::Enough)
+    (slow && steady(points, Nanos(0), span, STEADY_TOLERANCE, bs)).then_some(PassEnd::Enough)
 }
 
 /// How much cache the second pass found: its own cliff when it has one;
@@ -314,12 +393,32 @@ pub fn run(
     stop: &AtomicBool,
     obs: &mut dyn ProfileObserver,
 ) -> Result<ProfileOutcome, DiskError> {
-    let region = region(target.info.size);
+    let bs = o.pattern.bs;
+    let region = region(target.info.size, bs);
     let mut warnings = Vec::new();
-    let first_spec = spec(o, region, target, "sustained write");
+    let wsat = o.wsat.then(|| Wsat {
+        threads: o.pattern.threads,
+        purge: super::pts::purge(target, region),
+    });
+    if let Some(Wsat {
+        purge: Purge::Skipped { why },
+        ..
+    }) = &wsat
+    {
+        warnings.push(Warning::new(
+            WarningKind::NotSteady,
+            format!("pts-wsat: the target was not purged first: {why}"),
+        ));
+    }
+    let name = if o.wsat {
+        "write saturation"
+    } else {
+        "sustained write"
+    };
+    let first_spec = spec(o, region, target, name);
     let first = match o.until_steady {
         Some(span) => run_pass(&first_spec, target, stop, obs, &|p| {
-            steady_after_drop(p, span)
+            steady_after_drop(p, span, bs)
         })?,
         None => run_pass(&first_spec, target, stop, obs, &|_| None)?,
     };
@@ -351,8 +450,10 @@ pub fn run(
             )),
             Some(c) if pause(idle.as_duration(), stop, obs) => {
                 let span = o.until_steady.unwrap_or(STEADY_SPAN);
-                let again = spec(o, region, target, "sustained write after idle");
-                let second = run_pass(&again, target, stop, obs, &|p| recovery_seen(p, &c, span))?;
+                let again = spec(o, region, target, &format!("{name} after idle"));
+                let second = run_pass(&again, target, stop, obs, &|p| {
+                    recovery_seen(p, &c, span, bs)
+                })?;
                 interrupted = second.end == PassEnd::Interrupted;
                 let (bytes, at_least) = recovered(&second.points, &c);
                 let own_cliff = find_cliff(&second.points, &CliffParams::default());
@@ -373,13 +474,14 @@ pub fn run(
     Ok(ProfileOutcome {
         jobs,
         result: ProfileResult::Sustained(SustainedResult {
-            bs: Bytes(BLOCK),
-            depth: DEPTH,
+            bs,
+            depth: o.pattern.depth,
             region,
             until_steady: o.until_steady.is_some(),
             pass,
             recover_pass,
             recovery,
+            wsat,
         }),
         warnings,
         interrupted,
@@ -423,9 +525,12 @@ mod tests {
     fn until_steady_waits_for_the_span_after_the_drop() {
         let span = Nanos::from_secs(5);
         let short = pass(9.0, 256.0 * MIB, 100.0 * MIB, 20.0 * MIB);
-        assert_eq!(steady_after_drop(&short, span), None);
+        assert_eq!(steady_after_drop(&short, span, Bytes(BLOCK)), None);
         let long = pass(12.0, 256.0 * MIB, 100.0 * MIB, 20.0 * MIB);
-        assert_eq!(steady_after_drop(&long, span), Some(PassEnd::Steady));
+        assert_eq!(
+            steady_after_drop(&long, span, Bytes(BLOCK)),
+            Some(PassEnd::Steady)
+        );
     }
 
     #[test]
@@ -450,13 +555,18 @@ mod tests {
         // Nothing came back.
         let none = pass(15.0, 0.0, 100.0 * MIB, 20.0 * MIB);
         assert!(recovered(&none, &first).0.get() < MIB as u64);
-        assert!(recovery_seen(&none, &first, Nanos::from_secs(10)).is_some());
+        assert!(recovery_seen(&none, &first, Nanos::from_secs(10), Bytes(BLOCK)).is_some());
         // All of it and more: a lower bound.
         let all = pass(5.0, 1e12, 100.0 * MIB, 20.0 * MIB);
         let (b, at_least) = recovered(&all, &first);
         assert!(at_least && b.get() > 400 * MIB as u64, "{b}");
         assert_eq!(
-            recovery_seen(&pass(6.0, 1e12, 100.0 * MIB, 20.0 * MIB), &first, Nanos(1)),
+            recovery_seen(
+                &pass(6.0, 1e12, 100.0 * MIB, 20.0 * MIB),
+                &first,
+                Nanos(1),
+                Bytes(BLOCK)
+            ),
             Some(PassEnd::Enough)
         );
     }

@@ -58,12 +58,13 @@ fn every_profile_is_listed_once_and_parses_back() {
         ProfileName::Sustained => 10,
         ProfileName::Verify => 11,
         ProfileName::PtsIops => 12,
+        ProfileName::PtsWsat => 13,
     };
     for (i, p) in ProfileName::ALL.into_iter().enumerate() {
         assert_eq!(index(p), i, "{p} is out of place in ProfileName::ALL");
         assert_eq!(p.as_str().parse::<ProfileName>(), Ok(p));
     }
-    assert_eq!(ProfileName::ALL.len(), index(ProfileName::PtsIops) + 1);
+    assert_eq!(ProfileName::ALL.len(), index(ProfileName::PtsWsat) + 1);
 }
 
 #[test]

@@ -22,7 +22,13 @@ pub fn sustained_figures(s: &SustainedResult, first: Option<&DiskJobResult>) -> 
             if s.direct { "direct" } else { "buffered" }
         )
     });
-    let test = format!("sustained write{how}");
+    // WSAT's figures are the same measurements under PTS's name, with
+    // the rates in I/Os a second as the specification reports them.
+    let test = match s.wsat {
+        Some(_) => format!("PTS WSAT{how}"),
+        None => format!("sustained write{how}"),
+    };
+    let iops = |rate: f64| rate / s.bs.get().max(1) as f64;
     let mut figs = TestFigures::new(&mut out, &test, "");
     let pass = &s.pass;
     figs.push(
@@ -41,6 +47,10 @@ pub fn sustained_figures(s: &SustainedResult, first: Option<&DiskJobResult>) -> 
                 None,
             );
             figs.push("rate after", FigureUnit::BytesPerSec, c.rate_after.0, None);
+            if s.wsat.is_some() {
+                figs.push("iops before", FigureUnit::Iops, iops(c.rate_before.0), None);
+                figs.push("iops after", FigureUnit::Iops, iops(c.rate_after.0), None);
+            }
         }
         None => figs.push("rate", FigureUnit::BytesPerSec, pass.mean_rate.0, None),
     }
