@@ -31,9 +31,6 @@ const SLOW: u64 = 10 * MIB;
 /// sustained_rig says why).
 fn pts_run(dev: &str, extra: &[&str]) -> Value {
     let mut args = vec![
-        "-n",
-        "-10",
-        IOMARK,
         "disk",
         dev,
         "--allow-write",
@@ -48,21 +45,13 @@ fn pts_run(dev: &str, extra: &[&str]) -> Value {
         "4k",
         "--mixes",
         "0",
-        "--runtime",
-        "1s",
         "--precondition",
         "0",
         "--json",
         "--no-store",
     ];
     args.extend_from_slice(extra);
-    let out = std::process::Command::new("nice")
-        .args(&args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("nice iomark runs");
-    assert!(out.status.success(), "iomark {args:?}: {}", stderr(&out));
-    json(&out)
+    json(&iomark_fed_ok(&args))
 }
 
 fn result(doc: &Value) -> &Value {
@@ -202,21 +191,17 @@ fn a_rate_that_keeps_flipping_is_not_steady_after_the_last_round() {
 fn write_saturation_finds_the_rigs_cliff_and_its_rates() {
     require!(require_root());
     let dev = LoopDevice::blank_in_memory(48 * MIB).expect("loop device");
-    let cache = 96 * MIB;
-    let rig = require!(ThrottleCliff::new(
-        &dev,
-        CacheShape {
-            fast_bps: FAST,
-            cache,
-            slow_bps: SLOW,
-            recovers: None,
-        }
-    ));
+    let shape = CacheShape {
+        fast_bps: FAST,
+        cache: 96 * MIB,
+        slow_bps: SLOW,
+        recovers: None,
+    };
+    let rig = require!(ThrottleCliff::new(&dev, shape));
     let d = dev.dev.to_str().unwrap();
-    let args = [
-        "-n",
-        "-10",
-        IOMARK,
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let out = iomark_fed_ok(&[
         "disk",
         d,
         "--allow-write",
@@ -228,16 +213,9 @@ fn write_saturation_finds_the_rigs_cliff_and_its_rates() {
         "--qd",
         "1",
         "--json",
-    ];
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
-    let out = std::process::Command::new("nice")
-        .args(args)
-        .args(["--db", db.to_str().unwrap()])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("nice iomark runs");
-    assert!(out.status.success(), "iomark {args:?}: {}", stderr(&out));
+        "--db",
+        db.to_str().unwrap(),
+    ]);
     let doc = json(&out);
     let r = &doc["body"]["profile_result"];
     assert_eq!(r["family"], "sustained", "{r}");
@@ -249,39 +227,8 @@ fn write_saturation_finds_the_rigs_cliff_and_its_rates() {
         "{}",
         r["pass"]
     );
-    let c = &r["pass"]["cliff"];
-    assert!(c.is_object(), "no cliff found: {}", r["pass"]);
-    let fell_at = rig.fell_at()[0];
-    assert_near("rig's fall", fell_at as f64, cache as f64, 0.05);
-    assert_near(
-        "cache size",
-        c["at"].as_f64().unwrap(),
-        fell_at as f64,
-        0.10,
-    );
-    let served = rig.served().expect("the rig saw its fall");
-    assert_at_the_throttle(
-        "rig: the device served before the fall",
-        served.before,
-        FAST as f64,
-        served.before_window,
-        WindowStart::FromIdle,
-    );
-    served.assert_after_within_the_rule(SLOW);
-    let before = c["rate_before"].as_f64().unwrap();
-    let after = c["rate_after"].as_f64().unwrap();
-    assert_near(
-        "rate before (against what the device served)",
-        before,
-        served.before,
-        0.05,
-    );
-    assert_near(
-        "rate after (against what the device served)",
-        after,
-        served.after,
-        0.05,
-    );
+    assert_rig_cliff(&r["pass"], &rig, shape);
+    let after = r["pass"]["cliff"]["rate_after"].as_f64().unwrap();
     // The stored figures, in IOPS as PTS reports them.
     let shown = iomark_ok(&[
         "results",

@@ -45,45 +45,11 @@ fn sustained(doc: &Value) -> &Value {
     r
 }
 
-/// The first pass's cliff: cache size within 10% of where the rig's rate
-/// fell (itself within 5% of the cache asked for), the rates before and
-/// after within 5% of what the device served before and after the fall
-/// (each held to its rule's band: testrig's cliff module says why not the
-/// rules' own). The device is written by iomark alone, so what it served
-/// from its first write is what the pass wrote.
-fn assert_rig_cliff(pass: &Value, rig: &ThrottleCliff) {
-    let c = &pass["cliff"];
-    assert!(c.is_object(), "no cliff found: {pass}");
-    let fell_at = rig.fell_at()[0];
-    assert_near("rig's fall", fell_at as f64, CACHE as f64, 0.05);
-    assert_near(
-        "cache size",
-        c["at"].as_f64().unwrap(),
-        fell_at as f64,
-        0.10,
-    );
-    let served = rig.served().expect("the rig saw its fall");
-    assert_at_the_throttle(
-        "rig: the device served before the fall",
-        served.before,
-        FAST as f64,
-        served.before_window,
-        WindowStart::FromIdle,
-    );
-    assert_near(
-        "rate before (against what the device served)",
-        c["rate_before"].as_f64().unwrap(),
-        served.before,
-        0.05,
-    );
-    served.assert_after_within_the_rule(SLOW);
-    assert_near(
-        "rate after (against what the device served)",
-        c["rate_after"].as_f64().unwrap(),
-        served.after,
-        0.05,
-    );
-    assert_eq!(c["gradual"], false, "{c}");
+/// The first pass's cliff where the rig put it (common's
+/// `assert_rig_cliff`), a sudden fall.
+fn assert_sustained_cliff(pass: &Value, rig: &ThrottleCliff, shape: CacheShape) {
+    assert_rig_cliff(pass, rig, shape);
+    assert_eq!(pass["cliff"]["gradual"], false, "{}", pass["cliff"]);
 }
 
 /// A run with psync: under cgroup v1's throttle a loop device serves
@@ -106,23 +72,6 @@ fn run_json(dev: &str, extra: &[&str]) -> Value {
     json(&iomark_fed_ok(&args))
 }
 
-/// `iomark ARGS` at `nice -10` (the module's header says why), which must
-/// succeed.
-fn iomark_fed_ok(args: &[&str]) -> std::process::Output {
-    let out = std::process::Command::new("nice")
-        .args(["-n", "-10", IOMARK])
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("nice iomark runs");
-    assert!(
-        out.status.success(),
-        "iomark {args:?} failed: {}",
-        stderr(&out)
-    );
-    out
-}
-
 #[test]
 fn the_cliff_is_found_where_the_rig_put_it() {
     require!(require_root());
@@ -131,7 +80,7 @@ fn the_cliff_is_found_where_the_rig_put_it() {
     let d = dev.dev.to_str().unwrap();
     let doc = run_json(d, &["--until-steady=5s"]);
     let r = sustained(&doc);
-    assert_rig_cliff(&r["pass"], &rig);
+    assert_sustained_cliff(&r["pass"], &rig, rig_shape());
     assert_eq!(r["pass"]["end"], "steady", "{r}");
     // It stopped well before the device's end: 256 MiB, the drop's hold
     // and the steady span at 20 MiB/s.
@@ -190,7 +139,7 @@ fn recover_measures_the_cache_that_came_back_after_idle() {
     let d = dev.dev.to_str().unwrap();
     let doc = run_json(d, &["--until-steady=5s", "--recover", "3s"]);
     let r = sustained(&doc);
-    assert_rig_cliff(&r["pass"], &rig);
+    assert_sustained_cliff(&r["pass"], &rig, rig_shape());
     let (fell, rose) = (rig.fell_at(), rig.rose_at());
     let rec = &r["recovery"];
     assert!(rec.is_object(), "no recovery: {r}");

@@ -281,12 +281,18 @@ impl AlternatingThrottle {
 
 impl Drop for AlternatingThrottle {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        let _ = set_rule(&self.majmin, 0);
+        stop_and_clear(&self.stop, self.thread.take(), &self.majmin);
     }
+}
+
+/// Stops a rig's thread, waits for it, and removes the device's rule.
+fn stop_and_clear(stop: &AtomicBool, thread: Option<JoinHandle<()>>, majmin: &str) {
+    stop.store(true, Ordering::Relaxed);
+    if let Some(t) = thread {
+        let _ = t.join();
+    }
+    // 0 removes the rule.
+    let _ = set_rule(majmin, 0);
 }
 
 /// Puts the calling thread at real-time priority 10 (SCHED_FIFO), above
@@ -363,12 +369,7 @@ fn watch(stat: &Path, majmin: &str, shape: CacheShape, start: u64, stop: &Atomic
 
 impl Drop for ThrottleCliff {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        // 0 removes the rule.
-        let _ = set_rule(&self.majmin, 0);
+        stop_and_clear(&self.stop, self.thread.take(), &self.majmin);
     }
 }
 

@@ -8,6 +8,15 @@ use std::fmt::Write;
 use iomark_model::disk::DiskRun;
 use iomark_model::pts::{mix_label, PtsIopsResult, Purge};
 
+/// What the purge did, as the PTS tests' text says it.
+pub(crate) fn purge(p: &Purge) -> String {
+    match p {
+        Purge::Discarded { secure: true } => "every block secure-discarded".into(),
+        Purge::Discarded { secure: false } => "every block discarded".into(),
+        Purge::Skipped { why } => format!("skipped: {why}"),
+    }
+}
+
 /// The test's text.
 pub fn pts_iops(out: &mut String, run: &DiskRun, r: &PtsIopsResult) {
     let _ = writeln!(
@@ -22,12 +31,7 @@ pub fn pts_iops(out: &mut String, run: &DiskRun, r: &PtsIopsResult) {
             "A file, not a device: the procedure's plumbing, not a PTS result."
         );
     }
-    let purge = match &r.purge {
-        Purge::Discarded { secure: true } => "every block secure-discarded".to_string(),
-        Purge::Discarded { secure: false } => "every block discarded".to_string(),
-        Purge::Skipped { why } => format!("skipped: {why}"),
-    };
-    let _ = writeln!(out, "{:15} {purge}", "Purge");
+    let _ = writeln!(out, "{:15} {}", "Purge", purge(&r.purge));
     let p = &r.preconditioning;
     let _ = writeln!(
         out,

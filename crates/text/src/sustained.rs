@@ -5,7 +5,6 @@
 use std::fmt::Write;
 
 use iomark_model::disk::DiskRun;
-use iomark_model::pts::Purge;
 use iomark_model::sustained::{PassEnd, SustainedPass, SustainedResult};
 use iomark_model::units::{Bytes, BytesPerSec};
 
@@ -96,11 +95,7 @@ pub(crate) fn sustained(run: &DiskRun, r: &SustainedResult) -> (String, String) 
     let iops_of = r.wsat.as_ref().map(|_| r.bs);
     let header = match &r.wsat {
         Some(w) => {
-            let purge = match &w.purge {
-                Purge::Discarded { secure: true } => "every block secure-discarded".to_string(),
-                Purge::Discarded { secure: false } => "every block discarded".to_string(),
-                Purge::Skipped { why } => format!("skipped: {why}"),
-            };
+            let purge = crate::pts::purge(&w.purge);
             format!(
                 "SNIA PTS 2.0.2 write saturation: {} random writes QD{depth} T{}{how},\n\
                  each thread over the {} region once ({}x the region)\nPurge          {purge}\n",

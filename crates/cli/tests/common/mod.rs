@@ -743,6 +743,68 @@ pub use iomark_testrig::{
     rig_slack, WindowStart,
 };
 
+/// `iomark ARGS` at `nice -10`, which must succeed: the writer that keeps
+/// a drive's queue fed, as a cliff rig's claim needs (sustained_rig's
+/// header says why).
+pub fn iomark_fed_ok(args: &[&str]) -> Output {
+    let out = Command::new("nice")
+        .args(["-n", "-10", IOMARK])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("nice iomark runs");
+    assert!(
+        out.status.success(),
+        "iomark {args:?} failed: {}",
+        stderr(&out)
+    );
+    out
+}
+
+/// A sustained pass's cliff on `rig` of `shape`: cache size within 10% of
+/// where the rig's rate fell (itself within 5% of the cache asked for),
+/// the rates before and after within 5% of what the device served before
+/// and after the fall (each held to its rule's band: testrig's cliff
+/// module says why not the rules' own). The device is written by iomark
+/// alone, so what it served from its first write is what the pass wrote.
+pub fn assert_rig_cliff(
+    pass: &Value,
+    rig: &iomark_testrig::ThrottleCliff,
+    shape: iomark_testrig::CacheShape,
+) {
+    let c = &pass["cliff"];
+    assert!(c.is_object(), "no cliff found: {pass}");
+    let fell_at = rig.fell_at()[0];
+    assert_near("rig's fall", fell_at as f64, shape.cache as f64, 0.05);
+    assert_near(
+        "cache size",
+        c["at"].as_f64().unwrap(),
+        fell_at as f64,
+        0.10,
+    );
+    let served = rig.served().expect("the rig saw its fall");
+    assert_at_the_throttle(
+        "rig: the device served before the fall",
+        served.before,
+        shape.fast_bps as f64,
+        served.before_window,
+        WindowStart::FromIdle,
+    );
+    assert_near(
+        "rate before (against what the device served)",
+        c["rate_before"].as_f64().unwrap(),
+        served.before,
+        0.05,
+    );
+    served.assert_after_within_the_rule(shape.slow_bps);
+    assert_near(
+        "rate after (against what the device served)",
+        c["rate_after"].as_f64().unwrap(),
+        served.after,
+        0.05,
+    );
+}
+
 /// The time a job's device held requests and completed none, from the
 /// job's `device_io` in iomark's JSON (zero when it has none).
 pub fn device_stalled(job: &Value) -> Duration {
