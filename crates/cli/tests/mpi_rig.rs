@@ -994,7 +994,12 @@ mod mpi {
                 0.05,
             ),
         ] {
-            eprintln!("{what}: {pass}");
+            // Each rank's span and bytes beside the pass: where the ranks'
+            // series were summed, and which ended first.
+            eprintln!(
+                "{what}: {pass}\nranks: {}",
+                doc["body"]["cluster"]["per_rank"]
+            );
             assert_near(&format!("across 3 ranks, {what}"), got, want, tolerance);
         }
         let ranks = doc["body"]["cluster"]["per_rank"].as_array().unwrap();

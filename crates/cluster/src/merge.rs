@@ -11,7 +11,7 @@ use iomark_model::device::DeviceReport;
 use iomark_model::disk::{CpuUsage, DirectionResult, DiskJobResult, IntervalSample};
 use iomark_model::mem::{CheckOutcome, KernelResult, StreamKernelResult, StreamResult, Validation};
 use iomark_model::profile::ProfileResult;
-use iomark_model::sustained::WrittenAt;
+use iomark_model::sustained::{SummedSeries, WrittenAt};
 use iomark_model::units::{Bytes, BytesPerSec, Iops, Nanos};
 use iomark_model::Warning;
 use iomark_stats::histogram::LatencyHistogram;
@@ -244,11 +244,43 @@ fn merge_samples<'a>(all: impl Iterator<Item = &'a [IntervalSample]>) -> Vec<Int
     out
 }
 
-/// Every rank's bytes-written series summed (the sustained-write test's):
+/// One rank's bytes-written series of a profile's job (the sustained-write
+/// test's), and where its time 0 lies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankSeries {
+    /// How long after the barrier every rank left before the job this
+    /// rank's job clock started.
+    pub delay: Nanos,
+    /// Bytes written by each time of the rank's job clock.
+    pub points: Vec<WrittenAt>,
+}
+
+/// Every rank's bytes-written series summed (the sustained-write test's),
+/// on the barrier's time base shifted so the earliest rank's start is 0:
 /// at every time any rank has a point, each rank's bytes by then, linearly
-/// between its points, its last total after its end. The ranks left the
-/// same barrier, so their times line up.
-pub fn merge_series(all: &[Vec<WrittenAt>]) -> Vec<WrittenAt> {
+/// between its points, nothing before its start, its last total after its
+/// end; together until the first rank's end.
+pub fn merge_series(all: &[RankSeries]) -> SummedSeries {
+    let first = all.iter().map(|r| r.delay).min().unwrap_or_default();
+    let shifted: Vec<Vec<WrittenAt>> = all
+        .iter()
+        .map(|r| {
+            let by = r.delay.get() - first.get();
+            r.points
+                .iter()
+                .map(|p| WrittenAt {
+                    time: Nanos(p.time.get() + by),
+                    bytes: p.bytes,
+                })
+                .collect()
+        })
+        .collect();
+    let together_until = shifted
+        .iter()
+        .filter_map(|s| s.last().map(|p| p.time))
+        .min()
+        .unwrap_or_default();
+    let all = &shifted;
     let mut times: Vec<Nanos> = all.iter().flatten().map(|p| p.time).collect();
     times.sort_unstable();
     times.dedup();
@@ -264,13 +296,17 @@ pub fn merge_series(all: &[Vec<WrittenAt>]) -> Vec<WrittenAt> {
             }
         }
     };
-    times
+    let points = times
         .into_iter()
         .map(|t| WrittenAt {
             time: t,
             bytes: Bytes(all.iter().map(|s| at(s, t)).sum::<f64>().round() as u64),
         })
-        .collect()
+        .collect();
+    SummedSeries {
+        points,
+        together_until,
+    }
 }
 
 /// STREAM on every rank as one result: each kernel's bytes per pass and

@@ -20,6 +20,38 @@ pub struct WrittenAt {
     pub bytes: Bytes,
 }
 
+/// A job's bytes-written series summed over the processes that ran it (one
+/// alone), and how long they all wrote: the first to end its part ends the
+/// stretch whose rate is every process's together; what the others wrote
+/// after it is counted but is not their joint rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummedSeries {
+    /// Bytes written by each time, from the first process's start.
+    pub points: Vec<WrittenAt>,
+    /// When the first process's part ended.
+    pub together_until: Nanos,
+}
+
+impl SummedSeries {
+    /// One process's series.
+    pub fn alone(points: Vec<WrittenAt>) -> Self {
+        let together_until = points.last().map_or(Nanos(0), |p| p.time);
+        SummedSeries {
+            points,
+            together_until,
+        }
+    }
+
+    /// The points up to [`together_until`](Self::together_until): what a
+    /// rate over the processes together is read from.
+    pub fn together(&self) -> &[WrittenAt] {
+        let n = self
+            .points
+            .partition_point(|p| p.time <= self.together_until);
+        &self.points[..n]
+    }
+}
+
 /// Where the rate fell: the cache size and the rates on either side.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Cliff {

@@ -175,10 +175,38 @@ fn series_are_summed_at_every_point_interpolated_and_held_after_the_end() {
     // 20 MiB/s, reports at other times and ends after 1 s.
     let r0 = vec![at(0, 0), at(1000, 10), at(2000, 20)];
     let r1 = vec![at(0, 0), at(500, 10), at(1000, 20)];
-    let merged = merge_series(&[r0, r1]);
+    let merged = merge_series(&[ranked(0, r0), ranked(0, r1)]);
     assert_eq!(
-        merged,
+        merged.points,
         vec![at(0, 0), at(500, 15), at(1000, 30), at(2000, 40)]
     );
-    assert!(merge_series(&[]).is_empty());
+    // Rank 1 ended first: the rate of both together is read up to 1 s.
+    assert_eq!(merged.together_until, Nanos(1_000_000_000));
+    assert_eq!(merged.together(), &merged.points[..3]);
+    assert!(merge_series(&[]).points.is_empty());
+}
+
+fn ranked(delay_ms: u64, points: Vec<WrittenAt>) -> RankSeries {
+    RankSeries {
+        delay: Nanos(delay_ms * 1_000_000),
+        points,
+    }
+}
+
+#[test]
+fn series_are_placed_by_when_each_ranks_job_started() {
+    // A shared device serves 20 MiB/s in all. Rank 1's job got going
+    // 1 s after rank 0's (both 0.2 s or more after the barrier): rank 0
+    // alone wrote 20 MiB in that second, then each 10 MiB/s for 2 s, then
+    // rank 0 stopped and rank 1 had it all for 1 s. Summed on the ranks'
+    // own clocks the total would read 30 MiB/s at first and 10 MiB/s at
+    // the end; placed, it is the device's 20 MiB/s throughout.
+    let r0 = vec![at(0, 0), at(1000, 20), at(3000, 40)];
+    let r1 = vec![at(0, 0), at(2000, 20), at(3000, 40)];
+    let merged = merge_series(&[ranked(200, r0), ranked(1200, r1)]);
+    assert_eq!(
+        merged.points,
+        vec![at(0, 0), at(1000, 20), at(3000, 60), at(4000, 80)]
+    );
+    assert_eq!(merged.together_until, Nanos(3_000_000_000));
 }

@@ -20,7 +20,8 @@
 //!    the seconds' count (`seconds`: an all-gather), an `all_ok` and an
 //!    all-gather of every rank's job, merged, so the profile's statistics
 //!    are the merged jobs' (`Gather`); a sustained-write series is
-//!    all-gathered and summed.
+//!    all-gathered and summed, each rank's placed by how long after the
+//!    job's barrier its job's clock started.
 //! 5. [`gather`](Coordinator::gather): the notices taken (an all-gather),
 //!    the seconds' count (an all-gather), an `all_ok` of the ranks'
 //!    outcomes, then an all-gather of every rank's report (a custom job's
@@ -53,17 +54,18 @@ use std::time::Instant;
 
 use iomark_disk::lifecycle::{Coordinator, Gathered, RunDisplay, RunError};
 use iomark_disk::plan::DiskOutcome;
+use iomark_disk::profiles::PassSeries;
 use iomark_disk::runner::LatencyCounts;
 use iomark_disk::target::{OpenTarget, TargetRequest};
 use iomark_disk::DiskError;
 use iomark_model::cluster::Layout;
 use iomark_model::disk::{DiskJobResult, TargetKind};
 use iomark_model::live::LiveSample;
-use iomark_model::sustained::WrittenAt;
+use iomark_model::sustained::SummedSeries;
 use iomark_model::units::Nanos;
 use iomark_model::{Warning, WarningKind};
 
-use crate::merge::RankReport;
+use crate::merge::{RankReport, RankSeries};
 use crate::{ClusterError, Notices, World};
 use gather::{rank_report, Gather};
 use seconds::Seconds;
@@ -115,6 +117,9 @@ pub struct RankCoordinator<'w> {
     t0: Instant,
     /// The open job's start.
     open: Option<Nanos>,
+    /// When this rank left the barrier before the profile's job now
+    /// running: every rank's time base for the job's series.
+    job_barrier: Instant,
     /// When each job started and ended, after the common start; the
     /// verify check that follows a job is not in its span.
     spans: Vec<(Nanos, Nanos)>,
@@ -147,6 +152,7 @@ impl<'w> RankCoordinator<'w> {
             signal,
             t0: Instant::now(),
             open: None,
+            job_barrier: Instant::now(),
             spans: Vec::new(),
             notices: None,
             stonewalled: false,
@@ -232,6 +238,7 @@ impl Coordinator for RankCoordinator<'_> {
             // signal the job runs no further (its stop flag is up) and
             // measured() leaves without a collective.
             g.world.barrier_unless(self.signal);
+            self.job_barrier = Instant::now();
         }
         if label != "verify" {
             self.open = Some(self.now());
@@ -310,18 +317,26 @@ impl Coordinator for RankCoordinator<'_> {
         self.seconds.ready(self.world)
     }
 
-    fn series(&mut self, points: Vec<WrittenAt>) -> Result<Vec<WrittenAt>, DiskError> {
+    fn series(&mut self, pass: PassSeries) -> Result<SummedSeries, DiskError> {
         let Some(g) = self.gather.as_mut() else {
-            return Ok(points);
+            return Ok(SummedSeries::alone(pass.points));
         };
         // Every rank sums the same series, so every rank finds the same
         // cliff and goes on the same way.
         if !g.world.barrier_unless(self.signal) {
             return Err(DiskError::Interrupted);
         }
-        let bytes = serde_json::to_vec(&points).unwrap_or_default();
+        // Each rank's clock for its job started when its job got going,
+        // which under load can be a second after the barrier all left
+        // together: its series is placed by that delay (each rank's own
+        // monotonic clock, so hosts' wall clocks play no part).
+        let mine = RankSeries {
+            delay: Nanos::from_duration(pass.started.saturating_duration_since(self.job_barrier)),
+            points: pass.points,
+        };
+        let bytes = serde_json::to_vec(&mine).unwrap_or_default();
         let all = g.world.all_gather(&bytes);
-        match decode::<Vec<WrittenAt>>(&all) {
+        match decode::<RankSeries>(&all) {
             Ok(series) => Ok(crate::merge::merge_series(&series)),
             Err(e) => {
                 let message = e.to_string();

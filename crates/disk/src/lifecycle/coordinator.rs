@@ -7,14 +7,15 @@ use std::sync::Arc;
 use iomark_model::cluster::ClusterRun;
 use iomark_model::disk::DiskJobResult;
 use iomark_model::live::LiveSample;
-use iomark_model::sustained::WrittenAt;
 use iomark_model::Warning;
 
 use super::{open_target, RunDisplay, RunError};
 use crate::plan::DiskOutcome;
+use crate::profiles::PassSeries;
 use crate::runner::LatencyCounts;
 use crate::target::{OpenTarget, TargetRequest};
 use crate::DiskError;
+use iomark_model::sustained::SummedSeries;
 
 /// An error of the processes' coordination (another rank failed, a rank's
 /// result could not be read), as the coordinator words it.
@@ -118,9 +119,9 @@ pub trait Coordinator {
         job
     }
     /// The bytes-written series of the job just measured: alone, as
-    /// measured; across processes, summed.
-    fn series(&mut self, points: Vec<WrittenAt>) -> Result<Vec<WrittenAt>, DiskError> {
-        Ok(points)
+    /// measured; across processes, summed on one time base.
+    fn series(&mut self, pass: PassSeries) -> Result<SummedSeries, DiskError> {
+        Ok(SummedSeries::alone(pass.points))
     }
     /// The profile kept jobs: `jobs` is every job kept so far.
     fn kept(&mut self, _jobs: &[DiskJobResult]) {}

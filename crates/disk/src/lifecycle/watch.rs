@@ -6,14 +6,14 @@
 
 use iomark_model::disk::DiskJobResult;
 use iomark_model::live::LiveSample;
-use iomark_model::sustained::WrittenAt;
 use iomark_model::{RunBody, RunDocument};
 
 use super::{Coordinator, RunSink};
 use crate::profiles::outline::{Eta, Outline, Tracker};
-use crate::profiles::ProfileObserver;
+use crate::profiles::{PassSeries, ProfileObserver};
 use crate::runner::{Interval, Observer, Progress};
 use crate::DiskError;
+use iomark_model::sustained::SummedSeries;
 
 /// The progress the user sees: where the run is and what it does now.
 /// Display only: nothing here may change what is measured or stored.
@@ -205,7 +205,7 @@ impl ProfileObserver for Watch<'_, '_> {
         job
     }
 
-    fn series(&mut self, points: Vec<WrittenAt>) -> Result<Vec<WrittenAt>, DiskError> {
-        self.coordinator.series(points)
+    fn series(&mut self, pass: PassSeries) -> Result<SummedSeries, DiskError> {
+        self.coordinator.series(pass)
     }
 }

@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 
 use iomark_model::disk::{DiskJobResult, DiskJobSpec, EngineKind};
 use iomark_model::profile::ProfileResult;
-use iomark_model::sustained::WrittenAt;
+use iomark_model::sustained::{SummedSeries, WrittenAt};
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::Warning;
 
@@ -383,15 +383,28 @@ pub trait ProfileObserver: Observer {
     }
     /// The bytes-written series of the job just [`measured`](Self::measured)
     /// (the sustained-write test finds its cliff in it): the default is
-    /// the series as measured; across MPI ranks, every rank's summed.
-    fn series(&mut self, points: Vec<WrittenAt>) -> Result<Vec<WrittenAt>, DiskError> {
-        Ok(points)
+    /// the series as measured; across MPI ranks, every rank's summed on
+    /// one time base.
+    fn series(&mut self, pass: PassSeries) -> Result<SummedSeries, DiskError> {
+        Ok(SummedSeries::alone(pass.points))
     }
 }
 
 impl ProfileObserver for Quiet {
     fn begin(&mut self, _label: &str) {}
     fn end(&mut self) {}
+}
+
+/// A job's bytes-written series as this process measured it, and when the
+/// job's clock started: the points' times count from that start, which
+/// differs between processes that left the same barrier (one may take
+/// longer to set its job going), so series from several line up on it.
+#[derive(Debug, Clone)]
+pub struct PassSeries {
+    /// The instant of the points' time 0.
+    pub started: Instant,
+    /// Bytes written by each time.
+    pub points: Vec<WrittenAt>,
 }
 
 /// What a profile produced: every measured job, the profile's own result,

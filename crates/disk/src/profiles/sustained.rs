@@ -18,13 +18,13 @@
 //! in N": the rate it held and the bytes it held it for.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use iomark_model::disk::{DataPattern, DiskJobResult, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::profile::ProfileResult;
 use iomark_model::pts::Purge;
 use iomark_model::sustained::{
-    Cliff, PassEnd, Recovery, SustainedPass, SustainedResult, WrittenAt, Wsat,
+    Cliff, PassEnd, Recovery, SummedSeries, SustainedPass, SustainedResult, WrittenAt, Wsat,
 };
 use iomark_model::units::{Bytes, BytesPerSec, Nanos};
 use iomark_model::{Warning, WarningKind};
@@ -32,7 +32,7 @@ use iomark_stats::cliff::{find_cliff, rate_between, steady, CliffParams};
 
 use super::common::PointSpec;
 use super::settings::{ProfileSettings, Setting};
-use super::{pause, ProfileObserver, ProfileOutcome};
+use super::{pause, PassSeries, ProfileObserver, ProfileOutcome};
 use crate::runner::{self, Observer, Progress};
 use crate::target::{FreeSpaceMargin, OpenTarget};
 use crate::DiskError;
@@ -210,6 +210,9 @@ struct Watch<'a> {
     pass_stop: &'a AtomicBool,
     ends: &'a dyn Fn(&[WrittenAt]) -> Option<PassEnd>,
     points: Vec<WrittenAt>,
+    /// When the job's clock started, as closely as its reports tell
+    /// (none from a job that failed to start).
+    started: Option<Instant>,
     checked: Duration,
     end: Option<PassEnd>,
 }
@@ -217,6 +220,11 @@ struct Watch<'a> {
 impl Observer for Watch<'_> {
     fn progress(&mut self, p: &Progress) {
         self.inner.progress(p);
+        // The job's clock read `elapsed` a little before now: every report
+        // bounds its start from above, the earliest bound is the closest.
+        if let Some(start) = Instant::now().checked_sub(p.elapsed) {
+            self.started = Some(self.started.map_or(start, |s| s.min(start)));
+        }
         self.points.push(WrittenAt {
             time: Nanos::from_duration(p.elapsed),
             bytes: Bytes(p.bytes),
@@ -239,8 +247,17 @@ impl Observer for Watch<'_> {
 /// One pass: its job, its full series and why it ended.
 struct Pass {
     job: DiskJobResult,
-    points: Vec<WrittenAt>,
+    series: SummedSeries,
     end: PassEnd,
+}
+
+impl Pass {
+    /// What the pass's rates are read from: across MPI ranks, the stretch
+    /// every rank wrote in (a rank left alone after the others ended
+    /// writes at a rate of its own, stalls and all).
+    fn analysed(&self) -> &[WrittenAt] {
+        self.series.together()
+    }
 }
 
 fn run_pass(
@@ -261,6 +278,7 @@ fn run_pass(
             time: Nanos(0),
             bytes: Bytes(0),
         }],
+        started: None,
         checked: Duration::ZERO,
         end: None,
     };
@@ -272,6 +290,7 @@ fn run_pass(
     let Watch {
         end: watched,
         mut points,
+        started,
         ..
     } = watch;
     let end = match watched {
@@ -295,8 +314,9 @@ fn run_pass(
         job
     });
     let job = obs.measured(job)?;
-    let points = obs.series(points)?;
-    Ok(Pass { job, points, end })
+    let started = started.unwrap_or_else(Instant::now);
+    let series = obs.series(PassSeries { started, points })?;
+    Ok(Pass { job, series, end })
 }
 
 /// The series kept with the result: points at least [`STORED_STEP`] apart
@@ -322,7 +342,7 @@ fn thin(points: &[WrittenAt]) -> Vec<WrittenAt> {
 }
 
 fn summary(pass: &Pass, cliff: Option<Cliff>, job: usize) -> SustainedPass {
-    let last = pass.points.last().copied().unwrap_or(WrittenAt {
+    let last = pass.series.points.last().copied().unwrap_or(WrittenAt {
         time: Nanos(0),
         bytes: Bytes(0),
     });
@@ -332,7 +352,7 @@ fn summary(pass: &Pass, cliff: Option<Cliff>, job: usize) -> SustainedPass {
         mean_rate: BytesPerSec::over(last.bytes, last.time),
         cliff,
         end: pass.end,
-        series: thin(&pass.points),
+        series: thin(&pass.series.points),
         job,
     }
 }
@@ -422,7 +442,7 @@ pub fn run(
         })?,
         None => run_pass(&first_spec, target, stop, obs, &|_| None)?,
     };
-    let cliff = find_cliff(&first.points, &CliffParams::default());
+    let cliff = find_cliff(first.analysed(), &CliffParams::default());
     let pass = summary(&first, cliff, 0);
     let mut interrupted = first.end == PassEnd::Interrupted;
     if cliff.is_none() && !interrupted {
@@ -455,8 +475,8 @@ pub fn run(
                     recovery_seen(p, &c, span, bs)
                 })?;
                 interrupted = second.end == PassEnd::Interrupted;
-                let (bytes, at_least) = recovered(&second.points, &c);
-                let own_cliff = find_cliff(&second.points, &CliffParams::default());
+                let (bytes, at_least) = recovered(second.analysed(), &c);
+                let own_cliff = find_cliff(second.analysed(), &CliffParams::default());
                 recover_pass = Some(summary(&second, own_cliff, jobs.len()));
                 if !interrupted {
                     recovery = Some(Recovery {
@@ -531,6 +551,35 @@ mod tests {
             steady_after_drop(&long, span, Bytes(BLOCK)),
             Some(PassEnd::Steady)
         );
+    }
+
+    #[test]
+    fn a_tail_written_after_the_first_rank_ended_is_not_read_for_the_rates() {
+        // Three ranks summed: the cliff rig's shape for 13 s, when the
+        // first rank ended; the last one then stalled for 7.5 s and wrote
+        // on alone (loaded run 1 of a0c8334, where the cache read +26%).
+        let mut points = pass(13.0, 256.0 * MIB, 100.0 * MIB, 20.0 * MIB);
+        let end = *points.last().unwrap();
+        for i in 1..=160u64 {
+            let t = end.time.get() + i * 100_000_000;
+            let b = end.bytes.get() + i.saturating_sub(75) * (2 * MIB as u64);
+            points.push(WrittenAt {
+                time: Nanos(t),
+                bytes: Bytes(b),
+            });
+        }
+        let summed = SummedSeries {
+            points,
+            together_until: end.time,
+        };
+        let params = CliffParams::default();
+        let together = find_cliff(summed.together(), &params).unwrap();
+        let near = |got: f64, want: f64| (got / want - 1.0).abs() < 0.03;
+        assert!(near(together.at.get() as f64, 256.0 * MIB), "{together:?}");
+        assert!(near(together.rate_after.0, 20.0 * MIB), "{together:?}");
+        // Read over everything, the stall drags the rate after down.
+        let all = find_cliff(&summed.points, &params).unwrap();
+        assert!(!near(all.rate_after.0, 20.0 * MIB), "{all:?}");
     }
 
     #[test]
