@@ -215,10 +215,11 @@ fn himeno_with_a_time_target_runs_and_says_gosa_is_unchecked() {
 
 #[test]
 fn bad_input_exits_2_with_a_message_naming_the_fix() {
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["mem", "stencil", "--mask", "5"], "use 3 or 15"),
         (&["mem", "stencil", "--n", "10", "--mask", "15"], "--n 16"),
         (&["mem", "stream", "--ntimes", "1"], "at least 2"),
+        (&["mem", "stream", "--ntimes", "262"], "use at most 261"),
         (&["mem", "stream", "--backing", "ssd"], "mmap:PATH"),
         (
             &["mem", "stream", "--backing", "mmap:/nonexistent/dir/x"],

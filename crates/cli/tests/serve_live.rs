@@ -245,14 +245,18 @@ fn a_killed_run_keeps_its_seconds_on_its_live_page_and_in_the_api() {
 fn a_mem_run_stores_its_seconds_as_it_goes() {
     let scratch = ScratchDb::new();
     let db = scratch.db();
-    // About 1.5 s of STREAM passes: a stored second comes while it runs.
+    // About 2 s of STREAM passes: a stored second comes while it runs.
+    // The arrays are sized from this machine's own pass time: 150 passes
+    // of 8M elements took 1.5 s on one machine and 10.6 s on a newer one,
+    // over 60 s beside two busy loops.
+    let size = stream_size_lasting(Duration::from_secs(2), 200).to_string();
     let run = Proc::spawn(&mut iomark_cmd(&[
         "mem",
         "stream",
         "--size",
-        "8M",
+        &size,
         "--ntimes",
-        "150",
+        "200",
         "--threads",
         "1",
         "--db",
@@ -280,6 +284,32 @@ fn a_mem_run_stores_its_seconds_as_it_goes() {
         assert_eq!((s.step, s.ios, s.latency), (1, 0, None), "{s:?}");
         assert!(s.bytes > 0 && s.duration_ms > 0, "{s:?}");
     }
+}
+
+/// Elements per array for `passes` STREAM passes on one thread to last
+/// about `time` here, from a short run's average pass (its four kernels'
+/// mean times) at 1M elements.
+fn stream_size_lasting(time: Duration, passes: u32) -> u64 {
+    let out = iomark_ok(&[
+        "mem",
+        "stream",
+        "--size",
+        "1M",
+        "--ntimes",
+        "10",
+        "--threads",
+        "1",
+        "--json",
+        "--no-store",
+    ]);
+    let doc = json(&out);
+    let kernels = doc["body"]["outcome"]["result"]["kernels"]
+        .as_array()
+        .expect("STREAM's kernels");
+    let pass_ns: f64 = kernels.iter().map(|k| k["avg"].as_f64().unwrap()).sum();
+    assert!(pass_ns > 0.0, "{kernels:?}");
+    let scale = time.as_secs_f64() * 1e9 / (pass_ns * f64::from(passes));
+    ((1e6 * scale) as u64).clamp(100_000, 64_000_000)
 }
 
 /// Himeno counts flops, not bytes: its seconds carry the flops of their

@@ -278,7 +278,7 @@ fn a_mem_backing_file_truncated_under_the_kernel_is_an_error_and_removed() {
     let run = Proc::spawn(
         mem_on_mapping(
             dir.path(),
-            &["stream", "--size", "4M", "--ntimes", "100000"],
+            LONG_MEM_RUN,
         )
         .args(["--threads", "2", "--no-store"]),
     );
@@ -297,7 +297,7 @@ fn a_killed_mem_runs_mapped_file_is_found_and_removed() {
     let run = Proc::spawn(
         mem_on_mapping(
             dir.path(),
-            &["stream", "--size", "4M", "--ntimes", "100000"],
+            LONG_MEM_RUN,
         )
         .arg("--no-store"),
     );
@@ -353,23 +353,25 @@ fn oversized_mem_jobs_are_refused_before_anything_is_allocated() {
     }
 }
 
-/// A long STREAM run under `--mem-limit`, once its limited child runs the
+/// A mem run that goes on until it is stopped: Himeno filling ten
+/// minutes. (STREAM ends by its passes, at most 261: its values leave a
+/// double's range after that.)
+const LONG_MEM_RUN: &[&str] = &["himeno", "--grid", "xs", "--seconds", "600"];
+
+/// A long Himeno run under `--mem-limit`, once its limited child runs the
 /// kernel (it has spent a tenth of a second on the CPU): the parent and
 /// the child's pid.
 fn limited_mem_run() -> (Proc, u32) {
-    let run = Proc::spawn(&mut iomark_cmd(&[
-        "mem",
-        "stream",
-        "--size",
-        "1M",
-        "--ntimes",
-        "10000000",
+    let mut args = vec!["mem"];
+    args.extend_from_slice(LONG_MEM_RUN);
+    args.extend_from_slice(&[
         "--threads",
         "1",
         "--mem-limit",
         "256MiB",
         "--no-store",
-    ]));
+    ]);
+    let run = Proc::spawn(&mut iomark_cmd(&args));
     let mut child = None;
     wait_until(PROMPT, "the limited child runs the kernel", || {
         child = children_of(run.pid())

@@ -38,11 +38,15 @@ pub const WARMED_FACTOR: f64 = 1.5;
 pub const RATED_MARGIN: f64 = 1.05;
 
 /// What a short measurement itself can add above a device's steady rate:
-/// a start-up burst of this long at no limit (a throttle's first slice, a
-/// drive's write cache taking the first requests), spread over the pass.
-/// A 1 s CrystalDiskMark `--quick` pass read 5-10% above a rig's throttle,
-/// and a rating equal to the throttle was flagged as a cache (issue 46).
-const START_BURST: std::time::Duration = std::time::Duration::from_millis(100);
+/// a start-up burst of this long at no limit (a drive's write cache taking
+/// the first requests; a block throttle, cgroup's included, lets two of its
+/// 100 ms slices through ahead of its rate when a pass starts from idle:
+/// the slice rounded up, and the idle group's credit), spread over the
+/// pass. A 1 s CrystalDiskMark `--quick` pass read 5-10% above a rig's
+/// throttle, and a rating equal to the throttle was flagged as a cache
+/// (issue 46); with one slice allowed, +20% beside two busy loops was
+/// flagged again (loaded run 2 of de971a1).
+const START_BURST: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// The margin a figure measured over `runtime` is allowed above its
 /// rating: [`RATED_MARGIN`], plus [`START_BURST`] over the pass's length.
@@ -727,16 +731,17 @@ mod tests {
             j.read.as_mut().unwrap().runtime = Nanos::from_secs(secs);
             j
         };
-        // 1 s: 5% plus 100 ms of 1 s, 15%. 8% over is the pass's own.
-        assert!(above_rated(&rated, &[pass(45.3, 1)]).is_empty());
-        // 5 s: 5% plus 2%, 7%. The same 8% is flagged.
-        let w = above_rated(&rated, &[pass(45.3, 5)]);
+        // 1 s: 5% plus 200 ms of 1 s, 25%. 20% over is the pass's own
+        // (a throttle's two slices from idle, loaded run 2 of de971a1).
+        assert!(above_rated(&rated, &[pass(50.3, 1)]).is_empty());
+        // 5 s: 5% plus 4%, 9%. 12% over is flagged.
+        let w = above_rated(&rated, &[pass(47.0, 5)]);
         assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].message.contains("more than the 7%"), "{}", w[0]);
+        assert!(w[0].message.contains("more than the 9%"), "{}", w[0]);
         // Twice the rating through a hidden cache is flagged however short.
         let w = above_rated(&rated, &[pass(83.9, 1)]);
         assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].message.contains("more than the 15%"), "{}", w[0]);
+        assert!(w[0].message.contains("more than the 25%"), "{}", w[0]);
     }
 
     #[test]

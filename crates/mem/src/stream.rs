@@ -276,6 +276,13 @@ fn worker(
     })
 }
 
+/// The most passes a run can validate: every pass multiplies `a` by 15
+/// (b = 3a, c = 4a, then a = b + 3c), and after this many `a` is the last
+/// power that fits a double (2 * 15^261 is about 3e307); one more and the
+/// arrays hold infinities. STREAM's own C has the same ceiling; its
+/// default is 10 passes.
+pub const MAX_PASSES: u32 = 261;
+
 /// The values every element must hold after `ntimes` passes.
 pub fn expected(ntimes: usize) -> [f64; 3] {
     let (mut a, mut b, mut c) = (1.0f64, 2.0f64, 0.0f64);

@@ -11,6 +11,13 @@ fn expected_values_match_stream_c() {
 }
 
 #[test]
+fn the_most_passes_are_the_last_whose_values_are_finite() {
+    let last = MAX_PASSES as usize;
+    assert!(expected(last).iter().all(|v| v.is_finite()));
+    assert!(expected(last + 1).iter().any(|v| v.is_infinite()));
+}
+
+#[test]
 fn small_run_validates_with_uneven_thread_split() {
     let spec = StreamSpec {
         array_len: 10_001,

@@ -675,6 +675,9 @@ impl Proc {
             std::thread::sleep(Duration::from_millis(10));
         };
         let took = start.elapsed();
+        // Where a child that did not end was stuck, read before it is
+        // killed: for a hang seen once under load, the only evidence.
+        let stuck = status.is_none().then(|| threads_of(child.id()));
         let status = status.unwrap_or_else(|| {
             let _ = child.kill();
             child.wait().expect("reap a child")
@@ -690,7 +693,8 @@ impl Proc {
         };
         assert!(
             took < limit,
-            "child did not finish within {limit:?}; stdout:\n{}\nstderr:\n{}",
+            "child did not finish within {limit:?}; its threads then:\n{}\nstdout:\n{}\nstderr:\n{}",
+            stuck.unwrap_or_default(),
             stdout(&out),
             stderr(&out)
         );
@@ -706,6 +710,34 @@ impl Proc {
         let child = self.child.as_mut().expect("not finished");
         child.try_wait().expect("poll a child").is_none()
     }
+}
+
+/// Each thread of process `pid`: its name, state, the kernel function it
+/// waits in and, as root, its kernel stack (from `/proc`).
+fn threads_of(pid: u32) -> String {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return format!("(no /proc/{pid}/task)");
+    };
+    let mut out = String::new();
+    for task in tasks.flatten() {
+        let dir = task.path();
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+        let stat = read("stat");
+        // The state is the field after the name's closing parenthesis.
+        let state = stat
+            .rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().next());
+        out.push_str(&format!(
+            "{} {} state {} wchan {}\n{}",
+            task.file_name().to_string_lossy(),
+            read("comm").trim(),
+            state.unwrap_or("?"),
+            read("wchan"),
+            read("stack")
+        ));
+    }
+    out
 }
 
 /// `dev` mounted read-only, without journal replay, on `mountpoint` in a

@@ -6,7 +6,7 @@ use iomark_model::mem::{HimenoLength, HimenoSpec, MemKernelSpec, StencilSpec, St
 use iomark_model::units::Nanos;
 
 use super::{invalid, DEFAULT_HIMENO_SECONDS};
-use crate::{himeno, sys, MemError};
+use crate::{himeno, stream, sys, MemError};
 
 /// `iomark mem stream`'s own flags.
 #[derive(Debug, Clone)]
@@ -20,7 +20,8 @@ pub struct StreamSettings {
     )]
     pub size: Option<u64>,
 
-    /// Passes over the four kernels; the first is not counted.
+    /// Passes over the four kernels; the first is not counted (at most 261:
+    /// STREAM's values grow fifteen-fold a pass).
     #[cfg_attr(
         feature = "clap",
         arg(
@@ -178,6 +179,13 @@ pub fn stream(
     if ntimes < 2 {
         return invalid(format!(
             "--ntimes {ntimes} is too small: the first pass is not counted, so use at least 2"
+        ));
+    }
+    if ntimes > stream::MAX_PASSES {
+        return invalid(format!(
+            "--ntimes {ntimes} is too many: STREAM's values grow fifteen-fold a pass and leave \
+             a double's range after {} passes; use at most {0} (a larger --size runs longer)",
+            stream::MAX_PASSES
         ));
     }
     let array_len = size.unwrap_or_else(default_stream_len);
