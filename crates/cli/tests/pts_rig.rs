@@ -1,4 +1,5 @@
-//! SNIA PTS's IOPS test on rigs with known answers (docs/pts.md): the
+//! SNIA PTS's tests on rigs with known answers (docs/pts.md). The IOPS
+//! test: the
 //! write-cache cliff rig stands for an SSD whose fresh-out-of-box rate
 //! falls to the rate it keeps, and the test must reach steady state in
 //! the window the rig dictates (the five rounds after the fall) at the
@@ -14,10 +15,16 @@
 //! loops, the rounds after the fall read 2304 to 3054 IOPS against a rule
 //! of 2560 and the window came three rounds late (loaded run 1 of
 //! 7b1816d); three seconds hold that to +7%.
+//!
+//! The throughput and latency tests on a device-wide throttle whose rates
+//! never change: steady in the first window (rounds 1-5), each cell at the
+//! throttle's rate (bytes a second, or at QD1 one over the latency), its
+//! cells again three seconds for the same reason.
 
 use crate::common::*;
 use iomark_testrig::{
-    require, require_root, AlternatingThrottle, CacheShape, LoopDevice, ThrottleCliff,
+    require, require_root, AlternatingThrottle, CacheShape, DeviceThrottle, Limits, LoopDevice,
+    ThrottleCliff,
 };
 use serde_json::Value;
 use std::time::Duration;
@@ -56,8 +63,161 @@ fn pts_run(dev: &str, extra: &[&str]) -> Value {
 
 fn result(doc: &Value) -> &Value {
     let r = &doc["body"]["profile_result"];
-    assert_eq!(r["family"], "pts_iops", "{}", doc["body"]["profile"]);
+    assert_eq!(r["family"], "pts", "{}", doc["body"]["profile"]);
     r
+}
+
+/// `iomark disk DEV --profile PROFILE` for a throttle rig: psync, three
+/// seconds a cell, no preconditioning, at most five rounds, and `extra`.
+fn pts_on_throttle(dev: &str, profile: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "disk",
+        dev,
+        "--allow-write",
+        dev,
+        "--profile",
+        profile,
+        "--engine",
+        "psync",
+        "--precondition",
+        "0",
+        "--runtime",
+        "3s",
+        "--passes",
+        "5",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    json(&iomark_fed_ok(&args))
+}
+
+/// A table cell of `r`.
+fn cell(r: &Value, read_pct: u64, bs: u64) -> &Value {
+    r["table"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["read_pct"] == read_pct && c["bs"] == bs)
+        .unwrap_or_else(|| panic!("no {bs} {read_pct}% read cell in {}", r["table"]))
+}
+
+/// The first window, rounds 1-5, steady.
+fn assert_steady_at_once(r: &Value) {
+    let w = &r["window"];
+    eprintln!("pts throttle rig: tracking {:?}; window {w}", tracking(r));
+    assert_eq!(w["steady"], true, "{r}");
+    assert_eq!(
+        (w["first_round"].as_u64(), w["last_round"].as_u64()),
+        (Some(1), Some(5))
+    );
+}
+
+#[test]
+fn throughput_test_reads_and_writes_at_the_throttles_rates() {
+    require!(require_root());
+    let dev = LoopDevice::blank_in_memory(256 * MIB).expect("loop device");
+    let (read, write) = (30 * MIB, 15 * MIB);
+    let _rig = require!(DeviceThrottle::new(
+        &dev.majmin().unwrap(),
+        Limits {
+            read_bps: Some(read),
+            write_bps: Some(write),
+            ..Limits::default()
+        }
+    ));
+    let d = dev.dev.to_str().unwrap();
+    let doc = pts_on_throttle(d, "pts-tp", &["--sizes", "128k", "--qd", "1", "--no-store"]);
+    let r = result(&doc);
+    assert_eq!(r["test"], "throughput", "{r}");
+    assert_eq!(
+        (r["threads"].as_u64(), r["depth"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_steady_at_once(r);
+    let bs = 128 << 10;
+    let jobs = doc["body"]["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 10, "two cells a round");
+    assert!(
+        jobs.iter()
+            .all(|j| ["read", "write"].contains(&j["spec"]["rw"].as_str().unwrap())),
+        "sequential: {:?}",
+        jobs.iter().map(|j| &j["spec"]["rw"]).collect::<Vec<_>>()
+    );
+    for (pct, limit) in [(100, read), (0, write)] {
+        assert_at_the_throttle(
+            &format!("128 KiB {pct}% reads, the window's average"),
+            cell(r, pct, bs)["bw"].as_f64().unwrap(),
+            limit as f64,
+            Duration::from_secs(3),
+            WindowStart::FromIdle,
+        );
+    }
+    // The tracking variable is the writes' bandwidth.
+    assert_near(
+        "the window's average against the 0/100 cell",
+        r["window"]["average"].as_f64().unwrap(),
+        cell(r, 0, bs)["bw"].as_f64().unwrap(),
+        1e-9,
+    );
+}
+
+#[test]
+fn latency_test_reads_one_over_the_throttles_rate_at_qd1() {
+    require!(require_root());
+    let dev = LoopDevice::blank_in_memory(256 * MIB).expect("loop device");
+    let (read_iops, write_iops) = (500, 250);
+    let _rig = require!(DeviceThrottle::new(
+        &dev.majmin().unwrap(),
+        Limits {
+            read_iops: Some(read_iops),
+            write_iops: Some(write_iops),
+            ..Limits::default()
+        }
+    ));
+    let d = dev.dev.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let db = db.to_str().unwrap();
+    let doc = pts_on_throttle(
+        d,
+        "pts-lat",
+        &["--sizes", "4k", "--mixes", "100,0", "--db", db],
+    );
+    let r = result(&doc);
+    assert_eq!(r["test"], "latency", "{r}");
+    assert_eq!(
+        (r["threads"].as_u64(), r["depth"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_steady_at_once(r);
+    for (pct, limit) in [(100, read_iops), (0, write_iops)] {
+        let c = cell(r, pct, 4096);
+        let (mean, five_nines, max) = (
+            c["lat_mean_ns"].as_f64().unwrap(),
+            c["lat_p99999_ns"].as_f64().unwrap(),
+            c["lat_max_ns"].as_f64().unwrap(),
+        );
+        // One I/O at a time: the rate is one over the mean latency.
+        assert_at_the_throttle(
+            &format!("4 KiB {pct}% reads at QD1, 1 s over the mean latency"),
+            1e9 / mean,
+            limit as f64,
+            Duration::from_secs(3),
+            WindowStart::FromIdle,
+        );
+        assert!(mean <= five_nines && five_nines <= max, "{c}");
+    }
+    // What a person reads: the three latency tables.
+    let text = String::from_utf8(iomark_ok(&["results", "show", "1", "--db", db]).stdout).unwrap();
+    for want in [
+        "SNIA PTS 2.0.2 latency test: random QD1 T1",
+        "Steady state    reached in round 5",
+        "mean us",
+        "99.999 us",
+        "max us",
+    ] {
+        assert!(text.contains(want), "no {want:?} in:\n{text}");
+    }
 }
 
 fn tracking(r: &Value) -> Vec<f64> {

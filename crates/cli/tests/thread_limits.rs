@@ -275,13 +275,11 @@ fn a_test_file_truncated_under_an_mmap_write_job_is_an_error_and_removed() {
 #[test]
 fn a_mem_backing_file_truncated_under_the_kernel_is_an_error_and_removed() {
     let dir = tempfile::tempdir().unwrap();
-    let run = Proc::spawn(
-        mem_on_mapping(
-            dir.path(),
-            LONG_MEM_RUN,
-        )
-        .args(["--threads", "2", "--no-store"]),
-    );
+    let run = Proc::spawn(mem_on_mapping(dir.path(), LONG_MEM_RUN).args([
+        "--threads",
+        "2",
+        "--no-store",
+    ]));
     truncate_once_mapped(&run, &wait_for_file(dir.path(), "iomark-", ".tmp"), 0);
     // The kernel notices at its end (the file is checked when it stops),
     // so keep it short: stop it at once.
@@ -294,13 +292,7 @@ fn a_mem_backing_file_truncated_under_the_kernel_is_an_error_and_removed() {
 #[test]
 fn a_killed_mem_runs_mapped_file_is_found_and_removed() {
     let dir = tempfile::tempdir().unwrap();
-    let run = Proc::spawn(
-        mem_on_mapping(
-            dir.path(),
-            LONG_MEM_RUN,
-        )
-        .arg("--no-store"),
-    );
+    let run = Proc::spawn(mem_on_mapping(dir.path(), LONG_MEM_RUN).arg("--no-store"));
     let file = wait_for_file(dir.path(), "iomark-", ".tmp");
     // While it runs, its lock keeps clean-up away, and clean says so.
     let o = iomark(&["clean", dir.path().to_str().unwrap()]);
@@ -364,13 +356,7 @@ const LONG_MEM_RUN: &[&str] = &["himeno", "--grid", "xs", "--seconds", "600"];
 fn limited_mem_run() -> (Proc, u32) {
     let mut args = vec!["mem"];
     args.extend_from_slice(LONG_MEM_RUN);
-    args.extend_from_slice(&[
-        "--threads",
-        "1",
-        "--mem-limit",
-        "256MiB",
-        "--no-store",
-    ]);
+    args.extend_from_slice(&["--threads", "1", "--mem-limit", "256MiB", "--no-store"]);
     let run = Proc::spawn(&mut iomark_cmd(&args));
     let mut child = None;
     wait_until(PROMPT, "the limited child runs the kernel", || {

@@ -107,7 +107,7 @@ pub struct JobSettings {
 
     /// Measured time, e.g. 10s, 1m (default 10s). 0 means one pass over
     /// --size per thread. With iometer, macbench and sweep: time per point;
-    /// pts-iops: time per cell of a round (default 1m).
+    /// pts-iops, pts-tp, pts-lat: time per cell of a round (default 1m).
     #[cfg_attr(feature = "clap", arg(long = Setting::Runtime.long(), value_name = "TIME", help_heading = "Workload"))]
     pub runtime: Option<Nanos>,
 

@@ -33,8 +33,11 @@ pub enum ProfileResult {
     Sustained(crate::sustained::SustainedResult),
     /// The data check: corruption and fake capacity (f3, h2testw).
     Verify(crate::verify::VerifyResult),
-    /// SNIA PTS's IOPS test: rounds until the steady-state window.
-    PtsIops(crate::pts::PtsIopsResult),
+    /// SNIA PTS's IOPS, throughput and latency tests: rounds until the
+    /// steady-state window (`pts_iops` as the IOPS test's first results
+    /// were stored).
+    #[serde(alias = "pts_iops")]
+    Pts(crate::pts::PtsResult),
 }
 
 /// Which way a test moves data.

@@ -1,7 +1,7 @@
 //! SNIA's Solid State Storage Performance Test Specification (PTS 2.0.2)
-//! as iomark runs it (docs/pts.md): the IOPS test's rounds, the tracking
-//! variable's steady-state window, and the table the specification
-//! reports.
+//! as iomark runs it (docs/pts.md): the rounds of the IOPS, throughput and
+//! latency tests, the tracking variable's steady-state window, and the
+//! tables the specification reports.
 
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +37,80 @@ pub struct Preconditioning {
     pub took: Nanos,
 }
 
+/// Which of the specification's round-based tests ran.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PtsTest {
+    /// IOPS: random I/O, every mix at every block size, tracking 4 KiB
+    /// random writes' IOPS.
+    #[default]
+    Iops,
+    /// Throughput: sequential reads and writes at one block size (1 MiB
+    /// or 128 KiB, one test each), tracking the writes' bandwidth.
+    Throughput,
+    /// Latency: random I/O at QD1 T1, 0.5, 4 and 8 KiB, tracking 4 KiB
+    /// random writes' mean latency.
+    Latency,
+}
+
+impl PtsTest {
+    /// The test's name in the specification: `IOPS`, `TP`, `LAT`.
+    pub fn short(self) -> &'static str {
+        match self {
+            PtsTest::Iops => "IOPS",
+            PtsTest::Throughput => "TP",
+            PtsTest::Latency => "LAT",
+        }
+    }
+
+    /// As a heading says it: `IOPS`, `throughput`, `latency`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PtsTest::Iops => "IOPS",
+            PtsTest::Throughput => "throughput",
+            PtsTest::Latency => "latency",
+        }
+    }
+
+    /// The profile that runs it.
+    pub fn profile(self) -> &'static str {
+        match self {
+            PtsTest::Iops => "pts-iops",
+            PtsTest::Throughput => "pts-tp",
+            PtsTest::Latency => "pts-lat",
+        }
+    }
+
+    /// The tracking variable's figure in a cell: IOPS, bytes a second, or
+    /// the mean latency in ns.
+    pub fn tracked(self, cell: &PtsCell) -> f64 {
+        match self {
+            PtsTest::Iops => cell.iops,
+            PtsTest::Throughput => cell.bw.0,
+            PtsTest::Latency => cell.lat_mean_ns,
+        }
+    }
+
+    /// The unit the tracking variable is shown in.
+    pub fn unit(self) -> &'static str {
+        match self {
+            PtsTest::Iops => "IOPS",
+            PtsTest::Throughput => "MB/s",
+            PtsTest::Latency => "us",
+        }
+    }
+
+    /// A tracking value (as [`tracked`](Self::tracked) gives it) in
+    /// [`unit`](Self::unit).
+    pub fn shown(self, value: f64) -> f64 {
+        match self {
+            PtsTest::Iops => value,
+            PtsTest::Throughput => value / 1e6,
+            PtsTest::Latency => value / 1e3,
+        }
+    }
+}
+
 /// One cell of a round: one read/write mix at one block size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PtsCell {
@@ -50,6 +124,13 @@ pub struct PtsCell {
     pub bw: BytesPerSec,
     /// Mean completion latency, ns.
     pub lat_mean_ns: f64,
+    /// The completion latency 99.999% of I/Os stayed under, ns (the
+    /// latency test's "five nines"); over the window's I/Os in the table.
+    #[serde(default)]
+    pub lat_p99999_ns: f64,
+    /// The slowest completion, ns; the window's slowest in the table.
+    #[serde(default)]
+    pub lat_max_ns: f64,
     /// The measured job in the run's `jobs`; none in the window's
     /// averages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -63,7 +144,8 @@ pub struct PtsRound {
     pub round: u32,
     /// The cells run, in order.
     pub cells: Vec<PtsCell>,
-    /// The tracking variable's value in this round (4 KiB, all writes).
+    /// The tracking variable's value in this round (the test's
+    /// [`tracked`](PtsTest::tracked) figure of its tracking cell).
     pub tracking: f64,
 }
 
@@ -90,9 +172,12 @@ pub struct PtsWindowFigures {
     pub steady: bool,
 }
 
-/// The PTS IOPS test.
+/// A round-based PTS test: IOPS, throughput or latency.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PtsIopsResult {
+pub struct PtsResult {
+    /// Which test.
+    #[serde(default)]
+    pub test: PtsTest,
     /// Read percentages of the mixes, in order (100/0 to 0/100).
     pub mixes: Vec<u8>,
     /// Block sizes, in order (largest first, as the specification lists).
@@ -124,10 +209,30 @@ pub struct PtsIopsResult {
     pub table: Vec<PtsCell>,
 }
 
-impl PtsIopsResult {
+impl PtsResult {
     /// Whether steady state was reached.
     pub fn steady(&self) -> bool {
         self.window.is_some_and(|w| w.steady)
+    }
+
+    /// The tracking variable's cell: all writes, at 4 KiB (IOPS, latency)
+    /// or at the throughput test's block size.
+    pub fn tracking_cell(&self) -> (u8, Bytes) {
+        tracking_cell(self.test, &self.block_sizes)
+    }
+
+    /// The tracking variable as a label says it: `IOPS (4 KiB, 0/100)`.
+    pub fn tracking_label(&self) -> String {
+        let (mix, bs) = self.tracking_cell();
+        format!("{} ({}, {})", self.test.unit(), bs, mix_label(mix))
+    }
+}
+
+/// Test `test`'s tracking cell among `block_sizes`.
+pub fn tracking_cell(test: PtsTest, block_sizes: &[Bytes]) -> (u8, Bytes) {
+    match test {
+        PtsTest::Throughput => (0, block_sizes.first().copied().unwrap_or(Bytes(1 << 20))),
+        PtsTest::Iops | PtsTest::Latency => (0, Bytes(4 << 10)),
     }
 }
 

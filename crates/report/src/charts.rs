@@ -122,7 +122,7 @@ enum ProfileCharts {
     Artefacts,
     Sustained,
     Verify,
-    PtsIops,
+    Pts,
 }
 
 impl ProfileCharts {
@@ -136,7 +136,7 @@ impl ProfileCharts {
             ProfileResult::Artefacts(_) => ProfileCharts::Artefacts,
             ProfileResult::Sustained(_) => ProfileCharts::Sustained,
             ProfileResult::Verify(_) => ProfileCharts::Verify,
-            ProfileResult::PtsIops(_) => ProfileCharts::PtsIops,
+            ProfileResult::Pts(_) => ProfileCharts::Pts,
         }
     }
 
@@ -150,7 +150,7 @@ impl ProfileCharts {
             ProfileCharts::Artefacts => artefacts::draw(report, out),
             ProfileCharts::Sustained => sustained::draw(report, out),
             ProfileCharts::Verify => verify::draw(report, out),
-            ProfileCharts::PtsIops => pts::draw(report, out),
+            ProfileCharts::Pts => pts::draw(report, out),
         }
     }
 }

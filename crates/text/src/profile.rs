@@ -50,7 +50,7 @@ pub fn profile_run(doc: &RunDocument, verbose: bool) -> String {
             out.push_str(&body);
         }
         ProfileResult::Verify(r) => crate::verify::verify(&mut out, run, r),
-        ProfileResult::PtsIops(r) => crate::pts::pts_iops(&mut out, run, r),
+        ProfileResult::Pts(r) => crate::pts::pts(&mut out, run, r),
     }
     if verbose {
         crate::device_seen::section(&mut out, run);

@@ -1,12 +1,13 @@
-//! Text output of the PTS IOPS test, in the specification's shape: the
-//! steps taken (purge, preconditioning), whether and where steady state
-//! was reached, the tracking variable round by round, and the IOPS table
-//! (block size by read/write mix) averaged over the window.
+//! Text output of the PTS round-based tests, in the specification's shape:
+//! the steps taken (purge, preconditioning), whether and where steady
+//! state was reached, the tracking variable round by round, and the tables
+//! (block size by read/write mix) averaged over the window: IOPS, MB/s, or
+//! the latency test's mean, five nines and maximum.
 
 use std::fmt::Write;
 
 use iomark_model::disk::DiskRun;
-use iomark_model::pts::{mix_label, PtsIopsResult, Purge};
+use iomark_model::pts::{mix_label, PtsCell, PtsResult, PtsTest, Purge};
 
 /// What the purge did, as the PTS tests' text says it.
 pub(crate) fn purge(p: &Purge) -> String {
@@ -18,11 +19,20 @@ pub(crate) fn purge(p: &Purge) -> String {
 }
 
 /// The test's text.
-pub fn pts_iops(out: &mut String, run: &DiskRun, r: &PtsIopsResult) {
+pub fn pts(out: &mut String, run: &DiskRun, r: &PtsResult) {
     let _ = writeln!(
         out,
-        "SNIA PTS 2.0.2 IOPS test: QD{} T{}, {} a cell, at most {} rounds",
-        r.depth, r.threads, r.cell_time, r.max_rounds
+        "SNIA PTS 2.0.2 {} test: {} QD{} T{}, {} a cell, at most {} rounds",
+        r.test.name(),
+        if r.test == PtsTest::Throughput {
+            "sequential"
+        } else {
+            "random"
+        },
+        r.depth,
+        r.threads,
+        r.cell_time,
+        r.max_rounds
     );
     crate::disk::target_line(out, run);
     if !r.on_device {
@@ -65,12 +75,24 @@ pub fn pts_iops(out: &mut String, run: &DiskRun, r: &PtsIopsResult) {
             );
         }
     }
+    let shown = |v: f64| {
+        let v = r.test.shown(v);
+        if r.test == PtsTest::Iops {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.1}")
+        }
+    };
     if let Some(w) = r.window {
         let pct = |v: f64| 100.0 * v / w.average.abs().max(f64::MIN_POSITIVE);
         let _ = writeln!(
             out,
-            "{:15} rounds {}-{}: average {:.0} IOPS (4 KiB, 0/100)",
-            "Window", w.first_round, w.last_round, w.average
+            "{:15} rounds {}-{}: average {} {}",
+            "Window",
+            w.first_round,
+            w.last_round,
+            shown(w.average),
+            r.tracking_label()
         );
         let _ = writeln!(
             out,
@@ -80,37 +102,53 @@ pub fn pts_iops(out: &mut String, run: &DiskRun, r: &PtsIopsResult) {
             pct(w.slope_excursion)
         );
     }
-    // Eight rounds a line, so 25 rounds fit 80 columns.
+    // Eight rounds a line of 8 columns each, so 25 rounds fit 80 columns
+    // and a seven-digit figure keeps a space before it.
+    let head = format!("Tracking {}", r.test.unit());
     for (i, chunk) in r.rounds.chunks(8).enumerate() {
         let values: Vec<String> = chunk
             .iter()
-            .map(|x| format!("{:>7.0}", x.tracking))
+            .map(|x| format!("{:>8}", shown(x.tracking)))
             .collect();
-        let head = if i == 0 { "Tracking IOPS" } else { "" };
+        let head = if i == 0 { head.as_str() } else { "" };
         let _ = writeln!(out, "{head:15}{}", values.join(""));
     }
-    let _ = writeln!(out);
-    let _ = write!(out, "{:>8}", "IOPS");
-    for m in &r.mixes {
-        let _ = write!(out, "{:>9}", mix_label(*m));
-    }
-    let _ = writeln!(out);
-    for bs in &r.block_sizes {
-        let _ = write!(out, "{:>8}", bs.short_label());
-        for m in &r.mixes {
-            let cell = r.table.iter().find(|c| c.bs == *bs && c.read_pct == *m);
-            let _ = match cell {
-                Some(c) => write!(out, "{:>9.0}", c.iops),
-                None => write!(out, "{:>9}", "-"),
-            };
+    match r.test {
+        PtsTest::Iops => grid(out, r, "IOPS", |c| format!("{:.0}", c.iops)),
+        PtsTest::Throughput => grid(out, r, "MB/s", |c| format!("{:.1}", c.bw.0 / 1e6)),
+        PtsTest::Latency => {
+            let us = |ns: f64| format!("{:.1}", ns / 1e3);
+            grid(out, r, "mean us", |c| us(c.lat_mean_ns));
+            grid(out, r, "99.999 us", |c| us(c.lat_p99999_ns));
+            grid(out, r, "max us", |c| us(c.lat_max_ns));
         }
-        let _ = writeln!(out);
     }
     let _ = writeln!(
         out,
         "(read/write mix; {} of the window's rounds averaged)",
         r.window
             .map_or(rounds.min(5), |w| (w.last_round - w.first_round + 1)
-                as usize)
+                as usize),
     );
+    if r.test == PtsTest::Latency {
+        let _ = writeln!(out, "(99.999% and max: over every I/O of those rounds)");
+    }
+}
+
+/// One table: a row per block size, a column per mix, `cell` of each.
+fn grid(out: &mut String, r: &PtsResult, head: &str, cell: impl Fn(&PtsCell) -> String) {
+    let _ = writeln!(out);
+    let _ = write!(out, "{head:>9}");
+    for m in &r.mixes {
+        let _ = write!(out, "{:>9}", mix_label(*m));
+    }
+    let _ = writeln!(out);
+    for bs in &r.block_sizes {
+        let _ = write!(out, "{:>9}", bs.short_label());
+        for m in &r.mixes {
+            let c = r.table.iter().find(|c| c.bs == *bs && c.read_pct == *m);
+            let _ = write!(out, "{:>9}", c.map_or("-".into(), &cell));
+        }
+        let _ = writeln!(out);
+    }
 }

@@ -42,6 +42,7 @@ use std::time::{Duration, Instant};
 
 use iomark_model::disk::{DiskJobResult, DiskJobSpec, EngineKind};
 use iomark_model::profile::ProfileResult;
+use iomark_model::pts::PtsTest;
 use iomark_model::sustained::{SummedSeries, WrittenAt};
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::Warning;
@@ -82,11 +83,15 @@ pub enum ProfileName {
     PtsIops,
     /// SNIA PTS's write-saturation test.
     PtsWsat,
+    /// SNIA PTS's throughput test.
+    PtsTp,
+    /// SNIA PTS's latency test.
+    PtsLat,
 }
 
 impl ProfileName {
     /// Every profile, in the order `--help` lists them.
-    pub const ALL: [ProfileName; 14] = [
+    pub const ALL: [ProfileName; 16] = [
         ProfileName::Cdm,
         ProfileName::CdmNvme,
         ProfileName::CdmPeak,
@@ -101,6 +106,8 @@ impl ProfileName {
         ProfileName::Verify,
         ProfileName::PtsIops,
         ProfileName::PtsWsat,
+        ProfileName::PtsTp,
+        ProfileName::PtsLat,
     ];
 
     /// The name on the command line and in results.
@@ -120,6 +127,8 @@ impl ProfileName {
             ProfileName::Verify => "verify",
             ProfileName::PtsIops => "pts-iops",
             ProfileName::PtsWsat => "pts-wsat",
+            ProfileName::PtsTp => "pts-tp",
+            ProfileName::PtsLat => "pts-lat",
         }
     }
 
@@ -144,9 +153,10 @@ impl ProfileName {
             ProfileName::Gnome => Err("it samples one device's transfer-rate curve"),
             ProfileName::Artefacts => Err("it probes one device's compression and deduplication"),
             ProfileName::Verify => Err("it checks one device's data and capacity"),
-            ProfileName::PtsIops | ProfileName::PtsWsat => {
-                Err("it brings one device to its steady state")
-            }
+            ProfileName::PtsIops
+            | ProfileName::PtsWsat
+            | ProfileName::PtsTp
+            | ProfileName::PtsLat => Err("it brings one device to its steady state"),
         }
     }
 
@@ -165,7 +175,8 @@ impl ProfileName {
             ProfileName::Artefacts => artefacts::SETTINGS,
             ProfileName::Sustained => sustained::SETTINGS,
             ProfileName::Verify => verify::SETTINGS,
-            ProfileName::PtsIops => pts::SETTINGS,
+            ProfileName::PtsIops | ProfileName::PtsTp => pts::SETTINGS,
+            ProfileName::PtsLat => pts::LAT_SETTINGS,
             ProfileName::PtsWsat => sustained::WSAT_SETTINGS,
         }
     }
@@ -190,8 +201,8 @@ pub enum ProfilePlan {
     Sustained(sustained::SustainedOptions),
     /// The data check.
     Verify(verify::VerifyOptions),
-    /// SNIA PTS's IOPS test.
-    PtsIops(pts::PtsIopsOptions),
+    /// SNIA PTS's IOPS, throughput or latency test.
+    Pts(pts::PtsOptions),
 }
 
 /// Check the user's settings against what profile `name` takes and turn
@@ -229,7 +240,9 @@ pub fn plan(name: ProfileName, s: &ProfileSettings) -> Result<ProfilePlan, DiskE
         ProfileName::Artefacts => ProfilePlan::Artefacts(artefacts::plan(s)?),
         ProfileName::Sustained => ProfilePlan::Sustained(sustained::plan(s)?),
         ProfileName::Verify => ProfilePlan::Verify(verify::plan(s)?),
-        ProfileName::PtsIops => ProfilePlan::PtsIops(pts::plan(s)?),
+        ProfileName::PtsIops => ProfilePlan::Pts(pts::plan(PtsTest::Iops, s)?),
+        ProfileName::PtsTp => ProfilePlan::Pts(pts::plan(PtsTest::Throughput, s)?),
+        ProfileName::PtsLat => ProfilePlan::Pts(pts::plan(PtsTest::Latency, s)?),
         ProfileName::PtsWsat => ProfilePlan::Sustained(sustained::plan_wsat(s)?),
     })
 }
@@ -246,7 +259,7 @@ impl ProfilePlan {
             ProfilePlan::Artefacts(_) => artefacts::DEFAULT_REGION,
             ProfilePlan::Sustained(_) => Bytes(Bytes::GIB),
             ProfilePlan::Verify(_) => Bytes(Bytes::GIB),
-            ProfilePlan::PtsIops(_) => Bytes(Bytes::GIB),
+            ProfilePlan::Pts(_) => Bytes(Bytes::GIB),
         }
     }
 
@@ -267,7 +280,7 @@ impl ProfilePlan {
             ProfilePlan::Verify(_) => {
                 vec![crate::verify::GROUP, crate::verify::block::BLOCK as u64]
             }
-            ProfilePlan::PtsIops(o) => o
+            ProfilePlan::Pts(o) => o
                 .block_sizes
                 .iter()
                 .map(|b| b.get())
@@ -290,7 +303,7 @@ impl ProfilePlan {
             | ProfilePlan::Macbench(_)
             | ProfilePlan::Sweep(_)
             | ProfilePlan::Artefacts(_)
-            | ProfilePlan::PtsIops(_) => TestFilePrep::Filled,
+            | ProfilePlan::Pts(_) => TestFilePrep::Filled,
         }
     }
 
@@ -306,7 +319,7 @@ impl ProfilePlan {
             | ProfilePlan::Sweep(_)
             | ProfilePlan::Artefacts(_)
             | ProfilePlan::Sustained(_)
-            | ProfilePlan::PtsIops(_) => true,
+            | ProfilePlan::Pts(_) => true,
         }
     }
 
@@ -326,7 +339,7 @@ impl ProfilePlan {
             ProfilePlan::Artefacts(o) => artefacts::run(o, target, stop, obs),
             ProfilePlan::Sustained(o) => sustained::run(o, target, stop, obs),
             ProfilePlan::Verify(o) => verify::run(o, target, stop, obs),
-            ProfilePlan::PtsIops(o) => pts::run(o, target, stop, obs),
+            ProfilePlan::Pts(o) => pts::run(o, target, stop, obs),
         }
     }
 }

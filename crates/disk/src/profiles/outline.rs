@@ -252,7 +252,7 @@ impl ProfilePlan {
                 }
             }
             // Every round is listed: steady state may end it sooner.
-            ProfilePlan::PtsIops(opts) => {
+            ProfilePlan::Pts(opts) => {
                 let range = target_size.get();
                 let mut left = opts
                     .precondition

@@ -300,9 +300,11 @@ fn every_profile_begins_the_steps_of_its_outline() {
         // outline lists every round, which five rounds fill.
         give(Setting::Mixes, &mut |s| {
             s.passes = Some(5);
-            s.qd = Some(Depths(vec![1]));
             s.mixes = Some(MixList(vec![0]));
         });
+        if takes.contains(&Setting::Mixes) && takes.contains(&Setting::Qd) {
+            s.qd = Some(Depths(vec![1]));
+        }
         if name == ProfileName::PtsWsat {
             s.qd = Some(Depths(vec![1]));
         }

@@ -1,20 +1,23 @@
-//! SNIA PTS 2.0.2's IOPS test (docs/pts.md): purge, workload-independent
-//! preconditioning (128 KiB sequential writes, twice the range), then
-//! rounds of every read/write mix at every block size until the tracking
-//! variable (4 KiB random writes' IOPS) holds steady over a five-round
-//! window, at most 25 rounds; the IOPS table is each cell averaged over
-//! that window.
+//! SNIA PTS 2.0.2's round-based tests (docs/pts.md): IOPS, throughput and
+//! latency. Each purges, preconditions (128 KiB sequential writes, twice
+//! the range), then runs rounds of every read/write mix at every block
+//! size until the tracking variable (the test's figure of its all-writes
+//! cell) holds steady over a five-round window, at most 25 rounds; the
+//! tables are each cell averaged over that window.
 
+use std::collections::VecDeque;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use iomark_model::disk::{DiskJobResult, DiskJobSpec, EngineKind, RwMode, TargetKind};
 use iomark_model::profile::ProfileResult;
 use iomark_model::pts::{
-    mix_label, Preconditioning, PtsCell, PtsIopsResult, PtsRound, PtsWindowFigures, Purge,
+    mix_label, tracking_cell, Preconditioning, PtsCell, PtsResult, PtsRound, PtsTest,
+    PtsWindowFigures, Purge,
 };
-use iomark_model::units::{Bytes, Nanos};
+use iomark_model::units::{Bytes, BytesPerSec, Nanos};
 use iomark_model::{Warning, WarningKind};
+use iomark_stats::histogram::LatencyHistogram;
 use iomark_stats::steady::{PtsRule, PtsWindow};
 
 use super::common::{shortened, PointOptions, PointSpec};
@@ -23,7 +26,8 @@ use super::{measure, ProfileObserver, ProfileOutcome};
 use crate::target::OpenTarget;
 use crate::DiskError;
 
-/// The specification's mixes, as read percentages, in its order.
+/// The IOPS test's mixes, as read percentages, in the specification's
+/// order.
 pub const MIXES: [u8; 7] = [100, 95, 65, 50, 35, 5, 0];
 /// Its block sizes, in its order.
 pub const BLOCK_SIZES: [u64; 8] = [
@@ -36,27 +40,39 @@ pub const BLOCK_SIZES: [u64; 8] = [
     4 << 10,
     512,
 ];
-/// The tracking variable's cell: 4 KiB, all writes.
-pub const TRACKING: (u8, u64) = (0, 4 << 10);
+/// The throughput test's mixes: all reads, all writes.
+pub const TP_MIXES: [u8; 2] = [100, 0];
+/// Its block size unless `--sizes` gives the other one (128 KiB).
+pub const TP_BLOCK_SIZE: u64 = 1 << 20;
+/// The latency test's mixes.
+pub const LAT_MIXES: [u8; 3] = [100, 65, 0];
+/// Its block sizes.
+pub const LAT_BLOCK_SIZES: [u64; 3] = [8 << 10, 4 << 10, 512];
 /// The preconditioning's block size.
 pub const PRECONDITION_BS: u64 = 128 << 10;
-/// Threads; each with [`DEFAULT_DEPTH`] I/Os in flight (the
-/// specification's enterprise recommendation, T4Q32).
+/// The IOPS test's threads, each with [`DEFAULT_DEPTH`] I/Os in flight
+/// (the specification's enterprise recommendation, T4Q32).
 pub const THREADS: u32 = 4;
-/// I/Os in flight per thread unless `--qd` says.
+/// I/Os in flight per thread unless `--qd` says (IOPS, throughput).
 pub const DEFAULT_DEPTH: u32 = 32;
 /// Measured time of a cell.
 pub const DEFAULT_CELL_TIME: Nanos = Nanos::from_secs(60);
 /// `--quick`'s.
 pub const QUICK_CELL_TIME: Nanos = Nanos::from_secs(5);
+/// The percentile the latency test reports beside the mean and maximum.
+pub const FIVE_NINES: f64 = 99.999;
 
-/// How to run the test.
+/// How to run a test.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PtsIopsOptions {
+pub struct PtsOptions {
+    /// Which test.
+    pub test: PtsTest,
     /// Read percentages, in order.
     pub mixes: Vec<u8>,
     /// Block sizes, in order.
     pub block_sizes: Vec<Bytes>,
+    /// Threads, each its own stream of I/Os.
+    pub threads: u32,
     /// I/Os in flight per thread.
     pub depth: u32,
     /// Rounds at most.
@@ -69,7 +85,7 @@ pub struct PtsIopsOptions {
     pub common: PointOptions,
 }
 
-/// The settings the test takes.
+/// The settings the IOPS and throughput tests take.
 pub const SETTINGS: &[Setting] = &[
     Setting::Passes,
     Setting::Runtime,
@@ -81,34 +97,70 @@ pub const SETTINGS: &[Setting] = &[
     Setting::Precondition,
 ];
 
-/// The test's options from the user's settings.
-pub fn plan(s: &ProfileSettings) -> Result<PtsIopsOptions, DiskError> {
+/// The settings the latency test takes: its depth is the
+/// specification's, one.
+pub const LAT_SETTINGS: &[Setting] = &[
+    Setting::Passes,
+    Setting::Runtime,
+    Setting::Ramp,
+    Setting::Engine,
+    Setting::Sizes,
+    Setting::Mixes,
+    Setting::Precondition,
+];
+
+/// Test `test`'s options from the user's settings.
+pub fn plan(test: PtsTest, s: &ProfileSettings) -> Result<PtsOptions, DiskError> {
     let invalid = |m: String| Err(DiskError::Invalid(m));
+    let name = test.profile();
     let cell = if s.quick {
         QUICK_CELL_TIME
     } else {
         DEFAULT_CELL_TIME
     };
-    let mixes = s.mixes.as_ref().map_or(MIXES.to_vec(), |m| m.0.clone());
+    let (mixes, sizes): (&[u8], Vec<u64>) = match test {
+        PtsTest::Iops => (&MIXES, BLOCK_SIZES.to_vec()),
+        PtsTest::Throughput => (&TP_MIXES, vec![TP_BLOCK_SIZE]),
+        PtsTest::Latency => (&LAT_MIXES, LAT_BLOCK_SIZES.to_vec()),
+    };
+    let mixes = s.mixes.as_ref().map_or(mixes.to_vec(), |m| m.0.clone());
     let block_sizes = s
         .sizes
         .as_ref()
-        .map_or_else(|| BLOCK_SIZES.map(Bytes).to_vec(), |l| l.0.clone());
-    if !mixes.contains(&TRACKING.0) || !block_sizes.contains(&Bytes(TRACKING.1)) {
-        return invalid(
-            "pts-iops tracks 4 KiB random writes: keep 0 in --mixes and 4k in --sizes".into(),
-        );
+        .map_or_else(|| sizes.into_iter().map(Bytes).collect(), |l| l.0.clone());
+    if test == PtsTest::Throughput {
+        if block_sizes.len() != 1 {
+            return invalid(format!(
+                "{name} runs one block size a test, as the specification does: give --sizes \
+                 1m or --sizes 128k, and run the other as a second test"
+            ));
+        }
+        if let Some(m) = mixes.iter().find(|m| !TP_MIXES.contains(m)) {
+            return invalid(format!(
+                "--mixes {m}: {name} reads or writes sequentially, 100 or 0"
+            ));
+        }
     }
-    let depth = match s.qd.as_ref().map(|q| q.0.as_slice()) {
-        None => DEFAULT_DEPTH,
-        Some([d]) => *d,
-        Some(_) => return invalid("pts-iops runs one depth: give --qd a single value".into()),
+    let (track_mix, track_bs) = tracking_cell(test, &block_sizes);
+    if !mixes.contains(&track_mix) || !block_sizes.contains(&track_bs) {
+        return invalid(format!(
+            "{name} tracks {track_bs} writes: keep 0 in --mixes and {} in --sizes",
+            track_bs.short_label()
+        ));
+    }
+    let (threads, depth) = match (test, s.qd.as_ref().map(|q| q.0.as_slice())) {
+        (PtsTest::Latency, _) => (1, 1),
+        (PtsTest::Iops, None) => (THREADS, DEFAULT_DEPTH),
+        (PtsTest::Throughput, None) => (1, DEFAULT_DEPTH),
+        (PtsTest::Iops, Some([d])) => (THREADS, *d),
+        (PtsTest::Throughput, Some([d])) => (1, *d),
+        (_, Some(_)) => return invalid(format!("{name} runs one depth: give --qd a single value")),
     };
     let max_rounds = s.passes.unwrap_or(PtsRule::default().max_rounds as u32);
     let window = PtsRule::default().window as u32;
     if max_rounds < window {
         return invalid(format!(
-            "--passes {max_rounds}: pts-iops needs at least {window} rounds, its steady-state window"
+            "--passes {max_rounds}: {name} needs at least {window} rounds, its steady-state window"
         ));
     }
     let engine = match s.engine {
@@ -119,9 +171,11 @@ pub fn plan(s: &ProfileSettings) -> Result<PtsIopsOptions, DiskError> {
             EngineKind::IoUring
         }
     };
-    Ok(PtsIopsOptions {
+    Ok(PtsOptions {
+        test,
         mixes,
         block_sizes,
+        threads,
         depth,
         max_rounds,
         precondition: s.precondition,
@@ -135,42 +189,49 @@ pub fn cell_label(round: u32, read_pct: u8, bs: Bytes) -> String {
     format!("round {round} {} {}", bs.short_label(), mix_label(read_pct))
 }
 
-/// The job of one cell.
-fn cell_spec(
-    o: &PtsIopsOptions,
-    read_pct: u8,
-    bs: Bytes,
-    round: u32,
-    t: &OpenTarget,
-) -> DiskJobSpec {
-    let rw = match read_pct {
-        100 => RwMode::RandRead,
-        0 => RwMode::RandWrite,
-        _ => RwMode::RandRw,
+/// The job of one cell: random I/O, or sequential in the throughput test.
+fn cell_spec(o: &PtsOptions, read_pct: u8, bs: Bytes, round: u32, t: &OpenTarget) -> DiskJobSpec {
+    let sequential = o.test == PtsTest::Throughput;
+    let rw = match (read_pct, sequential) {
+        (100, false) => RwMode::RandRead,
+        (0, false) => RwMode::RandWrite,
+        (_, false) => RwMode::RandRw,
+        (100, true) => RwMode::Read,
+        (0, true) => RwMode::Write,
+        (_, true) => RwMode::ReadWrite,
     };
     let name = cell_label(round, read_pct, bs);
     DiskJobSpec {
         iodepth: o.depth,
-        numjobs: THREADS,
+        numjobs: o.threads,
         rwmix_read: read_pct,
         ..o.common.spec(o.engine).job(name, rw, bs, t)
     }
 }
 
+/// Every completion latency of a job, both directions.
+fn latencies(job: &DiskJobResult) -> LatencyHistogram {
+    let mut h = LatencyHistogram::new();
+    for d in [job.read.as_ref(), job.write.as_ref()]
+        .into_iter()
+        .flatten()
+    {
+        h.merge(&LatencyHistogram::from_summary(&d.clat));
+    }
+    h
+}
+
 fn cell_of(job: &DiskJobResult, read_pct: u8, bs: Bytes, index: usize) -> PtsCell {
     let dirs = [job.read.as_ref(), job.write.as_ref()];
-    let ios: u64 = dirs.iter().flatten().map(|d| d.ios).sum();
-    let lat_sum: f64 = dirs
-        .iter()
-        .flatten()
-        .map(|d| d.clat.mean_ns * d.ios as f64)
-        .sum();
+    let lat = latencies(job);
     PtsCell {
         read_pct,
         bs,
         iops: dirs.iter().flatten().map(|d| d.iops.0).sum(),
         bw: job.total_bw(),
-        lat_mean_ns: if ios > 0 { lat_sum / ios as f64 } else { 0.0 },
+        lat_mean_ns: lat.mean(),
+        lat_p99999_ns: lat.value_at_percentile(FIVE_NINES) as f64,
+        lat_max_ns: lat.max() as f64,
         job: Some(index),
     }
 }
@@ -193,7 +254,7 @@ pub(super) fn purge(target: &OpenTarget, range: Bytes) -> Purge {
 /// The second: `asked` bytes of 128 KiB sequential writes, pass by pass
 /// over the range (the last pass as far as is left). None when stopped.
 fn precondition(
-    o: &PtsIopsOptions,
+    o: &PtsOptions,
     target: &OpenTarget,
     range: Bytes,
     stop: &AtomicBool,
@@ -245,17 +306,26 @@ fn window_figures(w: &PtsWindow, rule: &PtsRule) -> PtsWindowFigures {
     }
 }
 
-/// Each cell averaged over `rounds`.
-fn table(o: &PtsIopsOptions, rounds: &[PtsRound]) -> Vec<PtsCell> {
+/// Each cell averaged over `rounds` (the means, IOPS and bandwidth), its
+/// five nines and maximum over every I/O of them (`latencies`, the
+/// rounds' histograms cell by cell).
+fn table(o: &PtsOptions, rounds: &[PtsRound], latencies: &[Vec<LatencyHistogram>]) -> Vec<PtsCell> {
     let mut out = Vec::new();
     for &m in &o.mixes {
         for &bs in &o.block_sizes {
+            let found = |r: &PtsRound| r.cells.iter().position(|c| c.read_pct == m && c.bs == bs);
             let cells: Vec<&PtsCell> = rounds
                 .iter()
-                .filter_map(|r| r.cells.iter().find(|c| c.read_pct == m && c.bs == bs))
+                .filter_map(|r| found(r).map(|i| &r.cells[i]))
                 .collect();
             if cells.is_empty() {
                 continue;
+            }
+            let mut all = LatencyHistogram::new();
+            for (r, hists) in rounds.iter().zip(latencies) {
+                if let Some(h) = found(r).and_then(|i| hists.get(i)) {
+                    all.merge(h);
+                }
             }
             let n = cells.len() as f64;
             let mean = |f: fn(&PtsCell) -> f64| cells.iter().map(|c| f(c)).sum::<f64>() / n;
@@ -263,8 +333,10 @@ fn table(o: &PtsIopsOptions, rounds: &[PtsRound]) -> Vec<PtsCell> {
                 read_pct: m,
                 bs,
                 iops: mean(|c| c.iops),
-                bw: iomark_model::units::BytesPerSec(mean(|c| c.bw.0)),
+                bw: BytesPerSec(mean(|c| c.bw.0)),
                 lat_mean_ns: mean(|c| c.lat_mean_ns),
+                lat_p99999_ns: all.value_at_percentile(FIVE_NINES) as f64,
+                lat_max_ns: all.max() as f64,
                 job: None,
             });
         }
@@ -274,11 +346,12 @@ fn table(o: &PtsIopsOptions, rounds: &[PtsRound]) -> Vec<PtsCell> {
 
 /// Run the test on `target`.
 pub fn run(
-    o: &PtsIopsOptions,
+    o: &PtsOptions,
     target: &OpenTarget,
     stop: &AtomicBool,
     obs: &mut dyn ProfileObserver,
 ) -> Result<ProfileOutcome, DiskError> {
+    let name = o.test.profile();
     let mut warnings = shortened(o.common.quick, || {
         format!(
             "{} a cell instead of {}",
@@ -292,10 +365,11 @@ pub fn run(
         ..PtsRule::default()
     };
     let purge = purge(target, range);
-    let mut result = PtsIopsResult {
+    let mut result = PtsResult {
+        test: o.test,
         mixes: o.mixes.clone(),
         block_sizes: o.block_sizes.clone(),
-        threads: THREADS,
+        threads: o.threads,
         depth: o.depth,
         cell_time: o.common.runtime,
         max_rounds: o.max_rounds,
@@ -311,6 +385,7 @@ pub fn run(
         window: None,
         table: Vec::new(),
     };
+    let tracked = result.tracking_cell();
     let mut jobs = Vec::new();
     let mut interrupted = false;
     match precondition(o, target, range, stop, obs)? {
@@ -318,11 +393,15 @@ pub fn run(
         None => interrupted = true,
     }
     let mut tracking = Vec::new();
+    // The last window's rounds' latencies, cell by cell: the table's five
+    // nines and maximum are over every I/O of the rounds it averages.
+    let mut latest: VecDeque<Vec<LatencyHistogram>> = VecDeque::new();
     'rounds: for round in 1..=o.max_rounds {
         if interrupted {
             break;
         }
         let mut cells = Vec::new();
+        let mut hists = Vec::new();
         for &m in &o.mixes {
             for &bs in &o.block_sizes {
                 let spec = cell_spec(o, m, bs, round, target);
@@ -332,20 +411,25 @@ pub fn run(
                     break 'rounds;
                 };
                 cells.push(cell_of(&job, m, bs, jobs.len()));
+                hists.push(latencies(&job));
                 jobs.push(job);
                 obs.finished(&jobs);
             }
         }
         let track = cells
             .iter()
-            .find(|c| (c.read_pct, c.bs.get()) == TRACKING)
-            .map_or(0.0, |c| c.iops);
+            .find(|c| (c.read_pct, c.bs) == tracked)
+            .map_or(0.0, |c| o.test.tracked(c));
         tracking.push(track);
         result.rounds.push(PtsRound {
             round,
             cells,
             tracking: track,
         });
+        latest.push_back(hists);
+        if latest.len() > rule.window {
+            latest.pop_front();
+        }
         if let Some(w) = rule.window_at(&tracking, round as usize) {
             result.window = Some(window_figures(&w, &rule));
             if w.steady() {
@@ -353,25 +437,27 @@ pub fn run(
             }
         }
     }
-    let averaged = match result.window {
-        Some(w) => &result.rounds[(w.first_round - 1) as usize..w.last_round as usize],
-        None => &result.rounds[..],
-    };
-    result.table = table(o, averaged);
+    // The window is the last rounds run (the test ends at a steady one),
+    // or, short of a window, every round.
+    let averaged = &result.rounds[result.rounds.len() - latest.len()..];
+    result.table = table(o, averaged, latest.make_contiguous());
     if !on_device {
         warnings.push(Warning::new(
             WarningKind::NotSteady,
-            "pts-iops ran on a file: the procedure's plumbing, not a PTS result (name a block \
-             device with --allow-write for one)",
+            format!(
+                "{name} ran on a file: the procedure's plumbing, not a PTS result (name a block \
+                 device with --allow-write for one)"
+            ),
         ));
     }
     if !result.steady() && !interrupted {
+        let unit = o.test.unit();
         warnings.push(Warning::new(
             WarningKind::NotSteady,
             format!(
-                "pts-iops: steady state not reached in {} rounds (the last window's data \
-                 excursion {}, slope excursion {} of its average {:.0} IOPS): the table is not a \
-                 steady-state result; raise --passes or precondition longer",
+                "{name}: steady state not reached in {} rounds (the last window's data \
+                 excursion {}, slope excursion {} of its average {:.1} {unit}): the table is not \
+                 a steady-state result; raise --passes or precondition longer",
                 result.rounds.len(),
                 result
                     .window
@@ -379,7 +465,7 @@ pub fn run(
                 result
                     .window
                     .map_or("-".into(), |w| pct(w.slope_excursion, w.average)),
-                result.window.map_or(0.0, |w| w.average),
+                result.window.map_or(0.0, |w| o.test.shown(w.average)),
             ),
         ));
     }
@@ -387,13 +473,13 @@ pub fn run(
         if on_device {
             warnings.push(Warning::new(
                 WarningKind::NotSteady,
-                format!("pts-iops: the device was not purged first: {why}"),
+                format!("{name}: the device was not purged first: {why}"),
             ));
         }
     }
     Ok(ProfileOutcome {
         jobs,
-        result: ProfileResult::PtsIops(result),
+        result: ProfileResult::Pts(result),
         warnings,
         interrupted,
     })

@@ -49,8 +49,8 @@ impl FromStr for SizeList {
     }
 }
 
-/// Read/write mixes for pts-iops, each the percentage of reads, in the
-/// order given: `100,65,0`.
+/// Read/write mixes for the PTS tests, each the percentage of reads, in
+/// the order given: `100,65,0`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MixList(pub Vec<u8>);
 
@@ -185,8 +185,8 @@ pub struct ProfileSettings {
     #[cfg_attr(feature = "clap", arg(long, help_heading = "Profile"))]
     pub quick: bool,
 
-    /// CrystalDiskMark: measured passes per test (default 5). pts-iops: at
-    /// most this many rounds (default 25).
+    /// CrystalDiskMark: measured passes per test (default 5). pts-iops,
+    /// pts-tp, pts-lat: at most this many rounds (default 25).
     #[cfg_attr(feature = "clap", arg(long = Setting::Passes.long(), value_name = "N", help_heading = "Profile"))]
     pub passes: Option<u32>,
 
@@ -204,8 +204,8 @@ pub struct ProfileSettings {
     pub mix: Option<u8>,
 
     /// iometer: queue depths, a list (1,2,4,8, the default) or a range
-    /// (1..32, powers of two). pts-iops and pts-wsat: one depth, per
-    /// each of the four threads (default 32).
+    /// (1..32, powers of two). pts-iops, pts-wsat: one depth, per each of
+    /// the four threads (default 32); pts-tp: one depth (default 32).
     #[cfg_attr(feature = "clap", arg(long = Setting::Qd.long(), value_name = "LIST", help_heading = "Profile"))]
     pub qd: Option<Depths>,
 
@@ -267,18 +267,20 @@ pub struct ProfileSettings {
     /// sweep: random block sizes, run in the order given (default every
     /// power of two from 4k to 4M), e.g. 4k,64k,1M. pts-iops: the block
     /// sizes of a round (default 1M,128k,64k,32k,16k,8k,4k,512; 4k is
-    /// the tracking variable's, so it stays).
+    /// the tracking variable's, so it stays); pts-lat: likewise (default
+    /// 8k,4k,512); pts-tp: its one block size (1M, the default, or 128k).
     #[cfg_attr(feature = "clap", arg(long = Setting::Sizes.long(), value_name = "LIST", help_heading = "Profile"))]
     pub sizes: Option<SizeList>,
 
-    /// pts-iops: the read/write mixes of a round as read percentages
-    /// (default 100,95,65,50,35,5,0; 0, the tracking variable's, stays).
+    /// pts-iops, pts-lat, pts-tp: the read/write mixes of a round as read
+    /// percentages (default 100,95,65,50,35,5,0; pts-lat 100,65,0; pts-tp
+    /// 100,0; 0, the tracking variable's, stays).
     #[cfg_attr(feature = "clap", arg(long = Setting::Mixes.long(), value_name = "LIST", help_heading = "Profile"))]
     pub mixes: Option<MixList>,
 
-    /// pts-iops: bytes of 128 KiB sequential writes before the rounds, the
-    /// workload-independent preconditioning (default twice the range;
-    /// 0 skips it).
+    /// pts-iops, pts-tp, pts-lat: bytes of 128 KiB sequential writes
+    /// before the rounds, the workload-independent preconditioning
+    /// (default twice the range; 0 skips it).
     #[cfg_attr(feature = "clap", arg(long = Setting::Precondition.long(), value_name = "SIZE", help_heading = "Profile"))]
     pub precondition: Option<Bytes>,
 

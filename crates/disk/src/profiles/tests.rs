@@ -28,7 +28,7 @@ fn every_plan_says_which_io_sizes_it_uses() {
         // PTS lists 0.5 KiB, which a device of 4 KiB sectors refuses
         // (the alignment check names --sizes); every other profile's
         // sizes suit any device.
-        let unit = if name == ProfileName::PtsIops {
+        let unit = if matches!(name, ProfileName::PtsIops | ProfileName::PtsLat) {
             512
         } else {
             4096
@@ -59,12 +59,14 @@ fn every_profile_is_listed_once_and_parses_back() {
         ProfileName::Verify => 11,
         ProfileName::PtsIops => 12,
         ProfileName::PtsWsat => 13,
+        ProfileName::PtsTp => 14,
+        ProfileName::PtsLat => 15,
     };
     for (i, p) in ProfileName::ALL.into_iter().enumerate() {
         assert_eq!(index(p), i, "{p} is out of place in ProfileName::ALL");
         assert_eq!(p.as_str().parse::<ProfileName>(), Ok(p));
     }
-    assert_eq!(ProfileName::ALL.len(), index(ProfileName::PtsWsat) + 1);
+    assert_eq!(ProfileName::ALL.len(), index(ProfileName::PtsLat) + 1);
 }
 
 #[test]

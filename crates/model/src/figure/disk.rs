@@ -74,7 +74,7 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
             return super::sustained::sustained_figures(s, run.jobs.first())
         }
         Some(ProfileResult::Verify(v)) => return verify_figures(v),
-        Some(ProfileResult::PtsIops(p)) => return super::pts::pts_iops_figures(p),
+        Some(ProfileResult::Pts(p)) => return super::pts::pts_figures(p),
         Some(ProfileResult::Iometer(io)) => {
             for p in &io.points {
                 let job = run.jobs.get(p.job);

@@ -844,3 +844,102 @@ fn a_runs_own_test_names_map_onto_its_figures_tests() {
     }
     assert!(own_test_names(&body).is_empty());
 }
+
+fn pts_latency_result() -> crate::pts::PtsResult {
+    use crate::pts::*;
+    let cell = |lat_us: f64| PtsCell {
+        read_pct: 0,
+        bs: Bytes(4096),
+        iops: 1e6 / lat_us,
+        bw: BytesPerSec(4096.0 * 1e6 / lat_us),
+        lat_mean_ns: lat_us * 1e3,
+        lat_p99999_ns: lat_us * 1e3 * 20.0,
+        lat_max_ns: lat_us * 1e3 * 30.0,
+        job: Some(0),
+    };
+    let rounds: Vec<PtsRound> = [90.0, 100.0, 101.0, 99.0, 100.0, 102.0]
+        .into_iter()
+        .enumerate()
+        .map(|(i, us)| PtsRound {
+            round: i as u32 + 1,
+            cells: vec![cell(us)],
+            tracking: us * 1e3,
+        })
+        .collect();
+    PtsResult {
+        test: PtsTest::Latency,
+        mixes: vec![0],
+        block_sizes: vec![Bytes(4096)],
+        threads: 1,
+        depth: 1,
+        cell_time: Nanos::from_secs(60),
+        max_rounds: 25,
+        range: Bytes(1 << 30),
+        on_device: true,
+        purge: Purge::Discarded { secure: false },
+        preconditioning: Preconditioning {
+            asked: Bytes(2 << 30),
+            written: Bytes(2 << 30),
+            took: Nanos::from_secs(20),
+        },
+        window: Some(PtsWindowFigures {
+            first_round: 2,
+            last_round: 6,
+            average: 100_400.0,
+            data_excursion: 3_000.0,
+            slope: 300.0,
+            intercept: 99_800.0,
+            slope_excursion: 1_200.0,
+            steady: true,
+        }),
+        table: vec![PtsCell {
+            job: None,
+            ..cell(100.4)
+        }],
+        rounds,
+    }
+}
+
+#[test]
+fn the_pts_latency_tests_figures_are_its_three_latencies_and_its_rounds() {
+    let r = pts_latency_result();
+    assert_eq!(r.tracking_label(), "us (4 KiB, 0/100)");
+    let figs = super::pts::pts_figures(&r);
+    let find = |test: &str, metric: &str| {
+        figs.iter()
+            .find(|f| f.test == test && f.metric == metric)
+            .unwrap_or_else(|| panic!("no {test} / {metric} in {figs:?}"))
+    };
+    let test = "PTS LAT 4KiB 0/100 QD1 T1";
+    let mean = find(test, "write lat mean");
+    assert!((mean.value - 100_400.0).abs() < 1e-6, "{mean:?}");
+    // The spread is the window's rounds (2-6), not round 1's 90 us.
+    assert_eq!(mean.spread, Some((99_000.0, 102_000.0)), "{mean:?}");
+    assert_eq!(find(test, "write lat 99.999").value, 100.4e3 * 20.0);
+    assert_eq!(find(test, "write lat max").value, 100.4e3 * 30.0);
+    assert_eq!(find("PTS LAT", "rounds").value, 6.0);
+    // No bandwidth figure: that is the throughput test's.
+    assert!(figs.iter().all(|f| !f.metric.ends_with(" bw")), "{figs:?}");
+}
+
+#[test]
+fn a_pts_iops_result_stored_before_the_other_tests_reads_as_the_iops_test() {
+    let mut r = pts_latency_result();
+    r.test = crate::pts::PtsTest::Iops;
+    let mut v = serde_json::to_value(crate::profile::ProfileResult::Pts(r.clone())).unwrap();
+    assert_eq!(v["family"], "pts");
+    // As the first IOPS results were written: another family name, no
+    // `test`, no five nines or maximum in the cells.
+    v["family"] = "pts_iops".into();
+    v.as_object_mut().unwrap().remove("test");
+    for c in v["table"].as_array_mut().unwrap() {
+        c.as_object_mut().unwrap().remove("lat_p99999_ns");
+        c.as_object_mut().unwrap().remove("lat_max_ns");
+    }
+    let back: crate::profile::ProfileResult = serde_json::from_value(v).unwrap();
+    let crate::profile::ProfileResult::Pts(back) = back else {
+        panic!("{back:?}")
+    };
+    assert_eq!(back.test, crate::pts::PtsTest::Iops);
+    assert_eq!(back.table[0].lat_max_ns, 0.0);
+}

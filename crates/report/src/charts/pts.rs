@@ -1,16 +1,16 @@
-//! The PTS IOPS test's charts, as the specification draws them: the
-//! tracking variable round by round for every run (convergence), and per
-//! run its measurement window with the average, the ±10% and ±20% bands
-//! and the best-fit line.
+//! The PTS round-based tests' charts, as the specification draws them:
+//! the tracking variable round by round for every run of a test
+//! (convergence), and per run its measurement window with the average, the
+//! ±10% and ±20% bands and the best-fit line. Runs of different tests
+//! (IOPS, throughput, latency) track different figures: a convergence
+//! chart each.
 
 use iomark_model::profile::ProfileResult;
-use iomark_model::pts::{PtsIopsResult, PtsWindowFigures};
+use iomark_model::pts::{PtsResult, PtsTest, PtsWindowFigures};
 
 use super::{of_run, push_lines, slug, with_profile, Chart};
 use crate::svg::{LineChart, LineSeries, Scale, TickFormat};
 use crate::{Report, ReportRun};
-
-const IOPS: &str = "IOPS (4 KiB, 0/100)";
 
 fn line(name: String, points: Vec<(f64, f64)>, dashed: bool, colour: usize) -> LineSeries {
     LineSeries {
@@ -30,38 +30,60 @@ fn band(w: &PtsWindowFigures, level: f64, name: &str, colour: usize) -> LineSeri
 }
 
 pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
-    let runs: Vec<(usize, &ReportRun, &PtsIopsResult)> = with_profile(report, |p| match p {
-        ProfileResult::PtsIops(r) => Some(r),
+    let all: Vec<(usize, &ReportRun, &PtsResult)> = with_profile(report, |p| match p {
+        ProfileResult::Pts(r) => Some(r),
         _ => None,
     });
-    if runs.is_empty() {
-        return;
+    for test in [PtsTest::Iops, PtsTest::Throughput, PtsTest::Latency] {
+        let runs: Vec<&(usize, &ReportRun, &PtsResult)> =
+            all.iter().filter(|(_, _, p)| p.test == test).collect();
+        if !runs.is_empty() {
+            draw_test(test, &runs, out);
+        }
     }
+}
+
+fn draw_test(test: PtsTest, runs: &[&(usize, &ReportRun, &PtsResult)], out: &mut Vec<Chart>) {
+    let label = runs[0].2.tracking_label();
     let series = runs
         .iter()
         .map(|(_, r, p)| {
             let points = p
                 .rounds
                 .iter()
-                .map(|x| (f64::from(x.round), x.tracking))
+                .map(|x| (f64::from(x.round), test.shown(x.tracking)))
                 .collect();
             line(r.name.clone(), points, false, r.colour)
         })
         .collect();
+    // The IOPS test's ids as they were before the other tests came.
+    let id = match test {
+        PtsTest::Iops => String::new(),
+        t => format!("-{}", t.short().to_lowercase()),
+    };
     push_lines(
         out,
         LineChart {
-            id: "pts-convergence".into(),
-            title: "PTS IOPS: steady-state convergence (tracking variable per round)".into(),
+            id: format!("pts{id}-convergence"),
+            title: format!(
+                "PTS {}: steady-state convergence (tracking variable per round)",
+                test.short()
+            ),
             x_label: "round".into(),
-            y_label: IOPS.into(),
+            y_label: label.clone(),
             x_scale: Scale::Linear,
             x_tick: TickFormat::Number,
             series,
         },
     );
-    for (_, r, p) in &runs {
+    for (_, r, p) in runs {
         let Some(w) = p.window else { continue };
+        let w = PtsWindowFigures {
+            average: test.shown(w.average),
+            slope: test.shown(w.slope),
+            intercept: test.shown(w.intercept),
+            ..w
+        };
         let from = out.len();
         let rounds = &p.rounds[(w.first_round - 1) as usize..w.last_round as usize];
         let (a, b) = (f64::from(w.first_round), f64::from(w.last_round));
@@ -70,13 +92,16 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
         push_lines(
             out,
             LineChart {
-                id: format!("pts-window-{}", slug(&r.name)),
+                id: format!("pts{id}-window-{}", slug(&r.name)),
                 title: format!(
-                    "{}: PTS window, rounds {}-{} ({verdict})",
-                    r.name, w.first_round, w.last_round
+                    "{}: PTS {} window, rounds {}-{} ({verdict})",
+                    r.name,
+                    test.short(),
+                    w.first_round,
+                    w.last_round
                 ),
                 x_label: "round".into(),
-                y_label: IOPS.into(),
+                y_label: label.clone(),
                 x_scale: Scale::Linear,
                 x_tick: TickFormat::Number,
                 series: vec![
@@ -84,7 +109,7 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
                         "tracking".into(),
                         rounds
                             .iter()
-                            .map(|x| (f64::from(x.round), x.tracking))
+                            .map(|x| (f64::from(x.round), test.shown(x.tracking)))
                             .collect(),
                         false,
                         r.colour,
