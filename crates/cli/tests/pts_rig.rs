@@ -33,43 +33,10 @@ const MIB: u64 = 1 << 20;
 const FAST: u64 = 40 * MIB;
 const SLOW: u64 = 10 * MIB;
 
-/// `iomark disk DEV --profile pts-iops` with the rig's settings and
-/// `extra`, at `nice -10` (the writer that keeps a drive's queue fed, as
-/// sustained_rig says why).
-fn pts_run(dev: &str, extra: &[&str]) -> Value {
-    let mut args = vec![
-        "disk",
-        dev,
-        "--allow-write",
-        dev,
-        "--profile",
-        "pts-iops",
-        "--engine",
-        "psync",
-        "--qd",
-        "1",
-        "--sizes",
-        "4k",
-        "--mixes",
-        "0",
-        "--precondition",
-        "0",
-        "--json",
-        "--no-store",
-    ];
-    args.extend_from_slice(extra);
-    json(&iomark_fed_ok(&args))
-}
-
-fn result(doc: &Value) -> &Value {
-    let r = &doc["body"]["profile_result"];
-    assert_eq!(r["family"], "pts", "{}", doc["body"]["profile"]);
-    r
-}
-
-/// `iomark disk DEV --profile PROFILE` for a throttle rig: psync, three
-/// seconds a cell, no preconditioning, at most five rounds, and `extra`.
-fn pts_on_throttle(dev: &str, profile: &str, extra: &[&str]) -> Value {
+/// `iomark disk DEV --allow-write DEV --profile PROFILE` with psync, no
+/// preconditioning, `flags` and `--json`, at `nice -10` (the writer that
+/// keeps a drive's queue fed, as sustained_rig says why).
+fn pts(dev: &str, profile: &str, flags: &[&str]) -> Value {
     let mut args = vec![
         "disk",
         dev,
@@ -81,14 +48,39 @@ fn pts_on_throttle(dev: &str, profile: &str, extra: &[&str]) -> Value {
         "psync",
         "--precondition",
         "0",
-        "--runtime",
-        "3s",
-        "--passes",
-        "5",
         "--json",
     ];
-    args.extend_from_slice(extra);
+    args.extend_from_slice(flags);
     json(&iomark_fed_ok(&args))
+}
+
+/// The IOPS test with the cliff rigs' settings (one 4 KiB 0/100 cell a
+/// round at QD1) and `extra`.
+fn pts_run(dev: &str, extra: &[&str]) -> Value {
+    let mut flags = vec!["--qd", "1", "--sizes", "4k", "--mixes", "0", "--no-store"];
+    flags.extend_from_slice(extra);
+    pts(dev, "pts-iops", &flags)
+}
+
+fn result(doc: &Value) -> &Value {
+    let r = &doc["body"]["profile_result"];
+    assert_eq!(r["family"], "pts", "{}", doc["body"]["profile"]);
+    r
+}
+
+/// `profile` for a throttle rig: three seconds a cell, at most five
+/// rounds, and `extra`.
+fn pts_on_throttle(dev: &str, profile: &str, extra: &[&str]) -> Value {
+    let mut flags = vec!["--runtime", "3s", "--passes", "5"];
+    flags.extend_from_slice(extra);
+    pts(dev, profile, &flags)
+}
+
+/// A 256 MiB device in memory behind a device-wide throttle of `limits`.
+fn throttled_device(limits: Limits) -> Result<(LoopDevice, DeviceThrottle), String> {
+    let dev = LoopDevice::blank_in_memory(256 * MIB)?;
+    let rig = DeviceThrottle::new(&dev.majmin()?, limits)?;
+    Ok((dev, rig))
 }
 
 /// A table cell of `r`.
@@ -115,16 +107,12 @@ fn assert_steady_at_once(r: &Value) {
 #[test]
 fn throughput_test_reads_and_writes_at_the_throttles_rates() {
     require!(require_root());
-    let dev = LoopDevice::blank_in_memory(256 * MIB).expect("loop device");
     let (read, write) = (30 * MIB, 15 * MIB);
-    let _rig = require!(DeviceThrottle::new(
-        &dev.majmin().unwrap(),
-        Limits {
-            read_bps: Some(read),
-            write_bps: Some(write),
-            ..Limits::default()
-        }
-    ));
+    let (dev, _rig) = require!(throttled_device(Limits {
+        read_bps: Some(read),
+        write_bps: Some(write),
+        ..Limits::default()
+    }));
     let d = dev.dev.to_str().unwrap();
     let doc = pts_on_throttle(d, "pts-tp", &["--sizes", "128k", "--qd", "1", "--no-store"]);
     let r = result(&doc);
@@ -164,16 +152,12 @@ fn throughput_test_reads_and_writes_at_the_throttles_rates() {
 #[test]
 fn latency_test_reads_one_over_the_throttles_rate_at_qd1() {
     require!(require_root());
-    let dev = LoopDevice::blank_in_memory(256 * MIB).expect("loop device");
     let (read_iops, write_iops) = (500, 250);
-    let _rig = require!(DeviceThrottle::new(
-        &dev.majmin().unwrap(),
-        Limits {
-            read_iops: Some(read_iops),
-            write_iops: Some(write_iops),
-            ..Limits::default()
-        }
-    ));
+    let (dev, _rig) = require!(throttled_device(Limits {
+        read_iops: Some(read_iops),
+        write_iops: Some(write_iops),
+        ..Limits::default()
+    }));
     let d = dev.dev.to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
