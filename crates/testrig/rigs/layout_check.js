@@ -5,7 +5,9 @@
 //   - an element past the window's right edge, unless a box that scrolls
 //     or clips holds it (a wide table scrolls inside itself);
 //   - two block siblings that overlap (one drawn over the other);
-//   - a chart's text outside its chart (a label cut at the edge).
+//   - a chart's text outside its chart (a label cut at the edge);
+//   - charts of one page drawn at different widths (a run's report and its
+//     seconds side by side at two scales read as two kinds of data).
 // Inline elements are left out of the overlap check: a wrapped inline
 // element's box spans lines and would seem to overlap its neighbours.
 (() => {
@@ -74,6 +76,12 @@
         out.push(`${name(svg)}: text "${t.textContent.slice(0, 40)}" is cut at the chart's edge`);
       }
     }
+  }
+  const widths = [...document.querySelectorAll(".charts > figure, img.live")]
+    .filter(shown)
+    .map((c) => Math.round(c.getBoundingClientRect().width));
+  if (widths.length && Math.max(...widths) - Math.min(...widths) > 2) {
+    out.push(`charts drawn ${Math.min(...widths)} to ${Math.max(...widths)} px wide`);
   }
   return "layout:" + JSON.stringify(out.slice(0, 40));
 })()

@@ -200,7 +200,7 @@ pub fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> {
             ));
         }
     }
-    o.push_str("</div><div class=\"live-charts\">");
+    o.push_str("</div><div class=\"charts\">");
     let seconds: Vec<LiveSample> = samples.into_iter().map(|(_, s)| s).collect();
     for figure in LiveFigure::of(&seconds) {
         let name = figure.name();

@@ -49,7 +49,7 @@ pub fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> {
     if seconds > 0 {
         let _ = write!(
             o,
-            "<h2 id=\"seconds\">Each second, as it was measured ({seconds})</h2><div class=\"live-charts\">"
+            "<h2 id=\"seconds\">Each second, as it was measured ({seconds})</h2><div class=\"charts\">"
         );
         for figure in LiveFigure::of(&samples) {
             let name = figure.name();
