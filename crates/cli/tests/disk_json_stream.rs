@@ -96,3 +96,74 @@ fn disk_json_stream_is_one_layout_and_refused_with_another() {
         fails_with(&iomark(&args), "--json-stream");
     }
 }
+
+/// Issue 49: a PTS test streams a `round` event as each round ends, with
+/// the window ending there once there are five rounds: the same tracking
+/// values and window the end document stores.
+#[test]
+fn a_pts_test_streams_each_round_with_its_window_as_the_document_stores_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_str().unwrap();
+    let out = iomark_ok(&[
+        "disk",
+        path,
+        "--profile",
+        "pts-iops",
+        "--size",
+        "8M",
+        "--precondition",
+        "0",
+        "--mixes",
+        "0",
+        "--sizes",
+        "4k",
+        "--qd",
+        "1",
+        "--runtime",
+        "100ms",
+        "--passes",
+        "7",
+        "--engine",
+        "psync",
+        "--json-stream",
+        "--no-store",
+    ]);
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let rounds: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["event"] == "round")
+        .map(|l| &l["data"])
+        .collect();
+    let end = &lines.last().unwrap()["data"]["body"]["profile_result"];
+    let stored = end["rounds"].as_array().unwrap();
+    assert!((5..=7).contains(&stored.len()), "{end}");
+    assert_eq!(rounds.len(), stored.len(), "a round event a round");
+    for (i, (r, s)) in rounds.iter().zip(stored).enumerate() {
+        let round = i as u64 + 1;
+        assert_eq!(r["round"].as_u64(), Some(round), "{r}");
+        assert_eq!(r["max_rounds"].as_u64(), Some(7), "{r}");
+        assert_eq!(r["tracking"], s["tracking"], "round {round}");
+        assert_eq!(
+            (r["read_pct"].as_u64(), r["bs"].as_u64()),
+            (Some(0), Some(4096))
+        );
+        assert_eq!(r["data_limit"].as_f64(), Some(0.2));
+        assert_eq!(r["slope_limit"].as_f64(), Some(0.1));
+        if round < 5 {
+            assert!(r["window"].is_null(), "{r}");
+        } else {
+            assert_eq!(r["window"]["first_round"].as_u64(), Some(round - 4), "{r}");
+            assert_eq!(r["window"]["last_round"].as_u64(), Some(round), "{r}");
+        }
+    }
+    // The last round's window is the one stored; a test that ends before
+    // its last round ended on a steady window.
+    assert_eq!(rounds.last().unwrap()["window"], end["window"]);
+    if stored.len() < 7 {
+        assert_eq!(end["window"]["steady"], true, "{end}");
+    }
+}

@@ -161,3 +161,69 @@ fn the_probe_is_counted_on_its_own_before_test_1_of_the_run() {
         "{shown}"
     );
 }
+
+/// Issue 49: on an 80-column terminal a PTS test prints a line as each
+/// round ends: the round of the most it may run, the tracking figure, and
+/// from the fifth round the window's excursions against their limits,
+/// each line fitting the terminal.
+#[test]
+fn a_pts_test_shows_each_round_and_its_window_at_80_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "disk",
+        dir.path().to_str().unwrap(),
+        "--profile",
+        "pts-iops",
+        "--size",
+        "8M",
+        "--precondition",
+        "0",
+        "--mixes",
+        "0",
+        "--sizes",
+        "4k",
+        "--qd",
+        "1",
+        "--runtime",
+        "100ms",
+        "--passes",
+        "6",
+        "--engine",
+        "psync",
+        "--no-store",
+    ];
+    let shown = require!(iomark_on_terminal(&args));
+    let frames = frames(&shown);
+    for f in &frames {
+        if f.starts_with("Script ") {
+            continue;
+        }
+        assert!(
+            f.chars().count() <= 80,
+            "{} columns: {f:?}",
+            f.chars().count()
+        );
+    }
+    // A round's line wraps at the terminal's width: read across the breaks.
+    let text = frames.join(" ");
+    let ran = if text.contains("reached in round 5 ") {
+        5
+    } else {
+        6
+    };
+    for k in 1..=ran {
+        assert!(
+            text.contains(&format!("iomark: round {k} of at most 6: 4K 0/100 ")),
+            "no line for round {k}: {text}"
+        );
+    }
+    assert!(
+        text.contains("steady state is judged over 5 rounds"),
+        "{text}"
+    );
+    assert!(
+        text.contains("rounds 1-5: data excursion ") && text.contains("% (<= 20%), slope"),
+        "{text}"
+    );
+    assert!(text.contains("% (<= 10%): "), "{text}");
+}

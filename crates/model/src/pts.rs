@@ -172,6 +172,36 @@ pub struct PtsWindowFigures {
     pub steady: bool,
 }
 
+/// Where a round-based PTS test stands after a round, for the progress a
+/// person watches for hours (`--json-stream`'s `round` event, the line on
+/// a terminal): the round, the most it may run, the tracking variable's
+/// value and the window that ends at this round, with the limits it is
+/// held to.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PtsRoundStatus {
+    /// Which test.
+    pub test: PtsTest,
+    /// The round just measured (from 1).
+    pub round: u32,
+    /// The most rounds the test runs (`--passes`, 25 by the specification).
+    pub max_rounds: u32,
+    /// The tracking cell: its read share and block size.
+    pub read_pct: u8,
+    /// The tracking cell's block size.
+    pub bs: Bytes,
+    /// The tracking variable in this round (as [`PtsTest::tracked`]).
+    pub tracking: f64,
+    /// The rounds a window holds (5).
+    pub window_rounds: u32,
+    /// The window ending at this round, once there are rounds enough.
+    pub window: Option<PtsWindowFigures>,
+    /// The largest data excursion steady state allows, a fraction of the
+    /// window's average (0.20).
+    pub data_limit: f64,
+    /// The largest slope excursion, a fraction of the average (0.10).
+    pub slope_limit: f64,
+}
+
 /// A round-based PTS test: IOPS, throughput or latency.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PtsResult {

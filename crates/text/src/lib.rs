@@ -48,6 +48,7 @@ pub use mem::mem_run;
 pub use output::{fit_fields, fit_prose};
 pub use output::{Output, OutputError};
 pub use profile::profile_run;
+pub use pts::round_line;
 
 use iomark_model::{RunBody, RunDocument};
 

@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use iomark_model::disk::DiskRun;
-use iomark_model::pts::{mix_label, PtsCell, PtsResult, PtsTest, Purge};
+use iomark_model::pts::{mix_label, PtsCell, PtsResult, PtsRoundStatus, PtsTest, Purge};
 
 /// What the purge did, as the PTS tests' text says it.
 pub(crate) fn purge(p: &Purge) -> String {
@@ -16,6 +16,57 @@ pub(crate) fn purge(p: &Purge) -> String {
         Purge::Discarded { secure: false } => "every block discarded".into(),
         Purge::Skipped { why } => format!("skipped: {why}"),
     }
+}
+
+/// The tracking variable's `value` in its unit, as the tables give it.
+fn tracked(test: PtsTest, value: f64) -> String {
+    let v = test.shown(value);
+    if test == PtsTest::Iops {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// Where a test stands after a round, in a sentence, with the
+/// specification's words and limits: `round 6 of at most 25: 4KiB 0/100
+/// 1234 IOPS; rounds 2-6: data excursion 12.0% (<= 20%), slope excursion
+/// 3.1% (<= 10%): not steady yet`.
+pub fn round_line(s: &PtsRoundStatus) -> String {
+    let mut out = format!(
+        "round {} of at most {}: {} {} {} {}",
+        s.round,
+        s.max_rounds,
+        s.bs.short_label(),
+        mix_label(s.read_pct),
+        tracked(s.test, s.tracking),
+        s.test.unit()
+    );
+    match &s.window {
+        Some(w) => {
+            let pct = |v: f64| 100.0 * v / w.average.abs().max(f64::MIN_POSITIVE);
+            let _ = write!(
+                out,
+                "; rounds {}-{}: data excursion {:.1}% (<= {:.0}%), slope excursion {:.1}% \
+                 (<= {:.0}%): {}",
+                w.first_round,
+                w.last_round,
+                pct(w.data_excursion),
+                100.0 * s.data_limit,
+                pct(w.slope_excursion),
+                100.0 * s.slope_limit,
+                if w.steady { "steady" } else { "not steady yet" }
+            );
+        }
+        None => {
+            let _ = write!(
+                out,
+                "; steady state is judged over {} rounds",
+                s.window_rounds
+            );
+        }
+    }
+    out
 }
 
 /// The test's text.
@@ -75,14 +126,7 @@ pub fn pts(out: &mut String, run: &DiskRun, r: &PtsResult) {
             );
         }
     }
-    let shown = |v: f64| {
-        let v = r.test.shown(v);
-        if r.test == PtsTest::Iops {
-            format!("{v:.0}")
-        } else {
-            format!("{v:.1}")
-        }
-    };
+    let shown = |v: f64| tracked(r.test, v);
     if let Some(w) = r.window {
         let pct = |v: f64| 100.0 * v / w.average.abs().max(f64::MIN_POSITIVE);
         let _ = writeln!(
@@ -150,5 +194,55 @@ fn grid(out: &mut String, r: &PtsResult, head: &str, cell: impl Fn(&PtsCell) -> 
             let _ = write!(out, "{:>9}", c.map_or("-".into(), &cell));
         }
         let _ = writeln!(out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomark_model::pts::PtsWindowFigures;
+    use iomark_model::units::Bytes;
+
+    #[test]
+    fn a_rounds_line_gives_its_figure_in_the_tests_unit_and_its_window_against_the_limits() {
+        let mut s = PtsRoundStatus {
+            test: PtsTest::Latency,
+            round: 3,
+            max_rounds: 25,
+            read_pct: 0,
+            bs: Bytes(4096),
+            tracking: 4_012_345.0,
+            window: None,
+            window_rounds: 5,
+            data_limit: 0.2,
+            slope_limit: 0.1,
+        };
+        assert_eq!(
+            round_line(&s),
+            "round 3 of at most 25: 4K 0/100 4012.3 us; steady state is judged over 5 rounds"
+        );
+        s.round = 7;
+        s.window = Some(PtsWindowFigures {
+            first_round: 3,
+            last_round: 7,
+            average: 4_000_000.0,
+            data_excursion: 200_000.0,
+            slope: 1000.0,
+            intercept: 3_998_000.0,
+            slope_excursion: 4000.0,
+            steady: true,
+        });
+        assert_eq!(
+            round_line(&s),
+            "round 7 of at most 25: 4K 0/100 4012.3 us; rounds 3-7: data excursion 5.0% \
+             (<= 20%), slope excursion 0.1% (<= 10%): steady"
+        );
+        s.test = PtsTest::Throughput;
+        s.tracking = 31_540_000.0;
+        assert!(
+            round_line(&s).contains(" 31.5 MB/s; "),
+            "{}",
+            round_line(&s)
+        );
     }
 }

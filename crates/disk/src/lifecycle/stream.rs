@@ -1,8 +1,9 @@
 //! `--json-stream`: the run as it goes, one JSON object per line on its
 //! own writer (stdout), in the layout of iperf3's `--json-stream`
 //! (`{"event": ..., "data": ...}`): a `start` naming the tests, an
-//! `interval` for each second of a test as it is measured, and the
-//! command prints the `end` (the run's document) when the run is over.
+//! `interval` for each second of a test as it is measured, a `round` as
+//! each round of a PTS test ends (its steady-state window so far), and
+//! the command prints the `end` (the run's document) when the run is over.
 //!
 //! It is a [`RunDisplay`] around the one the user sees (the progress line
 //! on stderr), so both show the same run.
@@ -10,6 +11,7 @@
 use std::io::Write;
 
 use iomark_model::live::{stream_event, LiveSample};
+use iomark_model::pts::PtsRoundStatus;
 use serde_json::json;
 
 use super::RunDisplay;
@@ -111,6 +113,11 @@ impl<W: Write, D: RunDisplay> RunDisplay for JsonStream<W, D> {
     fn sample(&mut self, sample: &LiveSample) {
         self.line("interval", &interval(sample));
         self.inner.sample(sample);
+    }
+
+    fn round(&mut self, status: &PtsRoundStatus) {
+        self.line("round", &serde_json::to_value(status).unwrap_or_default());
+        self.inner.round(status);
     }
 }
 

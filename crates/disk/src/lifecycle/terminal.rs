@@ -12,6 +12,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::RunDisplay;
 use crate::profiles::outline::{Eta, Outline, Tracker};
 use crate::runner::Progress;
+use iomark_model::pts::PtsRoundStatus;
 
 /// What one progress line shows.
 #[derive(Debug, Clone, Default)]
@@ -310,6 +311,17 @@ impl RunDisplay for ProgressLine {
 
     fn say(&mut self, line: &str) {
         eprintln!("iomark: {line}");
+    }
+
+    /// On a terminal, a line above the progress line per round, fitted to
+    /// its width: a test of hours shows its convergence as it goes.
+    fn round(&mut self, status: &PtsRoundStatus) {
+        let Some(bar) = self.line.as_ref().and_then(|l| l.bar.as_ref()) else {
+            return;
+        };
+        let line = iomark_text::round_line(status);
+        let fitted = iomark_text::fit_prose(&format!("iomark: {line}"), line_width());
+        bar.suspend(|| eprintln!("{}", fitted.trim_end()));
     }
 }
 

@@ -6,6 +6,7 @@
 
 use iomark_model::disk::DiskJobResult;
 use iomark_model::live::LiveSample;
+use iomark_model::pts::PtsRoundStatus;
 use iomark_model::{RunBody, RunDocument};
 
 use super::{Coordinator, RunSink};
@@ -35,6 +36,8 @@ pub trait RunDisplay {
     fn say(&mut self, line: &str);
     /// A second of the run's test just measured (`--json-stream`).
     fn sample(&mut self, _sample: &LiveSample) {}
+    /// A round of a PTS test ended: where its steady state stands.
+    fn round(&mut self, _status: &PtsRoundStatus) {}
 }
 
 /// Shows nothing.
@@ -184,6 +187,10 @@ impl ProfileObserver for Watch<'_, '_> {
         }
         self.display.end();
         self.coordinator.job_done();
+    }
+
+    fn round(&mut self, status: &PtsRoundStatus) {
+        self.display.round(status);
     }
 
     fn finished(&mut self, jobs: &[DiskJobResult]) {

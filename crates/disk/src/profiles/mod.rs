@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 
 use iomark_model::disk::{DiskJobResult, DiskJobSpec, EngineKind};
 use iomark_model::profile::ProfileResult;
-use iomark_model::pts::PtsTest;
+use iomark_model::pts::{PtsRoundStatus, PtsTest};
 use iomark_model::sustained::{SummedSeries, WrittenAt};
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::Warning;
@@ -401,6 +401,9 @@ pub trait ProfileObserver: Observer {
     fn series(&mut self, pass: PassSeries) -> Result<SummedSeries, DiskError> {
         Ok(SummedSeries::alone(pass.points))
     }
+    /// A round of a PTS test ended: where its steady state stands, for
+    /// the person watching a test that may take hours.
+    fn round(&mut self, _status: &PtsRoundStatus) {}
 }
 
 impl ProfileObserver for Quiet {

@@ -12,8 +12,8 @@ use std::time::Instant;
 use iomark_model::disk::{DiskJobResult, DiskJobSpec, EngineKind, RwMode, TargetKind};
 use iomark_model::profile::ProfileResult;
 use iomark_model::pts::{
-    mix_label, tracking_cell, Preconditioning, PtsCell, PtsResult, PtsRound, PtsTest,
-    PtsWindowFigures, Purge,
+    mix_label, tracking_cell, Preconditioning, PtsCell, PtsResult, PtsRound, PtsRoundStatus,
+    PtsTest, PtsWindowFigures, Purge,
 };
 use iomark_model::units::{Bytes, BytesPerSec, Nanos};
 use iomark_model::{Warning, WarningKind};
@@ -430,9 +430,23 @@ pub fn run(
         if latest.len() > rule.window {
             latest.pop_front();
         }
-        if let Some(w) = rule.window_at(&tracking, round as usize) {
-            result.window = Some(window_figures(&w, &rule));
-            if w.steady() {
+        let window = rule.window_at(&tracking, round as usize);
+        let figures = window.as_ref().map(|w| window_figures(w, &rule));
+        obs.round(&PtsRoundStatus {
+            test: o.test,
+            round,
+            max_rounds: o.max_rounds,
+            read_pct: tracked.0,
+            bs: tracked.1,
+            tracking: track,
+            window: figures,
+            window_rounds: rule.window as u32,
+            data_limit: rule.data_excursion,
+            slope_limit: rule.slope_excursion,
+        });
+        if let Some(figures) = figures {
+            result.window = Some(figures);
+            if figures.steady {
                 break;
             }
         }
