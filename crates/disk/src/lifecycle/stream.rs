@@ -138,6 +138,7 @@ mod tests {
                 test: 1,
                 cost: Cost::Time(Duration::from_secs(5)),
                 block: Some(1 << 20),
+                optional: false,
             }],
         };
         // The probe's outline starts nothing.

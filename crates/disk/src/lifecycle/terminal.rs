@@ -49,7 +49,13 @@ pub fn fitted_line(s: &Status, done: Option<f64>, width: usize) -> String {
         head.push(format!("{} {k} of {n}", s.counted));
     }
     if let Some(eta) = s.left {
-        let over = if eta.at_least { "over " } else { "" };
+        // Over: steps of unknown length to come; at most: steps the run
+        // may end before (a PTS test's rounds after a steady window).
+        let over = match (eta.at_least, eta.at_most) {
+            (true, _) => "over ",
+            (false, true) => "at most ",
+            (false, false) => "",
+        };
         head.push(format!("{over}{} left", duration(eta.left)));
     }
     let head = head.join(", ");
@@ -346,12 +352,37 @@ mod tests {
             left: Some(Eta {
                 left: Duration::from_secs(135),
                 at_least: false,
+                at_most: false,
             }),
         });
         assert_eq!(
             line,
             "test 3 of 8, 2m 15s left: RND4K Q32T1 read 2/5, 41.2 MB/s, 10.1k IOPS"
         );
+    }
+
+    #[test]
+    fn a_time_left_counting_rounds_that_may_not_run_is_at_most() {
+        let eta = |at_least, at_most| Eta {
+            left: Duration::from_secs(7200),
+            at_least,
+            at_most,
+        };
+        let line = |left| {
+            status_line(&Status {
+                label: "round 3 4K 0/100",
+                counted: "test",
+                test: Some((3, 25)),
+                left: Some(left),
+                ..Status::default()
+            })
+        };
+        assert_eq!(
+            line(eta(false, true)),
+            "test 3 of 25, at most 2h 00m left: round 3 4K 0/100"
+        );
+        // Unknown steps to come outweigh the ones that may not run.
+        assert!(line(eta(true, true)).contains(", over 2h 00m left"));
     }
 
     #[test]
@@ -366,6 +397,7 @@ mod tests {
             left: Some(Eta {
                 left: Duration::from_secs(135),
                 at_least: false,
+                at_most: false,
             }),
         };
         let full = status_line(&s);
@@ -409,6 +441,7 @@ mod tests {
             left: Some(Eta {
                 left: Duration::from_millis(3_700_400),
                 at_least: true,
+                at_most: false,
             }),
         });
         assert_eq!(line, "test 2 of 2, over 1h 01m left: interval");
@@ -423,6 +456,7 @@ mod tests {
             left: Some(Eta {
                 left: Duration::from_secs(64),
                 at_least: false,
+                at_most: false,
             }),
             ..Status::default()
         });

@@ -41,6 +41,9 @@ pub struct Step {
     pub cost: Cost,
     /// Bytes per I/O, so a rate becomes IOPS; `None` for a pause.
     pub block: Option<u64>,
+    /// Whether the run may end before it: a PTS round after the first
+    /// window, which steady state can make the last.
+    pub optional: bool,
 }
 
 /// Every step of a run, in order.
@@ -58,6 +61,9 @@ pub struct Eta {
     pub left: Duration,
     /// Whether steps of unknown length come on top of `left`.
     pub at_least: bool,
+    /// Whether `left` counts steps the run may end before (optional
+    /// ones): the most it can take.
+    pub at_most: bool,
 }
 
 impl std::ops::Add for Eta {
@@ -67,6 +73,7 @@ impl std::ops::Add for Eta {
         Eta {
             left: self.left + o.left,
             at_least: self.at_least || o.at_least,
+            at_most: self.at_most || o.at_most,
         }
     }
 }
@@ -138,6 +145,7 @@ impl Outline {
                 test: 1,
                 cost,
                 block: Some(spec.bs.get()),
+                optional: false,
             }],
         }
     }
@@ -162,6 +170,7 @@ impl Outline {
             test,
             cost,
             block,
+            optional: false,
         });
     }
 }
@@ -265,11 +274,16 @@ impl ProfilePlan {
                 }
                 let each =
                     Cost::Time(opts.common.ramp.as_duration() + opts.common.runtime.as_duration());
+                let window = iomark_stats::steady::PtsRule::default().window;
                 for round in 1..=opts.max_rounds {
                     for &m in &opts.mixes {
                         for &bs in &opts.block_sizes {
                             let test = o.tests() + 1;
                             o.push(pts::cell_label(round, m, bs), test, each, Some(bs.get()));
+                            // Steady state can end the test at any round
+                            // from the first window's.
+                            o.steps.last_mut().expect("just pushed").optional =
+                                round as usize > window;
                         }
                     }
                 }
@@ -453,6 +467,7 @@ impl Tracker {
         let mut eta = Eta {
             left: Duration::ZERO,
             at_least: false,
+            at_most: false,
         };
         let mut add = |d: Option<Duration>| match d {
             Some(d) => eta.left += d,
@@ -470,6 +485,7 @@ impl Tracker {
         for step in &self.outline.steps[next..] {
             add(self.price(step));
         }
+        eta.at_most = self.outline.steps[next..].iter().any(|s| s.optional);
         eta
     }
 }

@@ -166,7 +166,8 @@ fn the_tracker_counts_tests_and_time_left_from_the_plan() {
         t.left(),
         Eta {
             left: Duration::from_secs(275),
-            at_least: false
+            at_least: false,
+            at_most: false,
         }
     );
     t.begin("SEQ1M Q8T1 read prep");
@@ -498,6 +499,7 @@ fn a_size_bound_step_starts_from_the_rate_seen_before() {
         test: 1,
         cost: Cost::Bytes(1_000_000_000),
         block: Some(1 << 20),
+        optional: false,
     };
     let mut t = Tracker::new(Outline {
         steps: vec![step("write"), step("read")],
@@ -512,4 +514,40 @@ fn a_size_bound_step_starts_from_the_rate_seen_before() {
     t.progress(&progress(100, None, 5_000_000, Some(1_000_000_000)));
     let left = t.left().left.as_secs_f64();
     assert!((9.85..=10.0).contains(&left), "{left} s left");
+}
+
+/// Issue 49: steady state may end a PTS test at any round from the first
+/// window's, so its time left is the most it can take ("at most") until
+/// no round that may be skipped is left.
+#[test]
+fn a_pts_tests_time_left_is_the_most_it_can_take_until_no_round_may_be_skipped() {
+    let o = outline_of(
+        ProfileName::PtsIops,
+        ProfileSettings {
+            passes: Some(7),
+            mixes: Some(MixList(vec![0])),
+            sizes: Some(SizeList(vec![Bytes(4096)])),
+            precondition: Some(Bytes(0)),
+            runtime: Some(Nanos(1_000_000_000)),
+            ..ProfileSettings::default()
+        },
+    );
+    let optional: Vec<bool> = o.steps.iter().map(|s| s.optional).collect();
+    assert_eq!(optional, [false, false, false, false, false, true, true]);
+    let mut t = Tracker::new(o);
+    let left = t.left();
+    assert!(left.at_most && !left.at_least, "{left:?}");
+    assert_eq!(left.left, Duration::from_secs(7));
+    for round in 1..=6 {
+        t.begin(&crate::profiles::pts::cell_label(round, 0, Bytes(4096)));
+        t.progress(&progress(500, Some(1000), 1 << 20, None));
+        // Round 7 is still to come, and may not.
+        assert!(t.left().at_most, "round {round}: {:?}", t.left());
+        t.end();
+    }
+    t.begin(&crate::profiles::pts::cell_label(7, 0, Bytes(4096)));
+    t.progress(&progress(500, Some(1000), 1 << 20, None));
+    let last = t.left();
+    assert!(!last.at_most, "{last:?}");
+    assert_eq!(last.left, Duration::from_millis(500));
 }
