@@ -397,4 +397,28 @@ fn write_saturation_finds_the_rigs_cliff_and_its_rates() {
         after,
         1e-9,
     );
+    // The report draws PTS's two plots, IOPS over time and over the
+    // capacity written, each with the cliff in IOPS.
+    let html = dir.path().join("r.html");
+    iomark_ok(&[
+        "report",
+        "1",
+        "--db",
+        db.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    let html = std::fs::read_to_string(html).unwrap();
+    let cliff = format!(
+        "({:.0} to {:.0} IOPS)",
+        r["pass"]["cliff"]["rate_before"].as_f64().unwrap() / 4096.0,
+        after / 4096.0
+    );
+    for id in ["wsat-time", "wsat-written"] {
+        let at = html
+            .find(&format!("id=\"{id}\""))
+            .unwrap_or_else(|| panic!("no {id} chart"));
+        let chart = &html[at..at + html[at..].find("</svg>").unwrap()];
+        assert!(chart.contains(&cliff), "{id}: no {cliff} in {chart}");
+    }
 }

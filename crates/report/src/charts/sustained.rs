@@ -12,9 +12,28 @@ use crate::{Report, ReportRun};
 /// the line shows the drive, not the scatter of single reports.
 const SMOOTH_SECS: f64 = 1.0;
 
+/// The write rate over a stretch of at least [`SMOOTH_SECS`] of a pass.
+struct Stretch {
+    /// Its middle, in seconds from the pass's start.
+    secs: f64,
+    /// Its middle, in bytes written.
+    bytes: f64,
+    /// Bytes a second over it.
+    rate: f64,
+}
+
 /// `(bytes at the middle, MB/s)` over windows of at least
 /// [`SMOOTH_SECS`], one per stored point.
 fn rate_points(series: &[WrittenAt], unit: f64) -> Vec<(f64, f64, f64)> {
+    stretches(series)
+        .into_iter()
+        .map(|s| (s.bytes / unit, s.rate / 1e6, s.rate))
+        .collect()
+}
+
+/// The rate over a stretch of at least [`SMOOTH_SECS`] ending at each
+/// stored point.
+fn stretches(series: &[WrittenAt]) -> Vec<Stretch> {
     let mut out = Vec::new();
     let mut from = 0;
     for (to, p) in series.iter().enumerate() {
@@ -28,9 +47,11 @@ fn rate_points(series: &[WrittenAt], unit: f64) -> Vec<(f64, f64, f64)> {
             continue;
         }
         let bytes = (p.bytes.get() - q.bytes.get()) as f64;
-        let rate = bytes / dt;
-        let mid = (p.bytes.get() + q.bytes.get()) as f64 / 2.0;
-        out.push((mid / unit, rate / 1e6, rate));
+        out.push(Stretch {
+            secs: (secs(p) + secs(q)) / 2.0,
+            bytes: (p.bytes.get() + q.bytes.get()) as f64 / 2.0,
+            rate: bytes / dt,
+        });
     }
     out
 }
@@ -53,6 +74,102 @@ fn cliff_marker(run: &str, pass: &SustainedPass, unit: f64, colour: usize) -> Op
         scatter: false,
         colour,
     })
+}
+
+/// SNIA PTS's two write-saturation plots for every `pts-wsat` run: IOPS
+/// over time and IOPS over the capacity written (total written over the
+/// region, the specification's TGBW over user capacity), each cliff a
+/// dashed vertical line.
+fn wsat(report: &Report, out: &mut Vec<Chart>) {
+    let runs: Vec<(&ReportRun, &SustainedResult)> = with_profile(report, |p| match p {
+        ProfileResult::Sustained(s) if s.wsat.is_some() => Some(s),
+        _ => None,
+    })
+    .into_iter()
+    .map(|(_, r, s)| (r, s))
+    .collect();
+    let longest = runs
+        .iter()
+        .filter_map(|(_, s)| s.pass.series.last())
+        .map(|p| p.time.as_secs_f64())
+        .fold(0.0, f64::max);
+    let (per, time_name) = if longest > 600.0 {
+        (60.0, "min")
+    } else {
+        (1.0, "s")
+    };
+    let mut over_time = Vec::new();
+    let mut over_written = Vec::new();
+    for (r, s) in &runs {
+        let bs = s.bs.get().max(1) as f64;
+        let region = s.region.get().max(1) as f64;
+        let stretches = stretches(&s.pass.series);
+        let iops = |st: &Stretch| st.rate / bs;
+        let add = |to: &mut Vec<LineSeries>, x: &dyn Fn(&Stretch) -> f64, cliff_x: Option<f64>| {
+            to.push(LineSeries {
+                name: r.name.clone(),
+                points: stretches
+                    .iter()
+                    .map(|st| (x(st), iops(st), iops(st)))
+                    .collect(),
+                dashed: false,
+                scatter: false,
+                colour: r.colour,
+            });
+            if let (Some(c), Some(x)) = (&s.pass.cliff, cliff_x) {
+                let top = c.rate_before.0 / bs;
+                to.push(LineSeries {
+                    name: format!(
+                        "{}: cliff at {} ({:.0} to {:.0} IOPS)",
+                        r.name,
+                        c.at,
+                        top,
+                        c.rate_after.0 / bs
+                    ),
+                    points: vec![(x, 0.0, 0.0), (x, top, top)],
+                    dashed: true,
+                    scatter: false,
+                    colour: r.colour,
+                });
+            }
+        };
+        let cliff = s.pass.cliff.as_ref();
+        add(
+            &mut over_time,
+            &|st| st.secs / per,
+            cliff.map(|c| c.time.as_secs_f64() / per),
+        );
+        add(
+            &mut over_written,
+            &|st| st.bytes / region,
+            cliff.map(|c| c.at.get() as f64 / region),
+        );
+    }
+    push_lines(
+        out,
+        LineChart {
+            id: "wsat-time".into(),
+            title: "Write saturation: IOPS over time (dashed vertical: the cliff)".into(),
+            x_label: format!("time ({time_name})"),
+            y_label: "IOPS".into(),
+            x_scale: Scale::Linear,
+            x_tick: TickFormat::Number,
+            series: over_time,
+        },
+    );
+    push_lines(
+        out,
+        LineChart {
+            id: "wsat-written".into(),
+            title: "Write saturation: IOPS over capacity written (dashed vertical: the cliff)"
+                .into(),
+            x_label: "written (times the region)".into(),
+            y_label: "IOPS".into(),
+            x_scale: Scale::Linear,
+            x_tick: TickFormat::Number,
+            series: over_written,
+        },
+    );
 }
 
 /// Rate over bytes written for every sustained run: the first pass solid,
@@ -107,6 +224,7 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
             series,
         },
     );
+    wsat(report, out);
 }
 
 #[cfg(test)]
