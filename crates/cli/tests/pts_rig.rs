@@ -422,3 +422,70 @@ fn write_saturation_finds_the_rigs_cliff_and_its_rates() {
         assert!(chart.contains(&cliff), "{id}: no {cliff} in {chart}");
     }
 }
+
+/// Issue 49: a rating is judged once per cell of the table, over all its
+/// rounds, naming the round that went furthest over it; not once a round.
+/// A file and a rating far below any file's rate make every round over it.
+#[test]
+fn a_rating_is_judged_once_per_cell_naming_its_highest_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = iomark_ok(&[
+        "disk",
+        dir.path().to_str().unwrap(),
+        "--profile",
+        "pts-iops",
+        "--size",
+        "8M",
+        "--precondition",
+        "0",
+        "--mixes",
+        "0",
+        "--sizes",
+        "4k,64k",
+        "--qd",
+        "1",
+        "--runtime",
+        "100ms",
+        "--passes",
+        "5",
+        "--engine",
+        "psync",
+        "--rated",
+        "randwrite=10IOPS",
+        "--no-store",
+        "--json",
+    ]);
+    let doc = json(&out);
+    let r = result(&doc);
+    let rated = warnings_of_kind(&doc, "above_rated");
+    assert_eq!(rated.len(), 2, "one a cell: {rated:?}");
+    for (w, (bs, label)) in rated.iter().zip([(4096, "4K"), (65536, "64K")]) {
+        let size = if bs == 4096 { "4KiB" } else { "64KiB" };
+        let test = format!("PTS IOPS {size} 0/100 QD1 T4 (round ");
+        assert!(w.starts_with(&test), "{w}");
+        // The round named is the cell's highest.
+        let best = r["rounds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|round| {
+                let c = round["cells"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|c| c["bs"] == bs)
+                    .unwrap();
+                (
+                    round["round"].as_u64().unwrap(),
+                    c["iops"].as_f64().unwrap(),
+                )
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap();
+        assert!(
+            w.contains(&format!("(round {} {label} 0/100): write ", best.0)),
+            "round {} had the most: {w}",
+            best.0
+        );
+    }
+}

@@ -341,18 +341,29 @@ pub fn warmed_within_jobs(jobs: &[DiskJobResult]) -> Vec<Warning> {
         .collect()
 }
 
+/// The test of a job for [`above_rated`] when each job is its own: its name.
+pub fn named_by_job(_: usize, job: &DiskJobResult) -> String {
+    job.spec.name.clone()
+}
+
 /// Figures above the device's rating (by more than [`RATED_MARGIN`]), each
 /// test and rating once with its best job: a sequential rating judges the
 /// sequential jobs, a random one the random jobs, in MB/s or in IOPS as it
 /// was given. A random read of 900 IOPS from a device rated for 400 is a
 /// cache in front of it, however slow 3.7 MB/s looks beside a 140 MB/s
 /// sequential rating: how the USB study's "turbo" driver fooled its author.
-pub fn above_rated(rated: &RatedSpeed, jobs: &[DiskJobResult]) -> Vec<Warning> {
+/// `test_of` names the test of job `i` (each job is its own by its name;
+/// a PTS test's rounds of one cell are one test).
+pub fn above_rated(
+    rated: &RatedSpeed,
+    jobs: &[DiskJobResult],
+    test_of: &dyn Fn(usize, &DiskJobResult) -> String,
+) -> Vec<Warning> {
     let ratings = rated.ratings();
-    // (test, rating index) -> the best figure in the rating's unit, and
-    // the margin it was allowed
-    let mut best: Vec<(&str, usize, f64, f64)> = Vec::new();
-    for job in jobs {
+    // (test, rating index) -> the best figure in the rating's unit, the
+    // margin it was allowed, and its job's name
+    let mut best: Vec<(String, usize, f64, f64, &str)> = Vec::new();
+    for (j, job) in jobs.iter().enumerate() {
         let random = job.spec.rw.is_random();
         for (dir, d) in [("read", &job.read), ("write", &job.write)] {
             let Some(d) = d else { continue };
@@ -368,17 +379,24 @@ pub fn above_rated(rated: &RatedSpeed, jobs: &[DiskJobResult]) -> Vec<Warning> {
                 if figure <= limit * margin {
                     continue;
                 }
+                let test = test_of(j, job);
                 let name = job.spec.name.as_str();
-                match best.iter_mut().find(|b| b.0 == name && b.1 == i) {
-                    Some(b) if figure > b.2 => (b.2, b.3) = (figure, margin),
+                match best.iter_mut().find(|b| b.0 == test && b.1 == i) {
+                    Some(b) if figure > b.2 => (b.2, b.3, b.4) = (figure, margin, name),
                     Some(_) => {}
-                    None => best.push((name, i, figure, margin)),
+                    None => best.push((test, i, figure, margin, name)),
                 }
             }
         }
     }
     best.into_iter()
-        .map(|(name, i, figure, margin)| {
+        .map(|(test, i, figure, margin, job)| {
+            // The job that showed it, where the test has several (a round).
+            let name = if test == job {
+                test
+            } else {
+                format!("{test} ({job})")
+            };
             let r = ratings[i];
             let shown = match r.rate {
                 RatedRate::Bandwidth(_) => BytesPerSec(figure).to_string(),
@@ -711,14 +729,14 @@ mod tests {
         let mut rnd = job("RND4K Q1T1 read", RwMode::RandRead, 3.7, true);
         rnd.read.as_mut().unwrap().iops = Iops(900.0);
         let seq = job("SEQ1M Q8T1 read", RwMode::Read, 120.0, true);
-        let w = above_rated(&rated, &[rnd.clone(), seq]);
+        let w = above_rated(&rated, &[rnd.clone(), seq], &named_by_job);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].message.contains("900 IOPS"), "{}", w[0]);
         assert!(w[0].message.contains("400 IOPS"), "{}", w[0]);
         assert!(w[0].message.contains("randread"), "{}", w[0]);
         // Within the margin of its rating: nothing.
         rnd.read.as_mut().unwrap().iops = Iops(410.0);
-        assert!(above_rated(&rated, &[rnd]).is_empty());
+        assert!(above_rated(&rated, &[rnd], &named_by_job).is_empty());
     }
 
     #[test]
@@ -733,13 +751,13 @@ mod tests {
         };
         // 1 s: 5% plus 200 ms of 1 s, 25%. 20% over is the pass's own
         // (a throttle's two slices from idle, loaded run 2 of de971a1).
-        assert!(above_rated(&rated, &[pass(50.3, 1)]).is_empty());
+        assert!(above_rated(&rated, &[pass(50.3, 1)], &named_by_job).is_empty());
         // 5 s: 5% plus 4%, 9%. 12% over is flagged.
-        let w = above_rated(&rated, &[pass(47.0, 5)]);
+        let w = above_rated(&rated, &[pass(47.0, 5)], &named_by_job);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].message.contains("more than the 9%"), "{}", w[0]);
         // Twice the rating through a hidden cache is flagged however short.
-        let w = above_rated(&rated, &[pass(83.9, 1)]);
+        let w = above_rated(&rated, &[pass(83.9, 1)], &named_by_job);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].message.contains("more than the 25%"), "{}", w[0]);
     }
@@ -753,7 +771,7 @@ mod tests {
             job("SEQ1M Q8T1 read", RwMode::Read, 790.0, true),
             job("SEQ1M Q8T1 write", RwMode::Write, 530.0, true),
         ];
-        let w = above_rated(&rated, &jobs);
+        let w = above_rated(&rated, &jobs, &named_by_job);
         // 560 and 530 are within 5% of the sheet; 812 is not.
         assert_eq!(w.len(), 1, "{w:?}");
         assert_eq!(w[0].kind, WarningKind::AboveRated);
@@ -761,7 +779,7 @@ mod tests {
         assert!(w[0].message.contains("550.00 MB/s"), "{}", w[0]);
         let read_only: RatedSpeed = "read=100MB/s".parse().unwrap();
         assert_eq!(
-            above_rated(&read_only, &jobs).len(),
+            above_rated(&read_only, &jobs, &named_by_job).len(),
             1,
             "writes are not rated"
         );

@@ -114,15 +114,22 @@ impl Known {
                 _ => {}
             }
         }
-        outcome.warnings.extend(self.warnings(&outcome.jobs));
+        let warnings = self.warnings(&outcome.jobs, outcome.result.as_ref());
+        outcome.warnings.extend(warnings);
     }
 
-    /// The warnings of a run with `jobs` here: figures above the rated
-    /// speed, and what a probe found.
-    pub fn warnings(&self, jobs: &[DiskJobResult]) -> Vec<Warning> {
+    /// The warnings of a run with `jobs` (and its profile's `result`) here:
+    /// figures above the rated speed, each test once (a PTS cell's rounds
+    /// are one test), and what a probe found.
+    pub fn warnings(&self, jobs: &[DiskJobResult], result: Option<&ProfileResult>) -> Vec<Warning> {
         let mut out = Vec::new();
         if let Some(rated) = &self.rated {
-            out.extend(crate::checks::above_rated(rated, jobs));
+            let test_of = |i: usize, job: &DiskJobResult| match result {
+                Some(ProfileResult::Pts(r)) => iomark_model::figure::pts::test_of_job(r, i)
+                    .unwrap_or_else(|| crate::checks::named_by_job(i, job)),
+                _ => crate::checks::named_by_job(i, job),
+            };
+            out.extend(crate::checks::above_rated(rated, jobs, &test_of));
         }
         if let Some(p) = self.probe_slot.as_ref().and_then(|s| s.probe.as_ref()) {
             let source = match p.run {

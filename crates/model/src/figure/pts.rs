@@ -5,6 +5,29 @@
 use super::*;
 use crate::pts::{mix_label, PtsResult, PtsTest};
 
+/// The name of a cell's test among the figures and in `compare`:
+/// `PTS IOPS 4KiB 65/35 QD32 T4`.
+pub fn cell_test(r: &PtsResult, read_pct: u8, bs: Bytes) -> String {
+    format!(
+        "PTS {} {} {} QD{} T{}",
+        r.test.short(),
+        size_label(bs),
+        mix_label(read_pct),
+        r.depth,
+        r.threads
+    )
+}
+
+/// The test of the run's job `index` (its place in `body.jobs`), when it
+/// measured a cell of one of `r`'s rounds.
+pub fn test_of_job(r: &PtsResult, index: usize) -> Option<String> {
+    r.rounds
+        .iter()
+        .flat_map(|round| &round.cells)
+        .find(|c| c.job == Some(index))
+        .map(|c| cell_test(r, c.read_pct, c.bs))
+}
+
 /// Per cell of the table (averaged over the window), test `PTS IOPS 4KiB
 /// 65/35 QD32 T4` (`TP`, `LAT` for the others): `iops` with its spread
 /// over the window's rounds and `lat mean`; the throughput test also
@@ -17,14 +40,7 @@ pub fn pts_figures(r: &PtsResult) -> Vec<Figure> {
         (w.first_round - 1) as usize..w.last_round as usize
     });
     for cell in &r.table {
-        let test = format!(
-            "PTS {} {} {} QD{} T{}",
-            r.test.short(),
-            size_label(cell.bs),
-            mix_label(cell.read_pct),
-            r.depth,
-            r.threads
-        );
+        let test = cell_test(r, cell.read_pct, cell.bs);
         let rounds = |f: fn(&crate::pts::PtsCell) -> f64| -> Vec<f64> {
             r.rounds
                 .get(window.clone())
