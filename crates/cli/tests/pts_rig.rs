@@ -489,3 +489,90 @@ fn a_rating_is_judged_once_per_cell_naming_its_highest_round() {
         );
     }
 }
+
+/// Issue 49: two PTS runs compared line up cell by cell, each cell's IOPS
+/// and mean latency with both runs' stored figures and their ratio; the
+/// rounds to steady state line up only where both runs reached it.
+#[test]
+fn two_pts_runs_compare_cell_by_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let db = db.to_str().unwrap();
+    let target = dir.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    for label in ["a", "b"] {
+        iomark_ok(&[
+            "disk",
+            target.to_str().unwrap(),
+            "--profile",
+            "pts-iops",
+            "--size",
+            "8M",
+            "--precondition",
+            "0",
+            "--mixes",
+            "100,0",
+            "--sizes",
+            "4k,64k",
+            "--qd",
+            "1",
+            "--runtime",
+            "100ms",
+            "--passes",
+            "5",
+            "--engine",
+            "psync",
+            "--db",
+            db,
+            "--label",
+            label,
+        ]);
+    }
+    let figures = |id: &str| -> Vec<Value> {
+        let shown = json(&iomark_ok(&["results", "show", id, "--db", db, "--json"]));
+        shown["figures"].as_array().unwrap().clone()
+    };
+    let (a, b) = (figures("1"), figures("2"));
+    let compared = json(&iomark_ok(&[
+        "results",
+        "compare",
+        "2",
+        "--baseline",
+        "1",
+        "--db",
+        db,
+        "--json",
+    ]));
+    let rows = compared["figures"].as_array().unwrap();
+    let value = |figs: &[Value], test: &str, metric: &str| {
+        figs.iter()
+            .find(|f| f["test"] == test && f["metric"] == metric)
+            .map(|f| f["value"].as_f64().unwrap())
+    };
+    let mut cells = 0;
+    for mix in ["100/0", "0/100"] {
+        for size in ["4KiB", "64KiB"] {
+            let test = format!("PTS IOPS {size} {mix} QD1 T4");
+            let dir = if mix == "100/0" { "read" } else { "write" };
+            for metric in [format!("{dir} iops"), format!("{dir} lat mean")] {
+                let row = rows
+                    .iter()
+                    .find(|r| r["test"] == test.as_str() && r["metric"] == metric.as_str())
+                    .unwrap_or_else(|| panic!("no {test} {metric} in {compared}"));
+                let (base, cand) = (
+                    value(&a, &test, &metric).unwrap(),
+                    value(&b, &test, &metric).unwrap(),
+                );
+                assert_eq!(row["baseline"].as_f64(), Some(base), "{row}");
+                assert_eq!(row["candidate"].as_f64(), Some(cand), "{row}");
+                assert_near("ratio", row["ratio"].as_f64().unwrap(), cand / base, 1e-9);
+                cells += 1;
+            }
+        }
+    }
+    assert_eq!(cells, 8);
+    // Rounds to steady state: a figure only of a run that reached it.
+    let steady = |figs: &[Value]| value(figs, "PTS IOPS", "rounds").is_some();
+    let lined_up = rows.iter().any(|r| r["test"] == "PTS IOPS");
+    assert_eq!(lined_up, steady(&a) && steady(&b), "{compared}");
+}
