@@ -3,13 +3,18 @@
 //! whose tests all said the same is that sentence once; a kind said
 //! differently in several tests names them and shows what the first one
 //! saw (its message up to the first colon, before the detail and the
-//! remedy). `-v` (and `--json`) keep every message.
+//! remedy). At most eight lines: past them, the last names the kinds
+//! left out. `-v` (and `--json`) keep every message.
 
 use iomark_model::disk::DiskRun;
 use iomark_model::{RunDocument, WarningKind};
 
 /// Tests named on a grouped line before "and N more".
 const NAMED: usize = 3;
+
+/// The most warning lines a run prints without `-v`: past it, the last
+/// line names the kinds left out, so the table stays on the screen.
+const MOST_LINES: usize = 8;
 
 /// The run's warning lines, but of the kinds in `shown` (those its tables
 /// show already); every distinct message when `verbose`.
@@ -47,6 +52,29 @@ pub(crate) fn lines(
     all_tests.sort_unstable();
     all_tests.dedup();
     let all_tests = all_tests.len();
+    if verbose || kinds.len() <= MOST_LINES {
+        return lines_of_kinds(kinds, all_tests, verbose);
+    }
+    let left_out: Vec<String> = kinds
+        .drain(MOST_LINES - 1..)
+        .map(|(kind, _, messages)| format!("{} ×{}", kind.name().replace('_', " "), messages.len()))
+        .collect();
+    let mut out = lines_of_kinds(kinds, all_tests, false);
+    out.push(format!(
+        "{} more kinds: {} (each with -v)",
+        left_out.len(),
+        left_out.join(", ")
+    ));
+    out
+}
+
+/// A line per kind (every distinct message when `verbose`, or where the
+/// kind said one thing).
+fn lines_of_kinds(
+    kinds: Vec<(WarningKind, Vec<&str>, Vec<&str>)>,
+    all_tests: usize,
+    verbose: bool,
+) -> Vec<String> {
     let mut out = Vec::new();
     for (kind, tests, messages) in kinds {
         if verbose || messages.len() == 1 {
@@ -183,6 +211,43 @@ mod tests {
             lines_of(&every, false)[1],
             "host busy in all 5 tests; the first: the CPUs were 0% busy (each with -v)"
         );
+    }
+
+    /// Issue 48: a busy machine's run prints at most eight warning lines:
+    /// seven kinds, then one naming the kinds left out with their counts.
+    #[test]
+    fn past_eight_kinds_the_last_line_names_the_kinds_left_out() {
+        let kinds = [
+            WarningKind::ForeignIo,
+            WarningKind::RequestSizeChanged,
+            WarningKind::BufferedIo,
+            WarningKind::FewSamples,
+            WarningKind::CompressibleData,
+            WarningKind::CacheSuspected,
+            WarningKind::AboveRated,
+            WarningKind::DeviceStalled,
+            WarningKind::SharedDevice,
+            WarningKind::HostBusy,
+        ];
+        let doc = run_of(&["SEQ1M Q8T1 read", "RND4K Q1T1 read"], |i| {
+            kinds
+                .iter()
+                .map(|&k| Warning::new(k, format!("{} seen in test {i}: detail", k.name())))
+                .collect()
+        });
+        let lines = lines_of(&doc, false);
+        // The run's own --quick line and nine kinds of the tests' ten
+        // after it: seven shown, then the rest named.
+        assert_eq!(lines.len(), MOST_LINES, "{lines:#?}");
+        assert!(lines[0].starts_with("--quick"), "{lines:#?}");
+        assert!(lines[1].starts_with("foreign io in 2 tests"), "{lines:#?}");
+        assert_eq!(
+            lines[7],
+            "4 more kinds: above rated ×2, device stalled ×2, shared device ×2, \
+             host busy ×2 (each with -v)"
+        );
+        // -v keeps every message.
+        assert_eq!(lines_of(&doc, true).len(), 1 + 2 * kinds.len());
     }
 
     #[test]
