@@ -7,7 +7,9 @@
 use std::fmt::Write;
 
 use iomark_model::disk::DiskRun;
-use iomark_model::pts::{mix_label, PtsCell, PtsResult, PtsRoundStatus, PtsTest, Purge};
+use iomark_model::pts::{
+    mix_label, PtsCell, PtsResult, PtsRoundStatus, PtsTest, PtsWindowFigures, Purge,
+};
 
 /// What the purge did, as the PTS tests' text says it.
 pub(crate) fn purge(p: &Purge) -> String {
@@ -28,8 +30,21 @@ fn tracked(test: PtsTest, value: f64) -> String {
     }
 }
 
+/// A window's two excursions against their limits, as fractions of its
+/// average: `data excursion 12.0% (<= 20%), slope excursion 3.1% (<= 10%)`.
+fn excursions(w: &PtsWindowFigures, data_limit: f64, slope_limit: f64) -> String {
+    let pct = |v: f64| 100.0 * v / w.average.abs().max(f64::MIN_POSITIVE);
+    format!(
+        "data excursion {:.1}% (<= {:.0}%), slope excursion {:.1}% (<= {:.0}%)",
+        pct(w.data_excursion),
+        100.0 * data_limit,
+        pct(w.slope_excursion),
+        100.0 * slope_limit
+    )
+}
+
 /// Where a test stands after a round, in a sentence, with the
-/// specification's words and limits: `round 6 of at most 25: 4KiB 0/100
+/// specification's words and limits: `round 6 of at most 25: 4K 0/100
 /// 1234 IOPS; rounds 2-6: data excursion 12.0% (<= 20%), slope excursion
 /// 3.1% (<= 10%): not steady yet`.
 pub fn round_line(s: &PtsRoundStatus) -> String {
@@ -44,17 +59,12 @@ pub fn round_line(s: &PtsRoundStatus) -> String {
     );
     match &s.window {
         Some(w) => {
-            let pct = |v: f64| 100.0 * v / w.average.abs().max(f64::MIN_POSITIVE);
             let _ = write!(
                 out,
-                "; rounds {}-{}: data excursion {:.1}% (<= {:.0}%), slope excursion {:.1}% \
-                 (<= {:.0}%): {}",
+                "; rounds {}-{}: {}: {}",
                 w.first_round,
                 w.last_round,
-                pct(w.data_excursion),
-                100.0 * s.data_limit,
-                pct(w.slope_excursion),
-                100.0 * s.slope_limit,
+                excursions(w, s.data_limit, s.slope_limit),
                 if w.steady { "steady" } else { "not steady yet" }
             );
         }
@@ -128,7 +138,7 @@ pub fn pts(out: &mut String, run: &DiskRun, r: &PtsResult) {
     }
     let shown = |v: f64| tracked(r.test, v);
     if let Some(w) = r.window {
-        let pct = |v: f64| 100.0 * v / w.average.abs().max(f64::MIN_POSITIVE);
+        let rule = iomark_stats::steady::PtsRule::default();
         let _ = writeln!(
             out,
             "{:15} rounds {}-{}: average {} {}",
@@ -140,10 +150,9 @@ pub fn pts(out: &mut String, run: &DiskRun, r: &PtsResult) {
         );
         let _ = writeln!(
             out,
-            "{:15} data excursion {:.1}% (<= 20%), slope excursion {:.1}% (<= 10%)",
+            "{:15} {}",
             "",
-            pct(w.data_excursion),
-            pct(w.slope_excursion)
+            excursions(&w, rule.data_excursion, rule.slope_excursion)
         );
     }
     // Eight rounds a line of 8 columns each, so 25 rounds fit 80 columns
@@ -200,7 +209,6 @@ fn grid(out: &mut String, r: &PtsResult, head: &str, cell: impl Fn(&PtsCell) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iomark_model::pts::PtsWindowFigures;
     use iomark_model::units::Bytes;
 
     #[test]

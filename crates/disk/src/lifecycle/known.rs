@@ -125,8 +125,9 @@ impl Known {
         let mut out = Vec::new();
         if let Some(rated) = &self.rated {
             let test_of = |i: usize, job: &DiskJobResult| match result {
-                Some(ProfileResult::Pts(r)) => iomark_model::figure::pts::test_of_job(r, i)
-                    .unwrap_or_else(|| crate::checks::named_by_job(i, job)),
+                // Every job of a PTS run is a cell's (preconditioning is
+                // not kept as one).
+                Some(ProfileResult::Pts(r)) => iomark_model::figure::pts::test_of_job(r, &job.spec),
                 _ => crate::checks::named_by_job(i, job),
             };
             out.extend(crate::checks::above_rated(rated, jobs, &test_of));

@@ -276,14 +276,19 @@ impl ProfilePlan {
                     Cost::Time(opts.common.ramp.as_duration() + opts.common.runtime.as_duration());
                 let window = iomark_stats::steady::PtsRule::default().window;
                 for round in 1..=opts.max_rounds {
-                    for &m in &opts.mixes {
-                        for &bs in &opts.block_sizes {
-                            let test = o.tests() + 1;
-                            o.push(pts::cell_label(round, m, bs), test, each, Some(bs.get()));
-                            // Steady state can end the test at any round
-                            // from the first window's.
-                            o.steps.last_mut().expect("just pushed").optional =
-                                round as usize > window;
+                    for (k, &m) in opts.mixes.iter().enumerate() {
+                        for (j, &bs) in opts.block_sizes.iter().enumerate() {
+                            o.steps.push(Step {
+                                label: pts::cell_label(round, m, bs),
+                                test: o.tests() + 1,
+                                cost: each,
+                                block: Some(bs.get()),
+                                // Steady state is judged as a round ends: it
+                                // can skip every round after the first
+                                // window's, but once a round began, all of it
+                                // runs.
+                                optional: round as usize > window && k == 0 && j == 0,
+                            });
                         }
                     }
                 }

@@ -18,14 +18,11 @@ pub fn cell_test(r: &PtsResult, read_pct: u8, bs: Bytes) -> String {
     )
 }
 
-/// The test of the run's job `index` (its place in `body.jobs`), when it
-/// measured a cell of one of `r`'s rounds.
-pub fn test_of_job(r: &PtsResult, index: usize) -> Option<String> {
-    r.rounds
-        .iter()
-        .flat_map(|round| &round.cells)
-        .find(|c| c.job == Some(index))
-        .map(|c| cell_test(r, c.read_pct, c.bs))
+/// The test of a cell's job of `r`, from what the job ran (its read share
+/// and block size): also a job of a round that a stop cut short, which
+/// never reached `r.rounds`.
+pub fn test_of_job(r: &PtsResult, spec: &DiskJobSpec) -> String {
+    cell_test(r, spec.rw.read_percent(spec.rwmix_read), spec.bs)
 }
 
 /// Per cell of the table (averaged over the window), test `PTS IOPS 4KiB
