@@ -3,8 +3,6 @@
 //! backend opens the transaction (of its own kind) and commits it; what
 //! happens in it is here.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use crate::backend::{Db, Param};
 use crate::decode::SUMMARY_COLUMNS;
 use crate::row::RunRow;
@@ -372,10 +370,9 @@ fn big(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
+/// Now as the databases keep it: the model's clock, signed.
 fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
+    big(iomark_model::now_ms())
 }
 
 /// The schema version whose `runs` has `host` and `profile`.

@@ -81,9 +81,7 @@ impl<W: Write, D: RunDisplay> RunDisplay for JsonStream<W, D> {
             let data = json!({
                 "tests": outline.tests(),
                 "steps": tests,
-                "timestamp_ms": std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_millis() as u64),
+                "timestamp_ms": iomark_model::now_ms(),
             });
             self.line("start", &data);
         }

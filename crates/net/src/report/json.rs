@@ -6,8 +6,6 @@
 //! absent by protocol and role as iperf3 has them, numbers in its units
 //! (bits per second, milliseconds of jitter, microseconds of RTT).
 
-use std::time::UNIX_EPOCH;
-
 use iomark_model::net::NetDirection;
 use serde::Serialize;
 
@@ -68,10 +66,7 @@ impl TestReport {
     fn j_start(&self) -> JStart {
         let udp = self.udp();
         let p = &self.params;
-        let millis = self
-            .started
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
+        let millis = iomark_model::epoch_ms(self.started);
         let secs = millis / 1000;
         // A client says where it connected to, a server whom it accepted.
         let peer = Some(JHostPort {
