@@ -40,6 +40,7 @@ mod backend;
 mod db_arg;
 mod decode;
 mod error;
+mod forward;
 pub mod import;
 mod listing;
 mod ops;

@@ -13,10 +13,8 @@ use postgres::{Client, GenericClient, Statement};
 use crate::backend::{Column, Db, DriverRow, Migration, Param, Row};
 use crate::decode::Decode;
 use crate::row::RunRow;
-use crate::{listing, ops, samples};
-use crate::{
-    redact, DeviceMemory, RunId, RunQuery, RunSummary, SeenDevice, Store, StoreError, StoredRun,
-};
+use crate::{forward, ops, samples};
+use crate::{redact, DeviceMemory, RunId, Store, StoreError, StoredRun};
 use iomark_model::live::LiveSample;
 
 mod errors;
@@ -301,10 +299,7 @@ impl Store for PgStore {
     }
 
     ops::store_writes!();
-
-    fn list(&mut self, q: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
-        listing::list(&mut self.db(), q)
-    }
+    forward::store_reads!();
 
     fn load(&mut self, id: RunId) -> Result<StoredRun, StoreError> {
         self.in_transaction(true, |db| ops::load(db, id))
@@ -312,22 +307,6 @@ impl Store for PgStore {
 
     fn delete(&mut self, id: RunId) -> Result<(), StoreError> {
         ops::delete(&mut self.db(), id)
-    }
-
-    fn schema_version(&mut self) -> Result<i64, StoreError> {
-        ops::schema_version(&mut self.db())
-    }
-
-    fn devices(&mut self) -> Result<Vec<DeviceMemory>, StoreError> {
-        listing::devices(&mut self.db())
-    }
-
-    fn seen_devices(&mut self) -> Result<Vec<SeenDevice>, StoreError> {
-        listing::seen_devices(&mut self.db())
-    }
-
-    fn device(&mut self, key: &str) -> Result<Option<DeviceMemory>, StoreError> {
-        ops::device(&mut self.db(), key)
     }
 
     fn remember_device(&mut self, device: &DeviceMemory) -> Result<(), StoreError> {
@@ -341,18 +320,6 @@ impl Store for PgStore {
         samples: &[LiveSample],
     ) -> Result<(), StoreError> {
         samples::add(&mut self.db(), id, first_seq, samples)
-    }
-
-    fn samples(
-        &mut self,
-        id: RunId,
-        after: Option<u64>,
-    ) -> Result<Vec<(u64, LiveSample)>, StoreError> {
-        samples::after(&mut self.db(), id, after)
-    }
-
-    fn in_progress(&mut self, since_ms: u64) -> Result<Vec<RunId>, StoreError> {
-        samples::in_progress(&mut self.db(), since_ms)
     }
 
     fn connection_lost(&mut self) -> bool {

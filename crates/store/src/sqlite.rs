@@ -16,8 +16,8 @@ use failure::{
 use crate::backend::{Column, Db, DriverRow, Migration, Param, Row};
 use crate::decode::Decode;
 use crate::row::RunRow;
-use crate::{listing, ops, samples};
-use crate::{DeviceMemory, RunId, RunQuery, RunSummary, SeenDevice, Store, StoreError, StoredRun};
+use crate::{forward, ops, samples};
+use crate::{DeviceMemory, RunId, Store, StoreError, StoredRun};
 use iomark_model::live::LiveSample;
 
 /// How long a writer waits for another process's transaction to end.
@@ -453,10 +453,7 @@ impl Store for SqliteStore {
     }
 
     ops::store_writes!();
-
-    fn list(&mut self, q: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
-        listing::list(&mut self.db(), q)
-    }
+    forward::store_reads!();
 
     fn load(&mut self, id: RunId) -> Result<StoredRun, StoreError> {
         // One read transaction, so a concurrent update is seen whole or not at all.
@@ -466,22 +463,6 @@ impl Store for SqliteStore {
     fn delete(&mut self, id: RunId) -> Result<(), StoreError> {
         self.writable()?;
         ops::delete(&mut self.db(), id)
-    }
-
-    fn schema_version(&mut self) -> Result<i64, StoreError> {
-        ops::schema_version(&mut self.db())
-    }
-
-    fn device(&mut self, key: &str) -> Result<Option<DeviceMemory>, StoreError> {
-        ops::device(&mut self.db(), key)
-    }
-
-    fn devices(&mut self) -> Result<Vec<DeviceMemory>, StoreError> {
-        listing::devices(&mut self.db())
-    }
-
-    fn seen_devices(&mut self) -> Result<Vec<SeenDevice>, StoreError> {
-        listing::seen_devices(&mut self.db())
     }
 
     fn remember_device(&mut self, device: &DeviceMemory) -> Result<(), StoreError> {
@@ -497,17 +478,5 @@ impl Store for SqliteStore {
     ) -> Result<(), StoreError> {
         self.writable()?;
         samples::add(&mut self.db(), id, first_seq, samples)
-    }
-
-    fn samples(
-        &mut self,
-        id: RunId,
-        after: Option<u64>,
-    ) -> Result<Vec<(u64, LiveSample)>, StoreError> {
-        samples::after(&mut self.db(), id, after)
-    }
-
-    fn in_progress(&mut self, since_ms: u64) -> Result<Vec<RunId>, StoreError> {
-        samples::in_progress(&mut self.db(), since_ms)
     }
 }
