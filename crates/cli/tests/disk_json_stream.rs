@@ -104,30 +104,13 @@ fn disk_json_stream_is_one_layout_and_refused_with_another() {
 fn a_pts_test_streams_each_round_with_its_window_as_the_document_stores_it() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().to_str().unwrap();
-    let out = iomark_ok(&[
-        "disk",
+    let out = iomark_ok(&quick_pts(
         path,
-        "--profile",
-        "pts-iops",
-        "--size",
-        "8M",
-        "--precondition",
         "0",
-        "--mixes",
-        "0",
-        "--sizes",
         "4k",
-        "--qd",
-        "1",
-        "--runtime",
-        "100ms",
-        "--passes",
         "7",
-        "--engine",
-        "psync",
-        "--json-stream",
-        "--no-store",
-    ]);
+        &["--json-stream", "--no-store"],
+    ));
     let lines: Vec<Value> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()

@@ -49,6 +49,14 @@ fn a_terminal_sees_test_k_of_n_the_rate_and_the_time_left() {
     assert!(shown.contains("MacBench"), "the result follows: {shown}");
 }
 
+/// Every frame fits 80 columns but `script`'s own start and end lines.
+fn assert_fits_80(frames: &[String]) {
+    for f in frames.iter().filter(|f| !f.starts_with("Script ")) {
+        let n = f.chars().count();
+        assert!(n <= 80, "{n} columns: {f:?}");
+    }
+}
+
 /// What a terminal shows, cut where it moves the cursor to a line's start
 /// or a new line, with its control sequences (colours, erasing) removed.
 fn frames(typescript: &str) -> Vec<String> {
@@ -79,17 +87,7 @@ fn at_80_columns_every_line_fits_and_every_progress_frame_shows_the_time_left() 
     let frames = frames(&shown);
     let progress: Vec<&String> = frames.iter().filter(|f| f.contains(" of 4")).collect();
     assert!(!progress.is_empty(), "no progress frame: {shown:?}");
-    for f in &frames {
-        // `script` writes its own start and end lines to the typescript.
-        if f.starts_with("Script ") {
-            continue;
-        }
-        assert!(
-            f.chars().count() <= 80,
-            "{} columns: {f:?}",
-            f.chars().count()
-        );
-    }
+    assert_fits_80(&frames);
     for f in progress {
         assert!(f.contains(" left"), "no time left: {f:?}");
     }
@@ -169,41 +167,16 @@ fn the_probe_is_counted_on_its_own_before_test_1_of_the_run() {
 #[test]
 fn a_pts_test_shows_each_round_and_its_window_at_80_columns() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "disk",
+    let args = quick_pts(
         dir.path().to_str().unwrap(),
-        "--profile",
-        "pts-iops",
-        "--size",
-        "8M",
-        "--precondition",
         "0",
-        "--mixes",
-        "0",
-        "--sizes",
         "4k",
-        "--qd",
-        "1",
-        "--runtime",
-        "100ms",
-        "--passes",
         "6",
-        "--engine",
-        "psync",
-        "--no-store",
-    ];
+        &["--no-store"],
+    );
     let shown = require!(iomark_on_terminal(&args));
     let frames = frames(&shown);
-    for f in &frames {
-        if f.starts_with("Script ") {
-            continue;
-        }
-        assert!(
-            f.chars().count() <= 80,
-            "{} columns: {f:?}",
-            f.chars().count()
-        );
-    }
+    assert_fits_80(&frames);
     // A round's line wraps at the terminal's width: read across the breaks.
     let text = frames.join(" ");
     let ran = if text.contains("reached in round 5 ") {

@@ -429,32 +429,13 @@ fn write_saturation_finds_the_rigs_cliff_and_its_rates() {
 #[test]
 fn a_rating_is_judged_once_per_cell_naming_its_highest_round() {
     let dir = tempfile::tempdir().unwrap();
-    let out = iomark_ok(&[
-        "disk",
+    let out = iomark_ok(&quick_pts(
         dir.path().to_str().unwrap(),
-        "--profile",
-        "pts-iops",
-        "--size",
-        "8M",
-        "--precondition",
         "0",
-        "--mixes",
-        "0",
-        "--sizes",
         "4k,64k",
-        "--qd",
-        "1",
-        "--runtime",
-        "100ms",
-        "--passes",
         "5",
-        "--engine",
-        "psync",
-        "--rated",
-        "randwrite=10IOPS",
-        "--no-store",
-        "--json",
-    ]);
+        &["--rated", "randwrite=10IOPS", "--no-store", "--json"],
+    ));
     let doc = json(&out);
     let r = result(&doc);
     let rated = warnings_of_kind(&doc, "above_rated");
@@ -500,32 +481,14 @@ fn two_pts_runs_compare_cell_by_cell() {
     let target = dir.path().join("t");
     std::fs::create_dir(&target).unwrap();
     for label in ["a", "b"] {
-        iomark_ok(&[
-            "disk",
-            target.to_str().unwrap(),
-            "--profile",
-            "pts-iops",
-            "--size",
-            "8M",
-            "--precondition",
-            "0",
-            "--mixes",
+        let target = target.to_str().unwrap();
+        iomark_ok(&quick_pts(
+            target,
             "100,0",
-            "--sizes",
             "4k,64k",
-            "--qd",
-            "1",
-            "--runtime",
-            "100ms",
-            "--passes",
             "5",
-            "--engine",
-            "psync",
-            "--db",
-            db,
-            "--label",
-            label,
-        ]);
+            &["--db", db, "--label", label],
+        ));
     }
     let figures = |id: &str| -> Vec<Value> {
         let shown = json(&iomark_ok(&["results", "show", id, "--db", db, "--json"]));

@@ -843,6 +843,43 @@ pub fn device_stalled(job: &Value) -> Duration {
     Duration::from_nanos(job["device_io"]["stalled"].as_u64().unwrap_or(0))
 }
 
+/// `iomark disk DIR --profile pts-iops` in a second or so: the
+/// procedure's plumbing on a small test file, no preconditioning, 100 ms
+/// cells at QD1 of psync, the read shares `mixes` at the block sizes
+/// `sizes`, at most `passes` rounds; `extra` flags after.
+pub fn quick_pts<'a>(
+    dir: &'a str,
+    mixes: &'a str,
+    sizes: &'a str,
+    passes: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "disk",
+        dir,
+        "--profile",
+        "pts-iops",
+        "--size",
+        "8M",
+        "--precondition",
+        "0",
+        "--mixes",
+        mixes,
+        "--sizes",
+        sizes,
+        "--qd",
+        "1",
+        "--runtime",
+        "100ms",
+        "--passes",
+        passes,
+        "--engine",
+        "psync",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// Runs `iomark ARGS...` on a pseudo-terminal of 80x24 (util-linux
 /// `script`, the size set with `stty`), so stderr is a terminal as a
 /// person's is; what the terminal showed, or why it could not run.
