@@ -245,14 +245,16 @@ fn a_killed_run_keeps_its_seconds_on_its_live_page_and_in_the_api() {
 fn a_mem_run_stores_its_seconds_as_it_goes() {
     let scratch = ScratchDb::new();
     let db = scratch.db();
-    // About 4 s of STREAM passes: a stored second comes while it runs.
+    // About 3 s of STREAM passes: a stored second comes while it runs.
     // The arrays are sized from this machine's own pass time: 150 passes
     // of 8M elements took 1.5 s on one machine and 10.6 s on a newer one,
-    // over 60 s beside two busy loops. Sized for 2 s from the passes'
-    // average, a run measured beside other tests lasted 1 s once the
-    // machine was quieter (the fresh-machine check of 7e6b24b): sized from
-    // the fastest pass, and for twice the time the test needs.
-    let size = stream_size_lasting(Duration::from_secs(4), 200).to_string();
+    // over 60 s beside two busy loops. Sized for 2 s from the average pass
+    // of arrays that fit in a cache, a run lasted 1 s (the fresh-machine
+    // check of 7e6b24b); sized for 4 s from the fastest such pass, it ran
+    // past 60 s beside two busy loops (loaded run 1 of 1315bc9), its own
+    // arrays far out of the cache. Calibrated at the largest size it may
+    // choose, the pass time is the run's own.
+    let size = stream_size_lasting(Duration::from_secs(3), 200).to_string();
     let run = Proc::spawn(&mut iomark_cmd(&[
         "mem",
         "stream",
@@ -289,17 +291,19 @@ fn a_mem_run_stores_its_seconds_as_it_goes() {
     }
 }
 
-/// Elements per array for `passes` STREAM passes on one thread to last
-/// at least about `time` here, from a short run's fastest pass (its four
-/// kernels' shortest times) at 1M elements.
+/// A `--size` for `passes` STREAM passes on one thread to last at least
+/// about `time` here, from a short run's fastest pass (its four kernels'
+/// shortest times) at the largest size it returns, [`STREAM_MOST`]: a
+/// smaller one's arrays are at most as slow a byte.
 fn stream_size_lasting(time: Duration, passes: u32) -> u64 {
+    let most = STREAM_MOST.to_string();
     let out = iomark_ok(&[
         "mem",
         "stream",
         "--size",
-        "1M",
+        &most,
         "--ntimes",
-        "10",
+        "5",
         "--threads",
         "1",
         "--json",
@@ -314,8 +318,12 @@ fn stream_size_lasting(time: Duration, passes: u32) -> u64 {
     let pass_ns: f64 = kernels.iter().map(|k| k["min"].as_f64().unwrap()).sum();
     assert!(pass_ns > 0.0, "{kernels:?}");
     let scale = time.as_secs_f64() * 1e9 / (pass_ns * f64::from(passes));
-    ((1e6 * scale) as u64).clamp(100_000, 64_000_000)
+    ((STREAM_MOST as f64 * scale) as u64).clamp(100_000, STREAM_MOST)
 }
+
+/// The largest `--size` [`stream_size_lasting`] gives, and the one it
+/// measures at.
+const STREAM_MOST: u64 = 64_000_000;
 
 /// Himeno counts flops, not bytes: its seconds carry the flops of their
 /// sweeps as it goes, and the live page, its API and `/metrics` give its
