@@ -342,7 +342,7 @@ pub fn warmed_within_jobs(jobs: &[DiskJobResult]) -> Vec<Warning> {
 }
 
 /// The test of a job for [`above_rated`] when each job is its own: its name.
-pub fn named_by_job(_: usize, job: &DiskJobResult) -> String {
+pub fn named_by_job(job: &DiskJobResult) -> String {
     job.spec.name.clone()
 }
 
@@ -352,18 +352,18 @@ pub fn named_by_job(_: usize, job: &DiskJobResult) -> String {
 /// was given. A random read of 900 IOPS from a device rated for 400 is a
 /// cache in front of it, however slow 3.7 MB/s looks beside a 140 MB/s
 /// sequential rating: how the USB study's "turbo" driver fooled its author.
-/// `test_of` names the test of job `i` (each job is its own by its name;
+/// `test_of` names a job's test (each job is its own by its name;
 /// a PTS test's rounds of one cell are one test).
 pub fn above_rated(
     rated: &RatedSpeed,
     jobs: &[DiskJobResult],
-    test_of: &dyn Fn(usize, &DiskJobResult) -> String,
+    test_of: &dyn Fn(&DiskJobResult) -> String,
 ) -> Vec<Warning> {
     let ratings = rated.ratings();
     // (test, rating index) -> the best figure in the rating's unit, the
     // margin it was allowed, and its job's name
     let mut best: Vec<(String, usize, f64, f64, &str)> = Vec::new();
-    for (j, job) in jobs.iter().enumerate() {
+    for job in jobs {
         let random = job.spec.rw.is_random();
         for (dir, d) in [("read", &job.read), ("write", &job.write)] {
             let Some(d) = d else { continue };
@@ -379,7 +379,7 @@ pub fn above_rated(
                 if figure <= limit * margin {
                     continue;
                 }
-                let test = test_of(j, job);
+                let test = test_of(job);
                 let name = job.spec.name.as_str();
                 match best.iter_mut().find(|b| b.0 == test && b.1 == i) {
                     Some(b) if figure > b.2 => (b.2, b.3, b.4) = (figure, margin, name),

@@ -124,11 +124,11 @@ impl Known {
     pub fn warnings(&self, jobs: &[DiskJobResult], result: Option<&ProfileResult>) -> Vec<Warning> {
         let mut out = Vec::new();
         if let Some(rated) = &self.rated {
-            let test_of = |i: usize, job: &DiskJobResult| match result {
+            let test_of = |job: &DiskJobResult| match result {
                 // Every job of a PTS run is a cell's (preconditioning is
                 // not kept as one).
                 Some(ProfileResult::Pts(r)) => iomark_model::figure::pts::test_of_job(r, &job.spec),
-                _ => crate::checks::named_by_job(i, job),
+                _ => crate::checks::named_by_job(job),
             };
             out.extend(crate::checks::above_rated(rated, jobs, &test_of));
         }
