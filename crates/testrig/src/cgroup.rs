@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::unique_name;
+use crate::{unique_name, WorkersFirst};
 
 /// Limits for one device; `None` leaves that one unlimited.
 #[derive(Debug, Clone, Copy, Default)]
@@ -71,6 +71,7 @@ impl Drop for RigGroup {
 #[derive(Debug)]
 pub struct Throttle {
     group: RigGroup,
+    _workers: WorkersFirst,
 }
 
 impl Throttle {
@@ -87,6 +88,7 @@ impl Throttle {
         if v1.join("blkio.throttle.read_bps_device").exists() {
             let rig = Throttle {
                 group: RigGroup::create(v1, "rig")?,
+                _workers: WorkersFirst::hold()?,
             };
             // Each write sets one device's rule.
             for majmin in majmins {
@@ -104,6 +106,7 @@ impl Throttle {
             let _ = fs::write(v2.join("cgroup.subtree_control"), "+io");
             let rig = Throttle {
                 group: RigGroup::create(v2, "rig")?,
+                _workers: WorkersFirst::hold()?,
             };
             for majmin in majmins {
                 let mut line = majmin.to_string();
@@ -209,6 +212,7 @@ impl CpuQuota {
 pub struct DeviceThrottle {
     majmin: String,
     limits: Limits,
+    _workers: WorkersFirst,
 }
 
 const V1_ROOT: &str = "/sys/fs/cgroup/blkio";
@@ -225,6 +229,7 @@ impl DeviceThrottle {
         let rig = DeviceThrottle {
             majmin: majmin.to_string(),
             limits,
+            _workers: WorkersFirst::hold()?,
         };
         for (file, _, value) in limits.named() {
             if let Some(v) = value {

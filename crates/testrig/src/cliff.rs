@@ -20,14 +20,15 @@
 //! ([`ThrottleCliff::fell_at`]), so a test compares a measured cliff with
 //! where the rig put it, not with where it meant to.
 //!
-//! Nor does the loop device's worker, which is an ordinary kernel thread:
-//! beside busy loops it serves less than the throttle allows (3 ranks on
-//! ext4 over the rig were served 7.9% under the slow rate, loaded run 22;
-//! a writer of the raw device 11% under the fast rate, loaded run 1 of
-//! b50f5ee).
-//! So the watcher also keeps what the device really served before and
-//! after the fall ([`ThrottleCliff::served`]): a measured rate is held to
-//! that, not to the rule.
+//! Nor does the loop device's worker, an ordinary kernel thread: beside
+//! busy loops it served less than the throttle allows (3 ranks on ext4
+//! over the rig were served 7.9% under the slow rate, loaded run 22; a
+//! writer of the raw device 11% under the fast rate, loaded run 1 of
+//! b50f5ee), and stalled for up to half a second (issue 44). The rig
+//! holds the kernel's unbound workers ahead of other work while it lives
+//! ([`WorkersFirst`]), and the watcher still keeps what the device really
+//! served before and after the fall ([`ThrottleCliff::served`]): a
+//! measured rate is held to that, not to the rule.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -36,7 +37,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::LoopDevice;
+use crate::{LoopDevice, WorkersFirst};
 
 const RULE: &str = "/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device";
 const POLL: Duration = Duration::from_millis(1);
@@ -65,6 +66,7 @@ pub struct ThrottleCliff {
     rose_at: Arc<Mutex<Vec<u64>>>,
     log: Arc<Mutex<Log>>,
     thread: Option<JoinHandle<()>>,
+    _workers: WorkersFirst,
 }
 
 /// Rates the device served, bytes per second, as its own counter saw them.
@@ -169,6 +171,7 @@ impl ThrottleCliff {
         let stat = PathBuf::from(format!("/sys/block/{name}/stat"));
         let start =
             sectors_written(&stat).ok_or_else(|| format!("{}: unreadable", stat.display()))?;
+        let workers = WorkersFirst::hold()?;
         set_rule(&majmin, shape.fast_bps)?;
         let stop = Arc::new(AtomicBool::new(false));
         let falls = Arc::new(AtomicU32::new(0));
@@ -183,6 +186,7 @@ impl ThrottleCliff {
             rose_at: Arc::clone(&rose_at),
             log: Arc::clone(&log),
             thread: None,
+            _workers: workers,
         };
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
@@ -240,6 +244,7 @@ pub struct AlternatingThrottle {
     majmin: String,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    _workers: WorkersFirst,
 }
 
 impl AlternatingThrottle {
@@ -250,6 +255,7 @@ impl AlternatingThrottle {
             return Err("needs cgroup v1 blkio (the rig sets its rule in the root group)".into());
         }
         let majmin = dev.majmin()?;
+        let workers = WorkersFirst::hold()?;
         set_rule(&majmin, rates.0)?;
         let stop = Arc::new(AtomicBool::new(false));
         let (rule, flag) = (majmin.clone(), Arc::clone(&stop));
@@ -275,6 +281,7 @@ impl AlternatingThrottle {
             majmin,
             stop,
             thread: Some(thread),
+            _workers: workers,
         })
     }
 }

@@ -84,9 +84,11 @@ macro_rules! require {
 mod cgroup;
 mod cliff;
 mod fake_disk;
+mod workers;
 pub use cgroup::{CpuQuota, DeviceThrottle, Limits, Throttle};
 pub use cliff::{AlternatingThrottle, CacheShape, Served, ThrottleCliff};
 pub use fake_disk::{require_fake_disk, Fake, FakeDisk};
+pub use workers::WorkersFirst;
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
