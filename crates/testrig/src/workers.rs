@@ -31,7 +31,7 @@ const RAISED: i32 = -20;
 /// `PF_KTHREAD` in `/proc/PID/stat`'s flags.
 const PF_KTHREAD: u64 = 0x0020_0000;
 
-/// Holds the unbound kernel workers at [`RAISED`] while it lives.
+/// Holds the unbound kernel workers at nice -20 while it lives.
 #[derive(Debug)]
 pub struct WorkersFirst(());
 
