@@ -173,10 +173,10 @@ impl DiskArgs {
     }
 }
 
-/// Print a finished run as asked: text (fitted to the terminal's width on
-/// one), iomark's document or fio's layout.
+/// Print a finished run as asked: text (fitted to the terminal's width, 80
+/// in a pipe), iomark's document or fio's layout.
 pub fn print_run(args: &DiskArgs, doc: &RunDocument, verbose: bool) -> anyhow::Result<()> {
-    let width = iomark_disk::lifecycle::terminal::stdout_width();
+    let width = Some(iomark_disk::lifecycle::terminal::text_width());
     crate::exit::print(&args.output(verbose).render_for(doc, width)?)?;
     Ok(())
 }

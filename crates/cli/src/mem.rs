@@ -181,7 +181,9 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
     match stream {
         Some(s) => s.end(&doc),
         None => {
-            let text = options.output.render_for(&doc, terminal::stdout_width())?;
+            let text = options
+                .output
+                .render_for(&doc, Some(terminal::text_width()))?;
             // A closed pipe surfaces as an error that main treats as success.
             std::io::stdout().lock().write_all(text.as_bytes())?;
         }

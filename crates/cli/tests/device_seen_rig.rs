@@ -356,10 +356,13 @@ fn the_text_and_results_show_carry_what_the_device_saw() {
         scratch.db(),
     ]));
     // Under the job, as fio's "Disk stats".
-    let line = text
-        .lines()
-        .find(|l| l.starts_with(&format!("  device {name}: reads ")))
+    // Its line, wrapped at 80 columns: from the device's name to the
+    // queue's size.
+    let flat = flat(&text);
+    let at = flat
+        .find(&format!("device {name}: reads "))
         .unwrap_or_else(|| panic!("no device line:\n{text}"));
+    let line = &flat[at..at + flat[at..].find("aqu-sz").expect("the queue's size")];
     assert!(
         line.contains(" x 4 KiB (") && line.contains("writes none; util "),
         "{line}"

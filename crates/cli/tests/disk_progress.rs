@@ -123,6 +123,60 @@ fn no_progress_when_stderr_is_not_a_terminal() {
     );
 }
 
+/// Issue 48: in a pipe (a CI log, `| less`) the text is fitted to 80
+/// columns as on an 80-column terminal: a custom run's percentiles and
+/// device lines, a profile's table and a STREAM run, each line at most 80
+/// characters but a word that cannot be split.
+#[test]
+fn in_a_pipe_every_line_fits_80_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let runs: [&[&str]; 3] = [
+        &[
+            "disk",
+            d,
+            "--size",
+            "16MiB",
+            "--runtime",
+            "300ms",
+            "--no-store",
+        ],
+        &[
+            "disk",
+            d,
+            "--size",
+            "16MiB",
+            "--profile",
+            "gnome",
+            "--no-store",
+        ],
+        &[
+            "mem",
+            "stream",
+            "--size",
+            "8M",
+            "--ntimes",
+            "2",
+            "--no-store",
+        ],
+    ];
+    for args in runs {
+        let out = iomark_cmd(args)
+            .env_remove("COLUMNS")
+            .output()
+            .expect("iomark runs");
+        let text = ok(&out);
+        assert!(text.lines().count() > 5, "{args:?}: {text}");
+        for line in text.lines() {
+            let n = line.chars().count();
+            assert!(
+                n <= 80 || !line.trim().contains(' '),
+                "{args:?}: {n} columns: {line:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_probe_is_counted_on_its_own_before_test_1_of_the_run() {
     let dir = tempfile::tempdir().unwrap();

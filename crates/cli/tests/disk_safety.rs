@@ -87,8 +87,10 @@ fn a_path_of_any_bytes_is_tested_stored_and_shown_escaped() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!raw(&o.stdout), "shown raw: {}", stdout(&o));
     assert!(!raw(&o.stderr), "shown raw: {}", stderr(&o));
-    let target = stdout(&o);
-    let target = target.lines().find(|l| l.starts_with("target:")).unwrap();
+    // The target's line, wrapped at 80 columns.
+    let text = flat(&stdout(&o));
+    let at = text.find("target: ").expect("a target line");
+    let target = &text[at..at + text[at..].find(" (test file").expect("its kind")];
     assert!(
         target.contains("bad\u{fffd}\\nline\\x1b[31m\\u{202e}exe.txt"),
         "{target}"

@@ -100,7 +100,7 @@ fn nt_stores_say_which_stores_were_used_and_triad_validates() {
     } else {
         "Stores: regular"
     };
-    assert!(text.contains(stores), "{text}");
+    assert!(flat(&text).contains(stores), "{text}");
     assert!(text.lines().any(|l| l.starts_with("Triad:")), "{text}");
     assert!(text.contains("Solution Validates"), "{text}");
     let text = run("off");

@@ -296,7 +296,10 @@ fn repeat_alternates_pairs_and_reports_their_median() {
         db.db(),
     ]);
     let text = ok(&out);
-    assert!(text.contains("(median of 3 alternated pairs, "), "{text}");
+    assert!(
+        flat(&text).contains("(median of 3 alternated pairs, "),
+        "{text}"
+    );
     let shown = json(&results(db.db(), &["show", "1", "--json"]));
     let base = &shown["document"]["body"]["baseline"];
     let mut rel: Vec<f64> = base["repeats"]

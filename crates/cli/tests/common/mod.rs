@@ -90,6 +90,13 @@ pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// `text` with its lines joined and each run of spaces made one: printed
+/// text is fitted to 80 columns (a terminal's width, or 80 in a pipe), so
+/// a sentence a test looks for may be wrapped over lines.
+pub fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// Fails the test unless the run succeeded, showing `what` and its output.
 pub fn assert_ok(out: &Output, what: &str) {
     assert!(
