@@ -351,7 +351,11 @@ fn a_file_system_without_direct_io_suggests_buffered() {
     // Without --direct it falls back and says so.
     let o = short_run(d, "100ms");
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("does not support O_DIRECT"));
+    assert!(
+        flat(&stdout(&o)).contains("does not support O_DIRECT"),
+        "{}",
+        stdout(&o)
+    );
     assert_no_test_files(mnt);
 }
 
