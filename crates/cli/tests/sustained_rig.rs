@@ -292,14 +292,24 @@ fn a_job_with_a_steady_state_criterion_ends_once_steady_after_the_cliff() {
     assert!(runtime_s < 20.0, "ran {runtime_s} s");
     let served = rig.served().expect("the rig saw its fall");
     served.assert_after_within_the_rule(SLOW);
+    // The window is the job's last three seconds, so it is held to what
+    // the device served in its own last three: what it served since the
+    // fall also counts the stretch before the rate settled, which the
+    // criterion left out by design (beside two busy loops that stretch
+    // was served at about half the rule and the whole read 10.5% under
+    // it, loaded run 1 of cd1465c).
+    let (last, took) = rig
+        .served_last(Duration::from_secs(3))
+        .expect("three seconds after the fall");
     assert_near(
-        "steady window's mean (against what the device served)",
+        "steady window's mean (against what the device served in its last 3 s)",
         mean,
-        served.after,
+        last,
         0.05,
     );
     eprintln!(
-        "steady after {:.1} s of {runtime_s:.1}: window {window:?}, served after the fall {:.0}",
+        "steady after {:.1} s of {runtime_s:.1}: window {window:?}, served in the last {took:?} \
+         {last:.0}, after the fall {:.0}",
         ss["attained_at"].as_f64().unwrap() / 1e9,
         served.after
     );

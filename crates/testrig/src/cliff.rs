@@ -100,11 +100,14 @@ impl Served {
 
 /// Times and byte counts the watcher saw: the first write, the first
 /// fall, and the last write of the stream after it.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 struct Log {
     first: Option<(Instant, u64)>,
     fell: Option<(Instant, u64)>,
     last: Option<(Instant, u64)>,
+    /// Every change of the counter in the stream after the fall, in
+    /// order: what it served over any stretch of it.
+    after: Vec<(Instant, u64)>,
     /// The stream after the fall has ended: the device went idle for
     /// [`STREAM_GAP`] or the rate rose again.
     after_ended: bool,
@@ -131,7 +134,21 @@ impl Log {
             self.after_ended = true;
         } else {
             self.last = Some((at, bytes));
+            self.after.push((at, bytes));
         }
+    }
+
+    /// The rate over the last `span` of the stream after the fall: from
+    /// its last change at least `span` before its end to its end.
+    fn served_last(&self, span: Duration) -> Option<(f64, Duration)> {
+        let &(t1, b1) = self.after.last()?;
+        let &(t0, b0) = self
+            .after
+            .iter()
+            .rev()
+            .find(|(t, _)| t1.saturating_duration_since(*t) >= span)?;
+        let took = t1.saturating_duration_since(t0);
+        Some((b1.saturating_sub(b0) as f64 / took.as_secs_f64(), took))
     }
 
     fn served(&self) -> Option<Served> {
@@ -229,6 +246,18 @@ impl ThrottleCliff {
     /// own counter; `None` before it has fallen and been written after.
     pub fn served(&self) -> Option<Served> {
         self.log.lock().unwrap_or_else(|p| p.into_inner()).served()
+    }
+
+    /// What the device served over the last `span` of the stream after
+    /// the first fall, by its own counter, and the exact stretch that was
+    /// (the change at least `span` before the stream's end, to its end):
+    /// the same seconds as a measurement's last ones, where a steady-state
+    /// window ends the job. `None` while the stream is shorter.
+    pub fn served_last(&self, span: Duration) -> Option<(f64, Duration)> {
+        self.log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .served_last(span)
     }
 
     /// How often the rate has fallen so far.
@@ -410,6 +439,29 @@ mod tests {
         assert_eq!(served.before_window, ms(1000));
         assert_eq!(served.after_window, ms(2000));
         assert!((served.after - 10_000_000.0).abs() < 1.0, "{served:?}");
+    }
+
+    #[test]
+    fn what_the_stream_served_over_its_last_seconds() {
+        let t0 = Instant::now();
+        let mut log = Log::default();
+        log.wrote(t0, 0, Duration::ZERO, false);
+        log.fell = Some((t0 + ms(1000), 100_000_000));
+        assert_eq!(log.served_last(ms(500)), None);
+        // Half a second at 2 MB/s, then three at 10 MB/s, a write every
+        // 50 ms.
+        let mut bytes = 100_000_000;
+        for i in 1..=70u64 {
+            bytes += if i <= 10 { 100_000 } else { 500_000 };
+            log.wrote(t0 + ms(1000 + 50 * i), bytes, ms(50), false);
+        }
+        let (rate, took) = log.served_last(ms(3000)).expect("3.5 s of stream");
+        assert_eq!(took, ms(3000));
+        assert!((rate - 10_000_000.0).abs() < 1.0, "{rate}");
+        assert!(log.served_last(ms(3600)).is_none());
+        // The whole stream's rate counts the slow half second.
+        let whole = log.served().unwrap().after;
+        assert!((whole - 31_000_000.0 / 3.5).abs() < 1.0, "{whole}");
     }
 
     #[test]
