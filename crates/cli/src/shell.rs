@@ -107,6 +107,20 @@ pub(crate) fn write_pages(cmd: &Command, dir: &Path) -> anyhow::Result<Vec<PathB
     Ok(written)
 }
 
+/// Each page's EXAMPLES (the README's recipes, one or two a command), in
+/// one file: a line `.\" PAGE` opens a page's.
+const EXAMPLES: &str = include_str!("../man/examples.roff");
+
+/// The EXAMPLES section of the page `name`.
+fn examples_of(name: &str) -> &'static str {
+    let marker = format!(".\\\" {name}\n");
+    let Some(at) = EXAMPLES.find(&marker) else {
+        return "";
+    };
+    let section = &EXAMPLES[at + marker.len()..];
+    &section[..section.find(".\\\" ").unwrap_or(section.len())]
+}
+
 /// The man page of `cmd` as roff: its header naming iomark and its version
 /// on every page (clap_mangen would put the subcommand's name there), the
 /// sections clap's definition makes, then what it has no place for: the
@@ -117,20 +131,7 @@ fn page(cmd: Command) -> std::io::Result<Vec<u8>> {
     clap_mangen::Man::new(cmd)
         .source(format!("iomark {}", env!("CARGO_PKG_VERSION")))
         .render(&mut out)?;
-    let examples = match name.as_str() {
-        "iomark" => include_str!("../man/examples/iomark.roff"),
-        "iomark-disk" => include_str!("../man/examples/iomark-disk.roff"),
-        "iomark-fio" => include_str!("../man/examples/iomark-fio.roff"),
-        "iomark-mem" => include_str!("../man/examples/iomark-mem.roff"),
-        "iomark-net" => include_str!("../man/examples/iomark-net.roff"),
-        "iomark-results" => include_str!("../man/examples/iomark-results.roff"),
-        "iomark-results-compare" => include_str!("../man/examples/iomark-results-compare.roff"),
-        "iomark-report" => include_str!("../man/examples/iomark-report.roff"),
-        "iomark-serve" => include_str!("../man/examples/iomark-serve.roff"),
-        "iomark-info" => include_str!("../man/examples/iomark-info.roff"),
-        _ => "",
-    };
-    out.extend_from_slice(examples.as_bytes());
+    out.extend_from_slice(examples_of(&name).as_bytes());
     out.extend_from_slice(include_str!("../man/exit-status.roff").as_bytes());
     out.extend_from_slice(include_str!("../man/environment.roff").as_bytes());
     Ok(out)

@@ -163,6 +163,21 @@ fn a_bad_shell_is_one_line_and_exit_2() {
 }
 
 /// `man -l PAGE` as plain text.
+/// `line` split at spaces as a shell would, a double-quoted word kept
+/// whole (its quotes dropped).
+fn shell_words(line: &str) -> Vec<String> {
+    let (mut words, mut word, mut quoted) = (Vec::new(), String::new(), false);
+    for c in line.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ' ' if !quoted => words.extend((!word.is_empty()).then(|| std::mem::take(&mut word))),
+            _ => word.push(c),
+        }
+    }
+    words.extend((!word.is_empty()).then_some(word));
+    words
+}
+
 fn rendered(page: &std::path::Path) -> String {
     let out = Command::new("man")
         .arg("-l")
@@ -273,6 +288,44 @@ fn man_pages_render_with_man_and_name_the_subcommands_and_key_flags() {
                 .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .any(|w| w == var);
             assert!(named, "{var} not in ENVIRONMENT: {page}");
+        }
+    }
+    // Every page has examples, each a command line whose flags iomark
+    // knows: given `--help` after it, an unknown flag before it fails
+    // (values are checked later than that).
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        let text = rendered(&path);
+        let examples = text.split("EXAMPLES").nth(1).unwrap_or_default();
+        let examples = examples.split("EXIT STATUS").next().unwrap_or_default();
+        let lines: Vec<&str> = examples
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("iomark "))
+            .collect();
+        assert!(
+            !lines.is_empty(),
+            "{}: no examples in {text}",
+            path.display()
+        );
+        for line in lines {
+            // The command before a pipe or a redirection; a shell
+            // variable stands for a run's id.
+            let words = shell_words(line);
+            let mut args: Vec<&str> = words
+                .iter()
+                .skip(1)
+                .take_while(|w| !["|", ">"].contains(&w.as_str()))
+                .map(|w| if w.contains('$') { "1" } else { w.as_str() })
+                .collect();
+            args.push("--help");
+            let out = iomark(&args);
+            assert!(
+                out.status.success(),
+                "{}: example {line:?} is refused: {}",
+                path.display(),
+                stderr(&out)
+            );
         }
     }
     for (page, recipe) in [
