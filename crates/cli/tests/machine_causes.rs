@@ -24,23 +24,29 @@ fn quota() -> Result<CpuQuota, String> {
     CpuQuota::new(STARVED_PCT)
 }
 
+/// A one-second client of the iperf3 server on `port`, storing nothing.
+fn client_args(port: &str) -> [&str; 8] {
+    [
+        "net",
+        "client",
+        "127.0.0.1",
+        "-p",
+        port,
+        "-t",
+        "1",
+        "--no-store",
+    ]
+}
+
 #[test]
 fn a_cpu_starved_net_client_is_named_and_a_free_one_is_not() {
     require!(have("iperf3"));
     let starved = require!(quota());
     let port = free_port();
     let _server = iperf3_server(port, &[]);
-    let args = [
-        "net",
-        "client",
-        "127.0.0.1",
-        "-p",
-        &port.to_string(),
-        "-t",
-        "1",
-        "--no-store",
-    ];
-    let out = Proc::spawn(&mut starved.command(IOMARK, &args)).finish(Duration::from_secs(60));
+    let port = port.to_string();
+    let out = Proc::spawn(&mut starved.command(IOMARK, &client_args(&port)))
+        .finish(Duration::from_secs(60));
     assert_ok(&out, "the starved client");
     let err = stderr(&out);
     let named = format!(
@@ -60,9 +66,8 @@ fn a_cpu_starved_net_client_is_named_and_a_free_one_is_not() {
     let port = free_port();
     let _server = iperf3_server(port, &[]);
     let port = port.to_string();
-    let mut args = args;
-    args[4] = &port;
-    let out = Proc::spawn(Command::new(IOMARK).args(args)).finish(Duration::from_secs(60));
+    let out =
+        Proc::spawn(Command::new(IOMARK).args(client_args(&port))).finish(Duration::from_secs(60));
     assert_ok(&out, "the free client");
     assert!(!stderr(&out).contains("CPU quota"), "{}", stderr(&out));
 }

@@ -162,7 +162,6 @@ fn a_bad_shell_is_one_line_and_exit_2() {
     );
 }
 
-/// `man -l PAGE` as plain text.
 /// `line` split at spaces as a shell would, a double-quoted word kept
 /// whole (its quotes dropped).
 fn shell_words(line: &str) -> Vec<String> {
@@ -178,6 +177,7 @@ fn shell_words(line: &str) -> Vec<String> {
     words
 }
 
+/// `man -l PAGE` as plain text.
 fn rendered(page: &std::path::Path) -> String {
     let out = Command::new("man")
         .arg("-l")

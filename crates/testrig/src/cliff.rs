@@ -99,14 +99,14 @@ impl Served {
 }
 
 /// Times and byte counts the watcher saw: the first write, the first
-/// fall, and the last write of the stream after it.
+/// fall, and the stream of writes after it.
 #[derive(Debug, Default, Clone)]
 struct Log {
     first: Option<(Instant, u64)>,
     fell: Option<(Instant, u64)>,
-    last: Option<(Instant, u64)>,
     /// Every change of the counter in the stream after the fall, in
-    /// order: what it served over any stretch of it.
+    /// order, its last write the last: what it served over any stretch of
+    /// it.
     after: Vec<(Instant, u64)>,
     /// The stream after the fall has ended: the device went idle for
     /// [`STREAM_GAP`] or the rate rose again.
@@ -130,10 +130,9 @@ impl Log {
         if self.fell.is_none() || self.after_ended {
             return;
         }
-        if rose || (self.last.is_some() && quiet >= STREAM_GAP) {
+        if rose || (!self.after.is_empty() && quiet >= STREAM_GAP) {
             self.after_ended = true;
         } else {
-            self.last = Some((at, bytes));
             self.after.push((at, bytes));
         }
     }
@@ -156,7 +155,7 @@ impl Log {
             let secs = t1.saturating_duration_since(t0).as_secs_f64();
             (secs > 0.0).then(|| b1.saturating_sub(b0) as f64 / secs)
         };
-        let (first, fell, last) = (self.first?, self.fell?, self.last?);
+        let (first, fell, last) = (self.first?, self.fell?, *self.after.last()?);
         Some(Served {
             before: rate(first, fell)?,
             before_window: fell.0.saturating_duration_since(first.0),

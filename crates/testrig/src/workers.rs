@@ -47,7 +47,7 @@ static SCANNER: Mutex<Option<Scanner>> = Mutex::new(None);
 
 /// An unbound kernel worker's pid and nice value, from its
 /// `/proc/PID/stat`; `None` for any other process.
-fn unbound_worker(stat: &str) -> Option<i32> {
+fn worker(stat: &str) -> Option<(i32, i32)> {
     let (head, rest) = stat.rsplit_once(") ")?;
     let (pid, comm) = head.split_once(" (")?;
     if !comm.starts_with("kworker/u") {
@@ -57,7 +57,14 @@ fn unbound_worker(stat: &str) -> Option<i32> {
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let flags: u64 = fields.get(6)?.parse().ok()?;
     let nice: i32 = fields.get(16)?.parse().ok()?;
-    (flags & PF_KTHREAD != 0 && nice == 0).then(|| pid.parse().ok())?
+    (flags & PF_KTHREAD != 0).then_some((pid.parse().ok()?, nice))
+}
+
+/// The pid of an unbound kernel worker at nice 0, one to raise.
+fn unbound_worker(stat: &str) -> Option<i32> {
+    worker(stat)
+        .filter(|&(_, nice)| nice == 0)
+        .map(|(pid, _)| pid)
 }
 
 fn set_nice(pid: i32, nice: i32) -> std::io::Result<()> {
@@ -95,11 +102,7 @@ fn raise_all(raised: &Mutex<Vec<i32>>) -> Result<(), String> {
 fn restore(raised: &[i32]) {
     for &pid in raised {
         let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let still_ours = stat.rsplit_once(") ").is_some_and(|(head, rest)| {
-            head.contains("(kworker/u")
-                && rest.split_whitespace().nth(16) == Some(&RAISED.to_string())
-        });
-        if still_ours {
+        if worker(&stat).is_some_and(|(_, nice)| nice == RAISED) {
             let _ = set_nice(pid, 0);
         }
     }
@@ -195,12 +198,7 @@ mod tests {
     /// A worker's nice value now, or `None` once it has gone.
     fn nice_of(pid: i32) -> Option<i32> {
         let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        stat.rsplit_once(") ")?
-            .1
-            .split_whitespace()
-            .nth(16)?
-            .parse()
-            .ok()
+        worker(&stat).map(|(_, nice)| nice)
     }
 
     #[test]
