@@ -210,13 +210,12 @@ fn iometer_sweep_holds_each_requested_depth_with_io_uring() {
 }
 
 #[test]
-fn cdm3_quick_at_a_rating_equal_to_the_throttle_is_not_called_a_cache() {
+fn cdm3_quick_at_a_rating_equal_to_the_throttle_is_not_called_a_cache_and_twice_it_is() {
     // Issue 46: with the rig's exact rate as the rating, cdm3 --quick's
     // best of two 1 s passes read 5-10% above it (the throttle's
     // start-up slice) and was flagged as a cache. The margin allows a
-    // pass its start-up burst; twice the rating through a hidden cache is
-    // still flagged (`iomark_disk::checks` unit tests, and
-    // artefacts_rig's hidden-cache rig in IOPS).
+    // pass its start-up burst; a device reading twice its rating (here
+    // rated at half the throttle) is still flagged, the margin named.
     let rig = require!(Rig::new(64 << 20, read_limit()));
     let rating = format!("--rated read={}MB/s", READ_BPS as f64 / 1e6);
     let doc = rig.profile("cdm3", &format!("--quick {rating}"), true);
@@ -243,5 +242,21 @@ fn cdm3_quick_at_a_rating_equal_to_the_throttle_is_not_called_a_cache() {
         "best sequential read {:.3} MB/s against a rating of {:.3}: {above:?}",
         seq / 1e6,
         READ_BPS as f64 / 1e6
+    );
+
+    let half = format!("--rated read={}MB/s", READ_BPS as f64 / 2e6);
+    let doc = rig.profile("cdm3", &format!("--quick {half}"), true);
+    let above: Vec<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["kind"] == "above_rated")
+        .filter_map(|w| w["message"].as_str())
+        .collect();
+    assert!(
+        above
+            .iter()
+            .any(|m| m.contains(": read ") && m.contains("% a pass of this length can")),
+        "twice the rating, not flagged: {above:?}"
     );
 }

@@ -192,7 +192,7 @@ pub(crate) fn html(o: &mut String, c: &Comparison, name: impl Fn(i64) -> String)
     }
     let _ = write!(
         o,
-        "<p><small>{}; ~ marks a difference within noise: the 95% interval of the ratio of both runs' sample means (per-second samples, passes or repeats) holds no change and rules out a loss of the threshold (5% without one); cannot tell: the samples can neither show nor rule out such a loss; a figure whose baseline is 0 has no ratio, only its difference.</small></p>",
+        "<p><small>{}; ~ marks a difference within noise: the 90% interval of the ratio of both runs' sample means (each end a one-sided 95% bound) (per-second samples, passes or repeats) holds no change and rules out a loss of the threshold (5% without one); cannot tell: the samples can neither show nor rule out such a loss; a figure whose baseline is 0 has no ratio, only its difference.</small></p>",
         esc(&c.against)
     );
 }

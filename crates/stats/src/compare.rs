@@ -28,8 +28,9 @@ pub struct Comparison {
     /// `candidate / baseline`; `None` when the baseline is zero or either
     /// value is not a finite number.
     pub ratio: Option<f64>,
-    /// The 95% interval of the ratio of the samples' means, when both
-    /// figures' samples are known: what the verdict rests on.
+    /// The 90% interval of the ratio of the samples' means (each end a
+    /// one-sided 95% bound), when both figures' samples are known: what
+    /// the verdict rests on.
     pub interval: Option<RatioInterval>,
     /// The two bands overlap: where no interval can be had (a stored run
     /// whose document cannot be read), the verdict's weaker evidence.
