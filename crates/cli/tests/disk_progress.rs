@@ -177,8 +177,12 @@ fn in_a_pipe_every_line_fits_80_columns() {
     }
 }
 
+/// The default run (CrystalDiskMark 8's eight tests) on an 80x24
+/// terminal, on a device it has not met: the probe is counted on its own
+/// before test 1; every line, table and warnings included, fits 80
+/// columns, and every progress frame shows the time left.
 #[test]
-fn the_probe_is_counted_on_its_own_before_test_1_of_the_run() {
+fn a_default_run_at_80_columns_counts_the_probe_on_its_own_and_always_shows_the_time_left() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("target");
     std::fs::create_dir(&target).unwrap();
@@ -212,6 +216,16 @@ fn the_probe_is_counted_on_its_own_before_test_1_of_the_run() {
         shown.contains("probe") && shown.contains("SEQ1M"),
         "{shown}"
     );
+    let frames = frames(&shown);
+    assert_fits_80(&frames);
+    let progress: Vec<&String> = frames
+        .iter()
+        .filter(|f| f.contains("test ") && f.contains(" of 8") || f.contains("probe 1 of "))
+        .collect();
+    assert!(progress.len() >= 9, "{progress:?}");
+    for f in progress {
+        assert!(f.contains(" left"), "no time left: {f:?}");
+    }
 }
 
 /// Issue 49: on an 80-column terminal a PTS test prints a line as each

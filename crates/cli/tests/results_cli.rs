@@ -198,7 +198,7 @@ fn fio_output_imports_lists_exports_and_deletes() {
     let again = ok(&results(other, &["export", "1", "2", "--format", "json"]));
     let back: Vec<RunDocument> = serde_json::from_str(&again).unwrap();
     assert_eq!(back, docs);
-    let cmp = ok(&results(db, &["compare", "1", "2"]));
+    let cmp = flat(&ok(&results(db, &["compare", "1", "2"])));
     assert!(
         cmp.contains("read 64KiB QD1 T1, psync, buffered, random data, 4MiB")
             && cmp.contains("read 1MiB QD1 T1, psync, buffered, random data, 4MiB"),
@@ -598,12 +598,31 @@ fn runs_of_the_same_test_line_up_and_other_sizes_do_not() {
         .find(|l| l.contains("read 64KiB QD1 T1, psync") && l.contains("read bw"))
         .expect(&same);
     assert!(row.contains('x'), "a ratio: {row}");
-    let other = ok(&results(db, &["compare", &a, &c]));
+    // Each says why: the other ran the same work at another size (issue
+    // 48), in the text and in the JSON.
+    let other = flat(&ok(&results(db, &["compare", &a, &c])));
     assert!(
-        other.contains(&format!("not in #{a}: read 64KiB QD1 T1, psync")) && other.contains("8MiB"),
+        other.contains(&format!(
+            "not in #{a}, which ran it with 4MiB, not 8MiB: read 64KiB QD1 T1, psync"
+        )),
         "{other}"
     );
-    assert!(other.contains(&format!("not in #{c}:")), "{other}");
+    assert!(
+        other.contains(&format!("not in #{c}, which ran it with 8MiB, not 4MiB: ")),
+        "{other}"
+    );
+    let other = json(&results(db, &["compare", &a, &c, "--json"]));
+    let unmatched = &other["unmatched"][0];
+    assert_eq!(unmatched["run"].to_string(), a, "{other}");
+    assert_eq!(
+        unmatched["reasons"][0]["differs"],
+        serde_json::json!([{"run_has": "4MiB", "missing": "8MiB"}]),
+        "{other}"
+    );
+    assert_eq!(
+        unmatched["reasons"][0]["test"], unmatched["missing_tests"][0],
+        "{other}"
+    );
 }
 
 #[test]

@@ -538,12 +538,22 @@ fn every_json_layout_has_its_schema_version_and_documented_keys() {
     let cmp = json_of(&results(db, &["compare", &base, &other, "--json"]));
     assert_eq!(cmp["fail_if_worse_pct"], Value::Null);
     assert_eq!(cmp["figures"].as_array().unwrap().len(), 0);
-    documented(&cmp["unmatched"][0], &["run", "missing_tests"], cmp_title);
+    documented(
+        &cmp["unmatched"][0],
+        &["run", "missing_tests", "reasons"],
+        cmp_title,
+    );
     assert_eq!(cmp["unmatched"][0]["run"].to_string(), base);
     assert!(cmp["unmatched"][0]["missing_tests"][0]
         .as_str()
         .unwrap()
         .starts_with("read 4KiB"));
+    // Why: the baseline ran the same work with 1MiB blocks.
+    let reason = &cmp["unmatched"][0]["reasons"][0];
+    documented(reason, &["test", "differs"], cmp_title);
+    documented(&reason["differs"][0], &["run_has", "missing"], cmp_title);
+    assert_eq!(reason["differs"][0]["run_has"], "1MiB", "{reason}");
+    assert_eq!(reason["differs"][0]["missing"], "4KiB", "{reason}");
 
     let engines_title = "`iomark engines --json`";
     let engines = json_of(&iomark(&["engines", "--json"]));

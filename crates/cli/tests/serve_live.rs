@@ -51,6 +51,28 @@ fn run_in_progress(db: &str) -> u64 {
     id.unwrap().0 as u64
 }
 
+/// Run `id`'s status as `results list`, `results show` (`--json`, and
+/// its text's first line), `/api/runs`, `/api/runs/ID` and `/api/live/ID`
+/// give it.
+fn standing(served: &Served, db: &str, id: u64) -> Vec<String> {
+    let listed = json(&results(db, &["list", "--json"]));
+    let shown = json(&results(db, &["show", &id.to_string(), "--json"]));
+    let text = ok(&results(db, &["show", &id.to_string()]));
+    let api = |path: &str| -> Value { serde_json::from_slice(&served.get(path).body).unwrap() };
+    // "run 1  running  disk run by iomark ...".
+    let in_text = text.split_whitespace().nth(2).unwrap_or("none");
+    let of = |v: &Value| v.as_str().unwrap_or("none").to_string();
+    assert_eq!(shown["document"]["status"], shown["run"]["status"]);
+    vec![
+        of(&listed["runs"][0]["status"]),
+        of(&shown["run"]["status"]),
+        in_text.to_string(),
+        of(&api("/api/runs")["runs"][0]["status"]),
+        of(&api(&format!("/api/runs/{id}"))["run"]["status"]),
+        of(&api(&format!("/api/live/{id}"))["status"]),
+    ]
+}
+
 /// The testrig's script `name`.
 fn rig(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -219,8 +241,13 @@ fn a_killed_run_keeps_its_seconds_on_its_live_page_and_in_the_api() {
         page.contains("<span class=\"value\" id=\"fig-rate\">"),
         "{page}"
     );
+    // "running" wherever the run is shown while it goes (issue 48): the
+    // list, show, the API and the run's page, never "interrupted".
+    assert_eq!(standing(&served, scratch.db(), id), ["running"; 6]);
     run.signal(rustix::process::Signal::KILL);
     let _ = run.finish(Duration::from_secs(30));
+    // Its process gone, it is interrupted at once, everywhere.
+    assert_eq!(standing(&served, scratch.db(), id), ["interrupted"; 6]);
 
     let samples: Value =
         serde_json::from_slice(&served.get(&format!("/api/runs/{id}/samples")).body).unwrap();
@@ -239,6 +266,37 @@ fn a_killed_run_keeps_its_seconds_on_its_live_page_and_in_the_api() {
     // Not in progress once its seconds age; its run page reads interrupted.
     let run_page = served.get(&format!("/runs/{id}")).text();
     assert!(run_page.contains("interrupted"), "{run_page}");
+}
+
+/// Issue 48: the live page of a run that is going, at 1400 and 800 px,
+/// checked for what a person would see wrong (common::layout_problems):
+/// its big figures, charts and legend while the seconds come in.
+#[test]
+fn a_running_runs_live_page_fits_a_wide_and_a_narrow_window() {
+    let bin = require!(find_chromium().ok_or("the browser checks need chromium"));
+    let py = require!(devtools_python());
+    let scratch = ScratchDb::new();
+    let target = tempfile::tempdir().unwrap();
+    let run = null_run(target.path().to_str().unwrap(), scratch.db(), "60s");
+    let id = run_in_progress(scratch.db());
+    let served = Served::start(scratch.db(), &[]);
+    wait_until(Duration::from_secs(60), "three seconds stored", || {
+        let state: Value = serde_json::from_slice(&served.get(&format!("/api/live/{id}")).body)
+            .unwrap_or_default();
+        state["points"].as_u64().is_some_and(|n| n >= 3)
+    });
+    let mut problems = Vec::new();
+    for (width, height) in [(1400, 1800), (800, 1800)] {
+        for p in layout_problems(&bin, py, &served.url(&format!("/live/{id}")), width, height) {
+            problems.push(format!("/live/{id} at {width} px: {p}"));
+        }
+    }
+    let state: Value =
+        serde_json::from_slice(&served.get(&format!("/api/live/{id}")).body).unwrap();
+    run.signal(rustix::process::Signal::KILL);
+    let _ = run.finish(Duration::from_secs(30));
+    assert_eq!(state["in_progress"], true, "checked while it went: {state}");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 #[test]

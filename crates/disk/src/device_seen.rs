@@ -157,22 +157,25 @@ impl Foreign {
         if total <= bar {
             return None;
         }
-        Some(Warning::new(
-            WarningKind::ForeignIo,
-            format!(
-                "other I/O reached {} during the job: {} read and {} written beyond the job's \
+        Some(
+            Warning::new(
+                WarningKind::ForeignIo,
+                format!(
+                    "other I/O reached {} during the job: {} read and {} written beyond the job's \
                  own {} (device: {} read, {} written; about {} requests not the job's): the \
                  figures are not the device's alone; stop the other I/O (iotop -o shows \
                  who; an earlier buffered job's writeback counts too) or test an idle device",
-                device_name(seen),
-                Bytes(self.read),
-                Bytes(self.write),
-                Bytes(mine),
-                seen.read.bytes,
-                seen.write.bytes,
-                self.requests
-            ),
-        ))
+                    device_name(seen),
+                    Bytes(self.read),
+                    Bytes(self.write),
+                    Bytes(mine),
+                    seen.read.bytes,
+                    seen.write.bytes,
+                    self.requests
+                ),
+            )
+            .with_strength(total as f64 / mine.max(1) as f64),
+        )
     }
 }
 
@@ -242,22 +245,28 @@ fn request_size(
                  extents) or a layer under the device split them"
             ),
         };
-        return Some(Warning::new(
-            WarningKind::RequestSizeChanged,
-            format!("{observed}: {why}"),
-        ));
+        return Some(
+            Warning::new(
+                WarningKind::RequestSizeChanged,
+                format!("{observed}: {why}"),
+            )
+            .with_strength(1.0 / ratio),
+        );
     }
     if ratio >= MERGED_AT && dev.merges > 0 {
         let scheduler = seen.limits.scheduler.as_deref().unwrap_or("no scheduler");
-        return Some(Warning::new(
-            WarningKind::RequestSizeChanged,
-            format!(
-                "{observed}: the block layer merged adjacent I/Os into larger requests \
+        return Some(
+            Warning::new(
+                WarningKind::RequestSizeChanged,
+                format!(
+                    "{observed}: the block layer merged adjacent I/Os into larger requests \
                  ({:.1} merged per request; scheduler {scheduler}), so the device was \
                  measured at the larger size, as sequential I/O at depth often is",
-                dev.merges as f64 / dev.requests as f64
-            ),
-        ));
+                    dev.merges as f64 / dev.requests as f64
+                ),
+            )
+            .with_strength(ratio),
+        );
     }
     None
 }

@@ -90,6 +90,13 @@ pub struct Warning {
     pub kind: WarningKind,
     /// One sentence for a person, naming what to do about it.
     pub message: String,
+    /// How strong its evidence is, in its kind's own measure, for the
+    /// kinds that have one: the other I/O against the job's own bytes
+    /// (`foreign_io`), how many times the size asked the requests were, or
+    /// it theirs (`request_size_changed`). A run's line for a kind raised
+    /// in several tests shows its strongest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strength: Option<f64>,
 }
 
 impl WarningKind {
@@ -109,6 +116,15 @@ impl Warning {
         Warning {
             kind,
             message: message.into(),
+            strength: None,
+        }
+    }
+
+    /// The warning with its evidence's [`strength`](Warning::strength).
+    pub fn with_strength(self, strength: f64) -> Self {
+        Warning {
+            strength: strength.is_finite().then_some(strength),
+            ..self
         }
     }
 }

@@ -8,6 +8,8 @@ use iomark_model::mem::MemRun;
 use iomark_model::net::NetRun;
 use iomark_model::RunBody;
 
+use iomark_stats::lineup::counterpart;
+
 use crate::svg::esc;
 use crate::{date, Chart, Report, ReportRun};
 
@@ -209,34 +211,39 @@ fn mem_row(out: &mut String, r: &ReportRun, m: &MemRun) {
 
 /// Per run, the tests other runs have and it has not (a different test
 /// size, engine or depth is a different test): their rows compare nothing.
+/// Each says why where the run ran the same work at another setting, by
+/// the rule `results compare` uses ([`counterpart`]).
 fn unmatched_tests(o: &mut String, runs: &[ReportRun]) {
     if runs.len() < 2 {
         return;
     }
-    let mut all: Vec<&str> = Vec::new();
-    for r in runs {
-        for f in &r.figures {
-            if !all.contains(&f.test.as_str()) {
-                all.push(&f.test);
+    let tests: Vec<Vec<&str>> = runs
+        .iter()
+        .map(|r| {
+            let mut t: Vec<&str> = Vec::new();
+            for f in &r.figures {
+                if !t.contains(&f.test.as_str()) {
+                    t.push(&f.test);
+                }
             }
-        }
-    }
+            t
+        })
+        .collect();
     let mut items = String::new();
     let mut count = 0;
-    for r in runs {
-        let missing: Vec<String> = all
-            .iter()
-            .filter(|t| !r.figures.iter().any(|f| f.test == **t))
-            .map(|t| esc(t))
-            .collect();
-        if !missing.is_empty() {
-            count += missing.len();
+    for (r, missing) in runs.iter().zip(counterpart::missing_tests(&tests)) {
+        count += missing.len();
+        for (differs, tests) in counterpart::by_reason(&missing) {
+            let these: Vec<String> = tests.iter().map(|t| esc(t)).collect();
+            let why = counterpart::reason("which", differs, these.len())
+                .map(|r| format!(", {}", esc(&r)))
+                .unwrap_or_default();
             let _ = write!(
                 items,
-                "<li data-run=\"{}\">not in {}: {}</li>",
+                "<li data-run=\"{}\">not in {}{why}: {}</li>",
                 esc(&r.id),
                 esc(&r.name),
-                missing.join("; ")
+                these.join("; ")
             );
         }
     }

@@ -151,6 +151,26 @@ fn custom_and_fio_runs_get_job_time_and_latency_charts() {
     insta::assert_snapshot!("latency_hist", hist.svg);
 }
 
+/// Issue 48: a test one run ran at another size says so where the page
+/// lists the tests without a counterpart, by `results compare`'s rule.
+#[test]
+fn a_test_at_another_size_says_why_it_has_no_counterpart() {
+    let a = fixtures::custom(&["a"], 100.0);
+    let mut b = fixtures::custom(&["b"], 100.0);
+    let RunBody::Disk(d) = &mut b.body else {
+        unreachable!()
+    };
+    d.jobs[0].spec.size = iomark_model::units::Bytes(256 << 20);
+    let html = String::from_utf8(report(vec![a, b], None).html()).unwrap();
+    let unmatched = &html[html.find("<details id=\"unmatched\">").expect(&html)..];
+    let unmatched = &unmatched[..unmatched.find("</details>").unwrap()];
+    assert!(
+        unmatched.contains(", which ran it with 1GiB, not 256MiB: randread")
+            && unmatched.contains(", which ran it with 256MiB, not 1GiB: randread"),
+        "{unmatched}"
+    );
+}
+
 #[test]
 fn several_runs_share_each_time_and_histogram_chart_and_one_run_keeps_its_own() {
     let two = report(

@@ -365,28 +365,30 @@ impl<'a> Lineup<'a> {
     }
 
     /// Per run, the tests other runs have and it lacks, in first-seen
-    /// order; runs lacking none are left out.
-    pub fn unmatched(&self) -> Vec<(RunId, Vec<&'a str>)> {
-        // Sets, not scans: linear in the figures however many tests a run has.
-        let mut all: Vec<&str> = Vec::new();
-        let mut seen: HashSet<&str> = HashSet::new();
-        for &(t, _) in &self.keys {
-            if seen.insert(t) {
-                all.push(t);
-            }
-        }
-        let mut out = Vec::new();
+    /// order, each with the words its nearest test differs in (the
+    /// reason, [`counterpart`]); runs lacking none are left out.
+    pub fn unmatched(&self) -> Vec<(RunId, Vec<Missing<'a>>)> {
         if self.runs.len() < 2 {
-            return out;
+            return Vec::new();
         }
-        for r in self.runs {
-            let has: HashSet<&str> = r.figures.iter().map(|f| f.test.as_str()).collect();
-            let missing: Vec<&str> = all.iter().copied().filter(|t| !has.contains(t)).collect();
-            if !missing.is_empty() {
-                out.push((r.summary.id, missing));
-            }
-        }
-        out
+        let tests: Vec<Vec<&'a str>> = self
+            .runs
+            .iter()
+            .map(|r| {
+                let mut seen: HashSet<&str> = HashSet::new();
+                r.figures
+                    .iter()
+                    .map(|f| f.test.as_str())
+                    .filter(|t| seen.insert(t))
+                    .collect()
+            })
+            .collect();
+        self.runs
+            .iter()
+            .zip(counterpart::missing_tests(&tests))
+            .filter(|(_, missing)| !missing.is_empty())
+            .map(|(r, missing)| (r.summary.id, missing))
+            .collect()
     }
 }
 
@@ -410,8 +412,10 @@ pub fn group_by_label(runs: &mut [StoredRun], baseline: &str) {
 }
 
 mod columns;
+pub mod counterpart;
 mod refusal;
 
+pub use counterpart::Missing;
 pub use refusal::{by_label, LineupError};
 
 #[cfg(test)]

@@ -282,6 +282,24 @@ impl Region {
 pub struct Unmatched<'a> {
     run: i64,
     missing_tests: Vec<&'a str>,
+    /// Why, where the run has the same work at another setting: one per
+    /// such test.
+    reasons: Vec<UnmatchedReason<'a>>,
+}
+
+/// A missing test the run ran at another setting: the words its nearest
+/// test differs in (`{"run_has": "256MiB", "missing": "1GiB"}`).
+#[derive(Debug, Serialize)]
+pub struct UnmatchedReason<'a> {
+    test: &'a str,
+    differs: Vec<WordDiffers<'a>>,
+}
+
+/// One word of a test's name, as the run has it and as the missing test.
+#[derive(Debug, Serialize)]
+pub struct WordDiffers<'a> {
+    run_has: &'a str,
+    missing: &'a str,
 }
 
 /// A candidate's tests that no baseline-labelled run has.
@@ -337,9 +355,21 @@ pub fn comparison<'a>(lineup: &Lineup<'a>) -> ComparisonDoc<'a> {
         unmatched: lineup
             .unmatched()
             .into_iter()
-            .map(|(id, missing_tests)| Unmatched {
+            .map(|(id, missing)| Unmatched {
                 run: id.0,
-                missing_tests,
+                missing_tests: missing.iter().map(|m| m.test).collect(),
+                reasons: missing
+                    .iter()
+                    .filter(|m| !m.differs.is_empty())
+                    .map(|m| UnmatchedReason {
+                        test: m.test,
+                        differs: m
+                            .differs
+                            .iter()
+                            .map(|&(run_has, missing)| WordDiffers { run_has, missing })
+                            .collect(),
+                    })
+                    .collect(),
             })
             .collect(),
         without_baseline: match lineup.baseline() {

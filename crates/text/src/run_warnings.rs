@@ -1,13 +1,14 @@
 //! A disk run's warnings under its table: one line per kind, so a busy
 //! machine's twenty "other I/O reached vda" do not bury the table. A kind
 //! whose tests all said the same is that sentence once; a kind said
-//! differently in several tests names them and shows what the first one
-//! saw (its message up to the first colon, before the detail and the
-//! remedy). At most eight lines: past them, the last names the kinds
+//! differently in several tests names them and shows the strongest
+//! evidence where the kind weighs it (`Warning::strength`: the most other
+//! I/O against the job's own), else what the first one saw (its message up
+//! to the first colon, before the detail and the remedy). At most eight lines: past them, the last names the kinds
 //! left out. `-v` (and `--json`) keep every message.
 
 use iomark_model::disk::DiskRun;
-use iomark_model::{RunDocument, WarningKind};
+use iomark_model::{RunDocument, Warning, WarningKind};
 
 /// Tests named on a grouped line before "and N more".
 const NAMED: usize = 3;
@@ -18,7 +19,7 @@ const MOST_LINES: usize = 8;
 
 /// A kind of warning as raised in a run: the tests that raised it (none
 /// for the run's own), its distinct messages, how many times it was raised.
-type Kind<'a> = (WarningKind, Vec<&'a str>, Vec<&'a str>, usize);
+type Kind<'a> = (WarningKind, Vec<&'a str>, Vec<&'a Warning>, usize);
 
 /// A kind as a line names it: `foreign io`.
 fn label(kind: WarningKind) -> String {
@@ -55,8 +56,8 @@ pub(crate) fn lines(
         if !test.is_empty() && !tests.contains(&test) {
             tests.push(test);
         }
-        if !messages.contains(&w.message.as_str()) {
-            messages.push(&w.message);
+        if !messages.iter().any(|m| m.message == w.message) {
+            messages.push(w);
         }
     }
     let mut all_tests: Vec<&str> = run.jobs.iter().map(|j| j.spec.name.as_str()).collect();
@@ -85,7 +86,7 @@ fn lines_of_kinds(kinds: Vec<Kind>, all_tests: usize, verbose: bool) -> Vec<Stri
     let mut out = Vec::new();
     for (kind, tests, messages, _) in kinds {
         if verbose || messages.len() == 1 {
-            out.extend(messages.iter().map(|m| m.to_string()));
+            out.extend(messages.iter().map(|m| m.message.clone()));
             continue;
         }
         let named = if tests.len() > NAMED + 1 {
@@ -103,10 +104,26 @@ fn lines_of_kinds(kinds: Vec<Kind>, all_tests: usize, verbose: bool) -> Vec<Stri
             n if n == all_tests && n > NAMED + 1 => format!("in all {n} tests"),
             n => format!("in {n} tests ({named})"),
         };
-        let first = observation(messages[0]);
+        // The strongest evidence where the kind weighs it, else the first.
+        let (which, shown) = match messages.iter().filter_map(|m| Some((m.strength?, m))).fold(
+            None,
+            |best: Option<(f64, &&Warning)>, (s, m)| match best {
+                Some((b, _)) if b >= s => best,
+                _ => Some((s, m)),
+            },
+        ) {
+            Some((_, m)) => ("the strongest", m),
+            None => ("the first", &messages[0]),
+        };
+        let measure = match (kind, shown.strength) {
+            // Its observation stops before its figures: say the measure.
+            (WarningKind::ForeignIo, Some(s)) => format!(" ({s:.1}x the job's own bytes)"),
+            _ => String::new(),
+        };
         out.push(format!(
-            "{} {whom}; the first: {first} (each with -v)",
+            "{} {whom}; {which}: {}{measure} (each with -v)",
             label(kind),
+            observation(&shown.message),
         ));
     }
     out
@@ -217,6 +234,43 @@ mod tests {
         assert_eq!(
             lines_of(&every, false)[1],
             "host busy in all 5 tests; the first: the CPUs were 0% busy (each with -v)"
+        );
+    }
+
+    /// Issue 48: a kind that weighs its evidence shows its strongest
+    /// message, with the measure where its observation stops before it.
+    #[test]
+    fn a_weighed_kind_shows_its_strongest_evidence() {
+        let tests = ["SEQ1M Q8T1 read", "RND4K Q32T1 read", "RND4K Q1T1 read"];
+        let doc = run_of(&tests, |i| {
+            let strength = [0.2, 3.5, 1.0][i];
+            vec![
+                Warning::new(
+                    WarningKind::ForeignIo,
+                    format!("other I/O reached vda in test {i}: {strength} MiB"),
+                )
+                .with_strength(strength),
+                Warning::new(
+                    WarningKind::RequestSizeChanged,
+                    format!(
+                        "reads reached vda as {}KiB requests on average: why",
+                        4 << i
+                    ),
+                )
+                .with_strength([2.0, 1.0, 8.0][i]),
+            ]
+        });
+        let lines = lines_of(&doc, false);
+        assert_eq!(
+            lines[1],
+            "foreign io in 3 tests (SEQ1M Q8T1 read, RND4K Q32T1 read, RND4K Q1T1 read); the \
+             strongest: other I/O reached vda in test 1 (3.5x the job's own bytes) (each with -v)"
+        );
+        assert!(
+            lines[2].ends_with(
+                "the strongest: reads reached vda as 16KiB requests on average (each with -v)"
+            ),
+            "{lines:#?}"
         );
     }
 

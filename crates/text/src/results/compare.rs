@@ -12,6 +12,7 @@ use iomark_model::figure::{device_link, Direction};
 use iomark_model::stored::StoredRun;
 use iomark_model::{RunBody, RunStatus, WarningKind};
 use iomark_stats::compare::format_ratio;
+use iomark_stats::lineup::counterpart;
 
 use super::{scoped_in, TableStyle};
 use crate::escape_controls as esc;
@@ -414,8 +415,13 @@ fn unmatched(lineup: &Lineup, style: TableStyle) -> String {
     match lineup.baseline() {
         Baseline::FirstRun => {
             for (id, missing) in lineup.unmatched() {
-                let missing: Vec<String> = missing.iter().map(|t| style.text(t)).collect();
-                let _ = writeln!(out, "not in #{id}: {}", missing.join("; "));
+                for (differs, tests) in counterpart::by_reason(&missing) {
+                    let tests: Vec<String> = tests.iter().map(|t| style.text(t)).collect();
+                    let why = counterpart::reason("which", differs, tests.len())
+                        .map(|r| format!(", {}", style.text(&r)))
+                        .unwrap_or_default();
+                    let _ = writeln!(out, "not in #{id}{why}: {}", tests.join("; "));
+                }
             }
         }
         Baseline::Label(l) => {
@@ -655,7 +661,7 @@ fn legend(lineup: &Lineup, style: TableStyle, keys: &[RowKey], view: View) -> St
         }
     };
     let words = if view.verbose {
-        "better and worse: bandwidth, IOPS and MFLOPS are better higher, latency and time lower; counts and percentages are only higher or lower; ~ marks a difference within noise: the 95% interval of the ratio of both runs' sample means (per-second samples, passes or repeats) holds no change and rules out a loss of the threshold (5% without one); cannot tell: the samples can neither show nor rule out such a loss; a figure whose baseline is 0 has no ratio, only its difference"
+        "better and worse: bandwidth, IOPS and MFLOPS are better higher, latency and time lower; counts and percentages are only higher or lower; ~ marks a difference within noise: the 90% interval of the ratio of both runs' sample means (each end a one-sided 95% bound) (per-second samples, passes or repeats) holds no change and rules out a loss of the threshold (5% without one); cannot tell: the samples can neither show nor rule out such a loss; a figure whose baseline is 0 has no ratio, only its difference"
     } else {
         "~ within noise: no change, and a loss of the threshold (5% without one) ruled out; cannot tell: too few or too scattered samples to say (more with -v)"
     };

@@ -1,0 +1,167 @@
+//! Why a run lacks a test the others have. A test's name is everything
+//! that changes its result (`read 1MiB QD8 T1, io_uring, direct, random
+//! data, 1GiB`), so the run's own test whose name differs in the fewest
+//! words is the same work at another setting, and those words are the
+//! reason: `256MiB` where the others ran `1GiB`, `psync` where they ran
+//! `io_uring` (issue 48). `results compare`, its JSON and the report's
+//! page all say it from here.
+
+use std::collections::HashSet;
+
+/// A test a run lacks, and what its nearest test did differently.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing<'a> {
+    /// The test the other runs have.
+    pub test: &'a str,
+    /// The words in which the run's nearest test differs from it, in the
+    /// name's order: `(the run's, the missing test's)`. Empty when the run
+    /// has no test that near.
+    pub differs: Vec<WordDiff<'a>>,
+}
+
+/// The most words a nearest test may differ in: past two it is other
+/// work, not the same work at another setting.
+const MOST_DIFFERENT: usize = 2;
+
+/// Per run (each given by its tests' names), the tests other runs have
+/// and it lacks, in first-seen order, each with its reason.
+pub fn missing_tests<'a>(runs: &[Vec<&'a str>]) -> Vec<Vec<Missing<'a>>> {
+    // Sets, not scans: linear in the names however many tests a run has.
+    let mut seen: HashSet<&str> = HashSet::new();
+    let all: Vec<&str> = runs
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|t| seen.insert(t))
+        .collect();
+    runs.iter()
+        .map(|has| {
+            let set: HashSet<&str> = has.iter().copied().collect();
+            let named: Vec<Vec<&str>> = has.iter().map(|n| words(n)).collect();
+            all.iter()
+                .filter(|t| !set.contains(*t))
+                .map(|t| Missing {
+                    test: t,
+                    differs: nearest(t, &named),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// One word of a name as a run's nearest test has it and as the missing
+/// test: `("256MiB", "1GiB")`.
+pub type WordDiff<'a> = (&'a str, &'a str);
+
+/// Missing tests of one reason: the words they differ in, and the tests.
+pub type Group<'m, 'a> = (&'m [WordDiff<'a>], Vec<&'a str>);
+
+/// `missing` grouped by reason: the tests the run ran at one other
+/// setting together, in first-seen order, then those it has nothing near
+/// (an empty reason).
+pub fn by_reason<'m, 'a>(missing: &'m [Missing<'a>]) -> Vec<Group<'m, 'a>> {
+    let mut groups: Vec<Group> = Vec::new();
+    for m in missing {
+        match groups.iter_mut().find(|(d, _)| *d == m.differs.as_slice()) {
+            Some((_, tests)) => tests.push(m.test),
+            None => groups.push((&m.differs, vec![m.test])),
+        }
+    }
+    groups.sort_by_key(|(d, _)| d.is_empty());
+    groups
+}
+
+/// A name's words: its comma-separated parts split at spaces.
+fn words(name: &str) -> Vec<&str> {
+    name.split([' ', ',']).filter(|w| !w.is_empty()).collect()
+}
+
+/// The words in which the nearest of the names `has` (each as its words)
+/// differs from `test`: the name of as many words differing in the
+/// fewest, at most [`MOST_DIFFERENT`]; the first such name on a tie.
+fn nearest<'a>(test: &'a str, has: &[Vec<&'a str>]) -> Vec<(&'a str, &'a str)> {
+    let want = words(test);
+    let mut best: Vec<(&str, &str)> = Vec::new();
+    for theirs in has.iter().filter(|w| w.len() == want.len()) {
+        let differs: Vec<(&str, &str)> = theirs
+            .iter()
+            .zip(&want)
+            .filter(|(a, b)| a != b)
+            .map(|(a, b)| (*a, *b))
+            .collect();
+        if differs.len() <= MOST_DIFFERENT && (best.is_empty() || differs.len() < best.len()) {
+            best = differs;
+        }
+    }
+    best
+}
+
+/// The reason in words, said of `run` (`#2`, `which`) for `tests` tests:
+/// `#2 ran it with 256MiB, not 1GiB`; none without a nearest test.
+pub fn reason(run: &str, differs: &[(&str, &str)], tests: usize) -> Option<String> {
+    if differs.is_empty() {
+        return None;
+    }
+    let (own, asked): (Vec<&str>, Vec<&str>) = differs.iter().copied().unzip();
+    Some(format!(
+        "{run} ran {} with {}, not {}",
+        if tests == 1 { "it" } else { "them" },
+        own.join(" and "),
+        asked.join(" and ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_test_at_another_size_or_engine_names_the_words_that_differ() {
+        let big = [
+            "read 1MiB QD8 T1, io_uring, direct, random data, 1GiB",
+            "randread 4KiB QD32 T1, io_uring, direct, random data, 1GiB",
+            "stream copy",
+        ];
+        let small = [
+            "read 1MiB QD8 T1, io_uring, direct, random data, 256MiB",
+            "randread 4KiB QD32 T1, psync, buffered, random data, 256MiB",
+        ];
+        let missing = missing_tests(&[big.to_vec(), small.to_vec()]);
+        // The first run lacks the second's two tests.
+        assert_eq!(missing[0].len(), 2);
+        assert_eq!(missing[0][0].differs, [("1GiB", "256MiB")]);
+        assert_eq!(missing[1].len(), 3);
+        assert_eq!(missing[1][0].test, big[0]);
+        assert_eq!(missing[1][0].differs, [("256MiB", "1GiB")]);
+        // Three words apart (engine, direct and size): other work.
+        assert_eq!(missing[1][1].differs, []);
+        // No name of as many words.
+        assert_eq!(missing[1][2].differs, []);
+        assert_eq!(
+            reason("#2", &missing[1][0].differs, 1).unwrap(),
+            "#2 ran it with 256MiB, not 1GiB"
+        );
+        assert_eq!(reason("#2", &[], 1), None);
+        let groups = by_reason(&missing[1]);
+        assert_eq!(groups.len(), 2, "{groups:?}");
+        assert_eq!(groups[0].1, [big[0]]);
+        assert_eq!(groups[1], (&[][..], vec![big[1], big[2]]));
+    }
+
+    #[test]
+    fn the_nearest_is_the_name_differing_in_fewest_words() {
+        let has = [
+            "read 1MiB QD8 T1, psync, direct, random data, 256MiB",
+            "read 1MiB QD8 T1, io_uring, direct, random data, 256MiB",
+        ];
+        let missing = missing_tests(&[
+            vec!["read 1MiB QD8 T1, io_uring, direct, random data, 1GiB"],
+            has.to_vec(),
+        ]);
+        assert_eq!(missing[1][0].differs, [("256MiB", "1GiB")]);
+        assert_eq!(
+            reason("#3", &[("psync", "io_uring"), ("256MiB", "1GiB")], 2).unwrap(),
+            "#3 ran them with psync and 256MiB, not io_uring and 1GiB"
+        );
+    }
+}
