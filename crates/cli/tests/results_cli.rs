@@ -734,6 +734,39 @@ fn an_iperf3_text_log_imports_as_a_net_run() {
     let stated: f64 = words[i - 1].parse::<f64>().unwrap() * scale;
     // Text is rounded to three digits: the figures agree to 1%.
     assert_near("goodput against the log's own", goodput, stated, 0.01);
+
+    // Issue 46: the same log without -V's CPU line: its CPU is unknown,
+    // so it has no CPU figure, and compare shows `-` beside the run that
+    // has one, never 0%.
+    let without: String = text
+        .lines()
+        .filter(|l| !l.contains("CPU Utilization"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(without, text, "the -V log has a CPU line");
+    let file = scratch.dir.path().join("iperf3-no-cpu.txt");
+    std::fs::write(&file, without).unwrap();
+    ok(&results(scratch.db(), &["import", file.to_str().unwrap()]));
+    let shown = json_of(&results(scratch.db(), &["show", "2", "--json"]));
+    let cpu: Vec<&serde_json::Value> = shown["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["metric"].as_str().is_some_and(|m| m.contains("cpu")))
+        .collect();
+    assert!(cpu.is_empty(), "{cpu:?}");
+    let cmp = ok(&results_wide(scratch.db(), &["compare", "1", "2", "-v"]));
+    let row = cmp
+        .lines()
+        .find(|l| l.contains("cpu process %"))
+        .unwrap_or_else(|| panic!("no CPU row: {cmp}"));
+    let cells: Vec<&str> = row
+        .split(['│', '┆'])
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(cells.last(), Some(&"-"), "{row}");
+    assert!(cells[cells.len() - 2].ends_with('%'), "{row}");
 }
 
 /// Issue 45: an import of N files kept the whole N-file command line in

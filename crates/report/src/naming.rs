@@ -30,12 +30,17 @@ fn family(r: &ReportRun) -> String {
 }
 
 /// The parameters that define a run's test, each as it reads in a name:
-/// a disk run's target size (the test size), a memory run's kernel,
+/// a disk run's target size (the test size) and memory limit, a memory
+/// run's kernel,
 /// backing, threads and limit, a network run's protocol, streams and
 /// direction.
 fn parameters(r: &ReportRun) -> Vec<String> {
     match &r.doc.body {
-        RunBody::Disk(d) => vec![d.target.size.to_string()],
+        // A run held to a memory limit measures another thing than the
+        // same test without one (issue 46), as `results compare` names it.
+        RunBody::Disk(d) => std::iter::once(d.target.size.to_string())
+            .chain(d.cgroup.as_ref().map(|c| format!("mem limit {}", c.limit)))
+            .collect(),
         RunBody::Mem(m) => mem_test_name(m).split(", ").map(str::to_owned).collect(),
         RunBody::Net(n) => net_test_name(n).split(' ').map(str::to_owned).collect(),
         #[allow(unreachable_patterns)]

@@ -151,6 +151,29 @@ fn custom_and_fio_runs_get_job_time_and_latency_charts() {
     insta::assert_snapshot!("latency_hist", hist.svg);
 }
 
+/// Issue 46: a run held to a memory limit is named with it on the page,
+/// as `results compare` heads its column.
+#[test]
+fn a_run_under_a_memory_limit_is_named_with_it() {
+    let free = fixtures::custom(&["a"], 100.0);
+    let mut held = fixtures::custom(&["b"], 100.0);
+    let RunBody::Disk(d) = &mut held.body else {
+        unreachable!()
+    };
+    d.cgroup = Some(Box::new(iomark_model::cgroup::CgroupUsage {
+        version: "v1".into(),
+        limit: iomark_model::units::Bytes(64 << 20),
+        peak: None,
+        oom_kills: 0,
+        limit_hits: None,
+        major_faults: None,
+    }));
+    let r = report(vec![free, held], None);
+    let names: Vec<&str> = r.runs().iter().map(|r| r.name.as_str()).collect();
+    assert!(!names[0].contains("mem limit"), "{names:?}");
+    assert!(names[1].ends_with("mem limit 64 MiB"), "{names:?}");
+}
+
 /// Issue 48: a test one run ran at another size says so where the page
 /// lists the tests without a counterpart, by `results compare`'s rule.
 #[test]

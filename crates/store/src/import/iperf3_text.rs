@@ -473,11 +473,27 @@ iperf Done.
     /// summary's differ by platform and mode, and none of them may decide
     /// where the intervals end (issue 46: a header without `Retr  Cwnd`
     /// kept 0 intervals). Linux's are real (iperf 3.12 on this project's
-    /// VM); macOS's (3.x from Homebrew: no TCP_INFO retransmits, so no
+    /// VM; forward `-u` intervals count datagrams without jitter or loss); macOS's (3.x from Homebrew: no TCP_INFO retransmits, so no
     /// `Retr` or `Cwnd` anywhere) and Windows' (the 3.1.3 build most
     /// people have: `Bandwidth`, stream 4) are written as those builds
     /// print them.
-    const LAYOUTS: [(&str, &str, usize); 6] = [
+    const LAYOUTS: [(&str, &str, usize); 7] = [
+        (
+            "linux -u",
+            "Connecting to host 127.0.0.1, port 5987
+[  5] local 127.0.0.1 port 47571 connected to 127.0.0.1 port 5987
+[ ID] Interval           Transfer     Bitrate         Total Datagrams
+[  5]   0.00-1.00   sec  11.9 MBytes   100 Mbits/sec  382  
+[  5]   1.00-2.00   sec  11.9 MBytes  99.9 Mbits/sec  381  
+- - - - - - - - - - - - - - - - - - - - - - - - -
+[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams
+[  5]   0.00-2.00   sec  23.8 MBytes   100 Mbits/sec  0.000 ms  0/763 (0%)  sender
+[  5]   0.00-2.00   sec  23.8 MBytes  99.9 Mbits/sec  0.025 ms  0/763 (0%)  receiver
+
+iperf Done.
+",
+            2,
+        ),
         (
             "linux -R",
             "Connecting to host 127.0.0.1, port 5987
@@ -623,13 +639,18 @@ iperf Done.
         }
         // The reverse logs are downloads whose intervals carry no
         // retransmits (the receiver has none to count).
-        let run = net(&convert(LAYOUTS[0].1).unwrap()).clone();
+        let run = net(&convert(LAYOUTS[1].1).unwrap()).clone();
         assert_eq!(run.streams[0].direction, NetDirection::Download);
         assert!(run.intervals.iter().all(|i| i.retransmits.is_none()));
         assert_eq!(run.streams[0].retransmits, Some(0));
         // macOS: no Retr anywhere, so none is made up.
-        let mac = net(&convert(LAYOUTS[3].1).unwrap()).clone();
+        let mac = net(&convert(LAYOUTS[4].1).unwrap()).clone();
         assert_eq!(mac.streams[0].retransmits, None);
         assert_eq!(mac.streams[0].sent, Bytes(448 << 20));
+        // A forward UDP test is an upload, its intervals counting
+        // datagrams only (no jitter or loss until the summary).
+        let udp = net(&convert(LAYOUTS[0].1).unwrap()).clone();
+        assert_eq!(udp.streams[0].direction, NetDirection::Upload);
+        assert_eq!(udp.intervals.len(), 2);
     }
 }
