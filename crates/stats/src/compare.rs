@@ -36,6 +36,9 @@ pub struct Comparison {
     /// whose document cannot be read), the verdict's weaker evidence.
     /// `false` when either figure has no band.
     pub bands_overlap: bool,
+    /// Both figures have a band: with neither samples nor bands, nothing
+    /// is known of the noise, and a loss cannot be ruled out.
+    pub bands_known: bool,
 }
 
 /// Compare `candidate` with `baseline`.
@@ -50,6 +53,7 @@ pub fn compare(baseline: Measured, candidate: Measured) -> Comparison {
             (Some(a), Some(b)) => overlaps(a, b),
             _ => false,
         },
+        bands_known: baseline.spread.is_some() && candidate.spread.is_some(),
     }
 }
 

@@ -207,6 +207,12 @@ pub fn judge(direction: Direction, c: Comparison, threshold: Option<WorseThresho
         Verdict::Better
     } else if threshold.is_some_and(|t| worse_by > t.fraction() + EPSILON) {
         Verdict::Regressed
+    } else if threshold.is_some() && !c.bands_known {
+        // Worse by less than the threshold, with nothing known of the
+        // noise (no samples, no bands: an imported run without its
+        // intervals): a loss past it is not ruled out, and a gate does not
+        // pass on no evidence (issue 46).
+        Verdict::CannotTell
     } else {
         Verdict::Worse
     }
@@ -303,23 +309,29 @@ mod tests {
             judge(LowerIsBetter, c(100.0, 110.0, false), t),
             Verdict::Regressed
         );
-        // Worse, but not by more than 5%.
+        // Worse, but not by more than 5%, and nothing known of the noise
+        // (no samples, no bands): a loss of 5% is not ruled out.
         assert_eq!(
             judge(HigherIsBetter, c(100.0, 96.0, false), t),
-            Verdict::Worse
+            Verdict::CannotTell
         );
         assert_eq!(
             judge(LowerIsBetter, c(100.0, 104.0, false), t),
+            Verdict::CannotTell
+        );
+        // Without a threshold it is just worse.
+        assert_eq!(
+            judge(HigherIsBetter, c(100.0, 96.0, false), None),
             Verdict::Worse
         );
         // Exactly on the threshold is not past it.
         assert_eq!(
             judge(HigherIsBetter, c(100.0, 95.0, false), t),
-            Verdict::Worse
+            Verdict::CannotTell
         );
         assert_eq!(
             judge(LowerIsBetter, c(100.0, 105.0, false), t),
-            Verdict::Worse
+            Verdict::CannotTell
         );
         // Far worse, but only bands are known and they overlap: no
         // verdict either way.
