@@ -207,6 +207,55 @@ fn a_mapped_run_without_a_limit_says_its_data_fits_in_memory() {
     assert_empty_dir(dir.path(), "test file");
 }
 
+/// Issue 46: the mmap sweep says whether its data fits, in the machine's
+/// memory without a limit and against the limit with one, so the two runs
+/// no longer carry the same generic sentence.
+#[test]
+fn a_mapped_sweep_says_whether_its_data_fits_with_and_without_a_limit() {
+    require!(memory_cgroup());
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = |size: &str, limit: &[&str]| {
+        let mut args = vec![
+            "disk",
+            dir.path().to_str().unwrap(),
+            "--profile",
+            "sweep",
+            "--engines",
+            "mmap-sync",
+            "--sizes",
+            "4k,64k",
+            "--size",
+            size,
+            "--runtime",
+            "100ms",
+            "--json",
+            "--no-store",
+        ];
+        args.extend_from_slice(limit);
+        let doc = json_of(&iomark(&args));
+        warnings_of_kind(&doc, "buffered_io")
+            .into_iter()
+            .map(str::to_owned)
+            .collect::<Vec<String>>()
+    };
+    let free = sweep("16MiB", &[]);
+    assert!(
+        free.iter()
+            .any(|m| m
+                .starts_with("buffered jobs: their data (16 MiB) fits in the machine's memory (")),
+        "{free:?}"
+    );
+    let held = sweep("64MiB", &["--mem-limit", "32MiB"]);
+    assert!(
+        held.iter().any(|m| m.starts_with(
+            "buffered jobs: their data (64 MiB) is 2.0x the --mem-limit (32 MiB): the page \
+             cache holds at most 32 MiB of it"
+        )),
+        "{held:?}"
+    );
+    assert_empty_dir(dir.path(), "test file");
+}
+
 #[test]
 fn disk_mem_limit_below_iomark_itself_is_refused() {
     let out = iomark(&["disk", ".", "--rw", "read", "--mem-limit", "1MiB"]);
