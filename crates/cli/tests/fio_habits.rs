@@ -596,3 +596,27 @@ fn fios_steady_state_figures_are_what_the_detector_computes_from_fios_samples() 
         );
     }
 }
+
+/// Issue 48: a typo gets clap's suggestion in the one-line refusal, for a
+/// flag, a subcommand and a nested subcommand; a bad value names the
+/// choices. Exit 2, one line, nothing on stdout.
+#[test]
+fn a_typo_is_refused_in_one_line_with_the_suggestion() {
+    for (args, said) in [
+        (
+            &["disk", ".", "--iodepht", "4"][..],
+            "did you mean --iodepth?",
+        ),
+        (&["dsik"][..], "did you mean disk?"),
+        (&["results", "lst"][..], "did you mean list?"),
+        (
+            &["disk", ".", "--engine", "io_urin"][..],
+            "use psync, io_uring, mmap-sync, mmap-async, null",
+        ),
+    ] {
+        let out = iomark(args);
+        let err = fails_with(&out, said);
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}

@@ -537,4 +537,33 @@ fn a_net_test_stores_each_interval_as_it_goes_at_both_ends() {
             "{db}: {left:?} ms left after {first} ms of 4 s"
         );
     }
+    // Issue 48: the client's page opens with its goodput, as stored, and
+    // its host cell is filled.
+    let served = Served::start(db, &[]);
+    let shown = json(&results(db, &["show", "1", "--json"]));
+    let goodput = shown["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["metric"].as_str().is_some_and(|m| m.ends_with("goodput")))
+        .unwrap_or_else(|| panic!("no goodput: {shown}"))
+        .clone();
+    let page = served.get("/runs/1").text();
+    let headline = &page[page.find("<table id=\"headline\">").expect(&page)..];
+    let headline = &headline[..headline.find("</table>").unwrap()];
+    assert!(
+        headline.contains(&format!(
+            "data-metric=\"{}\" data-value=\"{}\"",
+            goodput["metric"].as_str().unwrap(),
+            goodput["value"]
+        )),
+        "{headline}"
+    );
+    let hostname = shown["document"]["host"]["hostname"].as_str().unwrap();
+    assert!(!hostname.is_empty());
+    let runs = &page[page.find("<table id=\"runs\">").expect(&page)..];
+    assert!(
+        runs[..runs.find("</table>").unwrap()].contains(hostname),
+        "{runs}"
+    );
 }

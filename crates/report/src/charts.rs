@@ -2,12 +2,14 @@
 //! results.
 
 use iomark_model::disk::{DiskRun, EngineKind, RwMode};
+use iomark_model::figure::disk_job_test_name_on;
 use iomark_model::mem::{
     KernelResult, MemOutcome, MemRun, MemSweep, StreamOp, SweepAxis, SweepCell,
 };
 use iomark_model::net::{NetDirection, NetInterval, NetRun};
 use iomark_model::profile::{
-    CdmResult, GnomeResult, IometerResult, MacbenchResult, ProfileResult, SweepResult, TestDir,
+    CdmResult, CdmTest, GnomeResult, IometerResult, MacbenchResult, ProfileResult, SweepResult,
+    TestDir,
 };
 use iomark_model::{Bytes, BytesPerSec, Nanos, RunBody};
 use iomark_stats::compare::ratio;
@@ -260,7 +262,24 @@ fn cdm(report: &Report, out: &mut Vec<Chart>) {
     cdm_relative(report, &runs, out);
 }
 
-/// Each run's CDM figures over the baseline's, test by test.
+/// What a CDM test of `run` lines up on, as `results compare` lines its
+/// figures up: the figure's test name, from the test's first job (its
+/// size, engine and data included); without the job, its row, direction
+/// and the result's size.
+fn cdm_test_key(run: &ReportRun, cdm: &CdmResult, t: &CdmTest) -> String {
+    match &run.doc.body {
+        RunBody::Disk(d) => match d.jobs.get(t.first_job) {
+            Some(j) => disk_job_test_name_on(&j.spec, &d.target),
+            None => format!("{} {} {}", t.row, t.dir.as_str(), cdm.size),
+        },
+        _ => String::new(),
+    }
+}
+
+/// Each run's CDM figures over the baseline's, test by test: only tests
+/// that line up as `results compare` lines them up (issue 48: a CDM run at
+/// 1 GiB against one at 256 MiB had its SEQ1M Q8T1 charted at 0.19x while
+/// compare said no test was in common). No chart when none does.
 fn cdm_relative(report: &Report, runs: &[(usize, &ReportRun, &CdmResult)], out: &mut Vec<Chart>) {
     let Some(base) = report.baseline else {
         return;
@@ -268,12 +287,12 @@ fn cdm_relative(report: &Report, runs: &[(usize, &ReportRun, &CdmResult)], out: 
     let Some((_, base_run, base_cdm)) = runs.iter().find(|(i, _, _)| *i == base) else {
         return;
     };
-    let cats: Vec<(String, TestDir)> = base_cdm
+    let cats: Vec<(String, TestDir, f64)> = base_cdm
         .tests
         .iter()
-        .map(|t| (t.row.clone(), t.dir))
+        .map(|t| (cdm_test_key(base_run, base_cdm, t), t.dir, t.bw.0))
         .collect();
-    let series = runs
+    let series: Vec<BarSeries> = runs
         .iter()
         .filter(|(i, _, _)| *i != base)
         .map(|(_, r, c)| BarSeries {
@@ -281,18 +300,24 @@ fn cdm_relative(report: &Report, runs: &[(usize, &ReportRun, &CdmResult)], out: 
             colour: r.colour,
             bars: cats
                 .iter()
-                .map(|(row, dir)| {
-                    let find = |c: &CdmResult| {
-                        c.tests
-                            .iter()
-                            .find(|t| &t.row == row && t.dir == *dir)
-                            .map(|t| t.bw.0)
-                    };
-                    let v = ratio(find(base_cdm)?, find(c)?)?;
-                    Some(Bar::as_stored(v))
+                .map(|(key, dir, base_bw)| {
+                    let t = c
+                        .tests
+                        .iter()
+                        .find(|t| t.dir == *dir && cdm_test_key(r, c, t) == *key)?;
+                    Some(Bar::as_stored(ratio(*base_bw, t.bw.0)?))
                 })
                 .collect(),
         })
+        .filter(|s| s.bars.iter().any(Option::is_some))
+        .collect();
+    if series.is_empty() {
+        return;
+    }
+    let cats: Vec<(String, TestDir)> = base_cdm
+        .tests
+        .iter()
+        .map(|t| (t.row.clone(), t.dir))
         .collect();
     push_bars(
         out,

@@ -75,16 +75,14 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
             .collect();
         sizes.sort_unstable();
         sizes.dedup();
-        // A point's baseline is the baseline's point of the same size and
-        // mode, on the same engine when the baseline ran it.
-        let base_bw = |bs: u64, e: EngineKind| {
-            let same = |p: &&iomark_model::profile::SweepPoint| p.rw == rw && p.bs.get() == bs;
+        // A point's baseline is the baseline's point of the same test, as
+        // `results compare` lines them up (issue 48): its engine, size and
+        // region included, so another engine is not a baseline.
+        let base_bw = |key: &str| {
             base_sweep
                 .points
                 .iter()
-                .filter(same)
-                .find(|p| p.engine == e)
-                .or_else(|| base_sweep.points.iter().find(same))
+                .find(|p| p.rw == rw && point_key(base_run, p) == key)
                 .map(|p| p.bw.0)
         };
         let series = lines
@@ -100,7 +98,7 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
                             .points
                             .iter()
                             .find(|p| p.rw == rw && p.engine == *e && p.bs.get() == bs)?;
-                        let v = ratio(base_bw(bs, *e)?, p.bw.0)?;
+                        let v = ratio(base_bw(&point_key(r, p))?, p.bw.0)?;
                         Some(Bar::as_stored(v))
                     })
                     .collect(),
@@ -118,5 +116,18 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
                 reference: Some(1.0),
             },
         );
+    }
+}
+
+/// What a sweep point lines up on, as `results compare` lines its figures
+/// up: the figure's test name, from the point's job; without the job, its
+/// engine, mode and size.
+fn point_key(run: &ReportRun, p: &iomark_model::profile::SweepPoint) -> String {
+    match &run.doc.body {
+        RunBody::Disk(d) => match d.jobs.get(p.job) {
+            Some(j) => disk_job_test_name_on(&j.spec, &d.target),
+            None => format!("{} {} {}", p.engine.as_str(), p.rw.as_str(), p.bs),
+        },
+        _ => String::new(),
     }
 }

@@ -184,6 +184,34 @@ fn a_wide_comparison_is_split_into_tables_that_fit_100_columns() {
     assert!(text.contains("7.00x"), "{text}");
 }
 
+/// Issue 48: compare lays out as many device columns as the terminal
+/// holds: seven runs that need several tables at 80 columns share one at
+/// 220 (it printed the same split whatever the width), every line within
+/// the width.
+#[test]
+fn a_wide_terminal_holds_every_run_in_one_table() {
+    let test = "randread 4KiB QD32 T1, io_uring, direct, random data";
+    let runs: Vec<StoredRun> = (1..=7)
+        .map(|i| run_of(i, &format!("port-{i}"), "sdb", &[(test, 1e6 * i as f64)]))
+        .collect();
+    let at = |width: usize| {
+        let view = View {
+            width,
+            verbose: true,
+        };
+        let text = comparison(&Lineup::new(&runs, None), TableStyle::Terminal, view);
+        for line in text.lines() {
+            assert!(line.chars().count() <= width, "{line}\n{text}");
+        }
+        for i in 1..=7 {
+            assert!(text.contains(&format!("┆ #{i} ")), "#{i}: {text}");
+        }
+        text.matches('┌').count()
+    };
+    assert!(at(80) > 1);
+    assert_eq!(at(220), 1);
+}
+
 #[test]
 fn repeated_warnings_are_one_line_per_kind_naming_the_runs_and_tests() {
     let mut a = run_of(1, "a", "sdb", &[("t", 1.0)]);
