@@ -553,3 +553,53 @@ fn the_token_is_refused_weak_and_its_cookie_is_this_server_s() {
         200
     );
 }
+
+/// Issue 48: a run's warnings are counted alike wherever they are shown:
+/// `results list`, `results show`, `/api/runs`, the run's page in serve
+/// and the report, each counting what was raised (one message raised by
+/// three jobs is three), the report and the page adding how many differ.
+#[test]
+fn a_runs_warning_count_agrees_in_list_show_the_api_serve_and_the_report() {
+    use iomark_model::{RunBody, Warning, WarningKind};
+    let scratch = ScratchDb::new();
+    let mut doc = read_run("counted", 100.0, 0.02, None);
+    let RunBody::Disk(d) = &mut doc.body else {
+        unreachable!()
+    };
+    for name in ["second", "third"] {
+        let mut j = d.jobs[0].clone();
+        j.spec.name = name.into();
+        d.jobs.push(j);
+    }
+    for j in &mut d.jobs {
+        j.warnings.push(Warning::new(
+            WarningKind::ForeignIo,
+            "other I/O reached vda",
+        ));
+    }
+    doc.warnings
+        .push(Warning::new(WarningKind::Shortened, "--quick: 1 pass"));
+    import_doc(Path::new(scratch.db()), scratch.dir.path(), "counted", &doc);
+    let raised = 4;
+    let listed = json(&results(scratch.db(), &["list", "--json"]));
+    assert_eq!(listed["runs"][0]["warning_count"], raised, "{listed}");
+    let shown = json(&results(scratch.db(), &["show", "1", "--json"]));
+    assert_eq!(shown["warnings"].as_array().unwrap().len(), raised);
+    let served = Served::start(scratch.db(), &[]);
+    let api: Value = serde_json::from_slice(&served.get("/api/runs").body).unwrap();
+    assert_eq!(api["runs"][0]["warning_count"], raised, "{api}");
+    let said = format!(": {raised} warnings, 2 different");
+    let page = served.get("/runs/1").text();
+    assert!(page.contains(&said), "{page}");
+    let html = scratch.dir.path().join("report.html");
+    ok(&iomark(&[
+        "report",
+        "1",
+        "--db",
+        scratch.db(),
+        "--html",
+        html.to_str().unwrap(),
+    ]));
+    let report = std::fs::read_to_string(&html).unwrap();
+    assert!(report.contains(&said), "{report}");
+}
