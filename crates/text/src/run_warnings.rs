@@ -4,8 +4,9 @@
 //! differently in several tests names them and shows the strongest
 //! evidence where the kind weighs it (`Warning::strength`: the most other
 //! I/O against the job's own), else what the first one saw (its message up
-//! to the first colon, before the detail and the remedy). At most eight lines: past them, the last names the kinds
-//! left out. `-v` (and `--json`) keep every message.
+//! to the first colon, before the detail and the remedy). At most eight
+//! lines: past them, the last names the kinds left out. `-v` (and
+//! `--json`) keep every message.
 
 use iomark_model::disk::DiskRun;
 use iomark_model::{RunDocument, Warning, WarningKind};
@@ -104,16 +105,15 @@ fn lines_of_kinds(kinds: Vec<Kind>, all_tests: usize, verbose: bool) -> Vec<Stri
             n if n == all_tests && n > NAMED + 1 => format!("in all {n} tests"),
             n => format!("in {n} tests ({named})"),
         };
-        // The strongest evidence where the kind weighs it, else the first.
-        let (which, shown) = match messages.iter().filter_map(|m| Some((m.strength?, m))).fold(
-            None,
-            |best: Option<(f64, &&Warning)>, (s, m)| match best {
-                Some((b, _)) if b >= s => best,
-                _ => Some((s, m)),
-            },
-        ) {
-            Some((_, m)) => ("the strongest", m),
-            None => ("the first", &messages[0]),
+        // The strongest evidence where the kind weighs it (the first of
+        // equals), else the first message.
+        let strongest = messages
+            .iter()
+            .filter(|m| m.strength.is_some())
+            .reduce(|best, m| if m.strength > best.strength { m } else { best });
+        let (which, shown) = match strongest {
+            Some(m) => ("the strongest", *m),
+            None => ("the first", messages[0]),
         };
         let measure = match (kind, shown.strength) {
             // Its observation stops before its figures: say the measure.

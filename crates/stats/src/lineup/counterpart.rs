@@ -2,10 +2,9 @@
 //! that changes its result (`read 1MiB QD8 T1, io_uring, direct, random
 //! data, 1GiB`), so the run's own test that does the same (its first
 //! word) and whose name differs in the fewest other words is the same work
-//! at another setting, and those words are the
-//! reason: `256MiB` where the others ran `1GiB`, `psync` where they ran
-//! `io_uring` (issue 48). `results compare`, its JSON and the report's
-//! page all say it from here.
+//! at another setting, and those words are the reason: `256MiB` where the
+//! others ran `1GiB`, `psync` where they ran `io_uring` (issue 48).
+//! `results compare`, its JSON and the report's page all say it from here.
 
 use std::collections::HashSet;
 
@@ -81,16 +80,16 @@ fn words(name: &str) -> Vec<&str> {
 /// differs from `test`: the name of as many words, beginning with the
 /// same, differing in the fewest, at most [`MOST_DIFFERENT`]; the first
 /// such name on a tie.
-fn nearest<'a>(test: &'a str, has: &[Vec<&'a str>]) -> Vec<(&'a str, &'a str)> {
+fn nearest<'a>(test: &'a str, has: &[Vec<&'a str>]) -> Vec<WordDiff<'a>> {
     let want = words(test);
-    let mut best: Vec<(&str, &str)> = Vec::new();
+    let mut best: Vec<WordDiff> = Vec::new();
     // The first word is what the test does (`read`, `randwrite`, a
     // kernel, a protocol): another is other work, however close the rest.
     for theirs in has
         .iter()
         .filter(|w| w.len() == want.len() && w.first() == want.first())
     {
-        let differs: Vec<(&str, &str)> = theirs
+        let differs: Vec<WordDiff> = theirs
             .iter()
             .zip(&want)
             .filter(|(a, b)| a != b)
@@ -105,7 +104,7 @@ fn nearest<'a>(test: &'a str, has: &[Vec<&'a str>]) -> Vec<(&'a str, &'a str)> {
 
 /// The reason in words, said of `run` (`#2`, `which`) for `tests` tests:
 /// `#2 ran it with 256MiB, not 1GiB`; none without a nearest test.
-pub fn reason(run: &str, differs: &[(&str, &str)], tests: usize) -> Option<String> {
+pub fn reason(run: &str, differs: &[WordDiff], tests: usize) -> Option<String> {
     if differs.is_empty() {
         return None;
     }
