@@ -157,25 +157,27 @@ impl Foreign {
         if total <= bar {
             return None;
         }
-        Some(
-            Warning::new(
-                WarningKind::ForeignIo,
-                format!(
-                    "other I/O reached {} during the job: {} read and {} written beyond the job's \
+        let warning = Warning::new(
+            WarningKind::ForeignIo,
+            format!(
+                "other I/O reached {} during the job: {} read and {} written beyond the job's \
                  own {} (device: {} read, {} written; about {} requests not the job's): the \
                  figures are not the device's alone; stop the other I/O (iotop -o shows \
                  who; an earlier buffered job's writeback counts too) or test an idle device",
-                    device_name(seen),
-                    Bytes(self.read),
-                    Bytes(self.write),
-                    Bytes(mine),
-                    seen.read.bytes,
-                    seen.write.bytes,
-                    self.requests
-                ),
-            )
-            .with_strength(total as f64 / mine.max(1) as f64),
-        )
+                device_name(seen),
+                Bytes(self.read),
+                Bytes(self.write),
+                Bytes(mine),
+                seen.read.bytes,
+                seen.write.bytes,
+                self.requests
+            ),
+        );
+        // Against the job's own bytes; a job that moved none has no measure.
+        Some(match mine {
+            0 => warning,
+            _ => warning.with_strength(total as f64 / mine as f64),
+        })
     }
 }
 

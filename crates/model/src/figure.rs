@@ -46,7 +46,7 @@ mod tests;
 pub use device::device_link;
 pub use disk::{
     cdm_figures, disk_figures, disk_job_test_name, disk_job_test_name_on, disk_test_name,
-    gnome_figures, size_label,
+    gnome_figures, profile_test_names, size_label,
 };
 pub use evidence::Sampled;
 pub use mem::{mem_figures, mem_spec_test_name, mem_test_name};

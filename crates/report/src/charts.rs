@@ -2,14 +2,13 @@
 //! results.
 
 use iomark_model::disk::{DiskRun, EngineKind, RwMode};
-use iomark_model::figure::disk_job_test_name_on;
+use iomark_model::figure::profile_test_names;
 use iomark_model::mem::{
     KernelResult, MemOutcome, MemRun, MemSweep, StreamOp, SweepAxis, SweepCell,
 };
 use iomark_model::net::{NetDirection, NetInterval, NetRun};
 use iomark_model::profile::{
-    CdmResult, CdmTest, GnomeResult, IometerResult, MacbenchResult, ProfileResult, SweepResult,
-    TestDir,
+    CdmResult, GnomeResult, IometerResult, MacbenchResult, ProfileResult, SweepResult, TestDir,
 };
 use iomark_model::{Bytes, BytesPerSec, Nanos, RunBody};
 use iomark_stats::compare::ratio;
@@ -262,17 +261,13 @@ fn cdm(report: &Report, out: &mut Vec<Chart>) {
     cdm_relative(report, &runs, out);
 }
 
-/// What a CDM test of `run` lines up on, as `results compare` lines its
-/// figures up: the figure's test name, from the test's first job (its
-/// size, engine and data included); without the job, its row, direction
-/// and the result's size.
-fn cdm_test_key(run: &ReportRun, cdm: &CdmResult, t: &CdmTest) -> String {
+/// The test names of a run's CrystalDiskMark tests or sweep points, in
+/// the result's order, as `results compare` names (and so lines up) their
+/// figures.
+pub(super) fn test_names(run: &ReportRun) -> Vec<String> {
     match &run.doc.body {
-        RunBody::Disk(d) => match d.jobs.get(t.first_job) {
-            Some(j) => disk_job_test_name_on(&j.spec, &d.target),
-            None => format!("{} {} {}", t.row, t.dir.as_str(), cdm.size),
-        },
-        _ => String::new(),
+        RunBody::Disk(d) => profile_test_names(d),
+        _ => Vec::new(),
     }
 }
 
@@ -287,47 +282,39 @@ fn cdm_relative(report: &Report, runs: &[(usize, &ReportRun, &CdmResult)], out: 
     let Some((_, base_run, base_cdm)) = runs.iter().find(|(i, _, _)| *i == base) else {
         return;
     };
-    let cats: Vec<(String, TestDir, f64)> = base_cdm
-        .tests
-        .iter()
-        .map(|t| (cdm_test_key(base_run, base_cdm, t), t.dir, t.bw.0))
-        .collect();
+    let base_names = test_names(base_run);
     let series: Vec<BarSeries> = runs
         .iter()
         .filter(|(i, _, _)| *i != base)
-        .map(|(_, r, c)| BarSeries {
-            name: r.name.clone(),
-            colour: r.colour,
-            bars: cats
-                .iter()
-                .map(|(key, dir, base_bw)| {
-                    let t = c
-                        .tests
-                        .iter()
-                        .find(|t| t.dir == *dir && cdm_test_key(r, c, t) == *key)?;
-                    Some(Bar::as_stored(ratio(*base_bw, t.bw.0)?))
-                })
-                .collect(),
+        .map(|(_, r, c)| {
+            let names = test_names(r);
+            BarSeries {
+                name: r.name.clone(),
+                colour: r.colour,
+                bars: base_cdm
+                    .tests
+                    .iter()
+                    .zip(&base_names)
+                    .map(|(b, name)| {
+                        let at = names.iter().position(|n| n == name)?;
+                        Some(Bar::as_stored(ratio(b.bw.0, c.tests.get(at)?.bw.0)?))
+                    })
+                    .collect(),
+            }
         })
         .filter(|s| s.bars.iter().any(Option::is_some))
         .collect();
-    if series.is_empty() {
-        return;
-    }
-    let cats: Vec<(String, TestDir)> = base_cdm
-        .tests
-        .iter()
-        .map(|t| (t.row.clone(), t.dir))
-        .collect();
+    // No series, no chart (`push_bars`).
     push_bars(
         out,
         BarChart {
             id: "cdm-relative".into(),
             title: format!("CrystalDiskMark relative to {}", base_run.name),
             y_label: "x baseline (bandwidth ratio)".into(),
-            categories: cats
+            categories: base_cdm
+                .tests
                 .iter()
-                .map(|(row, dir)| format!("{row} {}", dir.as_str()))
+                .map(|t| format!("{} {}", t.row, t.dir.as_str()))
                 .collect(),
             series,
             reference: Some(1.0),

@@ -37,7 +37,8 @@ fn family(r: &ReportRun) -> String {
 fn parameters(r: &ReportRun) -> Vec<String> {
     match &r.doc.body {
         // A run held to a memory limit measures another thing than the
-        // same test without one (issue 46), as `results compare` names it.
+        // same test without one (issue 46); named where the runs differ in
+        // it (`results compare` heads every such column with it).
         RunBody::Disk(d) => std::iter::once(d.target.size.to_string())
             .chain(d.cgroup.as_ref().map(|c| format!("mem limit {}", c.limit)))
             .collect(),

@@ -333,6 +333,21 @@ mod tests {
             judge(LowerIsBetter, c(100.0, 105.0, false), t),
             Verdict::CannotTell
         );
+        // Worse by less than the threshold, and bands that do not
+        // overlap: worse, and a pass.
+        let apart = compare(
+            Measured {
+                value: 100.0,
+                spread: Some((99.0, 101.0)),
+                sampled: None,
+            },
+            Measured {
+                value: 97.0,
+                spread: Some((96.0, 98.0)),
+                sampled: None,
+            },
+        );
+        assert_eq!(judge(HigherIsBetter, apart, t), Verdict::Worse);
         // Far worse, but only bands are known and they overlap: no
         // verdict either way.
         assert_eq!(

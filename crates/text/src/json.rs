@@ -36,7 +36,7 @@ pub const LIST_SCHEMA_VERSION: u32 = 1;
 /// Layout version of `iomark results show --json`.
 pub const SHOW_SCHEMA_VERSION: u32 = 1;
 /// Layout version of `iomark results compare --json`.
-pub const COMPARE_SCHEMA_VERSION: u32 = 2;
+pub const COMPARE_SCHEMA_VERSION: u32 = 3;
 /// Layout version of `iomark info --json`.
 pub const INFO_SCHEMA_VERSION: u32 = 1;
 /// Layout version of `iomark engines --json`.

@@ -23,41 +23,7 @@ pub(super) fn cdm_run_figures(
     target: Option<&DiskTarget>,
 ) -> Vec<Figure> {
     let mut out = Vec::new();
-    let mut namer = Namer::default();
-    for t in &cdm.tests {
-        let test = namer.name(match jobs.get(t.first_job) {
-            Some(j) => match target {
-                Some(target) => disk_job_test_name_on(&j.spec, target),
-                None => disk_test_name(j),
-            },
-            None => {
-                // CDM 8 rows are SEQ*/RND*; CDM 3.0's are "Seq", "512K", "4K", "4K QD32".
-                let random = !(t.row.starts_with("SEQ") || t.row == "Seq");
-                let rw = match (t.dir, random) {
-                    (TestDir::Read, false) => "read".to_string(),
-                    (TestDir::Read, true) => "randread".to_string(),
-                    (TestDir::Write, false) => "write".to_string(),
-                    (TestDir::Write, true) => "randwrite".to_string(),
-                    (TestDir::Mix, r) => {
-                        let m = cdm.mix_read.unwrap_or(70);
-                        let rw = if r { "randrw" } else { "readwrite" };
-                        format!("{rw} {m}/{}", 100u8.saturating_sub(m))
-                    }
-                };
-                let size = match target.and_then(DiskTarget::chosen_size) {
-                    Some(s) => format!(", {}", size_label(s)),
-                    None if target.is_some() => String::new(),
-                    None => format!(", {}", size_label(cdm.size)),
-                };
-                format!(
-                    "{rw} {} QD{} T{}, {} data{size}",
-                    size_label(t.bs),
-                    t.queues,
-                    t.threads,
-                    cdm.data,
-                )
-            }
-        });
+    for (t, test) in cdm.tests.iter().zip(cdm_names(cdm, jobs, target)) {
         let dir = t.dir.as_str();
         let bws: Vec<f64> = t.pass_bw.iter().map(|b| b.0).collect();
         let bw_spread = Spread::of(&bws);
@@ -72,6 +38,56 @@ pub(super) fn cdm_run_figures(
         }
     }
     out
+}
+
+/// The test name of each of a CrystalDiskMark result's tests, in order, as
+/// its figures are named: from the test's first pass's job
+/// ([`disk_job_test_name_on`]); without the job, from the result's own
+/// settings. What a CDM test lines up on wherever runs are compared.
+pub(super) fn cdm_names(
+    cdm: &CdmResult,
+    jobs: &[DiskJobResult],
+    target: Option<&DiskTarget>,
+) -> Vec<String> {
+    let mut namer = Namer::default();
+    cdm.tests
+        .iter()
+        .map(|t| {
+            namer.name(match jobs.get(t.first_job) {
+                Some(j) => match target {
+                    Some(target) => disk_job_test_name_on(&j.spec, target),
+                    None => disk_test_name(j),
+                },
+                None => {
+                    // CDM 8 rows are SEQ*/RND*; CDM 3.0's are "Seq", "512K", "4K", "4K QD32".
+                    let random = !(t.row.starts_with("SEQ") || t.row == "Seq");
+                    let rw = match (t.dir, random) {
+                        (TestDir::Read, false) => "read".to_string(),
+                        (TestDir::Read, true) => "randread".to_string(),
+                        (TestDir::Write, false) => "write".to_string(),
+                        (TestDir::Write, true) => "randwrite".to_string(),
+                        (TestDir::Mix, r) => {
+                            let m = cdm.mix_read.unwrap_or(70);
+                            let rw = if r { "randrw" } else { "readwrite" };
+                            format!("{rw} {m}/{}", 100u8.saturating_sub(m))
+                        }
+                    };
+                    let size = match target.and_then(DiskTarget::chosen_size) {
+                        Some(s) => format!(", {}", size_label(s)),
+                        None if target.is_some() => String::new(),
+                        None => format!(", {}", size_label(cdm.size)),
+                    };
+                    format!(
+                        "{rw} {} QD{} T{}, {} data{size}",
+                        size_label(t.bs),
+                        t.queues,
+                        t.threads,
+                        cdm.data,
+                    )
+                }
+            })
+        })
+        .collect()
 }
 
 /// Figures of a GNOME Disks run, as GNOME Disks shows them. The test

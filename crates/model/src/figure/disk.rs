@@ -105,12 +105,8 @@ pub fn disk_figures(run: &DiskRun) -> Vec<Figure> {
             return out;
         }
         Some(ProfileResult::Sweep(sw)) => {
-            for p in &sw.points {
+            for (p, test) in sw.points.iter().zip(sweep_names(run, sw)) {
                 let job = run.jobs.get(p.job);
-                let test = namer.name(match job {
-                    Some(j) => disk_job_test_name_on(&j.spec, &run.target),
-                    None => format!("{} {}, {}", p.rw, size_label(p.bs), p.engine),
-                });
                 let (dir, read) = rw_dir(p.rw);
                 let spread = sample_bw_spread(job, read);
                 TestFigures::new(&mut out, &test, dir).push(
@@ -399,5 +395,34 @@ pub(super) fn direction_figures(
             let spread = p99_spread.including(p99 as f64);
             figs.push("lat p99", FigureUnit::Nanos, p99 as f64, spread);
         }
+    }
+}
+
+/// The test name of each point of a sweep, in order, as its figures are
+/// named: from the point's job; without the job, its mode, size and engine.
+fn sweep_names(run: &DiskRun, sw: &crate::profile::SweepResult) -> Vec<String> {
+    let mut namer = Namer::default();
+    sw.points
+        .iter()
+        .map(|p| {
+            namer.name(match run.jobs.get(p.job) {
+                Some(j) => disk_job_test_name_on(&j.spec, &run.target),
+                None => format!("{} {}, {}", p.rw, size_label(p.bs), p.engine),
+            })
+        })
+        .collect()
+}
+
+/// Per test of a profile whose tests line up across runs (CrystalDiskMark's
+/// tests, the sweep's points), its test name as its figures are named, in
+/// the result's order: what a chart of one run against another pairs on,
+/// so it pairs as `results compare` does. Empty for other profiles.
+pub fn profile_test_names(run: &DiskRun) -> Vec<String> {
+    match &run.profile_result {
+        Some(ProfileResult::Cdm(cdm)) => {
+            super::classic::cdm_names(cdm, &run.jobs, Some(&run.target))
+        }
+        Some(ProfileResult::Sweep(sw)) => sweep_names(run, sw),
+        _ => Vec::new(),
     }
 }

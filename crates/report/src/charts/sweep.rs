@@ -78,30 +78,31 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
         // A point's baseline is the baseline's point of the same test, as
         // `results compare` lines them up (issue 48): its engine, size and
         // region included, so another engine is not a baseline.
-        let base_bw = |key: &str| {
-            base_sweep
-                .points
-                .iter()
-                .find(|p| p.rw == rw && point_key(base_run, p) == key)
-                .map(|p| p.bw.0)
+        let base_names = test_names(base_run);
+        let base_bw = |name: &str| {
+            let at = base_names.iter().position(|n| n == name)?;
+            Some(base_sweep.points.get(at)?.bw.0)
         };
         let series = lines
             .iter()
             .filter(|(i, _, _, _)| *i != base)
-            .map(|(_, r, s, e)| BarSeries {
-                name: line_name(r, *e),
-                colour: r.colour,
-                bars: sizes
-                    .iter()
-                    .map(|&bs| {
-                        let p = s
-                            .points
-                            .iter()
-                            .find(|p| p.rw == rw && p.engine == *e && p.bs.get() == bs)?;
-                        let v = ratio(base_bw(&point_key(r, p))?, p.bw.0)?;
-                        Some(Bar::as_stored(v))
-                    })
-                    .collect(),
+            .map(|(_, r, s, e)| {
+                let names = test_names(r);
+                BarSeries {
+                    name: line_name(r, *e),
+                    colour: r.colour,
+                    bars: sizes
+                        .iter()
+                        .map(|&bs| {
+                            let at = s
+                                .points
+                                .iter()
+                                .position(|p| p.rw == rw && p.engine == *e && p.bs.get() == bs)?;
+                            let v = ratio(base_bw(names.get(at)?)?, s.points[at].bw.0)?;
+                            Some(Bar::as_stored(v))
+                        })
+                        .collect(),
+                }
             })
             .filter(|s| s.bars.iter().any(Option::is_some))
             .collect();
@@ -116,18 +117,5 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
                 reference: Some(1.0),
             },
         );
-    }
-}
-
-/// What a sweep point lines up on, as `results compare` lines its figures
-/// up: the figure's test name, from the point's job; without the job, its
-/// engine, mode and size.
-fn point_key(run: &ReportRun, p: &iomark_model::profile::SweepPoint) -> String {
-    match &run.doc.body {
-        RunBody::Disk(d) => match d.jobs.get(p.job) {
-            Some(j) => disk_job_test_name_on(&j.spec, &d.target),
-            None => format!("{} {} {}", p.engine.as_str(), p.rw.as_str(), p.bs),
-        },
-        _ => String::new(),
     }
 }

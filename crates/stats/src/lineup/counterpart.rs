@@ -23,10 +23,19 @@ pub struct Missing<'a> {
 /// work, not the same work at another setting.
 const MOST_DIFFERENT: usize = 2;
 
+/// The most pairs of a missing test and a candidate weighed for one run:
+/// past it (two sweeps of thousands of tests each with nothing in common)
+/// the tests are listed without reasons rather than the compare taking
+/// seconds.
+const MOST_PAIRS: usize = 250_000;
+
 /// Per run (each given by its tests' names), the tests other runs have
-/// and it lacks, in first-seen order, each with its reason.
+/// and it lacks, in first-seen order, each with its reason. A candidate
+/// for a run's nearest test is one of its tests that some run having the
+/// missing test lacks: a test that lines up already is not another
+/// setting of a missing one (a sweep to 512k against one to 1M lacks 1M,
+/// and its 512k has its counterpart).
 pub fn missing_tests<'a>(runs: &[Vec<&'a str>]) -> Vec<Vec<Missing<'a>>> {
-    // Sets, not scans: linear in the names however many tests a run has.
     let mut seen: HashSet<&str> = HashSet::new();
     let all: Vec<&str> = runs
         .iter()
@@ -34,15 +43,31 @@ pub fn missing_tests<'a>(runs: &[Vec<&'a str>]) -> Vec<Vec<Missing<'a>>> {
         .copied()
         .filter(|t| seen.insert(t))
         .collect();
+    let sets: Vec<HashSet<&str>> = runs.iter().map(|r| r.iter().copied().collect()).collect();
     runs.iter()
-        .map(|has| {
-            let set: HashSet<&str> = has.iter().copied().collect();
-            let named: Vec<Vec<&str>> = has.iter().map(|n| words(n)).collect();
-            all.iter()
-                .filter(|t| !set.contains(*t))
-                .map(|t| Missing {
-                    test: t,
-                    differs: nearest(t, &named),
+        .zip(&sets)
+        .map(|(has, set)| {
+            let missing: Vec<&str> = all.iter().copied().filter(|t| !set.contains(t)).collect();
+            let weigh = missing.len().saturating_mul(has.len()) <= MOST_PAIRS;
+            let named: Vec<(&str, Vec<&str>)> = if weigh {
+                has.iter().map(|n| (*n, words(n))).collect()
+            } else {
+                Vec::new()
+            };
+            missing
+                .into_iter()
+                .map(|t| {
+                    let holders: Vec<&HashSet<&str>> =
+                        sets.iter().filter(|s| s.contains(t)).collect();
+                    let candidates: Vec<&Vec<&str>> = named
+                        .iter()
+                        .filter(|(n, _)| holders.iter().any(|h| !h.contains(n)))
+                        .map(|(_, w)| w)
+                        .collect();
+                    Missing {
+                        test: t,
+                        differs: nearest(t, &candidates),
+                    }
                 })
                 .collect()
         })
@@ -80,7 +105,7 @@ fn words(name: &str) -> Vec<&str> {
 /// differs from `test`: the name of as many words, beginning with the
 /// same, differing in the fewest, at most [`MOST_DIFFERENT`]; the first
 /// such name on a tie.
-fn nearest<'a>(test: &'a str, has: &[Vec<&'a str>]) -> Vec<WordDiff<'a>> {
+fn nearest<'a>(test: &'a str, has: &[&Vec<&'a str>]) -> Vec<WordDiff<'a>> {
     let want = words(test);
     let mut best: Vec<WordDiff> = Vec::new();
     // The first word is what the test does (`read`, `randwrite`, a
@@ -158,6 +183,22 @@ mod tests {
         assert_eq!(groups.len(), 2, "{groups:?}");
         assert_eq!(groups[0].1, [big[0]]);
         assert_eq!(groups[1], (&[][..], vec![big[1], big[2]]));
+    }
+
+    #[test]
+    fn a_test_that_lines_up_already_is_no_reason() {
+        // A sweep to 512k against one to 1M: the first lacks 1M, and its
+        // 512k, which the second has too, is not "1M at another size".
+        let to_512k = vec!["read 4KiB QD1 T1, psync", "read 512KiB QD1 T1, psync"];
+        let to_1m = vec![
+            "read 4KiB QD1 T1, psync",
+            "read 512KiB QD1 T1, psync",
+            "read 1MiB QD1 T1, psync",
+        ];
+        let missing = missing_tests(&[to_512k, to_1m]);
+        assert_eq!(missing[0].len(), 1);
+        assert_eq!(missing[0][0].differs, []);
+        assert!(missing[1].is_empty());
     }
 
     #[test]

@@ -608,20 +608,35 @@ pub fn gate_report(lineup: &Lineup, threshold: WorseThreshold) -> Result<GateRep
     let undecided_lines = undecided_lines(lineup);
     let undecided = undecided_lines.len();
     lines.extend(undecided_lines);
-    let fix = "more samples decide: run baseline and candidate again with --repeat 5 \
-               (or a longer --runtime)";
+    // A figure with no samples and no band (an import without its
+    // intervals) gains nothing from --repeat: say what it lacks.
+    let blind = lineup
+        .undecided()
+        .iter()
+        .filter(|m| m.comparison.interval.is_none() && !m.comparison.bands_known)
+        .count();
+    let why = if blind == undecided {
+        "no samples are stored to weigh (an import without its intervals): compare runs \
+         that keep their seconds, as iomark's own do"
+            .to_string()
+    } else {
+        let mut why = "too few or too scattered samples; more samples decide: run baseline \
+                       and candidate again with --repeat 5 (or a longer --runtime)"
+            .to_string();
+        if blind > 0 {
+            why += "; those with no samples stored (an import without its intervals) need \
+                    runs that keep their seconds";
+        }
+        why
+    };
     lines.push(match (regressed, undecided) {
         (0, 0) => format!(
             "no figure is worse than the baseline by more than {threshold} outside the noise"
         ),
-        (0, 1) => format!(
-            "cannot tell whether 1 figure is worse by more than {threshold}: \
-             too few or too scattered samples; {fix}"
-        ),
-        (0, n) => format!(
-            "cannot tell whether {n} figures are worse by more than {threshold}: \
-             too few or too scattered samples; {fix}"
-        ),
+        (0, 1) => format!("cannot tell whether 1 figure is worse by more than {threshold}: {why}"),
+        (0, n) => {
+            format!("cannot tell whether {n} figures are worse by more than {threshold}: {why}")
+        }
         (1, _) => format!("1 figure regressed by more than {threshold}"),
         (n, _) => format!("{n} figures regressed by more than {threshold}"),
     });

@@ -313,6 +313,28 @@ fn rates_are_shown_in_the_unit_the_run_printed() {
     );
 }
 
+/// Issue 46: a figure whose runs stored neither samples nor bands (an
+/// import without its intervals) 3% worse is not a pass: the gate cannot
+/// tell, and says what is missing rather than to run --repeat.
+#[test]
+fn a_gate_on_figures_without_samples_cannot_tell_and_says_why() {
+    let runs = [
+        stored(1, "a", "sdb", "read 1MiB", 100e6),
+        stored(2, "b", "sdb", "read 1MiB", 97e6),
+    ];
+    let threshold = "5%".parse().unwrap();
+    let report = gate_report(&Lineup::new(&runs, Some(threshold)), threshold).unwrap();
+    assert_eq!((report.regressed, report.undecided), (0, 1));
+    let last = report.lines.last().unwrap();
+    assert!(
+        last.starts_with(
+            "cannot tell whether 1 figure is worse by more than 5%: no samples are stored"
+        ),
+        "{last}"
+    );
+    assert!(!last.contains("--repeat"), "{last}");
+}
+
 #[test]
 fn a_devices_runs_of_one_label_share_a_column_when_they_share_no_row() {
     let mut runs = vec![
