@@ -171,6 +171,7 @@ impl CpuQuotaWatch {
         let mounted = views
             .iter()
             .find_map(|view| own_cpu_cgroup_in(proc_cgroup, view));
+        let seen = mounted.is_some();
         if let Some((root, relative)) = mounted {
             let mut levels = Vec::new();
             let mut dir = root.join(relative.trim_start_matches('/'));
@@ -193,11 +194,22 @@ impl CpuQuotaWatch {
         }
         // Not mounted where this process can look (`ip netns exec`'s
         // fresh /sys, a container), or mounted with the counters out of
-        // reach: the cgroup may still hold a quota. Not `/`: there it is
-        // the root (`ip netns exec` on a host), which no quota holds; a
-        // container's root looks the same without its cgroup file system
-        // and is not seen (a container mounts it as a rule).
-        let path = cpu_cgroup_path(proc_cgroup).filter(|p| p != "/")?;
+        // reach: the cgroup may still hold a quota.
+        let path = cpu_cgroup_path(proc_cgroup)?;
+        if path == "/" && !seen {
+            // `/` with no hierarchy in any view: a host's root (no quota)
+            // and a container's root without its cgroup file system (a
+            // quota unseen) read the same, and the threads' waits cannot
+            // tell a quota from a busy host. Said, not passed (issue 46).
+            // Under `ip netns exec` on a host an ancestor's view finds the
+            // hierarchy, and its root is not watched (above).
+            return Some(CpuQuotaWatch(Watching::Blind(
+                "iomark's cgroup reads as / and no cgroup file system is mounted in a view \
+                 it can read (its own, its parents', PID 1's), so a container's quota \
+                 would be unseen"
+                    .into(),
+            )));
+        }
         let times = times();
         Some(CpuQuotaWatch(if times.is_empty() {
             Watching::Blind(format!(
@@ -718,8 +730,16 @@ mod tests {
         assert!(w.throttled().is_none());
         let why = w.unchecked().unwrap();
         assert!(why.contains("cgroup /iomark/client"), "{why}");
-        // `/` with no hierarchy mounted: the root, under ip netns exec.
-        assert!(CpuQuotaWatch::start_in("0::/\n", &[bare.path()], || times.clone()).is_none());
+        // `/` with no hierarchy in any view: a host's root and a
+        // container's without its cgroup file system read the same, so it
+        // is said to be unchecked rather than passed.
+        let root = CpuQuotaWatch::start_in("0::/\n", &[bare.path()], || times.clone()).unwrap();
+        assert!(
+            root.unchecked()
+                .unwrap()
+                .contains("no cgroup file system is mounted"),
+            "{root:?}"
+        );
         // The root of a mounted v2 hierarchy has no counters and no quota:
         // nothing to watch. Nor in v1 without the cpu controller.
         let v2_root = tempfile::tempdir().unwrap();
