@@ -513,7 +513,8 @@ fn a_second_run_on_the_same_device_names_the_first_and_both_warn() {
         out.status.success() && json(&out)["runs"][0]["status"] == "running"
     });
     let second = job("2s").output().unwrap();
-    let err = stderr(&second);
+    // Wrapped at 80 columns in a pipe: read with its lines joined.
+    let err = flat(&stderr(&second));
     let said = format!("run 1 (pid {first_pid}) is using {name} too");
     assert!(err.contains(&said), "no {said:?} in {err}");
     assert!(first.running(), "{}", first.stderr_so_far());

@@ -109,9 +109,9 @@ fn say(notice: LiveNotice) {
             warn(&msg);
         }
         LiveNotice::Warning(msg) => warn(&msg),
-        LiveNotice::Sharing(msg) => {
-            eprintln!("iomark: warning: {msg} too: each run's I/O will be in the other's figures");
-        }
+        LiveNotice::Sharing(msg) => eprint_fitted(&format!(
+            "iomark: warning: {msg} too: each run's I/O will be in the other's figures"
+        )),
         LiveNotice::Stored { id, location } => {
             eprintln!("stored as run {id} in {location} (iomark results show {id})");
         }
@@ -120,6 +120,14 @@ fn say(notice: LiveNotice) {
 
 fn warn(msg: &str) {
     eprintln!("iomark: warning: results not stored: {msg}");
+}
+
+/// A warning a run prints as it starts, on stderr, wrapped to the
+/// terminal's width (80 in a pipe) as the run's own text is (issue 48:
+/// another run on the device was named in 98 columns).
+fn eprint_fitted(line: &str) {
+    let width = iomark_disk::lifecycle::terminal::text_width();
+    eprintln!("{}", iomark_text::fit_prose(line, width));
 }
 
 #[cfg(test)]
