@@ -50,7 +50,7 @@ fn nic_info(nic: &iomark_model::net::NicChain, json: bool) -> anyhow::Result<Exi
         print(&iomark_text::nic_info(&host, nic, text_width()))?;
     }
     for w in iomark_host::nic_warnings(nic, "this host's", None) {
-        eprintln!("iomark: warning: {w}");
+        crate::record::eprint_fitted(&format!("iomark: warning: {w}"));
     }
     Ok(Exit::Success)
 }

@@ -124,7 +124,7 @@ mod tests;
 fn print_warnings(doc: &iomark_model::RunDocument) {
     if let iomark_model::RunBody::Net(run) = &doc.body {
         for w in &run.warnings {
-            eprintln!("iomark: warning: {w}");
+            crate::record::eprint_fitted(&format!("iomark: warning: {w}"));
         }
     }
 }

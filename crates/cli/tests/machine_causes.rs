@@ -48,7 +48,8 @@ fn a_cpu_starved_net_client_is_named_and_a_free_one_is_not() {
     let out = Proc::spawn(&mut starved.command(IOMARK, &client_args(&port)))
         .finish(Duration::from_secs(60));
     assert_ok(&out, "the starved client");
-    let err = stderr(&out);
+    // Wrapped at 80 columns in a pipe: read with its lines joined.
+    let err = flat(&stderr(&out));
     let named = format!(
         "this host: the CPU quota of cgroup {} throttled iomark",
         starved.name()
@@ -69,7 +70,11 @@ fn a_cpu_starved_net_client_is_named_and_a_free_one_is_not() {
     let out =
         Proc::spawn(Command::new(IOMARK).args(client_args(&port))).finish(Duration::from_secs(60));
     assert_ok(&out, "the free client");
-    assert!(!stderr(&out).contains("CPU quota"), "{}", stderr(&out));
+    assert!(
+        !flat(&stderr(&out)).contains("CPU quota"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -114,7 +119,8 @@ fn a_cpu_starved_net_client_inside_ip_netns_exec_is_named() {
     let before = starved.stat();
     let out = Proc::spawn(&mut starved.command("ip", &args)).finish(Duration::from_secs(60));
     assert_ok(&out, "the starved client in its namespace");
-    let err = stderr(&out);
+    // Wrapped at 80 columns in a pipe: read with its lines joined.
+    let err = flat(&stderr(&out));
     let named = format!(
         "this host: the CPU quota of cgroup {} throttled iomark in ",
         starved.name()
@@ -135,7 +141,8 @@ fn a_cpu_starved_iomark_server_is_named_by_its_client() {
     wait_listening(port);
     let out = iomark_client(port, &["-t", "1", "--no-store"]);
     assert_ok(&out, "the client of a starved server");
-    let err = stderr(&out);
+    // Wrapped at 80 columns in a pipe: read with its lines joined.
+    let err = flat(&stderr(&out));
     let named = format!(
         "the peer: the CPU quota of cgroup {} throttled iomark",
         starved.name()

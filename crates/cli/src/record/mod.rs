@@ -122,10 +122,10 @@ fn warn(msg: &str) {
     eprintln!("iomark: warning: results not stored: {msg}");
 }
 
-/// A warning a run prints as it starts, on stderr, wrapped to the
-/// terminal's width (80 in a pipe) as the run's own text is (issue 48:
-/// another run on the device was named in 98 columns).
-fn eprint_fitted(line: &str) {
+/// A warning on stderr, wrapped to the terminal's width (80 in a pipe) as
+/// a run's own text is (issue 48: another run on the device was named in
+/// 98 columns).
+pub(crate) fn eprint_fitted(line: &str) {
     let width = iomark_disk::lifecycle::terminal::text_width();
     eprintln!("{}", iomark_text::fit_prose(line, width));
 }

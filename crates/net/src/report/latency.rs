@@ -50,23 +50,23 @@ impl TestReport {
         };
         let mut out = String::new();
         if l.idle_probes > 0 || l.loaded_probes > 0 {
-            out += &format!(
-                "RTT idle {}, under load {} (TCP handshakes with the server's port: {} before the load, {} during it)\n",
+            out += &super::text::own_line(&format!(
+                "RTT idle {}, under load {} (TCP handshakes with the server's port: {} before the load, {} during it)",
                 ms(l.idle),
                 ms(l.loaded),
                 l.idle_probes,
                 l.loaded_probes
-            );
+            ));
         }
         if l.rtt_samples > 0 {
-            out += &format!(
-                "Sending streams' RTT p50 {}, p90 {}, p99 {}, max {} (TCP_INFO, {} samples)\n",
+            out += &super::text::own_line(&format!(
+                "Sending streams' RTT p50 {}, p90 {}, p99 {}, max {} (TCP_INFO, {} samples)",
                 ms(l.rtt_p50),
                 ms(l.rtt_p90),
                 ms(l.rtt_p99),
                 ms(l.rtt_max),
                 l.rtt_samples
-            );
+            ));
         }
         out
     }

@@ -256,10 +256,10 @@ impl TestReport {
         // Not an iperf3 line: the whole machine, where softirq shows the
         // receive path a process's CPU does not.
         if let Some(h) = &self.host_cpu_local {
-            let _ = writeln!(o, "Machine CPU: local {h}");
+            o += &own_line(&format!("Machine CPU: local {h}"));
         }
         if let Some(h) = r.and_then(|r| r.iomark_host_cpu.as_ref()) {
-            let _ = writeln!(o, "Machine CPU: remote {h}");
+            o += &own_line(&format!("Machine CPU: remote {h}"));
         }
         o
     }
@@ -350,6 +350,33 @@ fn fmt_scaled(v: f64, step: f64, units: [&str; 4]) -> String {
     format!("{} {unit}", fmt_num(v / scale))
 }
 
+/// Columns iomark's own lines keep to (issue 48: an 80-column terminal).
+/// iperf3's lines keep iperf3's layout, whatever their width: scripts
+/// read them.
+const OWN_LINE_WIDTH: usize = 80;
+
+/// A line of iomark's own in the iperf3-shaped text, with its newline:
+/// past [`OWN_LINE_WIDTH`] it goes on under a two-space indent, broken at
+/// spaces.
+pub(super) fn own_line(line: &str) -> String {
+    let mut out = String::new();
+    let mut width = 0;
+    for word in line.split(' ') {
+        let n = word.chars().count();
+        if width > 0 && width + 1 + n > OWN_LINE_WIDTH {
+            out.push_str("\n  ");
+            width = 2;
+        } else if width > 0 {
+            out.push(' ');
+            width += 1;
+        }
+        out.push_str(word);
+        width += n;
+    }
+    out.push('\n');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,5 +385,19 @@ mod tests {
     fn units_print_like_iperf3() {
         assert_eq!(fmt_bytes(1.82 * 1024.0 * 1024.0 * 1024.0), "1.82 GBytes");
         assert_eq!(fmt_bytes(18.2 * 1024.0 * 1024.0 * 1024.0), "18.2 GBytes");
+    }
+
+    #[test]
+    fn an_own_line_past_80_columns_goes_on_indented_and_iperf3s_keep_theirs() {
+        let line = "Machine CPU: local user 2.1%, system 41.0%, iowait 0.0%, softirq 23.3%, \
+                    idle 33.6% of 2 CPUs";
+        let out = own_line(line);
+        assert_eq!(
+            out,
+            "Machine CPU: local user 2.1%, system 41.0%, iowait 0.0%, softirq 23.3%, idle\n  \
+             33.6% of 2 CPUs\n"
+        );
+        assert!(out.lines().all(|l| l.chars().count() <= 80), "{out}");
+        assert_eq!(own_line("short"), "short\n");
     }
 }
