@@ -8,12 +8,13 @@
 //! [`iomark_disk::job`], each profile's in its module of
 //! [`iomark_disk::profiles`]. A job file (`--job`) runs in `fio`.
 
-use iomark_disk::lifecycle::terminal::{self, ProgressLine};
-use iomark_disk::lifecycle::{self, stream::JsonStream, RunEnd, RunOptions, RunPlan, VerifyFile};
+use iomark_disk::lifecycle::{self, RunEnd, RunOptions, RunPlan, VerifyFile};
 use iomark_disk::plan::Workload;
 use iomark_disk::profiles::artefacts::ArtefactsOptions;
 use iomark_host::cgroup::SelfLimit;
 use iomark_model::disk::EngineKind;
+use iomark_pipeline::JsonStream;
+use iomark_text::terminal::{self, ProgressLine};
 
 use crate::disk_args::{print_run, DiskArgs};
 use crate::exit::Exit;

@@ -176,7 +176,7 @@ impl DiskArgs {
 /// Print a finished run as asked: text (fitted to the terminal's width, 80
 /// in a pipe), iomark's document or fio's layout.
 pub fn print_run(args: &DiskArgs, doc: &RunDocument, verbose: bool) -> anyhow::Result<()> {
-    let width = Some(iomark_disk::lifecycle::terminal::text_width());
+    let width = Some(iomark_text::terminal::text_width());
     crate::exit::print(&args.output(verbose).render_for(doc, width)?)?;
     Ok(())
 }

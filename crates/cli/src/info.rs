@@ -8,7 +8,7 @@ use iomark_host::{DeviceChain, HostInfoExt};
 use iomark_model::device::HostInfo;
 
 use crate::exit::{print, print_json, Exit};
-use iomark_disk::lifecycle::terminal::text_width;
+use iomark_text::terminal::text_width;
 
 /// Raw arguments of `iomark info`.
 #[derive(Debug, clap::Args)]

@@ -1,19 +1,19 @@
 //! `iomark mem stream|stencil|himeno`: memory and out-of-core kernels on the
 //! heap or a file mapping, optionally under a memory cgroup limit.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::Command;
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
-use iomark_disk::lifecycle::terminal;
 use iomark_mem::settings::{
     HimenoSettings, KernelSettings, MemPlan, MemSettings, StencilSettings, StreamSettings,
 };
 use iomark_mem::{job, MemError};
 use iomark_model::mem::MemOutcome;
 use iomark_model::{now_ms, RunBody};
-use iomark_pipeline::RunSink;
+use iomark_pipeline::{RunDisplay, RunSink};
+use iomark_text::terminal::{self, ProgressLine};
 use iomark_text::Output;
 
 use crate::exit::Exit;
@@ -160,20 +160,12 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
     let mut sink = crate::record::StoreSink::new(&options.store);
     sink.begin(&mut begun);
     // Where the run is, on a terminal's status line (as disk's progress).
-    let terminal = stream.is_none() && std::io::stderr().is_terminal();
-    let width = terminal::text_width() - 1;
-    let mut line = |l: &str| eprint!("\r{}\x1b[K", l.chars().take(width).collect::<String>());
-    let run = {
-        let mut watch = iomark_mem::live::MemWatch::new(&mut sink, stream.as_mut());
-        if terminal {
-            watch = watch.showing(&mut line);
-        }
-        let run = options.plan.run_observed(stop, child, &mut watch);
-        if terminal {
-            eprint!("\r\x1b[K");
-        }
-        run?
-    };
+    let mut line = ProgressLine::new(stream.is_none() && terminal::wanted(false));
+    let mut watch = iomark_mem::live::MemWatch::new(&mut sink, stream.as_mut()).showing(&mut line);
+    let run = options.plan.run_observed(stop, child, &mut watch);
+    drop(watch);
+    line.close();
+    let run = run?;
     let mut doc = options
         .plan
         .document(run, crate::record::command_line(), started_at_ms);

@@ -182,7 +182,7 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
                 limit: l.limit,
                 ..RunQuery::default()
             };
-            let width = iomark_disk::lifecycle::terminal::text_width();
+            let width = iomark_text::terminal::text_width();
             if let Some(note) = documents::list(db, &query, l.json, width, out)? {
                 eprintln!("{note}");
             }
@@ -196,11 +196,8 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
             if as_json {
                 json::write(out, &json::run_detail(&run))?;
             } else {
-                let text = results::run_detail(
-                    &run,
-                    verbose,
-                    Some(iomark_disk::lifecycle::terminal::text_width()),
-                );
+                let text =
+                    results::run_detail(&run, verbose, Some(iomark_text::terminal::text_width()));
                 out.write_all(text.as_bytes())?;
             }
         }
@@ -223,7 +220,7 @@ pub fn run(args: ResultsArgs) -> anyhow::Result<Exit> {
                 json::write(out, &json::comparison(&lineup))?;
             } else {
                 let view = results::View {
-                    width: iomark_disk::lifecycle::terminal::text_width(),
+                    width: iomark_text::terminal::text_width(),
                     verbose,
                 };
                 let text = results::comparison(&lineup, TableStyle::Terminal, view);

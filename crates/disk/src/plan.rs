@@ -18,11 +18,11 @@ use iomark_model::{RunBody, RunDocument, RunStatus, Warning};
 
 use crate::checks;
 use crate::job::JobSettings;
-use crate::profiles::outline::Outline;
 use crate::profiles::{self, ProfileName, ProfileObserver, ProfilePlan, ProfileSettings, Setting};
 use crate::target::{DirectMode, OpenTarget, TargetRequest, TestFilePrep};
 use crate::verify::writes::VerifyWrites;
 use crate::DiskError;
+use iomark_pipeline::Outline;
 
 /// Everything the user said about a disk run.
 #[derive(Debug, Clone, Default)]

@@ -57,6 +57,7 @@ mod tests;
 mod worker;
 
 use gate::StartGate;
+use iomark_pipeline::Progress;
 pub use live::{Interval, LatencyCounts};
 use live::{LiveCounter, Sampler};
 use stats::{CpuClock, ThreadStats};
@@ -64,21 +65,6 @@ use worker::worker;
 
 /// Length of one per-interval sample.
 pub const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
-
-/// What a running job tells whoever watches it (the progress bar).
-#[derive(Debug, Clone, Copy)]
-pub struct Progress {
-    /// Time since the job started, ramp included.
-    pub elapsed: Duration,
-    /// How long the job will take in all, when it is time-based.
-    pub total: Option<Duration>,
-    /// Whether the ramp is still running.
-    pub ramping: bool,
-    /// Bytes completed and counted so far.
-    pub bytes: u64,
-    /// Bytes the job will move in all, when it is size-based.
-    pub bytes_total: Option<u64>,
-}
 
 /// Receives progress from a running job, a few times a second.
 pub trait Observer {

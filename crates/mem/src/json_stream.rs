@@ -5,24 +5,19 @@
 //! (`"kind": "pass"`) and for each kernel run as it ends (`"kind": "run"`:
 //! each point of a sweep, each all-in-memory run of `--relative` and
 //! `--repeat`), and an `end` whose data is the document `--json` prints.
-//! Each line is flushed when written, so a reader sees it while the run
-//! goes on.
+//! The lines are written, each flushed, by the pipeline's [`EventLines`],
+//! as every run's are.
 
-use std::io::Write;
+use std::io::Stdout;
 
 use crate::observe::{Measured, MemObserver, Pass, Role};
 use crate::settings::MemPlan;
 use iomark_model::mem::{KernelResult, MemJobSpec, MemKernelSpec, MemOutcome};
 use iomark_model::RunDocument;
-use serde::Serialize;
+use iomark_pipeline::EventLines;
 use serde_json::{json, Value};
 
-/// One line: `{"event":"...","data":...}`, keys in that order.
-fn line(event: &str, data: &impl Serialize) -> String {
-    iomark_model::live::stream_event(event, data)
-}
-
-/// Writes the stream's lines, each flushed; a closed pipe (a reader gone)
+/// Writes the stream's lines on stdout; a closed pipe (a reader gone)
 /// ends the writing, not the run, which is still stored.
 pub struct JsonStream {
     /// The sweep point under way, if any.
@@ -32,7 +27,7 @@ pub struct JsonStream {
     /// What the run under way is: its role and spec, as every interval
     /// of it says.
     what: Value,
-    closed: bool,
+    lines: EventLines<Stdout>,
 }
 
 impl JsonStream {
@@ -42,25 +37,15 @@ impl JsonStream {
             point: None,
             runs: 0,
             what: Value::Null,
-            closed: false,
+            lines: EventLines::new(std::io::stdout()),
         };
-        s.write(&line("start", &start_data(plan)));
+        s.lines.write("start", &start_data(plan));
         s
     }
 
     /// The `end` line: the run's document.
     pub fn end(mut self, doc: &RunDocument) {
-        self.write(&line("end", doc));
-    }
-
-    fn write(&mut self, text: &str) {
-        if self.closed {
-            return;
-        }
-        let mut out = std::io::stdout().lock();
-        if writeln!(out, "{text}").and_then(|()| out.flush()).is_err() {
-            self.closed = true;
-        }
+        self.lines.write("end", doc);
     }
 }
 
@@ -95,13 +80,13 @@ impl MemObserver for JsonStream {
             "mflops": p.flops.filter(|_| p.seconds > 0.0).map(|f| f / p.seconds / 1e6),
         });
         merge(&mut data, &self.what);
-        self.write(&line("interval", &data));
+        self.lines.write("interval", &data);
     }
 
     fn measured(&mut self, m: &Measured<'_>) {
         let mut data = interval_data(m);
         merge(&mut data, &self.what);
-        self.write(&line("interval", &data));
+        self.lines.write("interval", &data);
     }
 }
 

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use iomark_model::live::LiveSample;
 use iomark_model::mem::{HimenoLength, MemJobSpec, MemKernelSpec};
-use iomark_pipeline::RunSink;
+use iomark_pipeline::{RunDisplay, RunSink};
 
 use crate::json_stream::JsonStream;
 use crate::observe::{Measured, MemObserver, Pass, Role};
@@ -32,7 +32,7 @@ pub struct MemWatch<'a> {
     pending: Pending,
     /// Where a person follows the run (a terminal's status line), and
     /// how far the kernel run under way is.
-    show: Option<&'a mut dyn FnMut(&str)>,
+    display: Option<&'a mut dyn RunDisplay>,
     length: Length,
     passes: u32,
     pass_seconds: f64,
@@ -107,17 +107,18 @@ impl<'a> MemWatch<'a> {
             label: String::new(),
             began: Instant::now(),
             pending: Pending::default(),
-            show: None,
+            display: None,
             length: Length::Passes(0),
             passes: 0,
             pass_seconds: 0.0,
         }
     }
 
-    /// The watch, telling `show` (a terminal's status line) where the run
-    /// is at each kernel run's begin and after each pass.
-    pub fn showing(mut self, show: &'a mut dyn FnMut(&str)) -> Self {
-        self.show = Some(show);
+    /// The watch, telling `display` (the progress line on a terminal)
+    /// where the run is at each kernel run's begin and after each pass, as
+    /// a [`RunDisplay::status`] line.
+    pub fn showing(mut self, display: &'a mut dyn RunDisplay) -> Self {
+        self.display = Some(display);
         self
     }
 
@@ -129,8 +130,8 @@ impl<'a> MemWatch<'a> {
             self.passes,
             self.pass_seconds,
         );
-        if let Some(show) = self.show.as_mut() {
-            show(&line);
+        if let Some(display) = self.display.as_mut() {
+            display.status(&line);
         }
     }
 

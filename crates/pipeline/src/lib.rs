@@ -1,13 +1,26 @@
-//! What a run goes through while it goes, whatever it measures: the
-//! [`RunSink`] its record is written to, begun, a second at a time,
-//! checkpointed and finished. Disk's lifecycle, mem's kernels and net's
-//! tests write through it; the results store implements it (the binary's
-//! sink), and [`MemorySink`] keeps a run in memory for tests and for a
-//! caller that stores nothing.
+//! What a run goes through while it goes, whatever it measures:
+//!
+//! - the [`RunSink`] its record is written to, begun, a second at a time,
+//!   checkpointed and finished (the results store implements it in the
+//!   binary; [`MemorySink`] keeps a run in memory for tests and for a
+//!   caller that stores nothing);
+//! - the [`RunDisplay`] that shows where it is, along the [`Outline`] of
+//!   its steps, followed by a [`Tracker`] that says how long is left
+//!   ([`NoDisplay`] shows nothing; the progress line on a terminal is the
+//!   binary's, in `iomark_text::terminal`);
+//! - its `--json-stream` lines: [`EventLines`] writes them for every kind
+//!   of run, and [`JsonStream`] is the display that streams a run told
+//!   through a [`RunDisplay`].
 //!
 //! It depends on the model alone, so every measuring crate can write to
-//! it and none has to know the store.
+//! it and none has to know the store or the terminal.
 
+mod display;
+pub mod outline;
 mod sink;
+mod stream;
 
+pub use display::{NoDisplay, RunDisplay};
+pub use outline::{Eta, Outline, Progress, Tracker};
 pub use sink::{MemorySink, RunSink};
+pub use stream::{EventLines, JsonStream};

@@ -8,7 +8,9 @@
 //! (CrystalDiskMark's grid, IOmeter's rows, GNOME Disks' summary,
 //! MacBench's table, the sweep); memory runs like STREAM and Himeno.
 //! `iomark info`'s device chain reads as an indented tree
-//! ([`device_info`]). A network run's text is iperf3's, printed live by
+//! ([`device_info`]). While a run goes, `terminal` (feature `terminal`)
+//! draws its progress line on stderr and gives the width every command
+//! fits its text to. A network run's text is iperf3's, printed live by
 //! `iomark-net` as the test goes, so it has no renderer here. Stored runs
 //! are listed, shown, compared and exported by [`results`], drawing the
 //! judgement of [`iomark_stats::lineup`]; [`json`] holds the layouts
@@ -35,6 +37,8 @@ pub mod results;
 mod run_warnings;
 mod sustained;
 pub mod sweep_limits;
+#[cfg(feature = "terminal")]
+pub mod terminal;
 mod verify;
 
 pub use cluster::{mem_rank_table, rank_table};

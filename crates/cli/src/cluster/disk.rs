@@ -10,10 +10,11 @@
 use anyhow::bail;
 use iomark_cluster::ranks::RankCoordinator;
 use iomark_cluster::World;
-use iomark_disk::lifecycle::stream::JsonStream;
-use iomark_disk::lifecycle::terminal::ProgressLine;
-use iomark_disk::lifecycle::{self, RunDisplay, RunEnd, RunOptions, RunPlan};
+use iomark_disk::lifecycle::{self, RunEnd, RunOptions, RunPlan};
 use iomark_disk::plan::{DiskPlan, Workload};
+use iomark_pipeline::JsonStream;
+use iomark_pipeline::RunDisplay;
+use iomark_text::terminal::ProgressLine;
 
 use crate::disk_args::{print_run, DiskArgs};
 use crate::exit::Exit;

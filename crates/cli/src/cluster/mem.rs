@@ -51,7 +51,7 @@ fn run_rank(args: MemArgs, world: &World, stop: &AtomicBool) -> anyhow::Result<E
     let mut sink = crate::record::StoreSink::new(&options.store);
     sink.begin(&mut doc);
     sink.finish(&mut doc);
-    let width = iomark_disk::lifecycle::terminal::text_width();
+    let width = iomark_text::terminal::text_width();
     let text = options.output.render_for(&doc, Some(width))?;
     std::io::stdout().lock().write_all(text.as_bytes())?;
     crate::mem::ended(&doc)

@@ -126,7 +126,7 @@ fn warn(msg: &str) {
 /// a run's own text is (issue 48: another run on the device was named in
 /// 98 columns).
 pub(crate) fn eprint_fitted(line: &str) {
-    let width = iomark_disk::lifecycle::terminal::text_width();
+    let width = iomark_text::terminal::text_width();
     eprintln!("{}", iomark_text::fit_prose(line, width));
 }
 

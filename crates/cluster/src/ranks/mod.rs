@@ -52,7 +52,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use iomark_disk::lifecycle::{Coordinator, Gathered, RunDisplay, RunError};
+use iomark_disk::lifecycle::{Coordinator, Gathered, RunError};
 use iomark_disk::plan::DiskOutcome;
 use iomark_disk::profiles::PassSeries;
 use iomark_disk::runner::LatencyCounts;
@@ -64,6 +64,7 @@ use iomark_model::live::LiveSample;
 use iomark_model::sustained::SummedSeries;
 use iomark_model::units::Nanos;
 use iomark_model::{Warning, WarningKind};
+use iomark_pipeline::RunDisplay;
 
 use crate::merge::{RankReport, RankSeries};
 use crate::{ClusterError, Notices, World};

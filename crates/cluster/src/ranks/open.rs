@@ -4,11 +4,12 @@
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
-use iomark_disk::lifecycle::{open_target, RunDisplay};
+use iomark_disk::lifecycle::open_target;
 use iomark_disk::target::{OpenTarget, TargetRequest};
 use iomark_disk::DiskError;
 use iomark_model::cluster::Layout;
 use iomark_model::units::Bytes;
+use iomark_pipeline::RunDisplay;
 
 use crate::World;
 

@@ -4,16 +4,17 @@
 //! short probe first when asked), check, write up, remember what the run
 //! taught, finish the record.
 //!
-//! The record goes through a [`RunSink`] (the binary's is the results
-//! store; [`MemorySink`] keeps it in memory), the progress through a
-//! [`RunDisplay`] (the line on a terminal is `terminal::ProgressLine`,
-//! feature `terminal`); printing the finished document is the caller's. So the
-//! whole lifecycle runs in a unit test with the null engine, as
+//! The record goes through the pipeline's [`RunSink`] (the binary's is
+//! the results store; [`MemorySink`] keeps it in memory), the progress
+//! through its [`RunDisplay`] (the line on a terminal is the binary's,
+//! `iomark_text::terminal::ProgressLine`); printing the finished document
+//! is the caller's. So the whole lifecycle runs in a unit test with the null engine, as
 //! hyperfine tests its scheduler with a mock executor.
 //!
 //! ```no_run
 //! use std::sync::atomic::AtomicBool;
-//! use iomark_disk::lifecycle::{self, MemorySink, NoDisplay, RunOptions, RunPlan};
+//! use iomark_disk::lifecycle::{self, RunOptions, RunPlan};
+//! use iomark_pipeline::{MemorySink, NoDisplay};
 //! use iomark_disk::plan::DiskSettings;
 //!
 //! let plan = DiskSettings { path: ".".into(), ..DiskSettings::default() }.build()?;
@@ -27,13 +28,12 @@
 //! )?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! [`MemorySink`]: iomark_pipeline::MemorySink
 
 mod coordinator;
 mod known;
-pub mod stream;
 mod targets;
-#[cfg(feature = "terminal")]
-pub mod terminal;
 mod watch;
 
 use std::path::PathBuf;
@@ -47,14 +47,12 @@ use iomark_model::stored::RunId;
 use iomark_model::{now_ms, RunBody, RunDocument, RunStatus};
 
 pub use coordinator::{Alone, CoordinationError, Coordinator, Gathered};
-pub use iomark_pipeline::{MemorySink, RunSink};
+use iomark_pipeline::{Outline, RunDisplay, RunSink, Tracker};
 pub use known::Known;
 pub use targets::open_target;
-pub use watch::{NoDisplay, RunDisplay};
 
 use crate::plan::{run_document_for, DiskOutcome, DiskPlan};
 use crate::profiles::artefacts::ArtefactsOptions;
-use crate::profiles::outline::{Outline, Tracker};
 use crate::profiles::ProfilePlan;
 use crate::target::OpenTarget;
 use crate::DiskError;

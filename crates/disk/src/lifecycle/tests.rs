@@ -13,8 +13,7 @@ use iomark_model::{RunBody, RunStatus, WarningKind};
 use super::*;
 use crate::job::JobSettings;
 use crate::plan::DiskSettings;
-use crate::profiles::outline::{Eta, Outline};
-use crate::runner::Progress;
+use iomark_pipeline::{Eta, MemorySink, Outline, Progress};
 
 /// A display that keeps what it was asked to show.
 #[derive(Default)]

@@ -1,5 +1,5 @@
 //! What watches a run while it measures, cut by concern: the progress the
-//! user sees ([`RunDisplay`], display only), the run's checkpoints into
+//! user sees (the pipeline's [`RunDisplay`], display only), the run's checkpoints into
 //! its sink, and the processes' coordination ([`Coordinator`]). [`Watch`]
 //! joins them into the one observer ([`ProfileObserver`]) a workload is
 //! given.
@@ -10,48 +10,11 @@ use iomark_model::pts::PtsRoundStatus;
 use iomark_model::{RunBody, RunDocument};
 
 use super::{Coordinator, RunSink};
-use crate::profiles::outline::{Eta, Outline, Tracker};
 use crate::profiles::{PassSeries, ProfileObserver};
-use crate::runner::{Interval, Observer, Progress};
+use crate::runner::{Interval, Observer};
 use crate::DiskError;
 use iomark_model::sustained::SummedSeries;
-
-/// The progress the user sees: where the run is and what it does now.
-/// Display only: nothing here may change what is measured or stored.
-pub trait RunDisplay {
-    /// Follow `outline` from here on: the run's tests (`counted` is
-    /// "test"), or the short probe's before them ("probe"), so the line
-    /// never says "test 1 of 8" of a probe; `then` is the time the steps
-    /// after it take.
-    fn follow(&mut self, outline: Outline, counted: &'static str, then: Option<Eta>);
-    /// A job's progress, a few times a second.
-    fn progress(&mut self, p: &Progress);
-    /// A job or phase called `label` starts.
-    fn begin(&mut self, label: &str);
-    /// The current job or phase ended.
-    fn end(&mut self);
-    /// The run is over: the line is cleared.
-    fn close(&mut self);
-    /// A line for the user, about what the run did (a stale file removed).
-    fn say(&mut self, line: &str);
-    /// A second of the run's test just measured (`--json-stream`).
-    fn sample(&mut self, _sample: &LiveSample) {}
-    /// A round of a PTS test ended: where its steady state stands.
-    fn round(&mut self, _status: &PtsRoundStatus) {}
-}
-
-/// Shows nothing.
-#[derive(Debug, Default)]
-pub struct NoDisplay;
-
-impl RunDisplay for NoDisplay {
-    fn follow(&mut self, _: Outline, _: &'static str, _: Option<Eta>) {}
-    fn progress(&mut self, _: &Progress) {}
-    fn begin(&mut self, _: &str) {}
-    fn end(&mut self) {}
-    fn close(&mut self) {}
-    fn say(&mut self, _: &str) {}
-}
+use iomark_pipeline::{Outline, Progress, RunDisplay, Tracker};
 
 /// The run's checkpoints: each finished test goes into the document as
 /// recorded so far, so a killed run keeps what it measured.

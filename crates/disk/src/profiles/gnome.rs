@@ -26,9 +26,9 @@ use super::common::shortened;
 use super::settings::{ProfileSettings, Setting};
 use super::{ProfileObserver, ProfileOutcome};
 use crate::buffer::AlignedBuf;
-use crate::runner::Progress;
 use crate::target::OpenTarget;
 use crate::DiskError;
+use iomark_pipeline::Progress;
 
 /// GNOME Disks' page: the alignment of every offset and the access read size.
 pub const PAGE: u64 = 4096;

@@ -47,9 +47,10 @@ use iomark_model::sustained::{SummedSeries, WrittenAt};
 use iomark_model::units::{Bytes, Nanos};
 use iomark_model::Warning;
 
-use crate::runner::{self, Observer, Progress, Quiet};
+use crate::runner::{self, Observer, Quiet};
 use crate::target::{OpenTarget, TestFilePrep};
 use crate::DiskError;
+use iomark_pipeline::Progress;
 pub use settings::{ProfileSettings, Setting};
 
 /// The profiles by name.

@@ -3,8 +3,9 @@
 //! really begins, and the tracker's time left.
 
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
-use iomark_model::disk::{DataPattern, EngineKind};
+use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind};
 use iomark_model::units::Nanos;
 
 use super::super::settings::{Depths, MixList, Setting, SizeList};
@@ -12,6 +13,8 @@ use super::super::{plan, ProfileName, ProfileObserver, ProfileSettings};
 use super::*;
 use crate::runner::Observer;
 use crate::target::{DirectMode, OpenTarget, TargetRequest, TestFilePrep};
+use iomark_pipeline::outline::{Eta, Tracker};
+use iomark_pipeline::Progress;
 
 const GIB: Bytes = Bytes(Bytes::GIB);
 

@@ -33,9 +33,10 @@ use iomark_stats::cliff::{find_cliff, rate_between, steady, CliffParams};
 use super::common::PointSpec;
 use super::settings::{ProfileSettings, Setting};
 use super::{pause, PassSeries, ProfileObserver, ProfileOutcome};
-use crate::runner::{self, Observer, Progress};
+use crate::runner::{self, Observer};
 use crate::target::{FreeSpaceMargin, OpenTarget};
 use crate::DiskError;
+use iomark_pipeline::Progress;
 
 /// Bytes per write: large, so the rate is the medium's, not per-I/O cost.
 pub const BLOCK: u64 = 1 << 20;

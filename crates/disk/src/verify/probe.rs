@@ -30,9 +30,10 @@ use rand::{Rng, SeedableRng};
 use super::block::{Bad, Expect, Header, Verdict, BLOCK};
 use super::{Findings, GROUP};
 use crate::buffer::AlignedBuf;
-use crate::runner::{Observer, Progress};
+use crate::runner::Observer;
 use crate::target::OpenTarget;
 use crate::DiskError;
+use iomark_pipeline::Progress;
 
 /// Evenly spaced probes across the claimed size.
 pub const GRID: u64 = 256;

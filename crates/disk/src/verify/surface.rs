@@ -21,9 +21,10 @@ use super::block::{Bad, Expect, Header, Verdict, BLOCK};
 use super::{Findings, GROUP};
 use crate::buffer::AlignedBuf;
 use crate::engine::{self, Dir, Done, EngineSetup, IoUnit, Queued};
-use crate::runner::{Observer, Progress};
+use crate::runner::Observer;
 use crate::target::OpenTarget;
 use crate::{pattern, DiskError};
+use iomark_pipeline::Progress;
 
 /// Stretches of the surface a pass is timed in (GNOME Disks' chart has
 /// about as many points).

@@ -1,52 +1,47 @@
-//! `--json-stream`: the run as it goes, one JSON object per line on its
-//! own writer (stdout), in the layout of iperf3's `--json-stream`
-//! (`{"event": ..., "data": ...}`): a `start` naming the tests, an
-//! `interval` for each second of a test as it is measured, a `round` as
-//! each round of a PTS test ends (its steady-state window so far), and
-//! the command prints the `end` (the run's document) when the run is over.
+//! `--json-stream`: a run as it goes, one JSON object per line on its own
+//! writer (stdout), in the layout of iperf3's `--json-stream`
+//! (`{"event": ..., "data": ...}`), each line flushed as it is written so
+//! a reader sees it while the run goes on.
 //!
-//! It is a [`RunDisplay`] around the one the user sees (the progress line
-//! on stderr), so both show the same run.
+//! [`EventLines`] writes the lines, for every kind of run: a closed pipe
+//! (a reader gone) ends the writing, not the run. [`JsonStream`] is the
+//! stream of a run told through a [`RunDisplay`] (disk's): a `start`
+//! naming the tests, an `interval` for each second of a test as it is
+//! measured, a `round` as each round of a PTS test ends (its steady-state
+//! window so far), and the `end` (the run's document) the caller writes
+//! when the run is over. It wraps the display the user sees (the progress
+//! line on stderr), so both show the same run. mem writes its own events
+//! (its passes and kernel runs) through [`EventLines`].
 
 use std::io::Write;
 
 use iomark_model::live::{stream_event, LiveSample};
 use iomark_model::pts::PtsRoundStatus;
+use serde::Serialize;
 use serde_json::json;
 
-use super::RunDisplay;
-use crate::profiles::outline::{Eta, Outline};
-use crate::runner::Progress;
+use crate::display::RunDisplay;
+use crate::outline::{Eta, Outline, Progress};
 
-/// Prints the run's events on `out` and shows everything on `inner` too.
-pub struct JsonStream<W: Write, D: RunDisplay> {
+/// Writes `--json-stream` lines, each flushed; the first write error ends
+/// the writing and is kept for the caller.
+#[derive(Debug)]
+pub struct EventLines<W: Write> {
     out: W,
-    inner: D,
-    started: bool,
     /// The first write error: the stream ends there (a closed pipe), the
     /// run does not.
     failed: Option<std::io::Error>,
 }
 
-impl<W: Write, D: RunDisplay> JsonStream<W, D> {
-    /// Events on `out`, around `inner`.
-    pub fn new(out: W, inner: D) -> Self {
-        JsonStream {
-            out,
-            inner,
-            started: false,
-            failed: None,
-        }
+impl<W: Write> EventLines<W> {
+    /// Lines on `out`.
+    pub fn new(out: W) -> Self {
+        EventLines { out, failed: None }
     }
 
-    /// The last line: `{"event":"end","data":...}` with `data` the run's
-    /// document (what `--json` prints); the first write error, if any.
-    pub fn end(mut self, data: &serde_json::Value) -> std::io::Result<()> {
-        self.line("end", data);
-        self.failed.map_or(Ok(()), Err)
-    }
-
-    fn line(&mut self, event: &str, data: &serde_json::Value) {
+    /// One line, `{"event":"...","data":...}`, unless an earlier one
+    /// failed.
+    pub fn write(&mut self, event: &str, data: &impl Serialize) {
         if self.failed.is_some() {
             return;
         }
@@ -55,6 +50,36 @@ impl<W: Write, D: RunDisplay> JsonStream<W, D> {
         if let Err(e) = written {
             self.failed = Some(e);
         }
+    }
+
+    /// The first write error, if any.
+    pub fn finish(self) -> std::io::Result<()> {
+        self.failed.map_or(Ok(()), Err)
+    }
+}
+
+/// Prints a run's events on `out` and shows everything on `inner` too.
+pub struct JsonStream<W: Write, D: RunDisplay> {
+    lines: EventLines<W>,
+    inner: D,
+    started: bool,
+}
+
+impl<W: Write, D: RunDisplay> JsonStream<W, D> {
+    /// Events on `out`, around `inner`.
+    pub fn new(out: W, inner: D) -> Self {
+        JsonStream {
+            lines: EventLines::new(out),
+            inner,
+            started: false,
+        }
+    }
+
+    /// The last line: `{"event":"end","data":...}` with `data` the run's
+    /// document (what `--json` prints); the first write error, if any.
+    pub fn end(mut self, data: &serde_json::Value) -> std::io::Result<()> {
+        self.lines.write("end", data);
+        self.lines.finish()
     }
 }
 
@@ -83,7 +108,7 @@ impl<W: Write, D: RunDisplay> RunDisplay for JsonStream<W, D> {
                 "steps": tests,
                 "timestamp_ms": iomark_model::now_ms(),
             });
-            self.line("start", &data);
+            self.lines.write("start", &data);
         }
         self.inner.follow(outline, counted, then);
     }
@@ -109,12 +134,13 @@ impl<W: Write, D: RunDisplay> RunDisplay for JsonStream<W, D> {
     }
 
     fn sample(&mut self, sample: &LiveSample) {
-        self.line("interval", &interval(sample));
+        self.lines.write("interval", &interval(sample));
         self.inner.sample(sample);
     }
 
     fn round(&mut self, status: &PtsRoundStatus) {
-        self.line("round", &serde_json::to_value(status).unwrap_or_default());
+        self.lines
+            .write("round", &serde_json::to_value(status).unwrap_or_default());
         self.inner.round(status);
     }
 }
@@ -122,8 +148,8 @@ impl<W: Write, D: RunDisplay> RunDisplay for JsonStream<W, D> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lifecycle::NoDisplay;
-    use crate::profiles::outline::{Cost, Step};
+    use crate::display::NoDisplay;
+    use crate::outline::{Cost, Step};
     use std::time::Duration;
 
     #[test]

@@ -2,17 +2,16 @@
 //! the time left in the whole run first, then the step and live MB/s and
 //! IOPS, fitted to the terminal's width, on stderr, only when stderr is a terminal and the user did not ask for
 //! quiet. Where a run is and how long it has left are the outline's
-//! ([`Tracker`]); this module only draws them, as a [`RunDisplay`].
+//! ([`Tracker`]); this module only draws them, as a [`RunDisplay`]. Also
+//! the widths every command fits its text to ([`text_width`]).
 
 use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::RunDisplay;
-use crate::profiles::outline::{Eta, Outline, Tracker};
-use crate::runner::Progress;
 use iomark_model::pts::PtsRoundStatus;
+use iomark_pipeline::{Eta, Outline, Progress, RunDisplay, Tracker};
 
 /// What one progress line shows.
 #[derive(Debug, Clone, Default)]
@@ -274,13 +273,19 @@ impl RunProgress {
 pub struct ProgressLine {
     line: Option<RunProgress>,
     show: bool,
+    /// A run's own status line is on the screen ([`RunDisplay::status`]).
+    status_shown: bool,
 }
 
 impl ProgressLine {
     /// The display of a run, with the line drawn only if `show`
     /// ([`wanted`]).
     pub fn new(show: bool) -> Self {
-        ProgressLine { line: None, show }
+        ProgressLine {
+            line: None,
+            show,
+            status_shown: false,
+        }
     }
 }
 
@@ -313,6 +318,9 @@ impl RunDisplay for ProgressLine {
         if let Some(line) = self.line.take() {
             line.finish();
         }
+        if std::mem::take(&mut self.status_shown) {
+            eprint!("\r\x1b[K");
+        }
     }
 
     fn say(&mut self, line: &str) {
@@ -325,9 +333,19 @@ impl RunDisplay for ProgressLine {
         let Some(bar) = self.line.as_ref().and_then(|l| l.bar.as_ref()) else {
             return;
         };
-        let line = iomark_text::round_line(status);
-        let fitted = iomark_text::fit_prose(&format!("iomark: {line}"), line_width());
+        let line = crate::round_line(status);
+        let fitted = crate::fit_prose(&format!("iomark: {line}"), line_width());
         bar.suspend(|| eprintln!("{}", fitted.trim_end()));
+    }
+
+    /// The line in place of the last, cut to the width: a mem run's
+    /// kernel run and pass.
+    fn status(&mut self, line: &str) {
+        if self.show {
+            let cut: String = line.chars().take(line_width()).collect();
+            eprint!("\r{cut}\x1b[K");
+            self.status_shown = true;
+        }
     }
 }
 
