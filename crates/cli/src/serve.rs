@@ -62,19 +62,19 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Exit> {
         db: args.db,
         bind: args.bind,
         access,
-        workers: iomark_serve::server::WORKERS,
+        workers: iomark_serve::WORKERS,
         limits: Limits {
             header_timeout: Duration::from_nanos(args.header_timeout.0),
             idle_timeout: Duration::from_nanos(args.idle_timeout.0),
             max_connections: args
                 .max_connections
-                .unwrap_or_else(iomark_serve::connections::default_max_connections),
+                .unwrap_or_else(iomark_serve::default_max_connections),
         },
     })?;
     let url = format!("http://{}/", listening.addr());
     let store = iomark_text::escape_controls(listening.location()).into_owned();
     match listening.access().token() {
-        Some(t) if args.token.as_deref() == Some(iomark_serve::access::GENERATE) => eprintln!(
+        Some(t) if args.token.as_deref() == Some(iomark_serve::GENERATE) => eprintln!(
             "serving {store} at {url} (Ctrl-C stops); access token {t}: open {url}?token={t}"
         ),
         Some(_) => eprintln!("serving {store} at {url} (Ctrl-C stops); requests need the token"),

@@ -520,7 +520,7 @@ fn a_postgresql_store_is_served_and_survives_its_connections_cut() {
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
          WHERE datname = '{db}' AND pid <> pg_backend_pid()",
     );
-    for _ in 0..2 * iomark_serve::server::WORKERS {
+    for _ in 0..2 * iomark_serve::WORKERS {
         let res = served.get("/api/runs/1");
         assert_eq!(res.status, 200, "{}", res.text());
     }

@@ -202,7 +202,7 @@ fn a_page_the_store_fails_is_logged_and_the_store_stays_open() {
         "UPDATE figures SET value = 'not a number' WHERE run_id = 1",
     );
     let served = Served::start(scratch.db(), &[]);
-    for _ in 0..2 * iomark_serve::server::WORKERS {
+    for _ in 0..2 * iomark_serve::WORKERS {
         let broken = served.get("/runs/1");
         assert_eq!(broken.status, 500, "{}", broken.text());
         sqlite.ids(db);
@@ -216,7 +216,7 @@ fn a_page_the_store_fails_is_logged_and_the_store_stays_open() {
         .collect();
     assert_eq!(
         logged.len(),
-        2 * iomark_serve::server::WORKERS,
+        2 * iomark_serve::WORKERS,
         "each failure logged once: {log}"
     );
     assert!(

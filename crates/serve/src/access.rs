@@ -13,11 +13,11 @@ use crate::ServeError;
 /// Cookies are not kept apart by port: every server on a host name sees
 /// every cookie set for it, so two iomark servers on one host would
 /// otherwise overwrite each other's token (docs/serve.md, "The token").
-pub const COOKIE_PREFIX: &str = "iomark_token_";
+const COOKIE_PREFIX: &str = "iomark_token_";
 
 /// The shortest token accepted: guessing 16 characters over a network is
 /// out of reach, guessing 4 is not.
-pub const MIN_TOKEN_LEN: usize = 16;
+const MIN_TOKEN_LEN: usize = 16;
 
 /// What `--token` asks for a token to be made and printed.
 pub const GENERATE: &str = "generate";
@@ -32,7 +32,7 @@ pub struct Access {
 
 /// What a request may do, by [`Access::check`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Admission {
+pub(crate) enum Admission {
     /// Go on to the routes.
     Admitted,
     /// Answer this instead (401; or, for `?token=` right, a redirect to
@@ -43,8 +43,9 @@ pub enum Admission {
 impl Access {
     /// The rule for a server on `bind` with `token` (`--token`; its value
     /// [`GENERATE`] makes one). A non-loopback address without a token,
-    /// or a token that is weak or cannot travel ([`token_fits`]), is
-    /// refused naming the fix.
+    /// or a token that is weak or cannot travel (under 16 characters, or
+    /// with a character a header or cookie cannot carry), is refused
+    /// naming the fix.
     pub fn new(bind: SocketAddr, token: Option<&str>) -> Result<Access, ServeError> {
         let token = match token {
             None if bind.ip().is_loopback() => None,
@@ -59,22 +60,14 @@ impl Access {
         })
     }
 
-    /// Anyone may read (loopback, no token).
-    pub fn open() -> Access {
-        Access {
-            token: None,
-            port: 0,
-        }
-    }
-
     /// The same rule for a server that listens on `port` (the port chosen
     /// for `--bind ADDR:0`), which names the cookie.
-    pub fn on_port(self, port: u16) -> Access {
+    pub(crate) fn on_port(self, port: u16) -> Access {
         Access { port, ..self }
     }
 
     /// The name of the cookie that keeps the token: `iomark_token_PORT`.
-    pub fn cookie_name(&self) -> String {
+    fn cookie_name(&self) -> String {
         format!("{COOKIE_PREFIX}{}", self.port)
     }
 
@@ -92,7 +85,7 @@ impl Access {
     /// (`localhost` or an address): a page elsewhere whose name was made
     /// to point at 127.0.0.1 (DNS rebinding) would otherwise read the
     /// store from the visitor's browser as its own origin.
-    pub fn check(&self, req: &Request) -> Admission {
+    pub(crate) fn check(&self, req: &Request) -> Admission {
         let Some(token) = &self.token else {
             return match req.host.as_deref() {
                 Some(host) if !names_this_machine(host) => Admission::Answer(Response::new(
@@ -162,6 +155,15 @@ impl Access {
             .with_header("WWW-Authenticate", "Bearer".into()),
         )
     }
+
+    /// Anyone may read (loopback, no token).
+    #[cfg(test)]
+    pub(crate) fn open() -> Access {
+        Access {
+            token: None,
+            port: 0,
+        }
+    }
 }
 
 /// Whether `token` may be an access token: at least [`MIN_TOKEN_LEN`]
@@ -170,7 +172,7 @@ impl Access {
 /// a short token padded with it, is no secret; a space at either end
 /// would be trimmed off the `Authorization` header and never match; and a
 /// character a cookie cannot carry would break the browser's way in.
-pub fn token_fits(token: &str) -> bool {
+fn token_fits(token: &str) -> bool {
     token.len() >= MIN_TOKEN_LEN
         && token
             .bytes()

@@ -9,7 +9,7 @@ use crate::query::{self, FILTERS};
 use crate::Failure;
 
 /// A document as the command line prints it: pretty, with a newline.
-pub fn json(doc: &impl serde::Serialize) -> Result<Vec<u8>, Failure> {
+pub(crate) fn json(doc: &impl serde::Serialize) -> Result<Vec<u8>, Failure> {
     let mut out = Vec::new();
     iomark_text::json::write(&mut out, doc).map_err(|e| Failure::Internal(e.to_string()))?;
     Ok(out)
@@ -17,12 +17,12 @@ pub fn json(doc: &impl serde::Serialize) -> Result<Vec<u8>, Failure> {
 
 /// Runs in one answer of `/api/runs` when `limit` is not given: the list
 /// page's size.
-pub const RUNS_PAGE: usize = query::PAGE_SIZE;
+const RUNS_PAGE: usize = query::PAGE_SIZE;
 
 /// The most runs one answer of `/api/runs` holds: about 400 KB of JSON,
 /// drawn in milliseconds, whatever the store holds. A client that wants
 /// every run follows the `Link: <...>; rel="next"` header.
-pub const RUNS_MAX: usize = 1000;
+const RUNS_MAX: usize = 1000;
 
 /// `/api/runs`: `results list --json` with the list's filters, `limit`
 /// (the newest N: [`RUNS_PAGE`] unless given, at most [`RUNS_MAX`]) and
@@ -30,7 +30,7 @@ pub const RUNS_MAX: usize = 1000;
 /// document for that page; when older runs match, a `Link` header names
 /// the next page (RFC 8288), so memory and time follow the page, never
 /// the store.
-pub fn runs(req: &Request, store: &mut dyn Store) -> Result<Response, Failure> {
+pub(crate) fn runs(req: &Request, store: &mut dyn Store) -> Result<Response, Failure> {
     let mut allowed = FILTERS.to_vec();
     allowed.extend(["limit", "offset"]);
     query::only(req, &allowed)?;
@@ -89,7 +89,7 @@ fn next_link(req: &Request, limit: usize, offset: usize) -> String {
 }
 
 /// `/api/runs/{id}`: `results show --json`.
-pub fn run(id: RunId, req: &Request, store: &mut dyn Store) -> Result<Response, Failure> {
+pub(crate) fn run(id: RunId, req: &Request, store: &mut dyn Store) -> Result<Response, Failure> {
     query::only(req, &[])?;
     let run = store.load(id)?;
     Ok(Response::new(

@@ -48,16 +48,16 @@ pub struct Limits {
 /// The header timeout by default: a request's head is one packet; 20 s
 /// leaves a slow link room and holds a socket that trickles its headers
 /// for no longer.
-pub const HEADER_TIMEOUT: Duration = Duration::from_secs(20);
+const HEADER_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The idle timeout by default: the live page asks each second, so a
 /// browser's connection stays open while a page is shown; nginx keeps an
 /// idle connection 75 s, Apache 5 s.
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The most connections by default, however many descriptors the process
 /// may open: far more than any number of readers the store serves.
-pub const MAX_CONNECTIONS: usize = 1024;
+const MAX_CONNECTIONS: usize = 1024;
 
 /// The fewest connections the default allows, however few descriptors.
 const MIN_CONNECTIONS: usize = 8;
@@ -73,9 +73,9 @@ impl Default for Limits {
 }
 
 /// Half the descriptors the process may open (its soft `RLIMIT_NOFILE`),
-/// at most [`MAX_CONNECTIONS`]: the other half keeps room for the store's
-/// files, its reconnections and the runtime's own, so the cap is met
-/// before accept runs out of descriptors.
+/// at most 1024 (`MAX_CONNECTIONS`): the other half keeps room for the
+/// store's files, its reconnections and the runtime's own, so the cap is
+/// met before accept runs out of descriptors.
 pub fn default_max_connections() -> usize {
     let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
     let half = soft.map_or(u64::MAX, |n| n / 2);

@@ -6,7 +6,7 @@
 /// the page load only what this server serves (no inline style or script,
 /// images from here or `data:`, the live page's requests to here alone), no sniffing of types, no referrer sent
 /// with a link followed out, never shown in another site's frame.
-pub const SECURITY_HEADERS: [(&str, &str); 4] = [
+pub(crate) const SECURITY_HEADERS: [(&str, &str); 4] = [
     (
         "Content-Security-Policy",
         "default-src 'none'; img-src 'self' data:; style-src 'self'; script-src 'self'; \
@@ -20,24 +20,24 @@ pub const SECURITY_HEADERS: [(&str, &str); 4] = [
 
 /// A request as the routes see it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Request {
+pub(crate) struct Request {
     /// `GET`, `HEAD`, `POST`, ...
-    pub method: String,
+    pub(crate) method: String,
     /// The path, still percent-encoded, without the query string.
-    pub path: String,
+    pub(crate) path: String,
     /// The query string's pairs, decoded, in order.
-    pub query: Vec<(String, String)>,
+    pub(crate) query: Vec<(String, String)>,
     /// The `Authorization` header, if any.
-    pub authorization: Option<String>,
+    pub(crate) authorization: Option<String>,
     /// The `Cookie` header, if any.
-    pub cookie: Option<String>,
+    pub(crate) cookie: Option<String>,
     /// The `Host` header, if any.
-    pub host: Option<String>,
+    pub(crate) host: Option<String>,
 }
 
 impl Request {
     /// A request for `url` (a path with an optional `?query`).
-    pub fn get(url: &str) -> Request {
+    pub(crate) fn get(url: &str) -> Request {
         let (path, query) = url.split_once('?').unwrap_or((url, ""));
         Request {
             method: "GET".into(),
@@ -52,7 +52,7 @@ impl Request {
     }
 
     /// Every value of query parameter `name`, in order.
-    pub fn all(&self, name: &str) -> Vec<&str> {
+    pub(crate) fn all(&self, name: &str) -> Vec<&str> {
         self.query
             .iter()
             .filter(|(k, _)| k == name)
@@ -64,35 +64,39 @@ impl Request {
 /// A response: status, type, body and any extra headers; the security
 /// headers are added to each when it is sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Response {
+pub(crate) struct Response {
     /// The HTTP status code.
-    pub status: u16,
+    pub(crate) status: u16,
     /// The `Content-Type`.
-    pub content_type: &'static str,
+    pub(crate) content_type: &'static str,
     /// The body.
-    pub body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
     /// Headers beyond the type and the security headers (`Set-Cookie`,
     /// `Location`).
-    pub headers: Vec<(&'static str, String)>,
+    pub(crate) headers: Vec<(&'static str, String)>,
     /// Why a 5xx failed, for the server's log (never sent: the page says
     /// it in words for the reader).
-    pub cause: Option<String>,
+    pub(crate) cause: Option<String>,
 }
 
 /// HTML pages' type.
-pub const HTML: &str = "text/html; charset=utf-8";
+pub(crate) const HTML: &str = "text/html; charset=utf-8";
 /// The JSON API's type.
-pub const JSON: &str = "application/json";
+pub(crate) const JSON: &str = "application/json";
 /// Style sheets' type.
-pub const CSS: &str = "text/css; charset=utf-8";
+pub(crate) const CSS: &str = "text/css; charset=utf-8";
 /// Scripts' type.
-pub const JS: &str = "text/javascript; charset=utf-8";
+pub(crate) const JS: &str = "text/javascript; charset=utf-8";
 /// Plain text's type.
-pub const TEXT: &str = "text/plain; charset=utf-8";
+pub(crate) const TEXT: &str = "text/plain; charset=utf-8";
 
 impl Response {
     /// A response of `status` with this type and body.
-    pub fn new(status: u16, content_type: &'static str, body: impl Into<Vec<u8>>) -> Response {
+    pub(crate) fn new(
+        status: u16,
+        content_type: &'static str,
+        body: impl Into<Vec<u8>>,
+    ) -> Response {
         Response {
             status,
             content_type,
@@ -102,15 +106,16 @@ impl Response {
         }
     }
 
-    /// The body as text (for tests and messages).
-    pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-
     /// Add a header.
-    pub fn with_header(mut self, name: &'static str, value: String) -> Response {
+    pub(crate) fn with_header(mut self, name: &'static str, value: String) -> Response {
         self.headers.push((name, value));
         self
+    }
+
+    /// The body as text.
+    #[cfg(test)]
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
     }
 }
 

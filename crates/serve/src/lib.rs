@@ -5,37 +5,49 @@
 //! remembered with each one's history, and a JSON API with the documents
 //! of `results list/show/compare --json`.
 //!
-//! Pages are drawn on the server from the store alone: no script, no
-//! inline style, nothing from outside the binary, under a strict
-//! Content-Security-Policy. The store is opened read-only.
+//! Pages are drawn on the server from the store alone: no script but the
+//! live page's own, no inline style, nothing from outside the binary,
+//! under a strict Content-Security-Policy. The store is opened read-only.
 //!
-//! Layout: [`route`] answers a [`http::Request`] with a [`http::Response`]
-//! (no socket: the routes are tested directly); [`server`] runs it on
-//! hyper, each request drawn on a blocking thread over a store connection;
-//! [`connections`] bounds each connection in time and their number;
-//! [`access`] decides who may read; [`query`] reads query strings;
-//! [`pages`] and [`api`] make the answers; [`documents`] is what the
-//! command line's `results compare` shares with them.
+//! What the crate offers, all the command line needs:
+//!
+//! * [`Listening`] starts a server from a [`Config`] (the store, the
+//!   address, [`Access`], the [`WORKERS`] drawing pages and the
+//!   connections' [`Limits`], whose cap is [`default_max_connections`]
+//!   unless given) and runs it until a stop flag is raised;
+//! * [`Access`] is who may read: anyone on a loopback address, else only
+//!   requests carrying the token (`--token`; [`GENERATE`] makes one);
+//! * [`ServeError`] is why the server cannot start or stopped;
+//! * [`documents`] is what `iomark results list`, `compare` and `export`
+//!   share with the server's pages, so that they cannot drift.
+//!
+//! Everything else is the server's own, `pub(crate)` at most.
 
 #![deny(missing_docs)]
 
-pub mod access;
-pub mod api;
-pub mod connections;
+// How the code is laid out: `route` answers an `http::Request` with an
+// `http::Response` (no socket: the routes are tested directly); `server`
+// runs it on hyper, each request drawn on a blocking thread over a store
+// connection; `connections` bounds each connection in time and their
+// number; `access` decides who may read; `query` reads query strings;
+// `pages` and `api` make the answers.
+mod access;
+mod api;
+mod connections;
 pub mod documents;
-pub mod http;
-pub mod pages;
-pub mod query;
-pub mod route;
-pub mod server;
+mod http;
+mod pages;
+mod query;
+mod route;
+mod server;
 
 use std::net::SocketAddr;
 
 use iomark_store::StoreError;
 
-pub use access::Access;
-pub use connections::Limits;
-pub use server::{Config, Listening};
+pub use access::{Access, GENERATE};
+pub use connections::{default_max_connections, Limits};
+pub use server::{Config, Listening, WORKERS};
 
 /// Why the server cannot start or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -77,7 +89,7 @@ pub enum ServeError {
 /// Why a request gets no page of its own: each becomes a readable page
 /// (or, under `/api/`, a JSON document) with its status.
 #[derive(Debug, thiserror::Error)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// A query value that cannot be used (400).
     #[error(transparent)]
     Bad(#[from] query::BadRequest),
@@ -100,7 +112,7 @@ pub enum Failure {
 
 impl Failure {
     /// The HTTP status.
-    pub fn status(&self) -> u16 {
+    pub(crate) fn status(&self) -> u16 {
         use documents::CompareError;
         let store = |e: &StoreError| match e {
             StoreError::NotFound { .. } | StoreError::NoRunWithLabel { .. } => 404,
@@ -117,7 +129,7 @@ impl Failure {
     }
 
     /// As a page.
-    pub fn page(&self) -> http::Response {
+    pub(crate) fn page(&self) -> http::Response {
         let title = match self.status() {
             400 => "Bad request",
             404 => "Not found",
@@ -130,7 +142,7 @@ impl Failure {
     }
 
     /// As a JSON document: `{"error": "..."}`.
-    pub fn json(&self) -> http::Response {
+    pub(crate) fn json(&self) -> http::Response {
         let body = serde_json::json!({ "error": self.to_string() }).to_string() + "\n";
         let body = iomark_model::escape::json_escaped(body);
         http::Response::new(self.status(), http::JSON, body)

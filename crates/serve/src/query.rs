@@ -6,43 +6,43 @@ use iomark_store::{RunId, RunQuery};
 use crate::http::Request;
 
 /// Runs on one page of the list.
-pub const PAGE_SIZE: usize = 100;
+pub(crate) const PAGE_SIZE: usize = 100;
 
 /// A request the server cannot answer as asked (400), with the fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct BadRequest(pub String);
+pub(crate) struct BadRequest(pub(crate) String);
 
 /// The list's filters, as `results list` takes them and more.
-pub const FILTERS: [&str; 7] = [
+pub(crate) const FILTERS: [&str; 7] = [
     "device", "host", "label", "profile", "kind", "since", "until",
 ];
 
 /// The run kinds a `kind` filter takes.
-pub const KINDS: [&str; 3] = ["disk", "mem", "net"];
+pub(crate) const KINDS: [&str; 3] = ["disk", "mem", "net"];
 
 /// The most parameters a query string may have: the list's form and a
 /// compare of a whole page of ticked runs fit well within it.
-pub const MAX_PARAMS: usize = 200;
+const MAX_PARAMS: usize = 200;
 
 /// The longest value a parameter may have, in bytes: a label's limit, and
 /// far below what SQLite takes as a `LIKE` pattern (50,000 bytes).
-pub const MAX_VALUE_BYTES: usize = iomark_model::MAX_LABEL_BYTES;
+const MAX_VALUE_BYTES: usize = iomark_model::MAX_LABEL_BYTES;
 
 /// The most `label=` filters: each is a condition of the query, and
 /// thousands made SQLite refuse it ("Expression tree is too large").
-pub const MAX_LABELS: usize = 32;
+const MAX_LABELS: usize = 32;
 
 /// The most runs one compare names (`id=`): a page of the list, ticked.
-pub const MAX_COMPARED: usize = PAGE_SIZE;
+const MAX_COMPARED: usize = PAGE_SIZE;
 
 /// The most `metric=` parameters of a compare.
-pub const MAX_METRICS: usize = 16;
+const MAX_METRICS: usize = 16;
 
 /// The largest number a parameter takes: the stores count in signed
 /// 64-bit integers, and a larger `LIMIT` or `OFFSET` was a 500 ("datatype
 /// mismatch").
-pub const MAX_NUMBER: usize = i64::MAX as usize;
+pub(crate) const MAX_NUMBER: usize = i64::MAX as usize;
 
 /// How many times parameter `name` may be given.
 fn most(name: &str) -> usize {
@@ -61,7 +61,7 @@ fn most(name: &str) -> usize {
 /// (which no stored text holds and PostgreSQL refuses in a query). Every
 /// route calls this first, so nothing it reads later can reach the store
 /// in a form the store fails on.
-pub fn only(req: &Request, allowed: &[&str]) -> Result<(), BadRequest> {
+pub(crate) fn only(req: &Request, allowed: &[&str]) -> Result<(), BadRequest> {
     if req.query.len() > MAX_PARAMS {
         return Err(BadRequest(format!(
             "{} parameters is too many: give at most {MAX_PARAMS}",
@@ -119,7 +119,7 @@ fn one<'a>(req: &'a Request, name: &str) -> Result<Option<&'a str>, BadRequest> 
 }
 
 /// A whole number parameter from `min` to `max`.
-pub fn number(
+pub(crate) fn number(
     req: &Request,
     name: &str,
     min: usize,
@@ -147,7 +147,7 @@ fn when(req: &Request, name: &str) -> Result<Option<u64>, BadRequest> {
 }
 
 /// The filters of the list and of `/api/runs`.
-pub fn filters(req: &Request) -> Result<RunQuery, BadRequest> {
+pub(crate) fn filters(req: &Request) -> Result<RunQuery, BadRequest> {
     let kind = one(req, "kind")?.map(str::to_string);
     if let Some(k) = &kind {
         if !KINDS.contains(&k.as_str()) {
@@ -177,7 +177,7 @@ pub fn filters(req: &Request) -> Result<RunQuery, BadRequest> {
 }
 
 /// The runs named by `id=` (at least `min` of them), in order, each once.
-pub fn ids(req: &Request, min: usize, example: &str) -> Result<Vec<RunId>, BadRequest> {
+pub(crate) fn ids(req: &Request, min: usize, example: &str) -> Result<Vec<RunId>, BadRequest> {
     let mut ids = Vec::new();
     for v in req.all("id") {
         let id: RunId = v
@@ -196,7 +196,7 @@ pub fn ids(req: &Request, min: usize, example: &str) -> Result<Vec<RunId>, BadRe
 }
 
 /// An optional run id parameter (`baseline`).
-pub fn run_id(req: &Request, name: &str) -> Result<Option<RunId>, BadRequest> {
+pub(crate) fn run_id(req: &Request, name: &str) -> Result<Option<RunId>, BadRequest> {
     one(req, name)?
         .map(|v| {
             v.parse()
@@ -206,7 +206,7 @@ pub fn run_id(req: &Request, name: &str) -> Result<Option<RunId>, BadRequest> {
 }
 
 /// An optional text parameter.
-pub fn text<'a>(req: &'a Request, name: &str) -> Result<Option<&'a str>, BadRequest> {
+pub(crate) fn text<'a>(req: &'a Request, name: &str) -> Result<Option<&'a str>, BadRequest> {
     one(req, name)
 }
 

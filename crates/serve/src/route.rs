@@ -13,7 +13,7 @@ const SERVE_CSS: &str = include_str!("../static/serve.css");
 
 /// Answer `req`, if `access` admits it, with the security headers on
 /// every response.
-pub fn handle(req: &Request, access: &Access, store: &mut dyn Store) -> Response {
+pub(crate) fn handle(req: &Request, access: &Access, store: &mut dyn Store) -> Response {
     let mut response = match access.check(req) {
         Admission::Admitted => route(req, store),
         Admission::Answer(r) => r,
@@ -25,7 +25,7 @@ pub fn handle(req: &Request, access: &Access, store: &mut dyn Store) -> Response
 }
 
 /// The response to `req`, by its path.
-pub fn route(req: &Request, store: &mut dyn Store) -> Response {
+fn route(req: &Request, store: &mut dyn Store) -> Response {
     if req.method != "GET" && req.method != "HEAD" {
         return Response::new(
             405,

@@ -142,11 +142,6 @@ impl Listening {
         &self.access
     }
 
-    /// How long a connection may take, and how many may be open.
-    pub fn limits(&self) -> Limits {
-        self.limits
-    }
-
     /// Answer requests until `stop` is raised.
     pub fn run(self, stop: &AtomicBool) -> Result<(), ServeError> {
         let bind = self.addr;

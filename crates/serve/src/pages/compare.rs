@@ -68,7 +68,7 @@ fn runs(req: &Request, store: &mut dyn Store) -> Result<(Asked, Vec<StoredRun>),
 }
 
 /// `/api/compare`: the document of `results compare --json`.
-pub fn api(req: &Request, store: &mut dyn Store) -> Result<Response, Failure> {
+pub(crate) fn api(req: &Request, store: &mut dyn Store) -> Result<Response, Failure> {
     let (a, mut runs) = runs(req, store)?;
     let lineup = lineup(
         &mut runs,
@@ -86,7 +86,7 @@ pub fn api(req: &Request, store: &mut dyn Store) -> Result<Response, Failure> {
 
 /// `/compare`: the comparison table with its verdicts, what the gate
 /// says when `fail_if_worse` is given, and the runs' charts overlaid.
-pub fn show(req: &Request, store: &mut dyn Store) -> Result<String, Failure> {
+pub(crate) fn show(req: &Request, store: &mut dyn Store) -> Result<String, Failure> {
     let (a, mut runs) = runs(req, store)?;
     let lineup = lineup(
         &mut runs,

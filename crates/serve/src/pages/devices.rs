@@ -16,12 +16,12 @@ use crate::query::{self, BadRequest};
 use crate::Failure;
 
 /// Runs a device's history shows at most: the newest.
-pub const HISTORY_RUNS: usize = 200;
+const HISTORY_RUNS: usize = 200;
 /// Lines on a history chart at most: the tests most runs have.
 const MAX_SERIES: usize = 8;
 
 /// The devices page.
-pub fn list(req: &Request, store: &mut dyn Store) -> Result<String, Failure> {
+pub(crate) fn list(req: &Request, store: &mut dyn Store) -> Result<String, Failure> {
     query::only(req, &[])?;
     let seen = store.seen_devices()?;
     let remembered = store.devices()?;
@@ -126,7 +126,7 @@ fn headline(f: &Figure) -> Option<(f64, &'static str)> {
 }
 
 /// One device's history page.
-pub fn history(req: &Request, store: &mut dyn Store) -> Result<String, Failure> {
+pub(crate) fn history(req: &Request, store: &mut dyn Store) -> Result<String, Failure> {
     query::only(req, &["name"])?;
     let name = match req.all("name").as_slice() {
         [n] => n.to_string(),

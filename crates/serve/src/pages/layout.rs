@@ -4,21 +4,21 @@
 
 use std::fmt::Write;
 
-pub use iomark_report::svg::esc;
+pub(crate) use iomark_report::svg::esc;
 
 use crate::http::{Response, HTML};
 
 /// The report's style sheet, served as a file.
-pub const REPORT_CSS: &str = "/static/report.css";
+const REPORT_CSS: &str = "/static/report.css";
 /// The server's own style sheet.
-pub const SERVE_CSS: &str = "/static/serve.css";
+const SERVE_CSS: &str = "/static/serve.css";
 
 /// The sections in the navigation: (path, name).
 const NAV: [(&str, &str); 3] = [("/", "Runs"), ("/devices", "Devices"), ("/live", "Live")];
 
 /// A whole page: `title` in the tab, `body` (HTML, escaped by whoever made
 /// it) under the navigation.
-pub fn page(title: &str, body: &str) -> String {
+pub(crate) fn page(title: &str, body: &str) -> String {
     let mut o = String::with_capacity(body.len() + 1024);
     let _ = write!(
         o,
@@ -40,7 +40,7 @@ pub fn page(title: &str, body: &str) -> String {
 }
 
 /// A page that only says `message` under `title`.
-pub fn message_page(title: &str, message: &str) -> String {
+pub(crate) fn message_page(title: &str, message: &str) -> String {
     page(
         title,
         &format!(
@@ -52,22 +52,12 @@ pub fn message_page(title: &str, message: &str) -> String {
 }
 
 /// An HTML page answering with `status`.
-pub fn html(status: u16, body: String) -> Response {
+pub(crate) fn html(status: u16, body: String) -> Response {
     Response::new(status, HTML, body)
 }
 
-/// `404 Not Found`, saying what was not found.
-pub fn not_found(what: &str) -> Response {
-    html(404, message_page("Not found", what))
-}
-
-/// `400 Bad Request`, saying what to fix.
-pub fn bad_request(fix: &str) -> Response {
-    html(400, message_page("Bad request", fix))
-}
-
 /// `2026-11-21 22:55 UTC` from milliseconds since the epoch.
-pub fn date(ms: u64) -> String {
+pub(crate) fn date(ms: u64) -> String {
     i64::try_from(ms)
         .ok()
         .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())
@@ -76,7 +66,7 @@ pub fn date(ms: u64) -> String {
 }
 
 /// A query string from pairs, encoded as a form encodes it.
-pub fn query_string<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+pub(crate) fn query_string<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
     form_urlencoded::Serializer::new(String::new())
         .extend_pairs(pairs)
         .finish()

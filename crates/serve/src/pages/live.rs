@@ -17,16 +17,16 @@ use super::layout::{date, esc, page};
 use crate::http::{Response, JSON};
 use crate::Failure;
 
-/// A run is in progress while its process says so on this machine, or it
-/// is unfinished and stored a second (or began) this recently; a killed
-/// run stops being one after it (the store's rule).
-pub use iomark_store::presence::FRESH_MS;
+// A run is in progress while its process says so on this machine, or it
+// is unfinished and stored a second (or began) this recently; a killed
+// run stops being one after it (the store's rule).
+use iomark_store::presence::FRESH_MS;
 
 /// The script of the live page.
-pub const LIVE_JS: &str = include_str!("../../static/live.js");
+pub(crate) const LIVE_JS: &str = include_str!("../../static/live.js");
 
 /// SVG's type.
-pub const SVG: &str = "image/svg+xml";
+const SVG: &str = "image/svg+xml";
 
 /// Where a run stands, from its summary and its seconds.
 struct Standing<'a> {
@@ -141,7 +141,7 @@ fn big_figures(s: &LiveSample, unit: RateUnit) -> Vec<(&'static str, String, &'s
 }
 
 /// `/live`: the runs in progress, newest first.
-pub fn list(store: &mut dyn Store) -> Result<String, Failure> {
+pub(crate) fn list(store: &mut dyn Store) -> Result<String, Failure> {
     let now = now_ms();
     let ids = store.in_progress(now.saturating_sub(FRESH_MS))?;
     let mut o = String::from("<h1>Runs in progress</h1>");
@@ -173,7 +173,7 @@ pub fn list(store: &mut dyn Store) -> Result<String, Failure> {
 }
 
 /// `/live/{id}`: one run's seconds, followed as they come.
-pub fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> {
+pub(crate) fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> {
     let run = store.load(id)?;
     let samples = store.samples(id, None)?;
     let standing = Standing::of(&run.summary, &samples, now_ms());
@@ -214,7 +214,7 @@ pub fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> {
 }
 
 /// `/api/live/{id}`: where run `id` stands, for the live page's script.
-pub fn state(id: RunId, store: &mut dyn Store) -> Result<Response, Failure> {
+pub(crate) fn state(id: RunId, store: &mut dyn Store) -> Result<Response, Failure> {
     let summary = store.load(id)?.summary;
     let samples = store.samples(id, None)?;
     let standing = Standing::of(&summary, &samples, now_ms());
@@ -257,7 +257,11 @@ pub fn state(id: RunId, store: &mut dyn Store) -> Result<Response, Failure> {
 }
 
 /// `/api/runs/{id}/samples?after=N`: run `id`'s seconds after number N.
-pub fn samples(id: RunId, after: Option<u64>, store: &mut dyn Store) -> Result<Response, Failure> {
+pub(crate) fn samples(
+    id: RunId,
+    after: Option<u64>,
+    store: &mut dyn Store,
+) -> Result<Response, Failure> {
     store.load(id)?;
     let samples: Vec<_> = store
         .samples(id, after)?
@@ -273,7 +277,7 @@ pub fn samples(id: RunId, after: Option<u64>, store: &mut dyn Store) -> Result<R
 }
 
 /// `/live/{id}/{figure}.svg`: one of the live charts.
-pub fn chart(id: RunId, figure: &str, store: &mut dyn Store) -> Result<Response, Failure> {
+pub(crate) fn chart(id: RunId, figure: &str, store: &mut dyn Store) -> Result<Response, Failure> {
     let figure = figure
         .strip_suffix(".svg")
         .and_then(LiveFigure::named)
@@ -292,7 +296,7 @@ pub fn chart(id: RunId, figure: &str, store: &mut dyn Store) -> Result<Response,
 }
 
 /// `/metrics`: the runs in progress in the OpenMetrics text format.
-pub fn metrics(store: &mut dyn Store) -> Result<Response, Failure> {
+pub(crate) fn metrics(store: &mut dyn Store) -> Result<Response, Failure> {
     let ids = store.in_progress(now_ms().saturating_sub(FRESH_MS))?;
     let mut runs = Vec::with_capacity(ids.len());
     for id in ids {

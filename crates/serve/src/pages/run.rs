@@ -13,7 +13,7 @@ use crate::Failure;
 
 /// The page of run `id`: the report of it (its tables and charts, with
 /// their contents), then all that `results show` prints.
-pub fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> {
+pub(crate) fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> {
     let run = store.load(id)?;
     let told = iomark_text::results::run_detail(&run, true, None);
     let samples: Vec<_> = store

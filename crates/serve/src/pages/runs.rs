@@ -11,7 +11,7 @@ use crate::query::{self, FILTERS, KINDS, PAGE_SIZE};
 use crate::Failure;
 
 /// The list page for `req`.
-pub fn list(req: &Request, store: &mut dyn Store) -> Result<String, Failure> {
+pub(crate) fn list(req: &Request, store: &mut dyn Store) -> Result<String, Failure> {
     let mut allowed = FILTERS.to_vec();
     allowed.push("page");
     query::only(req, &allowed)?;
