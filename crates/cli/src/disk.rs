@@ -18,7 +18,7 @@ use iomark_text::terminal::{self, ProgressLine};
 
 use crate::disk_args::{print_run, DiskArgs};
 use crate::exit::Exit;
-use crate::record::{command_line, StoreSink};
+use crate::record::command_line;
 use crate::signals;
 
 /// Run `iomark disk`: a custom workload when a workload flag is given,
@@ -58,7 +58,7 @@ pub(crate) fn run_plan(
     verbose: bool,
 ) -> anyhow::Result<Exit> {
     let stop = signals::stop_flag()?;
-    let mut sink = StoreSink::new(&args.store);
+    let mut sink = args.store.sink();
     let mut line = ProgressLine::new(terminal::wanted(args.quiet));
     let (ended, stream) = if args.json_stream {
         let mut stream = JsonStream::new(std::io::stdout(), line);

@@ -157,7 +157,7 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
         crate::record::command_line(),
         started_at_ms,
     );
-    let mut sink = crate::record::StoreSink::new(&options.store);
+    let mut sink = options.store.sink();
     sink.begin(&mut begun);
     // Where the run is, on a terminal's status line (as disk's progress).
     let mut line = ProgressLine::new(stream.is_none() && terminal::wanted(false));

@@ -14,7 +14,7 @@ use iomark_net::settings::{ClientSettings, ServerSettings};
 use iomark_net::{output::Output, NetError};
 
 use crate::exit::Exit;
-use crate::record::{command_line, StoreSink};
+use crate::record::command_line;
 
 /// `iomark net`: the subcommands.
 #[derive(Debug, Args)]
@@ -72,7 +72,7 @@ fn serve(a: ServerArgs) -> anyhow::Result<Exit> {
         crate::exit::print(&format!("{}\n", cfg.settings_line()))?;
     }
     let mut live = LiveServer::new(
-        Box::new(|| Box::new(StoreSink::new(&a.store))),
+        Box::new(|| Box::new(a.store.sink())),
         command_line(),
         Box::new(print_warnings),
         || crate::signals::stop_signals_received() > 0,
@@ -89,7 +89,7 @@ fn test(a: ClientArgs) -> anyhow::Result<Exit> {
         writeln!(out, "{}", cfg.settings_line())?;
     }
     cfg.interrupt = Some(crate::signals::stop_flag()?);
-    let mut live = LiveClient::new(Box::new(StoreSink::new(&a.store)), command_line());
+    let mut live = LiveClient::new(Box::new(a.store.sink()), command_line());
     let report = match iomark_net::client::run_observed(&cfg, &mut out, &mut live) {
         Ok(r) => r,
         Err(NetError::Interrupted) => {

@@ -3,7 +3,7 @@
 //! be tested without a database.
 //!
 //! The binary's sink is the results store on a thread of its own
-//! (`iomark`'s `StoreSink`): a store error there becomes a warning and the
+//! (`iomark_store::StoreSink`): a store error there becomes a warning and the
 //! run goes on, so no sink call returns an error the run must handle.
 
 use std::collections::BTreeMap;

@@ -24,6 +24,10 @@
 //! # Ok(()) }
 //! ```
 //!
+//! A command stores its run through a [`StoreSink`], the pipeline's run
+//! sink, on a thread of its own ([`live::LiveRun`]): a store error there is
+//! a notice and the run goes on.
+//!
 //! [`import`] turns fio and iperf3 JSON output into run documents.
 #![deny(missing_docs)]
 
@@ -47,6 +51,7 @@ mod ops;
 mod pg;
 pub mod presence;
 mod row;
+mod run_sink;
 mod samples;
 mod select;
 pub mod since;
@@ -57,6 +62,7 @@ pub mod live;
 pub use db_arg::{check_db, default_sqlite_path, is_postgres_url, redact, DB_ENV};
 pub use error::StoreError;
 pub use pg::PgStore;
+pub use run_sink::{StoreSink, Storing};
 pub use select::RunSelection;
 pub use since::{since_ms, SinceError};
 pub use sqlite::SqliteStore;

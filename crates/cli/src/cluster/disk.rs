@@ -18,7 +18,7 @@ use iomark_text::terminal::ProgressLine;
 
 use crate::disk_args::{print_run, DiskArgs};
 use crate::exit::Exit;
-use crate::record::{command_line, StoreSink};
+use crate::record::command_line;
 use crate::signals;
 
 /// Run `iomark disk` as rank `world.rank()` of the job.
@@ -60,7 +60,7 @@ fn run_rank(
         limit: None,
         command_line: command_line(),
     };
-    let mut sink = StoreSink::new(&args.store);
+    let mut sink = args.store.sink();
     // No progress line across ranks: only what a rank has to say, and on
     // rank 0 the job's seconds under --json-stream.
     let mut line = ProgressLine::new(false);

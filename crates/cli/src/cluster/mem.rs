@@ -48,7 +48,7 @@ fn run_rank(args: MemArgs, world: &World, stop: &AtomicBool) -> anyhow::Result<E
     let mut doc = options
         .plan
         .document(run, crate::record::command_line(), started_at_ms);
-    let mut sink = crate::record::StoreSink::new(&options.store);
+    let mut sink = options.store.sink();
     sink.begin(&mut doc);
     sink.finish(&mut doc);
     let width = iomark_text::terminal::text_width();

@@ -4,7 +4,7 @@
 
 use anyhow::bail;
 use clap::Args;
-use iomark_model::{RunDocument, MAX_LABEL_BYTES, MAX_NOTE_BYTES};
+use iomark_model::{MAX_LABEL_BYTES, MAX_NOTE_BYTES};
 
 /// The command line as stored with a run. Arguments need not be UTF-8 (a
 /// path is any bytes): `std::env::args` would panic on one, so each is
@@ -92,18 +92,5 @@ impl StoreArgs {
             iomark_store::check_db(self.db.as_deref())?;
         }
         Ok(())
-    }
-
-    /// Copy the labels and note into the document, so what is printed and
-    /// what is stored agree.
-    pub fn apply(&self, doc: &mut RunDocument) {
-        for l in &self.labels {
-            if !doc.labels.contains(l) {
-                doc.labels.push(l.clone());
-            }
-        }
-        if self.note.is_some() {
-            doc.note.clone_from(&self.note);
-        }
     }
 }

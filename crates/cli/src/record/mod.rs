@@ -1,20 +1,16 @@
 //! Storing a live run: the `--db`, `--no-store`, `--label` and `--note`
-//! flags every benchmark command shares, and the [`StoreSink`] that writes
-//! the run as it goes.
+//! flags every benchmark command shares, and the store's [`StoreSink`]
+//! they make ([`StoreArgs::sink`]), with its notices on stderr.
 //!
 //! Every run, disk, mem or net, goes through a [`StoreSink`], the
-//! pipeline's [`RunSink`]: the store's [`LiveRun`] with its notices on
-//! stderr. The store never costs a result, and a run that measured but
+//! pipeline's run sink. The store never costs a result, and a run that measured but
 //! could not be stored (in full) makes the command exit with code 4
 //! ("measured, not stored", [`a_run_was_lost`]) instead of 0.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use iomark_model::live::LiveSample;
-use iomark_model::RunDocument;
-use iomark_pipeline::RunSink;
-use iomark_store::live::{LiveHooks, LiveNotice, LiveRun, StopSignals};
-use iomark_store::{DeviceMemory, RunId};
+use iomark_store::live::{LiveHooks, LiveNotice, StopSignals};
+use iomark_store::{StoreSink, Storing};
 
 mod args;
 
@@ -29,26 +25,15 @@ pub fn a_run_was_lost() -> bool {
     LOST.load(Ordering::Relaxed)
 }
 
-/// A run's sink ([`RunSink`]): the store `args` name, opened when the run
-/// begins; dropped unfinished (an error midway), the run is stored as
-/// failed.
-pub struct StoreSink<'a> {
-    args: &'a StoreArgs,
-    run: Option<LiveRun>,
-}
-
-impl<'a> StoreSink<'a> {
-    /// The sink of a run stored as `args` say.
-    pub fn new(args: &'a StoreArgs) -> Self {
-        StoreSink { args, run: None }
-    }
-}
-
-impl RunSink for StoreSink<'_> {
-    /// Apply the flags to `doc`, open the store and record the run as
-    /// started (it reads back as interrupted until finished).
-    fn begin(&mut self, doc: &mut RunDocument) {
-        self.args.apply(doc);
+impl StoreArgs {
+    /// The sink of a run stored as the flags say, its notices on stderr.
+    pub fn sink(&self) -> StoreSink {
+        let storing = Storing {
+            db: self.db.clone(),
+            off: self.no_store,
+            labels: self.labels.clone(),
+            note: self.note.clone(),
+        };
         let hooks = LiveHooks {
             notice: say,
             stop: StopSignals {
@@ -56,47 +41,7 @@ impl RunSink for StoreSink<'_> {
                 received: crate::signals::stop_signals_received,
             },
         };
-        self.run = Some(LiveRun::begin(
-            self.args.db.clone(),
-            self.args.no_store,
-            doc,
-            hooks,
-        ));
-    }
-
-    fn checkpoint_due(&self) -> bool {
-        self.run.as_ref().is_some_and(LiveRun::checkpoint_due)
-    }
-
-    fn checkpoint(&mut self, doc: &RunDocument) {
-        if let Some(r) = &mut self.run {
-            r.update(doc);
-        }
-    }
-
-    fn finish(&mut self, doc: &mut RunDocument) -> Option<RunId> {
-        self.args.apply(doc);
-        self.run.take()?.finish(doc)
-    }
-
-    fn run_id(&self) -> Option<RunId> {
-        self.run.as_ref()?.id()
-    }
-
-    fn recall(&mut self, key: &str) -> Option<DeviceMemory> {
-        self.run.as_mut()?.device(key)
-    }
-
-    fn remember(&mut self, memory: &DeviceMemory) {
-        if let Some(r) = &mut self.run {
-            r.remember(memory);
-        }
-    }
-
-    fn sample(&mut self, sample: &LiveSample) {
-        if let Some(r) = &mut self.run {
-            r.sample(sample);
-        }
+        StoreSink::new(storing, hooks)
     }
 }
 

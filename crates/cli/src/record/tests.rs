@@ -4,7 +4,9 @@
 
 use super::*;
 use clap::Parser;
-use iomark_model::{RunStatus, MAX_LABEL_BYTES, MAX_NOTE_BYTES};
+use iomark_model::{RunDocument, RunStatus, MAX_LABEL_BYTES, MAX_NOTE_BYTES};
+use iomark_pipeline::RunSink;
+use iomark_store::RunId;
 
 #[derive(Debug, Parser)]
 struct T {
@@ -41,7 +43,7 @@ fn a_recorded_run_reads_running_until_finished() {
     let db = dir.path().join("r.db");
     let mut d = doc();
     let args = args(&db);
-    let mut sink = StoreSink::new(&args);
+    let mut sink = args.sink();
     sink.begin(&mut d);
     assert_eq!(d.labels, ["usb3"]);
     assert_eq!(d.note.as_deref(), Some("front port"));
@@ -61,7 +63,7 @@ fn a_recorder_dropped_without_finish_marks_the_run_failed() {
     let db = dir.path().join("r.db");
     let mut d = doc();
     let args = args(&db);
-    let mut sink = StoreSink::new(&args);
+    let mut sink = args.sink();
     sink.begin(&mut d);
     let id = sink.run_id().unwrap();
     drop(sink);
@@ -111,7 +113,7 @@ fn store_failures_and_no_store_never_stop_the_run() {
         db: Some("/proc/no/such/dir/r.db".into()),
         ..StoreArgs::default()
     };
-    let mut sink = StoreSink::new(&bad);
+    let mut sink = bad.sink();
     sink.begin(&mut d);
     assert_eq!(sink.run_id(), None);
     assert!(!sink.checkpoint_due());
@@ -122,7 +124,7 @@ fn store_failures_and_no_store_never_stop_the_run() {
         labels: vec!["x".into()],
         ..StoreArgs::default()
     };
-    let mut sink = StoreSink::new(&off);
+    let mut sink = off.sink();
     sink.begin(&mut d);
     assert_eq!(sink.run_id(), None);
     assert_eq!(d.labels, ["x"], "labels still reach the printed document");
