@@ -1,9 +1,9 @@
 //! What a run goes through while it goes, whatever it measures:
 //!
 //! - the [`RunSink`] its record is written to, begun, a second at a time,
-//!   checkpointed and finished (the results store implements it in the
-//!   binary; [`MemorySink`] keeps a run in memory for tests and for a
-//!   caller that stores nothing);
+//!   checkpointed and finished (the results store implements it;
+//!   `MemorySink`, feature `test-support`, keeps a run in memory for
+//!   tests);
 //! - the [`RunDisplay`] that shows where it is, along the [`Outline`] of
 //!   its steps, followed by a [`Tracker`] that says how long is left
 //!   ([`NoDisplay`] shows nothing; the progress line on a terminal is the
@@ -16,11 +16,15 @@
 //! it and none has to know the store or the terminal.
 
 mod display;
+#[cfg(feature = "test-support")]
+mod memory;
 pub mod outline;
 mod sink;
 mod stream;
 
 pub use display::{NoDisplay, RunDisplay};
+#[cfg(feature = "test-support")]
+pub use memory::MemorySink;
 pub use outline::{Eta, Outline, Progress, Tracker};
-pub use sink::{MemorySink, RunSink};
+pub use sink::RunSink;
 pub use stream::{EventLines, JsonStream};

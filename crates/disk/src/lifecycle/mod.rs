@@ -5,7 +5,7 @@
 //! taught, finish the record.
 //!
 //! The record goes through the pipeline's [`RunSink`] (the binary's is
-//! the results store; [`MemorySink`] keeps it in memory), the progress
+//! the results store; its tests' `MemorySink` keeps it in memory), the progress
 //! through its [`RunDisplay`] (the line on a terminal is the binary's,
 //! `iomark_text::terminal::ProgressLine`); printing the finished document
 //! is the caller's. So the whole lifecycle runs in a unit test with the null engine, as
@@ -28,8 +28,6 @@
 //! )?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
-//!
-//! [`MemorySink`]: iomark_pipeline::MemorySink
 
 mod coordinator;
 mod known;
