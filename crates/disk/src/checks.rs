@@ -121,7 +121,10 @@ fn pair_key(job: &DiskJobResult) -> Option<(String, bool)> {
 /// - a file target on such a file system: `O_DIRECT` ends at this host's
 ///   client, and the daemon or the server reads and writes through a
 ///   cache of its own (the page cache of the file system under a FUSE
-///   daemon, the server's memory).
+///   daemon, the server's memory);
+/// - a block cache at any depth of the stack (bcache with a cache device
+///   attached and a mode other than `none`, an LVM dm-cache or
+///   dm-writecache volume), as the sysfs walk found it.
 ///
 /// Only runs with a job that bypassed the page cache are flagged: a
 /// buffered job says so already.
@@ -149,6 +152,25 @@ pub fn cache_on_route(report: &DeviceReport, jobs: &[DiskJobResult]) -> Vec<Warn
     let mut layers: Vec<&BlockLayer> = report.device.iter().collect();
     while let Some(layer) = layers.pop() {
         layers.extend(&layer.lower);
+        if let Some(cache) = layer.cache.as_ref().filter(|c| c.in_use()) {
+            let mode = cache
+                .mode
+                .as_deref()
+                .map(|m| format!(" in {} mode", escape_controls(m)))
+                .unwrap_or_default();
+            out.push(Warning::new(
+                WarningKind::CacheSuspected,
+                format!(
+                    "{name} is a {kind} device{mode} ({evidence}): a cache device serves its \
+                     reads and takes its writes in the medium's place, direct I/O or not, so \
+                     the figures may be the cache's, not the medium's; test the device under \
+                     it, or detach the cache",
+                    name = escape_controls(&layer.name),
+                    kind = escape_controls(&cache.kind),
+                    evidence = escape_controls(&cache.evidence),
+                ),
+            ));
+        }
         let Some(lb) = layer.loop_backing.as_ref() else {
             continue;
         };
@@ -559,6 +581,38 @@ mod tests {
         assert!(cache_on_route(&stack(true), &direct).is_empty());
         let buffered = [job("SEQ1M read", RwMode::Read, 6140.0, false)];
         assert!(cache_on_route(&stack(false), &buffered).is_empty());
+    }
+
+    #[test]
+    fn a_block_cache_in_use_anywhere_on_the_route_is_a_cache_and_a_detached_one_is_not() {
+        let stack = |state: &str, mode: &str| -> DeviceReport {
+            serde_json::from_value(serde_json::json!({
+                "path": "/mnt/data/f", "target": "file",
+                "device": {"name": "dm-0", "devno": {"major": 253, "minor": 0}, "size": 0,
+                    "transport": "device_mapper", "sysfs_path": "/sys/block/dm-0", "queue": {},
+                    "lower": [{"name": "bcache0", "devno": {"major": 252, "minor": 0},
+                        "size": 0, "transport": "unknown", "sysfs_path": "/sys/block/bcache0",
+                        "queue": {},
+                        "cache": {"kind": "bcache", "mode": mode, "state": state,
+                            "evidence": format!("/sys/block/bcache0/bcache/cache_mode says \
+                                {mode}, state says {state}")}}]}
+            }))
+            .unwrap()
+        };
+        let direct = [job("SEQ1M read", RwMode::Read, 2900.0, true)];
+        let w = cache_on_route(&stack("dirty", "writeback"), &direct);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].kind, WarningKind::CacheSuspected);
+        assert!(
+            w[0].message.starts_with(
+                "bcache0 is a bcache device in writeback mode (/sys/block/bcache0/bcache/\
+                 cache_mode says writeback, state says dirty): a cache device serves"
+            ),
+            "{}",
+            w[0]
+        );
+        assert!(cache_on_route(&stack("no cache", "writeback"), &direct).is_empty());
+        assert!(cache_on_route(&stack("clean", "none"), &direct).is_empty());
     }
 
     #[test]

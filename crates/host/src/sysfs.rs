@@ -12,7 +12,7 @@ use crate::read::{base, entries, flag, link_name, num, text};
 
 mod disk_attrs;
 pub(crate) use disk_attrs::{active_scheduler, devno_of};
-use disk_attrs::{backing_devno, identity, in_memory, loop_backing, queue};
+use disk_attrs::{backing_devno, block_cache, identity, in_memory, loop_backing, queue};
 
 /// Deeper stacks than this are taken as a loop in the data (a loop device
 /// whose backing file lives on itself cannot exist, but sysfs is not trusted).
@@ -192,6 +192,7 @@ impl Sysfs {
             }
         }
 
+        let cache = block_cache(&disk, &lower);
         let size = num::<u64>(&dir.join("size")).unwrap_or(0) * 512;
         Some(BlockLayer {
             name,
@@ -221,6 +222,7 @@ impl Sysfs {
             ceilings: facts.ceilings,
             loop_backing,
             dm_name: text(&disk.join("dm/name")),
+            cache,
             holders: entries(&dir.join("holders")),
             lower,
             note: (!notes.is_empty()).then(|| notes.join("; ")),

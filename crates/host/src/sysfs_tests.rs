@@ -395,6 +395,113 @@ fn loop_device_follows_its_backing_file_to_the_disk_under_it() {
     assert_eq!(effective_ceiling(&l).unwrap().name, "USB 2.0");
 }
 
+/// A virtual block device `name` at `devno` over the virtual devices
+/// `slaves`, with the files `files` (relative to its directory).
+fn stacked(fake: &FakeSys, name: &str, devno: &str, slaves: &[&str], files: &[(&str, &str)]) {
+    let dir = format!("devices/virtual/block/{name}");
+    fake.block(&dir, devno, 1024);
+    for (rel, content) in files {
+        fake.file(&format!("{dir}/{rel}"), content);
+    }
+    let links = fake.root().join(format!("{dir}/slaves"));
+    fs::create_dir_all(&links).unwrap();
+    for slave in slaves {
+        let target = fake.root().join(format!("devices/virtual/block/{slave}"));
+        symlink(rel_to(&links.join("x"), &target), links.join(slave)).unwrap();
+    }
+}
+
+#[test]
+fn a_bcache_device_and_an_lvm_cache_volume_name_their_cache() {
+    let fake = FakeSys::new();
+    // Two bcache devices over loop disks: one with a cache device
+    // attached in writeback, one whose cache was detached.
+    fake.block("devices/virtual/block/loop1", "7:1", 1024)
+        .block("devices/virtual/block/loop2", "7:2", 1024);
+    stacked(
+        &fake,
+        "bcache0",
+        "252:0",
+        &["loop1"],
+        &[
+            (
+                "bcache/cache_mode",
+                "writethrough [writeback] writearound none\n",
+            ),
+            ("bcache/state", "dirty\n"),
+        ],
+    );
+    stacked(
+        &fake,
+        "bcache1",
+        "252:128",
+        &["loop2"],
+        &[
+            (
+                "bcache/cache_mode",
+                "[writethrough] writeback writearound none\n",
+            ),
+            ("bcache/state", "no cache\n"),
+        ],
+    );
+    let cached = fake.layer("252:0").cache.expect("bcache0's cache");
+    assert_eq!(cached.kind, "bcache");
+    assert_eq!(cached.mode.as_deref(), Some("writeback"));
+    assert_eq!(cached.state.as_deref(), Some("dirty"));
+    assert!(cached.in_use());
+    assert_eq!(
+        cached.evidence,
+        "/sys/block/bcache0/bcache/cache_mode says writeback, state says dirty"
+    );
+    let detached = fake
+        .layer("252:128")
+        .cache
+        .expect("bcache1 is still bcache");
+    assert!(!detached.in_use(), "{detached:?}");
+
+    // LVM's cached volume: vg-lv over its origin vg-lv_corig and the
+    // pool's data and metadata; a plain volume over a disk has no cache.
+    stacked(&fake, "dm-1", "253:1", &[], &[("dm/name", "vg-lv_corig\n")]);
+    stacked(
+        &fake,
+        "dm-2",
+        "253:2",
+        &[],
+        &[("dm/name", "vg-cpool_cdata\n")],
+    );
+    stacked(
+        &fake,
+        "dm-3",
+        "253:3",
+        &["dm-1", "dm-2"],
+        &[("dm/name", "vg-lv\n")],
+    );
+    stacked(&fake, "dm-4", "253:4", &["dm-1"], &[("dm/name", "vg-wc\n")]);
+    stacked(
+        &fake,
+        "dm-5",
+        "253:5",
+        &["loop1"],
+        &[("dm/name", "vg-plain\n")],
+    );
+    let lv = fake.layer("253:3").cache.expect("vg-lv is cached");
+    assert_eq!(lv.kind, "dm-cache");
+    assert!(lv.in_use());
+    assert!(
+        lv.evidence.contains("dm-1 named vg-lv_corig"),
+        "{}",
+        lv.evidence
+    );
+    fs::write(
+        fake.root().join("devices/virtual/block/dm-1/dm/name"),
+        "vg-wc_wcorig\n",
+    )
+    .unwrap();
+    assert_eq!(fake.layer("253:4").cache.unwrap().kind, "dm-writecache");
+    assert_eq!(fake.layer("253:5").cache, None);
+    assert_eq!(fake.layer("7:1").cache, None);
+}
+
 #[test]
 fn dm_over_two_disks_adds_their_ceilings() {
     let fake = FakeSys::new();

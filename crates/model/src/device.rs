@@ -318,6 +318,10 @@ pub struct BlockLayer {
     pub loop_backing: Option<LoopBacking>,
     /// For a device-mapper device: its name (`dm/name`).
     pub dm_name: Option<String>,
+    /// A block cache in front of this device's medium (bcache, an LVM
+    /// cache), as sysfs tells it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<BlockCache>,
     /// Devices stacked on top of this one (`holders/`).
     #[serde(default)]
     pub holders: Vec<String>,
@@ -327,6 +331,31 @@ pub struct BlockLayer {
     pub lower: Vec<BlockLayer>,
     /// A plain-words remark, e.g. why the ceiling is unknown.
     pub note: Option<String>,
+}
+
+/// A block cache between a device and its medium: another device (an SSD)
+/// that serves reads and takes writes in the medium's place, whatever
+/// `O_DIRECT` asks, so the figures may be the cache's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockCache {
+    /// What it is: `bcache`, `dm-cache` or `dm-writecache`.
+    pub kind: String,
+    /// Its mode where sysfs says (bcache's `cache_mode`: `writethrough`,
+    /// `writeback`, `writearound`, `none`).
+    pub mode: Option<String>,
+    /// Its state where sysfs says (bcache's `state`: `clean`, `dirty`,
+    /// `no cache` when no cache device is attached).
+    pub state: Option<String>,
+    /// What was read, in words: the file and its value, or the name.
+    pub evidence: String,
+}
+
+impl BlockCache {
+    /// Whether it can serve the device's I/O now: a cache device is
+    /// attached and its mode is not `none`.
+    pub fn in_use(&self) -> bool {
+        self.state.as_deref() != Some("no cache") && self.mode.as_deref() != Some("none")
+    }
 }
 
 /// Everything known about the storage behind one path.

@@ -197,6 +197,15 @@ fn layer(out: &mut String, d: &BlockLayer, indent: usize, title: &str) {
             ),
         );
     }
+    if let Some(c) = &d.cache {
+        let state = if c.in_use() { "in use" } else { "not in use" };
+        line(
+            out,
+            i,
+            "cache",
+            &format!("{}, {state}: {}", c.kind, c.evidence),
+        );
+    }
     links(out, i, &d.hops, d.usb.as_ref(), &[], &[]);
     if let Some(s) = &d.sata {
         let speed = s

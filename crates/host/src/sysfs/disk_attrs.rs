@@ -4,10 +4,12 @@
 
 use std::path::Path;
 
-use iomark_model::device::{DevNo, DiskIdentity, LoopBacking, QueueInfo, Transport};
+use iomark_model::device::{
+    BlockCache, BlockLayer, DevNo, DiskIdentity, LoopBacking, QueueInfo, Transport,
+};
 use iomark_model::Bytes;
 
-use crate::read::{flag, num, text};
+use crate::read::{base, flag, num, text};
 
 pub(super) fn loop_backing(disk: &Path) -> Option<LoopBacking> {
     let l = disk.join("loop");
@@ -18,6 +20,54 @@ pub(super) fn loop_backing(disk: &Path) -> Option<LoopBacking> {
         offset: Bytes(num(&l.join("offset")).unwrap_or(0)),
         size_limit: Bytes(num(&l.join("sizelimit")).unwrap_or(0)),
         direct_io: flag(&l.join("dio")).unwrap_or(false),
+    })
+}
+
+/// A block cache in front of the disk at `disk` (its sysfs directory),
+/// over the layers `lower` it sits on:
+///
+/// - bcache: its own `bcache/` directory, the mode in brackets in
+///   `cache_mode` and whether a cache device is attached in `state`;
+/// - an LVM cache: the kernel keeps a dm device's table (its target type)
+///   out of sysfs, but LVM names a cached volume's hidden parts, and a dm
+///   device over one named `*_corig` is a dm-cache volume, over `*_wcorig`
+///   a dm-writecache one (lvmcache(7)). A cache made with dmsetup alone,
+///   under other names, is not seen.
+pub(super) fn block_cache(disk: &Path, lower: &[BlockLayer]) -> Option<BlockCache> {
+    let bcache = disk.join("bcache");
+    if let Some(modes) = text(&bcache.join("cache_mode")) {
+        let mode = active_scheduler(&modes);
+        let state = text(&bcache.join("state"));
+        let name = base(disk);
+        return Some(BlockCache {
+            kind: "bcache".into(),
+            evidence: format!(
+                "/sys/block/{name}/bcache/cache_mode says {}, state says {}",
+                mode.as_deref().unwrap_or("nothing"),
+                state.as_deref().unwrap_or("nothing")
+            ),
+            mode,
+            state,
+        });
+    }
+    lower.iter().find_map(|l| {
+        let part = l.dm_name.as_deref()?;
+        let kind = if part.ends_with("_wcorig") {
+            "dm-writecache"
+        } else if part.ends_with("_corig") {
+            "dm-cache"
+        } else {
+            return None;
+        };
+        Some(BlockCache {
+            kind: kind.into(),
+            mode: None,
+            state: None,
+            evidence: format!(
+                "it sits on {} named {part}, LVM's name for a {kind} volume's origin",
+                l.name
+            ),
+        })
     })
 }
 
