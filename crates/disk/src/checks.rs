@@ -23,11 +23,11 @@ pub mod suspicious;
 
 use iomark_model::artefact::{RatedRate, RatedSpeed};
 use iomark_model::device::{BlockLayer, DeviceReport, Transport};
-use iomark_model::disk::{DiskJobResult, RwMode};
+use iomark_model::disk::{DirectionResult, DiskJobResult, RwMode};
 use iomark_model::escape::escape_controls;
 use iomark_model::figure::disk_job_test_name;
 use iomark_model::profile::{ProfileResult, TestDir};
-use iomark_model::units::{BytesPerSec, Iops, Nanos};
+use iomark_model::units::{BytesPerSec, Iops};
 use iomark_model::Bytes;
 use iomark_model::{Warning, WarningKind};
 
@@ -48,16 +48,90 @@ pub const RATED_MARGIN: f64 = 1.05;
 /// flagged again (loaded run 2 of de971a1).
 const START_BURST: std::time::Duration = std::time::Duration::from_millis(200);
 
-/// The margin a figure measured over `runtime` is allowed above its
-/// rating: [`RATED_MARGIN`], plus [`START_BURST`] over the pass's length.
-fn rated_margin(runtime: Nanos) -> f64 {
-    let secs = runtime.as_secs_f64();
-    let burst = if secs > 0.0 {
-        START_BURST.as_secs_f64() / secs
-    } else {
-        0.0
-    };
-    RATED_MARGIN + burst
+/// What a figure is allowed above its rating, in parts, each a fraction
+/// of the rating: what a sheet rounds ([`RATED_MARGIN`]), a start-up
+/// burst ([`START_BURST`] over the pass's length), and the run's own
+/// spread (twice the standard error of the mean of its whole seconds,
+/// where it has three or more: a device whose seconds vary reads above
+/// its steady rate now and then, and a mean of few seconds with them).
+#[derive(Debug, Clone, Copy)]
+struct RatedMargin {
+    burst: f64,
+    spread: Option<(f64, usize)>,
+    secs: f64,
+}
+
+impl RatedMargin {
+    /// The margin of direction `dir` of `job`, in IOPS or in bytes.
+    fn of(job: &DiskJobResult, d: &DirectionResult, dir: &str, iops: bool) -> RatedMargin {
+        let secs = d.runtime.as_secs_f64();
+        let burst = if secs > 0.0 {
+            START_BURST.as_secs_f64() / secs
+        } else {
+            0.0
+        };
+        RatedMargin {
+            burst,
+            spread: seconds_spread(job, dir, iops),
+            secs,
+        }
+    }
+
+    /// The factor a figure may reach: 1 plus the parts.
+    fn factor(&self) -> f64 {
+        RATED_MARGIN + self.burst + self.spread.map_or(0.0, |(s, _)| s)
+    }
+
+    /// The parts in words.
+    fn words(&self) -> String {
+        let pct = |f: f64| format!("{:.0}%", f * 100.0);
+        let mut parts = vec![
+            format!("{} for a sheet's rounding", pct(RATED_MARGIN - 1.0)),
+            format!(
+                "{} for a start-up burst of {} ms over {:.1} s",
+                pct(self.burst),
+                START_BURST.as_millis(),
+                self.secs
+            ),
+        ];
+        if let Some((spread, n)) = self.spread {
+            parts.push(format!(
+                "{} for the spread of its {n} seconds (twice their mean's standard error)",
+                pct(spread)
+            ));
+        }
+        parts.join(", ")
+    }
+}
+
+/// Twice the standard error of the mean of a job's whole seconds in
+/// direction `dir` (IOPS or bytes), relative to that mean, and how many
+/// seconds; none under three.
+fn seconds_spread(job: &DiskJobResult, dir: &str, iops: bool) -> Option<(f64, usize)> {
+    let rates: Vec<f64> = job
+        .samples
+        .iter()
+        .filter(|s| s.length.as_secs_f64() >= 0.5)
+        .map(|s| {
+            let count = match (dir, iops) {
+                ("read", false) => s.read_bytes,
+                ("read", true) => s.read_ios,
+                (_, false) => s.write_bytes,
+                (_, true) => s.write_ios,
+            };
+            count as f64 / s.length.as_secs_f64()
+        })
+        .collect();
+    let n = rates.len();
+    if n < 3 {
+        return None;
+    }
+    let mean = rates.iter().sum::<f64>() / n as f64;
+    if mean <= 0.0 {
+        return None;
+    }
+    let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    Some((2.0 * var.sqrt() / (n as f64).sqrt() / mean, n))
 }
 
 /// How many times its writes a device of this kind may read, and the
@@ -368,7 +442,8 @@ pub fn named_by_job(job: &DiskJobResult) -> String {
     job.spec.name.clone()
 }
 
-/// Figures above the device's rating (by more than [`RATED_MARGIN`]), each
+/// Figures above the device's rating by more than their margin (what a
+/// sheet rounds, a start-up burst, the run's own spread), each
 /// test and rating once with its best job: a sequential rating judges the
 /// sequential jobs, a random one the random jobs, in MB/s or in IOPS as it
 /// was given. A random read of 900 IOPS from a device rated for 400 is a
@@ -384,7 +459,7 @@ pub fn above_rated(
     let ratings = rated.ratings();
     // (test, rating index) -> the best figure in the rating's unit, the
     // margin it was allowed, and its job's name
-    let mut best: Vec<(String, usize, f64, f64, &str)> = Vec::new();
+    let mut best: Vec<(String, usize, f64, RatedMargin, &str)> = Vec::new();
     for job in jobs {
         let random = job.spec.rw.is_random();
         for (dir, d) in [("read", &job.read), ("write", &job.write)] {
@@ -397,8 +472,9 @@ pub fn above_rated(
                     RatedRate::Bandwidth(b) => (d.bw.0, b.0),
                     RatedRate::Iops(n) => (d.iops.0, n.0),
                 };
-                let margin = rated_margin(d.runtime);
-                if figure <= limit * margin {
+                let iops = matches!(r.rate, RatedRate::Iops(_));
+                let margin = RatedMargin::of(job, d, dir, iops);
+                if figure <= limit * margin.factor() {
                     continue;
                 }
                 let test = test_of(job);
@@ -430,11 +506,13 @@ pub fn above_rated(
                 format!(
                     "{name}: {dir} {shown} is above the {} the device is rated for {} \
                      (--rated {}=...) by more than the {:.0}% a pass of this length can \
-                     overshoot: a cache or compression is being measured, not the medium",
+                     overshoot ({}): a cache or compression is being measured, not the \
+                     medium",
                     r.rate,
                     r.pattern.key(),
                     r.pattern.key(),
-                    (margin - 1.0) * 100.0
+                    (margin.factor() - 1.0) * 100.0,
+                    margin.words()
                 ),
             )
         })
@@ -476,7 +554,7 @@ pub fn shown_rates(
 
 #[cfg(test)]
 mod tests {
-    use iomark_model::disk::{DataPattern, DirectionResult, DiskJobSpec};
+    use iomark_model::disk::{DataPattern, DirectionResult, DiskJobSpec, IntervalSample};
     use iomark_model::profile::{CdmResult, CdmTest};
     use iomark_model::units::{Bytes, Iops, Nanos};
 
@@ -814,6 +892,47 @@ mod tests {
         let w = above_rated(&rated, &[pass(83.9, 1)], &named_by_job);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].message.contains("more than the 25%"), "{}", w[0]);
+    }
+
+    #[test]
+    fn a_run_whose_seconds_vary_is_allowed_its_spread_above_the_rating() {
+        let rated: RatedSpeed = "read=41.94MB/s".parse().unwrap();
+        // Ten seconds averaging 46 MB/s, 9.7% over the rating: 5% for the
+        // sheet and 2% for a 10 s pass's start-up burst do not cover it.
+        let run = |wobble: f64| {
+            let mut j = job("Seq Q32T1 read", RwMode::Read, 46.0, true);
+            j.read.as_mut().unwrap().runtime = Nanos::from_secs(10);
+            j.samples = (0..10)
+                .map(|k| {
+                    let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
+                    IntervalSample {
+                        start: Nanos::from_secs(k),
+                        length: Nanos::from_secs(1),
+                        read_bytes: (46e6 * (1.0 + sign * wobble)) as u64,
+                        ..IntervalSample::default()
+                    }
+                })
+                .collect();
+            j
+        };
+        let w = above_rated(&rated, &[run(0.0)], &named_by_job);
+        assert_eq!(w.len(), 1, "steady seconds: {w:?}");
+        assert!(
+            w[0].message.contains(
+                "more than the 7% a pass of this length can overshoot (5% for a sheet's \
+                 rounding, 2% for a start-up burst of 200 ms over 10.0 s, 0% for the spread \
+                 of its 10 seconds"
+            ),
+            "{}",
+            w[0]
+        );
+        // Seconds 15% either side: the mean of ten is known to about
+        // +-10%, which covers 9.7%.
+        assert!(above_rated(&rated, &[run(0.15)], &named_by_job).is_empty());
+        // Twice the rating is flagged however much the seconds vary.
+        let mut fast = run(0.15);
+        fast.read.as_mut().unwrap().bw = BytesPerSec(83.9e6);
+        assert_eq!(above_rated(&rated, &[fast], &named_by_job).len(), 1);
     }
 
     #[test]
