@@ -104,7 +104,7 @@ fn gnome_on_devices_of_two_sizes_gives_a_ratio_for_every_row() {
     assert!(rows.iter().all(|(t, _)| !t.contains("MiB samples of")));
 
     let doc = compare_json(db, &[&a, &b]);
-    assert_eq!(doc["schema_version"], 3);
+    assert_eq!(doc["schema_version"], 4);
     let figures = doc["figures"].as_array().unwrap();
     // Every figure of the 96 MiB run has the 64 MiB run's beside it.
     assert_eq!(figures.len(), rows.len(), "{doc:#}");

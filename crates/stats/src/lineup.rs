@@ -10,7 +10,9 @@ use std::collections::{HashMap, HashSet};
 use iomark_model::figure::{own_test_names, Direction, Figure, RateUnit, Sampled};
 use iomark_model::stored::{RunId, StoredRun};
 
-use crate::compare::{compare, format_ratio, Comparison, Measured};
+use iomark_model::figure::evidence::RatioInterval;
+
+use crate::compare::{compare, format_ratio, ratio, Comparison, Measured};
 use crate::gate::{judge, Verdict, WorseThreshold};
 
 /// A `(test, metric)` row key.
@@ -21,9 +23,14 @@ pub type RowKey<'a> = (&'a str, &'a str);
 pub enum Baseline<'a> {
     /// The first run, for every figure.
     FirstRun,
-    /// Per run and test, the run carrying this label that measured the
-    /// same device and test (any run carrying it that has the test, when
-    /// none measured the same device); runs carrying it are baselines.
+    /// Per run and test, the runs carrying this label that measured the
+    /// same device and test, pooled (any one run carrying it that has the
+    /// test, when none measured the same device); runs carrying it are
+    /// baselines. Several runs of the device pooled are a baseline over
+    /// time: a candidate is judged against where their spread says one
+    /// more run would fall ([`RatioInterval::predicted`]).
+    ///
+    /// [`RatioInterval::predicted`]: iomark_model::figure::evidence::RatioInterval::predicted
     Label(&'a str),
 }
 
@@ -57,6 +64,11 @@ pub struct Matched<'a> {
     /// The unit the candidate run printed its rates in: its value and the
     /// difference are shown in it.
     pub printed: RateUnit,
+    /// What the candidate is divided by: the baseline's figure, or the
+    /// mean of the pooled runs' figures.
+    pub baseline_value: f64,
+    /// How many baseline runs were pooled (1: the baseline run alone).
+    pub pooled: usize,
     /// Ratio and noise.
     pub comparison: Comparison,
     /// What it means, in the figure's direction.
@@ -96,8 +108,27 @@ impl Matched<'_> {
     pub fn difference_text(&self) -> String {
         self.printed.format_difference(
             self.candidate.unit,
-            self.candidate.value - self.baseline.value,
+            self.candidate.value - self.baseline_value,
         )
+    }
+
+    /// The baseline as the candidate is judged against it, in its run's
+    /// printed unit: `412 MB/s in #3`, or, pooled, `412 MB/s, the mean of
+    /// 5 runs from #3`.
+    pub fn baseline_text(&self) -> String {
+        let figure = Figure {
+            value: self.baseline_value,
+            ..self.baseline.clone()
+        };
+        let value = self.baseline_printed.format_figure(&figure);
+        if self.pooled > 1 {
+            format!(
+                "{value}, the mean of {} runs from #{}",
+                self.pooled, self.baseline_run
+            )
+        } else {
+            format!("{value} in #{}", self.baseline_run)
+        }
     }
 }
 
@@ -247,6 +278,33 @@ impl<'a> Lineup<'a> {
         let b = self.baseline_of(i, key)?;
         let baseline = self.figure(b, key)?;
         let candidate = self.figure(i, key)?;
+        let pool = self.pooled_with(i, b, key);
+        if pool.len() > 1 {
+            let values: Vec<f64> = pool
+                .iter()
+                .filter_map(|&j| Some(self.figure(j, key)?.value))
+                .collect();
+            let runs = Sampled::of(&values);
+            let mean = runs.map_or(baseline.value, |r| r.mean);
+            let comparison = Comparison {
+                ratio: ratio(mean, candidate.value),
+                interval: runs.and_then(|r| RatioInterval::predicted(r, candidate.value)),
+                bands_overlap: false,
+                bands_known: runs.is_some(),
+            };
+            return Some(Matched {
+                baseline_run: self.runs[b].summary.id,
+                baseline,
+                run: self.runs[i].summary.id,
+                candidate,
+                baseline_printed: self.printed(b),
+                printed: self.printed(i),
+                baseline_value: mean,
+                pooled: values.len(),
+                comparison,
+                verdict: judge(candidate.direction(), comparison, self.threshold),
+            });
+        }
         let measured = |run: usize, f: &Figure| Measured {
             value: f.value,
             spread: f.noise,
@@ -265,9 +323,29 @@ impl<'a> Lineup<'a> {
             candidate,
             baseline_printed: self.printed(b),
             printed: self.printed(i),
+            baseline_value: baseline.value,
+            pooled: 1,
             comparison,
             verdict: judge(candidate.direction(), comparison, self.threshold),
         })
+    }
+
+    /// The baseline runs pooled for run `i` on row `key`, whose chosen
+    /// baseline is `b`: by label, every labelled run of `b`'s device with
+    /// the row, when that is run `i`'s device too; else `b` alone.
+    fn pooled_with(&self, i: usize, b: usize, key: RowKey<'a>) -> Vec<usize> {
+        let device = self.runs[i].summary.device.as_deref();
+        let same_device = device.is_some() && self.runs[b].summary.device.as_deref() == device;
+        if !matches!(self.baseline, Baseline::Label(_)) || !same_device {
+            return vec![b];
+        }
+        (0..self.runs.len())
+            .filter(|&j| {
+                self.is_baseline(j)
+                    && self.runs[j].summary.device.as_deref() == device
+                    && self.figure(j, key).is_some()
+            })
+            .collect()
     }
 
     /// Every matched pair, row by row and run by run.
@@ -351,9 +429,11 @@ impl<'a> Lineup<'a> {
                     continue;
                 }
                 if let Some(b) = self.baseline_of(i, k) {
-                    let id = self.runs[b].summary.id;
-                    if !used.contains(&id) {
-                        used.push(id);
+                    for j in self.pooled_with(i, b, k) {
+                        let id = self.runs[j].summary.id;
+                        if !used.contains(&id) {
+                            used.push(id);
+                        }
                     }
                 }
             }

@@ -36,7 +36,7 @@ pub const LIST_SCHEMA_VERSION: u32 = 1;
 /// Layout version of `iomark results show --json`.
 pub const SHOW_SCHEMA_VERSION: u32 = 1;
 /// Layout version of `iomark results compare --json`.
-pub const COMPARE_SCHEMA_VERSION: u32 = 3;
+pub const COMPARE_SCHEMA_VERSION: u32 = 4;
 /// Layout version of `iomark info --json`.
 pub const INFO_SCHEMA_VERSION: u32 = 1;
 /// Layout version of `iomark engines --json`.
@@ -204,7 +204,12 @@ pub struct MatchedRow<'a> {
     direction: Direction,
     run: i64,
     baseline_run: i64,
+    /// The baseline's figure, or the mean of the pooled runs' figures.
     baseline: Option<f64>,
+    /// How many baseline runs `baseline` pools: several runs of the
+    /// device carrying the baseline label are judged as one baseline over
+    /// time; 1 is the baseline run alone.
+    baseline_pooled: usize,
     baseline_spread: Option<(f64, f64)>,
     baseline_noise: Option<(f64, f64)>,
     candidate: Option<f64>,
@@ -230,13 +235,14 @@ impl<'a> From<&Matched<'a>> for MatchedRow<'a> {
             direction: m.candidate.direction(),
             run: m.run.0,
             baseline_run: m.baseline_run.0,
-            baseline: finite(m.baseline.value),
+            baseline: finite(m.baseline_value),
+            baseline_pooled: m.pooled,
             baseline_spread: m.baseline.spread,
             baseline_noise: m.baseline.noise,
             candidate: finite(m.candidate.value),
             candidate_spread: m.candidate.spread,
             candidate_noise: m.candidate.noise,
-            difference: finite(m.candidate.value - m.baseline.value),
+            difference: finite(m.candidate.value - m.baseline_value),
             ratio: m.comparison.ratio,
             ratio_interval: m.comparison.interval.map(|iv| (iv.lo, iv.hi)),
             within_noise: m.within_noise(),

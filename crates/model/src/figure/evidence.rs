@@ -162,6 +162,31 @@ impl RatioInterval {
     }
 }
 
+impl RatioInterval {
+    /// The interval in which one more run's figure is expected, relative
+    /// to the mean of `runs` (a baseline of several runs taken over time:
+    /// their spread is the run-to-run spread, drift included), as a ratio
+    /// `candidate / mean`: the prediction interval of the runs' mean, on
+    /// the log scale, widened by `sqrt(1 + 1/n)` for the candidate's own
+    /// draw. None where a value is not positive.
+    pub fn predicted(runs: Sampled, candidate: f64) -> Option<RatioInterval> {
+        if runs.mean <= 0.0 || candidate <= 0.0 {
+            return None;
+        }
+        let ratio = candidate / runs.mean;
+        let v = (runs.sd / runs.mean).powi(2) * (1.0 + 1.0 / runs.n_eff);
+        if !ratio.is_finite() || !v.is_finite() {
+            return None;
+        }
+        let half = t95(runs.df()) * v.sqrt();
+        Some(RatioInterval {
+            ratio,
+            lo: ratio * (-half).exp(),
+            hi: ratio * half.exp(),
+        })
+    }
+}
+
 /// Which way a figure gets better, as [`Evidence`] needs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Better {
@@ -261,6 +286,35 @@ mod tests {
             Better::Higher,
             t,
         )
+    }
+
+    #[test]
+    fn one_more_run_is_judged_against_where_the_baseline_runs_say_it_falls() {
+        // Five runs over time, 3% apart: the run-to-run spread, drift
+        // included. Welch's interval of their mean would be narrow; one
+        // more run is expected within about +-7.5%.
+        let runs = s(&[100.0, 104.0, 96.0, 102.0, 98.0]);
+        let iv = RatioInterval::predicted(runs, 100.0).unwrap();
+        assert!(
+            (iv.lo - 0.929).abs() < 0.002 && (iv.hi - 1.077).abs() < 0.002,
+            "{iv:?}"
+        );
+        // A 15% loss falls outside it; 8% and no change cannot tell 5%.
+        let judge = |c: f64| {
+            weigh(
+                RatioInterval::predicted(runs, c).unwrap(),
+                Better::Higher,
+                0.05,
+            )
+        };
+        assert_eq!(judge(85.0), Evidence::Loss);
+        assert_eq!(judge(92.0), Evidence::WorseUnsure);
+        assert_eq!(judge(100.0), Evidence::CannotTell);
+        // Steadier runs, 1% apart: no change rules a 5% loss out.
+        let steady = s(&[100.0, 101.0, 99.0, 100.5, 99.5]);
+        let iv = RatioInterval::predicted(steady, 100.0).unwrap();
+        assert_eq!(weigh(iv, Better::Higher, 0.05), Evidence::WithinNoise);
+        assert_eq!(RatioInterval::predicted(runs, 0.0), None);
     }
 
     #[test]

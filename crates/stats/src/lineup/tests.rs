@@ -46,6 +46,40 @@ fn each_run_is_paired_with_the_labelled_run_of_its_device_and_judged_in_words() 
 }
 
 #[test]
+fn several_labelled_runs_of_the_device_are_one_baseline_over_time() {
+    // Five runs of main over time on sda, and one on another disk.
+    let mut runs: Vec<StoredRun> = [100e6, 104e6, 96e6, 102e6, 98e6]
+        .iter()
+        .enumerate()
+        .map(|(k, &v)| run(k as i64 + 1, "main", "sda", v, None))
+        .collect();
+    runs.push(run(6, "main", "sdb", 50e6, None));
+    runs.push(run(7, "ci", "sda", 85e6, None));
+    runs.push(run(8, "ci", "sda", 100e6, None));
+    let key = ("read 1MiB", "read bw");
+    let t = Some("5%".parse().unwrap());
+    let l = Lineup::against(&runs, Baseline::Label("main"), t);
+    let m = l.judged(6, key).unwrap();
+    assert_eq!((m.pooled, m.baseline_value), (5, 100e6));
+    assert_eq!(m.verdict, Verdict::Regressed);
+    assert_eq!(m.baseline_text(), "100.00 MB/s, the mean of 5 runs from #1");
+    assert_eq!(m.difference_text(), "-15.00 MB/s");
+    // No change, against runs 3% apart, cannot rule a 5% loss out.
+    assert_eq!(l.judged(7, key).unwrap().verdict, Verdict::CannotTell);
+    assert_eq!(
+        l.baselines_used(),
+        [
+            (RunId(7), (1..=5).map(RunId).collect::<Vec<_>>()),
+            (RunId(8), (1..=5).map(RunId).collect::<Vec<_>>())
+        ]
+    );
+    // One labelled run of the device is the baseline alone, as before.
+    let l = Lineup::against(&runs[4..], Baseline::Label("main"), t);
+    let m = l.judged(2, key).unwrap();
+    assert_eq!((m.pooled, m.baseline_run), (1, RunId(5)));
+}
+
+#[test]
 fn runs_without_a_device_are_never_merged_into_one_column() {
     let mut a = run(1, "usb2", "sda", 40e6, None);
     let mut b = run(2, "usb2", "sda", 40e6, None);

@@ -533,13 +533,12 @@ pub fn regression_lines(lineup: &Lineup) -> Vec<String> {
                 _ => 1.0 - r,
             };
             format!(
-                "regressed: #{} {} {}: {} against {} in #{} ({}, {:.1}% worse, more than {t})",
+                "regressed: #{} {} {}: {} against {} ({}, {:.1}% worse, more than {t})",
                 m.run,
                 esc(&m.candidate.test),
                 esc(&m.candidate.metric),
                 m.printed.format_figure(m.candidate),
-                m.baseline_printed.format_figure(m.baseline),
-                m.baseline_run,
+                m.baseline_text(),
                 format_ratio(r),
                 worse * 100.0,
             )
@@ -568,14 +567,13 @@ pub fn undecided_lines(lineup: &Lineup) -> Vec<String> {
                 None => "the noise bands overlap".to_string(),
             };
             format!(
-                "cannot tell: #{} {} {}: {} against {} in #{} ({}; {within}: \
+                "cannot tell: #{} {} {}: {} against {} ({}; {within}: \
                  no change and a loss of more than {t} both fit)",
                 m.run,
                 esc(&m.candidate.test),
                 esc(&m.candidate.metric),
                 m.printed.format_figure(m.candidate),
-                m.baseline_printed.format_figure(m.baseline),
-                m.baseline_run,
+                m.baseline_text(),
                 format_ratio(r),
             )
         })
@@ -615,7 +613,21 @@ pub fn gate_report(lineup: &Lineup, threshold: WorseThreshold) -> Result<GateRep
         .iter()
         .filter(|m| m.comparison.interval.is_none() && !m.comparison.bands_known)
         .count();
-    let why = if blind == undecided {
+    // Against a pool of runs over time, the runs' own spread decides, not
+    // the samples within one run: more runs in the pool narrow it.
+    let pooled = lineup
+        .undecided()
+        .iter()
+        .filter(|m| m.pooled > 1)
+        .map(|m| m.pooled)
+        .max();
+    let why = if let Some(n) = pooled.filter(|_| blind == 0) {
+        format!(
+            "the {n} baseline runs pooled differ from each other too much to show or \
+             rule out such a loss; more runs labelled as the baseline narrow that, where \
+             the machine's level drifts between runs by less than the threshold"
+        )
+    } else if blind == undecided {
         "no samples are stored to weigh (an import without its intervals): compare runs \
          that keep their seconds, as iomark's own do"
             .to_string()
@@ -665,7 +677,7 @@ fn legend(lineup: &Lineup, style: TableStyle, keys: &[RowKey], view: View) -> St
                 })
                 .collect();
             format!(
-                "ratios are run / the run labelled {} of the same device and test (of another device when none of the same has it): {}",
+                "ratios are run / the run labelled {} of the same device and test (their mean when several, a baseline over time; of another device when none of the same has it): {}",
                 style.text(l),
                 if pairs.is_empty() {
                     "none".to_string()

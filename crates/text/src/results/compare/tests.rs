@@ -122,7 +122,8 @@ fn a_baseline_label_pairs_each_run_with_the_labelled_run_of_its_device_and_test(
         "{text}"
     );
     assert!(
-        text.contains("#1 against #2; #3 against #4; #6 against #5"),
+        text.replace('\n', " ")
+            .contains("#1 against #2; #3 against #4; #6 against #5"),
         "{text}"
     );
     let doc = serde_json::to_value(crate::json::comparison(&lineup)).unwrap();
@@ -452,4 +453,43 @@ fn at_80_columns_tests_have_their_printed_names_and_cpu_rows_wait_for_verbose() 
         "{all}"
     );
     assert!(all.contains("┆ cpu"), "{all}");
+}
+
+#[test]
+fn a_gate_against_runs_over_time_names_the_pool_and_what_narrows_it() {
+    let test = "read 1MiB, 100MiB";
+    let mut runs: Vec<StoredRun> = [100e6, 104e6, 96e6, 102e6, 98e6]
+        .iter()
+        .enumerate()
+        .map(|(k, &v)| run_of(k as i64 + 1, "main", "stick A", &[(test, v)]))
+        .collect();
+    runs.push(run_of(6, "ci", "stick A", &[(test, 100e6)]));
+    runs.push(run_of(7, "ci", "stick A", &[(test, 85e6)]));
+    let threshold: WorseThreshold = "5%".parse().unwrap();
+    let lineup = Lineup::against(&runs, Baseline::Label("main"), Some(threshold));
+    let report = gate_report(&lineup, threshold).unwrap();
+    assert_eq!(report.regressed, 1, "{:?}", report.lines);
+    assert!(
+        report.lines[0].starts_with(
+            "regressed: #7 read 1MiB, 100MiB read bw: 85.00 MB/s against 100.00 MB/s, the \
+             mean of 5 runs from #1 (0.85x, 15.0% worse"
+        ),
+        "{:?}",
+        report.lines
+    );
+    // Without the loss, the pool's own 3% spread cannot rule out 5%.
+    let lineup = Lineup::against(&runs[..6], Baseline::Label("main"), Some(threshold));
+    let report = gate_report(&lineup, threshold).unwrap();
+    assert_eq!((report.regressed, report.undecided), (0, 1));
+    assert!(
+        report.lines.last().unwrap().contains(
+            "the 5 baseline runs pooled differ from each other too much to show or rule out \
+             such a loss; more runs labelled as the baseline narrow that"
+        ),
+        "{:?}",
+        report.lines
+    );
+    let doc = serde_json::to_value(crate::json::comparison(&lineup)).unwrap();
+    assert_eq!(doc["figures"][0]["baseline_pooled"], 5);
+    assert_eq!(doc["figures"][0]["baseline"], 100e6);
 }
