@@ -10,7 +10,7 @@
 
 use iomark_disk::lifecycle::{self, RunEnd, RunOptions, RunPlan, VerifyFile};
 use iomark_disk::plan::Workload;
-use iomark_disk::profiles::artefacts::ArtefactsOptions;
+use iomark_disk::profiles::ArtefactsOptions;
 use iomark_host::cgroup::SelfLimit;
 use iomark_model::disk::EngineKind;
 use iomark_pipeline::JsonStream;

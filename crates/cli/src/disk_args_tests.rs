@@ -1,7 +1,7 @@
 use super::*;
 use clap::Parser;
 use iomark_disk::plan::Workload;
-use iomark_disk::profiles::settings::parse_mix;
+use iomark_disk::profiles::parse_mix;
 use iomark_disk::target::TargetRequest;
 use iomark_model::disk::{DataPattern, RwMode};
 use iomark_model::units::Nanos;

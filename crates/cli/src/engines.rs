@@ -15,7 +15,7 @@ pub struct EnginesArgs {
 
 /// List the engines compiled in, and whether each can run here.
 pub fn run(args: EnginesArgs) -> anyhow::Result<Exit> {
-    let engines = iomark_disk::engine::availability();
+    let engines = iomark_disk::engine_availability();
     if args.json {
         crate::exit::print_json(&iomark_text::json::engines(&engines))?;
     } else {

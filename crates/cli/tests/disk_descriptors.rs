@@ -88,7 +88,7 @@ fn every_worker_has_an_open_file_description_of_its_own() {
     );
     for engine in ["psync", "io_uring", "mmap-sync"] {
         if engine == "io_uring" {
-            require!(iomark_disk::engine::io_uring_available());
+            require!(iomark_disk::io_uring_available());
         }
         let dir = tempfile::tempdir().unwrap();
         // long_disk_run says psync; the last --engine wins, as in fio.

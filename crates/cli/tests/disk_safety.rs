@@ -203,7 +203,7 @@ fn a_killed_run_leaves_a_file_that_the_next_run_removes() {
 #[test]
 fn a_killed_io_uring_runs_file_is_removed_and_its_space_reused_at_once() {
     require!(require_root());
-    require!(iomark_disk::engine::io_uring_available());
+    require!(iomark_disk::io_uring_available());
     // Room for one 40 MiB test file, not two.
     let small = require!(MountedFs::ext4(64 << 20));
     let d = small.mountpoint.to_str().unwrap();

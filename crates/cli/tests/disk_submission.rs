@@ -52,7 +52,7 @@ fn submission(path: &str, extra: &[&str]) -> Value {
 
 #[test]
 fn page_cache_reads_are_batched_by_default_and_a_given_batch_is_kept() {
-    require!(iomark_disk::engine::io_uring_available());
+    require!(iomark_disk::io_uring_available());
     let (_dir, path) = cached_file();
 
     // Page-cache hits complete within the call that submits them: the
@@ -77,7 +77,7 @@ fn page_cache_reads_are_batched_by_default_and_a_given_batch_is_kept() {
 
 #[test]
 fn direct_reads_from_a_disk_are_submitted_one_at_a_time() {
-    require!(iomark_disk::engine::io_uring_available());
+    require!(iomark_disk::io_uring_available());
     let (_dir, path) = cached_file();
     // Through O_DIRECT every read goes to the disk and completes later,
     // from its interrupt: none within its submission, so the runner keeps

@@ -30,7 +30,7 @@ use rustix::mm::{MapFlags, ProtFlags};
 
 /// A zero-initialised buffer with a chosen alignment, backed by its own
 /// anonymous mapping.
-pub struct AlignedBuf {
+pub(crate) struct AlignedBuf {
     /// Start of the aligned buffer, inside the mapping.
     ptr: NonNull<u8>,
     len: usize,
@@ -70,12 +70,13 @@ impl Drop for Mapping {
 /// Keeps a buffer's memory mapped while the buffer itself may be gone, and
 /// grants no access to it. The kernel may go on using an address it was
 /// given (a registered io_uring buffer) as long as a hold lives.
-pub struct BufferHold(Arc<Mapping>);
+pub(crate) struct BufferHold(Arc<Mapping>);
 
+#[cfg(test)]
 impl BufferHold {
     /// How many owners the mapping has: the buffer (while it lives) and
     /// every hold, this one included.
-    pub fn owners(&self) -> usize {
+    pub(crate) fn owners(&self) -> usize {
         Arc::strong_count(&self.0)
     }
 }
@@ -94,7 +95,7 @@ impl AlignedBuf {
     /// A buffer of `len` bytes aligned to `align`, at least page aligned.
     /// Panics on a zero length or an alignment that is not a power of two,
     /// and aborts when memory runs out, as `Vec` does.
-    pub fn new(len: usize, align: usize) -> Self {
+    pub(crate) fn new(len: usize, align: usize) -> Self {
         assert!(len > 0, "AlignedBuf of zero length");
         assert!(
             align.is_power_of_two(),
@@ -144,27 +145,22 @@ impl AlignedBuf {
 
     /// A hold that keeps this buffer's memory mapped until the hold, too,
     /// is dropped.
-    pub fn hold(&self) -> BufferHold {
+    pub(crate) fn hold(&self) -> BufferHold {
         BufferHold(Arc::clone(&self.map))
     }
 
     /// Length in bytes.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    /// Always false: zero-length buffers are not made.
-    pub fn is_empty(&self) -> bool {
-        false
-    }
-
     /// Start of the buffer, for handing to the kernel.
-    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut u8 {
         self.ptr.as_ptr()
     }
 
     /// The bytes.
-    pub fn as_slice(&self) -> &[u8] {
+    pub(crate) fn as_slice(&self) -> &[u8] {
         // SAFETY: ptr is valid for len initialised bytes (an anonymous
         // mapping reads as zeroes) and borrowed shared for the lifetime of
         // &self.
@@ -172,7 +168,7 @@ impl AlignedBuf {
     }
 
     /// The bytes, mutable.
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: as in as_slice, and &mut self guarantees exclusive access.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }

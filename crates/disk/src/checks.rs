@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-pub mod suspicious;
+pub(crate) mod suspicious;
 
 use iomark_model::artefact::{RatedRate, RatedSpeed};
 use iomark_model::device::{BlockLayer, DeviceReport, Transport};
@@ -32,10 +32,10 @@ use iomark_model::Bytes;
 use iomark_model::{Warning, WarningKind};
 
 /// How much faster a later pass must run than the first before it counts.
-pub const WARMED_FACTOR: f64 = 1.5;
+const WARMED_FACTOR: f64 = 1.5;
 /// How far above its rated speed a figure may go before it is flagged:
 /// makers round, and a good sample beats the sheet by a little.
-pub const RATED_MARGIN: f64 = 1.05;
+const RATED_MARGIN: f64 = 1.05;
 
 /// What a short measurement itself can add above a device's steady rate:
 /// a start-up burst of this long at no limit (a drive's write cache taking
@@ -142,7 +142,7 @@ fn seconds_spread(job: &DiskJobResult, dir: &str, iops: bool) -> Option<(f64, us
 /// the disks it describes (SATA, SCSI): loop devices, virtual disks, many
 /// USB sticks and card readers report rotational=1, and a flash stick that
 /// reads 25 times faster than it writes is a flash stick, not a cache.
-pub fn read_over_write_allowed(report: &DeviceReport) -> Option<(f64, &'static str)> {
+fn read_over_write_allowed(report: &DeviceReport) -> Option<(f64, &'static str)> {
     let dev = report.device.as_ref()?;
     Some(match dev.transport {
         // RAM: decompressing is cheaper than compressing, and there is no
@@ -202,7 +202,7 @@ fn pair_key(job: &DiskJobResult) -> Option<(String, bool)> {
 ///
 /// Only runs with a job that bypassed the page cache are flagged: a
 /// buffered job says so already.
-pub fn cache_on_route(report: &DeviceReport, jobs: &[DiskJobResult]) -> Vec<Warning> {
+pub(crate) fn cache_on_route(report: &DeviceReport, jobs: &[DiskJobResult]) -> Vec<Warning> {
     if !jobs.iter().any(|j| j.page_cache_bypassed) {
         return Vec::new();
     }
@@ -300,7 +300,7 @@ fn served_by_fs_type(fs_type: &str) -> Option<&'static str> {
 /// it can be, with the sizes (issue 46: an mmap sweep with and without a
 /// limit carried the same sentence, and nothing said its 64 MiB fitted in
 /// 23.5 GiB). None without a buffered job or a known capacity.
-pub fn fits_in_memory(
+pub(crate) fn fits_in_memory(
     jobs: &[DiskJobResult],
     memory: Option<Bytes>,
     limit: Option<Bytes>,
@@ -335,7 +335,7 @@ pub fn fits_in_memory(
 
 /// Reads above the same test's writes by more than `report`'s class
 /// allows, per test, with the best of each direction's jobs.
-pub fn reads_above_writes(report: &DeviceReport, jobs: &[DiskJobResult]) -> Vec<Warning> {
+pub(crate) fn reads_above_writes(report: &DeviceReport, jobs: &[DiskJobResult]) -> Vec<Warning> {
     let Some((allowed, class)) = read_over_write_allowed(report) else {
         return Vec::new();
     };
@@ -370,7 +370,10 @@ pub fn reads_above_writes(report: &DeviceReport, jobs: &[DiskJobResult]) -> Vec<
 
 /// CrystalDiskMark read tests whose later passes ran clearly faster than
 /// the first: what the first pass read was cached for the others.
-pub fn warmed_passes(result: Option<&ProfileResult>, jobs: &[DiskJobResult]) -> Vec<Warning> {
+pub(crate) fn warmed_passes(
+    result: Option<&ProfileResult>,
+    jobs: &[DiskJobResult],
+) -> Vec<Warning> {
     let Some(ProfileResult::Cdm(cdm)) = result else {
         return Vec::new();
     };
@@ -405,7 +408,7 @@ pub fn warmed_passes(result: Option<&ProfileResult>, jobs: &[DiskJobResult]) -> 
 /// as a "turbo" driver's). The first second is what the device delivered
 /// cold. Buffered jobs are left out (the page cache is what they measure),
 /// and so are jobs of fewer than three full seconds.
-pub fn warmed_within_jobs(jobs: &[DiskJobResult]) -> Vec<Warning> {
+pub(crate) fn warmed_within_jobs(jobs: &[DiskJobResult]) -> Vec<Warning> {
     jobs.iter()
         .filter(|j| j.page_cache_bypassed && j.spec.rw == RwMode::RandRead)
         .filter_map(|j| {
@@ -438,7 +441,7 @@ pub fn warmed_within_jobs(jobs: &[DiskJobResult]) -> Vec<Warning> {
 }
 
 /// The test of a job for [`above_rated`] when each job is its own: its name.
-pub fn named_by_job(job: &DiskJobResult) -> String {
+pub(crate) fn named_by_job(job: &DiskJobResult) -> String {
     job.spec.name.clone()
 }
 
@@ -451,7 +454,7 @@ pub fn named_by_job(job: &DiskJobResult) -> String {
 /// sequential rating: how the USB study's "turbo" driver fooled its author.
 /// `test_of` names a job's test (each job is its own by its name;
 /// a PTS test's rounds of one cell are one test).
-pub fn above_rated(
+pub(crate) fn above_rated(
     rated: &RatedSpeed,
     jobs: &[DiskJobResult],
     test_of: &dyn Fn(&DiskJobResult) -> String,
@@ -524,7 +527,7 @@ pub fn above_rated(
 /// not its jobs' (the artefacts probe counts a write's flush in its rate, so
 /// a page-cache write job at 4242 MB/s is the table's 111 MB/s; checking
 /// the job's rate made the warning disagree with the table).
-pub fn shown_rates(
+pub(crate) fn shown_rates(
     result: Option<&ProfileResult>,
     jobs: &[DiskJobResult],
 ) -> Vec<(String, BytesPerSec)> {

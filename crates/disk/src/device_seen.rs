@@ -26,46 +26,46 @@ use iomark_model::units::Bytes;
 use iomark_model::{Warning, WarningKind};
 
 /// Fewer I/Os than this in a direction say nothing about request sizes.
-pub const MIN_IOS: u64 = 16;
+const MIN_IOS: u64 = 16;
 
 /// Foreign bytes below this are never reported: a file system's journal
 /// commits and metadata during a job stay far under it.
-pub const FOREIGN_FLOOR: Bytes = Bytes(4 << 20);
+const FOREIGN_FLOOR: Bytes = Bytes(4 << 20);
 
 /// Foreign bytes below this share of the job's own are never reported.
-pub const FOREIGN_SHARE: f64 = 0.10;
+const FOREIGN_SHARE: f64 = 0.10;
 
 /// A mean request at most this share of the block size counts as split
 /// (a request cut in two is at most half).
-pub const SPLIT_AT: f64 = 0.75;
+const SPLIT_AT: f64 = 0.75;
 
 /// A mean request at least this multiple of the block size, with merges
 /// counted, counts as merged.
-pub const MERGED_AT: f64 = 1.5;
+const MERGED_AT: f64 = 1.5;
 
 /// The job's own I/O, as its result counted it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct OwnIo {
+pub(crate) struct OwnIo {
     /// Bytes per I/O asked for.
-    pub bs: Bytes,
+    bs: Bytes,
     /// Whether the page cache was bypassed.
-    pub direct: bool,
+    direct: bool,
     /// Whether the target is a file on a file system (not the device
     /// itself), whose own writes follow the job's.
-    pub on_file: bool,
+    on_file: bool,
     /// I/Os in flight at once over all threads: what the job's own count
     /// can miss at each edge of the measured time.
-    pub in_flight: u64,
+    in_flight: u64,
     /// Reads: I/Os and bytes; none when the job did not read.
-    pub read: Option<(u64, Bytes)>,
+    read: Option<(u64, Bytes)>,
     /// Writes: I/Os and bytes; none when the job did not write.
-    pub write: Option<(u64, Bytes)>,
+    write: Option<(u64, Bytes)>,
 }
 
 impl OwnIo {
     /// The I/O of a finished job that ran at `depth` per thread on a file
     /// (`on_file`) or on the device itself.
-    pub fn of(job: &DiskJobResult, depth: u32, on_file: bool) -> OwnIo {
+    pub(crate) fn of(job: &DiskJobResult, depth: u32, on_file: bool) -> OwnIo {
         let dir = |d: &Option<DirectionResult>| d.as_ref().map(|d| (d.ios, d.io_bytes));
         OwnIo {
             bs: job.spec.bs,
@@ -90,10 +90,10 @@ impl OwnIo {
 
 /// A share of the measured time stalled at or above which the figure is
 /// doubted.
-pub const STALLED_SHARE: f64 = 0.10;
+const STALLED_SHARE: f64 = 0.10;
 
 /// The doubts `seen` raises about a job that did `own`.
-pub fn check(own: &OwnIo, seen: &DeviceIo) -> Vec<Warning> {
+pub(crate) fn check(own: &OwnIo, seen: &DeviceIo) -> Vec<Warning> {
     let mut warnings: Vec<Warning> = stall(seen).into_iter().collect();
     if !own.direct {
         return warnings;

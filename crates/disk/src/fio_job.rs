@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::job::JobSettings;
-pub use crate::job::{EngineChoice, LIBAIO_NOTE};
+use crate::job::{EngineChoice, LIBAIO_NOTE};
 use crate::lifecycle::{JobOrigin, RunJob, RunPlan};
 use crate::plan::{DiskPlan, DiskSettings, Workload};
 use crate::DiskError;
@@ -20,7 +20,7 @@ mod section;
 use section::Builder;
 
 /// The options iomark runs, as fio spells them.
-pub const SUPPORTED: &[&str] = &[
+const SUPPORTED: &[&str] = &[
     "name",
     "description",
     "rw",
@@ -101,34 +101,29 @@ pub enum FioJobError {
 
 /// One job of a file, with `[global]` applied.
 #[derive(Debug, Clone)]
-pub struct FioJob {
+struct FioJob {
     /// `name=`, else the section's name.
-    pub name: String,
+    name: String,
     /// The line of the section header.
-    pub line: usize,
+    line: usize,
     /// The workload, with fio's defaults filled in where fio's differ from
     /// iomark's.
-    pub settings: JobSettings,
+    settings: JobSettings,
     /// `directory=` and `filename=` joined; `None` when neither is given.
-    pub path: Option<PathBuf>,
+    path: Option<PathBuf>,
     /// `invalidate=0`: keep the target's cached pages before the job.
-    pub keep_cache: bool,
+    keep_cache: bool,
     /// `stonewall` (or `wait_for_previous`): wait for the jobs before.
-    pub stonewall: bool,
+    stonewall: bool,
     /// Where iomark runs the job differently from fio, one line each.
-    pub notes: Vec<String>,
-    /// The job section's own options as written, for fio's JSON `job
-    /// options` (`[global]`'s are the file's).
-    pub options: Vec<(String, String)>,
+    notes: Vec<String>,
 }
 
 /// A parsed job file: its jobs in order.
 #[derive(Debug, Clone)]
 pub struct FioJobFile {
-    /// The `[global]` options as written, for fio's JSON `global options`.
-    pub global: Vec<(String, String)>,
     /// Each job section, in order.
-    pub jobs: Vec<FioJob>,
+    jobs: Vec<FioJob>,
 }
 
 /// Read a job file. Comments start with `#` or `;` (also after an option,
@@ -136,7 +131,6 @@ pub struct FioJobFile {
 /// them.
 pub fn parse(text: &str) -> Result<FioJobFile, FioJobError> {
     let mut global = Builder::fio_defaults();
-    let mut global_options = Vec::new();
     let mut current: Option<(String, usize, Builder)> = None;
     let mut in_global = false;
     let mut jobs = Vec::new();
@@ -178,7 +172,6 @@ pub fn parse(text: &str) -> Result<FioJobFile, FioJobError> {
         }
         if in_global {
             global.apply(key, value, line)?;
-            global_options.push((key.to_string(), value.unwrap_or("").to_string()));
         } else if let Some((_, _, b)) = &mut current {
             b.apply(key, value, line)?;
         } else {
@@ -194,10 +187,7 @@ pub fn parse(text: &str) -> Result<FioJobFile, FioJobError> {
     if jobs.is_empty() {
         return Err(FioJobError::NoJobs);
     }
-    Ok(FioJobFile {
-        global: global_options,
-        jobs,
-    })
+    Ok(FioJobFile { jobs })
 }
 
 /// The line without a trailing comment: `#` or `;` at its start or after
@@ -214,12 +204,12 @@ fn strip_comment(line: &str) -> &str {
 }
 
 /// The profile name a job file's run is stored under.
-pub const PROFILE: &str = "fio-job";
+const PROFILE: &str = "fio-job";
 
 impl FioJobFile {
     /// Jobs that fio would start together with the one before (no
     /// `stonewall`): iomark runs them one after another all the same.
-    pub fn concurrent_in_fio(&self) -> Vec<&str> {
+    fn concurrent_in_fio(&self) -> Vec<&str> {
         self.jobs
             .iter()
             .skip(1)
@@ -228,8 +218,8 @@ impl FioJobFile {
             .collect()
     }
 
-    /// The file's run, stored as one under [`PROFILE`]: every job checked
-    /// as [`FioJob::run_job`] makes it before anything is opened or
+    /// The file's run, stored as one under the profile `fio-job`: every
+    /// job checked as its own run checks it, before anything is opened or
     /// written. iomark stores one target per run, so jobs on different
     /// paths are refused, naming the first that differs.
     pub fn run_plan(
@@ -298,11 +288,7 @@ impl FioJob {
     /// `path` (the command line's) overrides the file's `filename=` and
     /// `directory=`; neither means a test file in the current directory,
     /// where fio would create `name.0.0`.
-    pub fn plan(
-        &self,
-        path: Option<&Path>,
-        allow_write: &[PathBuf],
-    ) -> Result<DiskPlan, DiskError> {
+    fn plan(&self, path: Option<&Path>, allow_write: &[PathBuf]) -> Result<DiskPlan, DiskError> {
         let path = path
             .map(Path::to_path_buf)
             .or_else(|| self.path.clone())
@@ -326,7 +312,7 @@ impl FioJob {
     }
 
     /// Where the job was written: its `[name]` and line.
-    pub fn origin(&self) -> JobOrigin {
+    fn origin(&self) -> JobOrigin {
         JobOrigin {
             name: self.name.clone(),
             line: self.line,
@@ -335,7 +321,7 @@ impl FioJob {
 
     /// The job as one job of the file's run, its plan as [`plan`](Self::plan)
     /// makes it and `repeat` times (`--repeat`).
-    pub fn run_job(
+    fn run_job(
         &self,
         path: Option<&Path>,
         allow_write: &[PathBuf],

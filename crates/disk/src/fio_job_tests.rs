@@ -60,7 +60,6 @@ name=label
     assert_eq!(s.seed, 16);
     assert!(j.keep_cache && j.stonewall);
     assert!(j.notes.is_empty(), "{:?}", j.notes);
-    assert_eq!(j.options.len(), 2);
 }
 
 #[test]

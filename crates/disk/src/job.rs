@@ -18,45 +18,46 @@ use crate::verify::writes::VerifyWrites;
 use crate::DiskError;
 
 /// Default access pattern.
-pub const DEFAULT_RW: RwMode = RwMode::RandRead;
+const DEFAULT_RW: RwMode = RwMode::RandRead;
 /// Default block size.
-pub const DEFAULT_BS: Bytes = Bytes(4096);
+const DEFAULT_BS: Bytes = Bytes(4096);
 /// Default queue depth per thread.
-pub const DEFAULT_IODEPTH: u32 = 32;
+const DEFAULT_IODEPTH: u32 = 32;
 /// Default measured time.
-pub const DEFAULT_RUNTIME: Nanos = Nanos(10_000_000_000);
+const DEFAULT_RUNTIME: Nanos = Nanos(10_000_000_000);
 /// Default read share of mixed jobs, in percent.
-pub const DEFAULT_RWMIX_READ: u8 = 70;
+const DEFAULT_RWMIX_READ: u8 = 70;
 /// Default engine.
-pub const DEFAULT_ENGINE: EngineKind = EngineKind::IoUring;
+const DEFAULT_ENGINE: EngineKind = EngineKind::IoUring;
 
 /// The workload flags [`JobSettings::given`] names, spelled once: the clap
 /// attributes take their long names from here (the profiles' shared
 /// ones, `--runtime`, `--ramp` and `--engine`, are [`Setting`]s).
-pub mod flags {
+mod flags {
     /// `--rw`
-    pub const RW: &str = "--rw";
+    pub(super) const RW: &str = "--rw";
     /// `--bs`
-    pub const BS: &str = "--bs";
+    pub(super) const BS: &str = "--bs";
     /// `--iodepth`
-    pub const IODEPTH: &str = "--iodepth";
+    pub(super) const IODEPTH: &str = "--iodepth";
     /// `--iodepth-batch`
-    pub const IODEPTH_BATCH: &str = "--iodepth-batch";
+    pub(super) const IODEPTH_BATCH: &str = "--iodepth-batch";
     /// `--numjobs`
-    pub const NUMJOBS: &str = "--numjobs";
+    pub(super) const NUMJOBS: &str = "--numjobs";
     /// `--rwmix-read`
-    pub const RWMIX_READ: &str = "--rwmix-read";
+    pub(super) const RWMIX_READ: &str = "--rwmix-read";
     /// `--verify`
-    pub const VERIFY: &str = "--verify";
+    pub(super) const VERIFY: &str = "--verify";
     /// `--steady-state`
-    pub const STEADY_STATE: &str = "--steady-state";
+    pub(super) const STEADY_STATE: &str = "--steady-state";
     /// `--ss-dur`
-    pub const SS_DUR: &str = "--ss-dur";
+    pub(super) const SS_DUR: &str = "--ss-dur";
     /// `--ss-ramp`
-    pub const SS_RAMP: &str = "--ss-ramp";
+    pub(super) const SS_RAMP: &str = "--ss-ramp";
 
     /// The long name clap takes: the flag without its dashes.
-    pub fn long(flag: &'static str) -> &'static str {
+    #[cfg(feature = "clap")]
+    pub(super) fn long(flag: &'static str) -> &'static str {
         flag.trim_start_matches('-')
     }
 }
@@ -77,13 +78,13 @@ pub struct JobSettings {
 
     /// Bytes per I/O, e.g. 4k, 128k, 1M (k/M/G are 1024-based; default 4k).
     #[cfg_attr(feature = "clap", arg(long = flags::long(flags::BS), value_name = "SIZE", help_heading = "Workload"))]
-    pub bs: Option<Bytes>,
+    pub(crate) bs: Option<Bytes>,
 
     /// I/Os each thread keeps in flight (needs an asynchronous engine;
     /// default 32). Several depths, a list 1,2,4,8 or a range 1..32, run
     /// the job once at each and report where throughput stops rising.
     #[cfg_attr(feature = "clap", arg(long = flags::long(flags::IODEPTH), value_name = "N", help_heading = "Workload"))]
-    pub iodepth: Option<IodepthList>,
+    pub(crate) iodepth: Option<IodepthList>,
 
     /// I/Os queued before they are handed to the kernel in one system call
     /// (fio's iodepth_batch_submit). Default: chosen from the completions,
@@ -91,11 +92,11 @@ pub struct JobSettings {
     /// fed), a whole refill at once while they complete within the call
     /// (page cache, zram). A value forces that batch.
     #[cfg_attr(feature = "clap", arg(long = flags::long(flags::IODEPTH_BATCH), value_name = "N", help_heading = "Workload"))]
-    pub iodepth_batch: Option<u32>,
+    pub(crate) iodepth_batch: Option<u32>,
 
     /// Threads, each with its own queue; results are merged (default 1).
     #[cfg_attr(feature = "clap", arg(long = flags::long(flags::NUMJOBS), value_name = "N", help_heading = "Workload"))]
-    pub numjobs: Option<u32>,
+    pub(crate) numjobs: Option<u32>,
 
     /// Size of the test file, or of the region of an existing file or
     /// device (default: 1GiB test file, the whole file or device).
@@ -109,7 +110,7 @@ pub struct JobSettings {
     /// --size per thread. With iometer, macbench and sweep: time per point;
     /// pts-iops, pts-tp, pts-lat: time per cell of a round (default 1m).
     #[cfg_attr(feature = "clap", arg(long = Setting::Runtime.long(), value_name = "TIME", help_heading = "Workload"))]
-    pub runtime: Option<Nanos>,
+    pub(crate) runtime: Option<Nanos>,
 
     /// Accepted for fio's sake: --runtime is always time-based (the job
     /// goes over --size again until the time is up).
@@ -117,12 +118,13 @@ pub struct JobSettings {
         feature = "clap",
         arg(long = "time_based", alias = "time-based", help_heading = "Workload")
     )]
-    pub time_based: bool,
+    #[cfg(feature = "clap")]
+    pub(crate) time_based: bool,
 
     /// Time run before measuring starts, not counted (default 0s; iometer
     /// 2s). fio's --ramp_time too.
     #[cfg_attr(feature = "clap", arg(long = Setting::Ramp.long(), alias = "ramp_time", value_name = "TIME", help_heading = "Workload"))]
-    pub ramp: Option<Nanos>,
+    pub(crate) ramp: Option<Nanos>,
 
     /// End the job once steady by fio's criterion: iops, bw or lat, with
     /// _slope for the least-squares slope, and a limit, e.g. iops:10%
@@ -130,22 +132,22 @@ pub struct JobSettings {
     /// Judged once a second over the last --ss-dur (docs/fio.md). fio's
     /// --ss and --steadystate too.
     #[cfg_attr(feature = "clap", arg(long = flags::long(flags::STEADY_STATE), aliases = ["ss", "steadystate"], value_name = "CRITERION", help_heading = "Workload"))]
-    pub steady_state: Option<iomark_model::steady::Criterion>,
+    pub(crate) steady_state: Option<iomark_model::steady::Criterion>,
 
     /// The window a steady state is judged over, e.g. 30s; given alone it
     /// judges fio's default, iops_slope:0.01%. fio's --ss_dur too.
     #[cfg_attr(feature = "clap", arg(long = flags::long(flags::SS_DUR), aliases = ["ss_dur", "steadystate_duration"], value_name = "TIME", help_heading = "Workload"))]
-    pub ss_dur: Option<Nanos>,
+    pub(crate) ss_dur: Option<Nanos>,
 
     /// Time after the measured start before the steady-state window takes
     /// samples (default 0s). fio's --ss_ramp too.
     #[cfg_attr(feature = "clap", arg(long = flags::long(flags::SS_RAMP), aliases = ["ss_ramp", "steadystate_ramp_time"], value_name = "TIME", help_heading = "Workload"))]
-    pub ss_ramp: Option<Nanos>,
+    pub(crate) ss_ramp: Option<Nanos>,
 
     /// Percentage of reads in readwrite and randrw (default 70). fio's
     /// --rwmixread too.
     #[cfg_attr(feature = "clap", arg(long = flags::long(flags::RWMIX_READ), alias = "rwmixread", value_name = "PCT", help_heading = "Workload"))]
-    pub rwmix_read: Option<u8>,
+    pub(crate) rwmix_read: Option<u8>,
 
     /// Stamp every block written with a header (offset, run seed,
     /// sequence, crc32c, as fio's verify=crc32c) and, after the run, read
@@ -162,7 +164,7 @@ pub struct JobSettings {
         value_parser = parse_verify,
         help_heading = "Workload"
     ))]
-    pub verify: Option<bool>,
+    pub(crate) verify: Option<bool>,
 
     /// With --verify: report the check's read rate as its own figure
     /// (test `verify`, read bw).
@@ -170,7 +172,7 @@ pub struct JobSettings {
         feature = "clap",
         arg(long, requires = "verify", help_heading = "Workload")
     )]
-    pub verify_timed: bool,
+    pub(crate) verify_timed: bool,
 
     /// Data written: random, zeros, repeat (the same 4 KiB in every block,
     /// as a deduplicating device sees copies of one file), or compressible:N
@@ -185,7 +187,7 @@ pub struct JobSettings {
             help_heading = "Workload"
         )
     )]
-    pub data: DataPattern,
+    pub(crate) data: DataPattern,
 
     /// Seed for offsets and data; the same seed repeats the same run.
     #[cfg_attr(
@@ -214,15 +216,16 @@ pub struct JobSettings {
         conflicts_with = "buffered",
         help_heading = "Engine"
     ))]
-    pub direct: Option<bool>,
+    pub(crate) direct: Option<bool>,
 
     /// Go through the page cache.
     #[cfg_attr(feature = "clap", arg(long, help_heading = "Engine"))]
-    pub buffered: bool,
+    pub(crate) buffered: bool,
 }
 
 /// fio's `--direct=0|1` (also true/false).
-pub fn parse_direct(s: &str) -> Result<bool, String> {
+#[cfg(feature = "clap")]
+fn parse_direct(s: &str) -> Result<bool, String> {
     match s {
         "1" | "true" => Ok(true),
         "0" | "false" => Ok(false),
@@ -232,7 +235,8 @@ pub fn parse_direct(s: &str) -> Result<bool, String> {
 
 /// fio's `verify=` values iomark checks with: crc32c (its default), 1 or
 /// 0.
-pub fn parse_verify(s: &str) -> Result<bool, String> {
+#[cfg(feature = "clap")]
+fn parse_verify(s: &str) -> Result<bool, String> {
     crate::verify::writes::fio_verify_on(s).ok_or_else(|| {
         format!("iomark checks with crc32c (fio's verify=crc32c), not {s}: use --verify")
     })
@@ -241,17 +245,17 @@ pub fn parse_verify(s: &str) -> Result<bool, String> {
 /// A checked custom job: its spec (the size is the target's, filled in
 /// once it is open) and how its target is to be opened.
 #[derive(Debug, Clone)]
-pub struct CustomJob {
+pub(crate) struct CustomJob {
     /// The job.
-    pub spec: DiskJobSpec,
+    pub(crate) spec: DiskJobSpec,
     /// Page cache or not.
-    pub direct: DirectMode,
+    pub(crate) direct: DirectMode,
     /// The size asked for, if any.
-    pub size: Option<Bytes>,
+    pub(crate) size: Option<Bytes>,
     /// The depths to run the job at, one job each, when several were given.
-    pub depth_sweep: Vec<u32>,
+    pub(crate) depth_sweep: Vec<u32>,
     /// Whether the writes are checked after the run.
-    pub verify: Option<VerifyWrites>,
+    pub(crate) verify: Option<VerifyWrites>,
 }
 
 /// An engine named the way fio names it, and the note for a stand-in.
@@ -275,7 +279,8 @@ const ENGINES: iomark_model::values::Named<EngineChoice> = iomark_model::values:
 );
 
 /// What `libaio` runs as, and why it may.
-pub const LIBAIO_NOTE: &str = "ioengine libaio runs as io_uring: both keep iodepth I/Os in flight \
+pub(crate) const LIBAIO_NOTE: &str =
+    "ioengine libaio runs as io_uring: both keep iodepth I/Os in flight \
      from one thread, and iomark has no libaio engine";
 
 impl From<EngineKind> for EngineChoice {
@@ -312,7 +317,7 @@ impl std::str::FromStr for EngineChoice {
 /// `--iodepth`: one depth, or several as a list `1,2,4,8` or a range
 /// `1..32` (powers of two) for a depth sweep.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IodepthList(pub Vec<u32>);
+pub(crate) struct IodepthList(pub(crate) Vec<u32>);
 
 impl FromStr for IodepthList {
     type Err = String;
@@ -330,7 +335,7 @@ impl FromStr for IodepthList {
 impl IodepthList {
     /// The job's `iodepth` (the deepest, which sizes its buffers) and the
     /// sweep's depths (empty for one depth).
-    pub fn split(&self) -> (Option<u32>, Vec<u32>) {
+    fn split(&self) -> (Option<u32>, Vec<u32>) {
         let deepest = self.0.iter().copied().max();
         let sweep = if self.0.len() > 1 {
             self.0.clone()
@@ -389,7 +394,7 @@ impl JobSettings {
     }
 
     /// The engine asked for, if any.
-    pub fn engine_kind(&self) -> Option<EngineKind> {
+    pub(crate) fn engine_kind(&self) -> Option<EngineKind> {
         self.engine.map(|e| e.kind)
     }
 
@@ -400,7 +405,7 @@ impl JobSettings {
     }
 
     /// `--verify` (and how), when on.
-    pub fn verify_writes(&self) -> Option<VerifyWrites> {
+    pub(crate) fn verify_writes(&self) -> Option<VerifyWrites> {
         (self.verify == Some(true)).then_some(VerifyWrites {
             timed: self.verify_timed,
         })
@@ -417,7 +422,7 @@ impl JobSettings {
 
     /// Fill in the defaults and check everything that can be checked
     /// before a target is opened ([`crate::validate_spec`] included).
-    pub fn build(&self) -> Result<CustomJob, DiskError> {
+    pub(crate) fn build(&self) -> Result<CustomJob, DiskError> {
         let invalid = |m: String| Err(DiskError::Invalid(m));
         let (deepest, depth_sweep) = self.depths();
         let iodepth = deepest.unwrap_or(DEFAULT_IODEPTH);

@@ -13,7 +13,7 @@ use iomark_stats::knee::{find_knee, Ceiling, KneePoint, Links};
 /// group of jobs that differ only in their depth, on the device `report`
 /// describes. `gain_pct` is the gain per doubling under which throughput
 /// counts as no longer rising.
-pub fn sweep_knees(
+pub(crate) fn sweep_knees(
     result: Option<&ProfileResult>,
     jobs: &[DiskJobResult],
     report: Option<&DeviceReport>,

@@ -1,21 +1,37 @@
 //! The storage benchmark: engines, targets, workloads and the runner.
 //!
-//! * [`engine`]: the `Engine` seam and its implementations (psync,
-//!   io_uring, mmap-sync, mmap-async, null). Engines move bytes and nothing
-//!   else.
-//! * [`target`]: test files, existing files and block devices, with the
-//!   safety rules (no writes to a device or file not named for writing, no
-//!   writes to a mounted or held device, no test file left behind).
-//! * [`job`]: a custom job from the user's settings, defaults and checks
-//!   in one place; [`profiles`] does the same for the classic profiles.
-//! * [`runner`]: runs a [`DiskJobSpec`] on an open target: threads, queue
-//!   depth, timing, ramp, accounting and per-second samples.
+//! What the crate offers, all the command line and the MPI ranks need:
 //!
-//! This crate knows nothing of the store, the report or the command line.
+//! * [`lifecycle`] takes a disk run from its plan to its recorded
+//!   document: [`lifecycle::run`] alone, or
+//!   [`lifecycle::run_coordinated`] as one of the processes a
+//!   [`Coordinator`](lifecycle::Coordinator) joins (an MPI job's ranks);
+//! * [`plan`] turns the user's settings ([`plan::DiskSettings`]) into a
+//!   checked [`plan::DiskPlan`], and holds what a run measured
+//!   ([`plan::DiskOutcome`]);
+//! * [`job`] is a custom job's settings ([`job::JobSettings`]) and
+//!   [`profiles`] the classic profiles' ([`profiles::ProfileSettings`],
+//!   by [`profiles::ProfileName`]): with the `clap` feature, the arguments
+//!   of `iomark disk`;
+//! * [`fio_job`] reads a fio job file into a run plan;
+//! * [`target`] opens test files, existing files and block devices, with
+//!   the safety rules (no writes to a device or file not named for
+//!   writing, no writes to a mounted or held device, no test file left
+//!   behind), and sweeps away test files a killed run left;
+//! * [`run_job`] runs one [`DiskJobSpec`] on an open target, telling an
+//!   [`Observer`] ([`Quiet`]: none) of its progress and of each
+//!   [`Interval`], whose [`LatencyCounts`] processes add up;
+//! * [`engine_availability`] and [`io_uring_available`] say which engines
+//!   can run here;
+//! * [`DiskError`] is why a job could not run.
+//!
+//! Everything else is the crate's own, `pub(crate)` at most. This crate
+//! knows nothing of the store, the report or the command line.
 //!
 //! ```no_run
 //! use std::sync::atomic::AtomicBool;
-//! use iomark_disk::{runner, target::{DirectMode, OpenTarget, TargetRequest, TestFilePrep}};
+//! use iomark_disk::target::{DirectMode, OpenTarget, TargetRequest, TestFilePrep};
+//! use iomark_disk::{run_job, Quiet};
 //! use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 //! use iomark_model::units::{Bytes, Nanos};
 //!
@@ -32,28 +48,34 @@
 //!     ramp: Nanos(0), engine: EngineKind::IoUring, direct: true,
 //!     data: DataPattern::Random, rwmix_read: 70, seed: 1, steady_state: None,
 //! };
-//! let result = runner::run_job(&spec, &target, &stop, &mut runner::Quiet)?;
+//! let result = run_job(&spec, &target, &stop, &mut Quiet)?;
 //! println!("{:.1} MB/s", result.total_bw().mb_per_sec());
 //! # Ok::<(), iomark_disk::DiskError>(())
 //! ```
 #![deny(missing_docs)]
 
 mod across_ranks;
-pub mod buffer;
-pub mod checks;
-pub mod device_seen;
-pub mod engine;
+mod buffer;
+mod checks;
+mod device_seen;
+mod engine;
 pub mod fio_job;
 pub mod job;
-pub mod knee;
+mod knee;
 pub mod lifecycle;
 mod pattern;
 pub mod plan;
 pub mod profiles;
 mod repeat;
-pub mod runner;
+mod runner;
 pub mod target;
-pub mod verify;
+mod verify;
+
+// The engines, the runner's threads and the verify stamps are machinery:
+// a caller runs a whole run through `lifecycle`, or one job through
+// `run_job`, so the engine seam and the runner can change without it.
+pub use engine::{engine_availability, io_uring_available};
+pub use runner::{run_job, Interval, LatencyCounts, Observer, Quiet};
 
 use std::path::{Path, PathBuf};
 
@@ -172,16 +194,16 @@ impl DiskError {
 
 /// The most threads a job may start: far beyond what any device needs, and
 /// low enough that a mistyped number fails here, not in the kernel.
-pub const MAX_NUMJOBS: u32 = 1024;
+const MAX_NUMJOBS: u32 = 1024;
 /// The deepest queue a thread may keep (io_uring's own ring limit is 32768
 /// submission entries; deeper queues gain nothing on any device).
-pub const MAX_IODEPTH: u32 = 65_536;
+const MAX_IODEPTH: u32 = 65_536;
 /// The deepest io_uring queue: the kernel's ring holds at most 32768
 /// submission entries (`IORING_MAX_ENTRIES`), and a ring is sized to the
 /// depth's next power of two.
-pub const MAX_IO_URING_DEPTH: u32 = 32_768;
+const MAX_IO_URING_DEPTH: u32 = 32_768;
 /// The largest single I/O.
-pub const MAX_BS: Bytes = Bytes(1 << 30);
+const MAX_BS: Bytes = Bytes(1 << 30);
 
 /// A count setting (`flag`) from 1 to `max`; `too_big` says what more
 /// than `max` means.
@@ -201,7 +223,7 @@ fn check_count(flag: &str, value: u32, max: u32, too_big: &str) -> Result<(), Di
 /// depths, threads and the memory their buffers need (`numjobs x iodepth
 /// x bs` against the memory available now), so nothing is written for a
 /// job that cannot run.
-pub fn validate_spec(spec: &DiskJobSpec) -> Result<(), DiskError> {
+fn validate_spec(spec: &DiskJobSpec) -> Result<(), DiskError> {
     if spec.bs.get() == 0 {
         return Err(DiskError::Invalid(
             "--bs must be larger than 0: try --bs 4k".into(),
@@ -253,7 +275,7 @@ pub fn validate_spec(spec: &DiskJobSpec) -> Result<(), DiskError> {
 
 /// Check a job against its target before running it: everything
 /// [`validate_spec`] checks, the region and direct-I/O alignment.
-pub fn validate_job(spec: &DiskJobSpec, target: &target::OpenTarget) -> Result<(), DiskError> {
+fn validate_job(spec: &DiskJobSpec, target: &target::OpenTarget) -> Result<(), DiskError> {
     validate_spec(spec)?;
     let lbs = u64::from(target.info.logical_block_size);
     if target.direct && !spec.bs.get().is_multiple_of(lbs) {

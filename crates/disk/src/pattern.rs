@@ -32,7 +32,7 @@ fn random_len(len: usize, pct: u8) -> usize {
 /// Makes every write unique by stamping a few bytes of each sector of its
 /// buffer just before it is issued; see the module documentation.
 #[derive(Debug, Clone)]
-pub struct Scrambler {
+pub(crate) struct Scrambler {
     /// The compressible percentage whose random part is stamped (0 for
     /// random data); `None` when nothing is (zeros, compressible:100).
     pct: Option<u8>,
@@ -44,7 +44,7 @@ pub struct Scrambler {
 impl Scrambler {
     /// A scrambler for buffers filled with `pattern`; `start` seeds the
     /// tags, and should differ between threads and between runs.
-    pub fn new(pattern: DataPattern, start: u64) -> Self {
+    pub(crate) fn new(pattern: DataPattern, start: u64) -> Self {
         let pct = match pattern {
             DataPattern::Random => Some(0),
             DataPattern::Compressible(p) if p < 100 => Some(p),
@@ -58,7 +58,7 @@ impl Scrambler {
     /// 512-byte sector whose first 16 bytes lie in its chunk's random part,
     /// the sector's offset and this write's tag (little-endian u64s).
     #[inline]
-    pub fn scramble(&mut self, buf: &mut [u8], offset: u64) {
+    pub(crate) fn scramble(&mut self, buf: &mut [u8], offset: u64) {
         let Some(pct) = self.pct else { return };
         self.tag = self.tag.wrapping_add(1);
         let tag = self.tag;
@@ -94,7 +94,7 @@ fn stamp(sector: &mut [u8], offset: u64, tag: u64) {
 }
 
 /// Fill `buf` with `pattern`, drawing random bytes from `rng`.
-pub fn fill(buf: &mut [u8], pattern: DataPattern, rng: &mut SmallRng) {
+pub(crate) fn fill(buf: &mut [u8], pattern: DataPattern, rng: &mut SmallRng) {
     match pattern {
         DataPattern::Random => rng.fill_bytes(buf),
         DataPattern::Zeros => buf.fill(0),

@@ -63,9 +63,9 @@ pub struct DiskPlan {
     /// Where it runs.
     pub request: TargetRequest,
     /// `--verify` on a custom write run.
-    pub verify: Option<VerifyWrites>,
+    pub(crate) verify: Option<VerifyWrites>,
     /// How many times a custom job runs (at least 1).
-    pub repeat: u32,
+    pub(crate) repeat: u32,
 }
 
 /// What a run measured; the default is a run that measured nothing yet.
@@ -88,7 +88,7 @@ pub struct DiskOutcome {
 impl DiskSettings {
     /// Whether this is a custom job: a workload setting given, no profile
     /// named.
-    pub fn is_custom(&self) -> bool {
+    fn is_custom(&self) -> bool {
         self.profile.is_none() && !self.job.given().is_empty()
     }
 
@@ -209,7 +209,7 @@ impl DiskSettings {
 
 impl Workload {
     /// The name stored with the run: `custom` or the profile's.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Workload::Custom(_) | Workload::Depths(_) => "custom",
             Workload::Profile(name, _) => name.as_str(),
@@ -217,7 +217,7 @@ impl Workload {
     }
 
     /// What is running, for an error's context.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Workload::Custom(s) => format!(
                 "{} bs={} iodepth={} numjobs={} engine={}",
@@ -254,7 +254,7 @@ impl Workload {
 
     /// Check the workload against its open target (a custom job's block
     /// size against the device's, for one), before anything is measured.
-    pub fn check_target(&self, target: &OpenTarget) -> Result<(), DiskError> {
+    pub(crate) fn check_target(&self, target: &OpenTarget) -> Result<(), DiskError> {
         match self {
             Workload::Custom(spec) => Self::custom_on(spec, target).map(drop),
             Workload::Depths(specs) => specs
@@ -268,7 +268,7 @@ impl Workload {
 
     /// The steps the workload runs on `target`, in order, for progress
     /// (a custom job is one test).
-    pub fn outline(&self, target: &OpenTarget) -> Outline {
+    pub(crate) fn outline(&self, target: &OpenTarget) -> Outline {
         match self {
             Workload::Custom(spec) => Self::custom_on(spec, target)
                 .map(|s| Outline::job(&s))
@@ -281,22 +281,11 @@ impl Workload {
         }
     }
 
-    /// Run on an open target; `obs` hears of each job and each finished
-    /// test.
-    pub fn run(
-        &self,
-        target: &OpenTarget,
-        stop: &AtomicBool,
-        obs: &mut dyn ProfileObserver,
-    ) -> Result<DiskOutcome, DiskError> {
-        self.run_verified(target, stop, obs, None)
-    }
-
     /// Run as [`run_verified`](Self::run_verified) does, `repeat` times
     /// (`--repeat`; a custom job, without `verify`): each job's figures are
     /// those of its median run by throughput, with every run's figures in
     /// its `repeats`, so a gate judges against the runs' spread.
-    pub fn run_repeated(
+    pub(crate) fn run_repeated(
         &self,
         target: &OpenTarget,
         stop: &AtomicBool,
@@ -336,7 +325,7 @@ impl Workload {
     /// writes are stamped and, after the run, read back and checked
     /// (crate::verify::writes): the check is the outcome's verify result,
     /// a bad block a `data_errors` warning.
-    pub fn run_verified(
+    fn run_verified(
         &self,
         target: &OpenTarget,
         stop: &AtomicBool,
@@ -418,30 +407,12 @@ impl Workload {
     }
 }
 
-/// The result document of a disk run on `target`: the target's and the
-/// run's warnings, each rate checked against the ceiling of the links the
-/// device sits behind and for the signs of a cache ([`crate::checks`]),
-/// the knee of each depth sweep ([`crate::knee`]), the host and the device
-/// chain.
-pub fn run_document(
-    target: &OpenTarget,
-    workload: &'static str,
-    outcome: DiskOutcome,
-    started_at_ms: u64,
-    command_line: Vec<String>,
-) -> RunDocument {
-    run_document_for(
-        &target.info,
-        &target.warnings,
-        workload,
-        outcome,
-        started_at_ms,
-        command_line,
-    )
-}
-
-/// [`run_document`] from the target's facts: what it is, and its doubts.
-pub fn run_document_for(
+/// The result document of a disk run on the target `info` describes, with
+/// its doubts `target_warnings`: the target's and the run's warnings, each
+/// rate checked against the ceiling of the links the device sits behind
+/// and for the signs of a cache ([`crate::checks`]), the knee of each
+/// depth sweep ([`crate::knee`]), the host and the device chain.
+pub(crate) fn run_document_for(
     info: &DiskTarget,
     target_warnings: &[Warning],
     workload: &'static str,

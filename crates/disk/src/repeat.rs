@@ -4,7 +4,7 @@
 use iomark_model::disk::{DirectionFigures, DiskJobResult, RepeatFigures};
 
 /// The most runs `--repeat` takes.
-pub const MAX_REPEAT: u32 = 1000;
+pub(crate) const MAX_REPEAT: u32 = 1000;
 
 /// The jobs of several runs of one workload (`runs[r][j]`: job `j` of run
 /// `r`; an interrupted run may have fewer) as one run's: each job is its

@@ -64,14 +64,14 @@ use stats::{CpuClock, ThreadStats};
 use worker::worker;
 
 /// Length of one per-interval sample.
-pub const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
+const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Receives progress from a running job, a few times a second.
 pub trait Observer {
     /// Called from the thread that started the job.
     fn progress(&mut self, p: &Progress);
-    /// Each [`SAMPLE_INTERVAL`] of the measured time, as it ends (the
-    /// last one at the job's end, shorter), from the same thread.
+    /// Each second of the measured time, as it ends (the last one at the
+    /// job's end, shorter), from the same thread.
     fn interval(&mut self, _iv: &Interval) {}
 }
 
@@ -98,7 +98,7 @@ pub fn run_job(
 /// header and recording it in `ledger` (`--verify`): each thread then
 /// writes only its own stretch of the region, never two writes of one
 /// block at once (crate::verify::writes).
-pub fn run_job_stamped(
+pub(crate) fn run_job_stamped(
     spec: &DiskJobSpec,
     target: &OpenTarget,
     stop: &AtomicBool,

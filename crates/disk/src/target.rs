@@ -73,7 +73,7 @@ mod test_file;
 #[cfg(test)]
 mod tests;
 
-pub use kept::{find_kept_verify_file, remove_kept_verify_file};
+pub(crate) use kept::{find_kept_verify_file, remove_kept_verify_file};
 pub use stale::{remove_stale_test_files, sweep_test_files, Sweep};
 
 use existing::open_existing;
@@ -97,7 +97,7 @@ pub enum DirectMode {
 impl DirectMode {
     /// `Some(true)`: direct or an error; `Some(false)`: buffered; `None`:
     /// direct where the file system can.
-    pub fn from_choice(direct: Option<bool>) -> Self {
+    pub(crate) fn from_choice(direct: Option<bool>) -> Self {
         match direct {
             Some(true) => DirectMode::Direct,
             Some(false) => DirectMode::Buffered,
@@ -126,22 +126,22 @@ pub enum TestFilePrep {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FreeSpaceMargin {
     /// The share left free, as a divisor: 20 leaves 5%.
-    pub divisor: u64,
+    pub(crate) divisor: u64,
     /// The least left free.
-    pub at_least: Bytes,
+    pub(crate) at_least: Bytes,
     /// The file is a whole number of these.
-    pub granule: Bytes,
+    pub(crate) granule: Bytes,
 }
 
 impl FreeSpaceMargin {
     /// What is left free of `available`.
-    pub fn leaves(self, available: Bytes) -> Bytes {
+    fn leaves(self, available: Bytes) -> Bytes {
         Bytes((available.get() / self.divisor).max(self.at_least.get()))
     }
 
     /// The size of a file that takes `available` less the margin, in whole
     /// granules; 0 when the margin takes it all.
-    pub fn file_size(self, available: Bytes) -> Bytes {
+    fn file_size(self, available: Bytes) -> Bytes {
         let size = available.get().saturating_sub(self.leaves(available).get());
         Bytes(size / self.granule.get() * self.granule.get())
     }
@@ -178,17 +178,17 @@ pub struct TargetRequest {
 #[derive(Debug)]
 pub struct OpenTarget {
     /// The descriptor every engine uses.
-    pub file: Arc<File>,
+    pub(crate) file: Arc<File>,
     /// What the target is, for results.
     pub info: DiskTarget,
     /// Whether O_DIRECT is in effect.
     pub direct: bool,
     /// Whether it was opened for writing.
-    pub writable: bool,
+    pub(crate) writable: bool,
     /// Things worth knowing about how it was opened.
     pub warnings: Vec<Warning>,
     /// Stale test files of killed runs removed on the way.
-    pub removed_stale: Vec<PathBuf>,
+    pub(crate) removed_stale: Vec<PathBuf>,
     /// Where the region starts in the file: 0, or one MPI rank's share of
     /// a shared file (`info.size` is then that share's length). Engines
     /// that map the file do not take it.
@@ -253,13 +253,13 @@ impl OpenTarget {
     /// Whether a job with `engine` bypasses the page cache here: a file
     /// mapping goes through it whatever the descriptor's O_DIRECT says, so
     /// only the other engines bypass it, and only on a direct target.
-    pub fn bypasses_cache(&self, engine: iomark_model::disk::EngineKind) -> bool {
+    pub(crate) fn bypasses_cache(&self, engine: iomark_model::disk::EngineKind) -> bool {
         self.direct && !engine.is_mapped()
     }
 
     /// Drop the target's pages from the page cache, so buffered jobs start
     /// cold (fio's default `invalidate=1`). Block devices are flushed first.
-    pub fn invalidate_cache(&self) {
+    pub(crate) fn invalidate_cache(&self) {
         // Advice only: a file system that ignores it costs accuracy, not
         // correctness, and buffered runs carry a warning anyway.
         let _ = rustix::fs::fdatasync(&*self.file);
@@ -269,7 +269,7 @@ impl OpenTarget {
     /// Keep the test file for a later verify read phase instead of
     /// removing it (`--profile verify --phase write` on a directory); its
     /// new path, or `None` when the target is no test file.
-    pub fn keep_test_file(&mut self) -> Result<Option<PathBuf>, DiskError> {
+    pub(crate) fn keep_test_file(&mut self) -> Result<Option<PathBuf>, DiskError> {
         let Some(t) = &mut self._test_file else {
             return Ok(None);
         };
@@ -284,7 +284,7 @@ impl OpenTarget {
     }
 
     /// Write the target's dirty pages to the device and wait (fdatasync).
-    pub fn flush(&self) -> Result<(), DiskError> {
+    pub(crate) fn flush(&self) -> Result<(), DiskError> {
         rustix::fs::fdatasync(&*self.file).map_err(|e| DiskError::Io {
             errno: e.raw_os_error(),
             message: format!("fdatasync of {}: {e}", self.info.path),
@@ -293,7 +293,7 @@ impl OpenTarget {
 
     /// The target for a job's workers, each of which takes a descriptor of
     /// its own from it.
-    pub fn engine_file(&self) -> TargetFile {
+    pub(crate) fn engine_file(&self) -> TargetFile {
         TargetFile {
             shared: Arc::clone(&self.file),
             identity: self.identity,
@@ -303,7 +303,7 @@ impl OpenTarget {
     /// A second descriptor for the same object with other flags (O_SYNC,
     /// O_DIRECT), opened through `/proc/self/fd` and checked to be the same
     /// object: never by name. Writable only if the target is.
-    pub fn reopen(&self, write: bool, extra: OFlags) -> Result<File, DiskError> {
+    pub(crate) fn reopen(&self, write: bool, extra: OFlags) -> Result<File, DiskError> {
         let access = if write && self.writable {
             OFlags::RDWR
         } else {
@@ -326,14 +326,15 @@ impl OpenTarget {
 /// same object, so every decision taken on the first descriptor holds; a
 /// device stays held exclusively by the first for the whole run.
 #[derive(Debug, Clone)]
-pub struct TargetFile {
+pub(crate) struct TargetFile {
     shared: Arc<File>,
     identity: Identity,
 }
 
 impl TargetFile {
     /// `file`, as what it is now (`fstat`).
-    pub fn new(file: Arc<File>) -> Result<Self, DiskError> {
+    #[cfg(test)]
+    pub(crate) fn new(file: Arc<File>) -> Result<Self, DiskError> {
         let identity = Identity::of(&*file).map_err(|e| DiskError::Io {
             errno: e.raw_os_error().unwrap_or(0),
             message: format!("fstat of the target: {e}"),
@@ -348,7 +349,7 @@ impl TargetFile {
     /// checked descriptor's access mode and I/O flags (O_DIRECT, O_SYNC,
     /// O_DSYNC) and O_NOATIME where allowed, never O_EXCL: the checked
     /// descriptor holds the device.
-    pub fn own(&self) -> Result<File, DiskError> {
+    pub(crate) fn own(&self) -> Result<File, DiskError> {
         let keep = OFlags::RWMODE | OFlags::DIRECT | OFlags::SYNC | OFlags::DSYNC | OFlags::NOATIME;
         let io_error = |e: std::io::Error| DiskError::Io {
             errno: e.raw_os_error().unwrap_or(0),

@@ -10,9 +10,8 @@ use std::os::unix::fs::FileExt;
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 
-use iomark_disk::engine;
-use iomark_disk::runner;
 use iomark_disk::target::{DirectMode, OpenTarget, TargetRequest, TestFilePrep};
+use iomark_disk::{io_uring_available, run_job, Quiet};
 use iomark_model::disk::{DataPattern, DiskJobSpec, EngineKind, RwMode};
 use iomark_model::units::Bytes;
 
@@ -21,7 +20,7 @@ const SIZE: u64 = 4 << 20;
 
 fn engines() -> Vec<EngineKind> {
     let mut kinds = vec![EngineKind::Psync];
-    match engine::io_uring_available() {
+    match io_uring_available() {
         Ok(()) => kinds.push(EngineKind::IoUring),
         Err(why) => iomark_testrig::skipped(&format!("io_uring: {why}")),
     }
@@ -63,7 +62,7 @@ fn written(kind: EngineKind, depth: u32, rw: RwMode, data: DataPattern) -> Vec<u
         rwmix_read: 0,
         ..DiskJobSpec::example()
     };
-    runner::run_job(&spec, &target, &stop, &mut runner::Quiet).unwrap();
+    run_job(&spec, &target, &stop, &mut Quiet).unwrap();
     // Read back through the page cache, on a descriptor of its own (the
     // target's may be O_DIRECT); direct writes leave no stale pages.
     let back = std::fs::File::open(&target.info.path).unwrap();

@@ -2,7 +2,7 @@
 //! test summed on rank 0, which stores them as the run goes (the live
 //! view, `iomark serve`).
 //!
-//! Each rank cuts its own seconds (`iomark_disk::runner`); a second is
+//! Each rank cuts its own seconds (iomark-disk's runner); a second is
 //! named by its test (the job's place among the jobs every rank starts in
 //! the same order) and its place in the test. The ranks start each test
 //! together (a barrier before a profile's job, or the run's common start),
@@ -31,7 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use iomark_disk::runner::LatencyCounts;
+use iomark_disk::LatencyCounts;
 use iomark_model::live::LiveSample;
 use serde::{Deserialize, Serialize};
 

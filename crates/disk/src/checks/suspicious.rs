@@ -10,7 +10,7 @@ use iomark_model::units::{BytesPerSec, Nanos};
 use iomark_model::{Warning, WarningKind};
 
 /// Samples of one test further apart than this factor are flagged.
-pub const SPREAD_FACTOR: f64 = 10.0;
+const SPREAD_FACTOR: f64 = 10.0;
 
 /// Intervals shorter than this share of a full one (the last, cut short by
 /// the end of the job) are left out of the spread: a few I/Os in 50 ms say
@@ -20,7 +20,7 @@ const FULL_INTERVAL_SHARE: f64 = 0.5;
 /// Jobs that ran and completed no I/O: their zeros would be stored and
 /// drawn as if the device had delivered nothing. An interrupted job is
 /// left out: Ctrl-C before its first I/O says so already.
-pub fn no_io(jobs: &[DiskJobResult]) -> Vec<Warning> {
+pub(crate) fn no_io(jobs: &[DiskJobResult]) -> Vec<Warning> {
     jobs.iter()
         .filter(|j| !j.interrupted)
         .filter(|j| {
@@ -50,7 +50,7 @@ pub fn no_io(jobs: &[DiskJobResult]) -> Vec<Warning> {
 /// Tests whose samples spread over more than [`SPREAD_FACTOR`]: each job's
 /// per-second rates, and GNOME's transfer-rate samples. The sustained-write
 /// profile is left out: a rate that falls off a cliff is what it measures.
-pub fn wide_spread(result: Option<&ProfileResult>, jobs: &[DiskJobResult]) -> Vec<Warning> {
+pub(crate) fn wide_spread(result: Option<&ProfileResult>, jobs: &[DiskJobResult]) -> Vec<Warning> {
     let mut out = Vec::new();
     match result {
         Some(ProfileResult::Sustained(_)) => return out,

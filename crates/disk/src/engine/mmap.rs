@@ -24,7 +24,7 @@ use iomark_host::sigbus::Watch;
 
 /// How writes are flushed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flush {
+pub(crate) enum Flush {
     /// msync(MS_SYNC) after each write.
     Sync,
     /// msync(MS_ASYNC) after each write.
@@ -33,7 +33,7 @@ pub enum Flush {
 
 /// A shared mapping of the job's region.
 #[derive(Debug)]
-pub struct Mmap {
+pub(crate) struct Mmap {
     base: NonNull<u8>,
     len: usize,
     flush: Flush,
@@ -48,7 +48,7 @@ pub struct Mmap {
 impl Mmap {
     /// Map `setup.region` bytes of the target, read-write when it was
     /// opened for writing.
-    pub fn new(setup: &EngineSetup, flush: Flush) -> Result<Self, DiskError> {
+    pub(crate) fn new(setup: &EngineSetup, flush: Flush) -> Result<Self, DiskError> {
         let len = usize::try_from(setup.region).map_err(|_| DiskError::Engine {
             engine: "mmap",
             message: "region does not fit the address space".into(),

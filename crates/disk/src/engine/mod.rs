@@ -25,6 +25,8 @@
 mod mmap;
 pub(crate) mod null;
 mod psync;
+#[cfg(test)]
+mod tests;
 mod uring;
 
 use std::time::Instant;
@@ -39,7 +41,7 @@ pub use uring::io_uring_available;
 
 /// Which way an I/O moves data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dir {
+pub(crate) enum Dir {
     /// From the target into the buffer.
     Read,
     /// From the buffer to the target.
@@ -48,34 +50,34 @@ pub enum Dir {
 
 /// One I/O: a buffer, where it goes, and when it was issued.
 #[derive(Debug)]
-pub struct IoUnit {
+pub(crate) struct IoUnit {
     /// The data; `len` bytes of it are used.
-    pub buf: AlignedBuf,
+    pub(crate) buf: AlignedBuf,
     /// Byte offset in the target.
-    pub offset: u64,
+    pub(crate) offset: u64,
     /// Bytes to move.
-    pub len: u32,
+    pub(crate) len: u32,
     /// Read or write.
-    pub dir: Dir,
+    pub(crate) dir: Dir,
     /// Index of the unit in its thread's pool, `0..depth`; engines may use
     /// it as a key (io_uring's user_data and registered buffer index).
-    pub slot: u32,
+    pub(crate) slot: u32,
     /// Set by the runner just before the unit is queued.
-    pub issued: Instant,
+    pub(crate) issued: Instant,
 }
 
 /// A finished I/O: the unit back, and how many bytes moved or the errno.
 #[derive(Debug)]
-pub struct Done {
+pub(crate) struct Done {
     /// The unit, to be reused.
-    pub unit: IoUnit,
+    pub(crate) unit: IoUnit,
     /// Bytes moved, or the OS error.
-    pub result: Result<u32, i32>,
+    pub(crate) result: Result<u32, i32>,
 }
 
 /// What `queue` did with a unit.
 #[derive(Debug)]
-pub enum Queued {
+pub(crate) enum Queued {
     /// The I/O is finished (synchronous engines).
     Completed(Done),
     /// The I/O is in flight; it comes back from `reap`.
@@ -84,7 +86,7 @@ pub enum Queued {
 
 /// An I/O engine bound to one open target, used by one thread: the one
 /// that built it.
-pub trait Engine {
+pub(crate) trait Engine {
     /// Hand one I/O to the engine.
     fn queue(&mut self, unit: IoUnit) -> Result<Queued, DiskError>;
 
@@ -111,22 +113,22 @@ pub trait Engine {
 
 /// What an engine needs to be built.
 #[derive(Debug, Clone)]
-pub struct EngineSetup {
+pub(crate) struct EngineSetup {
     /// The target: each thread's engine takes a descriptor of its own.
-    pub file: TargetFile,
+    pub(crate) file: TargetFile,
     /// Size of the region the job works on (for mapping engines).
-    pub region: u64,
+    pub(crate) region: u64,
     /// I/Os kept in flight per thread.
-    pub depth: u32,
+    pub(crate) depth: u32,
     /// Whether the target was opened for writing.
-    pub writable: bool,
+    pub(crate) writable: bool,
     /// Whether offsets are random, so an engine can tell the kernel not to
     /// read ahead (fio's `fadvise_hint`, on by default).
-    pub random: bool,
+    pub(crate) random: bool,
 }
 
 /// Build the engine `kind` for one thread.
-pub fn build(kind: EngineKind, setup: &EngineSetup) -> Result<Box<dyn Engine>, DiskError> {
+pub(crate) fn build(kind: EngineKind, setup: &EngineSetup) -> Result<Box<dyn Engine>, DiskError> {
     Ok(match kind {
         EngineKind::Psync => Box::new(psync::Psync::new(setup)?),
         EngineKind::IoUring => Box::new(uring::Uring::new(setup)?),
@@ -138,7 +140,7 @@ pub fn build(kind: EngineKind, setup: &EngineSetup) -> Result<Box<dyn Engine>, D
 
 /// Every engine compiled in, each with whether it can run here and, when
 /// not, why (`iomark engines`).
-pub fn availability() -> Vec<(EngineKind, Result<(), String>)> {
+pub fn engine_availability() -> Vec<(EngineKind, Result<(), String>)> {
     EngineKind::ALL
         .into_iter()
         .map(|e| {

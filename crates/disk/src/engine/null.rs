@@ -10,7 +10,7 @@ use crate::DiskError;
 
 /// Completes everything it is given at the next `reap`.
 #[derive(Debug, Default)]
-pub struct Null {
+pub(crate) struct Null {
     queued: Vec<IoUnit>,
 }
 

@@ -7,13 +7,13 @@ use crate::DiskError;
 
 /// Positional read and write on the thread's own file description.
 #[derive(Debug)]
-pub struct Psync {
+pub(crate) struct Psync {
     file: File,
 }
 
 impl Psync {
     /// Bind to the target, through a descriptor of this thread's own.
-    pub fn new(setup: &EngineSetup) -> Result<Self, DiskError> {
+    pub(crate) fn new(setup: &EngineSetup) -> Result<Self, DiskError> {
         Ok(Psync {
             file: setup.file.own()?,
         })

@@ -63,7 +63,7 @@ struct Registration {
 }
 
 /// One ring per thread.
-pub struct Uring {
+pub(crate) struct Uring {
     reg: Registration,
     in_flight: Vec<Option<IoUnit>>,
     fixed_buffers: bool,
@@ -93,7 +93,7 @@ fn engine_error(message: String) -> DiskError {
 impl Uring {
     /// A ring for `setup.depth` I/Os with the target (a description of this
     /// thread's own) registered as file 0.
-    pub fn new(setup: &EngineSetup) -> Result<Self, DiskError> {
+    pub(crate) fn new(setup: &EngineSetup) -> Result<Self, DiskError> {
         let file = setup.file.own()?;
         let entries = setup.depth.max(1).next_power_of_two();
         let ring = build_ring(entries)

@@ -233,7 +233,6 @@ impl Builder {
             keep_cache: self.keep_cache,
             stonewall: self.stonewall,
             notes: self.notes,
-            options: self.options,
         })
     }
 }

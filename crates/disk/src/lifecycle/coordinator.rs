@@ -63,7 +63,8 @@ pub enum Gathered {
 /// 4. [`gather`](Coordinator::gather) the processes' outcomes into the
 ///    run's, on the process that [`records`](Coordinator::records) it.
 ///
-/// [`Alone`] is the run of one process: every step is the identity.
+/// A run alone ([`run`](super::run)) is one process: every step is the
+/// identity.
 pub trait Coordinator {
     /// Whether this process records, prints and learns from the run.
     fn records(&self) -> bool {
@@ -163,6 +164,6 @@ pub trait Coordinator {
 
 /// A run of one process.
 #[derive(Debug, Default)]
-pub struct Alone;
+pub(crate) struct Alone;
 
 impl Coordinator for Alone {}

@@ -18,7 +18,7 @@ use crate::plan::DiskOutcome;
 
 /// The store's memory of one run's device.
 #[derive(Debug, Default)]
-pub struct Known {
+pub(crate) struct Known {
     /// The rated speed: given now, or remembered.
     rated: Option<RatedSpeed>,
     /// What is remembered under the probe's key; none when the run has no
@@ -32,7 +32,7 @@ impl Known {
     /// Recall what the store knows about `report`'s device for a run that
     /// does (`direct`) or does not bypass the page cache, remembering a
     /// rated speed given now.
-    pub fn recall(
+    pub(crate) fn recall(
         rec: &mut dyn RunSink,
         report: Option<&DeviceReport>,
         direct: bool,
@@ -62,12 +62,12 @@ impl Known {
     }
 
     /// The verdict of an earlier probe here, if one is remembered.
-    pub fn probe(&self) -> Option<&ProbeVerdict> {
+    pub(crate) fn probe(&self) -> Option<&ProbeVerdict> {
         Some(&self.probe_slot.as_ref()?.probe.as_ref()?.verdict)
     }
 
     /// Remember what a probe of this run found.
-    pub fn learned(&mut self, rec: &mut dyn RunSink, verdict: ProbeVerdict) {
+    pub(crate) fn learned(&mut self, rec: &mut dyn RunSink, verdict: ProbeVerdict) {
         let Some(slot) = &mut self.probe_slot else {
             return;
         };
@@ -81,7 +81,7 @@ impl Known {
 
     /// Remember what a verify run found here, replacing an earlier
     /// verdict (a clean one clears the warning).
-    pub fn verified(&mut self, rec: &mut dyn RunSink, verdict: VerifyVerdict) {
+    fn verified(&mut self, rec: &mut dyn RunSink, verdict: VerifyVerdict) {
         let Some(slot) = &mut self.disk_slot else {
             return;
         };
@@ -98,7 +98,7 @@ impl Known {
     /// run's are remembered (a clean verify replaces an old warning), and
     /// the run gets the warnings of what is known here. An interrupted
     /// run's verdicts are not remembered.
-    pub fn after_run(&mut self, rec: &mut dyn RunSink, outcome: &mut DiskOutcome) {
+    pub(crate) fn after_run(&mut self, rec: &mut dyn RunSink, outcome: &mut DiskOutcome) {
         if !outcome.interrupted {
             match &outcome.result {
                 Some(ProfileResult::Artefacts(a)) => {
@@ -121,7 +121,7 @@ impl Known {
     /// The warnings of a run with `jobs` (and its profile's `result`) here:
     /// figures above the rated speed, each test once (a PTS cell's rounds
     /// are one test), and what a probe found.
-    pub fn warnings(&self, jobs: &[DiskJobResult], result: Option<&ProfileResult>) -> Vec<Warning> {
+    fn warnings(&self, jobs: &[DiskJobResult], result: Option<&ProfileResult>) -> Vec<Warning> {
         let mut out = Vec::new();
         if let Some(rated) = &self.rated {
             let test_of = |job: &DiskJobResult| match result {

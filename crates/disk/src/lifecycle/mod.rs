@@ -40,17 +40,17 @@ use std::sync::atomic::AtomicBool;
 use iomark_host::cgroup::SelfLimit;
 use iomark_model::artefact::{ProbeVerdict, RatedSpeed};
 use iomark_model::profile::ProfileResult;
-use iomark_model::stored::RunId;
 
 use iomark_model::{now_ms, RunBody, RunDocument, RunStatus};
 
-pub use coordinator::{Alone, CoordinationError, Coordinator, Gathered};
+use coordinator::Alone;
+pub use coordinator::{CoordinationError, Coordinator, Gathered};
 use iomark_pipeline::{Outline, RunDisplay, RunSink, Tracker};
-pub use known::Known;
+use known::Known;
 pub use targets::open_target;
 
 use crate::plan::{run_document_for, DiskOutcome, DiskPlan};
-use crate::profiles::artefacts::ArtefactsOptions;
+use crate::profiles::ArtefactsOptions;
 use crate::profiles::ProfilePlan;
 use crate::target::OpenTarget;
 use crate::DiskError;
@@ -63,30 +63,30 @@ use watch::{Checkpoints, Samples, Watch};
 pub struct RunPlan {
     /// The profile name the run is stored under: `custom`, a profile's,
     /// or `fio-job`.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// The jobs, in order; at least one.
-    pub jobs: Vec<RunJob>,
+    pub(crate) jobs: Vec<RunJob>,
 }
 
 /// One job of a run.
 #[derive(Debug, Clone)]
-pub struct RunJob {
+pub(crate) struct RunJob {
     /// The checked plan.
-    pub plan: DiskPlan,
+    pub(crate) plan: DiskPlan,
     /// The job keeps the page cache (a job file's `invalidate=0`).
-    pub keep_cache: bool,
+    pub(crate) keep_cache: bool,
     /// Where a job file's job was written, to name it in messages and
     /// warnings; `None` for a run of one plan.
-    pub origin: Option<JobOrigin>,
+    pub(crate) origin: Option<JobOrigin>,
 }
 
 /// A job file's job: its `[name]` and line.
 #[derive(Debug, Clone)]
-pub struct JobOrigin {
+pub(crate) struct JobOrigin {
     /// The section's name.
-    pub name: String,
+    pub(crate) name: String,
     /// The line it starts on.
-    pub line: usize,
+    pub(crate) line: usize,
 }
 
 impl std::fmt::Display for JobOrigin {
@@ -147,8 +147,6 @@ pub enum RunEnd {
 pub struct Finished {
     /// The run's document.
     pub doc: RunDocument,
-    /// Its id in the sink, when it was stored.
-    pub id: Option<RunId>,
     /// A verify found bad data (fio exits non-zero then).
     pub verify_failed: bool,
     /// What became of a verify profile's test file.
@@ -431,10 +429,9 @@ pub fn run_coordinated(
         let fits = crate::checks::fits_in_memory(&run.jobs, memory, limit);
         doc.warnings.extend(fits);
     }
-    let id = sink.finish(&mut doc);
+    sink.finish(&mut doc);
     Ok(RunEnd::Finished(Box::new(Finished {
         doc,
-        id,
         verify_failed,
         verify_file,
     })))

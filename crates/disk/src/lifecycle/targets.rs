@@ -113,7 +113,7 @@ pub(super) fn interrupted_without_target(mut doc: RunDocument, total: DiskOutcom
 impl DiskOutcome {
     /// Add a job file's job `outcome` to the run's, its warnings named by
     /// the job.
-    pub fn add(&mut self, origin: &JobOrigin, outcome: DiskOutcome) {
+    pub(crate) fn add(&mut self, origin: &JobOrigin, outcome: DiskOutcome) {
         self.jobs.extend(outcome.jobs);
         self.warnings
             .extend(outcome.warnings.into_iter().map(|w| Warning {
@@ -125,8 +125,7 @@ impl DiskOutcome {
     }
 
     /// Fold another part's result (a job file's job, a rank) into the
-    /// run's: two verify checks combine
-    /// ([`combine`](crate::verify::writes::combine)), otherwise the later
+    /// run's: two verify checks combine into one, otherwise the later
     /// result stands.
     pub fn fold_result(&mut self, result: Option<ProfileResult>) {
         self.result = match (self.result.take(), result) {

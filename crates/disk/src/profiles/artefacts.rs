@@ -31,7 +31,7 @@ use crate::DiskError;
 /// The patterns, in the order each round writes them: random data last,
 /// so the region holds incompressible data afterwards, as the test file's
 /// fill left it for the profile that follows the short probe.
-pub const PATTERNS: [DataPattern; 4] = [
+pub(crate) const PATTERNS: [DataPattern; 4] = [
     DataPattern::Zeros,
     DataPattern::Repeat,
     DataPattern::Compressible(50),
@@ -39,36 +39,36 @@ pub const PATTERNS: [DataPattern; 4] = [
 ];
 
 /// Bytes per I/O: large, so the rate is the medium's, not per-I/O cost.
-pub const BLOCK: u64 = 1 << 20;
+pub(crate) const BLOCK: u64 = 1 << 20;
 /// I/Os in flight with an asynchronous engine.
-pub const DEPTH: u32 = 8;
+const DEPTH: u32 = 8;
 /// The region probed when no `--size` is given.
-pub const DEFAULT_REGION: Bytes = Bytes(256 << 20);
+pub(crate) const DEFAULT_REGION: Bytes = Bytes(256 << 20);
 /// The region of the short probe run before the default profile.
-pub const SHORT_REGION: Bytes = Bytes(64 << 20);
+const SHORT_REGION: Bytes = Bytes(64 << 20);
 /// Rounds of a full probe.
-pub const ROUNDS: u32 = 3;
+const ROUNDS: u32 = 3;
 /// Rounds of a `--quick` (or short) probe.
-pub const QUICK_ROUNDS: u32 = 2;
+const QUICK_ROUNDS: u32 = 2;
 
 /// How to run the probe.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArtefactsOptions {
     /// Rounds over every pattern.
-    pub rounds: u32,
+    pub(crate) rounds: u32,
     /// Bytes written per pattern; `None` is the whole target.
-    pub region: Option<Bytes>,
+    pub(crate) region: Option<Bytes>,
     /// The engine.
-    pub engine: EngineKind,
+    pub(crate) engine: EngineKind,
     /// Whether it was shortened.
-    pub quick: bool,
+    pub(crate) quick: bool,
     /// Seed for the random data.
-    pub seed: u64,
+    pub(crate) seed: u64,
 }
 
 impl ArtefactsOptions {
-    /// The short probe run before the default profile: [`SHORT_REGION`]
-    /// (or the target, when smaller), [`QUICK_ROUNDS`] rounds.
+    /// The short probe run before the default profile: `SHORT_REGION`
+    /// (or the target, when smaller), `QUICK_ROUNDS` rounds.
     pub fn short(engine: EngineKind, seed: u64) -> Self {
         ArtefactsOptions {
             rounds: QUICK_ROUNDS,
@@ -81,10 +81,10 @@ impl ArtefactsOptions {
 }
 
 /// The settings the probe takes: `--passes` is its rounds.
-pub const SETTINGS: &[Setting] = &[Setting::Passes, Setting::Engine];
+pub(crate) const SETTINGS: &[Setting] = &[Setting::Passes, Setting::Engine];
 
 /// The probe's options from the user's settings.
-pub fn plan(s: &ProfileSettings) -> Result<ArtefactsOptions, DiskError> {
+pub(crate) fn plan(s: &ProfileSettings) -> Result<ArtefactsOptions, DiskError> {
     let rounds = s
         .passes
         .unwrap_or(if s.quick { QUICK_ROUNDS } else { ROUNDS });
@@ -121,7 +121,7 @@ fn spec(
 
 /// The region each pattern is written to on a target of `size`: `--size`
 /// or the short probe's, whole blocks only, and at least one.
-pub fn region(o: &ArtefactsOptions, size: Bytes) -> Bytes {
+pub(crate) fn region(o: &ArtefactsOptions, size: Bytes) -> Bytes {
     let size = size.get();
     let region = o.region.map_or(size, |r| r.get().min(size));
     Bytes((region / BLOCK * BLOCK).max(BLOCK.min(size)))
@@ -150,7 +150,7 @@ fn flush_outlasted_writes(
 }
 
 /// Run the probe on `target`.
-pub fn run(
+pub(crate) fn run(
     o: &ArtefactsOptions,
     target: &OpenTarget,
     stop: &AtomicBool,

@@ -22,21 +22,21 @@ use crate::DiskError;
 
 /// Passes over which the spread counts as high, as a fraction of the maximum
 /// (the text summary marks such tests in its spread column).
-pub const HIGH_SPREAD: f64 = iomark_model::profile::CDM_HIGH_SPREAD;
+const HIGH_SPREAD: f64 = iomark_model::profile::CDM_HIGH_SPREAD;
 
 /// One row of the grid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CdmRow {
+pub(crate) struct CdmRow {
     /// Sequential (`SEQ`) or random (`RND`) offsets.
-    pub seq: bool,
+    seq: bool,
     /// Bytes per I/O.
-    pub bs: u64,
+    pub(crate) bs: u64,
     /// Queue depth per thread.
-    pub queues: u32,
+    queues: u32,
     /// Threads.
-    pub threads: u32,
+    threads: u32,
     /// CrystalDiskMark 3.0's own row name (`Seq`, `512K`, `4K`, `4K QD32`).
-    pub name: Option<&'static str>,
+    name: Option<&'static str>,
 }
 
 impl CdmRow {
@@ -51,7 +51,7 @@ impl CdmRow {
     }
 
     /// The row's label: `SEQ1M Q8T1`, `RND4K Q32T16`, or CDM 3.0's name.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         if let Some(n) = self.name {
             return n.to_string();
         }
@@ -65,7 +65,7 @@ impl CdmRow {
     }
 
     /// The access pattern of the row's read, write or mix test.
-    pub fn rw(&self, dir: TestDir) -> RwMode {
+    fn rw(&self, dir: TestDir) -> RwMode {
         match (self.seq, dir) {
             (true, TestDir::Read) => RwMode::Read,
             (true, TestDir::Write) => RwMode::Write,
@@ -81,33 +81,33 @@ impl CdmRow {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CdmDef {
     /// The profile.
-    pub name: ProfileName,
+    name: ProfileName,
     /// What the header calls it.
-    pub title: &'static str,
+    title: &'static str,
     /// The rows, in order.
-    pub rows: Vec<CdmRow>,
+    pub(crate) rows: Vec<CdmRow>,
     /// Whether IOPS and latency (µs) are shown next to MB/s.
-    pub shows_iops: bool,
+    shows_iops: bool,
     /// Measured passes per test.
-    pub passes: u32,
+    passes: u32,
     /// Length of each measured pass.
-    pub pass_time: Nanos,
+    pass_time: Nanos,
     /// Length of the discarded preparation pass (fixed 5 s in CDM 8, one
     /// pass time in CDM 3.0).
-    pub prep_time: Nanos,
+    prep_time: Nanos,
     /// Pause between tests.
-    pub interval: Nanos,
+    interval: Nanos,
     /// Test file size.
-    pub size: Bytes,
+    pub(crate) size: Bytes,
     /// Whether queue-depth-1 rows use synchronous I/O (CDM 3.0 did).
-    pub sync_qd1: bool,
+    sync_qd1: bool,
 }
 
 const K: u64 = 1024;
 const M: u64 = 1024 * 1024;
 
 /// The definition of a CrystalDiskMark profile; `None` for other profiles.
-pub fn definition(name: ProfileName) -> Option<CdmDef> {
+fn definition(name: ProfileName) -> Option<CdmDef> {
     // The titles are the model's, so that the text can head a stored result.
     let title = iomark_model::profile::cdm_title(name.as_str())?;
     let cdm8 = |title, rows: Vec<CdmRow>, shows_iops| CdmDef {
@@ -188,40 +188,40 @@ pub fn definition(name: ProfileName) -> Option<CdmDef> {
 }
 
 /// `--quick`: passes, pass time and interval for a first look.
-pub const QUICK_PASSES: u32 = 2;
+const QUICK_PASSES: u32 = 2;
 /// `--quick` pass time and preparation pass.
-pub const QUICK_PASS_TIME: Nanos = Nanos::from_secs(1);
+const QUICK_PASS_TIME: Nanos = Nanos::from_secs(1);
 /// `--quick` interval.
-pub const QUICK_INTERVAL: Nanos = Nanos(0);
+const QUICK_INTERVAL: Nanos = Nanos(0);
 
 /// How to run a CrystalDiskMark profile.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CdmOptions {
     /// Measured passes per test.
-    pub passes: u32,
+    pub(crate) passes: u32,
     /// Length of each measured pass.
-    pub pass_time: Nanos,
+    pub(crate) pass_time: Nanos,
     /// Length of the discarded preparation pass.
-    pub prep_time: Nanos,
+    pub(crate) prep_time: Nanos,
     /// Pause between tests.
-    pub interval: Nanos,
+    pub(crate) interval: Nanos,
     /// Run the mix test with this read share in percent.
-    pub mix: Option<u8>,
+    pub(crate) mix: Option<u8>,
     /// Engine for every row instead of the profile's.
-    pub engine: Option<EngineKind>,
+    engine: Option<EngineKind>,
     /// Data written.
-    pub data: DataPattern,
+    data: DataPattern,
     /// Whether `--quick` chose the shortened settings.
-    pub quick: bool,
+    quick: bool,
     /// Seed of the first pass; later passes add their index.
-    pub seed: u64,
+    seed: u64,
     /// Leave the page cache as the previous pass left it.
-    pub keep_cache: bool,
+    keep_cache: bool,
 }
 
 impl CdmOptions {
     /// The profile's defaults, or the `--quick` ones.
-    pub fn defaults(def: &CdmDef, quick: bool) -> Self {
+    fn defaults(def: &CdmDef, quick: bool) -> Self {
         CdmOptions {
             passes: if quick { QUICK_PASSES } else { def.passes },
             pass_time: if quick {
@@ -246,7 +246,7 @@ impl CdmOptions {
 }
 
 /// The settings the CrystalDiskMark profiles take.
-pub const SETTINGS: &[Setting] = &[
+pub(crate) const SETTINGS: &[Setting] = &[
     Setting::Passes,
     Setting::PassTime,
     Setting::Interval,
@@ -255,7 +255,10 @@ pub const SETTINGS: &[Setting] = &[
 ];
 
 /// The definition and options of CrystalDiskMark profile `name`.
-pub fn plan(name: ProfileName, s: &ProfileSettings) -> Result<(CdmDef, CdmOptions), DiskError> {
+pub(crate) fn plan(
+    name: ProfileName,
+    s: &ProfileSettings,
+) -> Result<(CdmDef, CdmOptions), DiskError> {
     let invalid = |m: &str| Err(DiskError::Invalid(m.into()));
     let Some(def) = definition(name) else {
         return Err(DiskError::Invalid(format!(
@@ -294,7 +297,7 @@ pub fn plan(name: ProfileName, s: &ProfileSettings) -> Result<(CdmDef, CdmOption
 }
 
 /// The job of one pass of one test.
-pub fn pass_spec(
+fn pass_spec(
     def: &CdmDef,
     row: &CdmRow,
     dir: TestDir,
@@ -322,7 +325,7 @@ pub fn pass_spec(
 }
 
 /// Run the profile on `target`.
-pub fn run(
+pub(crate) fn run(
     def: &CdmDef,
     opts: &CdmOptions,
     target: &OpenTarget,
@@ -434,7 +437,7 @@ fn secs(n: Nanos) -> String {
 
 /// CrystalDiskMark's statistic: the maximum bandwidth over the passes, the
 /// minimum mean latency, IOPS from the bandwidth and the block size.
-pub fn summarise(
+fn summarise(
     row: &CdmRow,
     dir: TestDir,
     passes: &[iomark_model::disk::DiskJobResult],

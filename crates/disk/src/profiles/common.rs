@@ -19,22 +19,22 @@ use crate::DiskError;
 /// profiles have in common with a custom job (`--engine`, `--data`,
 /// `--seed`, `--runtime`, `--ramp`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PointSpec {
+pub(crate) struct PointSpec {
     /// The engine of the job.
-    pub engine: EngineKind,
+    engine: EngineKind,
     /// What is written.
-    pub data: DataPattern,
+    data: DataPattern,
     /// Seed for offsets and data.
-    pub seed: u64,
+    seed: u64,
     /// Measured time; `None` for one pass over the region.
-    pub runtime: Option<Nanos>,
+    runtime: Option<Nanos>,
     /// Unmeasured time first.
-    pub ramp: Nanos,
+    ramp: Nanos,
 }
 
 impl PointSpec {
     /// One pass over the region (no time limit, no ramp) with `engine`.
-    pub fn one_pass(engine: EngineKind, data: DataPattern, seed: u64) -> Self {
+    pub(crate) fn one_pass(engine: EngineKind, data: DataPattern, seed: u64) -> Self {
         PointSpec {
             engine,
             data,
@@ -45,7 +45,7 @@ impl PointSpec {
     }
 
     /// The same, measured for `runtime`.
-    pub fn timed(self, runtime: Nanos) -> Self {
+    pub(crate) fn timed(self, runtime: Nanos) -> Self {
         PointSpec {
             runtime: Some(runtime),
             ..self
@@ -57,7 +57,13 @@ impl PointSpec {
     /// engine: one thread with one I/O in flight, handed to the kernel at
     /// once, 70% reads in a mix. A profile changes what its jobs do
     /// differently with struct-update syntax.
-    pub fn job(&self, name: String, rw: RwMode, bs: Bytes, target: &OpenTarget) -> DiskJobSpec {
+    pub(crate) fn job(
+        &self,
+        name: String,
+        rw: RwMode,
+        bs: Bytes,
+        target: &OpenTarget,
+    ) -> DiskJobSpec {
         DiskJobSpec {
             name,
             rw,
@@ -82,25 +88,25 @@ impl PointSpec {
 /// block-size sweep, MacBench) share: each point one job, measured for
 /// `runtime` after `ramp`, with the page cache dropped before it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PointOptions {
+pub(crate) struct PointOptions {
     /// Not counted, before each point.
-    pub ramp: Nanos,
+    pub(crate) ramp: Nanos,
     /// Measured time of each point.
-    pub runtime: Nanos,
+    pub(crate) runtime: Nanos,
     /// Data written.
-    pub data: DataPattern,
+    pub(crate) data: DataPattern,
     /// Whether `--quick` shortened the points.
-    pub quick: bool,
+    pub(crate) quick: bool,
     /// Seed for offsets and data.
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Leave the page cache as the previous point left it.
-    pub keep_cache: bool,
+    pub(crate) keep_cache: bool,
 }
 
 impl PointOptions {
     /// A profile's defaults: its `ramp` and `runtime` (the `--quick` ones
     /// when `quick`), random data, seed 1.
-    pub fn defaults(quick: bool, ramp: Nanos, runtime: Nanos) -> Self {
+    pub(crate) fn defaults(quick: bool, ramp: Nanos, runtime: Nanos) -> Self {
         PointOptions {
             ramp,
             runtime,
@@ -114,7 +120,7 @@ impl PointOptions {
     /// These options with what the user gave: `--ramp`, `--runtime`,
     /// `--data`, `--seed`, `--keep-cache` (a profile that takes no
     /// `--ramp` has it refused before).
-    pub fn given(self, s: &ProfileSettings) -> Self {
+    pub(crate) fn given(self, s: &ProfileSettings) -> Self {
         PointOptions {
             ramp: s.ramp.unwrap_or(self.ramp),
             runtime: s.runtime.unwrap_or(self.runtime),
@@ -126,7 +132,7 @@ impl PointOptions {
     }
 
     /// What each point's job is built from, run with `engine`.
-    pub fn spec(&self, engine: EngineKind) -> PointSpec {
+    pub(crate) fn spec(&self, engine: EngineKind) -> PointSpec {
         PointSpec {
             ramp: self.ramp,
             ..PointSpec::one_pass(engine, self.data, self.seed).timed(self.runtime)
@@ -138,16 +144,16 @@ impl PointOptions {
 #[derive(Debug)]
 pub(super) struct Points<P> {
     /// Every measured job, in order.
-    pub jobs: Vec<DiskJobResult>,
+    jobs: Vec<DiskJobResult>,
     /// One point per job, naming its job by index.
-    pub points: Vec<P>,
+    points: Vec<P>,
     /// Whether the stop flag ended the run before its last point.
-    pub interrupted: bool,
+    interrupted: bool,
 }
 
 impl<P> Points<P> {
     /// The profile's outcome: `result` made of the points, with `warnings`.
-    pub fn into_outcome(
+    pub(crate) fn into_outcome(
         self,
         warnings: Vec<Warning>,
         result: impl FnOnce(Vec<P>) -> ProfileResult,

@@ -31,42 +31,42 @@ use crate::DiskError;
 use iomark_pipeline::Progress;
 
 /// GNOME Disks' page: the alignment of every offset and the access read size.
-pub const PAGE: u64 = 4096;
+pub(crate) const PAGE: u64 = 4096;
 /// GNOME Disks' fixed seed of the access-time offsets.
-pub const ACCESS_SEED: u64 = 42;
+const ACCESS_SEED: u64 = 42;
 /// Default transfer-rate samples (`num-samples`).
-pub const DEFAULT_SAMPLES: u32 = 100;
+const DEFAULT_SAMPLES: u32 = 100;
 /// Default sample size (`sample-size-mib`).
-pub const DEFAULT_SAMPLE_SIZE: Bytes = Bytes(10 << 20);
+const DEFAULT_SAMPLE_SIZE: Bytes = Bytes(10 << 20);
 /// Default access-time samples (`num-access-samples`).
-pub const DEFAULT_ACCESS_SAMPLES: u32 = 1000;
+const DEFAULT_ACCESS_SAMPLES: u32 = 1000;
 /// `--quick` transfer-rate samples.
-pub const QUICK_SAMPLES: u32 = 20;
+const QUICK_SAMPLES: u32 = 20;
 /// `--quick` access-time samples.
-pub const QUICK_ACCESS_SAMPLES: u32 = 200;
+const QUICK_ACCESS_SAMPLES: u32 = 200;
 
 /// How to run the benchmark.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GnomeOptions {
     /// Transfer-rate samples.
-    pub samples: u32,
+    pub(crate) samples: u32,
     /// Bytes per transfer-rate sample.
-    pub sample_size: Bytes,
+    pub(crate) sample_size: Bytes,
     /// Access-time samples.
-    pub access_samples: u32,
+    pub(crate) access_samples: u32,
     /// Write back each sample (needs a writable target).
-    pub write: bool,
+    pub(crate) write: bool,
     /// Whether `--quick` lowered the sample counts.
-    pub quick: bool,
+    quick: bool,
     /// Leave the page cache as the transfer-rate test left it for the
     /// access-time test.
-    pub keep_cache: bool,
+    keep_cache: bool,
 }
 
 impl GnomeOptions {
     /// GNOME Disks' defaults (without the write test, which needs asking
     /// for), or the `--quick` counts.
-    pub fn defaults(quick: bool) -> Self {
+    fn defaults(quick: bool) -> Self {
         GnomeOptions {
             samples: if quick {
                 QUICK_SAMPLES
@@ -88,7 +88,7 @@ impl GnomeOptions {
 
 /// The offset of transfer-rate sample `n`: `n * size / samples`, rounded
 /// down to a page, and moved back so the sample ends inside the target.
-pub fn sample_offset(n: u32, samples: u32, size: u64, sample_size: u64) -> u64 {
+fn sample_offset(n: u32, samples: u32, size: u64, sample_size: u64) -> u64 {
     let at = (u128::from(n) * u128::from(size) / u128::from(samples.max(1))) as u64;
     let last = size.saturating_sub(sample_size) / PAGE * PAGE;
     (at / PAGE * PAGE).min(last)
@@ -96,7 +96,7 @@ pub fn sample_offset(n: u32, samples: u32, size: u64, sample_size: u64) -> u64 {
 
 /// The offsets of the access-time test: uniform over the target's whole
 /// pages, from the fixed seed, so runs repeat.
-pub fn access_offsets(count: u32, size: u64) -> Vec<u64> {
+fn access_offsets(count: u32, size: u64) -> Vec<u64> {
     let pages = (size / PAGE).max(1);
     let mut rng = SmallRng::seed_from_u64(ACCESS_SEED);
     (0..count)
@@ -150,7 +150,7 @@ fn reopen(target: &OpenTarget, write: bool) -> Result<File, DiskError> {
 }
 
 /// The settings GNOME Disks' benchmark takes.
-pub const SETTINGS: &[Setting] = &[
+pub(crate) const SETTINGS: &[Setting] = &[
     Setting::Samples,
     Setting::SampleSize,
     Setting::AccessSamples,
@@ -158,7 +158,7 @@ pub const SETTINGS: &[Setting] = &[
 ];
 
 /// The benchmark's options from the user's settings.
-pub fn plan(s: &ProfileSettings) -> Result<GnomeOptions, DiskError> {
+pub(crate) fn plan(s: &ProfileSettings) -> Result<GnomeOptions, DiskError> {
     let mut o = GnomeOptions::defaults(s.quick);
     o.samples = s.samples.unwrap_or(o.samples);
     o.sample_size = s.sample_size.unwrap_or(o.sample_size);
@@ -179,7 +179,7 @@ pub fn plan(s: &ProfileSettings) -> Result<GnomeOptions, DiskError> {
 }
 
 /// Run the benchmark on `target`.
-pub fn run(
+pub(crate) fn run(
     opts: &GnomeOptions,
     target: &OpenTarget,
     stop: &AtomicBool,

@@ -15,7 +15,7 @@ use crate::target::OpenTarget;
 use crate::DiskError;
 
 /// The patterns, in the order run: name, access pattern, block size.
-pub const PATTERNS: [(&str, RwMode, u64); 4] = [
+pub(crate) const PATTERNS: [(&str, RwMode, u64); 4] = [
     ("2 MiB sequential read", RwMode::Read, 2 << 20),
     ("2 MiB sequential write", RwMode::Write, 2 << 20),
     ("4 KiB random read", RwMode::RandRead, 4096),
@@ -23,30 +23,30 @@ pub const PATTERNS: [(&str, RwMode, u64); 4] = [
 ];
 
 /// Default depths.
-pub const DEFAULT_DEPTHS: [u32; 4] = [1, 2, 4, 8];
+const DEFAULT_DEPTHS: [u32; 4] = [1, 2, 4, 8];
 /// Default ramp per point.
-pub const DEFAULT_RAMP: Nanos = Nanos::from_secs(2);
+const DEFAULT_RAMP: Nanos = Nanos::from_secs(2);
 /// Default measured time per point.
-pub const DEFAULT_RUNTIME: Nanos = Nanos::from_secs(10);
+const DEFAULT_RUNTIME: Nanos = Nanos::from_secs(10);
 /// `--quick` ramp.
-pub const QUICK_RAMP: Nanos = Nanos(500_000_000);
+const QUICK_RAMP: Nanos = Nanos(500_000_000);
 /// `--quick` measured time.
-pub const QUICK_RUNTIME: Nanos = Nanos::from_secs(2);
+const QUICK_RUNTIME: Nanos = Nanos::from_secs(2);
 
 /// How to run the sweep.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IometerOptions {
     /// Queue depths, in order.
-    pub depths: Vec<u32>,
+    pub(crate) depths: Vec<u32>,
     /// The engine (io_uring unless asked).
-    pub engine: EngineKind,
+    engine: EngineKind,
     /// Ramp, runtime, data, seed, cache: as every point-by-point profile.
-    pub common: PointOptions,
+    pub(crate) common: PointOptions,
 }
 
 impl IometerOptions {
     /// PROFILES.md's defaults, or the `--quick` ones.
-    pub fn defaults(quick: bool) -> Self {
+    fn defaults(quick: bool) -> Self {
         IometerOptions {
             depths: DEFAULT_DEPTHS.to_vec(),
             engine: EngineKind::IoUring,
@@ -60,7 +60,7 @@ impl IometerOptions {
 }
 
 /// The settings IOmeter's sweep takes.
-pub const SETTINGS: &[Setting] = &[
+pub(crate) const SETTINGS: &[Setting] = &[
     Setting::Qd,
     Setting::Ramp,
     Setting::Runtime,
@@ -68,7 +68,7 @@ pub const SETTINGS: &[Setting] = &[
 ];
 
 /// The sweep's options from the user's settings.
-pub fn plan(s: &ProfileSettings) -> Result<IometerOptions, DiskError> {
+pub(crate) fn plan(s: &ProfileSettings) -> Result<IometerOptions, DiskError> {
     let mut o = IometerOptions::defaults(s.quick);
     if let Some(q) = &s.qd {
         o.depths = q.0.clone();
@@ -83,7 +83,7 @@ pub fn plan(s: &ProfileSettings) -> Result<IometerOptions, DiskError> {
 }
 
 /// The job of one point.
-pub fn point_spec(
+fn point_spec(
     pattern: &(&str, RwMode, u64),
     depth: u32,
     opts: &IometerOptions,
@@ -98,7 +98,7 @@ pub fn point_spec(
 }
 
 /// Run the sweep on `target`.
-pub fn run(
+pub(crate) fn run(
     opts: &IometerOptions,
     target: &OpenTarget,
     stop: &AtomicBool,

@@ -15,7 +15,7 @@ use crate::target::OpenTarget;
 use crate::DiskError;
 
 /// The tests, in the order run.
-pub const TESTS: [(&str, RwMode); 4] = [
+pub(crate) const TESTS: [(&str, RwMode); 4] = [
     ("Sequential read", RwMode::Read),
     ("Random read", RwMode::RandRead),
     ("Sequential write", RwMode::Write),
@@ -23,25 +23,25 @@ pub const TESTS: [(&str, RwMode); 4] = [
 ];
 
 /// Bytes per transfer.
-pub const TRANSFER: u64 = 1024 * 1024;
+pub(crate) const TRANSFER: u64 = 1024 * 1024;
 /// Default measured time per test.
-pub const DEFAULT_RUNTIME: Nanos = Nanos::from_secs(10);
+const DEFAULT_RUNTIME: Nanos = Nanos::from_secs(10);
 /// `--quick` measured time per test.
-pub const QUICK_RUNTIME: Nanos = Nanos::from_secs(2);
+const QUICK_RUNTIME: Nanos = Nanos::from_secs(2);
 
 /// How to run the test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MacbenchOptions {
     /// The engine (synchronous psync unless asked).
-    pub engine: EngineKind,
+    engine: EngineKind,
     /// Runtime per test, data, seed, cache (no ramp): as every
     /// point-by-point profile.
-    pub common: PointOptions,
+    pub(crate) common: PointOptions,
 }
 
 impl MacbenchOptions {
     /// The defaults, or the `--quick` ones.
-    pub fn defaults(quick: bool) -> Self {
+    fn defaults(quick: bool) -> Self {
         MacbenchOptions {
             engine: EngineKind::Psync,
             common: PointOptions::defaults(
@@ -58,22 +58,17 @@ impl MacbenchOptions {
 }
 
 /// The job of one test.
-pub fn test_spec(
-    name: &str,
-    rw: RwMode,
-    opts: &MacbenchOptions,
-    target: &OpenTarget,
-) -> DiskJobSpec {
+fn test_spec(name: &str, rw: RwMode, opts: &MacbenchOptions, target: &OpenTarget) -> DiskJobSpec {
     opts.common
         .spec(opts.engine)
         .job(name.into(), rw, Bytes(TRANSFER), target)
 }
 
 /// The settings MacBench's test takes.
-pub const SETTINGS: &[Setting] = &[Setting::Runtime, Setting::Engine];
+pub(crate) const SETTINGS: &[Setting] = &[Setting::Runtime, Setting::Engine];
 
 /// The test's options from the user's settings.
-pub fn plan(s: &ProfileSettings) -> Result<MacbenchOptions, DiskError> {
+pub(crate) fn plan(s: &ProfileSettings) -> Result<MacbenchOptions, DiskError> {
     let mut o = MacbenchOptions::defaults(s.quick);
     o.engine = s.engine.unwrap_or(o.engine);
     o.common = o.common.given(s);
@@ -81,7 +76,7 @@ pub fn plan(s: &ProfileSettings) -> Result<MacbenchOptions, DiskError> {
 }
 
 /// Run the test on `target`.
-pub fn run(
+pub(crate) fn run(
     opts: &MacbenchOptions,
     target: &OpenTarget,
     stop: &AtomicBool,

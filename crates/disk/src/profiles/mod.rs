@@ -2,16 +2,16 @@
 //! the way that tool runs them and reported with its statistic
 //! (../shared/PROFILES.md).
 //!
-//! * [`cdm`]: CrystalDiskMark 8 (`cdm`, `cdm-nvme`, `cdm-peak`, `cdm-real`)
+//! * `cdm`: CrystalDiskMark 8 (`cdm`, `cdm-nvme`, `cdm-peak`, `cdm-real`)
 //!   and 3.0 (`cdm3`): a discarded preparation pass, N measured passes, the
 //!   maximum over them.
-//! * [`iometer`]: IOmeter's queue-depth sweep.
-//! * [`gnome`]: GNOME Disks' transfer-rate and access-time benchmark.
-//! * [`macbench`]: MacBench 5.0's disk test.
-//! * [`sweep`]: the block-size sweep of the PCIe SSD paper, per engine.
-//! * [`artefacts`]: the compression and deduplication probe.
-//! * [`sustained`]: sustained writes, where the write cache runs out.
-//! * [`verify`]: the data check: corruption and fake capacity (f3, h2testw).
+//! * `iometer`: IOmeter's queue-depth sweep.
+//! * `gnome`: GNOME Disks' transfer-rate and access-time benchmark.
+//! * `macbench`: MacBench 5.0's disk test.
+//! * `sweep`: the block-size sweep of the PCIe SSD paper, per engine.
+//! * `artefacts`: the compression and deduplication probe.
+//! * `sustained`: sustained writes, where the write cache runs out.
+//! * `verify`: the data check: corruption and fake capacity (f3, h2testw).
 //!
 //! Each profile is a module: data (its rows, sizes, depths and defaults),
 //! the [`Setting`]s it takes (`SETTINGS`), a `plan` function that turns the
@@ -22,18 +22,18 @@
 //! every place that must learn it. A raised stop flag (Ctrl-C) ends a
 //! profile after the tests already finished, which are kept.
 
-pub mod artefacts;
-pub mod cdm;
-pub mod common;
-pub mod gnome;
-pub mod iometer;
-pub mod macbench;
-pub mod outline;
-pub mod pts;
-pub mod settings;
-pub mod sustained;
-pub mod sweep;
-pub mod verify;
+mod artefacts;
+mod cdm;
+mod common;
+mod gnome;
+mod iometer;
+mod macbench;
+mod outline;
+mod pts;
+pub(crate) mod settings;
+pub(crate) mod sustained;
+mod sweep;
+mod verify;
 
 use std::fmt;
 use std::str::FromStr;
@@ -50,8 +50,9 @@ use iomark_model::Warning;
 use crate::runner::{self, Observer, Quiet};
 use crate::target::{OpenTarget, TestFilePrep};
 use crate::DiskError;
+pub use artefacts::ArtefactsOptions;
 use iomark_pipeline::Progress;
-pub use settings::{ProfileSettings, Setting};
+pub use settings::{parse_mix, ProfileSettings, Setting};
 
 /// The profiles by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -92,7 +93,7 @@ pub enum ProfileName {
 
 impl ProfileName {
     /// Every profile, in the order `--help` lists them.
-    pub const ALL: [ProfileName; 16] = [
+    pub(crate) const ALL: [ProfileName; 16] = [
         ProfileName::Cdm,
         ProfileName::CdmNvme,
         ProfileName::CdmPeak,
@@ -112,7 +113,7 @@ impl ProfileName {
     ];
 
     /// The name on the command line and in results.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ProfileName::Cdm => "cdm",
             ProfileName::CdmNvme => "cdm-nvme",
@@ -133,14 +134,9 @@ impl ProfileName {
         }
     }
 
-    /// Whether this is one of the CrystalDiskMark profiles.
-    pub fn is_cdm(self) -> bool {
-        cdm::definition(self).is_some()
-    }
-
     /// Whether the profile runs across MPI ranks (each of its jobs on
     /// every rank at once, merged), or why it runs alone.
-    pub fn across_ranks(self) -> Result<(), &'static str> {
+    pub(crate) fn across_ranks(self) -> Result<(), &'static str> {
         match self {
             ProfileName::Cdm
             | ProfileName::CdmNvme
@@ -162,7 +158,7 @@ impl ProfileName {
     }
 
     /// The settings the profile takes.
-    pub fn settings(self) -> &'static [Setting] {
+    fn settings(self) -> &'static [Setting] {
         match self {
             ProfileName::Cdm
             | ProfileName::CdmNvme
@@ -208,7 +204,7 @@ pub enum ProfilePlan {
 
 /// Check the user's settings against what profile `name` takes and turn
 /// them into its plan.
-pub fn plan(name: ProfileName, s: &ProfileSettings) -> Result<ProfilePlan, DiskError> {
+pub(crate) fn plan(name: ProfileName, s: &ProfileSettings) -> Result<ProfilePlan, DiskError> {
     let takes = name.settings();
     if let Some(extra) = Setting::ALL
         .into_iter()
@@ -250,7 +246,7 @@ pub fn plan(name: ProfileName, s: &ProfileSettings) -> Result<ProfilePlan, DiskE
 
 impl ProfilePlan {
     /// The test-file size when none is given.
-    pub fn default_size(&self) -> Bytes {
+    pub(crate) fn default_size(&self) -> Bytes {
         match self {
             ProfilePlan::Cdm(b) => b.0.size,
             ProfilePlan::Iometer(_)
@@ -266,7 +262,7 @@ impl ProfilePlan {
 
     /// Every I/O size the profile uses, so direct-I/O alignment is checked
     /// before a test file is created.
-    pub fn io_sizes(&self) -> Vec<Bytes> {
+    pub(crate) fn io_sizes(&self) -> Vec<Bytes> {
         let sizes: Vec<u64> = match self {
             ProfilePlan::Cdm(b) => b.0.rows.iter().map(|r| r.bs).collect(),
             ProfilePlan::Iometer(_) => iometer::PATTERNS.iter().map(|p| p.2).collect(),
@@ -294,7 +290,7 @@ impl ProfilePlan {
     /// How a new test file is made ready: filled before the jobs, except
     /// for the sustained-write test, whose own writes are the measurement,
     /// and the data check, which writes every block itself.
-    pub fn test_file_prep(&self) -> TestFilePrep {
+    pub(crate) fn test_file_prep(&self) -> TestFilePrep {
         match self {
             ProfilePlan::Sustained(_) => TestFilePrep::Unwritten(sustained::FREE_SPACE_MARGIN),
             ProfilePlan::Verify(_) => TestFilePrep::Unwritten(verify::FREE_SPACE_MARGIN),
@@ -310,7 +306,7 @@ impl ProfilePlan {
 
     /// Whether the profile writes to its target (GNOME Disks only with
     /// `--write`).
-    pub fn writes(&self) -> bool {
+    pub(crate) fn writes(&self) -> bool {
         match self {
             ProfilePlan::Gnome(o) => o.write,
             ProfilePlan::Verify(o) => o.phase.writes(),
@@ -325,7 +321,7 @@ impl ProfilePlan {
     }
 
     /// Run the profile on `target`.
-    pub fn run(
+    pub(crate) fn run(
         &self,
         target: &OpenTarget,
         stop: &AtomicBool,
@@ -374,7 +370,7 @@ impl fmt::Display for ProfileName {
 
 /// Watches a profile: a label when each job or phase begins, progress
 /// while it runs, and its end.
-pub trait ProfileObserver: Observer {
+pub(crate) trait ProfileObserver: Observer {
     /// A job or phase called `label` starts.
     fn begin(&mut self, label: &str);
     /// The current job or phase ended.
@@ -427,15 +423,15 @@ pub struct PassSeries {
 /// What a profile produced: every measured job, the profile's own result,
 /// and its doubts.
 #[derive(Debug, Clone)]
-pub struct ProfileOutcome {
+pub(crate) struct ProfileOutcome {
     /// Every measured job, in order (discarded preparation passes excluded).
-    pub jobs: Vec<DiskJobResult>,
+    pub(crate) jobs: Vec<DiskJobResult>,
     /// The profile's statistic and series.
-    pub result: ProfileResult,
+    pub(crate) result: ProfileResult,
     /// Doubts about the figures (shortened runs, spread over passes).
-    pub warnings: Vec<Warning>,
+    pub(crate) warnings: Vec<Warning>,
     /// Whether Ctrl-C ended the profile before all its tests finished.
-    pub interrupted: bool,
+    pub(crate) interrupted: bool,
 }
 
 /// Run one job under a label; `None` when the stop flag ended it early (its
@@ -498,7 +494,7 @@ fn pause(d: Duration, stop: &AtomicBool, obs: &mut dyn ProfileObserver) -> bool 
 }
 
 /// The block sizes of a power-of-two range, both ends included.
-pub(crate) fn powers_of_two(from: u64, to: u64) -> Vec<u64> {
+fn powers_of_two(from: u64, to: u64) -> Vec<u64> {
     std::iter::successors(Some(from), |b| b.checked_mul(2))
         .take_while(|b| *b <= to)
         .collect()

@@ -16,7 +16,7 @@ use super::{artefacts, gnome, iometer, macbench, pts, sustained, sweep, verify, 
 impl ProfilePlan {
     /// The steps the profile will run on a target of `target_size`, as
     /// its `run` begins them.
-    pub fn outline(&self, target_size: Bytes) -> Outline {
+    pub(crate) fn outline(&self, target_size: Bytes) -> Outline {
         let mut o = Outline::default();
         match self {
             ProfilePlan::Cdm(b) => {

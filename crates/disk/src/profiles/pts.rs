@@ -28,9 +28,9 @@ use crate::DiskError;
 
 /// The IOPS test's mixes, as read percentages, in the specification's
 /// order.
-pub const MIXES: [u8; 7] = [100, 95, 65, 50, 35, 5, 0];
+const MIXES: [u8; 7] = [100, 95, 65, 50, 35, 5, 0];
 /// Its block sizes, in its order.
-pub const BLOCK_SIZES: [u64; 8] = [
+const BLOCK_SIZES: [u64; 8] = [
     1 << 20,
     128 << 10,
     64 << 10,
@@ -41,52 +41,52 @@ pub const BLOCK_SIZES: [u64; 8] = [
     512,
 ];
 /// The throughput test's mixes: all reads, all writes.
-pub const TP_MIXES: [u8; 2] = [100, 0];
+const TP_MIXES: [u8; 2] = [100, 0];
 /// Its block size unless `--sizes` gives the other one (128 KiB).
-pub const TP_BLOCK_SIZE: u64 = 1 << 20;
+const TP_BLOCK_SIZE: u64 = 1 << 20;
 /// The latency test's mixes.
-pub const LAT_MIXES: [u8; 3] = [100, 65, 0];
+const LAT_MIXES: [u8; 3] = [100, 65, 0];
 /// Its block sizes.
-pub const LAT_BLOCK_SIZES: [u64; 3] = [8 << 10, 4 << 10, 512];
+const LAT_BLOCK_SIZES: [u64; 3] = [8 << 10, 4 << 10, 512];
 /// The preconditioning's block size.
-pub const PRECONDITION_BS: u64 = 128 << 10;
+pub(crate) const PRECONDITION_BS: u64 = 128 << 10;
 /// The IOPS test's threads, each with [`DEFAULT_DEPTH`] I/Os in flight
 /// (the specification's enterprise recommendation, T4Q32).
-pub const THREADS: u32 = 4;
+const THREADS: u32 = 4;
 /// I/Os in flight per thread unless `--qd` says (IOPS, throughput).
-pub const DEFAULT_DEPTH: u32 = 32;
+const DEFAULT_DEPTH: u32 = 32;
 /// Measured time of a cell.
-pub const DEFAULT_CELL_TIME: Nanos = Nanos::from_secs(60);
+const DEFAULT_CELL_TIME: Nanos = Nanos::from_secs(60);
 /// `--quick`'s.
-pub const QUICK_CELL_TIME: Nanos = Nanos::from_secs(5);
+const QUICK_CELL_TIME: Nanos = Nanos::from_secs(5);
 /// The percentile the latency test reports beside the mean and maximum.
-pub const FIVE_NINES: f64 = 99.999;
+const FIVE_NINES: f64 = 99.999;
 
 /// How to run a test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PtsOptions {
     /// Which test.
-    pub test: PtsTest,
+    test: PtsTest,
     /// Read percentages, in order.
-    pub mixes: Vec<u8>,
+    pub(crate) mixes: Vec<u8>,
     /// Block sizes, in order.
-    pub block_sizes: Vec<Bytes>,
+    pub(crate) block_sizes: Vec<Bytes>,
     /// Threads, each its own stream of I/Os.
-    pub threads: u32,
+    threads: u32,
     /// I/Os in flight per thread.
-    pub depth: u32,
+    depth: u32,
     /// Rounds at most.
-    pub max_rounds: u32,
+    pub(crate) max_rounds: u32,
     /// Bytes of preconditioning; `None`: twice the range.
-    pub precondition: Option<Bytes>,
+    pub(crate) precondition: Option<Bytes>,
     /// The engine.
-    pub engine: EngineKind,
+    engine: EngineKind,
     /// Cell time (`runtime`), ramp, data, seed, cache.
-    pub common: PointOptions,
+    pub(crate) common: PointOptions,
 }
 
 /// The settings the IOPS and throughput tests take.
-pub const SETTINGS: &[Setting] = &[
+pub(crate) const SETTINGS: &[Setting] = &[
     Setting::Passes,
     Setting::Runtime,
     Setting::Ramp,
@@ -99,7 +99,7 @@ pub const SETTINGS: &[Setting] = &[
 
 /// The settings the latency test takes: its depth is the
 /// specification's, one.
-pub const LAT_SETTINGS: &[Setting] = &[
+pub(crate) const LAT_SETTINGS: &[Setting] = &[
     Setting::Passes,
     Setting::Runtime,
     Setting::Ramp,
@@ -110,7 +110,7 @@ pub const LAT_SETTINGS: &[Setting] = &[
 ];
 
 /// Test `test`'s options from the user's settings.
-pub fn plan(test: PtsTest, s: &ProfileSettings) -> Result<PtsOptions, DiskError> {
+pub(crate) fn plan(test: PtsTest, s: &ProfileSettings) -> Result<PtsOptions, DiskError> {
     let invalid = |m: String| Err(DiskError::Invalid(m));
     let name = test.profile();
     let cell = if s.quick {
@@ -185,7 +185,7 @@ pub fn plan(test: PtsTest, s: &ProfileSettings) -> Result<PtsOptions, DiskError>
 }
 
 /// The label a cell's job runs under (its name).
-pub fn cell_label(round: u32, read_pct: u8, bs: Bytes) -> String {
+pub(crate) fn cell_label(round: u32, read_pct: u8, bs: Bytes) -> String {
     format!("round {round} {} {}", bs.short_label(), mix_label(read_pct))
 }
 
@@ -345,7 +345,7 @@ fn table(o: &PtsOptions, rounds: &[PtsRound], latencies: &[Vec<LatencyHistogram>
 }
 
 /// Run the test on `target`.
-pub fn run(
+pub(crate) fn run(
     o: &PtsOptions,
     target: &OpenTarget,
     stop: &AtomicBool,

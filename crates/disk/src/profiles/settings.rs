@@ -14,7 +14,7 @@ use iomark_model::verify::VerifyPhase;
 /// Queue depths for IOmeter's sweep: a list `1,2,4,8` or a range `1..32`
 /// (powers of two).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Depths(pub Vec<u32>);
+pub(crate) struct Depths(pub(crate) Vec<u32>);
 
 impl FromStr for Depths {
     type Err = String;
@@ -26,7 +26,7 @@ impl FromStr for Depths {
 
 /// Engines to compare, comma-separated: `psync,mmap-sync,mmap-async`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EngineList(pub Vec<EngineKind>);
+pub(crate) struct EngineList(pub(crate) Vec<EngineKind>);
 
 impl FromStr for EngineList {
     type Err = String;
@@ -39,7 +39,7 @@ impl FromStr for EngineList {
 /// Block sizes for the sweep, comma-separated, run in the order given:
 /// `4k,64k,1M`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SizeList(pub Vec<Bytes>);
+pub(crate) struct SizeList(pub(crate) Vec<Bytes>);
 
 impl FromStr for SizeList {
     type Err = String;
@@ -52,7 +52,7 @@ impl FromStr for SizeList {
 /// Read/write mixes for the PTS tests, each the percentage of reads, in
 /// the order given: `100,65,0`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MixList(pub Vec<u8>);
+pub(crate) struct MixList(pub(crate) Vec<u8>);
 
 impl FromStr for MixList {
     type Err = String;
@@ -73,12 +73,12 @@ impl FromStr for MixList {
 
 /// Parse `--qd`: a list `1,2,4,8` or a range `1..32` (powers of two, as
 /// IOmeter's exponential cycling).
-pub fn parse_depths(s: &str) -> Result<Vec<u32>, String> {
+pub(crate) fn parse_depths(s: &str) -> Result<Vec<u32>, String> {
     parse_depths_for("--qd", s)
 }
 
 /// Parse a list or range of depths given to `flag`, as [`parse_depths`].
-pub fn parse_depths_for(flag: &str, s: &str) -> Result<Vec<u32>, String> {
+pub(crate) fn parse_depths_for(flag: &str, s: &str) -> Result<Vec<u32>, String> {
     let bad = || format!("{flag} '{s}': give a list such as 1,2,4,8 or a range such as 1..32");
     let depths: Vec<u32> = if let Some((a, b)) = s.split_once("..") {
         let a: u32 = a.trim().parse().map_err(|_| bad())?;
@@ -119,7 +119,7 @@ pub fn parse_depths_for(flag: &str, s: &str) -> Result<Vec<u32>, String> {
 }
 
 /// Parse `--engines`: a comma-separated list of engines.
-pub fn parse_engines(s: &str) -> Result<Vec<EngineKind>, String> {
+pub(crate) fn parse_engines(s: &str) -> Result<Vec<EngineKind>, String> {
     let engines: Vec<EngineKind> = s
         .split(',')
         .map(|e| e.trim().parse::<EngineKind>())
@@ -133,7 +133,7 @@ pub fn parse_engines(s: &str) -> Result<Vec<EngineKind>, String> {
 
 /// Parse `--sizes`: a comma-separated list of block sizes, each larger than
 /// 0 and at most [`crate::MAX_BS`], none twice; run in the order given.
-pub fn parse_sizes(s: &str) -> Result<Vec<Bytes>, String> {
+pub(crate) fn parse_sizes(s: &str) -> Result<Vec<Bytes>, String> {
     let mut sizes: Vec<Bytes> = Vec::new();
     for part in s.split(',') {
         let bs: Bytes = part
@@ -183,64 +183,64 @@ pub struct ProfileSettings {
     /// Shorter passes, intervals and sample counts for a first look; the
     /// result says it was shortened.
     #[cfg_attr(feature = "clap", arg(long, help_heading = "Profile"))]
-    pub quick: bool,
+    pub(crate) quick: bool,
 
     /// CrystalDiskMark: measured passes per test (default 5). pts-iops,
     /// pts-tp, pts-lat: at most this many rounds (default 25).
     #[cfg_attr(feature = "clap", arg(long = Setting::Passes.long(), value_name = "N", help_heading = "Profile"))]
-    pub passes: Option<u32>,
+    pub(crate) passes: Option<u32>,
 
     /// CrystalDiskMark: length of each pass (default 5s; cdm3 6s).
     #[cfg_attr(feature = "clap", arg(long = Setting::PassTime.long(), value_name = "TIME", help_heading = "Profile"))]
-    pub pass_time: Option<Nanos>,
+    pub(crate) pass_time: Option<Nanos>,
 
     /// CrystalDiskMark: pause between tests (default 5s).
     #[cfg_attr(feature = "clap", arg(long = Setting::Interval.long(), value_name = "TIME", help_heading = "Profile"))]
-    pub interval: Option<Nanos>,
+    pub(crate) interval: Option<Nanos>,
 
     /// CrystalDiskMark: add the mix test with this read percentage (70
     /// when given without a value).
     #[cfg_attr(feature = "clap", arg(long = Setting::Mix.long(), value_name = "PCT", num_args = 0..=1, default_missing_value = "70", value_parser = parse_mix, help_heading = "Profile"))]
-    pub mix: Option<u8>,
+    pub(crate) mix: Option<u8>,
 
     /// iometer: queue depths, a list (1,2,4,8, the default) or a range
     /// (1..32, powers of two). pts-iops, pts-wsat: one depth, per each of
     /// the four threads (default 32); pts-tp: one depth (default 32).
     #[cfg_attr(feature = "clap", arg(long = Setting::Qd.long(), value_name = "LIST", help_heading = "Profile"))]
-    pub qd: Option<Depths>,
+    pub(crate) qd: Option<Depths>,
 
     /// Measured time per point: the job's `--runtime`.
     #[cfg_attr(feature = "clap", arg(skip))]
-    pub runtime: Option<Nanos>,
+    pub(crate) runtime: Option<Nanos>,
 
     /// Unmeasured time before each point: the job's `--ramp`.
     #[cfg_attr(feature = "clap", arg(skip))]
-    pub ramp: Option<Nanos>,
+    pub(crate) ramp: Option<Nanos>,
 
     /// The engine of every test: the job's `--engine`.
     #[cfg_attr(feature = "clap", arg(skip))]
-    pub engine: Option<EngineKind>,
+    pub(crate) engine: Option<EngineKind>,
 
     /// gnome: transfer-rate samples (default 100).
     #[cfg_attr(feature = "clap", arg(long = Setting::Samples.long(), value_name = "N", help_heading = "Profile"))]
-    pub samples: Option<u32>,
+    pub(crate) samples: Option<u32>,
 
     /// gnome: bytes per transfer-rate sample (default 10MiB).
     #[cfg_attr(feature = "clap", arg(long = Setting::SampleSize.long(), value_name = "SIZE", help_heading = "Profile"))]
-    pub sample_size: Option<Bytes>,
+    pub(crate) sample_size: Option<Bytes>,
 
     /// gnome: access-time samples (default 1000).
     #[cfg_attr(feature = "clap", arg(long = Setting::AccessSamples.long(), value_name = "N", help_heading = "Profile"))]
-    pub access_samples: Option<u32>,
+    pub(crate) access_samples: Option<u32>,
 
     /// gnome: write each sample back (the data just read, fsynced); only
     /// on a test file or a target named with --allow-write.
     #[cfg_attr(feature = "clap", arg(long = Setting::Write.long(), help_heading = "Profile"))]
-    pub write: bool,
+    pub(crate) write: bool,
 
     /// sweep: engines to compare (default psync), e.g. psync,mmap-sync,mmap-async.
     #[cfg_attr(feature = "clap", arg(long = Setting::Engines.long(), value_name = "LIST", help_heading = "Profile"))]
-    pub engines: Option<EngineList>,
+    pub(crate) engines: Option<EngineList>,
 
     /// Skip the short artefacts probe (does this device compress?) that
     /// runs before the default profile when the store has no verdict for
@@ -254,7 +254,7 @@ pub struct ProfileSettings {
     /// target and leaves it; --phase read later checks what it left, e.g.
     /// after the device was unplugged and plugged back in.
     #[cfg_attr(feature = "clap", arg(long = Setting::Phase.long(), value_name = "PHASE", help_heading = "Profile"))]
-    pub phase: Option<VerifyPhase>,
+    pub(crate) phase: Option<VerifyPhase>,
 
     /// verify: keep the file a --phase write left in a directory after
     /// --phase read has checked it (it is removed otherwise).
@@ -270,38 +270,38 @@ pub struct ProfileSettings {
     /// the tracking variable's, so it stays); pts-lat: likewise (default
     /// 8k,4k,512); pts-tp: its one block size (1M, the default, or 128k).
     #[cfg_attr(feature = "clap", arg(long = Setting::Sizes.long(), value_name = "LIST", help_heading = "Profile"))]
-    pub sizes: Option<SizeList>,
+    pub(crate) sizes: Option<SizeList>,
 
     /// pts-iops, pts-lat, pts-tp: the read/write mixes of a round as read
     /// percentages (default 100,95,65,50,35,5,0; pts-lat 100,65,0; pts-tp
     /// 100,0; 0, the tracking variable's, stays).
     #[cfg_attr(feature = "clap", arg(long = Setting::Mixes.long(), value_name = "LIST", help_heading = "Profile"))]
-    pub mixes: Option<MixList>,
+    pub(crate) mixes: Option<MixList>,
 
     /// pts-iops, pts-tp, pts-lat: bytes of 128 KiB sequential writes
     /// before the rounds, the workload-independent preconditioning
     /// (default twice the range; 0 skips it).
     #[cfg_attr(feature = "clap", arg(long = Setting::Precondition.long(), value_name = "SIZE", help_heading = "Profile"))]
-    pub precondition: Option<Bytes>,
+    pub(crate) precondition: Option<Bytes>,
 
     /// sustained: stop once the rate has fallen and then held steady this
     /// long (default 20s; write --until-steady=30s with a value), instead
     /// of writing the whole region.
     #[cfg_attr(feature = "clap", arg(long = Setting::UntilSteady.long(), value_name = "TIME", num_args = 0..=1, require_equals = true, default_missing_value = "20s", help_heading = "Profile"))]
-    pub until_steady: Option<Nanos>,
+    pub(crate) until_steady: Option<Nanos>,
 
     /// sustained: after the first pass idle this long (e.g. 60s), then write
     /// again and report how much of the fast cache came back.
     #[cfg_attr(feature = "clap", arg(long = Setting::Recover.long(), value_name = "TIME", help_heading = "Profile"))]
-    pub recover: Option<Nanos>,
+    pub(crate) recover: Option<Nanos>,
 
     /// What is written: the job's `--data`.
     #[cfg_attr(feature = "clap", arg(skip))]
-    pub data: DataPattern,
+    pub(crate) data: DataPattern,
 
     /// Seed for offsets and data: the job's `--seed`.
     #[cfg_attr(feature = "clap", arg(skip))]
-    pub seed: u64,
+    pub(crate) seed: u64,
 
     /// Keep the target's pages in the page cache before the job, and
     /// between a profile's jobs (fio's --invalidate=0); with --buffered this
@@ -407,7 +407,8 @@ impl Setting {
 
     /// The flag's long name, as clap takes it: [`flag`](Self::flag)
     /// without its dashes.
-    pub fn long(self) -> &'static str {
+    #[cfg(feature = "clap")]
+    pub(crate) fn long(self) -> &'static str {
         self.flag().trim_start_matches('-')
     }
 

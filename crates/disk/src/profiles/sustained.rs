@@ -39,21 +39,21 @@ use crate::DiskError;
 use iomark_pipeline::Progress;
 
 /// Bytes per write: large, so the rate is the medium's, not per-I/O cost.
-pub const BLOCK: u64 = 1 << 20;
+const BLOCK: u64 = 1 << 20;
 /// Writes in flight with an asynchronous engine.
-pub const DEPTH: u32 = 8;
+const DEPTH: u32 = 8;
 /// What a directory's test file leaves free without `--size`: 5% of the
 /// free space, and at least 1 GiB.
-pub const FREE_SPACE_MARGIN: FreeSpaceMargin = FreeSpaceMargin {
+pub(crate) const FREE_SPACE_MARGIN: FreeSpaceMargin = FreeSpaceMargin {
     divisor: 20,
     at_least: Bytes(Bytes::GIB),
     granule: Bytes(4096),
 };
 /// How long the rate after a drop must hold for `--until-steady` without
 /// a value, and for the recovery pass.
-pub const STEADY_SPAN: Nanos = Nanos::from_secs(20);
+const STEADY_SPAN: Nanos = Nanos::from_secs(20);
 /// Steady: each fifth of the span within this share of their median.
-pub const STEADY_TOLERANCE: f64 = 0.1;
+const STEADY_TOLERANCE: f64 = 0.1;
 /// How often a running pass is checked for its end.
 const CHECK_EVERY: Duration = Duration::from_secs(1);
 /// The series stored with the result has at most about this many points.
@@ -63,21 +63,21 @@ const STORED_STEP: Duration = Duration::from_millis(250);
 
 /// What a pass writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pattern {
+pub(crate) struct Pattern {
     /// Sequential or random writes.
-    pub rw: RwMode,
+    rw: RwMode,
     /// Bytes per write.
-    pub bs: Bytes,
+    pub(crate) bs: Bytes,
     /// Writes in flight per thread with an asynchronous engine.
-    pub depth: u32,
+    depth: u32,
     /// Threads, each writing the whole region once.
-    pub threads: u32,
+    threads: u32,
 }
 
 impl Pattern {
     /// The sustained-write test's: 1 MiB sequential writes at QD8, one
     /// thread.
-    pub const SEQUENTIAL: Pattern = Pattern {
+    const SEQUENTIAL: Pattern = Pattern {
         rw: RwMode::Write,
         bs: Bytes(BLOCK),
         depth: DEPTH,
@@ -87,7 +87,7 @@ impl Pattern {
     /// SNIA PTS's write saturation: 4 KiB random writes, four threads of
     /// `depth` (32 by default), each writing the region once: four times
     /// the capacity, as the specification's test writes.
-    pub fn wsat(depth: u32) -> Pattern {
+    fn wsat(depth: u32) -> Pattern {
         Pattern {
             rw: RwMode::RandWrite,
             bs: Bytes(WSAT_BLOCK),
@@ -98,36 +98,36 @@ impl Pattern {
 }
 
 /// WSAT's block size.
-pub const WSAT_BLOCK: u64 = 4 << 10;
+const WSAT_BLOCK: u64 = 4 << 10;
 /// WSAT's threads (the enterprise T4Q32).
-pub const WSAT_THREADS: u32 = 4;
+const WSAT_THREADS: u32 = 4;
 /// WSAT's depth per thread unless `--qd` says.
-pub const WSAT_DEPTH: u32 = 32;
+const WSAT_DEPTH: u32 = 32;
 
 /// How to run the test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SustainedOptions {
     /// What a pass writes.
-    pub pattern: Pattern,
+    pub(crate) pattern: Pattern,
     /// PTS's write-saturation test: purge first, say it is WSAT.
-    pub wsat: bool,
+    pub(crate) wsat: bool,
     /// The engine.
-    pub engine: EngineKind,
+    engine: EngineKind,
     /// Stop once the rate after a drop has been steady this long.
-    pub until_steady: Option<Nanos>,
+    until_steady: Option<Nanos>,
     /// Idle this long after the first pass, then write again.
-    pub recover: Option<Nanos>,
+    pub(crate) recover: Option<Nanos>,
     /// What is written.
-    pub data: DataPattern,
+    data: DataPattern,
     /// Seed for the data.
-    pub seed: u64,
+    seed: u64,
 }
 
 /// The settings the test takes.
-pub const SETTINGS: &[Setting] = &[Setting::Engine, Setting::UntilSteady, Setting::Recover];
+pub(crate) const SETTINGS: &[Setting] = &[Setting::Engine, Setting::UntilSteady, Setting::Recover];
 
 /// The settings PTS's write-saturation test takes: also its depth.
-pub const WSAT_SETTINGS: &[Setting] = &[
+pub(crate) const WSAT_SETTINGS: &[Setting] = &[
     Setting::Engine,
     Setting::Qd,
     Setting::UntilSteady,
@@ -136,7 +136,7 @@ pub const WSAT_SETTINGS: &[Setting] = &[
 
 /// The write-saturation test's options: the sustained test's, with WSAT's
 /// pattern and a purge first.
-pub fn plan_wsat(s: &ProfileSettings) -> Result<SustainedOptions, DiskError> {
+pub(crate) fn plan_wsat(s: &ProfileSettings) -> Result<SustainedOptions, DiskError> {
     let depth = match s.qd.as_ref().map(|q| q.0.as_slice()) {
         None => WSAT_DEPTH,
         Some([d]) => *d,
@@ -154,7 +154,7 @@ pub fn plan_wsat(s: &ProfileSettings) -> Result<SustainedOptions, DiskError> {
 }
 
 /// The test's options from the user's settings.
-pub fn plan(s: &ProfileSettings) -> Result<SustainedOptions, DiskError> {
+pub(crate) fn plan(s: &ProfileSettings) -> Result<SustainedOptions, DiskError> {
     let min = CliffParams::default().hold;
     if let Some(span) = s.until_steady.filter(|d| *d < min) {
         return Err(DiskError::Invalid(format!(
@@ -180,13 +180,13 @@ pub fn plan(s: &ProfileSettings) -> Result<SustainedOptions, DiskError> {
 
 /// The region the passes write on a target of `size`: whole blocks of
 /// `bs`, at least one.
-pub fn region(size: Bytes, bs: Bytes) -> Bytes {
+fn region(size: Bytes, bs: Bytes) -> Bytes {
     let (size, bs) = (size.get(), bs.get().max(1));
     Bytes((size / bs * bs).max(bs.min(size)))
 }
 
 /// The bytes a pass writes at most: each thread the region once.
-pub fn pass_bytes(o: &SustainedOptions, target_size: Bytes) -> Bytes {
+pub(crate) fn pass_bytes(o: &SustainedOptions, target_size: Bytes) -> Bytes {
     let region = region(target_size, o.pattern.bs).get();
     Bytes(region.saturating_mul(u64::from(o.pattern.threads)))
 }
@@ -248,7 +248,7 @@ impl Observer for Watch<'_> {
 /// One pass: its job, its full series and why it ended.
 struct Pass {
     job: DiskJobResult,
-    series: SummedSeries,
+    pub(crate) series: SummedSeries,
     end: PassEnd,
 }
 
@@ -408,7 +408,7 @@ fn recovered(pass: &[WrittenAt], first: &Cliff) -> (Bytes, bool) {
 }
 
 /// Run the test on `target`.
-pub fn run(
+pub(crate) fn run(
     o: &SustainedOptions,
     target: &OpenTarget,
     stop: &AtomicBool,

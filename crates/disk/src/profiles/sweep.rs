@@ -22,24 +22,24 @@ use crate::target::OpenTarget;
 use crate::DiskError;
 
 /// Smallest random I/O size.
-pub const MIN_BS: u64 = 4 << 10;
+const MIN_BS: u64 = 4 << 10;
 /// Largest random I/O size.
-pub const MAX_BS: u64 = 4 << 20;
+const MAX_BS: u64 = 4 << 20;
 /// Size of the sequential tests.
-pub const SEQ_BS: u64 = iomark_model::profile::SWEEP_SEQ_BS;
+const SEQ_BS: u64 = iomark_model::profile::SWEEP_SEQ_BS;
 /// Default measured time per point.
-pub const DEFAULT_RUNTIME: Nanos = Nanos::from_secs(5);
+const DEFAULT_RUNTIME: Nanos = Nanos::from_secs(5);
 /// `--quick` measured time per point.
-pub const QUICK_RUNTIME: Nanos = Nanos::from_secs(1);
+const QUICK_RUNTIME: Nanos = Nanos::from_secs(1);
 
 /// The default random sizes: every power of two from 4 KiB to 4 MiB.
-pub fn default_sizes() -> Vec<u64> {
+fn default_sizes() -> Vec<u64> {
     powers_of_two(MIN_BS, MAX_BS)
 }
 
 /// The points of one engine, in the order run: each of `sizes`' random
 /// read and random write, then sequential read and write at 1 MiB.
-pub fn points(sizes: &[u64]) -> Vec<(RwMode, u64)> {
+pub(crate) fn points(sizes: &[u64]) -> Vec<(RwMode, u64)> {
     let mut out: Vec<(RwMode, u64)> = sizes
         .iter()
         .flat_map(|&bs| [(RwMode::RandRead, bs), (RwMode::RandWrite, bs)])
@@ -50,10 +50,10 @@ pub fn points(sizes: &[u64]) -> Vec<(RwMode, u64)> {
 }
 
 /// The settings the block-size sweep takes.
-pub const SETTINGS: &[Setting] = &[Setting::Runtime, Setting::Engines, Setting::Sizes];
+pub(crate) const SETTINGS: &[Setting] = &[Setting::Runtime, Setting::Engines, Setting::Sizes];
 
 /// The sweep's options from the user's settings.
-pub fn plan(s: &ProfileSettings) -> Result<SweepOptions, DiskError> {
+pub(crate) fn plan(s: &ProfileSettings) -> Result<SweepOptions, DiskError> {
     let mut o = SweepOptions::defaults(s.quick);
     if let Some(e) = &s.engines {
         o.engines = e.0.clone();
@@ -69,17 +69,17 @@ pub fn plan(s: &ProfileSettings) -> Result<SweepOptions, DiskError> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepOptions {
     /// Engines, in order.
-    pub engines: Vec<EngineKind>,
+    pub(crate) engines: Vec<EngineKind>,
     /// Random block sizes, in order.
-    pub sizes: Vec<u64>,
+    pub(crate) sizes: Vec<u64>,
     /// Runtime, data, seed, cache (no ramp): as every point-by-point
     /// profile.
-    pub common: PointOptions,
+    pub(crate) common: PointOptions,
 }
 
 impl SweepOptions {
     /// The defaults (psync only), or the `--quick` ones.
-    pub fn defaults(quick: bool) -> Self {
+    fn defaults(quick: bool) -> Self {
         SweepOptions {
             engines: vec![EngineKind::Psync],
             sizes: default_sizes(),
@@ -97,7 +97,7 @@ impl SweepOptions {
 }
 
 /// The job of one point.
-pub fn point_spec(
+fn point_spec(
     engine: EngineKind,
     rw: RwMode,
     bs: u64,
@@ -109,7 +109,7 @@ pub fn point_spec(
 }
 
 /// Run the sweep on `target`.
-pub fn run(
+pub(crate) fn run(
     opts: &SweepOptions,
     target: &OpenTarget,
     stop: &AtomicBool,

@@ -29,7 +29,7 @@ use crate::DiskError;
 
 /// Groups in flight with io_uring: enough to keep a USB stick or SSD busy
 /// while the next group is stamped or the last one checked.
-pub const DEPTH: u32 = 4;
+const DEPTH: u32 = 4;
 /// The pass number of the full check's blocks.
 const SEQUENCE: u32 = 1;
 /// Groups the read phase looks through for a block that names the run.
@@ -39,20 +39,20 @@ const DISCOVER_GROUPS: u64 = 16;
 #[derive(Debug, Clone, PartialEq)]
 pub struct VerifyOptions {
     /// The quick probe instead of the full check.
-    pub quick: bool,
+    pub(crate) quick: bool,
     /// Which phases run.
-    pub phase: VerifyPhase,
+    pub(crate) phase: VerifyPhase,
     /// psync or io_uring.
-    pub engine: EngineKind,
+    engine: EngineKind,
     /// The payload of each block after its header.
-    pub data: DataPattern,
+    data: DataPattern,
 }
 
 /// The settings the profile takes.
-pub const SETTINGS: &[Setting] = &[Setting::Engine, Setting::Phase];
+pub(crate) const SETTINGS: &[Setting] = &[Setting::Engine, Setting::Phase];
 
 /// The profile's options from the user's settings.
-pub fn plan(s: &ProfileSettings) -> Result<VerifyOptions, DiskError> {
+pub(crate) fn plan(s: &ProfileSettings) -> Result<VerifyOptions, DiskError> {
     let engine = s.engine.unwrap_or(EngineKind::IoUring);
     if !matches!(engine, EngineKind::IoUring | EngineKind::Psync) {
         return Err(DiskError::Invalid(format!(
@@ -75,19 +75,19 @@ pub fn plan(s: &ProfileSettings) -> Result<VerifyOptions, DiskError> {
 
 /// Free space a directory's test file leaves without `--size`: 2% of it,
 /// and at least 64 MiB; the file is whole block groups.
-pub const FREE_SPACE_MARGIN: FreeSpaceMargin = FreeSpaceMargin {
+pub(crate) const FREE_SPACE_MARGIN: FreeSpaceMargin = FreeSpaceMargin {
     divisor: 50,
     at_least: Bytes(64 << 20),
     granule: Bytes(GROUP),
 };
 
 /// The region checked on a target of `size`: whole block groups.
-pub fn region(size: Bytes) -> Bytes {
+pub(crate) fn region(size: Bytes) -> Bytes {
     Bytes(size.get() / GROUP * GROUP)
 }
 
 /// Run the check on `target`.
-pub fn run(
+pub(crate) fn run(
     o: &VerifyOptions,
     target: &OpenTarget,
     stop: &AtomicBool,

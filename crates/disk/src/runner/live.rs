@@ -207,19 +207,19 @@ impl LatencyCounts {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Interval {
     /// When it ended, after the job's measured start (the ramp's end).
-    pub offset: Duration,
+    pub(crate) offset: Duration,
     /// Its length: a second, the last one shorter.
-    pub duration: Duration,
+    pub(crate) duration: Duration,
     /// Bytes completed in it.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// I/Os completed in it.
-    pub ios: u64,
+    pub(crate) ios: u64,
     /// Their latency (the quantiles and the longest within 1/16); none
     /// when none completed.
-    pub latency: Option<IntervalLatency>,
+    pub(crate) latency: Option<IntervalLatency>,
     /// What `latency` was worked out from, for a process that adds its
     /// interval to others' (an MPI rank's second to the job's).
-    pub counts: LatencyCounts,
+    pub(crate) counts: LatencyCounts,
 }
 
 /// Cuts a job's counts into intervals of `every`, from its measured start.

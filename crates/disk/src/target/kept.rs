@@ -15,7 +15,7 @@ use crate::DiskError;
 
 /// The kept verify file in `dir`; an error naming the fix when there is
 /// none or more than one.
-pub fn find_kept_verify_file(dir: &Path) -> Result<PathBuf, DiskError> {
+pub(crate) fn find_kept_verify_file(dir: &Path) -> Result<PathBuf, DiskError> {
     let resolved = std::fs::canonicalize(dir)
         .map_err(|e| DiskError::target(dir, format!("cannot be resolved: {e}")))?;
     let fd = open_no_symlinks(&resolved, OFlags::RDONLY | OFlags::DIRECTORY)?;
@@ -51,7 +51,7 @@ pub fn find_kept_verify_file(dir: &Path) -> Result<PathBuf, DiskError> {
 /// Remove `target`, a kept verify file just read back, if its name is a
 /// kept file's and still leads to the file that was read; whether it was
 /// removed.
-pub fn remove_kept_verify_file(target: &OpenTarget) -> Result<bool, DiskError> {
+pub(crate) fn remove_kept_verify_file(target: &OpenTarget) -> Result<bool, DiskError> {
     let path = Path::new(&target.info.path);
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
         return Ok(false);

@@ -68,12 +68,12 @@ impl TestFile {
 
 /// Prefix and suffix of a test file kept by a verify write phase for a
 /// later read phase; between them, the test file's 16 hex digits.
-pub const KEPT_PREFIX: &str = "iomark-verify-";
+const KEPT_PREFIX: &str = "iomark-verify-";
 /// See [`KEPT_PREFIX`].
-pub const KEPT_SUFFIX: &str = ".dat";
+const KEPT_SUFFIX: &str = ".dat";
 
 /// Whether `name` is that of a kept verify file.
-pub fn is_kept_name(name: &[u8]) -> bool {
+pub(crate) fn is_kept_name(name: &[u8]) -> bool {
     let Some(rest) = name.strip_prefix(KEPT_PREFIX.as_bytes()) else {
         return false;
     };

@@ -22,33 +22,33 @@ use iomark_model::verify::BadKind;
 /// Bytes per verify block: one header per 4 KiB, the page and sector size
 /// of flash, so a device that corrupts or drops single sectors is caught
 /// sector by sector.
-pub const BLOCK: usize = 4096;
+pub(crate) const BLOCK: usize = 4096;
 /// Bytes of the header.
-pub const HEADER: usize = 48;
+const HEADER: usize = 48;
 /// The magic that starts every block iomark writes in verify mode.
-pub const MAGIC: [u8; 8] = *b"iomarkV1";
+const MAGIC: [u8; 8] = *b"iomarkV1";
 
 const CRC_AT: usize = 40;
 
 /// What the header of one block says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Header {
+pub(crate) struct Header {
     /// The offset the block was written for.
-    pub offset: u64,
+    pub(crate) offset: u64,
     /// The run's seed.
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// The region the run wrote.
-    pub region: u64,
+    pub(crate) region: u64,
     /// The pass that wrote it.
-    pub sequence: u32,
+    pub(crate) sequence: u32,
     /// Bytes per block.
-    pub block: u32,
+    pub(crate) block: u32,
 }
 
 impl Header {
     /// Stamp this header into `block` (whose payload is already filled)
     /// and seal it with its checksum.
-    pub fn stamp(&self, block: &mut [u8]) {
+    pub(crate) fn stamp(&self, block: &mut [u8]) {
         block[..8].copy_from_slice(&MAGIC);
         block[8..16].copy_from_slice(&self.offset.to_le_bytes());
         block[16..24].copy_from_slice(&self.seed.to_le_bytes());
@@ -62,7 +62,7 @@ impl Header {
 
     /// The header of `block`, if it starts with the magic (checksum not
     /// checked).
-    pub fn read(block: &[u8]) -> Option<Header> {
+    pub(crate) fn read(block: &[u8]) -> Option<Header> {
         if block.len() < HEADER || block[..8] != MAGIC {
             return None;
         }
@@ -90,7 +90,7 @@ fn checksums(block: &[u8]) -> (u32, u32) {
 
 /// What reading one block back found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// The block written for this offset by this run, intact.
     Good,
     /// Something else; see [`Bad`].
@@ -99,23 +99,23 @@ pub enum Verdict {
 
 /// A bad block: its kind and what was found instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Bad {
+pub(crate) struct Bad {
     /// Corrupted, lost or wrapped.
-    pub kind: BadKind,
+    pub(crate) kind: BadKind,
     /// For a wrapped block: the offset it was written for.
-    pub from: Option<u64>,
+    pub(crate) from: Option<u64>,
     /// What was found, in words.
-    pub found: String,
+    pub(crate) found: String,
 }
 
 /// What a block at `offset` must hold: the header of this run (`seed`,
 /// `sequence`) for that offset.
 #[derive(Debug, Clone, Copy)]
-pub struct Expect {
+pub(crate) struct Expect {
     /// The run's seed.
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// The pass that wrote the blocks.
-    pub sequence: u32,
+    pub(crate) sequence: u32,
 }
 
 impl Expect {
@@ -127,7 +127,7 @@ impl Expect {
     ///   say more when the header is gone.
     /// * The magic but a failing checksum: corrupted.
     /// * A sound block of this run written for another offset: wrapped.
-    pub fn check(&self, block: &[u8], offset: u64) -> Verdict {
+    pub(crate) fn check(&self, block: &[u8], offset: u64) -> Verdict {
         let Some(h) = Header::read(block) else {
             return Verdict::Bad(Bad {
                 kind: BadKind::Lost,

@@ -12,10 +12,10 @@
 //! [`Findings`] gathers what the reads found: bad blocks by kind, as
 //! ranges, and the capacity that really holds data.
 
-pub mod block;
-pub mod probe;
-pub mod surface;
-pub mod writes;
+pub(crate) mod block;
+pub(crate) mod probe;
+pub(crate) mod surface;
+pub(crate) mod writes;
 
 use iomark_model::units::Bytes;
 use iomark_model::verify::{BadCounts, BadKind, BadRange, MAX_RANGES};
@@ -25,36 +25,36 @@ use block::Bad;
 /// Bytes per I/O of the full check, and the unit the capacity is found
 /// in: 1 MiB, the size sequential benchmarks use, so the rates are the
 /// medium's and not per-I/O cost.
-pub const GROUP: u64 = 1 << 20;
+pub(crate) const GROUP: u64 = 1 << 20;
 
 /// What reading blocks back found, gathered in offset order.
 #[derive(Debug, Default)]
-pub struct Findings {
+pub(crate) struct Findings {
     /// Blocks checked.
-    pub checked: u64,
+    pub(crate) checked: u64,
     /// Bad blocks by kind.
-    pub bad: BadCounts,
+    pub(crate) bad: BadCounts,
     /// Bad blocks as ranges (at most [`MAX_RANGES`]).
-    pub ranges: Vec<BadRange>,
+    pub(crate) ranges: Vec<BadRange>,
     /// Ranges beyond [`MAX_RANGES`].
-    pub more_ranges: u64,
+    pub(crate) more_ranges: u64,
     /// The greatest common divisor of every wrapped block's distance from
     /// the offset it was written for: the period the device repeats with,
     /// its real size when it wraps around.
-    pub wrap_period: Option<u64>,
+    wrap_period: Option<u64>,
     /// End of the last range, to see whether the next one continues it.
     last_end: u64,
 }
 
 impl Findings {
     /// A good block at `offset`.
-    pub fn good(&mut self) {
+    fn good(&mut self) {
         self.checked += 1;
     }
 
     /// A bad block of `len` bytes at `offset`; blocks must come in
     /// increasing offset order.
-    pub fn bad(&mut self, offset: u64, len: u64, bad: Bad) {
+    fn bad(&mut self, offset: u64, len: u64, bad: Bad) {
         self.checked += 1;
         self.bad.add(bad.kind);
         if let Some(from) = bad.from {
@@ -97,7 +97,7 @@ impl Findings {
     ///   comes before it;
     /// * otherwise all of it: scattered bad blocks are damage, counted as
     ///   such, not a smaller size.
-    pub fn usable(&self, claimed: u64, checked_to: u64) -> u64 {
+    pub(crate) fn usable(&self, claimed: u64, checked_to: u64) -> u64 {
         if let Some(period) = self.wrap_period {
             return period.min(claimed);
         }

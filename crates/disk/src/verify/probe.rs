@@ -36,25 +36,25 @@ use crate::DiskError;
 use iomark_pipeline::Progress;
 
 /// Evenly spaced probes across the claimed size.
-pub const GRID: u64 = 256;
+const GRID: u64 = 256;
 /// Random probes.
-pub const RANDOM: u64 = 64;
+const RANDOM: u64 = 64;
 
 /// What the probe found.
 #[derive(Debug, Default)]
-pub struct ProbeReport {
+pub(crate) struct ProbeReport {
     /// The probed blocks' findings (the search's too).
-    pub found: Findings,
+    pub(crate) found: Findings,
     /// Blocks written and read back.
-    pub probed: u64,
+    pub(crate) probed: u64,
     /// The capacity that holds data, within one block group.
-    pub usable: u64,
+    pub(crate) usable: u64,
     /// Whether the stop flag ended it.
-    pub interrupted: bool,
+    pub(crate) interrupted: bool,
 }
 
 /// The offsets probed on a target of `claimed` bytes, ascending.
-pub fn offsets(claimed: u64, seed: u64) -> Vec<u64> {
+pub(crate) fn offsets(claimed: u64, seed: u64) -> Vec<u64> {
     let blocks = claimed / BLOCK as u64;
     if blocks == 0 {
         return Vec::new();
@@ -131,7 +131,7 @@ fn lost(found: String) -> Verdict {
 }
 
 /// Probe `claimed` bytes of `target` with blocks of run `seed`.
-pub fn run(
+pub(crate) fn run(
     target: &OpenTarget,
     claimed: u64,
     seed: u64,

@@ -36,30 +36,30 @@ const MIN_STRETCH_GROUPS: u64 = 16;
 
 /// How a pass runs.
 #[derive(Debug, Clone, Copy)]
-pub struct PassOptions {
+pub(crate) struct PassOptions {
     /// psync or io_uring.
-    pub engine: EngineKind,
+    pub(crate) engine: EngineKind,
     /// Groups in flight (io_uring).
-    pub depth: u32,
+    pub(crate) depth: u32,
 }
 
 /// What one pass did.
 #[derive(Debug, Clone, Default)]
-pub struct Pass {
+pub(crate) struct Pass {
     /// Bytes moved from the start of the region without a gap: where a
     /// read phase must stop when the pass was cut short.
-    pub done_to: u64,
+    pub(crate) done_to: u64,
     /// Wall time of the pass.
-    pub elapsed: Duration,
+    elapsed: Duration,
     /// The rate of each stretch, in order.
-    pub series: Vec<SurfaceRate>,
+    pub(crate) series: Vec<SurfaceRate>,
     /// Whether the stop flag ended it early.
-    pub interrupted: bool,
+    pub(crate) interrupted: bool,
 }
 
 impl Pass {
     /// The mean rate over the pass, plus `extra` time (a flush).
-    pub fn rate(&self, extra: Duration) -> BytesPerSec {
+    pub(crate) fn rate(&self, extra: Duration) -> BytesPerSec {
         BytesPerSec::over(
             Bytes(self.done_to),
             Nanos::from_duration(self.elapsed + extra),
@@ -69,7 +69,7 @@ impl Pass {
 
 /// What a pass does with each group: fill it before it is written, or
 /// check it once it is read.
-pub(crate) trait Groups {
+trait Groups {
     /// Fill `buf`, about to be written at `offset`.
     fn fill(&mut self, _buf: &mut [u8], _offset: u64) {}
     /// Check `buf`, read from `offset`.
@@ -79,11 +79,11 @@ pub(crate) trait Groups {
 }
 
 /// Fills groups with verify blocks.
-pub(crate) struct Writer {
+struct Writer {
     /// The header every block gets, with its own offset.
-    pub header: Header,
+    header: Header,
     /// The payload.
-    pub data: DataPattern,
+    data: DataPattern,
 }
 
 impl Groups for Writer {
@@ -95,11 +95,11 @@ impl Groups for Writer {
 }
 
 /// Checks groups read back.
-pub(crate) struct Checker<'a> {
+struct Checker<'a> {
     /// What every block must hold.
-    pub expect: Expect,
+    expect: Expect,
     /// What was found.
-    pub found: &'a mut Findings,
+    found: &'a mut Findings,
 }
 
 impl Groups for Checker<'_> {
@@ -122,7 +122,7 @@ impl Groups for Checker<'_> {
 /// Write verify blocks over `region` bytes of `target`: each group's
 /// payload drawn from `data` seeded by `header.seed` and the group's
 /// offset, each block stamped with `header` for its own offset.
-pub fn write(
+pub(crate) fn write(
     target: &OpenTarget,
     region: u64,
     header: Header,
@@ -136,7 +136,7 @@ pub fn write(
 }
 
 /// Stamp every block of a group written at `offset`.
-pub(crate) fn stamp_group(buf: &mut [u8], offset: u64, header: Header) {
+fn stamp_group(buf: &mut [u8], offset: u64, header: Header) {
     for (i, block) in buf.chunks_exact_mut(BLOCK).enumerate() {
         let at = offset + (i * BLOCK) as u64;
         Header {
@@ -149,7 +149,7 @@ pub(crate) fn stamp_group(buf: &mut [u8], offset: u64, header: Header) {
 
 /// Read `region` bytes of `target` back and check every block against
 /// `expect`, into `found`.
-pub fn read(
+pub(crate) fn read(
     target: &OpenTarget,
     region: u64,
     expect: Expect,
@@ -163,7 +163,7 @@ pub fn read(
 }
 
 /// Check every block of a group read from `offset`.
-pub(crate) fn check_group(buf: &[u8], offset: u64, expect: Expect, found: &mut Findings) {
+fn check_group(buf: &[u8], offset: u64, expect: Expect, found: &mut Findings) {
     for (i, block) in buf.chunks_exact(BLOCK).enumerate() {
         let at = offset + (i * BLOCK) as u64;
         match expect.check(block, at) {

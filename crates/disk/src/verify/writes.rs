@@ -32,15 +32,15 @@ const CHECK_CHUNK: u64 = 1 << 20;
 
 /// What `--verify` asks of a custom write run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct VerifyWrites {
+pub(crate) struct VerifyWrites {
     /// Report the check's reads as their own figure (`--verify-timed`).
-    pub timed: bool,
+    pub(crate) timed: bool,
 }
 
 /// fio's `verify=` values iomark checks with: `crc32c` (fio's default
 /// checksum) and `1` are on, `0` is off; `None` for another checksum
 /// (`md5`, ...), which iomark does not compute.
-pub fn fio_verify_on(value: &str) -> Option<bool> {
+pub(crate) fn fio_verify_on(value: &str) -> Option<bool> {
     match value.trim() {
         "crc32c" | "1" => Some(true),
         "0" => Some(false),
@@ -53,7 +53,7 @@ pub fn fio_verify_on(value: &str) -> Option<bool> {
 /// list in offset order (still at most [`MAX_RANGES`], the rest counted), partial when
 /// any check was. Seed, block group, engine and cache mode are the first
 /// job's; no read rate, since one job's check rate is not the run's.
-pub fn combine(run: Option<VerifyResult>, job: VerifyResult) -> VerifyResult {
+pub(crate) fn combine(run: Option<VerifyResult>, job: VerifyResult) -> VerifyResult {
     let Some(mut run) = run else {
         return job;
     };
@@ -79,7 +79,7 @@ impl VerifyWrites {
     /// Refuse a job that `--verify` cannot check: one that writes nothing,
     /// writes nowhere (the null engine), or whose blocks are not whole
     /// verify blocks.
-    pub fn check_spec(&self, spec: &DiskJobSpec) -> Result<(), DiskError> {
+    pub(crate) fn check_spec(&self, spec: &DiskJobSpec) -> Result<(), DiskError> {
         let invalid = |m: String| Err(DiskError::Invalid(m));
         if !spec.rw.writes() {
             return invalid(format!(
@@ -110,7 +110,7 @@ impl VerifyWrites {
 /// The run's seed and the last sequence written to each block of the
 /// region (0: never written).
 #[derive(Debug)]
-pub struct WriteLedger {
+pub(crate) struct WriteLedger {
     seed: u64,
     region: u64,
     bs: u64,
@@ -120,7 +120,7 @@ pub struct WriteLedger {
 impl WriteLedger {
     /// A ledger for `blocks` blocks of `bs` bytes, with a fresh seed so
     /// that no earlier run's blocks pass the check.
-    pub fn new(bs: Bytes, blocks: u64) -> Self {
+    pub(crate) fn new(bs: Bytes, blocks: u64) -> Self {
         WriteLedger {
             seed: rand::random(),
             region: bs.get() * blocks,
@@ -129,20 +129,10 @@ impl WriteLedger {
         }
     }
 
-    /// Bytes the ledger takes.
-    pub fn footprint(&self) -> Bytes {
-        Bytes(self.last.len() as u64 * 4)
-    }
-
-    /// The run's seed, stamped in every block.
-    pub fn seed(&self) -> u64 {
-        self.seed
-    }
-
     /// Stamp `buf`, about to be written at `offset`, as write `sequence`
     /// (never 0) of that block, and remember it. Each 4 KiB of it gets its
     /// own header, as in verify mode.
-    pub fn stamp(&self, buf: &mut [u8], offset: u64, sequence: u32) {
+    pub(crate) fn stamp(&self, buf: &mut [u8], offset: u64, sequence: u32) {
         for (i, block) in buf.chunks_exact_mut(BLOCK).enumerate() {
             Header {
                 offset: offset + (i * BLOCK) as u64,
@@ -160,7 +150,7 @@ impl WriteLedger {
     /// (buffers aligned to `align` for O_DIRECT; the region starting at
     /// `base`), and check each against its last write. Stops early, marked
     /// partial, when `stop` is raised.
-    pub fn check(
+    pub(crate) fn check(
         &self,
         file: &File,
         base: Bytes,
@@ -263,15 +253,15 @@ impl WriteLedger {
 
 /// What the check after a write run found.
 #[derive(Debug)]
-pub struct WriteCheck {
+pub(crate) struct WriteCheck {
     /// Blocks checked and the bad ones.
-    pub found: Findings,
+    found: Findings,
     /// Bytes read back.
-    pub read: Bytes,
+    read: Bytes,
     /// Time the check took.
-    pub took: Duration,
+    took: Duration,
     /// Whether Ctrl-C ended it before the end.
-    pub partial: bool,
+    pub(crate) partial: bool,
 }
 
 impl WriteCheck {
@@ -280,7 +270,7 @@ impl WriteCheck {
     /// The read rate is kept only when asked for (`--verify-timed`). A
     /// custom run says nothing about capacity, so no usable size (and the
     /// store remembers no verdict for the disk).
-    pub fn into_result(
+    pub(crate) fn into_result(
         self,
         ledger: &WriteLedger,
         spec: &DiskJobSpec,

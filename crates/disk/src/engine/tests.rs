@@ -6,10 +6,11 @@ use std::fs::OpenOptions;
 use std::sync::Arc;
 use std::time::Instant;
 
-use iomark_disk::buffer::AlignedBuf;
-use iomark_disk::engine::{self, Dir, Done, EngineSetup, IoUnit, Queued};
-use iomark_disk::target::TargetFile;
 use iomark_model::disk::EngineKind;
+
+use super::{build, io_uring_available, Dir, Done, EngineSetup, IoUnit, Queued};
+use crate::buffer::AlignedBuf;
+use crate::target::TargetFile;
 
 const ENGINES: [EngineKind; 4] = [
     EngineKind::Psync,
@@ -23,7 +24,7 @@ const DEPTH: u32 = 4;
 
 fn usable(kind: EngineKind) -> bool {
     if kind == EngineKind::IoUring {
-        if let Err(why) = engine::io_uring_available() {
+        if let Err(why) = io_uring_available() {
             iomark_testrig::skipped(&format!("io_uring: {why}"));
             return false;
         }
@@ -52,7 +53,7 @@ fn run_ops(
         writable: true,
         random: true,
     };
-    let mut eng = engine::build(kind, &setup).unwrap();
+    let mut eng = build(kind, &setup).unwrap();
     let mut units: Vec<IoUnit> = (0..DEPTH)
         .map(|slot| IoUnit {
             buf: AlignedBuf::new(BS, 4096),
