@@ -81,7 +81,17 @@ mod tests {
                 (first..=last).contains(&port),
                 "{port} not in {first}..={last}"
             );
-            TcpListener::bind(("127.0.0.1", port)).expect("the port is free");
+            if let Err(e) = TcpListener::bind(("127.0.0.1", port)) {
+                // Nothing in this process holds a port handed out, so
+                // another process took it after the check: name it (a
+                // server a test binary before this one left running).
+                let holder = std::process::Command::new("ss")
+                    .args(["-Htlnp", &format!("sport = :{port}")])
+                    .output()
+                    .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+                    .unwrap_or_else(|e| format!("(ss: {e})"));
+                panic!("{port} was free when drawn and is not now ({e}); held by: {holder}");
+            }
         }
     }
 
