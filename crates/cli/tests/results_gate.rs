@@ -511,6 +511,7 @@ fn every_json_layout_has_its_schema_version_and_documented_keys() {
             "run",
             "baseline_run",
             "baseline",
+            "baseline_pooled",
             "baseline_spread",
             "baseline_noise",
             "candidate",
