@@ -161,9 +161,11 @@ pub fn run(args: MemArgs) -> anyhow::Result<Exit> {
     sink.begin(&mut begun);
     // Where the run is, on a terminal's status line (as disk's progress).
     let mut line = ProgressLine::new(stream.is_none() && terminal::wanted(false));
-    let mut watch = iomark_mem::live::MemWatch::new(&mut sink, stream.as_mut()).showing(&mut line);
-    let run = options.plan.run_observed(stop, child, &mut watch);
-    drop(watch);
+    let run = {
+        let mut watch =
+            iomark_mem::live::MemWatch::new(&mut sink, stream.as_mut()).showing(&mut line);
+        options.plan.run_observed(stop, child, &mut watch)
+    };
     line.close();
     let run = run?;
     let mut doc = options

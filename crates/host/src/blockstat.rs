@@ -13,7 +13,7 @@ use iomark_model::blockio::{DeviceDirection, DeviceIo, QueueLimits};
 use iomark_model::units::{Bytes, Nanos};
 
 use crate::read::{num, text};
-use crate::sysfs::active_scheduler;
+use crate::sysfs::selected_choice;
 use crate::DeviceChain;
 
 /// The counters of one block device (a partition has its own).
@@ -107,7 +107,7 @@ fn queue_limits(q: &Path) -> QueueLimits {
         max_segments: num(&q.join("max_segments")),
         max_segment_size: num::<u64>(&q.join("max_segment_size")).map(Bytes),
         memory_page: Some(Bytes(rustix::param::page_size() as u64)),
-        scheduler: text(&q.join("scheduler")).and_then(|s| active_scheduler(&s)),
+        scheduler: text(&q.join("scheduler")).and_then(|s| selected_choice(&s)),
     }
 }
 

@@ -11,8 +11,8 @@ use crate::ceiling::{pcie_ceiling, sata_ceiling, usb_ceiling};
 use crate::read::{base, entries, flag, link_name, num, text};
 
 mod disk_attrs;
-pub(crate) use disk_attrs::{active_scheduler, devno_of};
 use disk_attrs::{backing_devno, block_cache, identity, in_memory, loop_backing, queue};
+pub(crate) use disk_attrs::{devno_of, selected_choice};
 
 /// Deeper stacks than this are taken as a loop in the data (a loop device
 /// whose backing file lives on itself cannot exist, but sysfs is not trusted).

@@ -551,11 +551,11 @@ fn with_partitions_lists_the_disk_and_its_partitions() {
 #[test]
 fn scheduler_takes_the_bracketed_name() {
     assert_eq!(
-        active_scheduler("none [mq-deadline] kyber bfq").as_deref(),
+        selected_choice("none [mq-deadline] kyber bfq").as_deref(),
         Some("mq-deadline")
     );
-    assert_eq!(active_scheduler("none").as_deref(), Some("none"));
-    assert_eq!(active_scheduler("a b"), None);
+    assert_eq!(selected_choice("none").as_deref(), Some("none"));
+    assert_eq!(selected_choice("a b"), None);
 }
 
 #[test]

@@ -279,7 +279,8 @@ impl<'a> Lineup<'a> {
         let baseline = self.figure(b, key)?;
         let candidate = self.figure(i, key)?;
         let pool = self.pooled_with(i, b, key);
-        if pool.len() > 1 {
+        let (baseline_value, comparison) = if pool.len() > 1 {
+            // A baseline over time: the pooled runs' figures are the samples.
             let values: Vec<f64> = pool
                 .iter()
                 .filter_map(|&j| Some(self.figure(j, key)?.value))
@@ -292,30 +293,21 @@ impl<'a> Lineup<'a> {
                 bands_overlap: false,
                 bands_known: runs.is_some(),
             };
-            return Some(Matched {
-                baseline_run: self.runs[b].summary.id,
-                baseline,
-                run: self.runs[i].summary.id,
-                candidate,
-                baseline_printed: self.printed(b),
-                printed: self.printed(i),
-                baseline_value: mean,
-                pooled: values.len(),
-                comparison,
-                verdict: judge(candidate.direction(), comparison, self.threshold),
-            });
-        }
-        let measured = |run: usize, f: &Figure| Measured {
-            value: f.value,
-            spread: f.noise,
-            sampled: f.sampled.or_else(|| {
-                self.sampled
-                    .get(run)?
-                    .get(&(key.0.to_string(), key.1.to_string()))
-                    .copied()
-            }),
+            (mean, comparison)
+        } else {
+            let measured = |run: usize, f: &Figure| Measured {
+                value: f.value,
+                spread: f.noise,
+                sampled: f.sampled.or_else(|| {
+                    self.sampled
+                        .get(run)?
+                        .get(&(key.0.to_string(), key.1.to_string()))
+                        .copied()
+                }),
+            };
+            let comparison = compare(measured(b, baseline), measured(i, candidate));
+            (baseline.value, comparison)
         };
-        let comparison = compare(measured(b, baseline), measured(i, candidate));
         Some(Matched {
             baseline_run: self.runs[b].summary.id,
             baseline,
@@ -323,8 +315,8 @@ impl<'a> Lineup<'a> {
             candidate,
             baseline_printed: self.printed(b),
             printed: self.printed(i),
-            baseline_value: baseline.value,
-            pooled: 1,
+            baseline_value,
+            pooled: pool.len(),
             comparison,
             verdict: judge(candidate.direction(), comparison, self.threshold),
         })

@@ -36,7 +36,7 @@ pub(super) fn loop_backing(disk: &Path) -> Option<LoopBacking> {
 pub(super) fn block_cache(disk: &Path, lower: &[BlockLayer]) -> Option<BlockCache> {
     let bcache = disk.join("bcache");
     if let Some(modes) = text(&bcache.join("cache_mode")) {
-        let mode = active_scheduler(&modes);
+        let mode = selected_choice(&modes);
         let state = text(&bcache.join("state"));
         let name = base(disk);
         return Some(BlockCache {
@@ -170,15 +170,17 @@ pub(super) fn queue(disk: &Path) -> QueueInfo {
         rotational: flag(&q.join("rotational")),
         logical_block_size: num(&q.join("logical_block_size")),
         physical_block_size: num(&q.join("physical_block_size")),
-        scheduler: text(&q.join("scheduler")).and_then(|s| active_scheduler(&s)),
+        scheduler: text(&q.join("scheduler")).and_then(|s| selected_choice(&s)),
         nr_requests: num(&q.join("nr_requests")),
         max_sectors_kb: num(&q.join("max_sectors_kb")),
         write_cache: text(&q.join("write_cache")),
     }
 }
 
-/// `none [mq-deadline] kyber bfq` → `mq-deadline`; a lone `none` stays.
-pub(crate) fn active_scheduler(s: &str) -> Option<String> {
+/// The selected word of a sysfs choice list, in brackets: a queue's
+/// scheduler (`none [mq-deadline] kyber bfq` → `mq-deadline`; a lone
+/// `none` stays), bcache's `cache_mode`.
+pub(crate) fn selected_choice(s: &str) -> Option<String> {
     if let (Some(a), Some(b)) = (s.find('['), s.find(']')) {
         if a < b {
             return Some(s[a + 1..b].to_string());
