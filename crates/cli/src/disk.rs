@@ -9,16 +9,12 @@
 //! [`iomark_disk::profiles`]. A job file (`--job`) runs in `fio`.
 
 use iomark_disk::lifecycle::{self, RunEnd, RunOptions, RunPlan, VerifyFile};
-use iomark_disk::plan::Workload;
-use iomark_disk::profiles::ArtefactsOptions;
 use iomark_host::cgroup::SelfLimit;
-use iomark_model::disk::EngineKind;
 use iomark_pipeline::JsonStream;
 use iomark_text::terminal::{self, ProgressLine};
 
 use crate::disk_args::{print_run, DiskArgs};
 use crate::exit::Exit;
-use crate::record::command_line;
 use crate::signals;
 
 /// Run `iomark disk`: a custom workload when a workload flag is given,
@@ -29,24 +25,10 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     if let Some(note) = args.workload.engine.and_then(|e| e.note) {
         eprintln!("iomark: note: {note}");
     }
-    let plan = args.settings().build()?;
+    let plan = RunPlan::of_settings(args.settings())?;
     let limit = args.mem_limit.map(SelfLimit::enter).transpose()?;
-    let probe_first = args.probes_first(&plan.workload).then(|| {
-        let engine = args.workload.engine.map_or(EngineKind::IoUring, |e| e.kind);
-        ArtefactsOptions::short(engine, args.workload.seed)
-    });
-    // -v shows a profile's spread and series; a custom job has none.
-    let verbose = args.prof.verbose && matches!(plan.workload, Workload::Profile(..));
-    let options = RunOptions {
-        keep_cache: args.prof.settings.keep_cache,
-        rated: args.rated.clone(),
-        probe_first,
-        keep_verify_file: args.prof.settings.keep_verify_file,
-        limit: limit.as_ref(),
-        command_line: command_line(),
-    };
-    let plan = RunPlan::single(plan);
-    run_plan(&args, &plan, &options, verbose)
+    let options = args.run_options(limit.as_ref());
+    run_plan(&args, &plan, &options)
 }
 
 /// Run `plan` through the lifecycle, stored as `args` say, and print it;
@@ -55,7 +37,6 @@ pub(crate) fn run_plan(
     args: &DiskArgs,
     plan: &RunPlan,
     options: &RunOptions<'_>,
-    verbose: bool,
 ) -> anyhow::Result<Exit> {
     let stop = signals::stop_flag()?;
     let mut sink = args.store.sink();
@@ -88,19 +69,9 @@ pub(crate) fn run_plan(
     }
     match stream {
         Some(stream) => stream.end(&serde_json::to_value(&run.doc)?)?,
-        None => print_run(args, &run.doc, verbose)?,
+        None => print_run(args, &run.doc)?,
     }
     // fio exits non-zero when its verify fails; so do a --verify run and
     // the verify profile (bad blocks, or a smaller real size).
     Ok(Exit::of_disk_run(run.interrupted(), run.verify_failed))
-}
-
-impl DiskArgs {
-    /// Whether the short artefacts probe runs first: before the default
-    /// profile (no --profile, no workload flag), unless --no-probe.
-    fn probes_first(&self, workload: &Workload) -> bool {
-        !self.prof.settings.no_probe
-            && self.prof.profile.is_none()
-            && matches!(workload, Workload::Profile(..))
-    }
 }

@@ -7,8 +7,10 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use iomark_disk::job::JobSettings;
+use iomark_disk::lifecycle::RunOptions;
 use iomark_disk::plan::DiskSettings;
 use iomark_disk::profiles::{ProfileName, ProfileSettings};
+use iomark_host::cgroup::SelfLimit;
 use iomark_model::artefact::RatedSpeed;
 use iomark_model::units::Bytes;
 use iomark_model::RunDocument;
@@ -161,6 +163,18 @@ pub enum OutputFormat {
 }
 
 impl DiskArgs {
+    /// How the run goes beyond its plan, under the memory limit `limit`
+    /// (`--mem-limit`, entered by the caller).
+    pub(crate) fn run_options<'a>(&self, limit: Option<&'a SelfLimit>) -> RunOptions<'a> {
+        RunOptions {
+            keep_cache: self.prof.settings.keep_cache,
+            rated: self.rated.clone(),
+            keep_verify_file: self.prof.settings.keep_verify_file,
+            limit,
+            command_line: crate::record::command_line(),
+        }
+    }
+
     /// What `--output-format` and `--json` ask to print: fio's layout
     /// first, then the document, else iomark's text.
     pub fn output(&self, verbose: bool) -> Output {
@@ -175,9 +189,9 @@ impl DiskArgs {
 
 /// Print a finished run as asked: text (fitted to the terminal's width, 80
 /// in a pipe), iomark's document or fio's layout.
-pub fn print_run(args: &DiskArgs, doc: &RunDocument, verbose: bool) -> anyhow::Result<()> {
+pub fn print_run(args: &DiskArgs, doc: &RunDocument) -> anyhow::Result<()> {
     let width = Some(iomark_text::terminal::text_width());
-    crate::exit::print(&args.output(verbose).render_for(doc, width)?)?;
+    crate::exit::print(&args.output(args.prof.verbose).render_for(doc, width)?)?;
     Ok(())
 }
 

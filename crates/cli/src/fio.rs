@@ -11,12 +11,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use clap::Args;
 use iomark_disk::fio_job;
-use iomark_disk::lifecycle::RunOptions;
 use iomark_host::cgroup::SelfLimit;
 
 use crate::disk_args::DiskArgs;
 use crate::exit::Exit;
-use crate::record::command_line;
 
 /// `iomark fio FILE [PATH]`: `iomark disk --job FILE [PATH]`.
 #[derive(Debug, Args)]
@@ -81,13 +79,6 @@ pub fn run_job_file(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
         eprintln!("iomark: note: {}", iomark_text::escape_controls(&note));
     }
     let limit = args.mem_limit.map(SelfLimit::enter).transpose()?;
-    let options = RunOptions {
-        keep_cache: args.prof.settings.keep_cache,
-        rated: args.rated.clone(),
-        probe_first: None,
-        keep_verify_file: args.prof.settings.keep_verify_file,
-        limit: limit.as_ref(),
-        command_line: command_line(),
-    };
-    crate::disk::run_plan(args, &plan, &options, false)
+    let options = args.run_options(limit.as_ref());
+    crate::disk::run_plan(args, &plan, &options)
 }

@@ -254,6 +254,7 @@ impl FioJobFile {
         Ok(RunPlan {
             name: PROFILE,
             jobs,
+            probe_first: None,
         })
     }
 

@@ -10,7 +10,7 @@
 use anyhow::bail;
 use iomark_cluster::ranks::RankCoordinator;
 use iomark_cluster::World;
-use iomark_disk::lifecycle::{self, RunEnd, RunOptions, RunPlan};
+use iomark_disk::lifecycle::{self, RunEnd, RunPlan};
 use iomark_disk::plan::{DiskPlan, Workload};
 use iomark_pipeline::JsonStream;
 use iomark_pipeline::RunDisplay;
@@ -18,7 +18,6 @@ use iomark_text::terminal::ProgressLine;
 
 use crate::disk_args::{print_run, DiskArgs};
 use crate::exit::Exit;
-use crate::record::command_line;
 use crate::signals;
 
 /// Run `iomark disk` as rank `world.rank()` of the job.
@@ -52,14 +51,7 @@ fn run_rank(
         stop,
     );
     let _signals_raise_halt = signals::also_raise(coordinator.halt())?;
-    let options = RunOptions {
-        keep_cache: args.prof.settings.keep_cache,
-        rated: args.rated.clone(),
-        probe_first: None,
-        keep_verify_file: args.prof.settings.keep_verify_file,
-        limit: None,
-        command_line: command_line(),
-    };
+    let options = args.run_options(None);
     let mut sink = args.store.sink();
     // No progress line across ranks: only what a rank has to say, and on
     // rank 0 the job's seconds under --json-stream.
@@ -84,7 +76,7 @@ fn run_rank(
                 Some(stream) => stream.end(&serde_json::to_value(&run.doc)?)?,
                 // The text carries the rank table; fio's layout and the
                 // document do not.
-                None => print_run(args, &run.doc, args.prof.verbose && profile)?,
+                None => print_run(args, &run.doc)?,
             }
             Exit::of_disk_run(run.interrupted(), run.verify_failed)
         }

@@ -39,6 +39,7 @@ use std::sync::atomic::AtomicBool;
 
 use iomark_host::cgroup::SelfLimit;
 use iomark_model::artefact::{ProbeVerdict, RatedSpeed};
+use iomark_model::disk::EngineKind;
 use iomark_model::profile::ProfileResult;
 
 use iomark_model::{now_ms, RunBody, RunDocument, RunStatus};
@@ -49,7 +50,7 @@ use iomark_pipeline::{Outline, RunDisplay, RunSink, Tracker};
 use known::Known;
 pub use targets::open_target;
 
-use crate::plan::{run_document_for, DiskOutcome, DiskPlan};
+use crate::plan::{run_document_for, DiskOutcome, DiskPlan, DiskSettings, Workload};
 use crate::profiles::ArtefactsOptions;
 use crate::profiles::ProfilePlan;
 use crate::target::OpenTarget;
@@ -66,6 +67,9 @@ pub struct RunPlan {
     pub(crate) name: &'static str,
     /// The jobs, in order; at least one.
     pub(crate) jobs: Vec<RunJob>,
+    /// The short artefacts probe before the first job, unless a verdict is
+    /// remembered for the device (the default profile's).
+    pub(crate) probe_first: Option<ArtefactsOptions>,
 }
 
 /// One job of a run.
@@ -105,7 +109,23 @@ impl RunPlan {
                 keep_cache: false,
                 origin: None,
             }],
+            probe_first: None,
         }
+    }
+
+    /// The run `iomark disk` asks for: the settings' plan, checked, with
+    /// the short artefacts probe first when the default profile runs (no
+    /// profile named, no workload flag) and `--no-probe` was not given.
+    pub fn of_settings(settings: DiskSettings) -> Result<RunPlan, DiskError> {
+        let may_probe = settings.profile.is_none() && !settings.profile_settings.no_probe;
+        let engine = settings.job.engine.map_or(EngineKind::IoUring, |e| e.kind);
+        let seed = settings.job.seed;
+        let plan = settings.build()?;
+        let probes = may_probe && matches!(plan.workload, Workload::Profile(..));
+        Ok(RunPlan {
+            probe_first: probes.then(|| ArtefactsOptions::short(engine, seed)),
+            ..RunPlan::single(plan)
+        })
     }
 }
 
@@ -116,9 +136,6 @@ pub struct RunOptions<'a> {
     pub keep_cache: bool,
     /// `--rated`: the speed the device is rated at, remembered for it.
     pub rated: Option<RatedSpeed>,
-    /// The short artefacts probe before the first job, unless a verdict is
-    /// remembered for the device (the default profile's).
-    pub probe_first: Option<ArtefactsOptions>,
     /// `--keep-verify-file`: a verify read phase leaves the kept file.
     pub keep_verify_file: bool,
     /// The memory limit the process runs under (`--mem-limit`), whose
@@ -314,7 +331,7 @@ pub fn run_coordinated(
             recording = Some(Recording { partial, known });
         }
         let outline = workload.outline(target).repeated(job.plan.repeat);
-        if let (0, Some(probe), Some(rec)) = (i, &opts.probe_first, recording.as_mut()) {
+        if let (0, Some(probe), Some(rec)) = (i, &plan.probe_first, recording.as_mut()) {
             if target.writable && rec.known.probe().is_none() {
                 fresh_probe = short_probe(probe, target, &outline, stop, display)?;
                 if let Some(v) = &fresh_probe {

@@ -145,6 +145,7 @@ fn a_failed_check_names_the_job_and_leaves_the_run_unfinished() {
     let plan = RunPlan {
         name: "fio-job",
         jobs,
+        probe_first: None,
     };
     let mut sink = MemorySink::default();
     let err = run_with(
@@ -174,6 +175,7 @@ fn a_job_files_jobs_share_one_target_and_one_record() {
     let plan = RunPlan {
         name: "fio-job",
         jobs: vec![job("fill", 1, RwMode::Write), job("read", 5, RwMode::Read)],
+        probe_first: None,
     };
     let mut sink = MemorySink::default();
     let mut seen = Seen::default();
@@ -223,7 +225,7 @@ fn a_rated_speed_is_remembered_and_judges_later_runs() {
 fn the_short_probe_runs_once_and_its_verdict_is_remembered() {
     let dir = tempfile::tempdir().unwrap();
     let mut sink = MemorySink::default();
-    let opts = RunOptions {
+    let plan = RunPlan {
         probe_first: Some(ArtefactsOptions {
             rounds: 1,
             region: Some(Bytes(1 << 20)),
@@ -231,9 +233,9 @@ fn the_short_probe_runs_once_and_its_verdict_is_remembered() {
             quick: true,
             seed: 1,
         }),
-        ..RunOptions::default()
+        ..RunPlan::single(custom(dir.path(), RwMode::Write))
     };
-    let plan = RunPlan::single(custom(dir.path(), RwMode::Write));
+    let opts = RunOptions::default();
     let mut seen = Seen::default();
     let first = finished(run_with(&plan, &opts, &mut sink, &mut seen).unwrap());
     assert_eq!(seen.followed, ["probe", "test"]);
