@@ -7,6 +7,7 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant, SystemTime};
 
+use iomark_pipeline::{ReportLines, RunDisplay};
 use socket2::{Domain, Socket, Type};
 
 use crate::control::{Control, Wait};
@@ -94,17 +95,20 @@ impl ClientConfig {
     }
 }
 
-/// Run one test against a server; text output (if enabled) goes to `out`.
-pub fn run(cfg: &ClientConfig, out: &mut dyn Write) -> Result<TestReport, NetError> {
-    run_observed(cfg, out, &mut crate::live::Quiet)
+/// Run one test against a server; its text (iperf3's, if enabled) goes
+/// to `display` a line at a time ([`RunDisplay::report_line`]).
+pub fn run(cfg: &ClientConfig, display: &mut dyn RunDisplay) -> Result<TestReport, NetError> {
+    run_observed(cfg, display, &mut crate::live::Quiet)
 }
 
-/// [`run`], telling `obs` of the test as it opens and of each interval.
+/// [`run`], telling `obs` of the test as it opens and of each interval
+/// (the store's sink, through [`crate::recording::LiveClient`]).
 pub fn run_observed(
     cfg: &ClientConfig,
-    out: &mut dyn Write,
+    display: &mut dyn RunDisplay,
     obs: &mut dyn crate::live::TestObserver,
 ) -> Result<TestReport, NetError> {
+    let out = &mut ReportLines::new(display);
     let _pinned = match cfg.affinity {
         Some(cpu) => Some(Pinned::to(cpu).map_err(|e| {
             NetError::Invalid(format!(

@@ -24,7 +24,7 @@ fn run_document_holds_a_net_run_from_a_real_test() {
     c.params.time = 1;
     c.params.parallel = 2;
     c.text = false;
-    let report = crate::client::run(&c, &mut std::io::sink()).unwrap();
+    let report = crate::client::run(&c, &mut iomark_pipeline::NoDisplay).unwrap();
     h.join().unwrap().unwrap();
     let doc = crate::run_document(&report, vec!["iomark".into(), "net".into()]);
     assert_eq!(doc.status, RunStatus::Complete);

@@ -10,7 +10,7 @@
 //! ```no_run
 //! use iomark_net::{client, ClientConfig};
 //! let cfg = ClientConfig::new("127.0.0.1");
-//! let report = client::run(&cfg, &mut std::io::sink()).unwrap();
+//! let report = client::run(&cfg, &mut iomark_pipeline::NoDisplay).unwrap();
 //! println!("{}", report.to_iperf3_json());
 //! ```
 #![deny(missing_docs)]

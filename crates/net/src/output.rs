@@ -4,9 +4,14 @@
 //! starts with nothing, as iperf3 3.21 prints it (`JSONStream_Output`
 //! writes its object and a newline, never through `iperf_printf`): a
 //! reader takes each line for one JSON object, whatever the title.
+//!
+//! [`Output`] is the client's [`RunDisplay`]: the client's text reaches it
+//! a line at a time.
 
 use std::fs::File;
 use std::io::{self, Write};
+
+use iomark_pipeline::{Eta, Outline, Progress, RunDisplay};
 
 use crate::NetError;
 
@@ -114,6 +119,23 @@ impl Write for Output {
 
     fn flush(&mut self) -> io::Result<()> {
         self.sink.flush()
+    }
+}
+
+/// The client's display: iperf3's lines as it prints them, each dressed
+/// and flushed as the settings say; the rest of a run's display (a
+/// progress line, its seconds) is not iperf3's and is not shown.
+impl RunDisplay for Output {
+    fn follow(&mut self, _: Outline, _: &'static str, _: Option<Eta>) {}
+    fn progress(&mut self, _: &Progress) {}
+    fn begin(&mut self, _: &str) {}
+    fn end(&mut self) {}
+    fn close(&mut self) {}
+    fn say(&mut self, _: &str) {}
+    fn report_line(&mut self, line: &str) {
+        // A closed stdout ends what is shown, not the test (iperf3
+        // ignores its printf's errors too).
+        let _ = writeln!(self, "{line}");
     }
 }
 

@@ -36,6 +36,65 @@ pub trait RunDisplay {
     /// place of the last such line: a mem run's kernel run and pass, whose
     /// count is not known ahead (a sweep's points, `--repeat`'s runs).
     fn status(&mut self, _line: &str) {}
+    /// A line of the run's own report as it goes, when the run's report
+    /// is text printed as it measures (`iomark net`'s iperf3 lines, one
+    /// per interval among them); a display that is not that report shows
+    /// none. Written through [`ReportLines`].
+    fn report_line(&mut self, _line: &str) {}
+}
+
+/// A run's report written as text, told to a display a line at a time:
+/// each complete line, without its newline, goes to
+/// [`RunDisplay::report_line`]; an unfinished last line goes when this is
+/// dropped.
+pub struct ReportLines<'a> {
+    display: &'a mut dyn RunDisplay,
+    partial: Vec<u8>,
+}
+
+impl<'a> ReportLines<'a> {
+    /// Lines for `display`.
+    pub fn new(display: &'a mut dyn RunDisplay) -> Self {
+        ReportLines {
+            display,
+            partial: Vec::new(),
+        }
+    }
+
+    fn tell(&mut self, line: &[u8]) {
+        self.display.report_line(&String::from_utf8_lossy(line));
+    }
+}
+
+impl std::io::Write for ReportLines<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        for piece in buf.split_inclusive(|&b| b == b'\n') {
+            match piece.strip_suffix(b"\n") {
+                Some(end) if self.partial.is_empty() => self.tell(end),
+                Some(end) => {
+                    let mut line = std::mem::take(&mut self.partial);
+                    line.extend_from_slice(end);
+                    self.tell(&line);
+                }
+                None => self.partial.extend_from_slice(piece),
+            }
+        }
+        Ok(buf.len())
+    }
+
+    /// Lines go as they end; an unfinished one waits for its end.
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for ReportLines<'_> {
+    fn drop(&mut self) {
+        if !self.partial.is_empty() {
+            let line = std::mem::take(&mut self.partial);
+            self.tell(&line);
+        }
+    }
 }
 
 /// Shows nothing.
@@ -49,4 +108,47 @@ impl RunDisplay for NoDisplay {
     fn end(&mut self) {}
     fn close(&mut self) {}
     fn say(&mut self, _: &str) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    #[derive(Default)]
+    struct Lines(Vec<String>);
+
+    impl RunDisplay for Lines {
+        fn follow(&mut self, _: Outline, _: &'static str, _: Option<Eta>) {}
+        fn progress(&mut self, _: &Progress) {}
+        fn begin(&mut self, _: &str) {}
+        fn end(&mut self) {}
+        fn close(&mut self) {}
+        fn say(&mut self, _: &str) {}
+        fn report_line(&mut self, line: &str) {
+            self.0.push(line.into());
+        }
+    }
+
+    #[test]
+    fn report_text_reaches_the_display_a_whole_line_at_a_time() {
+        let mut shown = Lines::default();
+        {
+            let mut out = ReportLines::new(&mut shown);
+            write!(out, "Connecting to host\n[  5] 0.00-1.00 sec").unwrap();
+            write!(out, "  1.0 GBytes\n\nServer output:\nlast").unwrap();
+            out.flush().unwrap();
+        }
+        assert_eq!(
+            shown.0,
+            [
+                "Connecting to host",
+                "[  5] 0.00-1.00 sec  1.0 GBytes",
+                "",
+                "Server output:",
+                "last"
+            ]
+        );
+    }
 }

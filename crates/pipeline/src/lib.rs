@@ -7,7 +7,9 @@
 //! - the [`RunDisplay`] that shows where it is, along the [`Outline`] of
 //!   its steps, followed by a [`Tracker`] that says how long is left
 //!   ([`NoDisplay`] shows nothing; the progress line on a terminal is the
-//!   binary's, in `iomark_text::terminal`);
+//!   binary's, in `iomark_text::terminal`; a run whose report is text
+//!   printed as it goes, `iomark net`'s, writes it through
+//!   [`ReportLines`]);
 //! - its `--json-stream` lines: [`EventLines`] writes them for every kind
 //!   of run, and [`JsonStream`] is the display that streams a run told
 //!   through a [`RunDisplay`].
@@ -22,7 +24,7 @@ pub mod outline;
 mod sink;
 mod stream;
 
-pub use display::{NoDisplay, RunDisplay};
+pub use display::{NoDisplay, ReportLines, RunDisplay};
 #[cfg(feature = "test-support")]
 pub use memory::MemorySink;
 pub use outline::{Eta, Outline, Progress, Tracker};
