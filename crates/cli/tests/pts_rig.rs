@@ -545,3 +545,138 @@ fn two_pts_runs_compare_cell_by_cell() {
         "{compared}"
     );
 }
+
+/// PTS's host idle recovery on the cliff rig that frees 12 MiB of its
+/// cache after 2.5 s without a write: write saturation (the 48 MiB device,
+/// 96 MiB fast, then 10 MiB/s), then one burst of a second after each of
+/// the five idle times, 1, 2, 3, 5 and 10 s. The bursts after 1 and 2 s
+/// see no recovery and write at the saturated rate; those after 3, 5 and
+/// 10 s each find 12 MiB free, which takes 0.3 s at 40 MiB/s, and write
+/// the other 0.7 s at 10 MiB/s: 19 MiB in the second, 1.9 times the
+/// saturated rate. The rig grants it three times, and HIR sees each.
+#[test]
+fn host_idle_recovery_sees_the_recovery_the_rig_grants_after_its_idle_time() {
+    require!(require_root());
+    let dev = LoopDevice::blank_in_memory(48 * MIB).expect("loop device");
+    let shape = CacheShape {
+        fast_bps: FAST,
+        cache: 96 * MIB,
+        slow_bps: SLOW,
+        recovers: Some((Duration::from_millis(2500), 12 * MIB)),
+    };
+    let rig = require!(ThrottleCliff::new(&dev, shape));
+    let d = dev.dev.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let out = iomark_fed_ok(&[
+        "disk",
+        d,
+        "--allow-write",
+        d,
+        "--profile",
+        "pts-wsat",
+        "--engine",
+        "psync",
+        "--qd",
+        "1",
+        "--hir",
+        "1",
+        "--hir-burst",
+        "1s",
+        "--json",
+        "--db",
+        db.to_str().unwrap(),
+    ]);
+    let doc = json(&out);
+    let r = &doc["body"]["profile_result"];
+    let h = &r["hir"];
+    assert_eq!(h["burst"].as_u64(), Some(1_000_000_000), "{h}");
+    let baseline = h["baseline"].as_f64().unwrap();
+    assert_near(
+        "saturated rate",
+        baseline,
+        r["pass"]["cliff"]["rate_after"].as_f64().unwrap(),
+        1e-9,
+    );
+    let states = h["states"].as_array().unwrap();
+    let idles: Vec<u64> = states.iter().map(|s| s["idle"].as_u64().unwrap()).collect();
+    assert_eq!(
+        idles,
+        [1, 2, 3, 5, 10].map(|s| s * 1_000_000_000),
+        "the specification's wait states, in bursts"
+    );
+    assert_eq!(rig.rose_at().len(), 3, "the rig granted recovery 3 times");
+    let recovered = (12 * MIB) as f64 + SLOW as f64 * (1.0 - (12 * MIB) as f64 / FAST as f64);
+    for s in states {
+        let bursts = s["bursts"].as_array().unwrap();
+        assert_eq!(bursts.len(), 1, "{s}");
+        let rate = bursts[0]["rate"].as_f64().unwrap();
+        let idle = s["idle"].as_u64().unwrap() / 1_000_000_000;
+        eprintln!(
+            "HIR idle {idle} s: burst {:.2} MiB/s, back to saturation {:.2} MiB/s (saturated {:.2})",
+            rate / MIB as f64,
+            s["return_rate"].as_f64().unwrap() / MIB as f64,
+            baseline / MIB as f64
+        );
+        // A second's burst from idle reads through cgroup v1's throttle up
+        // to two slices ahead of its rate (testrig's bounds): +20% at most.
+        if idle < 3 {
+            assert!(
+                rate >= 0.9 * SLOW as f64 && rate <= 1.2 * SLOW as f64,
+                "after {idle} s idle, no recovery: {rate} B/s against {SLOW}"
+            );
+        } else {
+            assert!(
+                rate >= 0.9 * recovered && rate <= 1.2 * recovered,
+                "after {idle} s idle, 12 MiB recovered: {rate} B/s against {recovered}"
+            );
+        }
+        let back = s["return_rate"].as_f64().unwrap();
+        assert!(
+            back <= 1.2 * SLOW as f64,
+            "the return writes at the saturated rate: {back}"
+        );
+    }
+    // The text and the figures give each wait state against saturation.
+    let shown = iomark_ok(&["results", "show", "1", "--db", db.to_str().unwrap()]);
+    let text = stdout(&shown);
+    assert!(text.contains("Host idle recovery"), "{text}");
+    let figures = iomark_ok(&[
+        "results",
+        "show",
+        "1",
+        "--db",
+        db.to_str().unwrap(),
+        "--json",
+    ]);
+    let figures = json(&figures)["figures"].clone();
+    let hir: Vec<&str> = figures
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["test"].as_str().unwrap().starts_with("PTS HIR"))
+        .map(|f| f["metric"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        hir,
+        [
+            "iops saturated",
+            "iops idle 1 s",
+            "iops idle 2 s",
+            "iops idle 3 s",
+            "iops idle 5 s",
+            "iops idle 10 s"
+        ]
+    );
+    let html = dir.path().join("r.html");
+    iomark_ok(&[
+        "report",
+        "1",
+        "--db",
+        db.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    let html = std::fs::read_to_string(html).unwrap();
+    assert!(html.contains("id=\"pts-hir\""), "no pts-hir chart");
+}

@@ -140,6 +140,58 @@ pub struct SustainedResult {
     /// random writes by several threads, each writing the region once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wsat: Option<Wsat>,
+    /// SNIA PTS's host idle recovery after the saturated pass (`--hir`),
+    /// when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hir: Option<Hir>,
+}
+
+/// SNIA PTS's host idle recovery (section 10): after write saturation,
+/// bursts of the same writes with idle time between them, the idle time
+/// growing from one wait state to the next, and continuous writing
+/// between the states to bring the device back to its saturated rate. A
+/// drive that cleans up while idle writes its bursts faster the longer it
+/// idles.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hir {
+    /// Each burst's length (the specification's 5 s).
+    pub burst: Nanos,
+    /// The saturated rate the bursts are held to: the saturated pass's
+    /// rate after its cliff, or its mean rate without one.
+    pub baseline: BytesPerSec,
+    /// The wait states, in the order they ran.
+    pub states: Vec<HirState>,
+}
+
+/// One wait state of [`Hir`]: its bursts, each after the same idle time,
+/// then the return to the saturated rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HirState {
+    /// The idle time before each burst.
+    pub idle: Nanos,
+    /// The bursts, in order.
+    pub bursts: Vec<HirBurst>,
+    /// The mean rate of the continuous writing after the bursts (as long
+    /// as the bursts took together, the specification's 1,800 s), when it
+    /// ran.
+    pub return_rate: Option<BytesPerSec>,
+}
+
+/// One burst of writes of a wait state.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct HirBurst {
+    /// When it began, from the start of the first wait state.
+    pub at: Nanos,
+    /// Its rate.
+    pub rate: BytesPerSec,
+}
+
+impl HirState {
+    /// The bursts' mean rate; none before the first burst ended.
+    pub fn mean(&self) -> Option<BytesPerSec> {
+        let n = self.bursts.len();
+        (n > 0).then(|| BytesPerSec(self.bursts.iter().map(|b| b.rate.0).sum::<f64>() / n as f64))
+    }
 }
 
 /// What SNIA PTS's write-saturation test adds to a sustained pass.

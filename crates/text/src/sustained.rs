@@ -1,11 +1,12 @@
 //! Text output of the sustained-write profile: how much was written, where
 //! the rate fell (the cache size) and the rates on either side, or "no
-//! cliff in N"; and what came back after `--recover`'s idle time.
+//! cliff in N"; what came back after `--recover`'s idle time; and PTS's
+//! host idle recovery (`--hir`), a line per wait state.
 
 use std::fmt::Write;
 
 use iomark_model::disk::DiskRun;
-use iomark_model::sustained::{PassEnd, SustainedPass, SustainedResult};
+use iomark_model::sustained::{Hir, PassEnd, SustainedPass, SustainedResult};
 use iomark_model::units::{Bytes, BytesPerSec};
 
 /// `104.86 MB/s (100.00 MiB/s)`: the unit iomark prints rates in, and the
@@ -134,5 +135,55 @@ pub(crate) fn sustained(run: &DiskRun, r: &SustainedResult) -> (String, String) 
             );
         }
     }
+    if let Some(h) = &r.hir {
+        hir_lines(&mut body, h, r.bs);
+    }
     (header, body)
+}
+
+/// PTS's host idle recovery: each wait state's bursts against the
+/// saturated rate, and the rate it returned to.
+fn hir_lines(out: &mut String, h: &Hir, bs: Bytes) {
+    let iops = |r: BytesPerSec| r.0 / bs.get().max(1) as f64;
+    let _ = writeln!(
+        out,
+        "\nHost idle recovery (SNIA PTS 2.0.2 section 10)\n{:14} {:.0} s each; saturated at {:.0} IOPS",
+        "Bursts",
+        h.burst.as_secs_f64(),
+        iops(h.baseline)
+    );
+    let row = |idle: &str, bursts: &str, mean: &str, times: &str, back: &str| {
+        format!("  {idle:>8}  {bursts:>6}  {mean:>10}  {times:>12}  {back:>18}")
+    };
+    let _ = writeln!(
+        out,
+        "{}",
+        row(
+            "idle",
+            "bursts",
+            "mean IOPS",
+            "x saturated",
+            "back to saturation"
+        )
+    );
+    for st in &h.states {
+        let mean = st.mean();
+        let times = mean
+            .filter(|_| h.baseline.0 > 0.0)
+            .map_or("-".into(), |m| format!("{:.2}x", m.0 / h.baseline.0));
+        let back = st
+            .return_rate
+            .map_or("-".into(), |r| format!("{:.0} IOPS", iops(r)));
+        let _ = writeln!(
+            out,
+            "{}",
+            row(
+                &format!("{:.0} s", st.idle.as_secs_f64()),
+                &st.bursts.len().to_string(),
+                &mean.map_or("-".into(), |m| format!("{:.0}", iops(m))),
+                &times,
+                &back,
+            )
+        );
+    }
 }

@@ -146,6 +146,18 @@ impl ProfilePlan {
                     o.push("interval".into(), 2, Cost::Time(idle.as_duration()), None);
                     o.push(format!("{name} after idle"), 2, bytes, block);
                 }
+                if let Some(hir) = opts.hir {
+                    for (test, idle) in (2..).zip(hir.idles()) {
+                        for k in 1..=hir.bursts {
+                            let wait = Cost::Time(idle.as_duration());
+                            o.push("interval".into(), test, wait, None);
+                            let label = sustained::hir_burst_label(idle, k, hir.bursts);
+                            o.push(label, test, Cost::Time(hir.burst.as_duration()), block);
+                        }
+                        let back = Cost::Time(hir.return_time().as_duration());
+                        o.push(sustained::hir_return_label(idle), test, back, block);
+                    }
+                }
             }
             ProfilePlan::Verify(opts) => {
                 let region = verify::region(target_size).get();

@@ -295,6 +295,18 @@ pub struct ProfileSettings {
     #[cfg_attr(feature = "clap", arg(long = Setting::Recover.long(), value_name = "TIME", help_heading = "Profile"))]
     pub(crate) recover: Option<Nanos>,
 
+    /// pts-wsat: after saturation, SNIA PTS's host idle recovery: N bursts
+    /// of the same writes (the specification's 360) after each of five idle
+    /// times, 1, 2, 3, 5 and 10 times a burst, each wait state followed by
+    /// as long again of continuous writing.
+    #[cfg_attr(feature = "clap", arg(long = Setting::Hir.long(), value_name = "N", help_heading = "Profile"))]
+    pub(crate) hir: Option<u32>,
+
+    /// pts-wsat --hir: each burst's length (default 5s, the
+    /// specification's).
+    #[cfg_attr(feature = "clap", arg(long = Setting::HirBurst.long(), value_name = "TIME", help_heading = "Profile"))]
+    pub(crate) hir_burst: Option<Nanos>,
+
     /// What is written: the job's `--data`.
     #[cfg_attr(feature = "clap", arg(skip))]
     pub(crate) data: DataPattern,
@@ -348,6 +360,10 @@ pub enum Setting {
     UntilSteady,
     /// `--recover`
     Recover,
+    /// `--hir`
+    Hir,
+    /// `--hir-burst`
+    HirBurst,
     /// `--phase`
     Phase,
     /// `--mixes`
@@ -358,7 +374,7 @@ pub enum Setting {
 
 impl Setting {
     /// Every setting, in `--help`'s order.
-    pub const ALL: [Setting; 19] = [
+    pub const ALL: [Setting; 21] = [
         Setting::Passes,
         Setting::PassTime,
         Setting::Interval,
@@ -375,6 +391,8 @@ impl Setting {
         Setting::Sizes,
         Setting::UntilSteady,
         Setting::Recover,
+        Setting::Hir,
+        Setting::HirBurst,
         Setting::Phase,
         Setting::Mixes,
         Setting::Precondition,
@@ -399,6 +417,8 @@ impl Setting {
             Setting::Write => "--write",
             Setting::UntilSteady => "--until-steady",
             Setting::Recover => "--recover",
+            Setting::Hir => "--hir",
+            Setting::HirBurst => "--hir-burst",
             Setting::Phase => "--phase",
             Setting::Mixes => "--mixes",
             Setting::Precondition => "--precondition",
@@ -431,6 +451,8 @@ impl Setting {
             Setting::Write => s.write,
             Setting::UntilSteady => s.until_steady.is_some(),
             Setting::Recover => s.recover.is_some(),
+            Setting::Hir => s.hir.is_some(),
+            Setting::HirBurst => s.hir_burst.is_some(),
             Setting::Phase => s.phase.is_some(),
             Setting::Mixes => s.mixes.is_some(),
             Setting::Precondition => s.precondition.is_some(),

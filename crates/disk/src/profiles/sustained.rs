@@ -24,7 +24,8 @@ use iomark_model::disk::{DataPattern, DiskJobResult, DiskJobSpec, EngineKind, Rw
 use iomark_model::profile::ProfileResult;
 use iomark_model::pts::Purge;
 use iomark_model::sustained::{
-    Cliff, PassEnd, Recovery, SummedSeries, SustainedPass, SustainedResult, WrittenAt, Wsat,
+    Cliff, Hir, HirBurst, HirState, PassEnd, Recovery, SummedSeries, SustainedPass,
+    SustainedResult, WrittenAt, Wsat,
 };
 use iomark_model::units::{Bytes, BytesPerSec, Nanos};
 use iomark_model::{Warning, WarningKind};
@@ -117,10 +118,41 @@ pub struct SustainedOptions {
     until_steady: Option<Nanos>,
     /// Idle this long after the first pass, then write again.
     pub(crate) recover: Option<Nanos>,
+    /// PTS's host idle recovery after the saturated pass (`--hir`).
+    pub(crate) hir: Option<HirOptions>,
     /// What is written.
     data: DataPattern,
     /// Seed for the data.
     seed: u64,
+}
+
+/// PTS's host idle recovery: how many bursts each wait state has, and
+/// how long each is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct HirOptions {
+    /// Bursts per wait state (the specification's 360).
+    pub(crate) bursts: u32,
+    /// Each burst's length (the specification's 5 s).
+    pub(crate) burst: Nanos,
+}
+
+impl HirOptions {
+    /// The wait states' idle times, in bursts (PTS 2.0.2: 5, 10, 15, 25
+    /// and 50 s after 5 s bursts).
+    pub(crate) const IDLE_BURSTS: [u32; 5] = [1, 2, 3, 5, 10];
+
+    /// The idle time of each wait state.
+    pub(crate) fn idles(&self) -> impl Iterator<Item = Nanos> + '_ {
+        Self::IDLE_BURSTS
+            .iter()
+            .map(|&k| Nanos(self.burst.0.saturating_mul(u64::from(k))))
+    }
+
+    /// The continuous writing after a wait state: as long as its bursts
+    /// (the specification's 1,800 s after 360 bursts of 5 s).
+    pub(crate) fn return_time(&self) -> Nanos {
+        Nanos(self.burst.0.saturating_mul(u64::from(self.bursts)))
+    }
 }
 
 /// The settings the test takes.
@@ -132,6 +164,8 @@ pub(crate) const WSAT_SETTINGS: &[Setting] = &[
     Setting::Qd,
     Setting::UntilSteady,
     Setting::Recover,
+    Setting::Hir,
+    Setting::HirBurst,
 ];
 
 /// The write-saturation test's options: the sustained test's, with WSAT's
@@ -146,9 +180,37 @@ pub(crate) fn plan_wsat(s: &ProfileSettings) -> Result<SustainedOptions, DiskErr
             ))
         }
     };
+    let hir =
+        match (s.hir, s.hir_burst) {
+            (None, None) => None,
+            (None, Some(_)) => return Err(DiskError::Invalid(
+                "--hir-burst sets the length of --hir's bursts: give --hir N too, e.g. --hir 360"
+                    .into(),
+            )),
+            (Some(0), _) => {
+                return Err(DiskError::Invalid(
+                    "--hir needs at least one burst per wait state: try --hir 360".into(),
+                ))
+            }
+            (Some(_), Some(Nanos(0))) => {
+                return Err(DiskError::Invalid(
+                    "--hir-burst needs a length longer than 0: try --hir-burst 5s".into(),
+                ))
+            }
+            (Some(_), _) if s.recover.is_some() => {
+                return Err(DiskError::Invalid(
+                    "--hir and --recover both idle after saturation: give one of them".into(),
+                ))
+            }
+            (Some(bursts), burst) => Some(HirOptions {
+                bursts,
+                burst: burst.unwrap_or(Nanos::from_secs(5)),
+            }),
+        };
     Ok(SustainedOptions {
         pattern: Pattern::wsat(depth),
         wsat: true,
+        hir,
         ..plan(s)?
     })
 }
@@ -173,6 +235,7 @@ pub(crate) fn plan(s: &ProfileSettings) -> Result<SustainedOptions, DiskError> {
         engine: s.engine.unwrap_or(EngineKind::IoUring),
         until_steady: s.until_steady,
         recover: s.recover,
+        hir: None,
         data: s.data,
         seed: s.seed,
     })
@@ -407,6 +470,71 @@ fn recovered(pass: &[WrittenAt], first: &Cliff) -> (Bytes, bool) {
     (Bytes((fast * fast_time).min(b).round() as u64), false)
 }
 
+/// The label of a wait state's burst `k` (from 1), as the outline has it.
+pub(crate) fn hir_burst_label(idle: Nanos, k: u32, of: u32) -> String {
+    format!("HIR idle {idle}: burst {k} of {of}")
+}
+
+/// The label of the continuous writing after a wait state.
+pub(crate) fn hir_return_label(idle: Nanos) -> String {
+    format!("HIR idle {idle}: back to saturation")
+}
+
+/// PTS's host idle recovery after the saturated pass: each wait state's
+/// bursts, each after its idle time, then as long again of continuous
+/// writing. A stop ends it where it is, keeping what ran.
+fn host_idle_recovery(
+    o: &SustainedOptions,
+    hir: HirOptions,
+    baseline: BytesPerSec,
+    region: Bytes,
+    target: &OpenTarget,
+    stop: &AtomicBool,
+    obs: &mut dyn ProfileObserver,
+) -> Result<(Hir, bool), DiskError> {
+    let timed = |name: String, time: Nanos| DiskJobSpec {
+        runtime: Some(time),
+        ..spec(o, region, target, &name)
+    };
+    let rate = |pass: &Pass| pass.job.write.as_ref().map_or(BytesPerSec(0.0), |w| w.bw);
+    let began = Instant::now();
+    let mut out = Hir {
+        burst: hir.burst,
+        baseline,
+        states: Vec::new(),
+    };
+    for idle in hir.idles() {
+        out.states.push(HirState {
+            idle,
+            bursts: Vec::new(),
+            return_rate: None,
+        });
+        let state = out.states.last_mut().expect("just pushed");
+        for k in 1..=hir.bursts {
+            if !pause(idle.as_duration(), stop, obs) {
+                return Ok((out, true));
+            }
+            let at = Nanos::from_duration(began.elapsed());
+            let burst = timed(hir_burst_label(idle, k, hir.bursts), hir.burst);
+            let pass = run_pass(&burst, target, stop, obs, &|_| None)?;
+            if pass.end == PassEnd::Interrupted {
+                return Ok((out, true));
+            }
+            state.bursts.push(HirBurst {
+                at,
+                rate: rate(&pass),
+            });
+        }
+        let back = timed(hir_return_label(idle), hir.return_time());
+        let pass = run_pass(&back, target, stop, obs, &|_| None)?;
+        if pass.end == PassEnd::Interrupted {
+            return Ok((out, true));
+        }
+        state.return_rate = Some(rate(&pass));
+    }
+    Ok((out, false))
+}
+
 /// Run the test on `target`.
 pub(crate) fn run(
     o: &SustainedOptions,
@@ -492,6 +620,13 @@ pub(crate) fn run(
             Some(_) => interrupted = true,
         }
     }
+    let mut hir = None;
+    if let (Some(h), false) = (o.hir, interrupted) {
+        let baseline = cliff.map_or(pass.mean_rate, |c| c.rate_after);
+        let (ran, stopped) = host_idle_recovery(o, h, baseline, region, target, stop, obs)?;
+        hir = Some(ran);
+        interrupted = stopped;
+    }
     Ok(ProfileOutcome {
         jobs,
         result: ProfileResult::Sustained(SustainedResult {
@@ -503,6 +638,7 @@ pub(crate) fn run(
             recover_pass,
             recovery,
             wsat,
+            hir,
         }),
         warnings,
         interrupted,

@@ -8,7 +8,9 @@ use crate::disk::DiskJobResult;
 /// `written` (bytes the first pass wrote) always; with a cliff its
 /// `cache size`, `rate before` and `rate after`; without one the pass's
 /// `rate` and no cache size ("no cliff in N GiB" is `written` alone); and
-/// after `--recover`, `recovered cache`.
+/// after `--recover`, `recovered cache`. PTS's host idle recovery is a
+/// test of its own, `PTS HIR ...`: `iops saturated` and each wait state's
+/// mean `iops idle N s`.
 pub fn sustained_figures(s: &SustainedResult, first: Option<&DiskJobResult>) -> Vec<Figure> {
     let mut out = Vec::new();
     let how = first.map_or_else(String::new, |j| {
@@ -61,6 +63,17 @@ pub fn sustained_figures(s: &SustainedResult, first: Option<&DiskJobResult>) -> 
             r.recovered.get() as f64,
             None,
         );
+    }
+    if let Some(h) = &s.hir {
+        let test = format!("PTS HIR{how}");
+        let mut figs = TestFigures::new(&mut out, &test, "");
+        figs.push("iops saturated", FigureUnit::Iops, iops(h.baseline.0), None);
+        for st in &h.states {
+            if let Some(mean) = st.mean() {
+                let name = format!("iops idle {:.0} s", st.idle.as_secs_f64());
+                figs.push(&name, FigureUnit::Iops, iops(mean.0), None);
+            }
+        }
     }
     out
 }

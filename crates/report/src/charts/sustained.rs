@@ -225,6 +225,60 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
         },
     );
     wsat(report, out);
+    hir(report, out);
+}
+
+/// SNIA PTS's host idle recovery plot for every run with `--hir`: the
+/// IOPS of each burst over time, a series per wait state, and the
+/// saturated rate the bursts are held to, dashed.
+fn hir(report: &Report, out: &mut Vec<Chart>) {
+    let mut series = Vec::new();
+    for (_, r, s) in with_profile(report, |p| match p {
+        ProfileResult::Sustained(s) => Some(s),
+        _ => None,
+    }) {
+        let Some(h) = &s.hir else { continue };
+        let iops = |rate: f64| rate / s.bs.get().max(1) as f64;
+        let mut end: f64 = 0.0;
+        for st in &h.states {
+            let points: Vec<(f64, f64, f64)> = st
+                .bursts
+                .iter()
+                .map(|b| {
+                    let t = b.at.as_secs_f64();
+                    end = end.max(t);
+                    (t, iops(b.rate.0), iops(b.rate.0))
+                })
+                .collect();
+            series.push(LineSeries {
+                name: format!("{}: idle {:.0} s", r.name, st.idle.as_secs_f64()),
+                points,
+                dashed: false,
+                scatter: true,
+                colour: r.colour,
+            });
+        }
+        let base = iops(h.baseline.0);
+        series.push(LineSeries {
+            name: format!("{}: saturated, {base:.0} IOPS", r.name),
+            points: vec![(0.0, base, base), (end, base, base)],
+            dashed: true,
+            scatter: false,
+            colour: r.colour,
+        });
+    }
+    push_lines(
+        out,
+        LineChart {
+            id: "pts-hir".into(),
+            title: "Host idle recovery: IOPS of each burst over time (dashed: saturated)".into(),
+            x_label: "time (s)".into(),
+            y_label: "IOPS".into(),
+            x_scale: Scale::Linear,
+            x_tick: TickFormat::Number,
+            series,
+        },
+    );
 }
 
 #[cfg(test)]
