@@ -232,21 +232,27 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
 /// IOPS of each burst over time, a series per wait state, and the
 /// saturated rate the bursts are held to, dashed.
 fn hir(report: &Report, out: &mut Vec<Chart>) {
-    let mut series = Vec::new();
-    for (_, r, s) in with_profile(report, |p| match p {
-        ProfileResult::Sustained(s) => Some(s),
+    let runs: Vec<_> = with_profile(report, |p| match p {
+        ProfileResult::Sustained(s) if s.hir.is_some() => Some(s),
         _ => None,
-    }) {
+    });
+    // One run: a colour per wait state, as the specification draws them;
+    // several: a colour per run, the states told apart by their time.
+    let alone = runs.len() == 1;
+    let mut series = Vec::new();
+    for (_, r, s) in runs {
         let Some(h) = &s.hir else { continue };
         let iops = |rate: f64| rate / s.bs.get().max(1) as f64;
         let mut end: f64 = 0.0;
-        for st in &h.states {
+        for (k, st) in h.states.iter().enumerate() {
             let points: Vec<(f64, f64, f64)> = st
                 .bursts
                 .iter()
                 .map(|b| {
                     let t = b.at.as_secs_f64();
-                    end = end.max(t);
+                    // The line runs to the last burst's end, so its point
+                    // is inside the plot.
+                    end = end.max(t + h.burst.as_secs_f64());
                     (t, iops(b.rate.0), iops(b.rate.0))
                 })
                 .collect();
@@ -255,7 +261,7 @@ fn hir(report: &Report, out: &mut Vec<Chart>) {
                 points,
                 dashed: false,
                 scatter: true,
-                colour: r.colour,
+                colour: if alone { k } else { r.colour },
             });
         }
         let base = iops(h.baseline.0);
