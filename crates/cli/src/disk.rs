@@ -2,15 +2,17 @@
 //! docs/profiles.md) or a storage job with fio's vocabulary, on a test file,
 //! an existing file or a block device.
 //!
-//! This module builds the plan, runs it through
-//! [`iomark_disk::lifecycle`] (open, record, probe, run, check, store) and
-//! prints it; the arguments are in `disk_args`, the job's defaults and checks in
-//! [`iomark_disk::job`], each profile's in its module of
+//! This module hands the flags' settings to
+//! [`iomark_disk::lifecycle::run_settings`] (check and plan, open, record,
+//! probe, run, check, store) with the run's sink and display, and prints
+//! what it measured; the arguments are in `disk_args`, the job's defaults
+//! and checks in [`iomark_disk::job`], each profile's in its module of
 //! [`iomark_disk::profiles`]. A job file (`--job`) runs in `fio`.
 
-use iomark_disk::lifecycle::{self, RunEnd, RunOptions, RunPlan, VerifyFile};
-use iomark_host::cgroup::SelfLimit;
-use iomark_pipeline::JsonStream;
+use std::sync::atomic::AtomicBool;
+
+use iomark_disk::lifecycle::{self, RunEnd, RunError, RunOptions, VerifyFile};
+use iomark_pipeline::{JsonStream, RunDisplay, RunSink};
 use iomark_text::terminal::{self, ProgressLine};
 
 use crate::disk_args::{print_run, DiskArgs};
@@ -25,32 +27,36 @@ pub fn run(args: DiskArgs) -> anyhow::Result<Exit> {
     if let Some(note) = args.workload.engine.and_then(|e| e.note) {
         eprintln!("iomark: note: {note}");
     }
-    let plan = RunPlan::of_settings(args.settings())?;
-    let limit = args.mem_limit.map(SelfLimit::enter).transpose()?;
-    let options = args.run_options(limit.as_ref());
-    run_plan(&args, &plan, &options)
+    let settings = args.settings();
+    run_through(&args, |options, sink, display, stop| {
+        lifecycle::run_settings(settings, options, sink, display, stop)
+    })
 }
 
-/// Run `plan` through the lifecycle, stored as `args` say, and print it;
-/// the exit status fio would give.
-pub(crate) fn run_plan(
+/// Run a disk run through `runner` ([`lifecycle::run_settings`] for
+/// `iomark disk`, [`lifecycle::run`] of a job file's plan), given its
+/// options, sink, display and stop flag; stored as `args` say, and
+/// printed. The exit status fio would give.
+pub(crate) fn run_through(
     args: &DiskArgs,
-    plan: &RunPlan,
-    options: &RunOptions<'_>,
+    runner: impl FnOnce(
+        &RunOptions,
+        &mut dyn RunSink,
+        &mut dyn RunDisplay,
+        &'static AtomicBool,
+    ) -> Result<RunEnd, RunError>,
 ) -> anyhow::Result<Exit> {
     let stop = signals::stop_flag()?;
+    let options = args.run_options();
     let mut sink = args.store.sink();
     let mut line = ProgressLine::new(terminal::wanted(args.quiet));
-    let (ended, stream) = if args.json_stream {
-        let mut stream = JsonStream::new(std::io::stdout(), line);
-        let ended = lifecycle::run(plan, options, &mut sink, &mut stream, stop);
-        (ended, Some(stream))
+    let mut stream = None;
+    let display: &mut dyn RunDisplay = if args.json_stream {
+        stream.insert(JsonStream::new(std::io::stdout(), line))
     } else {
-        (
-            lifecycle::run(plan, options, &mut sink, &mut line, stop),
-            None,
-        )
+        &mut line
     };
+    let ended = runner(&options, &mut sink, display, stop);
     let run = match ended? {
         RunEnd::Finished(run) => run,
         // Alone, no other process records the run, and a stop always

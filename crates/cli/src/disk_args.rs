@@ -10,7 +10,6 @@ use iomark_disk::job::JobSettings;
 use iomark_disk::lifecycle::RunOptions;
 use iomark_disk::plan::DiskSettings;
 use iomark_disk::profiles::{ProfileName, ProfileSettings};
-use iomark_host::cgroup::SelfLimit;
 use iomark_model::artefact::RatedSpeed;
 use iomark_model::units::Bytes;
 use iomark_model::RunDocument;
@@ -163,14 +162,13 @@ pub enum OutputFormat {
 }
 
 impl DiskArgs {
-    /// How the run goes beyond its plan, under the memory limit `limit`
-    /// (`--mem-limit`, entered by the caller).
-    pub(crate) fn run_options<'a>(&self, limit: Option<&'a SelfLimit>) -> RunOptions<'a> {
+    /// How the run goes beyond its plan.
+    pub(crate) fn run_options(&self) -> RunOptions {
         RunOptions {
             keep_cache: self.prof.settings.keep_cache,
             rated: self.rated.clone(),
             keep_verify_file: self.prof.settings.keep_verify_file,
-            limit,
+            mem_limit: self.mem_limit,
             command_line: crate::record::command_line(),
         }
     }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use clap::Args;
 use iomark_disk::fio_job;
-use iomark_host::cgroup::SelfLimit;
+use iomark_disk::lifecycle;
 
 use crate::disk_args::DiskArgs;
 use crate::exit::Exit;
@@ -78,7 +78,7 @@ pub fn run_job_file(args: &DiskArgs, file: &Path) -> anyhow::Result<Exit> {
     for note in parsed.notes() {
         eprintln!("iomark: note: {}", iomark_text::escape_controls(&note));
     }
-    let limit = args.mem_limit.map(SelfLimit::enter).transpose()?;
-    let options = args.run_options(limit.as_ref());
-    crate::disk::run_plan(args, &plan, &options)
+    crate::disk::run_through(args, |options, sink, display, stop| {
+        lifecycle::run(&plan, options, sink, display, stop)
+    })
 }

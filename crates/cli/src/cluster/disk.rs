@@ -51,7 +51,8 @@ fn run_rank(
         stop,
     );
     let _signals_raise_halt = signals::also_raise(coordinator.halt())?;
-    let options = args.run_options(None);
+    // --mem-limit is refused across ranks (check), so none is entered.
+    let options = args.run_options();
     let mut sink = args.store.sink();
     // No progress line across ranks: only what a rank has to say, and on
     // rank 0 the job's seconds under --json-stream.

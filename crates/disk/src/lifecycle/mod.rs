@@ -41,6 +41,7 @@ use iomark_host::cgroup::SelfLimit;
 use iomark_model::artefact::{ProbeVerdict, RatedSpeed};
 use iomark_model::disk::EngineKind;
 use iomark_model::profile::ProfileResult;
+use iomark_model::units::Bytes;
 
 use iomark_model::{now_ms, RunBody, RunDocument, RunStatus};
 
@@ -131,16 +132,17 @@ impl RunPlan {
 
 /// How the run goes, beyond its plan.
 #[derive(Debug, Default)]
-pub struct RunOptions<'a> {
+pub struct RunOptions {
     /// `--keep-cache`: no job drops the target's pages first.
     pub keep_cache: bool,
     /// `--rated`: the speed the device is rated at, remembered for it.
     pub rated: Option<RatedSpeed>,
     /// `--keep-verify-file`: a verify read phase leaves the kept file.
     pub keep_verify_file: bool,
-    /// The memory limit the process runs under (`--mem-limit`), whose
-    /// record goes with the run.
-    pub limit: Option<&'a SelfLimit>,
+    /// `--mem-limit`: the run goes into a memory cgroup of this size,
+    /// entered once its plan is checked, and the group's record goes with
+    /// the run.
+    pub mem_limit: Option<Bytes>,
     /// The command line stored with the run.
     pub command_line: Vec<String>,
 }
@@ -202,6 +204,9 @@ pub enum RunError {
         #[source]
         source: DiskError,
     },
+    /// `--mem-limit`'s memory cgroup could not be made or entered.
+    #[error(transparent)]
+    Limit(#[from] iomark_host::cgroup::CgroupError),
     /// The processes of the job could not go on together (another rank
     /// failed), as the [`Coordinator`] says.
     #[error("{0}")]
@@ -237,7 +242,7 @@ struct Recording {
 /// on `display`: a stop signal ends it early with what it measured.
 pub fn run(
     plan: &RunPlan,
-    opts: &RunOptions<'_>,
+    opts: &RunOptions,
     sink: &mut dyn RunSink,
     display: &mut dyn RunDisplay,
     stop: &AtomicBool,
@@ -245,17 +250,30 @@ pub fn run(
     run_coordinated(plan, opts, sink, display, &mut Alone, stop)
 }
 
+/// Run what `settings` ask for ([`RunPlan::of_settings`]): `iomark
+/// disk`'s run, checked here before anything is opened.
+pub fn run_settings(
+    settings: DiskSettings,
+    opts: &RunOptions,
+    sink: &mut dyn RunSink,
+    display: &mut dyn RunDisplay,
+    stop: &AtomicBool,
+) -> Result<RunEnd, RunError> {
+    run(&RunPlan::of_settings(settings)?, opts, sink, display, stop)
+}
+
 /// Run `plan` as one of the processes `coordinator` joins (alone: the
 /// only one), in the steps of [`Coordinator`]'s sequence; the process that
 /// [records](Coordinator::records) the run goes through `sink`.
 pub fn run_coordinated(
     plan: &RunPlan,
-    opts: &RunOptions<'_>,
+    opts: &RunOptions,
     sink: &mut dyn RunSink,
     display: &mut dyn RunDisplay,
     coordinator: &mut dyn Coordinator,
     stop: &AtomicBool,
 ) -> Result<RunEnd, RunError> {
+    let limit = opts.mem_limit.map(SelfLimit::enter).transpose()?;
     let started_at_ms = now_ms();
     // The run's document on `target` with `outcome`.
     let write_up = |target: &OpenTarget, outcome: DiskOutcome| {
@@ -439,7 +457,7 @@ pub fn run_coordinated(
     let memory = doc.host.as_ref().map(|h| h.memory_total);
     if let RunBody::Disk(run) = &mut doc.body {
         run.cluster = cluster;
-        if let Some(limit) = opts.limit {
+        if let Some(limit) = &limit {
             run.cgroup = Some(Box::new(limit.usage()));
         }
         let limit = run.cgroup.as_ref().map(|c| c.limit);

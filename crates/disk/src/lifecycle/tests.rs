@@ -63,7 +63,7 @@ fn custom(dir: &Path, rw: RwMode) -> DiskPlan {
 
 fn run_with(
     plan: &RunPlan,
-    opts: &RunOptions<'_>,
+    opts: &RunOptions,
     sink: &mut MemorySink,
     seen: &mut Seen,
 ) -> Result<RunEnd, RunError> {
