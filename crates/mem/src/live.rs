@@ -147,6 +147,7 @@ impl<'a> MemWatch<'a> {
         }
         let at_ms = iomark_model::now_ms();
         self.sink.sample(&LiveSample {
+            left_at_most: false,
             step: self.run,
             steps: 0,
             label: self.label.clone(),

@@ -29,6 +29,11 @@ pub struct LiveSample {
     pub latency: Option<IntervalLatency>,
     /// The time the run still needs, ms, when it can be told.
     pub left_ms: Option<u64>,
+    /// Whether `left_ms` is the most the run can still take: it counts
+    /// steps the run may skip (a PTS test's rounds after a steady window
+    /// ends it); absent when it is the time left.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub left_at_most: bool,
     /// Floating-point operations completed in the interval, where the test
     /// counts them (the stencil and Himeno kernels of `iomark mem`);
     /// absent in documents written before it was.
@@ -100,6 +105,7 @@ mod tests {
     #[test]
     fn rates_are_per_second_of_the_interval() {
         let s = LiveSample {
+            left_at_most: false,
             step: 1,
             steps: 2,
             label: "SEQ1M Q8T1 read".into(),
@@ -133,6 +139,7 @@ mod tests {
     #[test]
     fn flops_are_written_only_when_counted_and_read_when_absent() {
         let s = LiveSample {
+            left_at_most: false,
             step: 1,
             steps: 0,
             label: "himeno 4.6 MiB".into(),

@@ -73,6 +73,7 @@ pub(crate) fn sample(report: &TestReport, rec: &IntervalRecord) -> Option<LiveSa
     let at_ms = iomark_model::now_ms();
     let omit = f64::from(report.params.omit);
     Some(LiveSample {
+        left_at_most: false,
         step: 1,
         steps: 1,
         label: label(report),

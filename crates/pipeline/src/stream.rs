@@ -169,6 +169,7 @@ mod tests {
         s.follow(outline.clone(), "probe", None);
         s.follow(outline, "test", None);
         s.sample(&LiveSample {
+            left_at_most: false,
             step: 1,
             steps: 1,
             label: "SEQ1M Q8T1 read".into(),

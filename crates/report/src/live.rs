@@ -300,6 +300,7 @@ mod tests {
 
     fn sample(step: u32, mb: u64) -> LiveSample {
         LiveSample {
+            left_at_most: false,
             step,
             steps: 2,
             label: if step == 1 {

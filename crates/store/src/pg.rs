@@ -247,6 +247,11 @@ impl<C: GenericClient> Db for Pg<'_, C> {
             "run_host_profile",
             include_str!("../migrations/postgres/0008_run_host_profile.sql"),
         ),
+        (
+            9,
+            "sample_left_at_most",
+            include_str!("../migrations/postgres/0009_sample_left_at_most.sql"),
+        ),
     ];
     const LIKE: &'static str = "ILIKE";
     const BIGINT: &'static str = "BIGINT";

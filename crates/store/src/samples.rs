@@ -13,6 +13,9 @@ const SINCE_VERSION: i64 = 6;
 
 /// The schema version whose samples have `flops`: read as none before it.
 const FLOPS_SINCE_VERSION: i64 = 7;
+/// The schema version whose samples say whether their time left is the
+/// most the run can take (`left_at_most`).
+const AT_MOST_SINCE_VERSION: i64 = 9;
 
 /// Store `samples` of run `id`, numbered from `first_seq`.
 pub(crate) fn add<D: Db>(
@@ -25,7 +28,7 @@ pub(crate) fn add<D: Db>(
         let seq = big(first_seq + i as u64);
         let lat = s.latency;
         let ns = |f: fn(&IntervalLatency) -> u64| lat.as_ref().map(|l| big(f(l)));
-        let values: [&dyn Param; 16] = [
+        let values: [&dyn Param; 17] = [
             &id.0,
             &seq,
             &big(s.at_ms),
@@ -42,12 +45,14 @@ pub(crate) fn add<D: Db>(
             &ns(|l| l.max_ns),
             &s.left_ms.map(big),
             &s.flops,
+            &i64::from(s.left_at_most),
         ];
         db.execute(
             "INSERT INTO run_samples (run_id, seq, at_ms, step, steps, label, offset_ms,
                  duration_ms, bytes, ios, lat_mean_ns, lat_p50_ns, lat_p99_ns, lat_max_ns,
-                 left_ms, flops)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                 left_ms, flops, left_at_most)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                 ?17)",
             &values,
         )?;
     }
@@ -86,6 +91,7 @@ impl Decode for Numbered {
                 latency,
                 left_ms: opt(9)?,
                 flops: r.get(14)?,
+                left_at_most: r.get::<Option<i64>>(15)?.is_some_and(|v| v != 0),
             },
         ))
     }
@@ -109,10 +115,15 @@ pub(crate) fn after<D: Db>(
     } else {
         "CAST(NULL AS DOUBLE PRECISION)"
     };
+    let at_most = if version >= AT_MOST_SINCE_VERSION {
+        "left_at_most"
+    } else {
+        "CAST(NULL AS BIGINT)"
+    };
     let rows: Vec<Numbered> = db.query(
         &format!(
             "SELECT seq, at_ms, step, steps, label, offset_ms, duration_ms, bytes, ios,
-                 left_ms, lat_mean_ns, lat_p50_ns, lat_p99_ns, lat_max_ns, {flops}
+                 left_ms, lat_mean_ns, lat_p50_ns, lat_p99_ns, lat_max_ns, {flops}, {at_most}
              FROM run_samples WHERE run_id = ?1 AND seq > ?2 ORDER BY seq"
         ),
         &[&id.0, &from],

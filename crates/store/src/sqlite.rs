@@ -393,6 +393,11 @@ impl Db for Sqlite<'_> {
             "run_host_profile",
             include_str!("../migrations/sqlite/0008_run_host_profile.sql"),
         ),
+        (
+            9,
+            "sample_left_at_most",
+            include_str!("../migrations/sqlite/0009_sample_left_at_most.sql"),
+        ),
     ];
     const LIKE: &'static str = "LIKE";
     const BIGINT: &'static str = "INTEGER";

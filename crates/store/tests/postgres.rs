@@ -59,12 +59,12 @@ impl Drop for TestDb {
 fn migrations_build_an_empty_database_and_runs_round_trip() {
     let db = require!(TestDb::new());
     let mut store = PgStore::connect(&db.url).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 8);
+    assert_eq!(store.schema_version().unwrap(), 9);
     assert!(store.list(&RunQuery::default()).unwrap().is_empty());
     drop(store);
     // Reopening applies nothing twice.
     let mut store = iomark_store::open(Some(&db.url)).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 8);
+    assert_eq!(store.schema_version().unwrap(), 9);
 
     let doc = synthetic::full_run(3);
     let id = store.insert_complete(&doc).unwrap();
@@ -429,6 +429,7 @@ fn version_6_seconds_read_without_flops_as_on_sqlite() {
     let mut c = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
     c.batch_execute(
         "ALTER TABLE run_samples DROP COLUMN flops; \
+         ALTER TABLE run_samples DROP COLUMN left_at_most; \
          DELETE FROM schema_migrations WHERE version >= 7",
     )
     .unwrap();
@@ -438,6 +439,7 @@ fn version_6_seconds_read_without_flops_as_on_sqlite() {
     let read = ro.samples(id, None).unwrap();
     let want = iomark_model::live::LiveSample {
         flops: None,
+        left_at_most: false,
         ..written[0].clone()
     };
     assert_eq!(read, [(0, want)]);
@@ -452,7 +454,8 @@ fn version_7_runs_filter_by_host_and_profile_as_on_sqlite() {
     // Back to version 7, as the iomark before the columns left it.
     let mut c = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
     c.batch_execute(&format!(
-        "{} DELETE FROM schema_migrations WHERE version >= 8",
+        "{} ALTER TABLE run_samples DROP COLUMN left_at_most; \
+         DELETE FROM schema_migrations WHERE version >= 8",
         common::UNDO_HOST_PROFILE
     ))
     .unwrap();
@@ -463,6 +466,6 @@ fn version_7_runs_filter_by_host_and_profile_as_on_sqlite() {
     drop(ro);
     // The migration fills the columns from the documents stored before.
     let mut rw = PgStore::connect(&db.url).unwrap();
-    assert_eq!(rw.schema_version().unwrap(), 8);
+    assert_eq!(rw.schema_version().unwrap(), 9);
     common::filter_the_three_runs(&mut rw);
 }

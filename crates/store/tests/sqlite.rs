@@ -14,17 +14,17 @@ fn fresh() -> (tempfile::TempDir, SqliteStore) {
 #[test]
 fn migrations_build_an_empty_database_and_reopen_cleanly() {
     let (dir, mut store) = fresh();
-    assert_eq!(store.schema_version().unwrap(), 8);
+    assert_eq!(store.schema_version().unwrap(), 9);
     assert!(store.list(&RunQuery::default()).unwrap().is_empty());
     drop(store);
     let path = dir.path().join("sub/dir/results.db");
     let mut again = SqliteStore::open(path.clone()).unwrap();
-    assert_eq!(again.schema_version().unwrap(), 8);
+    assert_eq!(again.schema_version().unwrap(), 9);
     let conn = rusqlite::Connection::open(&path).unwrap();
     let n: i64 = conn
         .query_row("SELECT COUNT(*) FROM schema_migrations", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(n, 8, "a migration ran twice");
+    assert_eq!(n, 9, "a migration ran twice");
     assert_eq!(common::pragma(&path, "journal_mode"), "wal");
 }
 
@@ -298,7 +298,7 @@ fn a_read_only_open_reads_everything_and_writes_nothing() {
     {
         let mut ro = SqliteStore::open_read_only(path.clone()).unwrap();
         assert!(ro.is_read_only());
-        assert_eq!(ro.schema_version().unwrap(), 8);
+        assert_eq!(ro.schema_version().unwrap(), 9);
         assert_eq!(ro.list(&RunQuery::default()).unwrap().len(), 1);
         common::assert_same_document(&ro.load(id).unwrap(), &doc);
         for err in [
@@ -383,7 +383,7 @@ fn a_version_1_database_is_read_as_it_is_and_migrated_by_a_writer() {
     assert!(ro.in_progress(0).unwrap().len() <= 1);
     drop(ro);
     let mut rw = SqliteStore::open(path).unwrap();
-    assert_eq!(rw.schema_version().unwrap(), 8);
+    assert_eq!(rw.schema_version().unwrap(), 9);
     assert_eq!(rw.device("dev:sda").unwrap(), None);
 }
 
@@ -415,7 +415,7 @@ fn a_verify_verdict_is_remembered_and_a_version_2_device_row_survives_the_migrat
     assert_eq!(ro.schema_version().unwrap(), 2);
     drop(ro);
     let mut rw = SqliteStore::open(path).unwrap();
-    assert_eq!(rw.schema_version().unwrap(), 8);
+    assert_eq!(rw.schema_version().unwrap(), 9);
     assert_eq!(rw.device("serial:STICK:1").unwrap().as_ref(), Some(&stick));
 
     stick.verify = Some(RememberedVerify {
@@ -511,6 +511,7 @@ fn version_6_seconds_read_without_flops_and_keep_them_through_the_migration() {
         "DROP INDEX runs_profile; ALTER TABLE runs DROP COLUMN host; \
          ALTER TABLE runs DROP COLUMN profile; \
          ALTER TABLE run_samples DROP COLUMN flops; \
+         ALTER TABLE run_samples DROP COLUMN left_at_most; \
          DELETE FROM schema_migrations WHERE version >= 7",
     )
     .unwrap();
@@ -519,6 +520,7 @@ fn version_6_seconds_read_without_flops_and_keep_them_through_the_migration() {
         .iter()
         .map(|s| iomark_model::live::LiveSample {
             flops: None,
+            left_at_most: false,
             ..s.clone()
         })
         .collect();
@@ -531,7 +533,7 @@ fn version_6_seconds_read_without_flops_and_keep_them_through_the_migration() {
     assert_eq!(read(&mut ro), without_flops);
     drop(ro);
     let mut rw = SqliteStore::open(path).unwrap();
-    assert_eq!(rw.schema_version().unwrap(), 8);
+    assert_eq!(rw.schema_version().unwrap(), 9);
     assert_eq!(read(&mut rw), without_flops);
     rw.add_samples(id, 2, &[common::sample(1, 3000)]).unwrap();
     assert_eq!(read(&mut rw)[2].flops, Some(1e10 / 3.0));
@@ -546,7 +548,8 @@ fn version_7_runs_filter_by_host_and_profile_read_only_and_after_the_migration()
     // Back to version 7, as the iomark before the columns left it.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(&format!(
-        "{} DELETE FROM schema_migrations WHERE version >= 8",
+        "{} ALTER TABLE run_samples DROP COLUMN left_at_most; \
+         DELETE FROM schema_migrations WHERE version >= 8",
         common::UNDO_HOST_PROFILE
     ))
     .unwrap();
@@ -557,7 +560,7 @@ fn version_7_runs_filter_by_host_and_profile_read_only_and_after_the_migration()
     drop(ro);
     // The migration fills the columns from the documents stored before.
     let mut rw = SqliteStore::open(path.clone()).unwrap();
-    assert_eq!(rw.schema_version().unwrap(), 8);
+    assert_eq!(rw.schema_version().unwrap(), 9);
     common::filter_the_three_runs(&mut rw);
     let conn = rusqlite::Connection::open(&path).unwrap();
     let filled: Vec<(String, String)> = conn

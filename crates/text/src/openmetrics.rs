@@ -203,6 +203,7 @@ mod tests {
 
     fn sample(step: u32, bytes: u64, ios: u64) -> LiveSample {
         LiveSample {
+            left_at_most: false,
             step,
             steps: 8,
             label: "SEQ1M Q8T1 \"read\"".into(),

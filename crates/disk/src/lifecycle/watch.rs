@@ -70,6 +70,7 @@ impl Samples {
             latency: iv.latency,
             // A time left with steps of unknown length on top is no time left.
             left_ms: (!eta.at_least).then_some(eta.left.as_millis() as u64),
+            left_at_most: eta.at_most && !eta.at_least,
             flops: None,
         }
     }

@@ -69,6 +69,9 @@ pub fn sample(n: u64, at_ms: u64) -> LiveSample {
             max_ns: 9000 * n,
         }),
         left_ms: (n < 3).then_some(3000 - n * 1000),
+        // The second's time left is the most the run takes (a PTS round
+        // may end it sooner).
+        left_at_most: n == 1,
         // The second alone counts flops, a figure no decimal writes exactly.
         flops: (n == 1).then_some(1e10 / 3.0),
     }
@@ -89,7 +92,7 @@ pub fn live_samples_round_trip(store: &mut dyn Store) {
     assert_eq!(
         all.into_iter().map(|(_, s)| s).collect::<Vec<_>>(),
         written,
-        "a sample without latency, time left or flops reads back without them too"
+        "a sample without latency, time left, at most or flops reads back without them too"
     );
     let after = store.samples(id, Some(1)).unwrap();
     assert_eq!(after, [(2, written[2].clone())]);

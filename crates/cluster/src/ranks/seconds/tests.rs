@@ -13,6 +13,7 @@ fn share(job: u32, index: u32, ios: u64, lat: (u64, u16), at: u64, ms: u64) -> S
         job,
         index,
         sample: LiveSample {
+            left_at_most: false,
             step: job,
             steps: 2,
             label: format!("test {job}"),
