@@ -569,3 +569,75 @@ fn a_net_test_stores_each_interval_as_it_goes_at_both_ends() {
         "{runs}"
     );
 }
+
+/// Issue 49: a PTS test's live page shows where its steady state stands
+/// after each round (the terminal's round line) and its convergence
+/// chart, both from the rounds its checkpoints store, while it goes; the
+/// finished run's document keeps its rounds in the result alone.
+#[test]
+fn a_pts_tests_live_page_shows_each_rounds_verdict_and_its_convergence() {
+    let scratch = ScratchDb::new();
+    let target = tempfile::tempdir().unwrap();
+    let dir = target.path().to_str().unwrap();
+    let run = Proc::spawn(&mut iomark_cmd(&[
+        "disk",
+        dir,
+        "--profile",
+        "pts-iops",
+        "--size",
+        "8M",
+        "--precondition",
+        "0",
+        "--mixes",
+        "0",
+        "--sizes",
+        "4k",
+        "--qd",
+        "1",
+        "--engine",
+        "psync",
+        "--runtime",
+        "2s",
+        "--passes",
+        "8",
+        "--db",
+        scratch.db(),
+    ]));
+    let id = run_in_progress(scratch.db());
+    let served = Served::start(scratch.db(), &[]);
+    let mut state = Value::Null;
+    wait_until(Duration::from_secs(60), "a round on the live page", || {
+        state = serde_json::from_slice(&served.get(&format!("/api/live/{id}")).body).unwrap();
+        state["round"].is_string()
+    });
+    let round = state["round"].as_str().unwrap();
+    assert!(round.starts_with("round "), "{round}");
+    assert!(round.contains(" of at most 8: 4K 0/100 "), "{round}");
+    assert!(
+        state["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f == "convergence"),
+        "{state}"
+    );
+    let page = served.get(&format!("/live/{id}")).text();
+    assert!(page.contains("id=\"live-round\""), "{page}");
+    assert!(page.contains("id=\"chart-convergence\""), "{page}");
+    let chart = served.get(&format!("/live/{id}/convergence.svg"));
+    assert_eq!(chart.header("content-type"), Some("image/svg+xml"));
+    let svg = chart.text();
+    assert!(
+        svg.contains("<svg") && svg.contains("PTS IOPS: round "),
+        "{svg}"
+    );
+    let finished = run.finish(Duration::from_secs(120));
+    assert!(finished.status.success(), "{}", stderr(&finished));
+    let shown = json(&results(scratch.db(), &["show", &id.to_string(), "--json"]));
+    let body = &shown["document"]["body"];
+    assert!(body.get("rounds_so_far").is_none(), "{body}");
+    assert!(
+        body["profile_result"]["rounds"].as_array().unwrap().len() >= 5,
+        "{body}"
+    );
+}

@@ -447,6 +447,7 @@ pub(crate) fn run_document_for(
         iomark_stats::knee::DEFAULT_GAIN_PCT,
     );
     let body = RunBody::Disk(DiskRun {
+        rounds_so_far: Vec::new(),
         profile: workload.into(),
         target: info.clone(),
         jobs: outcome.jobs,

@@ -452,6 +452,12 @@ pub struct DiskRun {
     /// similar size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<Box<crate::cluster::ClusterRun>>,
+    /// While a PTS test runs: where its steady state stood after each
+    /// round so far, as each checkpoint stores it, for a view of the run as
+    /// it goes (`iomark serve`'s live page). Absent from a finished run,
+    /// whose rounds are in its result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds_so_far: Vec<crate::pts::PtsRoundStatus>,
 }
 
 #[cfg(test)]

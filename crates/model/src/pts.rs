@@ -177,7 +177,7 @@ pub struct PtsWindowFigures {
 /// a terminal): the round, the most it may run, the tracking variable's
 /// value and the window that ends at this round, with the limits it is
 /// held to.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PtsRoundStatus {
     /// Which test.
     pub test: PtsTest,

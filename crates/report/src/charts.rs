@@ -19,7 +19,7 @@ mod compact;
 mod jobs;
 mod mem;
 mod net;
-mod pts;
+pub(crate) mod pts;
 mod ranks;
 mod sustained;
 mod sweep;

@@ -76,6 +76,7 @@ mod tests {
 
     fn run_with(jobs: Vec<DiskJobResult>) -> ReportRun {
         let body = RunBody::Disk(DiskRun {
+            rounds_so_far: Vec::new(),
             profile: "custom".into(),
             target: DiskTarget {
                 given: "/dev/loop9".into(),

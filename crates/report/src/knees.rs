@@ -48,6 +48,7 @@ mod tests {
 
     fn run_with(knees: Vec<Knee>) -> ReportRun {
         let body = RunBody::Disk(DiskRun {
+            rounds_so_far: Vec::new(),
             profile: "iometer".into(),
             target: DiskTarget {
                 given: "/dev/loop9".into(),

@@ -4,8 +4,17 @@
 //! one that was killed, with what it had.
 
 use iomark_model::live::{IntervalLatency, LiveSample};
+use iomark_model::pts::PtsRoundStatus;
 
 use crate::svg::{LineChart, LineSeries, Scale, TickFormat};
+
+/// A PTS test's convergence while it runs, from the rounds its
+/// checkpoints stored so far (`DiskRun::rounds_so_far`): the tracking
+/// variable per round and the window ending at the last one, with its
+/// bands and best-fit line. None before the first round.
+pub fn live_convergence(rounds: &[PtsRoundStatus]) -> Option<String> {
+    crate::charts::pts::rounds_so_far(rounds).map(|c| c.render())
+}
 
 /// Which figure a live chart draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

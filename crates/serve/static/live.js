@@ -73,6 +73,10 @@
       }
     }
     status.textContent = now.text;
+    // A PTS test's steady state after its last round: the page has the
+    // line once a round ended (the convergence chart came with it).
+    const round = document.getElementById("live-round");
+    if (round && now.round) round.textContent = now.round;
     status.dataset.live = String(now.in_progress);
     // Finished, or failed: the run's own page. Going ("running"), or
     // killed and keeping its last second ("interrupted"): stay.

@@ -43,6 +43,7 @@ pub fn mixed_randrw_run() -> RunDocument {
         })
     };
     let body = RunBody::Disk(DiskRun {
+        rounds_so_far: Vec::new(),
         profile: "fio-job".into(),
         target: DiskTarget {
             given: "/dev/loop7".into(),

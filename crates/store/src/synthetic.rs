@@ -153,6 +153,7 @@ pub fn run(seed: u64, jobs: usize) -> RunDocument {
         host: None,
         device: None,
         body: RunBody::Disk(DiskRun {
+            rounds_so_far: Vec::new(),
             profile: "cdm".into(),
             target: DiskTarget {
                 given: device.into(),

@@ -109,6 +109,7 @@ mod tests {
             jobs: Vec::new(),
         };
         let body = RunBody::Disk(DiskRun {
+            rounds_so_far: Vec::new(),
             profile: "custom".into(),
             target: DiskTarget {
                 given: "/scratch".into(),

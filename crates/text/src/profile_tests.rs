@@ -24,6 +24,7 @@ pub(crate) fn doc(result: ProfileResult, status: RunStatus, warnings: Vec<Warnin
         host: None,
         device: None,
         body: RunBody::Disk(DiskRun {
+            rounds_so_far: Vec::new(),
             profile: "x".into(),
             target: DiskTarget {
                 given: "/var/tmp".into(),

@@ -65,6 +65,7 @@ pub fn read_run(label: &str, mb: f64, wobble: f64, lat_us: Option<f64>) -> RunDo
         host: None,
         device: None,
         body: RunBody::Disk(DiskRun {
+            rounds_so_far: Vec::new(),
             profile: "custom".into(),
             target: DiskTarget {
                 given: format!("/mnt/{label}"),

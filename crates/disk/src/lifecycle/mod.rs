@@ -366,6 +366,7 @@ pub fn run_coordinated(
             let mut checkpoints = recording.as_mut().map(|rec| Checkpoints {
                 sink: &mut *sink,
                 partial: &mut rec.partial,
+                round_pending: false,
             });
             let mut watch = Watch {
                 display: &mut *display,
@@ -428,6 +429,7 @@ pub fn run_coordinated(
             Checkpoints {
                 sink: &mut *sink,
                 partial: &mut rec.partial,
+                round_pending: false,
             }
             .jobs(&total.jobs);
         }

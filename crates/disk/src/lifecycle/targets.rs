@@ -103,6 +103,8 @@ pub(super) fn interrupted_without_target(mut doc: RunDocument, total: DiskOutcom
         run.jobs = total.jobs;
         run.profile_result = total.result;
         run.probe = total.probe;
+        // The rounds were the live view's; the result holds them now.
+        run.rounds_so_far.clear();
     }
     doc.warnings.extend(total.warnings);
     doc.status = RunStatus::Interrupted;

@@ -21,6 +21,9 @@ use iomark_pipeline::{Outline, Progress, RunDisplay, Tracker};
 pub(super) struct Checkpoints<'a> {
     pub(super) sink: &'a mut dyn RunSink,
     pub(super) partial: &'a mut RunDocument,
+    /// A PTS round ended since the last checkpoint: the next one due is
+    /// written, whether or not a test ended by then.
+    pub(super) round_pending: bool,
 }
 
 impl Checkpoints<'_> {
@@ -34,6 +37,29 @@ impl Checkpoints<'_> {
             run.jobs = jobs.to_vec();
         }
         self.sink.checkpoint(self.partial);
+        self.round_pending = false;
+    }
+
+    /// Record where a PTS test's steady state stands after a round: a
+    /// view of the run as it goes draws its convergence from the stored
+    /// document. The round's cells are jobs already recorded, so only the
+    /// status is new.
+    pub(super) fn round(&mut self, status: &PtsRoundStatus) {
+        if let RunBody::Disk(run) = &mut self.partial.body {
+            run.rounds_so_far.push(status.clone());
+        }
+        self.round_pending = true;
+        self.round_due();
+    }
+
+    /// Write the round that ended, once a checkpoint is due (the test's
+    /// progress asks a few times a second): a round ends right after its
+    /// last test's checkpoint, when none is due yet.
+    fn round_due(&mut self) {
+        if self.round_pending && self.sink.checkpoint_due() {
+            self.sink.checkpoint(self.partial);
+            self.round_pending = false;
+        }
     }
 }
 
@@ -117,6 +143,9 @@ impl Observer for Watch<'_, '_> {
         if let Some(s) = self.samples.as_mut() {
             s.tracker.progress(p);
         }
+        if let Some(c) = self.checkpoints.as_mut() {
+            c.round_due();
+        }
         self.display.progress(p);
         self.coordinator.should_stop();
         if self.samples.is_some() {
@@ -155,6 +184,9 @@ impl ProfileObserver for Watch<'_, '_> {
 
     fn round(&mut self, status: &PtsRoundStatus) {
         self.display.round(status);
+        if let Some(c) = self.checkpoints.as_mut() {
+            c.round(status);
+        }
     }
 
     fn finished(&mut self, jobs: &[DiskJobResult]) {

@@ -53,6 +53,7 @@ fn job(rw: RwMode, read: bool, write: bool) -> DiskJobResult {
 
 fn run(jobs: Vec<DiskJobResult>) -> RunBody {
     RunBody::Disk(DiskRun {
+        rounds_so_far: Vec::new(),
         profile: "custom".into(),
         target: DiskTarget {
             given: "/tmp".into(),

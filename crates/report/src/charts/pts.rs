@@ -6,7 +6,7 @@
 //! chart each.
 
 use iomark_model::profile::ProfileResult;
-use iomark_model::pts::{PtsResult, PtsTest, PtsWindowFigures};
+use iomark_model::pts::{mix_label, PtsResult, PtsRoundStatus, PtsTest, PtsWindowFigures};
 
 use super::{of_run, push_lines, slug, with_profile, Chart};
 use crate::svg::{LineChart, LineSeries, Scale, TickFormat};
@@ -125,4 +125,63 @@ fn draw_test(test: PtsTest, runs: &[&(usize, &ReportRun, &PtsResult)], out: &mut
         );
         of_run(out, from, r);
     }
+}
+
+/// One test's convergence as it goes (`iomark serve`'s live page), from
+/// its rounds so far: the tracking variable per round, and the window that
+/// ends at the last round with its average, ±10% and ±20% bands and
+/// best-fit line, as a finished run's window chart draws it. None before
+/// the first round.
+pub(crate) fn rounds_so_far(rounds: &[PtsRoundStatus]) -> Option<LineChart> {
+    let last = rounds.last()?;
+    let test = last.test;
+    let tracking: Vec<(f64, f64)> = rounds
+        .iter()
+        .filter(|r| r.test == test)
+        .map(|r| (f64::from(r.round), test.shown(r.tracking)))
+        .collect();
+    let label = format!(
+        "{} {} {}",
+        last.bs.short_label(),
+        mix_label(last.read_pct),
+        test.unit()
+    );
+    let mut series = vec![line(label.clone(), tracking, false, 0)];
+    let verdict = match &last.window {
+        Some(w) => {
+            let w = PtsWindowFigures {
+                average: test.shown(w.average),
+                slope: test.shown(w.slope),
+                intercept: test.shown(w.intercept),
+                ..*w
+            };
+            let (a, b) = (f64::from(w.first_round), f64::from(w.last_round));
+            let fit = |x: f64| w.intercept + w.slope * (x - a);
+            series.extend([
+                band(&w, 1.0, "window average", 1),
+                band(&w, 1.1, "+10%", 2),
+                band(&w, 0.9, "-10%", 2),
+                band(&w, 1.2, "+20%", 3),
+                band(&w, 0.8, "-20%", 3),
+                line("best fit".into(), vec![(a, fit(a)), (b, fit(b))], true, 4),
+            ]);
+            let steady = if w.steady { "steady" } else { "not steady yet" };
+            format!("rounds {}-{}: {steady}", w.first_round, w.last_round)
+        }
+        None => format!("steady state is judged over {} rounds", last.window_rounds),
+    };
+    Some(LineChart {
+        id: "live-convergence".into(),
+        title: format!(
+            "PTS {}: round {} of at most {} ({verdict})",
+            test.short(),
+            last.round,
+            last.max_rounds
+        ),
+        x_label: "round".into(),
+        y_label: label,
+        x_scale: Scale::Linear,
+        x_tick: TickFormat::Number,
+        series,
+    })
 }

@@ -7,9 +7,11 @@
 //! `/metrics` gives the same seconds to Prometheus.
 
 use iomark_model::live::LiveSample;
+use iomark_model::pts::PtsRoundStatus;
+use iomark_model::RunBody;
 use iomark_model::{now_ms, RunStatus};
-use iomark_report::live::{live_chart, LiveFigure, RateUnit};
-use iomark_store::{RunId, RunSummary, Store};
+use iomark_report::live::{live_chart, live_convergence, LiveFigure, RateUnit};
+use iomark_store::{RunId, RunSummary, Store, StoredRun};
 use iomark_text::openmetrics::{self, LiveRunMetrics};
 use serde_json::json;
 
@@ -148,6 +150,29 @@ fn big_figures(s: &LiveSample, unit: RateUnit) -> Vec<(&'static str, String, &'s
     out
 }
 
+/// Where a PTS test's steady state stood after each round so far, as the
+/// run's checkpoints stored it; none for any other run.
+fn rounds_so_far(run: &StoredRun) -> Vec<PtsRoundStatus> {
+    match run.document().map(|d| d.body) {
+        Ok(RunBody::Disk(d)) => d.rounds_so_far,
+        _ => Vec::new(),
+    }
+}
+
+/// The live charts run `id` has, in the page's order: a PTS test's
+/// convergence once a round ended (what a test of hours is watched for),
+/// then the figures its seconds have.
+fn chart_names(seconds: &[LiveSample], rounds: &[PtsRoundStatus]) -> Vec<&'static str> {
+    let convergence = (!rounds.is_empty()).then_some(CONVERGENCE);
+    convergence
+        .into_iter()
+        .chain(LiveFigure::of(seconds).into_iter().map(LiveFigure::name))
+        .collect()
+}
+
+/// The convergence chart's name in ids and URLs.
+const CONVERGENCE: &str = "convergence";
+
 /// `/live`: the runs in progress, newest first.
 pub(crate) fn list(store: &mut dyn Store) -> Result<String, Failure> {
     let now = now_ms();
@@ -183,6 +208,7 @@ pub(crate) fn list(store: &mut dyn Store) -> Result<String, Failure> {
 /// `/live/{id}`: one run's seconds, followed as they come.
 pub(crate) fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> {
     let run = store.load(id)?;
+    let rounds = rounds_so_far(&run);
     let samples = store.samples(id, None)?;
     let standing = Standing::of(&run.summary, &samples, now_ms());
     let seq = standing
@@ -197,6 +223,12 @@ pub(crate) fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> 
         standing.in_progress,
         esc(&standing.text())
     );
+    if let Some(last) = rounds.last() {
+        o.push_str(&format!(
+            "<p id=\"live-round\">{}</p>",
+            esc(&iomark_text::round_line(last))
+        ));
+    }
     o.push_str("<div id=\"live-figures\">");
     if standing.in_progress {
         let rate = RateUnit::of_kind(&run.summary.kind);
@@ -210,8 +242,7 @@ pub(crate) fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> 
     }
     o.push_str("</div><div class=\"charts\">");
     let seconds: Vec<LiveSample> = samples.into_iter().map(|(_, s)| s).collect();
-    for figure in LiveFigure::of(&seconds) {
-        let name = figure.name();
+    for name in chart_names(&seconds, &rounds) {
         o.push_str(&format!(
             "<img class=\"live\" id=\"chart-{name}\" alt=\"{name}, each second\" \
              src=\"/live/{id}/{name}.svg?seq={seq}\">"
@@ -223,15 +254,14 @@ pub(crate) fn show(id: RunId, store: &mut dyn Store) -> Result<String, Failure> 
 
 /// `/api/live/{id}`: where run `id` stands, for the live page's script.
 pub(crate) fn state(id: RunId, store: &mut dyn Store) -> Result<Response, Failure> {
-    let summary = store.load(id)?.summary;
+    let run = store.load(id)?;
+    let rounds = rounds_so_far(&run);
+    let summary = run.summary;
     let samples = store.samples(id, None)?;
     let standing = Standing::of(&summary, &samples, now_ms());
     let last = standing.last;
     let seconds: Vec<LiveSample> = samples.iter().map(|(_, s)| s.clone()).collect();
-    let figures: Vec<&str> = LiveFigure::of(&seconds)
-        .into_iter()
-        .map(LiveFigure::name)
-        .collect();
+    let figures = chart_names(&seconds, &rounds);
     let doc = json!({
         "run": id.0,
         "status": summary.status.as_str(),
@@ -257,6 +287,7 @@ pub(crate) fn state(id: RunId, store: &mut dyn Store) -> Result<Response, Failur
         .map(|(id, value, unit)| json!({ "id": id, "value": value, "unit": unit }))
         .collect::<Vec<_>>(),
         "text": standing.text(),
+        "round": rounds.last().map(iomark_text::round_line),
     });
     Ok(Response::new(
         200,
@@ -287,12 +318,22 @@ pub(crate) fn samples(
 
 /// `/live/{id}/{figure}.svg`: one of the live charts.
 pub(crate) fn chart(id: RunId, figure: &str, store: &mut dyn Store) -> Result<Response, Failure> {
+    if figure == format!("{CONVERGENCE}.svg") {
+        let rounds = rounds_so_far(&store.load(id)?);
+        return live_convergence(&rounds)
+            .map(|svg| Response::new(200, SVG, svg))
+            .ok_or_else(|| {
+                Failure::NotFound(format!(
+                    "run {id} has no PTS round yet: its convergence is drawn once a round ends"
+                ))
+            });
+    }
     let figure = figure
         .strip_suffix(".svg")
         .and_then(LiveFigure::named)
         .ok_or_else(|| {
             Failure::NotFound(format!(
-                "there is no live chart '{figure}': they are bandwidth.svg, iops.svg, latency.svg and flops.svg"
+                "there is no live chart '{figure}': they are bandwidth.svg, iops.svg, latency.svg, flops.svg and a PTS test's convergence.svg"
             ))
         })?;
     let unit = RateUnit::of_kind(&store.load(id)?.summary.kind);

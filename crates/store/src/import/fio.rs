@@ -84,6 +84,7 @@ pub(super) fn convert(v: &Value) -> Result<RunDocument, ImportError> {
     };
     let target = target(jobs, global);
     let body = RunBody::Disk(DiskRun {
+        rounds_so_far: Vec::new(),
         profile: TOOL.into(),
         target,
         jobs: results,
