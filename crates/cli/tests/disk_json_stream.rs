@@ -171,3 +171,40 @@ fn a_pts_test_streams_each_round_with_its_window_as_the_document_stores_it() {
         assert_eq!(end["window"]["steady"], true, "{end}");
     }
 }
+
+/// Issue 49: a PTS test stopped in a round keeps the rounds that ended
+/// and says which round a stop cut short, and how much of it ran.
+#[test]
+fn a_pts_test_stopped_in_a_round_says_which_round_was_cut_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_str().unwrap();
+    let mut args = quick_pts(path, "0", "4k", "7", &["--json-stream", "--no-store"]);
+    // Cells of a second, so the stop comes in a round, not between them.
+    let at = args.iter().position(|a| *a == "100ms").unwrap();
+    args[at] = "1s";
+    let mut run = Proc::spawn(&mut iomark_cmd(&args));
+    run.wait_stdout(r#""round":2,"#, Duration::from_secs(60));
+    run.signal(rustix::process::Signal::INT);
+    let out = run.finish(Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let end: Value = serde_json::from_str(stdout(&out).lines().last().unwrap()).unwrap();
+    let doc = &end["data"];
+    assert_eq!(doc["status"], "interrupted", "{doc}");
+    let rounds = doc["body"]["profile_result"]["rounds"].as_array().unwrap();
+    let kept = rounds.len();
+    assert!(kept >= 2, "the rounds that ended are kept: {kept}");
+    let cut = format!(
+        "pts-iops: stopped in round {} of at most 7, 0 of its 1 cells run: rounds 1-{kept} are kept",
+        kept + 1
+    );
+    let warnings: Vec<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        warnings.iter().any(|w| w.starts_with(&cut)),
+        "no {cut:?} in {warnings:?}"
+    );
+}

@@ -396,6 +396,8 @@ pub(crate) fn run(
     // The last window's rounds' latencies, cell by cell: the table's five
     // nines and maximum are over every I/O of the rounds it averages.
     let mut latest: VecDeque<Vec<LatencyHistogram>> = VecDeque::new();
+    // The round a stop cut short, and how many of its cells had run.
+    let mut cut_short = None;
     'rounds: for round in 1..=o.max_rounds {
         if interrupted {
             break;
@@ -408,6 +410,7 @@ pub(crate) fn run(
                 let Some(job) = measure(&spec, target, o.common.keep_cache, stop, obs, &spec.name)?
                 else {
                     interrupted = true;
+                    cut_short = Some((round, cells.len()));
                     break 'rounds;
                 };
                 cells.push(cell_of(&job, m, bs, jobs.len()));
@@ -480,6 +483,22 @@ pub(crate) fn run(
                     .window
                     .map_or("-".into(), |w| pct(w.slope_excursion, w.average)),
                 result.window.map_or(0.0, |w| o.test.shown(w.average)),
+            ),
+        ));
+    }
+    if let Some((round, ran)) = cut_short {
+        let cells = o.mixes.len() * o.block_sizes.len();
+        let kept = match round {
+            1 => "no round ended".to_string(),
+            2 => "round 1 is kept".to_string(),
+            r => format!("rounds 1-{} are kept", r - 1),
+        };
+        warnings.push(Warning::new(
+            WarningKind::NotSteady,
+            format!(
+                "{name}: stopped in round {round} of at most {}, {ran} of its {cells} cells run: \
+                 {kept}, not a steady-state result",
+                o.max_rounds
             ),
         ));
     }

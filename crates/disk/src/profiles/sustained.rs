@@ -480,6 +480,23 @@ pub(crate) fn hir_return_label(idle: Nanos) -> String {
     format!("HIR idle {idle}: back to saturation")
 }
 
+/// Where a stop ended host idle recovery: the wait state it was in, and
+/// how many of its bursts had run.
+fn hir_cut_short(ran: &Hir, h: HirOptions) -> Warning {
+    let (idle, bursts) = ran
+        .states
+        .last()
+        .map_or((h.burst, 0), |st| (st.idle, st.bursts.len()));
+    Warning::new(
+        WarningKind::NotSteady,
+        format!(
+            "pts-wsat --hir: stopped in the wait state of {idle} idle, {bursts} of its {} bursts \
+             run: the wait states after it did not run",
+            h.bursts
+        ),
+    )
+}
+
 /// PTS's host idle recovery after the saturated pass: each wait state's
 /// bursts, each after its idle time, then as long again of continuous
 /// writing. A stop ends it where it is, keeping what ran.
@@ -624,6 +641,9 @@ pub(crate) fn run(
     if let (Some(h), false) = (o.hir, interrupted) {
         let baseline = cliff.map_or(pass.mean_rate, |c| c.rate_after);
         let (ran, stopped) = host_idle_recovery(o, h, baseline, region, target, stop, obs)?;
+        if stopped {
+            warnings.push(hir_cut_short(&ran, h));
+        }
         hir = Some(ran);
         interrupted = stopped;
     }
