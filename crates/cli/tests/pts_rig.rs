@@ -544,6 +544,35 @@ fn two_pts_runs_compare_cell_by_cell() {
         steady(&a) != steady(&b),
         "{compared}"
     );
+    // The report draws the specification's plots: the convergence of
+    // both runs, each run's window, and each run's IOPS table over the
+    // block size, a line per mix.
+    let html = dir.path().join("r.html");
+    iomark_ok(&[
+        "report",
+        "1",
+        "2",
+        "--db",
+        db,
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    let html = std::fs::read_to_string(html).unwrap();
+    assert!(
+        html.contains("id=\"pts-convergence\""),
+        "no convergence chart"
+    );
+    let tables: Vec<&str> = html
+        .match_indices("<svg")
+        .map(|(at, _)| &html[at..at + html[at..].find("</svg>").unwrap()])
+        .filter(|svg| svg.contains("id=\"pts-iops-table-"))
+        .collect();
+    assert_eq!(tables.len(), 2, "an IOPS table chart a run");
+    for svg in tables {
+        for mix in ["100/0", "0/100"] {
+            assert!(svg.contains(&format!(">{mix}<")), "no {mix} line in {svg}");
+        }
+    }
 }
 
 /// PTS's host idle recovery on the cliff rig that frees 12 MiB of its

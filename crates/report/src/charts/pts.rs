@@ -41,6 +41,44 @@ pub(super) fn draw(report: &Report, out: &mut Vec<Chart>) {
             draw_test(test, &runs, out);
         }
     }
+    for (_, r, p) in &all {
+        if p.test == PtsTest::Iops {
+            iops_by_block_size(r, p, out);
+        }
+    }
+}
+
+/// The IOPS test's table as the specification's 2D plot: IOPS over the
+/// block size, a line per read/write mix (the window's averages).
+fn iops_by_block_size(r: &ReportRun, p: &PtsResult, out: &mut Vec<Chart>) {
+    let series = p
+        .mixes
+        .iter()
+        .enumerate()
+        .map(|(k, &mix)| {
+            let points = p
+                .table
+                .iter()
+                .filter(|c| c.read_pct == mix)
+                .map(|c| (c.bs.get() as f64, c.iops))
+                .collect();
+            line(mix_label(mix), points, false, k)
+        })
+        .collect();
+    let from = out.len();
+    push_lines(
+        out,
+        LineChart {
+            id: format!("pts-iops-table-{}", slug(&r.name)),
+            title: format!("{}: PTS IOPS by block size, a line per R/W mix", r.name),
+            x_label: "block size".into(),
+            y_label: "IOPS".into(),
+            x_scale: Scale::Log2,
+            x_tick: TickFormat::Bytes,
+            series,
+        },
+    );
+    of_run(out, from, r);
 }
 
 fn draw_test(test: PtsTest, runs: &[&(usize, &ReportRun, &PtsResult)], out: &mut Vec<Chart>) {
