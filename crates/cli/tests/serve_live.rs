@@ -596,8 +596,10 @@ fn a_pts_tests_live_page_shows_each_rounds_verdict_and_its_convergence() {
         "1",
         "--engine",
         "psync",
+        // Rounds of 4 s: at least 20 s in all (five rounds), so the page
+        // is read well before the run ends, even on a loaded machine.
         "--runtime",
-        "2s",
+        "4s",
         "--passes",
         "8",
         "--db",

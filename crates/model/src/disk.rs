@@ -454,8 +454,9 @@ pub struct DiskRun {
     pub cluster: Option<Box<crate::cluster::ClusterRun>>,
     /// While a PTS test runs: where its steady state stood after each
     /// round so far, as each checkpoint stores it, for a view of the run as
-    /// it goes (`iomark serve`'s live page). Absent from a finished run,
-    /// whose rounds are in its result.
+    /// it goes (`iomark serve`'s live page). Absent from a run that
+    /// finished or was stopped, whose rounds are in its result; a run that
+    /// failed keeps its last checkpoint, these included.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rounds_so_far: Vec<crate::pts::PtsRoundStatus>,
 }

@@ -147,9 +147,9 @@ fn hir_lines(out: &mut String, h: &Hir, bs: Bytes) {
     let iops = |r: BytesPerSec| r.0 / bs.get().max(1) as f64;
     let _ = writeln!(
         out,
-        "\nHost idle recovery (SNIA PTS 2.0.2 section 10)\n{:14} {:.0} s each; saturated at {:.0} IOPS",
+        "\nHost idle recovery (SNIA PTS 2.0.2 section 10)\n{:14} {} each; saturated at {:.0} IOPS",
         "Bursts",
-        h.burst.as_secs_f64(),
+        h.burst,
         iops(h.baseline)
     );
     let row = |idle: &str, bursts: &str, mean: &str, times: &str, back: &str| {
@@ -178,12 +178,58 @@ fn hir_lines(out: &mut String, h: &Hir, bs: Bytes) {
             out,
             "{}",
             row(
-                &format!("{:.0} s", st.idle.as_secs_f64()),
+                &st.idle.to_string(),
                 &st.bursts.len().to_string(),
                 &mean.map_or("-".into(), |m| format!("{:.0}", iops(m))),
                 &times,
                 &back,
             )
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iomark_model::sustained::{HirBurst, HirState};
+    use iomark_model::units::Nanos;
+
+    #[test]
+    fn host_idle_recovery_is_a_line_per_wait_state_against_the_saturated_rate() {
+        let iops = |n: f64| BytesPerSec(n * 4096.0);
+        let state = |idle: u64, rates: &[f64], back: Option<f64>| HirState {
+            idle: Nanos::from_secs(idle),
+            bursts: rates
+                .iter()
+                .map(|&r| HirBurst {
+                    at: Nanos(0),
+                    rate: iops(r),
+                })
+                .collect(),
+            return_rate: back.map(iops),
+        };
+        let h = Hir {
+            burst: Nanos::from_secs(5),
+            baseline: iops(2560.0),
+            states: vec![
+                state(5, &[2560.0, 2560.0], Some(2600.0)),
+                state(50, &[4000.0, 5000.0], None),
+            ],
+        };
+        let mut out = String::new();
+        hir_lines(&mut out, &h, Bytes(4096));
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[2], "Bursts         5 s each; saturated at 2560 IOPS");
+        assert!(lines[4].ends_with("1.00x           2600 IOPS"), "{out}");
+        // Stopped before its return: no rate after the bursts.
+        assert!(
+            lines[5].contains("50 s") && lines[5].contains("4500"),
+            "{out}"
+        );
+        assert!(
+            lines[5].contains("1.76x") && lines[5].ends_with(" -"),
+            "{out}"
+        );
+        assert!(lines.iter().all(|l| l.chars().count() <= 80), "{out}");
     }
 }

@@ -10,7 +10,7 @@
 use anyhow::bail;
 use iomark_cluster::ranks::RankCoordinator;
 use iomark_cluster::World;
-use iomark_disk::lifecycle::{self, RunEnd, RunPlan};
+use iomark_disk::lifecycle::{self, RunEnd, RunOptions, RunPlan};
 use iomark_disk::plan::{DiskPlan, Workload};
 use iomark_pipeline::JsonStream;
 use iomark_pipeline::RunDisplay;
@@ -51,8 +51,11 @@ fn run_rank(
         stop,
     );
     let _signals_raise_halt = signals::also_raise(coordinator.halt())?;
-    // --mem-limit is refused across ranks (check), so none is entered.
-    let options = args.run_options();
+    // --mem-limit is refused across ranks (check): none is entered.
+    let options = RunOptions {
+        mem_limit: None,
+        ..args.run_options()
+    };
     let mut sink = args.store.sink();
     // No progress line across ranks: only what a rank has to say, and on
     // rank 0 the job's seconds under --json-stream.

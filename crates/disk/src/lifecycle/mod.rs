@@ -119,12 +119,12 @@ impl RunPlan {
     /// profile named, no workload flag) and `--no-probe` was not given.
     pub fn of_settings(settings: DiskSettings) -> Result<RunPlan, DiskError> {
         let may_probe = settings.profile.is_none() && !settings.profile_settings.no_probe;
-        let engine = settings.job.engine.map_or(EngineKind::IoUring, |e| e.kind);
         let seed = settings.job.seed;
         let plan = settings.build()?;
+        // No workload flag, `--engine` included: the default engine.
         let probes = may_probe && matches!(plan.workload, Workload::Profile(..));
         Ok(RunPlan {
-            probe_first: probes.then(|| ArtefactsOptions::short(engine, seed)),
+            probe_first: probes.then(|| ArtefactsOptions::short(EngineKind::IoUring, seed)),
             ..RunPlan::single(plan)
         })
     }
@@ -366,7 +366,6 @@ pub fn run_coordinated(
             let mut checkpoints = recording.as_mut().map(|rec| Checkpoints {
                 sink: &mut *sink,
                 partial: &mut rec.partial,
-                round_pending: false,
             });
             let mut watch = Watch {
                 display: &mut *display,
@@ -429,7 +428,6 @@ pub fn run_coordinated(
             Checkpoints {
                 sink: &mut *sink,
                 partial: &mut rec.partial,
-                round_pending: false,
             }
             .jobs(&total.jobs);
         }

@@ -14,6 +14,7 @@ use iomark_model::{RunBody, RunStatus, WarningKind};
 use super::*;
 use crate::job::JobSettings;
 use crate::plan::DiskSettings;
+use crate::profiles::{ProfileName, ProfileSettings};
 use iomark_pipeline::{Eta, MemorySink, Outline, Progress};
 
 /// A display that keeps what it was asked to show.
@@ -507,4 +508,42 @@ fn each_second_of_a_test_reaches_the_sink_and_the_seconds_add_up_to_the_job() {
     let bytes: u64 = sink.samples.iter().map(|s| s.bytes).sum();
     let ios: u64 = sink.samples.iter().map(|s| s.ios).sum();
     assert_eq!((bytes, ios), (read.io_bytes.get(), read.ios));
+}
+
+#[test]
+fn the_short_probe_comes_first_only_for_the_default_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = |profile: Option<ProfileName>, job: JobSettings, no_probe: bool| DiskSettings {
+        path: dir.path().to_path_buf(),
+        job,
+        profile,
+        profile_settings: ProfileSettings {
+            no_probe,
+            ..ProfileSettings::default()
+        },
+        ..DiskSettings::default()
+    };
+    let probes = |s: DiskSettings| RunPlan::of_settings(s).unwrap().probe_first;
+    let none = JobSettings::default;
+    let default = probes(settings(None, none(), false)).expect("the default profile probes");
+    assert_eq!(default, ArtefactsOptions::short(EngineKind::IoUring, 0));
+    assert!(probes(settings(None, none(), true)).is_none(), "--no-probe");
+    let named = settings(Some(ProfileName::Cdm), none(), false);
+    assert!(probes(named).is_none(), "a profile named");
+    // Any workload flag, the engine too, makes a custom job.
+    for custom in [
+        JobSettings {
+            rw: Some(RwMode::Read),
+            ..JobSettings::default()
+        },
+        JobSettings {
+            engine: Some(EngineKind::Psync.into()),
+            ..JobSettings::default()
+        },
+    ] {
+        assert!(
+            probes(settings(None, custom, false)).is_none(),
+            "a custom job"
+        );
+    }
 }

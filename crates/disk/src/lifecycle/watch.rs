@@ -21,9 +21,6 @@ use iomark_pipeline::{Outline, Progress, RunDisplay, Tracker};
 pub(super) struct Checkpoints<'a> {
     pub(super) sink: &'a mut dyn RunSink,
     pub(super) partial: &'a mut RunDocument,
-    /// A PTS round ended since the last checkpoint: the next one due is
-    /// written, whether or not a test ended by then.
-    pub(super) round_pending: bool,
 }
 
 impl Checkpoints<'_> {
@@ -37,28 +34,15 @@ impl Checkpoints<'_> {
             run.jobs = jobs.to_vec();
         }
         self.sink.checkpoint(self.partial);
-        self.round_pending = false;
     }
 
-    /// Record where a PTS test's steady state stands after a round: a
-    /// view of the run as it goes draws its convergence from the stored
-    /// document. The round's cells are jobs already recorded, so only the
-    /// status is new.
+    /// Keep where a PTS test's steady state stands after a round, for a
+    /// view of the run as it goes: the round's last test's checkpoint,
+    /// which the profile asks for right after this, stores it with the
+    /// round's jobs (between tests, never while one measures).
     pub(super) fn round(&mut self, status: &PtsRoundStatus) {
         if let RunBody::Disk(run) = &mut self.partial.body {
             run.rounds_so_far.push(status.clone());
-        }
-        self.round_pending = true;
-        self.round_due();
-    }
-
-    /// Write the round that ended, once a checkpoint is due (the test's
-    /// progress asks a few times a second): a round ends right after its
-    /// last test's checkpoint, when none is due yet.
-    fn round_due(&mut self) {
-        if self.round_pending && self.sink.checkpoint_due() {
-            self.sink.checkpoint(self.partial);
-            self.round_pending = false;
         }
     }
 }
@@ -142,9 +126,6 @@ impl Observer for Watch<'_, '_> {
     fn progress(&mut self, p: &Progress) {
         if let Some(s) = self.samples.as_mut() {
             s.tracker.progress(p);
-        }
-        if let Some(c) = self.checkpoints.as_mut() {
-            c.round_due();
         }
         self.display.progress(p);
         self.coordinator.should_stop();

@@ -152,7 +152,7 @@ impl ProfilePlan {
                             let wait = Cost::Time(idle.as_duration());
                             o.push("interval".into(), test, wait, None);
                             let label = sustained::hir_burst_label(idle, k, hir.bursts);
-                            o.push(label, test, Cost::Time(hir.burst.as_duration()), block);
+                            o.push(label, test, Cost::Time(hir.burst_time.as_duration()), block);
                         }
                         let back = Cost::Time(hir.return_time().as_duration());
                         o.push(sustained::hir_return_label(idle), test, back, block);

@@ -416,7 +416,11 @@ pub(crate) fn run(
                 cells.push(cell_of(&job, m, bs, jobs.len()));
                 hists.push(latencies(&job));
                 jobs.push(job);
-                obs.finished(&jobs);
+                // The round's last test is checkpointed with the round's
+                // verdict, below.
+                if cells.len() < o.mixes.len() * o.block_sizes.len() {
+                    obs.finished(&jobs);
+                }
             }
         }
         let track = cells
@@ -447,6 +451,7 @@ pub(crate) fn run(
             data_limit: rule.data_excursion,
             slope_limit: rule.slope_excursion,
         });
+        obs.finished(&jobs);
         if let Some(figures) = figures {
             result.window = Some(figures);
             if figures.steady {

@@ -133,10 +133,14 @@ pub(crate) struct HirOptions {
     /// Bursts per wait state (the specification's 360).
     pub(crate) bursts: u32,
     /// Each burst's length (the specification's 5 s).
-    pub(crate) burst: Nanos,
+    pub(crate) burst_time: Nanos,
 }
 
 impl HirOptions {
+    /// The most bursts a wait state may have: ten times the
+    /// specification's, about 150 hours of 5 s bursts in all.
+    pub(crate) const MAX_BURSTS: u32 = 3600;
+
     /// The wait states' idle times, in bursts (PTS 2.0.2: 5, 10, 15, 25
     /// and 50 s after 5 s bursts).
     pub(crate) const IDLE_BURSTS: [u32; 5] = [1, 2, 3, 5, 10];
@@ -145,13 +149,13 @@ impl HirOptions {
     pub(crate) fn idles(&self) -> impl Iterator<Item = Nanos> + '_ {
         Self::IDLE_BURSTS
             .iter()
-            .map(|&k| Nanos(self.burst.0.saturating_mul(u64::from(k))))
+            .map(|&k| Nanos(self.burst_time.0.saturating_mul(u64::from(k))))
     }
 
     /// The continuous writing after a wait state: as long as its bursts
     /// (the specification's 1,800 s after 360 bursts of 5 s).
     pub(crate) fn return_time(&self) -> Nanos {
-        Nanos(self.burst.0.saturating_mul(u64::from(self.bursts)))
+        Nanos(self.burst_time.0.saturating_mul(u64::from(self.bursts)))
     }
 }
 
@@ -168,6 +172,40 @@ pub(crate) const WSAT_SETTINGS: &[Setting] = &[
     Setting::HirBurst,
 ];
 
+/// `--hir N` and `--hir-burst TIME`, checked.
+fn hir_options(s: &ProfileSettings) -> Result<Option<HirOptions>, DiskError> {
+    let invalid = |why: String| Err(DiskError::Invalid(why));
+    let Some(bursts) = s.hir else {
+        return match s.hir_burst {
+            None => Ok(None),
+            Some(_) => invalid(
+                "--hir-burst sets the length of --hir's bursts: give --hir N too, e.g. --hir 360"
+                    .into(),
+            ),
+        };
+    };
+    if bursts == 0 {
+        return invalid("--hir needs at least one burst per wait state: try --hir 360".into());
+    }
+    if bursts > HirOptions::MAX_BURSTS {
+        return invalid(format!(
+            "--hir {bursts} is more bursts a wait state than {} (the specification's 360 \
+             take about 15 hours in all): try --hir 360",
+            HirOptions::MAX_BURSTS
+        ));
+    }
+    if s.hir_burst == Some(Nanos(0)) {
+        return invalid("--hir-burst needs a length longer than 0: try --hir-burst 5s".into());
+    }
+    if s.recover.is_some() {
+        return invalid("--hir and --recover both idle after saturation: give one of them".into());
+    }
+    Ok(Some(HirOptions {
+        bursts,
+        burst_time: s.hir_burst.unwrap_or(Nanos::from_secs(5)),
+    }))
+}
+
 /// The write-saturation test's options: the sustained test's, with WSAT's
 /// pattern and a purge first.
 pub(crate) fn plan_wsat(s: &ProfileSettings) -> Result<SustainedOptions, DiskError> {
@@ -180,33 +218,7 @@ pub(crate) fn plan_wsat(s: &ProfileSettings) -> Result<SustainedOptions, DiskErr
             ))
         }
     };
-    let hir =
-        match (s.hir, s.hir_burst) {
-            (None, None) => None,
-            (None, Some(_)) => return Err(DiskError::Invalid(
-                "--hir-burst sets the length of --hir's bursts: give --hir N too, e.g. --hir 360"
-                    .into(),
-            )),
-            (Some(0), _) => {
-                return Err(DiskError::Invalid(
-                    "--hir needs at least one burst per wait state: try --hir 360".into(),
-                ))
-            }
-            (Some(_), Some(Nanos(0))) => {
-                return Err(DiskError::Invalid(
-                    "--hir-burst needs a length longer than 0: try --hir-burst 5s".into(),
-                ))
-            }
-            (Some(_), _) if s.recover.is_some() => {
-                return Err(DiskError::Invalid(
-                    "--hir and --recover both idle after saturation: give one of them".into(),
-                ))
-            }
-            (Some(bursts), burst) => Some(HirOptions {
-                bursts,
-                burst: burst.unwrap_or(Nanos::from_secs(5)),
-            }),
-        };
+    let hir = hir_options(s)?;
     Ok(SustainedOptions {
         pattern: Pattern::wsat(depth),
         wsat: true,
@@ -480,26 +492,42 @@ pub(crate) fn hir_return_label(idle: Nanos) -> String {
     format!("HIR idle {idle}: back to saturation")
 }
 
-/// Where a stop ended host idle recovery: the wait state it was in, and
-/// how many of its bursts had run.
-fn hir_cut_short(ran: &Hir, h: HirOptions) -> Warning {
-    let (idle, bursts) = ran
-        .states
-        .last()
-        .map_or((h.burst, 0), |st| (st.idle, st.bursts.len()));
-    Warning::new(
-        WarningKind::NotSteady,
-        format!(
-            "pts-wsat --hir: stopped in the wait state of {idle} idle, {bursts} of its {} bursts \
-             run: the wait states after it did not run",
+/// How host idle recovery ended.
+enum HirEnd {
+    /// Every wait state ran.
+    Done,
+    /// A stop ended it, in a wait state's bursts or in the continuous
+    /// writing after them.
+    Stopped,
+    /// A burst or the writing after the bursts failed.
+    Failed(DiskError),
+}
+
+/// Why host idle recovery did not run to its end, and where: the wait
+/// state it was in, and whether in its bursts or the writing after them.
+fn hir_cut_short(ran: &Hir, h: HirOptions, why: &str) -> Warning {
+    let at = match ran.states.last() {
+        Some(st) if st.bursts.len() == h.bursts as usize => format!(
+            "in the continuous writing after the wait state of {} idle",
+            st.idle
+        ),
+        Some(st) => format!(
+            "in the wait state of {} idle, {} of its {} bursts run",
+            st.idle,
+            st.bursts.len(),
             h.bursts
         ),
+        None => "before the first wait state".into(),
+    };
+    Warning::new(
+        WarningKind::NotSteady,
+        format!("pts-wsat --hir: {why} {at}: the wait states after it did not run"),
     )
 }
 
 /// PTS's host idle recovery after the saturated pass: each wait state's
 /// bursts, each after its idle time, then as long again of continuous
-/// writing. A stop ends it where it is, keeping what ran.
+/// writing. A stop or a failed burst ends it where it is, keeping what ran.
 fn host_idle_recovery(
     o: &SustainedOptions,
     hir: HirOptions,
@@ -508,7 +536,7 @@ fn host_idle_recovery(
     target: &OpenTarget,
     stop: &AtomicBool,
     obs: &mut dyn ProfileObserver,
-) -> Result<(Hir, bool), DiskError> {
+) -> (Hir, HirEnd) {
     let timed = |name: String, time: Nanos| DiskJobSpec {
         runtime: Some(time),
         ..spec(o, region, target, &name)
@@ -516,7 +544,7 @@ fn host_idle_recovery(
     let rate = |pass: &Pass| pass.job.write.as_ref().map_or(BytesPerSec(0.0), |w| w.bw);
     let began = Instant::now();
     let mut out = Hir {
-        burst: hir.burst,
+        burst: hir.burst_time,
         baseline,
         states: Vec::new(),
     };
@@ -529,27 +557,28 @@ fn host_idle_recovery(
         let state = out.states.last_mut().expect("just pushed");
         for k in 1..=hir.bursts {
             if !pause(idle.as_duration(), stop, obs) {
-                return Ok((out, true));
+                return (out, HirEnd::Stopped);
             }
             let at = Nanos::from_duration(began.elapsed());
-            let burst = timed(hir_burst_label(idle, k, hir.bursts), hir.burst);
-            let pass = run_pass(&burst, target, stop, obs, &|_| None)?;
-            if pass.end == PassEnd::Interrupted {
-                return Ok((out, true));
-            }
+            let burst = timed(hir_burst_label(idle, k, hir.bursts), hir.burst_time);
+            let pass = match run_pass(&burst, target, stop, obs, &|_| None) {
+                Ok(p) if p.end == PassEnd::Interrupted => return (out, HirEnd::Stopped),
+                Ok(p) => p,
+                Err(e) => return (out, HirEnd::Failed(e)),
+            };
             state.bursts.push(HirBurst {
                 at,
                 rate: rate(&pass),
             });
         }
         let back = timed(hir_return_label(idle), hir.return_time());
-        let pass = run_pass(&back, target, stop, obs, &|_| None)?;
-        if pass.end == PassEnd::Interrupted {
-            return Ok((out, true));
+        match run_pass(&back, target, stop, obs, &|_| None) {
+            Ok(p) if p.end == PassEnd::Interrupted => return (out, HirEnd::Stopped),
+            Ok(p) => state.return_rate = Some(rate(&p)),
+            Err(e) => return (out, HirEnd::Failed(e)),
         }
-        state.return_rate = Some(rate(&pass));
     }
-    Ok((out, false))
+    (out, HirEnd::Done)
 }
 
 /// Run the test on `target`.
@@ -640,12 +669,21 @@ pub(crate) fn run(
     let mut hir = None;
     if let (Some(h), false) = (o.hir, interrupted) {
         let baseline = cliff.map_or(pass.mean_rate, |c| c.rate_after);
-        let (ran, stopped) = host_idle_recovery(o, h, baseline, region, target, stop, obs)?;
-        if stopped {
-            warnings.push(hir_cut_short(&ran, h));
+        let (ran, end) = host_idle_recovery(o, h, baseline, region, target, stop, obs);
+        match end {
+            HirEnd::Done => {}
+            HirEnd::Stopped => {
+                warnings.push(hir_cut_short(&ran, h, "stopped"));
+                interrupted = true;
+            }
+            // Hours of wait states are kept; the run reads back as
+            // interrupted, with what it measured.
+            HirEnd::Failed(e) => {
+                warnings.push(hir_cut_short(&ran, h, &format!("failed ({e})")));
+                interrupted = true;
+            }
         }
         hir = Some(ran);
-        interrupted = stopped;
     }
     Ok(ProfileOutcome {
         jobs,
@@ -794,5 +832,73 @@ mod tests {
         };
         let e = plan(&s).unwrap_err().to_string();
         assert!(e.contains("--until-steady"), "{e}");
+    }
+
+    #[test]
+    fn hir_takes_the_specifications_schedule_and_refuses_what_cannot_run() {
+        let with = |hir: Option<u32>, burst: Option<Nanos>, recover: Option<Nanos>| {
+            plan_wsat(&ProfileSettings {
+                hir,
+                hir_burst: burst,
+                recover,
+                ..ProfileSettings::default()
+            })
+        };
+        let h = with(Some(360), None, None).unwrap().hir.unwrap();
+        assert_eq!(h.burst_time, Nanos::from_secs(5));
+        let idles: Vec<u64> = h.idles().map(|n| n.0 / 1_000_000_000).collect();
+        assert_eq!(idles, [5, 10, 15, 25, 50], "PTS 2.0.2's wait states");
+        assert_eq!(h.return_time(), Nanos::from_secs(1800));
+        assert!(with(None, None, None).unwrap().hir.is_none());
+        for (hir, burst, recover, names) in [
+            (None, Some(Nanos::from_secs(1)), None, "--hir N too"),
+            (Some(0), None, None, "at least one burst"),
+            (
+                Some(HirOptions::MAX_BURSTS + 1),
+                None,
+                None,
+                "try --hir 360",
+            ),
+            (Some(1), Some(Nanos(0)), None, "longer than 0"),
+            (
+                Some(1),
+                None,
+                Some(Nanos::from_secs(60)),
+                "give one of them",
+            ),
+        ] {
+            let e = with(hir, burst, recover).unwrap_err().to_string();
+            assert!(e.contains(names), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_stop_in_host_idle_recovery_names_where_it_came() {
+        let h = HirOptions {
+            bursts: 3,
+            burst_time: Nanos::from_secs(5),
+        };
+        let state = |bursts: usize| HirState {
+            idle: Nanos::from_secs(10),
+            bursts: vec![
+                HirBurst {
+                    at: Nanos(0),
+                    rate: BytesPerSec(1.0),
+                };
+                bursts
+            ],
+            return_rate: None,
+        };
+        let ran = |states: Vec<HirState>| Hir {
+            burst: h.burst_time,
+            baseline: BytesPerSec(1.0),
+            states,
+        };
+        let said = |r: &Hir| hir_cut_short(r, h, "stopped").message;
+        assert!(said(&ran(vec![state(2)]))
+            .contains("in the wait state of 10 s idle, 2 of its 3 bursts run"));
+        assert!(said(&ran(vec![state(3)]))
+            .contains("in the continuous writing after the wait state of 10 s idle"));
+        assert!(said(&ran(Vec::new())).contains("before the first wait state"));
     }
 }

@@ -70,7 +70,7 @@ pub fn sustained_figures(s: &SustainedResult, first: Option<&DiskJobResult>) -> 
         figs.push("iops saturated", FigureUnit::Iops, iops(h.baseline.0), None);
         for st in &h.states {
             if let Some(mean) = st.mean() {
-                let name = format!("iops idle {:.0} s", st.idle.as_secs_f64());
+                let name = format!("iops idle {}", st.idle);
                 figs.push(&name, FigureUnit::Iops, iops(mean.0), None);
             }
         }

@@ -22,6 +22,22 @@ fn line(name: String, points: Vec<(f64, f64)>, dashed: bool, colour: usize) -> L
     }
 }
 
+/// A window's lines, in the tracking variable's shown unit: its
+/// average, the ±10% and ±20% bands and the best-fit line, each across its
+/// rounds.
+fn window_lines(w: &PtsWindowFigures) -> [LineSeries; 6] {
+    let (a, b) = (f64::from(w.first_round), f64::from(w.last_round));
+    let fit = |x: f64| w.intercept + w.slope * (x - a);
+    [
+        band(w, 1.0, "average", 1),
+        band(w, 1.1, "+10%", 2),
+        band(w, 0.9, "-10%", 2),
+        band(w, 1.2, "+20%", 3),
+        band(w, 0.8, "-20%", 3),
+        line("best fit".into(), vec![(a, fit(a)), (b, fit(b))], true, 4),
+    ]
+}
+
 /// The window's rounds at `level` times the average, as a dashed line.
 fn band(w: &PtsWindowFigures, level: f64, name: &str, colour: usize) -> LineSeries {
     let y = w.average * level;
@@ -124,8 +140,6 @@ fn draw_test(test: PtsTest, runs: &[&(usize, &ReportRun, &PtsResult)], out: &mut
         };
         let from = out.len();
         let rounds = &p.rounds[(w.first_round - 1) as usize..w.last_round as usize];
-        let (a, b) = (f64::from(w.first_round), f64::from(w.last_round));
-        let fit = |x: f64| w.intercept + w.slope * (x - a);
         let verdict = if w.steady { "steady" } else { "not steady" };
         push_lines(
             out,
@@ -142,23 +156,17 @@ fn draw_test(test: PtsTest, runs: &[&(usize, &ReportRun, &PtsResult)], out: &mut
                 y_label: label.clone(),
                 x_scale: Scale::Linear,
                 x_tick: TickFormat::Number,
-                series: vec![
-                    line(
-                        "tracking".into(),
-                        rounds
-                            .iter()
-                            .map(|x| (f64::from(x.round), test.shown(x.tracking)))
-                            .collect(),
-                        false,
-                        r.colour,
-                    ),
-                    band(&w, 1.0, "average", 1),
-                    band(&w, 1.1, "+10%", 2),
-                    band(&w, 0.9, "-10%", 2),
-                    band(&w, 1.2, "+20%", 3),
-                    band(&w, 0.8, "-20%", 3),
-                    line("best fit".into(), vec![(a, fit(a)), (b, fit(b))], true, 4),
-                ],
+                series: std::iter::once(line(
+                    "tracking".into(),
+                    rounds
+                        .iter()
+                        .map(|x| (f64::from(x.round), test.shown(x.tracking)))
+                        .collect(),
+                    false,
+                    r.colour,
+                ))
+                .chain(window_lines(&w))
+                .collect(),
             },
         );
         of_run(out, from, r);
@@ -193,16 +201,7 @@ pub(crate) fn rounds_so_far(rounds: &[PtsRoundStatus]) -> Option<LineChart> {
                 intercept: test.shown(w.intercept),
                 ..*w
             };
-            let (a, b) = (f64::from(w.first_round), f64::from(w.last_round));
-            let fit = |x: f64| w.intercept + w.slope * (x - a);
-            series.extend([
-                band(&w, 1.0, "window average", 1),
-                band(&w, 1.1, "+10%", 2),
-                band(&w, 0.9, "-10%", 2),
-                band(&w, 1.2, "+20%", 3),
-                band(&w, 0.8, "-20%", 3),
-                line("best fit".into(), vec![(a, fit(a)), (b, fit(b))], true, 4),
-            ]);
+            series.extend(window_lines(&w));
             let steady = if w.steady { "steady" } else { "not steady yet" };
             format!("rounds {}-{}: {steady}", w.first_round, w.last_round)
         }

@@ -257,7 +257,7 @@ fn hir(report: &Report, out: &mut Vec<Chart>) {
                 })
                 .collect();
             series.push(LineSeries {
-                name: format!("{}: idle {:.0} s", r.name, st.idle.as_secs_f64()),
+                name: format!("{}: idle {}", r.name, st.idle),
                 points,
                 dashed: false,
                 scatter: true,
@@ -270,7 +270,8 @@ fn hir(report: &Report, out: &mut Vec<Chart>) {
             points: vec![(0.0, base, base), (end, base, base)],
             dashed: true,
             scatter: false,
-            colour: r.colour,
+            // Alone, the states take the first colours: the line the next.
+            colour: if alone { h.states.len() } else { r.colour },
         });
     }
     push_lines(

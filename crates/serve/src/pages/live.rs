@@ -153,6 +153,15 @@ fn big_figures(s: &LiveSample, unit: RateUnit) -> Vec<(&'static str, String, &'s
 /// Where a PTS test's steady state stood after each round so far, as the
 /// run's checkpoints stored it; none for any other run.
 fn rounds_so_far(run: &StoredRun) -> Vec<PtsRoundStatus> {
+    // The page asks each second: only a PTS test's document is read.
+    let pts = run
+        .summary
+        .profile
+        .as_deref()
+        .is_some_and(|p| p.starts_with("pts-"));
+    if !pts {
+        return Vec::new();
+    }
     match run.document().map(|d| d.body) {
         Ok(RunBody::Disk(d)) => d.rounds_so_far,
         _ => Vec::new(),
