@@ -174,8 +174,10 @@ impl DiskArgs {
     }
 
     /// What `--output-format` and `--json` ask to print: fio's layout
-    /// first, then the document, else iomark's text.
-    pub fn output(&self, verbose: bool) -> Output {
+    /// first, then the document, else iomark's text (every warning with
+    /// `-v`).
+    pub fn output(&self) -> Output {
+        let verbose = self.prof.verbose;
         match self.output_format {
             Some(OutputFormat::Json) => Output::FioJson { plus: false },
             Some(OutputFormat::JsonPlus) => Output::FioJson { plus: true },
@@ -189,7 +191,7 @@ impl DiskArgs {
 /// in a pipe), iomark's document or fio's layout.
 pub fn print_run(args: &DiskArgs, doc: &RunDocument) -> anyhow::Result<()> {
     let width = Some(iomark_text::terminal::text_width());
-    crate::exit::print(&args.output(args.prof.verbose).render_for(doc, width)?)?;
+    crate::exit::print(&args.output().render_for(doc, width)?)?;
     Ok(())
 }
 

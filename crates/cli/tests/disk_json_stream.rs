@@ -180,10 +180,8 @@ fn a_pts_test_streams_each_round_with_its_window_as_the_document_stores_it() {
 fn a_pts_test_stopped_in_a_round_says_which_round_was_cut_short() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().to_str().unwrap();
-    let mut args = quick_pts(path, "0", "4k", "7", &["--json-stream", "--no-store"]);
     // Cells of a second, so the stop comes in a round, not between them.
-    let at = args.iter().position(|a| *a == "100ms").unwrap();
-    args[at] = "1s";
+    let args = pts_on_file(path, "0", "4k", "7", "1s", &["--json-stream", "--no-store"]);
     let mut run = Proc::spawn(&mut iomark_cmd(&args));
     run.wait_stdout(r#""round":2,"#, Duration::from_secs(60));
     run.signal(rustix::process::Signal::INT);

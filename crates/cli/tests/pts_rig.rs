@@ -62,6 +62,51 @@ fn pts_run(dev: &str, extra: &[&str]) -> Value {
     pts(dev, "pts-iops", &flags)
 }
 
+/// PTS's write saturation on `dev`, psync at QD1, with `flags` and
+/// `--json`, fed as [`pts`] runs its tests.
+fn wsat(dev: &str, flags: &[&str]) -> Value {
+    let mut args = vec![
+        "disk",
+        dev,
+        "--allow-write",
+        dev,
+        "--profile",
+        "pts-wsat",
+        "--engine",
+        "psync",
+        "--qd",
+        "1",
+        "--json",
+    ];
+    args.extend_from_slice(flags);
+    json(&iomark_fed_ok(&args))
+}
+
+/// Run `id`'s stored figures, as `results show --json` gives them.
+fn stored_figures(db: &str, id: &str) -> Vec<Value> {
+    let shown = json(&iomark_ok(&["results", "show", id, "--db", db, "--json"]));
+    shown["figures"].as_array().unwrap().clone()
+}
+
+/// The HTML report of `runs` in `db`, written beside it.
+fn report_html(db: &str, runs: &[&str]) -> String {
+    let html = std::path::Path::new(db).with_extension("html");
+    let mut args = vec!["report"];
+    args.extend_from_slice(runs);
+    args.extend(["--db", db, "--html", html.to_str().unwrap()]);
+    iomark_ok(&args);
+    std::fs::read_to_string(html).unwrap()
+}
+
+/// The report's charts (each `<svg>` to its end) whose id starts with
+/// `id`.
+fn charts<'a>(html: &'a str, id: &str) -> Vec<&'a str> {
+    html.match_indices("<svg")
+        .map(|(at, _)| &html[at..at + html[at..].find("</svg>").unwrap()])
+        .filter(|svg| svg.contains(&format!("id=\"{id}")))
+        .collect()
+}
+
 fn result(doc: &Value) -> &Value {
     let r = &doc["body"]["profile_result"];
     assert_eq!(r["family"], "pts", "{}", doc["body"]["profile"]);
@@ -345,22 +390,8 @@ fn write_saturation_finds_the_rigs_cliff_and_its_rates() {
     let d = dev.dev.to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let out = iomark_fed_ok(&[
-        "disk",
-        d,
-        "--allow-write",
-        d,
-        "--profile",
-        "pts-wsat",
-        "--engine",
-        "psync",
-        "--qd",
-        "1",
-        "--json",
-        "--db",
-        db.to_str().unwrap(),
-    ]);
-    let doc = json(&out);
+    let db = db.to_str().unwrap();
+    let doc = wsat(d, &["--db", db]);
     let r = &doc["body"]["profile_result"];
     assert_eq!(r["family"], "sustained", "{r}");
     assert_eq!(r["wsat"]["threads"], 4, "{r}");
@@ -374,23 +405,13 @@ fn write_saturation_finds_the_rigs_cliff_and_its_rates() {
     assert_rig_cliff(&r["pass"], &rig, shape);
     let after = r["pass"]["cliff"]["rate_after"].as_f64().unwrap();
     // The stored figures, in IOPS as PTS reports them.
-    let shown = iomark_ok(&[
-        "results",
-        "show",
-        "1",
-        "--db",
-        db.to_str().unwrap(),
-        "--json",
-    ]);
-    let figures = json(&shown)["figures"].clone();
+    let figures = stored_figures(db, "1");
     let iops_after = figures
-        .as_array()
-        .unwrap()
         .iter()
         .find(|f| {
             f["metric"] == "iops after" && f["test"].as_str().unwrap().starts_with("PTS WSAT")
         })
-        .unwrap_or_else(|| panic!("no PTS WSAT iops after in {figures}"));
+        .unwrap_or_else(|| panic!("no PTS WSAT iops after in {figures:?}"));
     assert_near(
         "iops after",
         iops_after["value"].as_f64().unwrap() * 4096.0,
@@ -399,26 +420,16 @@ fn write_saturation_finds_the_rigs_cliff_and_its_rates() {
     );
     // The report draws PTS's two plots, IOPS over time and over the
     // capacity written, each with the cliff in IOPS.
-    let html = dir.path().join("r.html");
-    iomark_ok(&[
-        "report",
-        "1",
-        "--db",
-        db.to_str().unwrap(),
-        "--html",
-        html.to_str().unwrap(),
-    ]);
-    let html = std::fs::read_to_string(html).unwrap();
+    let html = report_html(db, &["1"]);
     let cliff = format!(
         "({:.0} to {:.0} IOPS)",
         r["pass"]["cliff"]["rate_before"].as_f64().unwrap() / 4096.0,
         after / 4096.0
     );
     for id in ["wsat-time", "wsat-written"] {
-        let at = html
-            .find(&format!("id=\"{id}\""))
+        let chart = *charts(&html, &format!("{id}\""))
+            .first()
             .unwrap_or_else(|| panic!("no {id} chart"));
-        let chart = &html[at..at + html[at..].find("</svg>").unwrap()];
         assert!(chart.contains(&cliff), "{id}: no {cliff} in {chart}");
     }
 }
@@ -490,11 +501,7 @@ fn two_pts_runs_compare_cell_by_cell() {
             &["--db", db, "--label", label],
         ));
     }
-    let figures = |id: &str| -> Vec<Value> {
-        let shown = json(&iomark_ok(&["results", "show", id, "--db", db, "--json"]));
-        shown["figures"].as_array().unwrap().clone()
-    };
-    let (a, b) = (figures("1"), figures("2"));
+    let (a, b) = (stored_figures(db, "1"), stored_figures(db, "2"));
     let compared = json(&iomark_ok(&[
         "results",
         "compare",
@@ -547,26 +554,12 @@ fn two_pts_runs_compare_cell_by_cell() {
     // The report draws the specification's plots: the convergence of
     // both runs, each run's window, and each run's IOPS table over the
     // block size, a line per mix.
-    let html = dir.path().join("r.html");
-    iomark_ok(&[
-        "report",
-        "1",
-        "2",
-        "--db",
-        db,
-        "--html",
-        html.to_str().unwrap(),
-    ]);
-    let html = std::fs::read_to_string(html).unwrap();
+    let html = report_html(db, &["1", "2"]);
     assert!(
         html.contains("id=\"pts-convergence\""),
         "no convergence chart"
     );
-    let tables: Vec<&str> = html
-        .match_indices("<svg")
-        .map(|(at, _)| &html[at..at + html[at..].find("</svg>").unwrap()])
-        .filter(|svg| svg.contains("id=\"pts-iops-table-"))
-        .collect();
+    let tables = charts(&html, "pts-iops-table-");
     assert_eq!(tables.len(), 2, "an IOPS table chart a run");
     for svg in tables {
         for mix in ["100/0", "0/100"] {
@@ -598,26 +591,8 @@ fn host_idle_recovery_sees_the_recovery_the_rig_grants_after_its_idle_time() {
     let d = dev.dev.to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let out = iomark_fed_ok(&[
-        "disk",
-        d,
-        "--allow-write",
-        d,
-        "--profile",
-        "pts-wsat",
-        "--engine",
-        "psync",
-        "--qd",
-        "1",
-        "--hir",
-        "1",
-        "--hir-burst",
-        "1s",
-        "--json",
-        "--db",
-        db.to_str().unwrap(),
-    ]);
-    let doc = json(&out);
+    let db = db.to_str().unwrap();
+    let doc = wsat(d, &["--hir", "1", "--hir-burst", "1s", "--db", db]);
     let r = &doc["body"]["profile_result"];
     let h = &r["hir"];
     assert_eq!(h["burst"].as_u64(), Some(1_000_000_000), "{h}");
@@ -673,21 +648,11 @@ fn host_idle_recovery_sees_the_recovery_the_rig_grants_after_its_idle_time() {
         );
     }
     // The text and the figures give each wait state against saturation.
-    let shown = iomark_ok(&["results", "show", "1", "--db", db.to_str().unwrap()]);
+    let shown = iomark_ok(&["results", "show", "1", "--db", db]);
     let text = stdout(&shown);
     assert!(text.contains("Host idle recovery"), "{text}");
-    let figures = iomark_ok(&[
-        "results",
-        "show",
-        "1",
-        "--db",
-        db.to_str().unwrap(),
-        "--json",
-    ]);
-    let figures = json(&figures)["figures"].clone();
+    let figures = stored_figures(db, "1");
     let hir: Vec<&str> = figures
-        .as_array()
-        .unwrap()
         .iter()
         .filter(|f| f["test"].as_str().unwrap().starts_with("PTS HIR"))
         .map(|f| f["metric"].as_str().unwrap())
@@ -703,15 +668,6 @@ fn host_idle_recovery_sees_the_recovery_the_rig_grants_after_its_idle_time() {
             "iops idle 10 s"
         ]
     );
-    let html = dir.path().join("r.html");
-    iomark_ok(&[
-        "report",
-        "1",
-        "--db",
-        db.to_str().unwrap(),
-        "--html",
-        html.to_str().unwrap(),
-    ]);
-    let html = std::fs::read_to_string(html).unwrap();
+    let html = report_html(db, &["1"]);
     assert!(html.contains("id=\"pts-hir\""), "no pts-hir chart");
 }

@@ -579,32 +579,16 @@ fn a_pts_tests_live_page_shows_each_rounds_verdict_and_its_convergence() {
     let scratch = ScratchDb::new();
     let target = tempfile::tempdir().unwrap();
     let dir = target.path().to_str().unwrap();
-    let run = Proc::spawn(&mut iomark_cmd(&[
-        "disk",
+    // Rounds of 4 s: at least 20 s in all (five rounds), so the page is
+    // read well before the run ends, even on a loaded machine.
+    let run = Proc::spawn(&mut iomark_cmd(&pts_on_file(
         dir,
-        "--profile",
-        "pts-iops",
-        "--size",
-        "8M",
-        "--precondition",
         "0",
-        "--mixes",
-        "0",
-        "--sizes",
         "4k",
-        "--qd",
-        "1",
-        "--engine",
-        "psync",
-        // Rounds of 4 s: at least 20 s in all (five rounds), so the page
-        // is read well before the run ends, even on a loaded machine.
-        "--runtime",
-        "4s",
-        "--passes",
         "8",
-        "--db",
-        scratch.db(),
-    ]));
+        "4s",
+        &["--db", scratch.db()],
+    )));
     let id = run_in_progress(scratch.db());
     let served = Served::start(scratch.db(), &[]);
     let mut state = Value::Null;

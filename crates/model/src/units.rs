@@ -311,6 +311,16 @@ impl BytesPerSec {
     pub fn kb_per_sec(self) -> f64 {
         self.0 / 1e3
     }
+
+    /// The I/Os a second this rate makes in blocks of `bs` (a write
+    /// saturation's rates in IOPS, as SNIA PTS reports them); 0 for
+    /// blocks of 0 bytes.
+    pub fn ios_of(self, bs: Bytes) -> f64 {
+        match bs.get() {
+            0 => 0.0,
+            b => self.0 / b as f64,
+        }
+    }
 }
 
 impl FromStr for BytesPerSec {

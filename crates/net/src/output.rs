@@ -11,7 +11,7 @@
 use std::fs::File;
 use std::io::{self, Write};
 
-use iomark_pipeline::{Eta, Outline, Progress, RunDisplay};
+use iomark_pipeline::RunDisplay;
 
 use crate::NetError;
 
@@ -126,12 +126,6 @@ impl Write for Output {
 /// and flushed as the settings say; the rest of a run's display (a
 /// progress line, its seconds) is not iperf3's and is not shown.
 impl RunDisplay for Output {
-    fn follow(&mut self, _: Outline, _: &'static str, _: Option<Eta>) {}
-    fn progress(&mut self, _: &Progress) {}
-    fn begin(&mut self, _: &str) {}
-    fn end(&mut self) {}
-    fn close(&mut self) {}
-    fn say(&mut self, _: &str) {}
     fn report_line(&mut self, line: &str) {
         // A closed stdout ends what is shown, not the test (iperf3
         // ignores its printf's errors too).

@@ -11,23 +11,24 @@ use iomark_model::pts::PtsRoundStatus;
 use crate::outline::{Eta, Outline, Progress};
 
 /// The progress the user sees: where the run is and what it does now.
-/// Display only: nothing here may change what is measured or stored.
+/// Display only: nothing here may change what is measured or stored. Each
+/// event is shown or not as a display chooses: by default, none is.
 pub trait RunDisplay {
     /// Follow `outline` from here on: the run's tests (`counted` is
     /// "test"), or the short probe's before them ("probe"), so the line
     /// never says "test 1 of 8" of a probe; `then` is the time the steps
     /// after it take.
-    fn follow(&mut self, outline: Outline, counted: &'static str, then: Option<Eta>);
+    fn follow(&mut self, _outline: Outline, _counted: &'static str, _then: Option<Eta>) {}
     /// A job's progress, a few times a second.
-    fn progress(&mut self, p: &Progress);
+    fn progress(&mut self, _p: &Progress) {}
     /// A job or phase called `label` starts.
-    fn begin(&mut self, label: &str);
+    fn begin(&mut self, _label: &str) {}
     /// The current job or phase ended.
-    fn end(&mut self);
+    fn end(&mut self) {}
     /// The run is over: the line is cleared.
-    fn close(&mut self);
+    fn close(&mut self) {}
     /// A line for the user, about what the run did (a stale file removed).
-    fn say(&mut self, line: &str);
+    fn say(&mut self, _line: &str) {}
     /// A second of the run's test just measured (`--json-stream`).
     fn sample(&mut self, _sample: &LiveSample) {}
     /// A round of a PTS test ended: where its steady state stands.
@@ -101,14 +102,7 @@ impl Drop for ReportLines<'_> {
 #[derive(Debug, Default)]
 pub struct NoDisplay;
 
-impl RunDisplay for NoDisplay {
-    fn follow(&mut self, _: Outline, _: &'static str, _: Option<Eta>) {}
-    fn progress(&mut self, _: &Progress) {}
-    fn begin(&mut self, _: &str) {}
-    fn end(&mut self) {}
-    fn close(&mut self) {}
-    fn say(&mut self, _: &str) {}
-}
+impl RunDisplay for NoDisplay {}
 
 #[cfg(test)]
 mod tests {
@@ -120,12 +114,6 @@ mod tests {
     struct Lines(Vec<String>);
 
     impl RunDisplay for Lines {
-        fn follow(&mut self, _: Outline, _: &'static str, _: Option<Eta>) {}
-        fn progress(&mut self, _: &Progress) {}
-        fn begin(&mut self, _: &str) {}
-        fn end(&mut self) {}
-        fn close(&mut self) {}
-        fn say(&mut self, _: &str) {}
         fn report_line(&mut self, line: &str) {
             self.0.push(line.into());
         }

@@ -27,7 +27,7 @@ fn ended(end: PassEnd) -> &'static str {
 /// A rate, and with `iops_of` (WSAT's block size) the I/Os a second too.
 fn rate_iops(r: BytesPerSec, iops_of: Option<Bytes>) -> String {
     match iops_of.filter(|b| b.get() > 0) {
-        Some(bs) => format!("{}, {:.0} IOPS", rate(r), r.0 / bs.get() as f64),
+        Some(bs) => format!("{}, {:.0} IOPS", rate(r), r.ios_of(bs)),
         None => rate(r),
     }
 }
@@ -144,7 +144,7 @@ pub(crate) fn sustained(run: &DiskRun, r: &SustainedResult) -> (String, String) 
 /// PTS's host idle recovery: each wait state's bursts against the
 /// saturated rate, and the rate it returned to.
 fn hir_lines(out: &mut String, h: &Hir, bs: Bytes) {
-    let iops = |r: BytesPerSec| r.0 / bs.get().max(1) as f64;
+    let iops = |r: BytesPerSec| r.ios_of(bs);
     let _ = writeln!(
         out,
         "\nHost idle recovery (SNIA PTS 2.0.2 section 10)\n{:14} {} each; saturated at {:.0} IOPS",

@@ -861,6 +861,19 @@ pub fn quick_pts<'a>(
     passes: &'a str,
     extra: &[&'a str],
 ) -> Vec<&'a str> {
+    pts_on_file(dir, mixes, sizes, passes, "100ms", extra)
+}
+
+/// [`quick_pts`] with cells of `runtime`: a test that lasts, to be watched
+/// or stopped while it goes.
+pub fn pts_on_file<'a>(
+    dir: &'a str,
+    mixes: &'a str,
+    sizes: &'a str,
+    passes: &'a str,
+    runtime: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
     let mut args = vec![
         "disk",
         dir,
@@ -877,7 +890,7 @@ pub fn quick_pts<'a>(
         "--qd",
         "1",
         "--runtime",
-        "100ms",
+        runtime,
         "--passes",
         passes,
         "--engine",

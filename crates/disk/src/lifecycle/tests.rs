@@ -15,7 +15,7 @@ use super::*;
 use crate::job::JobSettings;
 use crate::plan::DiskSettings;
 use crate::profiles::{ProfileName, ProfileSettings};
-use iomark_pipeline::{Eta, MemorySink, Outline, Progress};
+use iomark_pipeline::{Eta, MemorySink, Outline};
 
 /// A display that keeps what it was asked to show.
 #[derive(Default)]
@@ -30,11 +30,9 @@ impl RunDisplay for Seen {
     fn follow(&mut self, _: Outline, prefix: &'static str, _: Option<Eta>) {
         self.followed.push(prefix);
     }
-    fn progress(&mut self, _: &Progress) {}
     fn begin(&mut self, label: &str) {
         self.begun.push(label.to_string());
     }
-    fn end(&mut self) {}
     fn close(&mut self) {
         self.closed += 1;
     }

@@ -398,6 +398,7 @@ pub(crate) fn run(
     let mut latest: VecDeque<Vec<LatencyHistogram>> = VecDeque::new();
     // The round a stop cut short, and how many of its cells had run.
     let mut cut_short = None;
+    let cells_a_round = o.mixes.len() * o.block_sizes.len();
     'rounds: for round in 1..=o.max_rounds {
         if interrupted {
             break;
@@ -418,7 +419,7 @@ pub(crate) fn run(
                 jobs.push(job);
                 // The round's last test is checkpointed with the round's
                 // verdict, below.
-                if cells.len() < o.mixes.len() * o.block_sizes.len() {
+                if cells.len() < cells_a_round {
                     obs.finished(&jobs);
                 }
             }
@@ -492,7 +493,6 @@ pub(crate) fn run(
         ));
     }
     if let Some((round, ran)) = cut_short {
-        let cells = o.mixes.len() * o.block_sizes.len();
         let kept = match round {
             1 => "no round ended".to_string(),
             2 => "round 1 is kept".to_string(),
@@ -501,7 +501,7 @@ pub(crate) fn run(
         warnings.push(Warning::new(
             WarningKind::NotSteady,
             format!(
-                "{name}: stopped in round {round} of at most {}, {ran} of its {cells} cells run: \
+                "{name}: stopped in round {round} of at most {}, {ran} of its {cells_a_round} cells run: \
                  {kept}, not a steady-state result",
                 o.max_rounds
             ),

@@ -30,7 +30,7 @@ pub fn sustained_figures(s: &SustainedResult, first: Option<&DiskJobResult>) -> 
         Some(_) => format!("PTS WSAT{how}"),
         None => format!("sustained write{how}"),
     };
-    let iops = |rate: f64| rate / s.bs.get().max(1) as f64;
+    let iops = |rate: f64| crate::units::BytesPerSec(rate).ios_of(s.bs);
     let mut figs = TestFigures::new(&mut out, &test, "");
     let pass = &s.pass;
     figs.push(

@@ -3,6 +3,7 @@
 
 use iomark_model::profile::ProfileResult;
 use iomark_model::sustained::{SustainedPass, SustainedResult, WrittenAt};
+use iomark_model::units::BytesPerSec;
 
 use super::{push_lines, with_profile, Chart, MB};
 use crate::svg::{LineChart, LineSeries, Scale, TickFormat};
@@ -242,7 +243,7 @@ fn hir(report: &Report, out: &mut Vec<Chart>) {
     let mut series = Vec::new();
     for (_, r, s) in runs {
         let Some(h) = &s.hir else { continue };
-        let iops = |rate: f64| rate / s.bs.get().max(1) as f64;
+        let iops = |rate: f64| BytesPerSec(rate).ios_of(s.bs);
         let mut end: f64 = 0.0;
         for (k, st) in h.states.iter().enumerate() {
             let points: Vec<(f64, f64, f64)> = st
